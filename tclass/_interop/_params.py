@@ -212,6 +212,10 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
             td = parameters
         elif is_record(parameters) and isinstance(storage_of(parameters), TensorDict):
             td = storage_of(parameters)  # its fields, shared: they become the parameters
+        elif isinstance(parameters, TensorDictBase) and not is_record(parameters):
+            # an HDF5 file or zarr store, or a view of one: parameters live in memory
+            # (the peer holds the file and registers none of its tensors)
+            td = parameters.to_tensordict()
         elif isinstance(parameters, Mapping):
             td = TensorDict(parameters)
         else:

@@ -42,8 +42,9 @@ from tclass._engine._record_fields import (
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
 from tclass._interop._constructors import infer_batch_size, resolve_batch_options, to_dict
-from tclass._io.store._open import open_as, open_zarr_as
+from tclass._io.store._open import open_as, open_zarr_as, record_over
 from tclass._io.store._persistent import PersistentTensorDict
+from tclass._io.store._view import PersistentTensorDictView
 from tclass._tensorclass._allocate import allocate
 from tclass._tensorclass._builder import (
     ClassInfo,
@@ -688,7 +689,10 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
         """A record over ``td``'s entries, without copying tensors.
 
         Its keys come in ``td``'s order, as the peer's (then the fields it lacks).
-        Nested TensorDicts under tensorclass fields become those classes. A field that
+        Nested TensorDicts under tensorclass fields become those classes. Over an HDF5
+        file or zarr store (a ``PersistentTensorDict``, or a view of its rows), the record
+        reads and writes the file, as ``Cls.from_h5`` gives it (and checks the file as
+        that does). A field that
         ``td`` does not hold takes its value in ``non_tensordict`` (the peer's argument,
         for Python values), else its declared default (the peer: ``None``); a required
         field that neither gives is not set yet (reads ``None``), as in the peer.
@@ -696,11 +700,17 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
         Raises:
             UnknownFieldError: if ``td`` or ``non_tensordict`` has a key that is not a field.
             FieldTypeError: if an entry does not fit its field.
+            SchemaMismatchError: if a file does not hold what the class declares.
         """
         storage = storage_of(td)
         if isinstance(storage, LazyStackedTensorDict):  # stays lazy: one record per member
             members = [cls.from_tensordict(m, non_tensordict) for m in storage.tensordicts]
             return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
+        if (
+            isinstance(storage, (PersistentTensorDict, PersistentTensorDictView))
+            and not non_tensordict
+        ):
+            return record_over(cls, storage)  # type: ignore[no-any-return]
         entries: Mapping[str, Any] = td._entries()
         if non_tensordict:
             entries = {**non_tensordict, **entries}

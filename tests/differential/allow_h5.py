@@ -1,6 +1,7 @@
 """The rules of the deliberate differences of collections over an HDF5 file (the worlds
-``world.h5_lines`` builds): the README bullet "HDF5 files keep their batch size and their
-strings". Each rule takes a finding and says whether that bullet covers it."""
+``world.h5_lines``, ``h5_members`` and ``h5_record_lines`` build, and the derived worlds
+made from them): the README bullet "HDF5 files keep their batch size and their strings".
+Each rule takes a finding and says whether that bullet covers it."""
 
 from __future__ import annotations
 
@@ -31,18 +32,23 @@ _PEER_REFUSES = (
     re.compile(r"\d+ indexing arguments for \d+ dimensions"),  # an index with None (h5py)
     re.compile(r"Can't broadcast \(|Broadcasting is not supported for complex selections"),
     re.compile(r"must be called when the TensorDict is \(partially\) populated"),  # no tensors
-    re.compile(r"Calling nonzero on 0d arrays is not allowed"),  # a 0-d mask (masked_fill_)
-    re.compile(r"Failed to convert the metadata to json"),  # consolidate(filename=) of a file
+    re.compile(r"Cannot store numpy object arrays as opaque data"),  # a None value
+    re.compile(r"Failed to convert the metadata to json"),  # consolidate of a file or record
+    re.compile(r"Names of a subtensordict cannot be modified"),  # rename() of a view
+    re.compile(r"Cannot lock a _SubTensorDict"),  # a saved copy of a record over a view
+    re.compile(r"Index put requires the source and destination dtypes match"),  # rows of a view
+    re.compile(r"`_SubTensorDict\.set\(key, value, inplace=False\)` is prohibited"),  # view.set
+    re.compile(r"Calling nonzero on 0d arrays is not allowed"),  # masked_fill_ of a 0-dim file
 )
 # Differences of the result: the peer's copies of a file are files (``clone``, and the
-# math on a file without tensors), its reads of strings bytes and of numbers numpy
+# math on a file or a view of one without tensors), its reads of strings bytes and of numbers numpy
 # scalars, its rows at an empty list fail on every read, its names dropped by
 # ``from_dict`` (some of the time), its ``memmap()`` copy not locked; its ``cpu()`` of rows
 # read into memory (tclass's ``to`` keeps a view); a tensor of another shape written over
 # a dataset, which tclass replaces and the peer broadcasts into; a group's batch size, which
 # tclass keeps as written (the peer's ``from_dict`` infers a shorter one).
 _RESULT_LINES = (
-    re.compile(r"\.kind: peer 'PersistentTensorDict', tclass 'TensorDict'$"),
+    re.compile(r"\.kind: peer 'PersistentTensorDict(View)?', tclass 'TensorDict'$"),
     re.compile(r": peer 'bytes', tclass 'str'$|: peer b'.*', tclass '.*'$"),
     re.compile(r": peer other \('(int|float)64',\), tclass py \('\1', "),  # a number
     re.compile(r": peer error \('IndexError'.*, tclass Tensor\[[\w.]+, shape \[0[,\]]"),
@@ -68,9 +74,17 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     if not facts.h5 or finding.kind != "result":
         return False
     op = finding.step.op
+    records = {m.group(1) for m in map(_NESTED_RECORD.match, finding.detail) if m}
     for line in finding.detail:
-        if any(p.search(line) for p in _RESULT_LINES):
+        if any(p.search(line) for p in _RESULT_LINES) or _NESTED_RECORD.match(line):
             continue
+        keys = _KEYS.match(line)
+        if keys and keys.group(1) in records and _fewer_keys(keys.group(2), keys.group(3)):
+            continue  # a nested record lists its unset fields, the peer's group does not
+        if facts.derived == "params" and _PARAMETER.search(line):
+            continue  # a TensorDictParams of a file holds parameters (the peer's, tensors)
+        if _FROZEN_LOCKED.match(line) and type(mine.value).__name__ == "Frozen":
+            continue  # a frozen record over a file is locked, as every frozen record
         if ".names: peer [" in line and (op == "world" or "from_dict" in finding.step.src):
             continue  # from_dict kept the names the peer dropped
         if op in ("memmap", "memmap_like") and _SAVED_LOCKED.match(line):
@@ -81,12 +95,38 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue
         if op == "tile" and _NAMES_DROPPED.search(line):
             continue  # read into memory and tiled as a TensorDict, whose tile drops them
-        if op in ("setitem_key", "set", "update") and _NEW_GROUP_NAMED.search(line):
-            continue  # a new nested group keeps the file's dim names, as in a TensorDict
-        if op in ("getitem_key", "get", "rename_key_") and _more_batch_dims(line):
+        if op in ("setitem_key", "set", "update") and _NEW_GROUP_NAMED.match(line):
+            continue  # a new group takes the file's dim names, as in a TensorDict
+        keys = _KEYS.match(line)
+        if op in ("setitem_key", "set") and keys and _fewer_keys(keys.group(3), keys.group(2)):
+            continue  # a collection written over a group replaces it (the peer's merges)
+        if op in ("setitem_key", "set") and keys and not keys.group(2) and _no_rows(mine):
+            continue  # a value written through a view of a file without rows is kept
+        reopened = op == "world" and facts.h5.endswith("reload")
+        if (op in ("getitem_key", "get", "rename_key_") or reopened) and _more_batch_dims(line):
             continue  # a group's batch size as written (the peer's inferred one is shorter)
         return False
     return True
+
+
+# A group under a record field reads as a record of the field's class (the peer's: a
+# ``PersistentTensorDict``, or its view), listing its fields that are not set.
+_NESTED_RECORD = re.compile(
+    r"^(result\S*)\.kind: peer 'PersistentTensorDict(View)?', "
+    r"tclass '(Rec|Inner|Auto|NoCast|TOnly|Frozen)'$"
+)
+_KEYS = re.compile(r"^(result\S*): keys: peer \[(.*)\], tclass \[(.*)\]$")
+_PARAMETER = re.compile(r": peer Tensor\[([\w.]+), (shape [^\]]*\])\], tclass Parameter\[\1, \2\]$")
+_FROZEN_LOCKED = re.compile(r"^result\.is_locked: peer False, tclass True$")
+
+
+def _no_rows(mine: Any) -> bool:
+    size = getattr(mine.value, "batch_size", None)
+    return size is not None and size.numel() == 0
+
+
+def _fewer_keys(peer: str, mine: str) -> bool:
+    return set(peer.split(", ")) - {""} <= set(mine.split(", "))
 
 
 _DIMS = re.compile(r"\.(batch_size|names): peer [\[(]([^\])]*)[\])], tclass [\[(]([^\])]*)[\])]$")
@@ -103,12 +143,12 @@ def _more_batch_dims(line: str) -> bool:
 _SAVED_LOCKED = re.compile(
     r"^result(\['\w+'\]|\.<members>(\[\d+\])+)*\.is_locked: peer False, tclass True$"
 )
-_VIEW_KEPT = re.compile(r"\.kind: peer 'TensorDict', tclass 'PersistentTensorDictView'$")
+_VIEW_KEPT = re.compile(r"\.kind: peer 'TensorDict', tclass 'PersistentTensorDict(View)?'$")
 _NAMES_DROPPED = re.compile(
     r"^result(\['\w+'\])*\.names: peer \[[^\]]*\], tclass \[None(, None)*\]$"
 )
-_NEW_GROUP_NAMED = re.compile(r"^result(\['\w+'\])+\.names: peer \[None(, None)*\], tclass \['")
-_RESHAPED = re.compile(r": peer Tensor\[([\w.]+), shape \[[\d, ]*\]\], tclass Tensor\[\1, shape")
+_NEW_GROUP_NAMED = re.compile(r"^result(\['\w+'\])+\.names: peer \[None(, None)*\], tclass \[")
+_RESHAPED = re.compile(r": peer Tensor\[[\w.]+, shape \[[\d, ]*\]\], tclass Tensor\[[\w.]+, shape")
 
 
 def _h5_keys_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -122,3 +162,28 @@ def _h5_keys_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     if finding.step.op == "set" and all(": keys: peer " in d for d in finding.detail):
         return set(peer.value.keys()) < set(mine.value.keys())
     return False
+
+
+def _h5_params_read(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A ``TensorDictParams`` of a file holds the file's entries read into memory, as
+    parameters: writes through it leave the file as it was, and its in-place math
+    writes the parameters and returns them (the peer's holds the file, registers none
+    of its tensors and writes the file, but its in-place math writes nothing, or fails,
+    and on a file without tensors returns a TensorDict)."""
+    if not facts.h5 or facts.derived != "params":
+        return False
+    wrapped = [i for i, line in enumerate(finding.lines, 1) if _WRAPS_X.search(line)]
+    if not wrapped:
+        return False
+    if finding.kind == "alias":
+        found = re.match(r"<result of line (\d+)>", finding.step.src)
+        return found is not None and int(found.group(1)) < wrapped[0]
+    if finding.kind != "result" or not finding.step.op.endswith("_"):
+        return False
+    return all(_PARAMS_IN_PLACE.search(line) for line in finding.detail)
+
+
+_WRAPS_X = re.compile(r"L\.TensorDictParams\(x[,)]")
+_PARAMS_IN_PLACE = re.compile(
+    r": values differ: |^result\.kind: peer 'TensorDict', tclass 'TensorDictParams'$"
+)

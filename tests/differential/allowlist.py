@@ -12,7 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .allow_h5 import _h5_keys_listed, _h5_missing_renamed, _h5_peer_refuses, _h5_result_kept
+from .allow_h5 import (
+    _h5_keys_listed,
+    _h5_missing_renamed,
+    _h5_params_read,
+    _h5_peer_refuses,
+    _h5_result_kept,
+)
 from .allow_ops import (
     _REDUCTIONS,
     _VALUES_DROPPED,
@@ -291,7 +297,13 @@ ENTRIES: list[Entry] = [
     Entry(
         "h5-files",
         "**HDF5 files keep their batch size and their strings.**",
-        _any_of(_h5_peer_refuses, _h5_result_kept, _h5_keys_listed, _h5_missing_renamed),
+        _any_of(
+            _h5_peer_refuses,
+            _h5_result_kept,
+            _h5_keys_listed,
+            _h5_missing_renamed,
+            _h5_params_read,
+        ),
     ),
     Entry(
         "params-write-their-data",

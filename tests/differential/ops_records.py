@@ -7,7 +7,8 @@ maps, ``save`` / ``load``, ``consolidate``) and conversions (``to(dtype)``, ``cl
 state dicts), then read field by field.
 
 The family has its own world (``records_world``): a record, and sometimes its memory-
-mapped copy or a reload of it. Its ops also run on the other families' worlds.
+mapped copy or a reload of it, or the record in an HDF5 file (``world.h5_record_lines``).
+Its ops also run on the other families' worlds.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from .world import (
     _batch,
     _features,
     derived,
+    h5_derived,
+    h5_fits,
+    h5_record_lines,
     record_src,
     tensor_src,
 )
@@ -108,10 +112,16 @@ def records_world(c: Chooser) -> tuple[list[str], Facts]:
     cls = c.choice(CLASSES)
     batch = _batch(c, c.choice((0, 1, 1, 2, 2, 3)))
     facts = Facts("record", python_values=True)
-    lines = [f"x = {record_of(c, cls, batch)}", *derived(c, facts, batch)]
+    src = record_of(c, cls, batch)
+    more = derived(c, facts, batch)
+    lines = [f"x = {src}", *more]
     pick = c.integer(0, 9)
     folder = 'D + "/w"'
-    if pick < 2:
+    # a record in an HDF5 file (then the derived world made from the file): one built
+    # as a record of ``cls`` (not a stack), whose values the peer can write
+    if pick == 4 and src.startswith(cls) and h5_fits(src, more):
+        lines = [lines[0], *h5_record_lines(c, cls, facts), *[h5_derived(c, m) for m in more]]
+    elif pick < 2:
         facts.memmap = True
         facts.folders.append(folder)
         lines.append(f"x = x.memmap({folder})")

@@ -2,7 +2,9 @@
 
 A world is the first lines of a program: ``x = <expression>`` and sometimes a memory-mapped
 copy (``x = x.memmap(D + "/w")``), a reload from that folder, ``x.lock_()``, or an HDF5
-file holding ``x`` (``h5_lines``: a ``PersistentTensorDict``). The
+file holding ``x`` (``h5_lines``: a ``PersistentTensorDict``; ``h5_record_lines``: a
+record over one; ``h5_members``: a lazy stack of files), then sometimes a world derived
+from it (``derived``: a ``TensorDictParams``, a view at an index, a shape op). The
 expression uses only the names every program namespace defines: ``L`` (the library),
 ``torch``, ``t`` (the tensor helper below), ``I`` (``I[1:, None]`` is an index), ``Rec``
 and ``Inner`` (the record classes of ``libs.py``) and ``D`` (a temporary folder of the
@@ -64,7 +66,7 @@ class Facts:
     kind: str  # "td", "lazy" or "record"
     python_values: bool = False
     memmap: bool = False
-    h5: str = ""  # how x came to live in an HDF5 file (``h5_lines``), "" if it does not
+    h5: str = ""  # how x came to live in HDF5 files (``h5_lines``...), "" if it does not
     folders: list[str] = field(default_factory=list)
     derived: str = ""  # "params", "index" or "shape": the world is another's result
 
@@ -170,13 +172,17 @@ def tensordict_src(c: Chooser, batch: tuple[int, ...], python: bool) -> str:
     return src
 
 
-def lazy_src(c: Chooser, batch: tuple[int, ...]) -> str:
-    """A lazy stack of 1-3 TensorDicts of one structure (no Python values: stacking them
-    is another branch's work); ``batch`` is the members' batch size."""
+def lazy_members(c: Chooser, batch: tuple[int, ...]) -> tuple[list[str], int]:
+    """The members of a lazy stack of 1-3 TensorDicts of one structure (no Python values:
+    stacking them is another branch's work), ``batch`` their batch size, and its dim."""
     tree = structure(c, batch, 1, python=False)
     vary = c.chance(40)
     members = [render(c, tree, batch, vary) for _ in range(c.choice((1, 2, 2, 3)))]
-    dim = c.integer(0, len(batch))
+    return members, c.integer(0, len(batch))
+
+
+def lazy_src(c: Chooser, batch: tuple[int, ...]) -> str:
+    members, dim = lazy_members(c, batch)
     return f"L.lazy_stack([{', '.join(members)}], {dim})"
 
 
@@ -228,8 +234,10 @@ def world(
     """The lines that build ``x``, and what is known of it."""
     kind = c.choice(kinds)
     batch = _batch(c, c.choice((0, 1, 1, 2, 2, 3)))
+    members: list[str] = []
     if kind == "lazy":
-        src, facts = lazy_src(c, batch[1:] if batch else batch), Facts("lazy")
+        members, dim = lazy_members(c, batch[1:] if batch else batch)
+        src, facts = f"L.lazy_stack([{', '.join(members)}], {dim})", Facts("lazy")
     elif kind == "record":
         src, facts = record_src(c, batch), Facts("record", python_values=True)
     else:
@@ -237,27 +245,51 @@ def world(
         src, facts = tensordict_src(c, batch, python), Facts("td", python_values=python)
     # (a lazy stack's sides are not known here: 2 stands for "neither 0 nor 1")
     sides = (2,) * max(len(batch), 1) if kind == "lazy" else batch
-    lines = [f"x = {src}"] + derived(c, facts, sides)
+    more = derived(c, facts, sides)
+    lines = [f"x = {src}"]
     if c.chance(12):
         folder = 'D + "/w"'
         facts.memmap = True
         facts.folders.append(folder)
-        lines.append(f"x = x.memmap({folder})")
+        lines += [*more, f"x = x.memmap({folder})"]
         if c.chance(50):
             loader = "Rec" if kind == "record" else c.choice(("L.TensorDict", "L"))
             if kind == "lazy" and loader == "L.TensorDict":
                 loader = "L.LazyStackedTensorDict"
             lines.append(f"x = {loader}.load_memmap({folder})")
     elif c.chance(8):
-        lines.append("x.lock_()")
-    # ~10% of the others in a file; not records (the peer reads their nested records back
-    # as PersistentTensorDicts, a documented difference) nor None values (the peer cannot
-    # write them) nor derived worlds (not measured together yet)
-    elif (
-        kind != "record" and not facts.derived and not re.search(r"': None\b", src) and c.chance(12)
-    ):
-        lines += h5_lines(c, src, facts)
+        lines += [*more, "x.lock_()"]
+    # ~10% of the others in a file (a third of the derived ones: a view of the file, a
+    # ``TensorDictParams`` of it, a lazy stack of files); not None values (the peer
+    # cannot write them) nor shape ops (the peer refuses them on a file)
+    elif h5_fits(src, more) and c.chance(30 if more else 12):
+        if kind == "lazy":
+            lines = [f"x = {h5_members(c, members, dim, facts)}"]
+        elif kind == "record":
+            lines += h5_record_lines(c, "Rec", facts)
+        else:
+            lines += h5_lines(c, src, facts)
+        lines += [h5_derived(c, line) for line in more]
+    else:
+        lines += more
     return lines, facts
+
+
+def h5_fits(src: str, more: list[str]) -> bool:
+    """Whether both libraries write the collection of ``src`` to a file and make the
+    derived world of ``more`` from the file: no Python value None or list (the peer
+    cannot write them), no shape op or ``None`` index (the peer refuses them on a file)."""
+    if re.search(r"': None\b|\b(lst|v)=(\[|None)|'(lst|v)': \[", src):
+        return False
+    return not any(re.search(r"None|\.(permute|transpose|squeeze|unsqueeze)\(", m) for m in more)
+
+
+def h5_derived(c: Chooser, line: str) -> str:
+    """A derived world's line made from a file: a ``TensorDictParams`` of the file or of
+    its ``to_tensordict()``; index views as they are."""
+    if line.startswith("x = L.TensorDictParams(x") and c.chance(50):
+        return line.replace("(x", "(x.to_tensordict()", 1)
+    return line
 
 
 def h5_lines(c: Chooser, src: str, facts: Facts) -> list[str]:
@@ -277,3 +309,36 @@ def h5_lines(c: Chooser, src: str, facts: Facts) -> list[str]:
         return [f"x = x.to_h5({path})"]
     reopen = f'L.TensorDict.from_h5({path}, mode="r+", batch_size=x.batch_size)'
     return [f"x.to_h5({path}).close()", f"x = {reopen}"]
+
+
+def h5_members(c: Chooser, members: list[str], dim: int, facts: Facts) -> str:
+    """A lazy stack whose members are files, each written by ``from_dict`` or ``to_h5``."""
+    facts.h5 = "members"
+    files = []
+    for i, member in enumerate(members):
+        path = f'D + "/w{i}.h5"'
+        if c.chance(50):
+            files.append(f"L.PersistentTensorDict.from_dict({member}, {path})")
+        else:
+            files.append(f"{member}.to_h5({path})")
+    return f"L.lazy_stack([{', '.join(files)}], {dim})"
+
+
+def h5_record_lines(c: Chooser, cls: str, facts: Facts) -> list[str]:
+    """A record ``x`` of class ``cls`` in an HDF5 file: ``x.to_h5`` (a record over the
+    file), written, closed and opened again by ``cls.from_h5(..., mode="r+")``, or
+    ``cls.from_tensordict`` of a ``PersistentTensorDict`` holding its entries."""
+    path = 'D + "/w.h5"'
+    facts.h5 = c.choice(("record_to_h5", "record_reload", "record_from_tensordict"))
+    if facts.h5 == "record_to_h5":
+        return [f"x = x.to_h5({path})"]
+    if facts.h5 == "record_reload":
+        reopen = f'{cls}.from_h5({path}, mode="r+", batch_size=x.batch_size)'
+        return [f"x.to_h5({path}).close()", f"x = {reopen}"]
+    write = c.choice(
+        (
+            f"L.PersistentTensorDict.from_dict(x.to_tensordict(), {path})",
+            f"x.to_tensordict().to_h5({path})",
+        )
+    )
+    return [f"x = {cls}.from_tensordict({write})"]

@@ -766,3 +766,19 @@ def test_a_lazy_stack_is_refused_and_a_nested_one_held_as_set_holds_it() -> None
     assert all(isinstance(member["w"], nn.Parameter) for member in params["n"].tensordicts)
     assert isinstance(params["b"], nn.Parameter)
     assert torch.equal(params["n", "w"], stack["w"])
+
+
+def test_params_of_a_file_hold_its_entries_read_into_memory(tmp_path: pathlib.Path) -> None:
+    pytest.importorskip("h5py")
+    nested = TensorDict({"i": torch.arange(2)}, batch_size=[2])
+    td = TensorDict({"w": torch.ones(2, 3), "n": nested}, batch_size=[2], names=["b"])
+    ptd = td.to_h5(tmp_path / "p.h5")
+    params = TensorDictParams(ptd)
+    assert params.batch_size == torch.Size([2]) and params.names == ["b"]
+    assert list(dict(params.named_parameters())) == ["w"]  # (the peer's registers none)
+    assert list(dict(params.named_buffers())) == ["n.i"]
+    params["w"].data.zero_()  # parameters live in memory: the file keeps its values
+    assert torch.equal(ptd["w"], torch.ones(2, 3))
+    view = TensorDictParams(ptd[1:])
+    assert view.batch_size == torch.Size([1]) and isinstance(view["w"], nn.Parameter)
+    ptd.close()

@@ -1,6 +1,7 @@
 """A ``PersistentTensorDict`` where it meets other features (found by the differential
-fuzzer's HDF5 worlds): the dim names its in-memory results keep, and in-place math on a
-lazy stack that holds a file as a member, which must write the file."""
+fuzzer's HDF5 worlds): the dim names its in-memory results keep, in-place math on a
+lazy stack that holds a file as a member, which must write the file, and a record made
+by ``from_tensordict`` of a file, which reads and writes the file."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from typing import Any
 import pytest
 import torch
 
-from tclass import LazyStackedTensorDict, PersistentTensorDict, TensorDict
-from tclass.errors import InPlaceWriteError
+from tclass import LazyStackedTensorDict, PersistentTensorDict, TensorDict, tensorclass
+from tclass.errors import InPlaceWriteError, SchemaMismatchError
 
 pytest.importorskip("h5py")
 
@@ -190,3 +191,103 @@ def test_an_entry_renamed_to_itself_stays_as_a_tensordicts_does(
     assert (ptd.to_tensordict() == _named()).all()
     with pytest.raises(KeyError, match="zz"):
         ptd.rename_key_("zz", "zz")
+
+
+@tensorclass
+class Part:
+    y: torch.Tensor
+    z: torch.Tensor | None = None
+
+
+@tensorclass
+class Whole:
+    x: torch.Tensor
+    label: str
+    part: Part
+
+
+def _whole_file(path: Path) -> PersistentTensorDict:
+    part = Part(y=torch.arange(3.0), batch_size=[3])
+    whole = Whole(x=torch.ones(3, 2), label="run", part=part, batch_size=[3])
+    return PersistentTensorDict.from_dict(whole.to_tensordict(), path)
+
+
+def test_from_tensordict_of_a_file_is_a_record_over_it(tmp_path: Path) -> None:
+    ptd = _whole_file(tmp_path / "w.h5")
+    record = Whole.from_tensordict(ptd)
+    assert type(record) is Whole and type(record.part) is Part
+    assert record.label == "run" and torch.equal(record.part.y, torch.arange(3.0))
+    record.x = torch.zeros(3, 2)  # writes go to the file, as the peer's
+    record.part.y += 1
+    assert torch.equal(ptd["x"], torch.zeros(3, 2))
+    assert torch.equal(ptd["part", "y"], torch.arange(1.0, 4.0))
+    # the collection given reads its groups as before, not as records
+    assert type(ptd.get("part")) is PersistentTensorDict
+    ptd.close()
+
+
+def test_from_tensordict_of_a_file_checks_it_as_from_h5_does(tmp_path: Path) -> None:
+    extra = TensorDict({"x": torch.ones(3, 2), "q": torch.ones(3)}, batch_size=[3])
+    ptd = PersistentTensorDict.from_dict(extra, tmp_path / "q.h5")
+    with pytest.raises(SchemaMismatchError, match="q is in the file") as caught:
+        Whole.from_tensordict(ptd)
+    assert isinstance(caught.value, ValueError)  # the peer's error for a key not a field
+    ptd.close()
+
+
+def test_from_tensordict_of_a_view_of_a_file_is_a_record_over_its_rows(tmp_path: Path) -> None:
+    ptd = _whole_file(tmp_path / "w.h5")
+    record = Whole.from_tensordict(ptd[1:])
+    assert type(record) is Whole and type(record.part) is Part
+    assert record.batch_size == torch.Size([2])
+    assert torch.equal(record.part.y, torch.arange(1.0, 3.0))
+    record.x = torch.zeros(2, 2)  # writes rows 1 and 2 of the file
+    assert torch.equal(ptd["x"], torch.tensor([[1.0, 1.0], [0.0, 0.0], [0.0, 0.0]]))
+    ptd.close()
+
+
+@pytest.mark.parametrize("index", [..., 0, slice(1, None)], ids=["all", "row", "rows"])
+def test_a_number_written_into_rows_is_converted_to_each_dtype_as_in_a_tensordict(
+    tmp_path: Path, index: Any
+) -> None:
+    td = TensorDict(
+        {"b": torch.zeros(2, dtype=torch.bool), "i": torch.zeros(2, 3, dtype=torch.int32)},
+        batch_size=[2],
+    )
+    ptd = PersistentTensorDict.from_dict(td, tmp_path / "d.h5")
+    td[index] = 1.5  # a float into a bool dataset: h5py has no conversion
+    ptd[index] = 1.5
+    for key in ("b", "i"):
+        assert ptd[key].dtype == td[key].dtype and torch.equal(ptd[key], td[key])
+    ptd.close()
+
+
+def test_get_at_masks_that_do_not_broadcast_is_an_index_error_as_for_a_tensordict(
+    tmp_path: Path,
+) -> None:
+    td = TensorDict({"d": torch.arange(12).view(3, 4)}, batch_size=[3, 4])
+    ptd = PersistentTensorDict.from_dict(td, tmp_path / "m.h5")
+    masks = (torch.tensor([True, True, False]), torch.tensor([True, True, True, False]))
+    with pytest.raises(IndexError, match="could not be broadcast"):
+        td.get_at("d", masks)
+    with pytest.raises(IndexError, match="could not be broadcast"):  # (a RuntimeError)
+        ptd.get_at("d", masks)
+    both = (torch.tensor([True, False, True]), torch.tensor([False, True, False, True]))
+    assert torch.equal(ptd.get_at("d", both), td.get_at("d", both))
+    ptd.close()
+
+
+def test_a_value_set_through_a_view_of_a_file_without_rows_is_written(tmp_path: Path) -> None:
+    ptd = PersistentTensorDict.from_dict(
+        TensorDict({"a": torch.zeros(0, 2)}, batch_size=[0]), tmp_path / "e.h5"
+    )
+    view = ptd[torch.zeros(0, dtype=torch.long)]
+    view["n", "s"] = "pong"  # as in a TensorDict of no rows (the peer's file drops it)
+    assert ptd["n", "s"] == "pong" and ("n", "s") in ptd.keys(include_nested=True)
+    full = PersistentTensorDict.from_dict(
+        TensorDict({"a": torch.zeros(2)}, batch_size=[2]), tmp_path / "f.h5"
+    )
+    with pytest.raises(InPlaceWriteError, match="other rows would hold none"):
+        full[:1]["s"] = "pong"
+    ptd.close()
+    full.close()

@@ -321,8 +321,12 @@ def write_rows(
 def _write_rows_of(
     node: StoreArray, index: Any, source: torch.Tensor, batch_dims: int, label: str
 ) -> None:
-    """:func:`write_rows` once ``source`` is checked."""
+    """:func:`write_rows` once ``source`` is checked: converted to the array's dtype
+    first, as torch's in-place copy converts (the store may have no conversion between
+    them: h5py has none from a float to a bool)."""
     shape = node.shape or ()
+    if node.dtype is not None and source.dtype != node.dtype:
+        source = source.to(node.dtype)
     if index is Ellipsis:
         node.write(..., to_numpy(source.expand(shape) if source.shape != shape else source, label))
         return

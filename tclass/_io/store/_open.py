@@ -17,8 +17,18 @@ from tclass._base.declared._persistence import H5Options, ZarrOptions
 from tclass._core._records import is_record, is_record_class
 from tclass._io.store._persistent import BACKENDS, PersistentTensorDict
 from tclass._io.store._records import bind_records
+from tclass._io.store._view import PersistentTensorDictView
 
-__all__ = ["from_h5", "from_zarr", "open_as", "open_group", "open_zarr_as", "to_h5", "to_zarr"]
+__all__ = [
+    "from_h5",
+    "from_zarr",
+    "open_as",
+    "open_group",
+    "open_zarr_as",
+    "record_over",
+    "to_h5",
+    "to_zarr",
+]
 
 PathLike = str | os.PathLike[str]
 
@@ -56,6 +66,24 @@ def _as_class(cls: type, opened: PersistentTensorDict) -> Any:
         opened.close()
         raise
     return cls._from_tensordict_unchecked(opened)  # type: ignore[attr-defined]
+
+
+def record_over(cls: type, node: PersistentTensorDict | PersistentTensorDictView) -> Any:
+    """``cls.from_tensordict(ptd)``: a record of ``cls`` over the file (or store) of
+    ``node``, its groups under record fields nested records of their fields' classes, as
+    ``cls.from_h5`` gives, checked against ``cls`` as that checks a file; writes go to
+    the file, as the peer's record over a ``PersistentTensorDict``. The record reads
+    through a new collection over the same groups: ``node`` reads them as before. Of a
+    view of a file, the record is over those rows of the file (a record at that index).
+
+    Raises:
+        SchemaMismatchError: every difference between the file and ``cls``.
+    """
+    if isinstance(node, PersistentTensorDictView):
+        return record_over(cls, node.source)[node.index]
+    over = node._over_same_file(node.device)
+    bind_records(over, cls, check=True)
+    return cls._from_tensordict_unchecked(over)  # type: ignore[attr-defined]
 
 
 def to_h5(node: Any, filename: PathLike, **kwargs: Any) -> Any:

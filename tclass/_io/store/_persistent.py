@@ -629,8 +629,8 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
             return default
         if not node._has_entry(path[-1]):
             return default
-        try:
-            batch: torch.Size | None = torch.empty(node.batch_size, device="meta")[index].shape
+        try:  # (a CPU tensor of no storage, not a meta one: its errors are torch's own)
+            batch: torch.Size | None = torch.empty(()).expand(node.batch_size)[index].shape
         except IndexError:  # past the batch dims: a tensor's own dims, as get(key)[index]
             batch = None
         return node._entry_rows(path[-1], index, batch)

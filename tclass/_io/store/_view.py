@@ -482,7 +482,8 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         Raises:
             LockedError: (a ``RuntimeError``) for a new key of a locked store.
             InPlaceWriteError: for a new key holding a Python value (its other rows
-                would have none: set it on the PersistentTensorDict).
+                would have none: set it on the PersistentTensorDict), unless the file
+                has no rows.
         """
         path = _keys.key_path(key)
         parent = self._parent(path)
@@ -504,6 +505,9 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         value = storage_of(value)
         if isinstance(value, dict):
             value = TensorDict(value, self._batch)
+        if not source.batch_size.numel():  # no rows outside the view: the file's entry
+            source.set(name, value)
+            return
         if isinstance(value, (NonTensorData, NonTensorStack)) or not isinstance(
             value, (torch.Tensor, TensorCollection)
         ):
