@@ -19,6 +19,7 @@ from typing_extensions import Self
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _keys
+from tclass._core._batch import normalize_index
 from tclass._core._records import is_record, storage_of
 from tclass._engine._entry_values import fit_to_batch
 from tclass._engine._nontensor import NonTensorData
@@ -94,8 +95,10 @@ class StoreWrites(TensorDictBase):
         """Write ``value`` under ``key``: a tensor becomes an array, a collection or dict
         a group, a Python value an array in the store's format for values. A tensor is
         written into an existing array of its shape and dtype (keeping its chunks and
-        compression); an entry of another kind, shape or dtype is replaced. With
-        ``inplace`` and an existing entry, the data is written into it.
+        compression); a collection or dict is merged into an existing group of its batch
+        size, as the peer's file merges it (the group's other entries stay); an entry of
+        another kind, shape or dtype is replaced. With ``inplace`` and an existing entry,
+        the data is written into it.
 
         Warns:
             EntryReplacedWarning: (a ``UserWarning``, as the peer warns) ``inplace=False``
@@ -199,11 +202,19 @@ class StoreWrites(TensorDictBase):
         warn: bool = False,
     ) -> None:
         """A group holding ``value`` (the storage of ``record``, whose class's schema is
-        written with it and which reads back as a record of that class)."""
+        written with it and which reads back as a record of that class). Over a group of
+        the same batch size that holds no record, ``value`` is merged into the group
+        entry by entry (the entries it lacks stay), as the peer's file writes it."""
         if value.batch_size[: len(self._batch_size)] != self._batch_size:
             # a shorter batch size (built without one) becomes this one when the entries
             # fit, as a TensorDict stores it; else BatchMismatchError
             value = fit_to_batch(cast(Any, value), self._batch_size, key)
+        node = group[key] if key in group else None
+        if node is not None and is_group(node) and record is None and key not in self._records:
+            child = self._child_of(key, node)
+            if child.batch_size == value.batch_size:
+                child.update(value)
+                return
         made = self._replace(group, key, partial(group.create_group, key), warn)
         child = self._child_of(key, made)
         child._batch_size = value.batch_size
@@ -436,7 +447,7 @@ class StoreWrites(TensorDictBase):
         dataset, or every dataset of a group); ``update_at_`` and ``copy_at_`` write
         through here."""
         node, group, name, target = self._existing(key)
-        index = list_index(index)
+        index = _batch_index(list_index(index), self._batch_size)
         if is_group(target):
             node._child_of(name, target)._write_rows(index, value)
         elif target.dtype is not None:
@@ -490,7 +501,7 @@ class StoreWrites(TensorDictBase):
         into the rows ``index`` of every array, and (``values``) the Python values a
         collection or dict holds into those rows of the arrays of values."""
         group = self._writable()
-        index = list_index(index)
+        index = _batch_index(list_index(index), self._batch_size)
         if is_record(value):
             value = storage_of(value)
         for key in self._key_names():
@@ -585,6 +596,14 @@ def _warn_replaced(where: str, in_place: bool = False) -> None:
         EntryReplacedWarning,
         stacklevel=5,
     )
+
+
+def _batch_index(index: Any, batch: torch.Size) -> Any:
+    """``index`` with its ``...`` spelled out over the batch dims (``ptd[..., 0]`` is
+    the last batch dim's row 0, not the last dim of each array)."""
+    if type(index) is tuple and any(part is Ellipsis for part in index):
+        return normalize_index(index, len(batch))
+    return index
 
 
 def _paths_below(path: tuple[str, ...], wanted: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
