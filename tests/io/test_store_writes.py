@@ -27,6 +27,7 @@ from tclass.errors import (
     IndexTypeError,
     InPlaceWriteError,
     KeyNotFoundError,
+    KeyThroughTensorError,
     LockedError,
     MetaTensorError,
     NotSerializableError,
@@ -341,6 +342,35 @@ def test_update_in_place_of_a_key_the_file_lacks_writes_nothing(ptd: PersistentT
         _unchanged(ptd)
     ptd.update_({"a": torch.ones(3, 4), "zzz": torch.ones(3, 4)}, keys_to_update=["a"])
     assert torch.equal(ptd["a"], torch.ones(3, 4)) and "zzz" not in ptd.keys()
+
+
+def test_update_in_place_of_a_missing_collection_without_entries_writes_nothing(
+    ptd: PersistentTensorDict,
+) -> None:
+    """Nothing to write, as a TensorDict's ``update_`` (and the peer's file): no error,
+    and no group made."""
+    for source in (
+        {"zz": TensorDict({}, [3, 4])},
+        {"zz": {}, "a": torch.ones(3, 4)},
+        {"n": {"zz": {"q": TensorDict({}, [3, 4])}}},
+    ):
+        ptd.update_(source)
+        assert set(ptd.keys(True)) == {"a", "n", ("n", "b")}
+    assert torch.equal(ptd["a"], torch.ones(3, 4))  # the rest was written
+    with pytest.raises(KeyNotFoundError, match="zz"):
+        ptd.update_({"zz": {"q": {}, "r": torch.ones(3, 4)}})
+
+
+def test_a_key_through_a_tensor_is_a_key_through_tensor_error(ptd: PersistentTensorDict) -> None:
+    """As a TensorDict's (a ``KeyError`` and a ``ValueError``); nothing is written."""
+    for write in (
+        lambda: ptd.set(("a", "x"), torch.ones(3, 4)),
+        lambda: ptd.set_(("a", "x"), torch.ones(3, 4)),
+        lambda: ptd.__setitem__(("a", "x", "y"), torch.ones(3, 4)),
+    ):
+        with pytest.raises(KeyThroughTensorError, match="'a' holds a tensor or a value"):
+            write()
+        _unchanged(ptd)
 
 
 def test_rename_of_a_missing_key_is_a_key_error(ptd: PersistentTensorDict) -> None:

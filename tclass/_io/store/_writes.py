@@ -48,6 +48,7 @@ from tclass.errors import (
     FilePermissionError,
     InPlaceWriteError,
     KeyNotFoundError,
+    KeyThroughTensorError,
     LockedError,
 )
 
@@ -242,7 +243,10 @@ class StoreWrites(TensorDictBase):
                 child._write_meta()
             found = storage_of(node._entry(part))
             if not isinstance(found, StoreWrites):
-                raise KeyNotFoundError(f"cannot set {path!r}: {part!r} is not a group")
+                msg = (
+                    f"cannot set {path!r}: {part!r} holds a tensor or a value, not a group, so it has no entries"
+                )
+                raise KeyThroughTensorError(msg)
             node = found
         return node
 
@@ -476,25 +480,37 @@ class StoreWrites(TensorDictBase):
         if input_dict_or_td is not None and kwargs:
             source = {**dict(source_items(input_dict_or_td)), **kwargs}
         allowed = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
-        self._require_keys(source, (), allowed)
+        skipped: list[tuple[str, ...]] = []
+        self._require_keys(source, (), allowed, skipped)
+        if skipped:
+            source = _dropped(source, skipped, ())
         return self.update(source, clone=clone, inplace=True, keys_to_update=keys_to_update)
 
     def _require_keys(
-        self, source: Any, prefix: tuple[str, ...], allowed: list[tuple[str, ...]] | None
+        self,
+        source: Any,
+        prefix: tuple[str, ...],
+        allowed: list[tuple[str, ...]] | None,
+        skipped: list[tuple[str, ...]],
     ) -> None:
         """Raises the missing-key error of the first key of ``source`` (a mapping, a
-        collection or a record; under ``prefix``) this file does not hold."""
+        collection or a record; under ``prefix``) this file does not hold; a missing key
+        whose value holds nothing to write is added to ``skipped``."""
         for key, value in source_items(source):
             path = prefix + _keys.key_path(key)
             if allowed is not None and not any(
                 path[: len(a)] == a or a[: len(path)] == path for a in allowed
             ):
                 continue
-            if path not in self:
-                raise self._missing_key(path[0] if len(path) == 1 else path)
             nested = is_record(value) or isinstance(value, (Mapping, TensorCollection))
-            if nested and not isinstance(value, (NonTensorData, NonTensorStack)):
-                self._require_keys(value, path, allowed)
+            nested = nested and not isinstance(value, (NonTensorData, NonTensorStack))
+            if path not in self:
+                if nested and not _holds_leaves(value):
+                    skipped.append(path)  # nothing to write (a TensorDict's update_ too)
+                    continue
+                raise self._missing_key(path[0] if len(path) == 1 else path)
+            if nested:
+                self._require_keys(value, path, allowed, skipped)
 
     def _write_rows(self, index: Any, value: Any, values: bool = True) -> None:
         """``value`` (a collection, a dict, a tensor or a number for every array) written
@@ -596,6 +612,28 @@ def _warn_replaced(where: str, in_place: bool = False) -> None:
         EntryReplacedWarning,
         stacklevel=5,
     )
+
+
+def _holds_leaves(value: Any) -> bool:
+    """Whether the mapping, collection or record ``value`` holds a tensor or a Python
+    value at some depth (a nested collection without either writes nothing)."""
+    if is_record(value) or isinstance(value, TensorCollection):
+        return bool(list(storage_of(value).keys(True, True)))
+    if isinstance(value, Mapping):
+        return any(_holds_leaves(part) for part in value.values())
+    return True
+
+
+def _dropped(source: Any, paths: list[tuple[str, ...]], prefix: tuple[str, ...]) -> Any:
+    """``source`` as a dict without the entries at ``paths`` (under ``prefix``)."""
+    out: dict[Any, Any] = {}
+    for key, value in source_items(source):
+        path = prefix + _keys.key_path(key)
+        if path in paths:
+            continue
+        below = any(p[: len(path)] == path for p in paths)
+        out[key] = _dropped(value, paths, path) if below else value
+    return out
 
 
 def _batch_index(index: Any, batch: torch.Size) -> Any:
