@@ -756,3 +756,18 @@ def test_a_lazy_stack_is_refused_and_a_nested_one_held_as_set_holds_it() -> None
     assert all(isinstance(member["w"], nn.Parameter) for member in params["n"].tensordicts)
     assert isinstance(params["b"], nn.Parameter)
     assert torch.equal(params["n", "w"], stack["w"])
+
+
+@pytest.mark.parametrize("recurse", [True, False])
+def test_tensors_set_into_a_clone_are_buffers_as_the_peers(recurse: bool) -> None:
+    """The peer's clone (and ``clone(False)``) keeps tensors set into it later as they
+    are, registered as buffers; the original makes a float tensor a parameter."""
+    params = TensorDictParams(TensorDict({"a": torch.zeros(2)}, [2]))
+    clone = params.clone(recurse)
+    clone["zz"] = torch.ones(2)
+    assert not isinstance(clone["zz"], nn.Parameter) and isinstance(clone["a"], nn.Parameter)
+    assert dict(clone.named_parameters()).keys() == {"a"}
+    assert dict(clone.named_buffers()).keys() == {"zz"}
+    params["zz"] = torch.ones(2)
+    assert isinstance(params["zz"], nn.Parameter)
+    assert dict(params.named_parameters()).keys() == {"a", "zz"}
