@@ -516,7 +516,10 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         for part in path:
             found = storage_of(node._entry(part))
             if not isinstance(found, PersistentTensorDict):
-                msg = f"{part!r} holds a tensor or a value, not a group, in {node._where()}: it has no entries"
+                msg = (
+                    f"{part!r} holds a tensor or a value, not a group, in {node._where()}: "
+                    "it has no entries"
+                )
                 raise KeyThroughTensorError(msg)
             node = found
         return node

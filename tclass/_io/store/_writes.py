@@ -244,7 +244,8 @@ class StoreWrites(TensorDictBase):
             found = storage_of(node._entry(part))
             if not isinstance(found, StoreWrites):
                 msg = (
-                    f"cannot set {path!r}: {part!r} holds a tensor or a value, not a group, so it has no entries"
+                    f"cannot set {path!r}: {part!r} holds a tensor or a value, not a "
+                    "group, so it has no entries"
                 )
                 raise KeyThroughTensorError(msg)
             node = found
