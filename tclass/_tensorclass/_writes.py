@@ -194,10 +194,12 @@ def stored_value(record: Any, key: Any, value: Any) -> Any:
     value its field ``key`` holds (a list given for a ``list`` field stays a list, where
     a TensorDict makes a tensor of it); any other value (or field) as it is."""
     td = record._tensordict
-    if type(key) is not str or not isinstance(td._entries().get(key), NonTensorData):
+    if type(key) is not str or value is None or isinstance(value, (torch.Tensor, TensorCollection)):
+        return value  # (read first: the entries of a lazy stack of records may not stack)
+    if not td._has_entry(key) or not isinstance(td._entry(key), NonTensorData):
         return value
     rule = record.__tclass_info__.rules.get(key)
-    if rule is None or value is None or isinstance(value, (torch.Tensor, TensorCollection)):
+    if rule is None:
         return value
     return rule.store(value, td.batch_size, td.device)
 
