@@ -140,7 +140,7 @@ def _h5_keys_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
         path = re.match(r"x\.set\(\('(\w+)', ", finding.step.src)  # the peer's: the group
         return path is not None and list(peer.value.keys()) == list(mine.value[path[1]].keys())
     if finding.step.op == "contains" and (peer.value, mine.value) == (False, True):
-        key = re.match(r"'(\w+)' in x\.keys\(True, True\)$", finding.step.src)
+        key = re.match(r"\(?'(\w+)',?\)? in x\.keys\(True, True\)$", finding.step.src)
         return key is not None and _made_a_group(finding.lines[:-1], key[1])
     return False
 
