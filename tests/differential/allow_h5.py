@@ -84,6 +84,8 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue  # ptd[key] = t of another dtype replaces it (the peer casts t)
         if op == "setitem_key" and _new_nested_key_kept(finding, line):
             continue
+        if op == "apply" and "batch_size=" in finding.step.src and _UNNAMED.search(line):
+            continue  # apply(fn, batch_size=) drops the names, as a TensorDict's in both
         if op in ("getitem_key", "get", "rename_key_", "pop") and _more_batch_dims(line):
             continue  # a group's batch size as written (the peer's inferred one is shorter)
         return False
@@ -107,6 +109,7 @@ _SAVED_LOCKED = re.compile(
 _RETYPED = re.compile(
     r": peer Tensor\[[\w.]+, shape (\[[\d, ]*\])\], tclass Tensor\[[\w.]+, shape \1\]$"
 )
+_UNNAMED = re.compile(r"\.names: peer \[[^\]]*\], tclass \[(None(, )?)+\]$")
 _KEYS_KEPT = re.compile(r"^result((?:\['\w+'\])*): keys: peer \[([^\]]*)\], tclass \[([^\]]*)\]$")
 
 
