@@ -31,6 +31,7 @@ _PEER_REFUSES = (
     re.compile(r"\d+ indexing arguments for \d+ dimensions"),  # an index with None (h5py)
     re.compile(r"Can't broadcast \(|Broadcasting is not supported for complex selections"),
     re.compile(r"must be called when the TensorDict is \(partially\) populated"),  # no tensors
+    re.compile(r"Calling `_SubTensorDict.set\(key, value, inplace=False\)` is prohibited"),
     re.compile(r"Cannot lock a _SubTensorDict"),  # a view's lock_, and its memmap (locked)
     re.compile(r"Only one indexing vector or array is currently allowed"),  # h5py, 2 masks
     re.compile(r"Python integer -?\d+ out of bounds for u?int"),  # numpy: a number out of
