@@ -7,6 +7,13 @@ floor a collection library can approach, since it must also walk its tree to fin
 tensors and build the result's. Each implementation works on its own copies of the data
 (the soft update writes in place).
 
+tclass gives a Python number to the CPU fused kernels of ``+``, ``-``, ``*`` and ``/`` as
+one 0-d tensor of the tensors' dtype listed once per tensor (``_scalar_operand.py``),
+which torch's own call with the number does not do; the rows marked "by hand: 0-d
+tensor" time the same tclass statements against the hand-written ones given those 0-d
+tensors (``ONE``, ``DECAY``: built once beforehand, as the lists are), so that the floor
+takes the route tclass takes.
+
 The collection is a model's parameters: 200 tensors of mixed sizes in 20 nested
 collections of 10 (the shapes of small convolutional and linear layers), batch size [].
 The record is a batch of 4096 transitions (``obs`` of 64 features, ``action``, ``reward``
@@ -72,7 +79,8 @@ def _leaf_list(tree: dict[str, dict[str, Any]]) -> list[torch.Tensor]:
 def namespace(peer: ModuleType | None, tiny: bool = False) -> dict[str, Any]:
     """Collections ``t*``/``p*`` (parameters ``*p1``, ``*p2``, half precision ``*half``,
     the record ``*rec`` with ``*mean``/``*std``) and tensor lists ``L1``, ``L2``,
-    ``Lhalf``, ``RL``, ``ML``, ``SL`` for the hand-written statements.
+    ``Lhalf``, ``RL``, ``ML``, ``SL`` for the hand-written statements, with ``ONE`` and
+    ``DECAY`` (the numbers 1 and 0.99 as a float32 0-d tensor, once per tensor of ``L1``).
 
     ``tiny``: the same trees with one-element tensors and a record of 4 rows, so that the
     time of a statement is the Python around the kernels (``algebra_overhead.py``)."""
@@ -81,6 +89,9 @@ def namespace(peer: ModuleType | None, tiny: bool = False) -> dict[str, Any]:
     half = _parameters(2, torch.float16, tiny)
     rows = 4 if tiny else RECORD_BATCH
     ns.update(L1=_leaf_list(_cloned(first)), L2=_leaf_list(second), Lhalf=_leaf_list(half))
+    count = len(ns["L1"])
+    ns["ONE"] = [torch.full((), 1, dtype=torch.float32)] * count
+    ns["DECAY"] = [torch.full((), 0.99, dtype=torch.float32)] * count
     generator = torch.Generator().manual_seed(3)
     fields = {
         "obs": torch.randn(rows, 64, generator=generator),
@@ -119,6 +130,12 @@ def algebra_cases() -> list[AlgebraCase]:
             "td.lerp_(o, 0.01)",
             "@p1.lerp_(@p2, 0.01)",
             "(torch._foreach_lerp_(L1, L2, 0.01), L1)[-1]",
+        ),
+        ("td + 1 (by hand: 0-d tensor)", "@p1 + 1", "torch._foreach_add(L1, ONE)"),
+        (
+            "soft update (by hand: 0-d tensor)",
+            "@p1.mul_(0.99).add_(@p2, alpha=0.01)",
+            "(torch._foreach_mul_(L1, DECAY), torch._foreach_add_(L1, L2, alpha=0.01), L1)[-1]",
         ),
         ("td.sum()", "@p1.sum()", "[x.sum() for x in L1]"),
         ("td.float() (from float16)", "@half.float()", "[x.float() for x in Lhalf]"),

@@ -113,6 +113,7 @@ class ENGINE(metaclass=Provided, layer="tclass._engine"):
         NonTensorStack: ClassVar[type[_nontensor_stack.NonTensorStack]]
         RaggedNonTensorStack: ClassVar[type[_ragged_values.RaggedNonTensorStack]]
         join_ragged = _ragged_values.join_ragged
+        stack_of_lists = _ragged_values.stack_of_lists
         set_non_tensor = _pyvalues.set_non_tensor
         get_non_tensor = _pyvalues.get_non_tensor
         stored_value = _pyvalues.stored_value

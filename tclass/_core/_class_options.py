@@ -17,7 +17,8 @@ option of the list.
 option                        effect
 ============================  =================================================================
 ``autocast``                  a value set to a field is converted to the annotated type
-``nocast``                    numbers and numpy arrays set to a tensor field stay Python values
+``nocast``                    numbers and numpy arrays set to a tensor field without a spec
+                              stay Python values
 ``frozen``                    fields cannot be assigned; instances are locked
 ``tensor_only``               every field is a tensor or a collection (checked at definition);
                               reading a field reads the storage directly

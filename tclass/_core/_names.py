@@ -1,6 +1,8 @@
 """Names of batch dims: checking them, and what each shape operation does to them.
 
-A collection's names are a tuple with one ``str | None`` per batch dim, or ``None`` when
+A collection's names are a tuple with one name (any hashable: a ``str`` usually, an
+``int`` as the peer allows; dims are addressed by position, so a name is a label and is
+never read as a dim) or ``None`` per batch dim, or ``None`` when
 no dim has a name (the common case, which costs nothing: every rule below returns
 ``None`` for it at once). The rules are the peer's: a dim keeps its name wherever the
 operation keeps the dim (indexing by a slice or a 1-d index, permutes, stacking...); dims
@@ -10,7 +12,7 @@ dim. Pure functions of shapes and names, like ``_batch``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 import torch
@@ -18,6 +20,7 @@ import torch
 from tclass.errors import DimNameCountError, DimNameError, DimNameTypeError
 
 __all__ = [
+    "DimName",
     "Names",
     "as_names",
     "expanded",
@@ -33,23 +36,28 @@ __all__ = [
     "show",
     "stacked",
     "unflattened",
+    "unsaved_name",
 ]
 
-Names: TypeAlias = "tuple[str | None, ...] | None"
+DimName: TypeAlias = Hashable  # a str usually; None for an unnamed dim
+Names: TypeAlias = "tuple[DimName, ...] | None"
 
 
-def show(names: Names, ndim: int) -> list[str | None]:
+def show(names: Names, ndim: int) -> list[DimName]:
     """The names as the public ``names`` property lists them (``None`` per unnamed dim)."""
     return [None] * ndim if names is None else list(names)
 
 
 def as_names(value: object, ndim: int, where: str = "names") -> Names:
-    """Checks user-given names: one ``str`` or ``None`` per batch dim, no repeats.
+    """Checks user-given names: one name or ``None`` per batch dim, no repeats. A name
+    is any hashable, as in the peer (``td.names = [0, 1]``); saving checks that it is a
+    JSON scalar (see ``unsaved_name``).
 
     Raises:
         DimNameError: for a wrong count or a repeated name (a ``ValueError``, as the
             peer raises).
-        DimNameTypeError: for a name that is not a string (a ``TypeError``).
+        DimNameTypeError: for a name that is not hashable (a ``TypeError``, as the
+            peer's ``unhashable type``), or names that are not a sequence.
     """
     if value is None:
         return None
@@ -57,16 +65,17 @@ def as_names(value: object, ndim: int, where: str = "names") -> Names:
         value = [value]
     if not isinstance(value, Sequence):
         msg = (
-            f"{where} must be a sequence of str or None (one per batch dim), got "
+            f"{where} must be a sequence of names or None (one per batch dim), got "
             f"{type(value).__name__} {value!r}; pass e.g. {where}=['batch', 'time']"
         )
         raise DimNameTypeError(msg)
     names = tuple(value)
     for name in names:
-        if name is not None and not isinstance(name, str):
+        if not isinstance(name, Hashable):
             msg = (
-                f"{where}: every name must be a str or None, got {name!r} in {list(names)}; "
-                "name the dims with strings (None for an unnamed dim)"
+                f"{where}: every name must be hashable (a str, an int...) or None, got "
+                f"{name!r} in {list(names)}; name the dims with strings (None for an "
+                "unnamed dim)"
             )
             raise DimNameTypeError(msg)
     if len(names) != ndim:
@@ -80,14 +89,24 @@ def as_names(value: object, ndim: int, where: str = "names") -> Names:
     return None if all(name is None for name in names) else names
 
 
-def _check_unique(names: Sequence[str | None], where: str) -> None:
+def unsaved_name(names: Names) -> object:
+    """The first name that a ``meta.json`` would not give back as it is (``None`` if
+    none): JSON keeps ``str``, ``int``, ``float`` and ``bool``; a tuple would come back
+    as a list (which the peer's loader then refuses), another object not at all."""
+    for name in names or ():
+        if name is not None and type(name) not in (str, int, float, bool):
+            return name
+    return None
+
+
+def _check_unique(names: Sequence[DimName], where: str) -> None:
     given = [name for name in names if name is not None]
     if len(set(given)) != len(given):
         msg = f"{where}: dim names must be unique, got {list(names)}"
         raise DimNameError(msg)
 
 
-def _normal(names: Sequence[str | None]) -> Names:
+def _normal(names: Sequence[DimName]) -> Names:
     return None if all(name is None for name in names) else tuple(names)
 
 
@@ -105,7 +124,7 @@ def refined(current: Names, requested: Sequence[Any], ndim: int) -> Names:
     """
     have = show(current, ndim)
     wanted = _spell_out(list(requested), ndim)
-    out: list[str | None] = []
+    out: list[DimName] = []
     for old, new in zip(have, wanted):
         if new is Ellipsis:
             out.append(old)
@@ -143,7 +162,7 @@ def _spell_out(requested: list[Any], ndim: int) -> list[Any]:
 
 
 def renamed(
-    current: Names, positional: Sequence[str | None], mapping: Mapping[str, str], ndim: int
+    current: Names, positional: Sequence[DimName], mapping: Mapping[Any, DimName], ndim: int
 ) -> Names:
     """``rename(*names)`` (all dims at once; a single ``None`` unnames every dim) or
     ``rename(old=new, ...)``.
@@ -250,8 +269,8 @@ def indexed(names: Names, items: tuple[Any, ...]) -> Names:
     if names is None:
         return None
     advanced = [i for i, item in enumerate(items) if _is_advanced(item)]
-    out: list[str | None] = []
-    block: list[str | None] = []
+    out: list[DimName] = []
+    block: list[DimName] = []
     block_at = -1
     dim = 0
     for position, item in enumerate(items):
@@ -288,7 +307,7 @@ def _is_advanced(item: object) -> bool:
     return isinstance(item, (list, tuple)) or hasattr(item, "__array__")
 
 
-def _advanced_dims(item: Any, rest: tuple[str | None, ...]) -> tuple[list[str | None], int]:
+def _advanced_dims(item: Any, rest: tuple[DimName, ...]) -> tuple[list[DimName], int]:
     """The names a lone tensor index produces, and how many dims it consumes."""
     tensor = item if isinstance(item, torch.Tensor) else torch.as_tensor(item)
     if tensor.dtype is torch.bool:

@@ -24,7 +24,7 @@ class KeylessOps(TensorDictBase):
     __slots__ = ()
 
     @property
-    def names(self) -> list[str | None]:
+    def names(self) -> list[Any]:  # str names usually: any hashable, as the peer
         """``None`` for every batch dim: a Python value's dims are named by its parent."""
         return [None] * self.batch_dims
 

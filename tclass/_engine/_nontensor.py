@@ -20,6 +20,7 @@ gathers the values, so every index and shape op torch accepts works here too.
 
 from __future__ import annotations
 
+import copy
 import math
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -37,6 +38,7 @@ from tclass._base.implemented._leaf_walk import Resize
 from tclass._core import _batch
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
+from tclass._core._names import DimName
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._nontensor_ops import NonTensorOps
 from tclass._engine._typed_metadata import typed_metadata
@@ -170,6 +172,33 @@ class _NonTensorNode(NonTensorOps):
         folder is written before memory changes)."""
         raise NotImplementedError
 
+    def _take_values(
+        self, source: NonTensorOps, index: Any, clone: bool, inplace: bool, op: str
+    ) -> Self:
+        """Writes the value(s) of ``source`` at ``index`` in place (broadcast to the
+        selection; ``clone``: deep copies of them), as ``stack[index] = source``.
+
+        Raises:
+            LockedError: (a ``RuntimeError``) the node is locked.
+        """
+        self._check_unlocked(op, inplace)
+        if clone:
+            source = source._with_each_value(copy.deepcopy)
+        self[index] = source
+        return self
+
+    def _check_unlocked(self, op: str, inplace: bool) -> None:
+        """A locked node is not written by ``op``: it may be saved in a folder it cannot
+        reach (the collection holding it writes there), as ``node[i] = v`` is refused."""
+        if self._locked:
+            does = "writes into it" if inplace else "replaces its value (not in place)"
+            msg = (
+                f"Cannot modify locked {type(self).__name__}: {op}() {does}; write through "
+                "the collection that holds it (td.set_(key, value), which reaches a saved "
+                "folder too) or unlock it first"
+            )
+            raise LockedError(msg)
+
     def __setitem__(self, index: Any, value: Any) -> None:
         msg = (
             f"cannot write at index {index!r} of a {type(self).__name__}: it holds one value "
@@ -237,9 +266,9 @@ class NonTensorData(_NonTensorNode):
         (torch.Size([2]), 'cat')
     """
 
-    __slots__ = ("data", "_batch_size")
+    __slots__ = ("_data", "_batch_size")
 
-    data: Any
+    _data: Any
     # expand to new dims and unsqueeze give a NonTensorStack of the value, as the peer
     # stacks the node there (its MetaData keeps one value)
     _grows_to_stack: ClassVar[bool] = True
@@ -261,7 +290,7 @@ class NonTensorData(_NonTensorNode):
         data: Any,
         batch_size: BatchSizeLike = None,
         device: DeviceLike = None,
-        names: Sequence[str | None] | None = None,
+        names: Sequence[DimName] | None = None,
     ) -> None:
         del names  # the peer's argument; names of batch dims are not kept
         if isinstance(data, NonTensorData):  # the peer unwraps a node given as the value
@@ -272,7 +301,7 @@ class NonTensorData(_NonTensorNode):
                 "collections as entries directly"
             )
             raise EntryTypeError(msg)
-        self.data = data
+        self._data = data
         self._batch_size = as_batch_size(batch_size)
         self._device = as_device(device)
         self._locked = False
@@ -280,11 +309,28 @@ class NonTensorData(_NonTensorNode):
     @classmethod
     def _make(cls, data: Any, batch_size: torch.Size, device: torch.device | None) -> NonTensorData:
         node = _new_instance(cls)
-        node.data = data
+        node._data = data
         node._batch_size = batch_size
         node._device = device
         node._locked = False
         return node
+
+    @property
+    def data(self) -> Any:
+        """The value."""
+        return self._data
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        """Replaces the value, unless the node is locked (on its own or by a locked
+        collection holding it), as the peer refuses."""
+        if self._locked:
+            msg = (
+                f"Cannot modify locked {type(self).__name__}: cannot set its data; unlock it "
+                "first (node.unlock_()), or write the value into its collection with set_()"
+            )
+            raise LockedError(msg)
+        self._data = value
 
     @property
     def batch_size(self) -> torch.Size:
@@ -402,8 +448,34 @@ class NonTensorData(_NonTensorNode):
             raise LockedError(
                 "Cannot modify locked NonTensorData: cannot write into it; unlock it first"
             )
-        self.data = value
+        self._data = value
         self._write_back()
+
+    def _take_values(
+        self, source: NonTensorOps, index: Any, clone: bool, inplace: bool, op: str
+    ) -> Self:
+        """Takes the one value of ``source``, a ``NonTensorData`` (a deep copy with
+        ``clone``), for all the elements (``index``: all of them), and writes it into the
+        stack this node was read from, if any.
+
+        Raises:
+            InPlaceWriteError: (a ``ValueError``) ``source`` holds a value per element, or
+                ``index`` selects part of the batch.
+            LockedError: (a ``RuntimeError``) the node is locked.
+        """
+        whole = index is Ellipsis or (type(index) is slice and index == slice(None))
+        if not isinstance(source, NonTensorData) or not (whole or _selects_all(index)):
+            what = f"at {index!r}" if isinstance(source, NonTensorData) else "from a stack"
+            msg = (
+                f"{op}: cannot write into a NonTensorData {what}: it holds one value for "
+                "all its elements; call maybe_to_stack() for a NonTensorStack, which holds "
+                "a value per element, and update that"
+            )
+            raise InPlaceWriteError(msg)
+        self._check_unlocked(op, inplace)
+        self.data = copy.deepcopy(source.data) if clone else source.data
+        self._write_back()
+        return self
 
     def expand(self, *shape: int | Sequence[int]) -> Any:
         """The value over ``shape``: a ``NonTensorStack`` of the value when ``shape`` adds
@@ -633,5 +705,5 @@ def write_one_value(target: Any, stored: Any) -> bool:
         return False
     if stored.batch_size != target.batch_size:
         return False
-    target.data = stored.data
+    target._data = stored.data  # set_ writes into a locked collection too
     return True

@@ -13,6 +13,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base._tensordict_base import Value
+from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._leaf_walk import Resize
 from tclass._base.implemented._lock_graph import Ref
 from tclass._base.implemented._reductions import Along
@@ -91,10 +92,64 @@ class NonTensorOps(KeylessOps):
         keys_to_update: Sequence[Any] | None,
         is_leaf: Callable[[type], bool] | None,
     ) -> Self:
+        if isinstance(source, NonTensorOps):  # another value node: its value(s), the peer
+            return self._take_values(source, ..., clone, inplace, "update")
         if len(source) == 0:
             return self
-        msg = f"{type(self).__name__} holds a Python value and has no entries to update"
+        msg = (
+            f"{type(self).__name__} holds a Python value and has no entries to update; "
+            "update it from another NonTensorData / NonTensorStack"
+        )
         raise EntryTypeError(msg)
+
+    def update_(
+        self,
+        input_dict_or_td: Mapping[Any, Any] | TensorCollection | None = None,
+        clone: bool = False,
+        *,
+        non_blocking: bool = False,
+        keys_to_update: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> Self:
+        """From another Python-value node: its value(s) written into this node in place
+        (see :meth:`_take_values`)."""
+        if isinstance(input_dict_or_td, NonTensorOps) and not kwargs:
+            return self._take_values(input_dict_or_td, ..., clone, True, "update_")
+        return super().update_(
+            input_dict_or_td,
+            clone,
+            non_blocking=non_blocking,
+            keys_to_update=keys_to_update,
+            **kwargs,
+        )
+
+    def update_at_(
+        self,
+        input_dict_or_td: Mapping[Any, Any] | TensorCollection,
+        idx: Any,
+        clone: bool = False,
+        *,
+        non_blocking: bool = False,
+        keys_to_update: Sequence[Any] | None = None,
+    ) -> Self:
+        """From another Python-value node: its value(s) written at ``idx`` in place (see
+        :meth:`_take_values`)."""
+        if isinstance(input_dict_or_td, NonTensorOps):
+            return self._take_values(input_dict_or_td, idx, clone, True, "update_at_")
+        return super().update_at_(
+            input_dict_or_td,
+            idx,
+            clone,
+            non_blocking=non_blocking,
+            keys_to_update=keys_to_update,
+        )
+
+    def _take_values(
+        self, source: NonTensorOps, index: Any, clone: bool, inplace: bool, op: str
+    ) -> Self:
+        """``update`` / ``update_`` / ``update_at_`` from another Python-value node: its
+        value(s) written at ``index`` (``...``: everywhere), as the peer writes them."""
+        raise NotImplementedError
 
     def to(self, *args: Any, **kwargs: Any) -> Self:
         """Records a new device (there is no tensor to move; a dtype changes nothing but

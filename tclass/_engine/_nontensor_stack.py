@@ -41,9 +41,9 @@ from tclass._engine._value_positions import (
     dims_after_view_op,
     element_positions,
     expanded,
-    flattened,
     indexed,
     joined_shape,
+    permutes_dims,
     removed_dim,
     same_value,
     shifted_in,
@@ -175,10 +175,18 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     def from_list(  # type: ignore[override]  # a stack of Python values, not of collections
         cls, values: Sequence[Any], device: DeviceLike = None
     ) -> NonTensorStack:
-        """A stack of ``values``; nested lists of equal lengths give more dims (other
-        items, lists of other lengths included, are values)."""
-        flat, shape = flattened(values)
-        return cls._make(flat, torch.Size(shape), as_device(device))
+        """A stack of ``values``, as the peer's: each nested list one more dim (``-1``
+        where the lists' lengths differ: ``[["a", "b"], ["c"]]`` gives ``[2, -1]``), a
+        Python-value node a member (its dims follow); items nesting to different depths
+        (``[[1, 2], 3]``, which the peer refuses) give a 1-d stack of them as values."""
+        where = as_device(device)
+        try:
+            node = ENGINE.stack_of_lists(values, where)
+        except StackError:
+            return cls._from_values(values, where)
+        if not isinstance(node, NonTensorStack):  # one value for all (capture option)
+            return cls._make([node.data] * node.numel(), node.batch_size, node.device)
+        return node
 
     @classmethod
     def _from_values(cls, values: Sequence[Any], device: DeviceLike = None) -> NonTensorStack:
@@ -318,11 +326,16 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         """Where the stack dims are after the structural op ``fn`` that gave ``shape``
         and ``positions``: a reshape keeping the order of the elements regroups them as
         the peer's stack does; other ops move dims as their strides tell (over no
-        elements, where every op keeps the order of none, the strides tell first)."""
+        elements, where every op keeps the order of none, the strides tell first; a
+        permute of size-1 dims, which keeps the order too, moves them)."""
         moved = None if self._values else dims_after_view_op(self._shape, fn, self._stack_dims)
         if moved is not None:
             return moved
-        if positions == list(range(len(positions))) and math.prod(shape) == len(self._values):
+        if (
+            positions == list(range(len(positions)))
+            and math.prod(shape) == len(self._values)
+            and not permutes_dims(self._shape, fn)
+        ):
             return dims_after_reshape(self._shape, shape, self._stack_dims)
         return dims_after_view_op(self._shape, fn, self._stack_dims)
 

@@ -29,7 +29,8 @@ from tclass._core._records import storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
-from tclass._engine._nontensor_stack import NonTensorStack
+from tclass._engine._nontensor_stack import NonTensorStack, join_non_tensor
+from tclass._engine._ragged_values import RaggedNonTensorStack
 from tclass._engine._value_positions import StackDims
 from tclass.errors import LockedError, ShapeError, UnsupportedError
 
@@ -258,6 +259,8 @@ def _pad_node(node: _NonTensorNode, pairs: _Pairs) -> _NonTensorNode:
         if isinstance(node, NonTensorData):
             return NonTensorData._make(node.data, shape, node.device)
         return node.clone(recurse=False)
+    if isinstance(node, RaggedNonTensorStack):
+        return _pad_ragged(node, pairs)
     if isinstance(node, NonTensorData):
         source = np.empty(tuple(node.batch_size), dtype=object)
         source.fill(node.data)  # the value in every slot, a list value kept whole
@@ -274,6 +277,22 @@ def _pad_node(node: _NonTensorNode, pairs: _Pairs) -> _NonTensorNode:
     out = np.empty(tuple(shape), dtype=object)
     out[tuple(dst)] = source[tuple(src)]
     return NonTensorStack._from_array(out, node.device, _padded_stack_dims(node, pairs))
+
+
+def _pad_ragged(node: RaggedNonTensorStack, pairs: _Pairs) -> _NonTensorNode:
+    """A ragged stack padded as a lazy stack is (the peer's is one): its members along
+    their own dims, and along the stack dim new members, empty along the ragged dims
+    (they read as ``[]``, as the peer's), or members dropped, for a crop."""
+    d = node.stack_dim
+    members = [_pad_node(m, pairs[:d] + pairs[d + 1 :]) for m in node.tensordicts]
+    left, right = pairs[d] if d < len(pairs) else (0, 0)
+    start, stop = max(0, -left), len(members) - max(0, -right)
+    sizes = list(_padded_shape(node.batch_size, pairs))
+    del sizes[d]
+    empty = torch.Size([max(size, 0) for size in sizes])  # -1 (ragged): no element
+    before = [NonTensorStack._make([], empty, node.device) for _ in range(max(0, left))]
+    after = [NonTensorStack._make([], empty, node.device) for _ in range(max(0, right))]
+    return join_non_tensor(before + members[start:stop] + after, "stack", d, ())
 
 
 def _padded_stack_dims(node: _NonTensorNode, pairs: _Pairs) -> StackDims:

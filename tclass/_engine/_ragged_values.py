@@ -474,20 +474,23 @@ def ragged_from_lists(values: list[Any], shape: Sequence[int], device: Any) -> _
     return join_non_tensor(members, "stack", 0, ())
 
 
-def stack_of_lists(values: list[Any]) -> _NonTensorNode:
-    """The stack of nested lists of Python values ``values`` as the peer's ``from_dict``
-    builds it (``NonTensorStack.from_list``): every list one stack dim, ragged (``-1``)
-    where the lists' lengths differ, the other items one value each.
+def stack_of_lists(values: Sequence[Any], device: torch.device | None = None) -> _NonTensorNode:
+    """The stack of nested lists of Python values ``values`` as the peer's
+    ``NonTensorStack.from_list`` (and its ``from_dict``) builds it: every list one stack
+    dim, ragged (``-1``) where the lists' lengths differ, a Python-value node kept as a
+    member (its batch dims follow), any other item one value.
 
     Raises:
         StackError: where items of one list nest to different depths (``[[1, 2], 3]``).
     """
     if not values:
-        return NonTensorStack._make([], torch.Size([0]), None)
+        return NonTensorStack._make([], torch.Size([0]), device)
     members = [
-        stack_of_lists(item)
+        stack_of_lists(item, device)
         if isinstance(item, list)
-        else NonTensorData._make(item, torch.Size([]), None)
+        else item
+        if isinstance(item, _NonTensorNode)
+        else NonTensorData._make(item, torch.Size([]), device)
         for item in values
     ]
     return join_non_tensor(members, "stack", 0, ())
@@ -541,3 +544,4 @@ RaggedNonTensorStack.__name__ = "NonTensorStack"
 allow_unpickling(_rebuild_ragged)
 ENGINE.RaggedNonTensorStack = RaggedNonTensorStack
 ENGINE.join_ragged = join_ragged
+ENGINE.stack_of_lists = stack_of_lists

@@ -14,7 +14,7 @@ from typing_extensions import Self
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._base.implemented._lock_graph import LockGraph, Ref
 from tclass._core import _names
-from tclass._core._names import Names
+from tclass._core._names import DimName, Names
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import BatchSizeError, DimNameError
 
@@ -36,7 +36,9 @@ class Scope:
     ``_lock_graph.py``), the names of the batch dims, and whether an entry is an
     unbatched tensor. ``special``: names or unbatched tensors, which indexing and shape
     ops carry. ``saved_view``: a locked view (an index's rows) of a saved TensorDict with
-    no tensor of its own, whose rows stay locked as its source's (the peer's flag)."""
+    no tensor of its own, whose rows stay locked as its source's (the peer's flag).
+    ``shared``: ``share_memory_()`` ran on it, or it is a locked view of one that did
+    (``is_shared()`` of a TensorDict without tensors, as the peer's flag)."""
 
     __slots__ = (
         "before_last_lock",
@@ -46,6 +48,7 @@ class Scope:
         "names",
         "unbatched",
         "saved_view",
+        "shared",
     )
 
     def __init__(self) -> None:
@@ -56,6 +59,7 @@ class Scope:
         self.names: Names = None
         self.unbatched = False
         self.saved_view = False
+        self.shared = False
 
     @property
     def special(self) -> bool:
@@ -90,13 +94,13 @@ class ScopedOps:
         __slots__ = ()  # (mypy would refuse the writes to _scope below)
 
     @property
-    def names(self) -> list[str | None]:
+    def names(self) -> list[Any]:  # str names usually: any hashable, as the peer
         """The names of the batch dims (``None`` for an unnamed dim). Assigning names
         them here and, for the dims they share, in nested collections."""
         return _names.show(self._dim_names, len(self._batch_size))
 
     @names.setter
-    def names(self, value: Sequence[str | None] | None) -> None:
+    def names(self, value: Sequence[DimName] | None) -> None:
         names = _names.as_names(value, len(self._batch_size))
         self._check_nested_names(names)
         self._rename_all(names)
@@ -224,7 +228,7 @@ class ScopedOps:
             on_exit()
 
 
-def named_to_fit(value: Any, names: tuple[str | None, ...], key: object) -> Any:
+def named_to_fit(value: Any, names: tuple[DimName, ...], key: object) -> Any:
     """A nested collection stored under a named parent: the parent's names for the dims
     they share (a named copy when the collection lacks them).
 

@@ -35,7 +35,7 @@ from tclass._core._device import (
     wait_for_device_copies,
 )
 from tclass._core._jagged import leaf_shape
-from tclass._core._names import Names
+from tclass._core._names import DimName, Names
 from tclass._core._records import is_record
 from tclass._core._registry import collection_class_defined
 from tclass._core._safe_globals import allow_unpickling, checked_class
@@ -140,7 +140,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
         source: Mapping[Any, Any] | TensorCollection | None = None,
         batch_size: BatchSizeLike = None,
         device: DeviceLike = None,
-        names: Sequence[str | None] | None = None,
+        names: Sequence[DimName] | None = None,
         *,
         non_blocking: bool = False,
         lock: bool = False,
@@ -636,9 +636,9 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
             key = name
         target = self._get_nested(key) if type(key) is not str else self._entry(key)
         if isinstance(target, _NonTensorNode):  # a Python value: replaced, as in the peer
-            # (a list or tuple would be stored as a tensor, as set() stores it: refused,
-            # as the peer refuses it)
-            if isinstance(value, (_Tensor, Mapping, list, tuple)) or (
+            # (a list, tuple or numpy array would be stored as a tensor, as set() stores
+            # it: refused, as the peer refuses it)
+            if isinstance(value, (_Tensor, Mapping, list, tuple, np.ndarray)) or (
                 isinstance(value, TensorCollection) and not value._is_value_node
             ):
                 msg = (

@@ -191,12 +191,28 @@ class IndexingOps(TensorDictBase):
         data pointer (see ``_batch.keeps_data_pointer``)."""
         if _batch.keeps_data_pointer(index) and self._views_stay_locked():
             out.lock_()
-            if self._saved_or_view_of_saved() and not any(
-                isinstance(value, torch.Tensor) for value in out._tensors.values()
-            ):
-                # No tensor to tell that its data is mapped: its rows are locked too.
-                out._scoped().saved_view = True
+            self._mark_view_of(out)
         return out
+
+    def _mark_view_of(self, view: Self) -> None:
+        if any(isinstance(value, torch.Tensor) for value in view._tensors.values()):
+            return  # its tensors tell whether its data is mapped or shared
+        # No tensor to tell it: the view is marked, and its rows are locked too.
+        if self._saved_or_view_of_saved():
+            view._scoped().saved_view = True
+        scope = self._scope
+        if scope is not None and scope.shared:
+            view._scoped().shared = True
+
+    def _shared_without_tensors(self) -> bool:
+        scope = self._scope
+        return scope is not None and scope.shared
+
+    def _mark_shared(self) -> None:
+        self._scoped().shared = True
+        for value in self._tensors.values():
+            if isinstance(value, IndexingOps):  # a nested TensorDict
+                value._mark_shared()
 
     def _views_stay_locked(self) -> bool:
         return self._saved_or_view_of_saved() or super()._views_stay_locked()

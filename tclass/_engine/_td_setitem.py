@@ -136,6 +136,10 @@ class SetItemOps(TensorDictBase):
                     and not len(sub.keys())
                 ):
                     continue  # nothing to write: only the value written is checked, not its parts
+                if isinstance(sub, NonTensorData) and isinstance(entry, _Tensor):
+                    # a number kept as a Python value (a nocast record's row) fills the
+                    # tensor; a value that is not a number is refused, naming the entry
+                    sub = value_as_tensor(key, sub.data, None)
                 if hasattr(sub, "__array__") and not isinstance(sub, torch.Tensor):
                     sub = torch.as_tensor(sub)  # a numpy array, as set() takes one
             try:
@@ -149,12 +153,15 @@ class SetItemOps(TensorDictBase):
         """``td[index] = dict``'s entries: as the peer, the dict read as the constructor
         reads it at the batch size of the indexed destination (a Python value spans it,
         a number is a 0-dim tensor that must fit it), except that a number for a tensor
-        entry is written over the selection, as ``td[index] = number`` writes it."""
+        entry is written over the selection, as ``td[index] = number`` writes it, and a
+        dict for a nested collection is given to it as it is (a record reads it by its
+        fields' rules: a number for an ``int`` field stays a Python value)."""
         tensors = self._tensors
         numbers = [
             (key, sub)
             for key, sub in value.items()
-            if type(sub) in _NUMBERS and type(tensors.get(key)) is _Tensor
+            if (type(sub) in _NUMBERS and type(tensors.get(key)) is _Tensor)
+            or (type(sub) is dict and _is_collection(tensors.get(key)))
         ]
         skip = {key for key, _ in numbers}
         rest = {key: sub for key, sub in value.items() if key not in skip} if skip else value
@@ -186,6 +193,12 @@ class SetItemOps(TensorDictBase):
                 raise_write_error(key, entry, index, operand, error)
         if not written:  # nothing written, but the index is checked as a tensor's would be
             _batch.indexed_shape(self._batch_size, index)
+
+
+def _is_collection(entry: object) -> bool:
+    """Whether ``entry`` is a nested collection (a record or a TensorDict, not a node of
+    Python values)."""
+    return isinstance(entry, TensorCollection) and not isinstance(entry, _NonTensorNode)
 
 
 def _same_data(entry: _NonTensorNode, sub: Any) -> bool:

@@ -22,6 +22,7 @@ import typing_extensions
 
 from tclass._core._class_options import OPTIONS
 from tclass._core._device import DeviceLike
+from tclass._core._names import DimName
 from tclass._core._records import storage_of
 from tclass._engine._td import TensorDict
 from tclass.errors import (
@@ -105,7 +106,7 @@ class TypedTensorDict(TensorDict, metaclass=_TypedMeta):
         *,
         batch_size: Any = None,
         device: DeviceLike = None,
-        names: Sequence[str | None] | None = None,
+        names: Sequence[DimName] | None = None,
         non_blocking: bool | None = None,
         lock: bool = False,
         **fields: Any,

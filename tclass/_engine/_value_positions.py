@@ -171,17 +171,6 @@ def nested(values: list[Any], shape: torch.Size) -> Any:
     return out
 
 
-def flattened(values: Sequence[Any], depth: int = 1) -> tuple[list[Any], tuple[int, ...]]:
-    """Nested lists as flat row-major values and a shape: lists of equal lengths nest
-    into more dims (up to 32; deeper lists, and lists of other lengths, are values)."""
-    items = list(values)
-    if items and depth < 32 and all(isinstance(item, list) for item in items):
-        inner = [flattened(item, depth + 1) for item in items]
-        if all(shape == inner[0][1] for _, shape in inner):
-            return [value for flat, _ in inner for value in flat], (len(items), *inner[0][1])
-    return items, (len(items),)
-
-
 def dim_after_index(index: Any, dim: int) -> int | None:
     """Where batch dim ``dim`` is after ``index`` (ints, slices and ``None`` only): -1
     if an int removed it, ``None`` if the index is of another kind."""
@@ -411,6 +400,25 @@ def dims_after_view_op(
             result.append(k)
     ordered = sorted(result, key=lambda k: _source_rank(k, out.stride(), strides, dims, lead))
     return tuple(ordered)
+
+
+def permutes_dims(shape: torch.Size, fn: Callable[[torch.Tensor], Any]) -> bool:
+    """Whether the structural op ``fn`` reorders the dims of ``shape`` (``permute``,
+    ``transpose``, ``movedim``): its result on a meta tensor whose dims have distinct
+    strides has exactly those strides, in another order. Over dims of size 1 such an op
+    keeps the elements in order, as a reshape does, yet the peer's stack moves its stack
+    dims with it (``transpose`` of a ``[1, 1]`` stack along dim 0 stacks along dim 1)."""
+    if torch.compiler.is_compiling() or len(shape) < 2:
+        return False
+    strides = [(1 << 20) * (d + 2) for d in range(len(shape))]
+    try:
+        out = fn(torch.empty_strided(tuple(shape), tuple(strides), device="meta"))
+    except Exception:  # an op meta tensors do not run: no reordering read off it
+        return False
+    if not isinstance(out, torch.Tensor) or out.ndim != len(shape):
+        return False
+    found = list(out.stride())
+    return found != strides and sorted(found) == strides
 
 
 def _source_rank(

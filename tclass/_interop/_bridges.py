@@ -27,6 +27,7 @@ from tclass._base._provided import INTEROP, IO
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
+from tclass._core._names import DimName
 from tclass._engine._lazy._build import lazy_stack, maybe_dense_stack
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
 from tclass._engine._nontensor_stack import NonTensorStack
@@ -471,7 +472,7 @@ def from_list(
     batch_size: BatchSizeLike = None,
     device: DeviceLike = None,
     batch_dims: int | None = None,
-    names: Sequence[str | None] | None = None,
+    names: Sequence[DimName] | None = None,
     lazy: bool | None = None,
     make: Callable[..., Any] | None = None,
 ) -> Any:

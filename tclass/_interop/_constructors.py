@@ -35,6 +35,7 @@ from tclass._core import _keys
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._linked_list import unlinked
+from tclass._core._names import DimName
 from tclass._core._records import is_record
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._pyvalues import stored_value
@@ -391,7 +392,7 @@ def resolve_batch_options(
     auto_batch_size: bool | None,
     batch_dims: int | None,
     *,
-    names: Sequence[str | None] | None = None,
+    names: Sequence[DimName] | None = None,
 ) -> tuple[torch.Size | None, int | None]:
     """``(batch_size, cap)`` for :func:`build` from the peer's three options: ``[]``
     unless one is given (the peer's default), or ``names`` alone, which asks for that
@@ -428,7 +429,7 @@ def from_dict(
     batch_size: BatchSizeLike = None,
     device: DeviceLike = None,
     batch_dims: int | None = None,
-    names: Sequence[str | None] | None = None,
+    names: Sequence[DimName] | None = None,
 ) -> TensorDict:
     """A TensorDict from a (nested) dict; nested dicts become nested TensorDicts.
 
@@ -474,7 +475,7 @@ def _from_tree(
     batch_size: BatchSizeLike,
     device: DeviceLike,
     batch_dims: int | None,
-    names: Sequence[str | None] | None,
+    names: Sequence[DimName] | None,
 ) -> TensorDict:
     batch, cap = resolve_batch_options(
         "from_dict", batch_size, auto_batch_size, batch_dims, names=names
@@ -493,7 +494,7 @@ def from_dict_instance(
     batch_size: BatchSizeLike = None,
     device: DeviceLike = None,
     batch_dims: int | None = None,
-    names: Sequence[str | None] | None = None,
+    names: Sequence[DimName] | None = None,
 ) -> TensorDict:
     """``template.from_dict_instance(input_dict, ...)``: :func:`from_dict` (a number is a
     0-dim tensor, as the peer's reads it), then each

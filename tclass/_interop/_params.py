@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy as copy_module
 import weakref
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import torch
 from torch import nn
@@ -38,7 +38,7 @@ from tclass._base.implemented._lock_graph import LockGraph, Ref
 from tclass._core import _keys
 from tclass._core._batch import BatchSizeLike
 from tclass._core._memmap import Mode
-from tclass._core._names import Names
+from tclass._core._names import DimName, Names
 from tclass._core._records import is_record, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
@@ -179,6 +179,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
 
     _param_td: TensorDict
     no_convert: bool
+    _copies_without_grad: ClassVar[bool] = True  # copy_ writes the parameters' data
 
     def __init__(
         self,
@@ -321,12 +322,12 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         self._param_td._assign_batch_size(new)
 
     @property
-    def names(self) -> list[str | None]:
+    def names(self) -> list[Any]:  # str names usually: any hashable, as the peer
         """The names of the wrapped TensorDict's batch dims."""
         return self._param_td.names
 
     @names.setter
-    def names(self, value: Sequence[str | None] | None) -> None:
+    def names(self, value: Sequence[DimName] | None) -> None:
         self._param_td.names = value
 
     @property

@@ -25,7 +25,7 @@ from tclass._base._tensordict_base import Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import format_shape
 from tclass._core._linked_list import LinkedList
-from tclass._core._names import Names
+from tclass._core._names import DimName, Names
 from tclass._core._records import storage_of
 from tclass._core._registry import on_collection_class
 from tclass._core._unbatched import UnbatchedTensor
@@ -280,7 +280,7 @@ def _check_mapped(
     raise DimError(msg)
 
 
-def _names_after(names: tuple[str | None, ...], grown: int, first: Any) -> Names:
+def _names_after(names: tuple[DimName, ...], grown: int, first: Any) -> Names:
     """The dim names of a collection rebuilt with ``grown`` batch dims more: without the
     dim vmap maps (the first child's), or with an unnamed dim where vmap's ``out_dims``
     puts it back; None where that dim is not known."""

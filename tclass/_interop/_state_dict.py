@@ -253,13 +253,21 @@ def _walk_nested(source: Mapping[str, Any], path: Path) -> Iterator[tuple[Path, 
 
 
 def _as_leaf(path: Path, value: Any) -> torch.Tensor:
-    if not isinstance(value, torch.Tensor):
-        msg = (
-            f"load_state_dict: the state dict holds a {type(value).__name__} under "
-            f"{'.'.join(path)!r}; its entries are tensors (Python values go in its _metadata)"
-        )
-        raise EntryTypeError(msg)
-    return value
+    """A state dict's leaf as a tensor: array-likes (numbers, numpy arrays, lists of
+    numbers) converted, as the peer's ``set`` converts them; anything else refused."""
+    if isinstance(value, torch.Tensor):
+        return value
+    if isinstance(value, (bool, int, float, complex, np.ndarray, np.generic, list, tuple)):
+        try:
+            return torch.as_tensor(value)
+        except (TypeError, ValueError, RuntimeError):
+            pass
+    msg = (
+        f"load_state_dict: the state dict holds a {type(value).__name__} under "
+        f"{'.'.join(path)!r}; its entries are tensors or array-likes (Python values go in "
+        "its _metadata)"
+    )
+    raise EntryTypeError(msg)
 
 
 def _all_paths(collection: TensorCollection, path: Path) -> Iterator[Path]:

@@ -247,13 +247,21 @@ class _Adopt(NodeVisitor[None]):
                 self.visit(current, value)
         td._adopt(saved)  # later writes reach the new folder
 
+    def visit_value(self, node: NonTensorData, saved: Any) -> None:
+        """A Python-value node saved on its own (``memmap_`` of it): its value is the
+        saved copy's, in memory already; the node is locked, as the peer's."""
+
+    def visit_values(self, node: NonTensorStack, saved: Any) -> None:
+        """As :meth:`visit_value`, for a stack of values."""
+
 
 def is_memmap(node: Any) -> bool:
     """Whether every tensor leaf's data is in a memory-mapped file: a MemoryMappedTensor
     or a view of one (``td.view(-1)`` of a saved collection); for a collection with no
     tensor leaf (only Python values or empty collections), whether it is saved in a
-    folder (``memmap(prefix)`` / ``memmap_(prefix)`` / ``load_memmap``), as the peer
-    answers True for what it memory-mapped.
+    folder (``memmap(prefix)`` / ``memmap_(prefix)`` / ``load_memmap``) or is a locked
+    view of one (an index's rows, ``unsqueeze``...), as the peer answers True for what it
+    memory-mapped.
 
     A lazy stack's leaves are its members' own (as the peer, which asks each member),
     not the dense tensors that reading one of its keys stacks."""
@@ -267,7 +275,7 @@ def _saved_in_folder(node: Any) -> bool:
     if isinstance(storage, LazyStackedTensorDict):
         members = storage.tensordicts
         return bool(members) and all(_saved_in_folder(member) for member in members)
-    return isinstance(storage, TensorDict) and storage._saved is not None
+    return isinstance(storage, TensorDict) and storage._saved_or_view_of_saved()
 
 
 class _MemmapLeaves(NodeVisitor[tuple[int, bool]]):

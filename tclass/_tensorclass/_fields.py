@@ -41,7 +41,10 @@ annotation. Every stored tensor and collection must start with the batch size.
 Class options change the rules: ``autocast`` converts a value to the field's annotated
 class first (``int(tensor)``, ``str(1)``, ``np.asarray(t)``; numbers and arrays become
 tensors in ``Any`` fields), ``nocast`` keeps numbers and numpy arrays given to a tensor
-field as Python values, and ``tensor_only`` allows tensor and collection annotations only.
+field as Python values (not in a field with a spec, ``Annotated[Tensor, Spec(...)]``, a
+jaxtyping annotation or a constraint: those hold tensors that meet it, so an array-like is
+converted and checked there as without the option, on every write path), and
+``tensor_only`` allows tensor and collection annotations only.
 """
 
 from __future__ import annotations
@@ -370,10 +373,11 @@ def rule_for(
             "Python values)"
         )
         raise ClassDefinitionError(msg)
+    spec = _one_spec(members, parts, f"{owner}.{name}: ")
     # Array-likes become tensors only when nothing else could claim them.
     cast_arrays = tensor and not checks and not collections and not any_value
-    if options["nocast"] and tensor:  # numbers and numpy arrays stay Python values
-        checks.append(_is_castable)
+    if options["nocast"] and tensor and spec is None:  # numbers and arrays stay as given
+        checks.append(_is_castable)  # (a spec declares tensors: they meet it, converted)
     elif options["nocast"] and number:  # numpy arrays too (without nocast: tensors)
         checks.append(_is_array)
     return FieldRule(
@@ -389,7 +393,7 @@ def rule_for(
         convert_to=collections[0] if len(collections) == 1 and not any_value else None,
         check_value=_any_of(checks) if checks else None,
         cast=_caster([m for m, _ in members], parts) if options["autocast"] else None,
-        spec=_one_spec(members, parts, f"{owner}.{name}: "),
+        spec=spec,
     )
 
 

@@ -28,6 +28,7 @@ from tclass._core._batch import BatchSizeLike
 from tclass._core._class_options import OPTIONS, ClassOptions, named_options, option_listing
 from tclass._core._device import DeviceLike, parse_to_args
 from tclass._core._keys import key_path, unravel_key
+from tclass._core._names import DimName
 from tclass._core._records import is_record, storage_of
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._consolidate import Consolidated, consolidation_of
@@ -70,11 +71,13 @@ from tclass._tensorclass._typing import (
 from tclass._tensorclass._update import update_record
 from tclass._tensorclass._writes import (
     check_entry_write,
+    check_kinds_kept,
     check_row_write,
     check_written_keys,
     check_written_types,
     refuse_none_field,
     replacements,
+    stored_rows,
     stored_value,
     unset_dropped,
 )
@@ -368,7 +371,7 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
             raise self._string_index(index, write=True)
         check_written_keys(self, value)
         check_row_write(self, index, value)
-        self._tensordict[index] = value
+        self._tensordict[index] = stored_rows(self, index, value)
 
     def _string_index(self, index: object, write: bool = False) -> FieldIndexError:
         how = (
@@ -572,6 +575,8 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
         check_written_types(self, kwargs)
         check_row_write(self, ..., source, keys, "update_")
         check_row_write(self, ..., kwargs, keys, "update_")
+        check_kinds_kept(self, source, "update_", keys)
+        check_kinds_kept(self, kwargs, "update_", keys)
         options = {"non_blocking": non_blocking, "keys_to_update": keys_to_update, **kwargs}
         return self._result(self._tensordict.update_(source, clone, **options))
 
@@ -588,12 +593,14 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
         keys = None if keys_to_update is None else [key_path(k) for k in keys_to_update]
         check_written_types(self, input_dict_or_td)
         check_row_write(self, idx, input_dict_or_td, keys, "update_at_")
-        source = storage_of(input_dict_or_td)
+        source = storage_of(stored_rows(self, idx, input_dict_or_td))
         self._tensordict.update_at_(source, idx, clone, keys_to_update=keys_to_update)
         return self
 
     def _check_in_place(self, values: Mapping[str, Any], index: Any, op: str) -> None:
         check_written_types(self, values)
+        if index is ...:
+            check_kinds_kept(self, values, op)
         check_row_write(self, index, values, None, op)
 
     def _result(self, result: TensorDictBase) -> Self:
@@ -779,7 +786,7 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
         batch_size: BatchSizeLike = None,
         device: DeviceLike = None,
         batch_dims: int | None = None,
-        names: Sequence[str | None] | None = None,
+        names: Sequence[DimName] | None = None,
     ) -> Self:
         """A record from a mapping of fields; nested mappings become nested records.
 

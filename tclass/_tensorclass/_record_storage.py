@@ -19,9 +19,10 @@ from tclass._base.implemented._key_ops import renamed
 from tclass._base.implemented._shape_ops import Span
 from tclass._core._batch import BatchSizeLike
 from tclass._core._keys import key_path
+from tclass._core._names import DimName
 from tclass._core._records import field_names_of, storage_of
 from tclass._tensorclass._guards import apply_in_place_checked, check_fill
-from tclass._tensorclass._writes import check_entry_write, check_written_types
+from tclass._tensorclass._writes import check_entry_write, check_written_types, stored_value
 from tclass.errors import UnknownFieldError
 
 if TYPE_CHECKING:
@@ -244,7 +245,7 @@ class RecordStorageOps(TensorDictBase):
     def set_at_(self, key: Any, value: Any, index: Any, *, non_blocking: bool = False) -> Self:
         check_written_types(self, {key: value})
         check_entry_write(self, key, value, index, "set_at_")
-        self._tensordict.set_at_(key, value, index)
+        self._tensordict.set_at_(key, stored_value(self, key, value, index), index)
         return self
 
     def _require_fields(self, keys: Iterable[Any]) -> None:
@@ -307,7 +308,7 @@ class RecordStorageOps(TensorDictBase):
         *,
         batch_size: BatchSizeLike = None,
         device: Any = ...,
-        names: Sequence[str | None] | None = None,
+        names: Sequence[DimName] | None = None,
     ) -> Self:
         if device is ...:
             return self._result(self._tensordict.empty(recurse, batch_size=batch_size, names=names))

@@ -23,6 +23,7 @@ from typing_extensions import Self
 
 from tclass._core._batch import BatchSizeLike
 from tclass._core._device import DeviceLike, refuse_device_assignment
+from tclass._core._names import DimName
 from tclass._engine._record_fields import batch_size_of_record, device_of_record
 from tclass.errors import FrozenInstanceError
 
@@ -101,11 +102,11 @@ def _set_batch_size(record: Any, value: BatchSizeLike) -> None:
     record._tensordict.batch_size = value
 
 
-def _names(record: Any) -> list[str | None]:
-    names: list[str | None] = record._tensordict.names
+def _names(record: Any) -> list[Any]:
+    names: list[DimName] = record._tensordict.names
     return names
 
 
-def _set_names(record: Any, value: Sequence[str | None] | None) -> None:
+def _set_names(record: Any, value: Sequence[DimName] | None) -> None:
     _refuse_frozen(record, "names")
     record._tensordict.names = value

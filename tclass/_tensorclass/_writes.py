@@ -32,9 +32,14 @@ from tclass._core._records import is_record, is_record_class, storage_of
 from tclass._core._row_spec import FILL, RIGHT, RowSpecs
 from tclass._core._tracing import tracing
 from tclass._engine._entry_values import keys_below
-from tclass._engine._nontensor import NonTensorData, _NonTensorNode
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
 from tclass._engine._td import TensorDict
-from tclass.errors import NoneFieldError, UnknownFieldError, UpdateArgumentError
+from tclass.errors import (
+    InPlaceWriteError,
+    NoneFieldError,
+    UnknownFieldError,
+    UpdateArgumentError,
+)
 
 if TYPE_CHECKING:
     from tclass._tensorclass._builder import ClassInfo
@@ -43,12 +48,14 @@ __all__ = [
     "PENDING",
     "RowCheck",
     "build_row_check",
+    "check_kinds_kept",
     "check_entry_write",
     "check_row_write",
     "check_written_keys",
     "check_written_types",
     "merges_into",
     "replacements",
+    "stored_rows",
     "stored_value",
     "unset_dropped",
 ]
@@ -182,6 +189,8 @@ def unset_dropped(record: Any, source: Any) -> Any:
     for key, value in source.items():
         if value is None and key in absent:
             continue
+        if _holds_these_values(record, key, value):
+            continue  # the values it holds (a to_dict() given back): nothing to write
         inner = getattr(record, key, None) if isinstance(key, str) else None
         kept[key] = (
             unset_dropped(inner, value) if is_record(inner) else stored_value(record, key, value)
@@ -189,19 +198,100 @@ def unset_dropped(record: Any, source: Any) -> Any:
     return kept
 
 
-def stored_value(record: Any, key: Any, value: Any) -> Any:
-    """``value`` as ``record`` keeps it when it is written in place into the one Python
-    value its field ``key`` holds (a list given for a ``list`` field stays a list, where
-    a TensorDict makes a tensor of it); any other value (or field) as it is."""
-    td = record._tensordict
-    if type(key) is not str or value is None or isinstance(value, (torch.Tensor, TensorCollection)):
-        return value  # (read first: the entries of a lazy stack of records may not stack)
-    if not td._has_entry(key) or not isinstance(td._entry(key), NonTensorData):
+def stored_value(record: Any, key: Any, value: Any, index: Any = ...) -> Any:
+    """``value`` as ``record`` keeps it when it is written in place into the Python
+    values its field ``key`` holds, at ``index`` (``...``: every element): as the field
+    stores it (``autocast``'s conversion applied; a list given for a ``list`` field one
+    value, for an ``int`` field one value per element), where a TensorDict would make a
+    tensor of a number or a list; any other value (or field) as it is."""
+    if type(key) is not str or value is None or isinstance(value, TensorCollection):
         return value
     rule = record.__tclass_info__.rules.get(key)
-    if rule is None:
+    if rule is None or not rule.value_field:
         return value
-    return rule.store(value, td.batch_size, td.device)
+    if isinstance(value, torch.Tensor) and rule.cast is None:
+        return value  # a number in tensor form; autocast converts it
+    td = record._tensordict
+    entry = td.get(key, None) if td._is_lazy else td._entries().get(key)
+    if not isinstance(entry, _NonTensorNode):
+        return value  # a tensor (a number in tensor form) or unset: the tensor rules
+    shape = td.batch_size if index is ... else indexed_shape(td.batch_size, index)
+    return rule.store(value, shape, td.device)
+
+
+def check_kinds_kept(record: Any, values: Any, op: str, allowed: Allowed = None) -> None:
+    """Refuses, before anything is written, a tensor or mapping copied in place into a
+    field that holds a Python value (what ``set_`` refuses for that field alone), so
+    that ``update_`` writes all of its values or none. ``values``: a mapping, a
+    collection (a lazy stack's members are written member by member, each checked) or
+    None; ``allowed``: the keys to update, as paths.
+
+    Raises:
+        InPlaceWriteError: naming the field.
+    """
+    if values is None or record._tensordict._is_lazy:
+        return
+    if isinstance(values, TensorCollection):
+        if values._is_lazy:
+            return
+        values = values._entries()
+    entries = record._tensordict._entries()
+    for key, value in values.items():
+        if allowed is not None and not any(path[:1] == key_path(key)[:1] for path in allowed):
+            continue
+        if isinstance(entries.get(key), _NonTensorNode) and (
+            isinstance(value, (torch.Tensor, Mapping))
+            or (isinstance(value, TensorCollection) and not isinstance(value, _NonTensorNode))
+        ):
+            msg = (
+                f"{type(record).__name__}.{op}(...): {key!r} holds a Python value; a "
+                f"{type(value).__name__} cannot be copied into it (an in-place write keeps "
+                "the entry's kind: use set() or update() to replace it). Nothing was written"
+            )
+            raise InPlaceWriteError(msg)
+
+
+def stored_rows(record: Any, index: Any, value: Any) -> Any:
+    """The rows ``value`` written into ``record`` at ``index``: a plain mapping's values
+    for Python-value fields as :func:`stored_value` makes them; any other value as it
+    is."""
+    if type(value) is TensorDict and record.__tclass_info__.options["autocast"]:
+        return _cast_rows(record, index, value)
+    if not isinstance(value, Mapping) or isinstance(value, TensorCollection):
+        return value
+    return {key: stored_value(record, key, item, index) for key, item in value.items()}
+
+
+def _cast_rows(record: Any, index: Any, rows: TensorDict) -> TensorDict:
+    """``rows`` with the Python values it holds for ``record``'s fields converted by
+    ``autocast`` (a copy, where it holds any)."""
+    rules = record.__tclass_info__.rules
+    changed = {
+        key: stored_value(record, key, entry.data if type(entry) is NonTensorData else entry, index)
+        for key, entry in rows._entries().items()
+        if isinstance(entry, (NonTensorData, torch.Tensor))
+        and getattr(rules.get(key), "cast", None) is not None
+    }
+    changed = {key: new for key, new in changed.items() if new is not rows._entries()[key]}
+    if not changed:
+        return rows
+    copy = rows.copy()
+    for key, new in changed.items():
+        copy.set(key, new)
+    return copy
+
+
+def _holds_these_values(record: Any, key: Any, value: Any) -> bool:
+    """Whether the Python-value field ``key`` of ``record`` holds ``value`` already (its
+    one value, or its per-element values as a list)."""
+    if type(key) is not str or isinstance(value, (torch.Tensor, TensorCollection)):
+        return False
+    entry = record._tensordict._entries().get(key)
+    if isinstance(entry, NonTensorData):
+        return same_value(entry.data, value)
+    if isinstance(entry, _NonTensorNode) and isinstance(value, list):
+        return same_value(entry.tolist(), value)
+    return False
 
 
 def replacements(args: tuple[Mapping[str, Any] | TensorCollection, ...]) -> dict[str, Any]:

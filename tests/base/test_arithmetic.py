@@ -593,6 +593,25 @@ def test_copy_zero_fill() -> None:
     assert torch.equal(target.fill_("b", 3.0)["b"], torch.full((3, 4), 3.0))
 
 
+def test_copy_from_parameters_records_each_copy_as_torch() -> None:
+    """A source holding a parameter beside an integer tensor (a TensorDictParams): each
+    copy is recorded as ``Tensor.copy_`` records it (torch's fused copy would mark the
+    integer destination as requiring grad, with no derivative), as the peer."""
+    params = tclass.TensorDictParams(
+        TensorDict(b=torch.ones(1), d=torch.arange(4).reshape(2, 2), batch_size=[])
+    )
+    target = TensorDict(b=torch.zeros(1), d=torch.zeros(2, 2, dtype=torch.long), batch_size=[])
+    assert target.copy_(params) is target
+    assert target["b"].requires_grad and not target["d"].requires_grad
+    assert torch.equal(target["d"], torch.arange(4).reshape(2, 2))
+    assert torch.equal(target.clamp(1, -1)["d"], torch.full((2, 2), -1))  # torch.clamp's rule
+    target["b"].sum().backward()
+    assert torch.equal(params["b"].grad, torch.ones(1))
+    with torch.no_grad():
+        plain = TensorDict(b=torch.zeros(1), d=torch.zeros(2, 2, dtype=torch.long))
+        assert not plain.copy_(params)["b"].requires_grad
+
+
 # --- Python values, classes, locks ------------------------------------------------------
 
 

@@ -234,6 +234,24 @@ def test_share_memory_in_place() -> None:
     assert all(leaf.is_shared() for leaf in _leaves(td))
 
 
+def test_share_memory_of_a_collection_without_tensors_is_shared_as_in_the_peer() -> None:
+    # Nothing to move: the collection (and its nested ones, and its locked views) is
+    # shared from then on, as the peer's flag says; its rows are locked, as a shared
+    # collection's.
+    td = TensorDict({"s": "x", "n": {}}, [3])
+    assert not td.is_shared()
+    assert td.share_memory_() is td and td.is_shared() and td.is_locked
+    assert td["n"].is_shared() and not td.is_memmap()
+    for view in (td[0], td.unsqueeze(0), td.unsqueeze(0)[0], td.unbind(0)[1]):
+        assert view.is_shared() and view.is_locked
+    assert not td.clone().is_shared() and not TensorDict({}, [3]).is_shared()
+    empty = TensorDict({}, [3]).share_memory_()
+    assert empty.is_shared() and empty[0].is_locked
+    with empty.unlock_():
+        empty["a"] = torch.zeros(3)  # a tensor tells again: this one is not shared
+        assert not empty.is_shared()
+
+
 def test_views_of_an_anonymous_memory_map_stay_memory_mapped() -> None:
     # memmap_() without a folder maps anonymous memory: a view of the same data
     # (detach, an index, view) answers is_shared() and is_memmap() as the collection.

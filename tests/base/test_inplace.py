@@ -160,6 +160,24 @@ def test_a_number_of_another_class_is_checked_again() -> None:
     _refused_unchanged(lambda: brain.clamp_(low, 3.4e38), brain, r"'b'")
 
 
+def test_a_float_key_kept_from_an_earlier_call_is_the_one_worked_out_afresh() -> None:
+    """The key of each float met is kept: the same value (and -0.0 beside 0.0) gives the
+    key worked out afresh, and a value seen under one dtype is still refused under one
+    that cannot hold it."""
+    _inplace._check_guards()
+    for value in (1e3, 1e5, -2.5, 0.0, -0.0, 3.4e38, 1e-50):
+        _inplace._FLOAT_KEYS.pop(value, None)
+        fresh = _inplace._plain_key(value)
+        assert _inplace._plain_key(value) == fresh
+        limits = [abs(value) <= m for m in _inplace._FLOAT_LIMITS]
+        assert fresh == (float, (value > 0) - (value < 0), *limits)
+    assert _inplace._plain_key(-0.0) == _inplace._plain_key(0.0)
+    wide = TensorDict({"a": torch.ones(3)}, [3])
+    assert wide.clamp_(wide.clone(), 1e5) is wide  # 1e5's key kept, float32 holds it
+    td = TensorDict({"a": torch.ones(3), "h": torch.ones(3, dtype=torch.float16)}, [3])
+    _refused_unchanged(lambda: td.clamp_(td.clone(), 1e5), td, r"'h'")
+
+
 def test_an_entry_that_is_no_longer_a_plain_tensor_is_checked_again() -> None:
     td, other = _tree(), _tree()
     td.add_(other)

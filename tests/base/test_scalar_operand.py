@@ -169,3 +169,50 @@ def test_half_precision_keeps_torch_rounding() -> None:
     want = td["a"].clone()
     torch._foreach_mul_([want], 0.99)  # (torch's in-place kernel rounds 0.99 to float16)
     assert torch.equal(_bits(td.mul_(0.99)["a"].float()), _bits(want.float()))
+
+
+def test_in_place_math_with_a_number_reads_the_tensors_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``td.mul_(0.99)`` reads each tensor's class, dtype and ``requires_grad`` in one
+    pass, which the all-or-nothing check and the route share; what the check refuses
+    from them is refused as before, with nothing written."""
+    from tclass import errors
+    from tclass._base.implemented import _inplace, _scalar_operand
+
+    reads: list[str] = []
+    kind_of, dtype_of, grad_of = (
+        _scalar_operand._kind_of,
+        _inplace._dtype_of,
+        _inplace._requires_grad,
+    )
+
+    def counted(name: str, read: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        def wrapper(tensor: Any) -> Any:
+            reads.append(name)
+            return read(tensor)
+
+        return wrapper
+
+    monkeypatch.setattr(_scalar_operand, "_kind_of", counted("kind", kind_of))
+    monkeypatch.setattr(_inplace, "_dtype_of", counted("dtype", dtype_of))
+    monkeypatch.setattr(_inplace, "_requires_grad", counted("grad", grad_of))
+    td = TensorDict({"a": torch.ones(3), "n": {"b": torch.ones(3, 2)}}, [3])
+    expected = [leaf.clone().mul_(0.99) for leaf in (td["a"], td["n", "b"])]
+    assert td.mul_(0.99) is td
+    assert reads == ["kind", "kind"]  # one pass over the two tensors, nothing else
+    assert all(map(torch.equal, (td["a"], td["n", "b"]), expected))
+    mixed = TensorDict({"a": torch.ones(3), "i": torch.ones(3, dtype=torch.int64)}, [3])
+    before = [mixed["a"].clone(), mixed["i"].clone()]
+    with pytest.raises(errors.InPlaceWriteError, match="'i'"):
+        mixed.mul_(0.5)  # float into int64: refused from the dtypes read with the kinds
+    assert torch.equal(mixed["a"], before[0]) and torch.equal(mixed["i"], before[1])
+    weights = torch.ones(3, requires_grad=True)
+    grads = TensorDict({"a": torch.ones(3), "w": weights}, [3])
+    with pytest.raises(errors.InPlaceWriteError, match="requires grad"):
+        grads.mul_(0.5)
+    assert torch.equal(grads["a"], torch.ones(3))
+    with torch.no_grad():
+        assert grads.mul_(0.5) is grads
+    assert torch.equal(grads["a"], torch.full((3,), 0.5))
+    assert torch.equal(weights.detach(), torch.full((3,), 0.5))

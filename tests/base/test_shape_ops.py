@@ -10,6 +10,7 @@ views share storage as torch's op would.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -300,6 +301,34 @@ def test_unbind_of_a_saved_collection_without_tensors_gives_locked_slices(tmp_pa
         assert all(piece.is_locked and piece["n"].is_locked for piece in slices)
     assert saved[0].is_locked
     assert not any(piece.is_locked for piece in TensorDict({}, [2]).lock_().unbind(0))
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        lambda t: t.unsqueeze(0),
+        lambda t: t.unsqueeze(0).squeeze(0),
+        lambda t: t.permute(1, 0),
+        lambda t: t.transpose(0, 1),
+        lambda t: t.view(6),
+        lambda t: t.split(1, 0)[0],
+        lambda t: t.unbind(0)[0].unsqueeze(-1),
+        lambda t: t[0].unsqueeze(0),
+    ],
+)
+def test_views_of_a_saved_collection_without_tensors_are_saved_views(
+    tmp_path: Path, view: Callable[[Any], Any]
+) -> None:
+    # As the peer's: unsqueeze / squeeze / permute / transpose / view / split / unbind of
+    # a saved (locked) collection holding no tensor are memory-mapped, their rows locked.
+    saved = TensorDict({"s": "abc", "n": TensorDict({}, [2, 3])}, [2, 3]).memmap(tmp_path)
+    out = view(saved)
+    assert out.is_locked and out.is_memmap()
+    assert out[0].is_locked and out.unbind(0)[0].is_locked and out[0]["n"].is_locked
+    # reshape-like ops and copies make no such view, as the peer's; nor does a
+    # collection locked by hand
+    assert not saved.reshape(6)[0].is_locked and not saved.expand(4, 2, 3).is_memmap()
+    assert not view(TensorDict({}, [2, 3]).lock_())[0].is_locked
 
 
 # --- squeeze / unsqueeze --------------------------------------------------------------

@@ -296,11 +296,11 @@ API_ERRORS: list[
     ),
     ("bad to", lambda: _plain().to("nope"), errors.DeviceError, (ValueError,), "nope"),
     (
-        "name not a str",
-        lambda: TensorDict({}, [2, 3], names=["x", 1]),
+        "name not hashable",
+        lambda: TensorDict({}, [2, 3], names=["x", [1]]),
         errors.DimNameTypeError,
         (TypeError, errors.DimNameError),
-        "got 1 in ['x', 1]",
+        "got [1] in ['x', [1]]",
     ),
     (
         "names not a sequence",

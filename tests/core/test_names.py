@@ -53,7 +53,7 @@ def test_invalid_names_are_refused() -> None:
     with pytest.raises(ValueError):
         TensorDict({}, [], names=["x"])  # no dim to name: nothing is dropped silently
     with pytest.raises(TypeError):
-        TensorDict({}, [2], names=[1])  # type: ignore[list-item]
+        TensorDict({}, [2], names=[{}])  # not hashable (an int is a name, as in the peer)
     td = _td()
     with pytest.raises(ValueError):
         td.names = ["x"]
@@ -446,3 +446,37 @@ def test_flatten_and_unflatten_name_nested_collections_as_the_peer() -> None:
     grown = pair.unflatten(0, [1, 1, 1, 1])
     assert grown["n"].names == grown.names == [None, None, None, "i", "j"]
     assert pair["n"].names == ["i", "j"]
+
+
+def test_names_other_than_strings_are_labels_as_in_the_peer() -> None:
+    # The peer takes any hashable name (td.names = [0, 1]); dims stay addressed by
+    # position, so an int name is never read as a dim.
+    td = TensorDict({"a": torch.zeros(2, 3, 4), "n": {"b": torch.zeros(2, 3)}}, [2, 3])
+    td.names = [0, 1]
+    assert td.names == [0, 1] and td["n"].names == [0, 1]
+    assert td.permute(1, 0).names == [1, 0] and td[0].names == [1]
+    assert td.unsqueeze(0).names == [None, 0, 1] and td.sum(dim=1).names == [0]
+    assert tclass.stack([td, td], 0).names == [None, 0, 1]
+    assert td.rename(0, "x").names == [0, "x"] and td.refine_names(0, ...).names == [0, 1]
+    assert TensorDict({}, [2, 3], names=[1.5, None]).names == [1.5, None]
+    with pytest.raises(errors.DimNameError, match="unique"):
+        td.names = [1, True]  # equal names, as the peer's set of names sees them
+    with pytest.raises(errors.DimNameTypeError, match="hashable") as caught:
+        td.names = [[0], 1]
+    assert isinstance(caught.value, TypeError)  # the peer's "unhashable type"
+
+
+def test_json_scalar_names_are_saved_and_others_refused_before_writing(tmp_path: Path) -> None:
+    td = TensorDict({"a": torch.zeros(2, 3), "n": {"b": torch.zeros(2, 3)}}, [2, 3])
+    td.names = [0, 1.5]
+    td.memmap(tmp_path / "ints")
+    assert json.loads((tmp_path / "ints" / "meta.json").read_text())["_names"] == [0, 1.5]
+    loaded = TensorDict.load_memmap(tmp_path / "ints")
+    assert loaded.names == [0, 1.5] and loaded["n"].names == [0, 1.5]
+    # The peer writes a tuple name as a list, then cannot load the folder: refused here,
+    # before anything is written.
+    for name in (("a",), object()):
+        td.names = [name, None]
+        with pytest.raises(errors.NotSerializableError, match=r"dim names .* rename") as caught:
+            td.memmap(tmp_path / "bad")
+        assert isinstance(caught.value, TypeError) and not (tmp_path / "bad").exists()

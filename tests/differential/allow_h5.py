@@ -35,7 +35,10 @@ _PEER_REFUSES = (
     re.compile(r"Cannot lock a _SubTensorDict"),  # a view's lock_, and its memmap (locked)
     re.compile(r"Only one indexing vector or array is currently allowed"),  # h5py, 2 masks
     re.compile(r"Python integer -?\d+ out of bounds for u?int"),  # numpy: a number out of
-)  # an integer dtype's range (masked_fill_): tclass raises torch's in-place error
+    # an integer dtype's range (masked_fill_): tclass raises torch's in-place error
+    re.compile(r"Calling nonzero on 0d arrays is not allowed"),  # a 0-d mask (masked_fill_)
+    re.compile(r"Failed to convert the metadata to json"),  # consolidate(filename=) of a file
+)
 # Differences of the result: the peer's copies of a file are files (``clone``, and the
 # math on a file without tensors), its reads of strings bytes and of numbers numpy
 # scalars, its rows at an empty list fail on every read, its names dropped by
@@ -85,8 +88,12 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue  # ptd[key] = t of another dtype replaces it (the peer casts t)
         if op == "setitem_key" and _new_nested_key_kept(finding, line):
             continue
-        if op == "apply" and "batch_size=" in finding.step.src and _UNNAMED.search(line):
+        if op == "apply" and "batch_size=" in finding.step.src and _NAMES_DROPPED.search(line):
             continue  # apply(fn, batch_size=) drops the names, as a TensorDict's in both
+        if op == "tile" and _NAMES_DROPPED.search(line):
+            continue  # read into memory and tiled as a TensorDict, whose tile drops them
+        if op in ("setitem_key", "set", "update") and _NEW_GROUP_NAMED.search(line):
+            continue  # a new nested group keeps the file's dim names, as in a TensorDict
         if op in ("getitem_key", "get", "rename_key_", "pop") and _more_batch_dims(line):
             continue  # a group's batch size as written (the peer's inferred one is shorter)
         return False
@@ -110,7 +117,6 @@ _SAVED_LOCKED = re.compile(
 _RETYPED = re.compile(
     r": peer Tensor\[[\w.]+, shape (\[[\d, ]*\])\], tclass Tensor\[[\w.]+, shape \1\]$"
 )
-_UNNAMED = re.compile(r"\.names: peer \[[^\]]*\], tclass \[(None(, )?)+\]$")
 _KEYS_KEPT = re.compile(r"^result((?:\['\w+'\])*): keys: peer \[([^\]]*)\], tclass \[([^\]]*)\]$")
 
 
@@ -125,6 +131,10 @@ def _new_nested_key_kept(finding: Finding, line: str) -> bool:
 
 
 _VIEW_KEPT = re.compile(r"\.kind: peer 'TensorDict', tclass 'PersistentTensorDictView'$")
+_NAMES_DROPPED = re.compile(
+    r"^result(\['\w+'\])*\.names: peer \[[^\]]*\], tclass \[None(, None)*\]$"
+)
+_NEW_GROUP_NAMED = re.compile(r"^result(\['\w+'\])+\.names: peer \[None(, None)*\], tclass \['")
 _RESHAPED = re.compile(r": peer Tensor\[([\w.]+), shape \[[\d, ]*\]\], tclass Tensor\[\1, shape")
 
 

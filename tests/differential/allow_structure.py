@@ -79,6 +79,20 @@ def _lock_follows_sharing(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     return all(_LOCK_LINE.search(line) for line in finding.detail)
 
 
+def _copy_unlocked(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``unlock_()`` of a stacked copy of a locked collection: it shares nothing with the
+    locked one and unlocks, where the peer's lock graph still counts the source's nested
+    collections as the copy's and refuses ("part of a locked graph")."""
+    if finding.kind != "peer-raises" or finding.step.op != "unlock_":
+        return False
+    if "part of a locked graph" not in str(peer.error) or len(finding.lines) < 2:
+        return False
+    return _STACKED_COPY.search(finding.lines[-2]) is not None
+
+
+_STACKED_COPY = re.compile(r"^x = (torch|L)\.(stack|cat)\(\[x(, x)*\], -?\d+\)$")
+
+
 def _write_into_locked_slices(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A write into ``unbind`` / ``split`` slices of a saved or memory-mapped collection
     (or of a lazy stack of one): the slices are locked in tclass, as the collection they
@@ -625,6 +639,48 @@ def _nested_names_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         and all(a == "None" or a == b for a, b in zip(p[1], p[2]))
         for p in parsed
     )
+
+
+def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A Python value every element shares, one value in tclass after ``squeeze``, where
+    the peer keeps its value stack; or listed one level deeper by the peer's ``lazy_stack``
+    of a record whose value node kept a dim the peer's ``squeeze()`` took off the record
+    (its node has more dims than its collection). The same value in every slot."""
+    if finding.kind != "result" or finding.step.op not in ("squeeze", "lazy_stack"):
+        return False
+    for line in finding.detail:
+        found = _VALUE_LISTED.match(line)
+        if found is None:
+            return False
+        theirs, ours = (_read_value(side.value, found.group(1)) for side in (peer, mine))
+        if finding.step.op == "lazy_stack" and _depth(theirs) <= len(peer.value.batch_size):
+            return False
+        values = _flat(theirs) + _flat(ours)
+        if not values or any(value != values[0] for value in values):
+            return False
+    return True
+
+
+_VALUE_LISTED = re.compile(r"^result\['(\w+)'\](\[\d+\])*: peer list of \d+, tclass ")
+
+
+def _read_value(collection: Any, key: str) -> Any:
+    """A record's field or a collection's entry, where it holds a string or a list."""
+    try:
+        value = getattr(collection, key) if hasattr(collection, key) else collection[key]
+    except Exception:  # a read that fails is no shared value
+        return None
+    return value if isinstance(value, (str, list)) else None
+
+
+def _depth(value: Any) -> int:
+    return 1 + _depth(value[0]) if isinstance(value, list) and value else 0
+
+
+def _flat(value: Any) -> list[Any]:
+    if isinstance(value, list):
+        return [item for part in value for item in _flat(part)]
+    return [] if value is None else [value]
 
 
 def _longer_value_node(line: str) -> bool:

@@ -165,6 +165,22 @@ def test_reshape_regroups_the_members_as_the_peer() -> None:
     assert type(row.reshape(2)) is NonTensorStack and row.reshape(2).tolist() == ["p", "p"]
 
 
+@pytest.mark.parametrize("shape", [[1, 1], [2, 1], [1, 2], [2, 3]])
+def test_transpose_moves_the_stack_dim_over_dims_of_size_one(shape: list[int]) -> None:
+    # a transpose of size-1 dims keeps the elements in order, as a reshape, yet moves the
+    # stack dim as the peer's does: the rows of the result are stacks, whatever the sizes
+    rows = [TensorDict(a=torch.zeros(shape[1]), s=s, batch_size=shape[1:]) for s in "ab"]
+    stacked = torch.stack(rows[: shape[0]], 0)
+    swapped = stacked.transpose(1, 0)
+    node = swapped.get("s")
+    assert node.stack_dim == 1 and node.batch_size == torch.Size(shape[::-1])
+    assert _tree(node)[3] == [("value", [shape[1]], s) for s in "ab"[: shape[0]]]
+    for row in swapped.unbind(0):
+        assert type(row.get("s")) is NonTensorStack and row["s"] == list("ab"[: shape[0]])
+    back = swapped.permute(1, 0)  # and back: stacked along dim 0 again
+    assert back.get("s").stack_dim == 0 and back["s"] == stacked["s"]
+
+
 def test_nested_stacks_save_and_load_with_their_values(tmp_path: Path) -> None:
     inner = TensorDict(a=torch.zeros(2), s=NonTensorStack("x", "y"), batch_size=[2])
     twice = torch.stack([torch.stack([inner, inner]), torch.stack([inner, inner])], 1)

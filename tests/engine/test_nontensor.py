@@ -234,10 +234,13 @@ class TestNonTensorStack:
         assert s.data == ["a", "b", "c"] and s.device is None
         assert NonTensorStack.from_list(["a", "a"]).data == "a"  # one value for all
 
-    def test_from_list_keeps_list_values(self) -> None:
+    def test_from_list_of_items_nesting_to_different_depths(self) -> None:
+        # lists beside a tuple (a value): the peer refuses; tclass keeps a 1-d stack of
+        # the items as values, as from_dict stores such a list
         s = NonTensorStack.from_list([[1, 2], [3], (4,)])
         assert s.batch_size == torch.Size([3])
         assert s.tolist() == [[1, 2], [3], (4,)] and s[1].data == [3]
+        assert NonTensorStack.from_list([[1, 2], 3]).tolist() == [[1, 2], 3]
 
     def test_values_of_different_batch_sizes(self) -> None:
         ragged = NonTensorStack(NonTensorData("a", [2]), NonTensorData("b", [3]))
@@ -749,6 +752,23 @@ class TestWritesIntoIndexedElements:
         with pytest.raises(errors.LockedError):
             node[True] = "b"
 
+    def test_setting_data_of_a_locked_node_is_refused_as_in_the_peer(self) -> None:
+        node = NonTensorData("a", batch_size=[3])
+        node.data = 1  # unlocked: the value is replaced
+        assert node.data == 1 and node.tolist() == [1, 1, 1]
+        node.lock_()
+        with pytest.raises(errors.LockedError, match="set its data; unlock it") as caught:
+            node.data = 2
+        assert isinstance(caught.value, RuntimeError) and node.data == 1
+        td = TensorDict({"x": NonTensorData("a", batch_size=[3])}, [3]).lock_()
+        with pytest.raises(errors.LockedError):
+            td.get("x").data = "b"  # locked by the collection holding it
+        td.set_("x", "b")  # the in-place write the message points to
+        assert td["x"] == "b"
+        td.unlock_()
+        td.get("x").data = "c"
+        assert td["x"] == "c"
+
     def test_a_write_into_an_element_reaches_the_stack(self) -> None:
         s = NonTensorStack("a string", "b")
         s[0][True] = NonTensorStack("another string")
@@ -792,3 +812,77 @@ class TestWritesIntoIndexedElements:
             nested[1][0] = "x"
             results.append((s.tolist(), nested.tolist()))
         assert results[0] == results[1]
+
+
+class TestUpdateFromValueNodes:
+    """update / update_ / update_at_ of a value node from another value node write its
+    value(s), as the peer (they did nothing: a node has no entries to merge)."""
+
+    def test_one_value_is_replaced_in_place(self) -> None:
+        node = NonTensorData("a")
+        assert node.update(NonTensorData("b")) is node and node.data == "b"
+        assert node.update_(NonTensorData("c")) is node and node.data == "c"
+        assert node.update_at_(NonTensorData("d"), ()).data == "d"
+        spread = NonTensorData("a", batch_size=[2])
+        spread.update(NonTensorData("b"))  # one value, over the node's own batch
+        assert spread.batch_size == (2,) and spread.tolist() == ["b", "b"]
+
+    def test_clone_copies_the_value(self) -> None:
+        source = NonTensorData({"k": [1]})
+        node = NonTensorData(None)
+        node.update(source, clone=True)
+        assert node.data == {"k": [1]} and node.data is not source.data
+        node.update(source)
+        assert node.data is source.data
+
+    def test_the_collection_and_the_stack_holding_the_node_see_the_write(self) -> None:
+        td = TensorDict(v=NonTensorData("a"))
+        td.get("v").update(NonTensorData("q"))
+        assert td["v"] == "q"
+        s = NonTensorStack("a", "b")
+        s[0].update_(NonTensorData("q"))
+        assert s.tolist() == ["q", "b"]
+
+    def test_a_stack_takes_values_per_element_or_broadcast(self) -> None:
+        s = NonTensorStack("a", "b")
+        s.update(NonTensorStack("c", "d"))
+        assert s.tolist() == ["c", "d"]
+        s.update(NonTensorData("z"), inplace=True)
+        assert s.tolist() == ["z", "z"]
+        s.update_at_(NonTensorData("y"), 1)
+        assert s.tolist() == ["z", "y"]
+        ragged = NonTensorStack.from_list([["a", "b"], ["c"]])
+        ragged.update_(NonTensorStack.from_list([["x", "y"], ["z"]]))
+        assert ragged.tolist() == [["x", "y"], ["z"]]
+
+    def test_what_cannot_be_written_is_refused_and_changes_nothing(self) -> None:
+        node = NonTensorData("a", batch_size=[2])
+        with pytest.raises(errors.InPlaceWriteError, match="maybe_to_stack"):
+            node.update(NonTensorStack("b", "c"))
+        with pytest.raises(ValueError, match=r"at 0: it holds one value"):
+            node.update_at_(NonTensorData("b"), 0)
+        with pytest.raises(EntryTypeError, match="no entries to update"):
+            node.update({"x": 1})
+        assert node.tolist() == ["a", "a"]
+        node.lock_()
+        with pytest.raises(errors.LockedError, match=r"update\(\) replaces its value"):
+            node.update(NonTensorData("b"))
+        # in place too: a locked node may be saved in a folder it cannot reach
+        with pytest.raises(RuntimeError, match=r"update_\(\) writes into it.*td.set_"):
+            node.update_(NonTensorData("b"))
+        assert node.tolist() == ["a", "a"]
+
+    @pytest.mark.peer
+    def test_as_the_peer(self) -> None:
+        peer = pytest.importorskip("tensordict")
+        results = []
+        for lib in (tclass, peer):
+            node = lib.NonTensorData("a", batch_size=[2])
+            node.update(lib.NonTensorData("b"))
+            s = lib.NonTensorStack("a", "b")
+            s.update(lib.NonTensorStack("c", "d"))
+            s.update_at_(lib.NonTensorData("z"), 0)
+            td = lib.TensorDict(v=lib.NonTensorData("a"))
+            td.get("v").update_(lib.NonTensorData("q"))
+            results.append((node.tolist(), s.tolist(), td["v"]))
+        assert results[0] == results[1] == (["b", "b"], ["z", "d"], "q")

@@ -306,8 +306,27 @@ def test_pad_per_element_values_in_two_dims() -> None:
 
 
 def test_pad_per_element_list_values_are_kept_whole() -> None:
-    td = TensorDict({"tags": NonTensorStack.from_list([[1, 2], [3]])}, [2])
+    tags = NonTensorStack(NonTensorData([1, 2]), NonTensorData([3]))  # a list per element
+    td = TensorDict({"tags": tags}, [2])
     assert pad(td, [1, 0]).get("tags").tolist() == [None, [1, 2], [3]]
+
+
+def test_pad_ragged_value_stack_as_the_peer() -> None:
+    # from_list of ragged lists is a ragged stack [2, -1]: padded as a lazy stack, new
+    # members empty along the ragged dim (read as [], as the peer's)
+    td = TensorDict({"tags": NonTensorStack.from_list([[1, 2], [3]])}, [2])
+    padded = pad(td, [1, 0]).get("tags")
+    assert padded.batch_size == (3, -1) and padded.tolist() == [[], [1, 2], [3]]
+    both = pad(NonTensorStack.from_list([["a", "b"], ["c"]]), [1, 1])
+    assert both.tolist() == [[], ["a", "b"], ["c"], []]
+    # along the ragged dim: each member padded with None
+    inner = pad(NonTensorStack.from_list([[1, 2], [3]]), [0, 0, 1, 0])
+    assert inner.batch_size == (2, -1) and inner.tolist() == [[None, 1, 2], [None, 3]]
+    # a crop to members of one size is dense again
+    cropped = pad(NonTensorStack.from_list([[1, 2], [3]]), [-1, 0])
+    assert cropped.batch_size == (1, 1) and cropped.tolist() == [[3]]
+    deeper = pad(NonTensorStack.from_list([[[1], [2, 3]], [[4], [5, 6]]]), [0, 1])
+    assert deeper.batch_size == (3, 2, -1) and deeper.tolist()[2] == [[], []]
 
 
 def test_pad_record_with_different_str_values() -> None:

@@ -59,6 +59,57 @@ def test_an_empty_list_beside_lists_of_values_is_a_row_of_no_values() -> None:
     assert torch.equal(TensorDict({"n": [[], []]}, [2])["n"], torch.zeros(2, 0))
 
 
+@pytest.mark.parametrize(
+    ("rows", "size"),
+    [
+        ([["a", "b"], ["c"]], (2, -1)),
+        ([[["x"]], [["y", "z"]]], (2, 1, -1)),
+        ([[[1, 2], [3]], [[4]]], (2, -1, -1)),
+        ([[[1], [2, 3]], [[4], [5, 6]]], (2, 2, -1)),
+        ([[[1, 2]], [[3, 4], [5, 6]]], (2, -1, 2)),
+        ([[], ["a"]], (2, -1)),
+        ([["a", "b"], ["c", "d"]], (2, 2)),
+    ],
+)
+def test_from_list_and_from_any_of_ragged_lists_are_ragged_stacks(
+    rows: list[Any], size: tuple[int, ...]
+) -> None:
+    # Each nested list is one more dim, -1 where the lengths differ, as the peer's
+    # (tclass gave a 1-d stack of the rows, each a list value).
+    for build in (NonTensorStack.from_list, NonTensorStack.from_any):
+        stack = build(rows)
+        assert isinstance(stack, NonTensorStack) and stack.batch_size == size
+        assert stack.tolist() == rows
+    ragged = NonTensorStack.from_list([["a", "b"], ["c"]], device="cpu")
+    assert ragged[1, 0].data == "c" and ragged[0].tolist() == ["a", "b"]
+    assert ragged.device == torch.device("cpu") and ragged[1].device == torch.device("cpu")
+
+
+def test_from_list_keeps_value_nodes_as_members() -> None:
+    # A NonTensorData / NonTensorStack item is a member (its dims follow), not a value
+    # holding a node (tclass listed the node objects themselves).
+    items = NonTensorStack.from_list([NonTensorData("x"), "y"])
+    assert items.batch_size == (2,) and items.tolist() == ["x", "y"]
+    rows = NonTensorStack.from_list([NonTensorStack("a", "b"), NonTensorStack("c")])
+    assert rows.batch_size == (2, -1) and rows.tolist() == [["a", "b"], ["c"]]
+    dense = NonTensorStack.from_list([NonTensorData("x", batch_size=[2]), NonTensorStack("a", "b")])
+    assert dense.batch_size == (2, 2) and dense.tolist() == [["x", "x"], ["a", "b"]]
+    inner = NonTensorStack.from_list([["a", NonTensorData("b")], ["c", NonTensorData("d")]])
+    assert inner.tolist() == [["a", "b"], ["c", "d"]]
+    with pytest.warns(DeprecationWarning, match="set_capture_non_tensor_stack"):
+        switch = tclass.set_capture_non_tensor_stack(True)
+    with switch:  # still a stack of one value per element, as the peer's
+        same = NonTensorStack.from_list(["a", "a"])
+    assert type(same) is NonTensorStack and same.tolist() == ["a", "a"]
+
+
+def test_from_list_agrees_with_the_peer() -> None:
+    tensordict = pytest.importorskip("tensordict")
+    for rows in ([["a", "b"], ["c"]], [[["a"]], [["b", "c"]]], [[1], [2, 3]]):
+        ours, theirs = NonTensorStack.from_list(rows), tensordict.NonTensorStack.from_list(rows)
+        assert ours.batch_size == theirs.batch_size and ours.tolist() == theirs.tolist()
+
+
 @pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors is in prototype stage")
 def test_densify_of_a_ragged_lazy_stack_keeps_its_python_values() -> None:
     lazy = tclass.lazy_stack(list(_members(tclass)))

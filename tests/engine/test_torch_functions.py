@@ -447,6 +447,69 @@ def test_where_and_gather_take_out_as_the_peer() -> None:
     assert torch.equal(out["n", "c"], td["n", "c"][:, :1].expand(3, 2, 2))
 
 
+def _out_of_where_clamp_norm(td: Any, name: str) -> tuple[Any, Any]:
+    """``name``(td, out=...) and the same without out=."""
+    mask = torch.tensor([True, False, True])
+    if name == "norm":
+        return td.norm(out=td.norm().detach().zero_()), td.norm()
+    if name == "clamp":
+        return td.clamp(-0.5, 0.5, out=td.detach().clone().zero_()), td.clamp(-0.5, 0.5)
+    other = td.detach() * 2
+    return torch.where(mask, td, other, out=td.detach().clone().zero_()), td.where(mask, other)
+
+
+@pytest.mark.parametrize("name", ["where", "clamp", "norm"])
+def test_out_takes_inputs_that_require_grad_and_records_the_graph(name: str) -> None:
+    """As the peer's where / clamp / norm (which compute the result, then write it into
+    out): out= runs on inputs that require grad, and a backward through out reaches
+    them with the gradient of the result without out=."""
+    x = torch.randn(3, 4, requires_grad=True)
+    y = torch.randn(3, requires_grad=True)
+    td = TensorDict({"a": x, "n": {"b": y}}, [3])
+    got, expected = _out_of_where_clamp_norm(td, name)
+    assert equal(got.detach(), expected.detach())
+    assert got["a"].requires_grad and got["n", "b"].requires_grad
+    grads = torch.autograd.grad(got["a"].sum() + got["n", "b"].sum(), (x, y))
+    wanted = torch.autograd.grad(expected["a"].sum() + expected["n", "b"].sum(), (x, y))
+    assert all(torch.equal(g, w) for g, w in zip(grads, wanted))
+
+
+def test_out_whose_tensors_are_parameters_takes_the_result_as_its_entries() -> None:
+    # Autograd forbids writing into a leaf that requires grad: out's entries become the
+    # result's tensors (as the peer's where and norm), the parameter is left as it was.
+    td = TensorDict({"a": torch.arange(3.0)}, [3])
+    weight = torch.nn.Parameter(torch.zeros(3))
+    out = TensorDict({"a": weight}, [3])
+    assert td.where(torch.tensor([True, False, True]), -1.0, out=out) is out
+    assert out["a"].tolist() == [0.0, -1.0, 2.0] and weight.tolist() == [0.0] * 3
+    with torch.no_grad():  # without autograd, written in place as torch's out=
+        td.clamp(0.5, 1.5, out=out)
+    assert out["a"] is not weight and torch.equal(out["a"], td["a"].clamp(0.5, 1.5))
+
+
+def test_logsumexp_and_gather_refuse_out_as_torch_kernels_with_grad() -> None:
+    # The peer's call torch's out= kernels leaf by leaf: these refuse as torch's.
+    td = TensorDict({"a": torch.randn(3, 4, requires_grad=True)}, [3])
+    index = torch.zeros(3, dtype=torch.long)
+    out = td.detach().clone()
+    with pytest.raises(tclass.errors.GradError, match=r"gather\(out=...\).*requires grad"):
+        torch.gather(td, 0, index, out=out)
+    with pytest.raises(tclass.errors.GradError, match=r"logsumexp\(out=...\)"):
+        td.logsumexp(0, out=out[0])
+    assert torch.equal(out["a"], td["a"].detach())  # nothing written
+    with torch.no_grad():
+        assert torch.gather(td, 0, index, out=out) is out
+
+
+def test_copy_of_tensors_that_require_grad_records_the_graph() -> None:
+    # torch's fused copy has no derivative: copy_ of a graph copies tensor by tensor.
+    x = torch.randn(3, requires_grad=True)
+    dst = TensorDict({"a": torch.zeros(3), "b": torch.zeros(3)}, [3])
+    dst.copy_(TensorDict({"a": x * 2, "b": x * 3}, [3]))
+    (grad,) = torch.autograd.grad(dst["a"].sum() + dst["b"].sum(), x)
+    assert grad.tolist() == [5.0] * 3
+
+
 @pytest.mark.parametrize(
     "make", [torch.zeros_like, torch.ones_like, lambda x: torch.full_like(x, 2.0)]
 )

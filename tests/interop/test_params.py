@@ -190,14 +190,14 @@ def test_math_over_parameters_and_integer_buffers() -> None:
     assert torch.equal(params["w"].grad, torch.ones(4, 3))
 
 
-def test_out_arguments_refuse_tensors_that_require_grad() -> None:
-    # torch's functions with out= refuse to record autograd history, as the peer's do.
+def test_out_arguments_with_parameters_as_the_peer() -> None:
+    # gather and logsumexp call torch's out= kernels (as the peer's): they refuse tensors
+    # that require grad; where and clamp compute, then write into out (as the peer's).
     params = TensorDictParams(TensorDict({"w": torch.randn(4, 3)}, [4]))
     index = torch.tensor([0, 2])
     out = params.detach()[:2].clone()
     for call in (
         lambda: torch.gather(params, 0, index, out=out),
-        lambda: params.clamp(-1, 1, out=out),
         lambda: params.logsumexp(0, out=out[0]),
     ):
         with pytest.raises(errors.GradError, match="don't support automatic differentiation"):
@@ -205,6 +205,16 @@ def test_out_arguments_refuse_tensors_that_require_grad() -> None:
     with torch.no_grad():
         assert torch.gather(params, 0, index, out=out) is out
     assert torch.equal(out["w"], params["w"][index].detach())
+    mask = torch.tensor([True, False, True, False])
+    into = params.clone()  # parameters: written in place, outside autograd
+    weight = into["w"]
+    assert torch.where(mask, params, torch.ones_like(params), out=into) is into
+    assert (
+        into["w"] is weight
+        and (weight[~mask] == 1).all()
+        and torch.equal(weight[mask], params["w"][mask])
+    )
+    assert params.clamp(-0.1, 0.1, out=into) is into and into["w"].abs().max() <= 0.1
 
 
 def test_lock_true_still_takes_writes_through_the_params() -> None:

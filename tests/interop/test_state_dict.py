@@ -210,7 +210,14 @@ class TestLoadStateDict:
 
     def test_not_a_tensor(self) -> None:
         with pytest.raises(errors.EntryTypeError, match="'a'"):
-            _td().load_state_dict({"a": [1, 2, 3], "b.c": torch.zeros(3, 2)})
+            _td().load_state_dict({"a": "text", "b.c": torch.zeros(3, 2)})
+
+    def test_array_likes_are_copied_in_as_tensors(self) -> None:
+        # As the peer's set(..., inplace=True): a list or numpy array is a tensor.
+        dest = _td()
+        dest.load_state_dict({"a": [4, 5, 6], "b.c": np.ones((3, 2))})
+        assert dest.get("a").tolist() == [4.0, 5.0, 6.0] and dest.get("a").dtype == torch.float32
+        assert (dest.get(("b", "c")) == 1).all()
 
     def test_locked_destination(self) -> None:
         dest = _td().lock_()

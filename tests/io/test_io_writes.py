@@ -727,3 +727,33 @@ def test_collections_memmap_tensors_that_require_grad_detached(tmp_path: Path) -
     folder = TensorDict({}, [3]).memmap(tmp_path / "more")
     assert not folder.make_memmap_from_tensor("k", param).requires_grad
     assert not MemoryMappedTensor(param * 2, filename=tmp_path / "x.bin").requires_grad
+
+
+def test_memmap_in_place_of_a_python_value_node_on_its_own(tmp_path: Path) -> None:
+    # memmap_ of a NonTensorStack / NonTensorData itself (not an entry) refused to walk it
+    for n, node in enumerate(
+        (
+            NonTensorStack("a", "b"),
+            NonTensorStack.from_list([["a", "b"], ["c"]]),
+            NonTensorData("v", batch_size=[2]),
+        )
+    ):
+        before = node.tolist()
+        assert node.memmap_(tmp_path / str(n)) is node and node.is_locked
+        assert node.tolist() == before
+        assert (
+            TensorDict.load_memmap(tmp_path / str(n)).tolist()
+            == before[0 if n == 2 else slice(None)]
+        )
+    with pytest.raises(LockedError, match="td.set_"):  # its folder cannot follow
+        node.update_(NonTensorData("w"))
+
+
+def test_a_saved_value_node_is_written_through_its_collection(tmp_path: Path) -> None:
+    td = TensorDict({"val": NonTensorData("a"), "x": torch.zeros(2)}, [])
+    td.memmap_(tmp_path)
+    with pytest.raises(LockedError, match=r"update_\(\) writes into it"):
+        td.get("val").update_(NonTensorData("b"))
+    assert TensorDict.load_memmap(tmp_path)["val"] == "a" == td["val"]
+    td.set_("val", "b")
+    assert TensorDict.load_memmap(tmp_path)["val"] == "b" == td["val"]

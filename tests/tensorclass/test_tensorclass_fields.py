@@ -749,3 +749,38 @@ def test_a_list_written_in_place_into_a_list_field_stays_a_list(tmp_path: Path) 
     mapped.update_(mapped.to_dict() | {"l": [[7], [8]]})
     assert mapped.l == [[7], [8]] and type(mapped.l) is list and mapped.is_locked
     assert torch.equal(mapped.t, torch.ones(2))
+
+
+@tclass.tensorclass
+class PeerLists:
+    t: torch.Tensor
+    lst: list
+
+
+@pytest.mark.parametrize("batch_size", [[], [2]])
+def test_update_with_to_dict_of_a_record_loaded_from_a_peer_folder(
+    tmp_path: Path, batch_size: list[int]
+) -> None:
+    """The peer writes a list as values per element (a NonTensorStack): the record's
+    to_dict() given back to update_ writes nothing (the files are not touched), and
+    other values are written to the folder, which both libraries read back (the peer
+    keeps them in memory only, and a reload loses them)."""
+    peer = pytest.importorskip("tensordict")
+
+    @peer.tensorclass
+    class PeerLists:  # the same class, in the peer
+        t: torch.Tensor
+        lst: list
+
+    folder = tmp_path / "rec"
+    PeerLists(t=torch.zeros(2), lst=["x", "y"], batch_size=batch_size).memmap(folder)
+    record = globals()["PeerLists"].load_memmap(folder)
+    files = sorted(folder.rglob("*"))
+    stamps = [path.stat().st_mtime_ns for path in files]
+    assert record.update_(record.to_dict()) is record and record.lst == ["x", "y"]
+    assert sorted(folder.rglob("*")) == files
+    assert [path.stat().st_mtime_ns for path in files] == stamps
+    record.lock_().update_({"lst": ["z", "w"], "t": torch.ones(2)})
+    assert record.lst == ["z", "w"]
+    for loaded in (globals()["PeerLists"].load_memmap(folder), PeerLists.load_memmap(folder)):
+        assert list(loaded.lst) == ["z", "w"] and loaded.t.tolist() == [1.0, 1.0]

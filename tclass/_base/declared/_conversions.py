@@ -23,6 +23,7 @@ from typing_extensions import Self, Unpack
 
 from tclass._base._provided import INTEROP, IO, TENSORCLASS
 from tclass._base.implemented._collection import TensorCollection
+from tclass._core._names import DimName
 from tclass._core._records import is_record
 from tclass.errors import UnsupportedError
 
@@ -74,7 +75,7 @@ class ConversionOps:
         batch_size: BatchSizeLike = None,
         device: DeviceLike = None,
         batch_dims: int | None = None,
-        names: Sequence[str | None] | None = None,
+        names: Sequence[DimName] | None = None,
     ) -> Self:
         """An instance from a (nested) dict: see :func:`tclass.from_dict`.
 
@@ -101,7 +102,7 @@ class ConversionOps:
         batch_size: BatchSizeLike = None,
         device: DeviceLike = None,
         batch_dims: int | None = None,
-        names: Sequence[str | None] | None = None,
+        names: Sequence[DimName] | None = None,
     ) -> TensorDict:
         """A TensorDict from a (nested) dict, as :meth:`from_dict`, whose nested dicts
         take the classes of this collection's entries under the same keys: a dict where
@@ -170,7 +171,7 @@ class ConversionOps:
         batch_size: BatchSizeLike = None,
         device: DeviceLike = None,
         batch_dims: int | None = None,
-        names: Sequence[str | None] | None = None,
+        names: Sequence[DimName] | None = None,
         lazy: bool | None = None,
     ) -> Self:
         """The stack of one instance per item of ``input`` (a dict per element): dense

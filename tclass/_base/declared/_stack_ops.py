@@ -18,6 +18,7 @@ from typing_extensions import Self, Unpack
 from tclass._base._provided import ENGINE
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._device import DeviceLike
+from tclass._core._names import DimName
 
 __all__ = ["LazyStackOptions", "StackOps"]
 
@@ -32,7 +33,7 @@ class LazyStackOptions(TypedDict, total=False):
 
     out: Any
     device: DeviceLike
-    stack_dim_name: str | None
+    stack_dim_name: DimName
     strict_shape: bool
     as_list: bool
     as_padded_tensor: bool

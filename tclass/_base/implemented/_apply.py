@@ -19,6 +19,7 @@ from tclass._base._provided import ENGINE
 from tclass._base.implemented._collection import TensorCollection, unnamed
 from tclass._core import _batch, _names
 from tclass._core._jagged import leaf_shape
+from tclass._core._names import DimName
 from tclass._core._records import field_names_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import (
@@ -525,7 +526,7 @@ class TensorApplyRules(TypedDict, total=False):
     """
 
     device: Any
-    names: Sequence[str | None] | None
+    names: Sequence[DimName] | None
     inplace: bool
     filter_empty: bool | None
     propagate_lock: bool

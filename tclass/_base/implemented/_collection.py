@@ -67,6 +67,8 @@ class TensorCollection:
     _is_value_node: ClassVar[bool] = False
     _is_lazy: ClassVar[bool] = False  # a lazy stack of members (LazyStackedTensorDict)
     _is_store: ClassVar[bool] = False  # over an outside store (an HDF5 file): never copied
+    # copy_ writes the data outside autograd (TensorDictParams: into its parameters)
+    _copies_without_grad: ClassVar[bool] = False
 
     # --- primitives ----------------------------------------------------------------------
 

@@ -111,7 +111,18 @@ class DeviceOps(TensorCollection):
         across processes through its own IPC), so that other processes see writes. As in
         the peer, a memory-mapped file is not shared memory: ``is_memmap()`` tells those."""
         leaves = list(_leaves(self))
-        return bool(leaves) and all(_in_shared_memory(leaf) or leaf.is_cuda for leaf in leaves)
+        if not leaves:  # nothing to ask: whether share_memory_() made it (a view of) shared
+            return self._shared_without_tensors()
+        return all(_in_shared_memory(leaf) or leaf.is_cuda for leaf in leaves)
+
+    def _shared_without_tensors(self) -> bool:
+        """Whether this collection, which holds no tensor, was put in shared memory
+        (``share_memory_()``, or a locked view of such a collection), as the peer's flag
+        answers; a TensorDict keeps that mark (other collections answer False)."""
+        return False
+
+    def _mark_shared(self) -> None:
+        """Records that ``share_memory_()`` ran (see ``_shared_without_tensors``)."""
 
     def share_memory_(self) -> Self:
         """Moves every CPU tensor's storage to shared memory, in place (processes started
@@ -121,6 +132,7 @@ class DeviceOps(TensorCollection):
         for leaf in _leaves(self):
             if not _shared(leaf):
                 _share(leaf)
+        self._mark_shared()
         self.lock_()
         return self
 

@@ -22,6 +22,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._linked_list import link_nested
+from tclass._core._names import DimName
 from tclass._core._records import is_record
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import ArgumentError, HeterogeneousEntryError, KeyConflictError, ShapeError
@@ -575,7 +576,7 @@ class EntryOps(TensorCollection):
         *,
         batch_size: _batch.BatchSizeLike = None,
         device: DeviceLike = _NO_DEFAULT,
-        names: Sequence[str | None] | None = None,
+        names: Sequence[DimName] | None = None,
     ) -> Self:
         """A collection like this one (batch size, device, names) with no tensors; with
         ``recurse``, the nested collections (and Python values) are kept, emptied."""

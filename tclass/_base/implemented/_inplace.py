@@ -42,7 +42,9 @@ With numbers or a tensor operand, the check reads each tensor's dtype and
 memory anyway, where the guard would read each tensor's sizes too. On a large tree that
 costs more than the Python it saves: the tensors' data pushes the metadata out of the
 caches before the kernel comes to it, so that each value read up front is a memory
-access paid twice.
+access paid twice. Where the number then goes to the kernel as a 0-d tensor
+(``_scalar_operand.py``), the tensors' class, dtype and ``requires_grad`` are read once
+for both (``number_kinds``), not in three passes.
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ _PASSED: dict[tuple[Any, ...], Any] = {}
 _MOST_PASSED = 1024
 _GUARDS_WORK: bool | None = None
 _FLOAT_LIMITS: tuple[float, ...] = ()  # the largest value of each floating dtype (lazily)
+# _plain_key of each finite float met (equal floats, 0.0 and -0.0 too, share one key)
+_FLOAT_KEYS: dict[float, tuple[Any, ...]] = {}
 _TensorGuards: Any = None  # torch's guard class, once _check_guards() found it
 
 
@@ -97,6 +101,7 @@ def first_refusal(
     kwargs: Mapping[str, Any],
     *,
     dtypes: bool = True,
+    kinds: set[tuple[Any, ...]] | None = None,
 ) -> Refusal | None:
     """The first of ``leaves`` that ``foreach`` / ``each`` (as ``run_leafwise`` calls
     them with ``args`` and ``kwargs``) cannot write in place, or None if all can.
@@ -105,7 +110,9 @@ def first_refusal(
     ``shared`` gives, per operand, the dtype all its pieces share (a tensor operand, cut
     or reshaped for each leaf: its shape is the caller's to check, once) or None (a
     collection operand: each piece's dtype and shape are checked). ``dtypes=False``:
-    the shapes alone (an operation that takes every dtype).
+    the shapes alone (an operation that takes every dtype). ``kinds``: the leaves'
+    (class, dtype, ``requires_grad``) combinations, already read (``number_kinds``), of
+    which the check takes the dtypes and ``requires_grad`` instead of reading them again.
     """
     key = None
     if any(type(arg) is list and dtype is None for arg, dtype in zip(args, shared)):
@@ -114,7 +121,7 @@ def first_refusal(
         guard = _PASSED.get(key)
         if guard is not None and guard.check(*leaves, *_pieces(args)):
             return None  # the metadata of tensors passed before: passed again
-    refusal = _checked(foreach, each, leaves, args, shared, kwargs, dtypes)
+    refusal = _checked(foreach, each, leaves, args, shared, kwargs, dtypes, kinds)
     if refusal is None and key is not None:
         _remember(key, leaves, args)
     return refusal
@@ -128,8 +135,9 @@ def _checked(
     shared: Sequence[torch.dtype | None],
     kwargs: Mapping[str, Any],
     dtypes: bool,
+    kinds: set[tuple[Any, ...]] | None = None,
 ) -> Refusal | None:
-    """:func:`first_refusal`, every tensor's metadata read."""
+    """:func:`first_refusal`, every tensor's metadata read (or taken from ``kinds``)."""
     columns: list[Any] = []  # per list operand: _SAME, one dtype, or its pieces
     misfit: Refusal | None = None
     for arg, dtype in zip(args, shared):
@@ -146,11 +154,15 @@ def _checked(
                 misfit = found
     if not dtypes:
         return misfit
-    refused = _refused_dtypes(foreach, each, leaves, columns, args, kwargs)
+    seen = None if kinds is None else {kind[1] for kind in kinds}
+    refused = _refused_dtypes(foreach, each, leaves, columns, args, kwargs, seen)
     if refused is not None and (misfit is None or refused.position < misfit.position):
         return refused
     if misfit is None and torch.is_grad_enabled():  # math (copy_ and fills go through,
-        return _first_grad_leaf(leaves)  # as the peer's parameters take them)
+        # as the peer's parameters take them)
+        if kinds is not None and not any(kind[2] for kind in kinds):
+            return None  # (no tensor requires grad: nothing to read again)
+        return _first_grad_leaf(leaves)
     return misfit
 
 
@@ -183,17 +195,25 @@ def _plain_key(value: Any) -> Any:
     floating dtype's largest value); TypeError for what is not a number or None."""
     kind = type(value)
     if kind is float and math.isfinite(value):
-        return (float, (value > 0) - (value < 0), *[abs(value) <= m for m in _FLOAT_LIMITS])
+        found = _FLOAT_KEYS.get(value)
+        if found is None:
+            if len(_FLOAT_KEYS) >= _MOST_PASSED:
+                _FLOAT_KEYS.clear()
+            signs = (value > 0) - (value < 0)
+            found = _FLOAT_KEYS[value] = (float, signs, *[abs(value) <= m for m in _FLOAT_LIMITS])
+        return found
     if value is None or kind in _NUMBERS or kind is str:
         return _number_key(value, torch.float32)
     raise TypeError(kind)
 
 
 def _pieces(args: Sequence[Any]) -> list[torch.Tensor]:
-    """The operands' pieces (those of the list operands), in order."""
-    if len(args) == 1:
-        return args[0] if type(args[0]) is list else []
-    return [piece for arg in args if type(arg) is list for piece in arg]
+    """The operands' pieces (those of the list operands), in order: the one list operand
+    itself where there is one (``lerp_(other, weight)``: no copy of its pieces)."""
+    lists = [arg for arg in args if type(arg) is list]
+    if len(lists) == 1:
+        return lists[0]
+    return [piece for arg in lists for piece in arg]
 
 
 def _remember(key: tuple[Any, ...], leaves: list[torch.Tensor], args: Sequence[Any]) -> None:
@@ -299,11 +319,13 @@ def _refused_dtypes(
     columns: list[Any],
     args: Sequence[Any],
     kwargs: Mapping[str, Any],
+    seen: set[torch.dtype] | None = None,
 ) -> Refusal | None:
     """The first leaf whose combination of dtypes (its own, its operands') torch refuses.
 
     ``columns``: per list operand, ``_SAME`` (the leaves themselves), the dtype of all
-    its pieces, or its pieces (read one by one; ``_SAME`` again where they match)."""
+    its pieces, or its pieces (read one by one; ``_SAME`` again where they match).
+    ``seen``: the leaves' dtypes, already read (else read here)."""
     dtypes: list[torch.dtype] | None = None
     if any(type(column) is list for column in columns):
         dtypes = list(map(_dtype_of, leaves))
@@ -315,9 +337,12 @@ def _refused_dtypes(
         own = cast("list[torch.dtype]", dtypes)
         combinations = set(zip(own, *[own if c is _SAME else _per_leaf(c) for c in columns]))
     else:  # one combination per dtype of the leaves
+        if dtypes is not None:
+            seen = set(dtypes)
+        elif seen is None:
+            seen = set(map(_dtype_of, leaves))
         combinations = {
-            (d, *[d if column is _SAME else column for column in columns])
-            for d in (set(dtypes) if dtypes is not None else set(map(_dtype_of, leaves)))
+            (d, *[d if column is _SAME else column for column in columns]) for d in seen
         }
     device = leaves[0].device
     refused: dict[tuple[torch.dtype, ...], Refusal] = {}

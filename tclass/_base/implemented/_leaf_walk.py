@@ -33,7 +33,7 @@ from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._inplace import Refusal, first_refusal
-from tclass._base.implemented._scalar_operand import tensor_operand
+from tclass._base.implemented._scalar_operand import number_kinds, tensor_operand
 from tclass._core._batch import format_shape
 from tclass._core._record_spec import value_problem
 from tclass._core._records import is_record
@@ -235,21 +235,25 @@ def run_leafwise(
     leaves: list[torch.Tensor],
     operands: Sequence[Any],
     kwargs: Mapping[str, Any],
+    kinds: set[tuple[Any, ...]] | None = None,
 ) -> list[Any]:
     """``foreach(leaves, *operands, **kwargs)`` or, where torch has no fused kernel for
     these arguments, ``each(leaf, *leaf_operands, **kwargs)`` leaf by leaf.
 
     Each operand is a scalar (the same for every leaf) or a list with one item per leaf.
     In-place kernels return None: the leaves themselves are then the results.
+    ``kinds``: what ``number_kinds`` read of these leaves and operands (else read here).
     """
     if not leaves:
         return []
+    if foreach is _FOREACH_COPY and _copies_a_graph(operands):
+        foreach = None  # the fused copy has no derivative: Tensor.copy_ records CopyBackwards
     # Under torch.func transforms (vmap, grad, jvp...) the fused kernels have no batching
     # rule: the per-leaf operation, which every transform handles, runs instead.
     if foreach is not None and not _transforms_active():
         try:
             if leaves[0].is_cpu and not kwargs:  # one call: torch loops over the tensors
-                routed = tensor_operand(foreach, leaves, operands, kwargs)
+                routed = tensor_operand(foreach, leaves, operands, kwargs, kinds)
                 results = foreach(leaves, *(routed or operands))
             elif leaves[0].is_cpu:
                 results = foreach(leaves, *operands, **kwargs)
@@ -289,6 +293,17 @@ def run_flat(
         return foreach(leaves, *(routed or args))  # type: ignore[no-any-return]
     except TypeError:  # no fused kernel takes these arguments: leaf by leaf
         return run_leafwise(None, each, leaves, args, _NO_KWARGS)
+
+
+_FOREACH_COPY = torch._foreach_copy_
+
+
+def _copies_a_graph(operands: Sequence[Any]) -> bool:
+    """Whether ``copy_`` writes tensors that require grad (with grad mode on): autograd
+    then needs the per-tensor copy, as torch's ``_foreach_copy_`` has no derivative."""
+    if not torch.is_grad_enabled() or not operands or type(operands[0]) is not list:
+        return False
+    return any(getattr(t, "requires_grad", False) for t in operands[0])
 
 
 def _mixes_grad_and_integers(leaves: list[torch.Tensor]) -> bool:
@@ -704,13 +719,23 @@ class LeafWalkOps(TensorCollection):
             operands, alignment, operation, each, subset=subset, guard=True, on_data=on_data
         )
         kwargs = kwargs or _NO_KWARGS
+        # With a number for a routed kernel, the tensors' kinds are read once, for the
+        # check and the route both (see number_kinds); not for the guarded run's subsets.
+        kinds = None if gather.guards else number_kinds(foreach, gather.leaves, args, kwargs)
         if check != "none" and gather.leaves and not _is_compiling():  # compiling: traced
             name = operation or getattr(each, "__name__", "in-place operation")
             if batch != self.batch_size:
                 raise _grown_in_place(name, self.batch_size, batch)
             shared = [_shared_dtype(op, alignment) for op in operands]
             refusal = first_refusal(
-                foreach, each, gather.leaves, args, shared, kwargs, dtypes=check == "all"
+                foreach,
+                each,
+                gather.leaves,
+                args,
+                shared,
+                kwargs,
+                dtypes=check == "all",
+                kinds=kinds,
             )
             if refusal is not None:
                 raise self._refused(refusal, gather.leaves, operands, alignment, subset, name)
@@ -718,7 +743,7 @@ class LeafWalkOps(TensorCollection):
             what = self._operation_text(operation or getattr(each, "__name__", "?"))
             run_guarded(foreach, each, gather, args, kwargs, writes, what)
         else:
-            run_leafwise(foreach, each, gather.leaves, args, kwargs)
+            run_leafwise(foreach, each, gather.leaves, args, kwargs, kinds)
         return self
 
     def _operation_text(self, operation: str) -> str:

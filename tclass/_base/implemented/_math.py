@@ -878,15 +878,27 @@ def into_out(out: Any, result: Any, operation: str = "") -> Any:
     ``out`` without some of the result's entries (``td.empty()``) gets them, as the
     peer's.
 
-    Raises:
-        GradError: (a ``RuntimeError``, as torch and the peer raise) where a result
-            tensor requires grad: torch's ``out=`` functions do not support autograd.
+    Unlike torch's ``out=`` kernels, the peer's ``where``, ``clamp`` and ``norm`` compute
+    the result first and then write it into ``out``, so they run on inputs that require
+    grad: so does this, and the copy records the graph (a backward through ``out`` reaches
+    the inputs). An ``out`` tensor that is itself a leaf requiring grad (an
+    ``nn.Parameter``) cannot be written in place under autograd: ``out`` then takes the
+    result's tensors as its entries (as the peer's ``where`` and ``norm`` give it).
+    The peer's ``logsumexp`` and ``gather`` call torch's ``out=`` kernels and refuse:
+    see :func:`refuse_out_with_grad`.
     """
     if out is None:
         return result
-    refuse_out_with_grad(result, operation)
-    if set(result.keys(True, True)) <= set(out.keys(True, True)):
+    if set(result.keys(True, True)) <= set(out.keys(True, True)) and not _grad_leaves(out):
         out.copy_(result)
     else:
         out.update(result)
     return out
+
+
+def _grad_leaves(out: Any) -> bool:
+    """Whether ``out`` holds a leaf tensor that requires grad, which autograd forbids to
+    write in place (with grad mode on)."""
+    if not torch.is_grad_enabled() or out._copies_without_grad:
+        return False
+    return any(t.requires_grad and t.is_leaf for t in out._tensor_leaves())

@@ -33,10 +33,10 @@ from typing import Any, Literal, Protocol, TypeAlias, TypeVar, cast, overload
 import torch
 from typing_extensions import Self
 
-from tclass._base.implemented._math import MathOps, into_out
+from tclass._base.implemented._math import MathOps, into_out, refuse_out_with_grad
 from tclass._core._batch import format_shape
 from tclass._core._dispatch import implements
-from tclass._core._names import Names
+from tclass._core._names import DimName, Names
 from tclass._core._tracing import tracing
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import DimError, OperandError, ReductionError
@@ -116,7 +116,7 @@ class Along:
             return torch.Size(1 if i in self.dims else s for i, s in enumerate(size))
         return torch.Size(s for i, s in enumerate(size) if i not in self.dims)
 
-    def names(self, names: tuple[str | None, ...]) -> Names:
+    def names(self, names: tuple[DimName, ...]) -> Names:
         """A node's dim names after the operation: a reduced dim's goes with it (kept
         with ``keepdim``), as in the peer."""
         if self.scan or self.dims == "feature" or self.keepdim:
@@ -718,6 +718,8 @@ class ReductionOps(MathOps):
         if dim is None:
             dim = tuple(range(self.batch_dims))
         result = self._reduce(torch.logsumexp, dim, keepdim, None, None, "logsumexp", {})
+        if out is not None:
+            refuse_out_with_grad(result, "logsumexp")  # the peer's calls torch's out= kernel
         return cast(Self, into_out(out, result, "logsumexp"))
 
     def norm(

@@ -30,7 +30,7 @@ from typing import Any
 import torch
 from torch._C import _are_functorch_transforms_active as _transforms_active
 
-__all__ = ["tensor_operand"]
+__all__ = ["number_kinds", "tensor_operand"]
 
 _ROUTED = frozenset(
     {
@@ -57,15 +57,17 @@ _INT_LIMIT = 1 << 24  # ints exact in float32 (and float64)
 _is_compiling = torch.compiler.is_compiling
 
 
-def tensor_operand(
+def number_kinds(
     foreach: Callable[..., Any] | None,
     leaves: list[torch.Tensor],
     operands: Sequence[Any],
     kwargs: Any,
-) -> list[Any] | None:
-    """``operands`` with its one Python number replaced by a list holding, once per leaf,
-    a 0-d tensor of the leaves' dtype, where ``foreach`` gives the same results that way
-    (see the module docstring); None where it is left as it is."""
+) -> set[tuple[Any, ...]] | None:
+    """Each kind of tensor among ``leaves`` (class, dtype, ``requires_grad``), read where
+    :func:`tensor_operand` would read them (one Python number, a routed kernel, CPU
+    tensors, nothing traced), else None: read once, these also give the in-place check
+    the dtypes and ``requires_grad`` it needs (``_inplace.first_refusal``), so that the
+    tensors' metadata is read in one pass, not in three."""
     if foreach not in _ROUTED or kwargs or len(operands) != 1 or not leaves:
         return None
     number = operands[0]
@@ -78,12 +80,30 @@ def tensor_operand(
         return None
     if torch._C._len_torch_dispatch_stack():  # a mode (fake tensors...) decides for itself
         return None
-    kinds = set(map(_kind_of, leaves))
+    return set(map(_kind_of, leaves))
+
+
+def tensor_operand(
+    foreach: Callable[..., Any] | None,
+    leaves: list[torch.Tensor],
+    operands: Sequence[Any],
+    kwargs: Any,
+    kinds: set[tuple[Any, ...]] | None = None,
+) -> list[Any] | None:
+    """``operands`` with its one Python number replaced by a list holding, once per leaf,
+    a 0-d tensor of the leaves' dtype, where ``foreach`` gives the same results that way
+    (see the module docstring); None where it is left as it is. ``kinds``: what
+    :func:`number_kinds` gave for these arguments (else read here)."""
+    if kinds is None:
+        kinds = number_kinds(foreach, leaves, operands, kwargs)
+        if kinds is None:
+            return None
     if len(kinds) != 1 or not kinds <= _PLAIN:
         return None
     ((_, dtype, grad),) = kinds
     if grad and torch.is_grad_enabled():
         return None
-    if dtype is torch.float32 and kind is float and abs(number) > _FLOAT32_MAX:
+    number = operands[0]
+    if dtype is torch.float32 and number.__class__ is float and abs(number) > _FLOAT32_MAX:
         return None  # (inf and nan pass: they are float32 values)
     return [[torch.full((), number, dtype=dtype)] * len(leaves)]

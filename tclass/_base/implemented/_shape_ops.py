@@ -25,7 +25,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._math import refuse_out_with_grad
 from tclass._core import _batch, _names
 from tclass._core._jagged import split_rows
-from tclass._core._names import Names
+from tclass._core._names import DimName, Names
 from tclass._core._options import OPTIONS
 from tclass._core._shape_op import ShapeOp, legacy_view
 from tclass.errors import (
@@ -63,16 +63,21 @@ class ShapeOps(TensorCollection):
         *,
         lock: bool = True,
         inverse: Callable[[Self], Self] | None = None,
+        view: bool = False,
     ) -> Self:
         """``result`` with ``names`` and, if ``lock`` (a rearranging operation), the lock.
 
         ``inverse`` undoes the operation: a ``with`` block on the result then writes the
         entries it holds on exit back into this collection (``with td.transpose(0, 1) as
-        t: t["c"] = ...`` adds ``c`` to ``td``), as the peer does."""
+        t: t["c"] = ...`` adds ``c`` to ``td``), as the peer does. ``view``: the result
+        is a view the peer keeps memory-mapped (``unsqueeze``, ``permute``, ``unbind``...):
+        one of a saved collection without tensors is saved too (see ``_mark_view_of``)."""
         if names is not None:
             result._assign_names(names)
         if lock and self.is_locked:
             result.lock_()
+            if view:
+                self._mark_view_of(result)
         if inverse is not None:
 
             def write_back() -> None:
@@ -196,7 +201,7 @@ class ShapeOps(TensorCollection):
                 "reshape(...), or contiguous() first"
             )
             raise ShapeError(msg) from None
-        return self._carry(out, None, inverse=lambda r: r.view(current))
+        return self._carry(out, None, inverse=lambda r: r.view(current), view=True)
 
     def _view_dtype(self, dtype: torch.dtype, new_size: torch.Size | None) -> Self:
         batch_size = self.batch_size if new_size is None else new_size
@@ -311,7 +316,7 @@ class ShapeOps(TensorCollection):
             ordered = sorted(dims, reverse=True)
             out = self._map_batch(lambda v: _squeeze_all(v, ordered), new)
         names = _names.removed(self._dim_names, dims)
-        return self._carry(out, names, inverse=lambda r: _unsqueeze_all(r, sorted(dims)))
+        return self._carry(out, names, inverse=lambda r: _unsqueeze_all(r, sorted(dims)), view=True)
 
     def unsqueeze(self, dim: int) -> Self:
         """Inserts a batch dim of size 1 at ``dim`` (-1 means after the last batch dim)."""
@@ -322,7 +327,7 @@ class ShapeOps(TensorCollection):
         new = batch_size[:pos] + (1,) + batch_size[pos:]
         out = self._map_batch(lambda v: v.unsqueeze(pos), torch.Size(new))
         names = _names.inserted(self._dim_names, pos)
-        return self._carry(out, names, inverse=lambda r: r.squeeze(pos))
+        return self._carry(out, names, inverse=lambda r: r.squeeze(pos), view=True)
 
     def atleast_1d(self) -> Self:
         """``self`` with one batch dim of size 1 added if it has none (else ``self``)."""
@@ -360,7 +365,7 @@ class ShapeOps(TensorCollection):
         out = self._map_batch(lambda v: v.permute(order + tuple(range(nb, v.ndim))), new)
         back = tuple(order.index(d) for d in range(nb))
         names = _names.permuted(self._dim_names, order)
-        return self._carry(out, names, inverse=lambda r: r.permute(back))
+        return self._carry(out, names, inverse=lambda r: r.permute(back), view=True)
 
     def transpose(self, dim0: int, dim1: int) -> Self:
         """Swaps two batch dims.
@@ -382,7 +387,7 @@ class ShapeOps(TensorCollection):
         sizes[a], sizes[b] = sizes[b], sizes[a]
         out = self._map_batch(lambda v: v.transpose(a, b), torch.Size(sizes))
         names = _names.permuted(self._dim_names, order)
-        return self._carry(out, names, inverse=lambda r: r.transpose(a, b))
+        return self._carry(out, names, inverse=lambda r: r.transpose(a, b), view=True)
 
     def swapaxes(self, axis0: int, axis1: int) -> Self:
         """Same as :meth:`transpose`."""
@@ -722,7 +727,13 @@ class ShapeOps(TensorCollection):
         pieces = [batch_size[:dim] + (size,) + batch_size[dim + 1 :] for size in sizes]
         parts = self._map_values_split(lambda v: split_rows(v, sizes, dim), pieces)
         names = self._dim_names
-        return tuple(self._carry(part, names) for part in parts)
+        return tuple(self._carry(part, names, view=True) for part in parts)
+
+    def _mark_view_of(self, view: Self) -> None:
+        """Marks ``view`` (a locked view of this locked collection) as saved where this
+        one is saved and ``view`` holds no tensor to tell it, so that its rows are locked
+        and ``is_memmap()`` holds, as the peer's views of what it memory-mapped; a
+        TensorDict implements it (other collections tell by their tensors)."""
 
     def _views_stay_locked(self) -> bool:
         """Whether views of this collection (``unbind``'s slices, an index's) are locked
@@ -742,7 +753,7 @@ class ShapeOps(TensorCollection):
         lock = self.is_locked and self._views_stay_locked()
         if names is None and not lock:
             return parts
-        return tuple(self._carry(part, names, lock=lock) for part in parts)
+        return tuple(self._carry(part, names, lock=lock, view=True) for part in parts)
 
 
 def _section_bounds(
@@ -826,7 +837,7 @@ def _same(leaf: torch.Tensor) -> torch.Tensor:
 
 
 def _check_nested(
-    node: TensorCollection, names: tuple[str | None, ...], path: tuple[str, ...], given: Names
+    node: TensorCollection, names: tuple[DimName, ...], path: tuple[str, ...], given: Names
 ) -> None:
     nb = len(names)
     # Only the nested collections are read: a ragged lazy stack has no dense tensors.

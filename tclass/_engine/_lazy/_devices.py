@@ -14,7 +14,7 @@ from typing_extensions import Self
 from tclass._core import _names
 from tclass._core._batch import as_batch_size
 from tclass._core._device import DeviceLike, as_device, parse_to_args, pop_to_options
-from tclass._core._names import Names
+from tclass._core._names import DimName, Names
 from tclass._engine._lazy._parts import common_device
 from tclass._engine._lazy._reshape import LazyReshapeOps
 from tclass.errors import ArgumentError, BatchSizeError, DimNameError
@@ -117,12 +117,12 @@ class LazyDevices(LazyReshapeOps):
     # --- names -------------------------------------------------------------------------
 
     @property
-    def stack_dim_name(self) -> str | None:
+    def stack_dim_name(self) -> Any:
         """The name of the stack dim (the members name the other dims)."""
         return self._stack_dim_name
 
     @property
-    def names(self) -> list[str | None]:
+    def names(self) -> list[Any]:  # str names usually: any hashable, as the peer
         """The names of the batch dims: the members', with the stack dim's.
 
         Raises:
@@ -148,7 +148,7 @@ class LazyDevices(LazyReshapeOps):
         return out
 
     @names.setter
-    def names(self, value: Sequence[str | None] | None) -> None:
+    def names(self, value: Sequence[DimName] | None) -> None:
         names = _names.as_names(value, len(self._batch_size))
         self._check_nested_names(names)
         self._rename_all(names)

@@ -31,7 +31,7 @@ from tclass._base.implemented._lock_blocks import SourceLock
 from tclass._base.implemented._view_entries import ViewEntries
 from tclass._core import _keys, _names
 from tclass._core._batch import as_batch_size, format_shape
-from tclass._core._names import Names
+from tclass._core._names import DimName, Names
 from tclass._core._options import OPTIONS
 from tclass._core._records import is_record, storage_of
 from tclass._core._shape_op import ShapeOp, register_legacy_view
@@ -242,13 +242,13 @@ class LegacyLazyView(SourceLock, TensorDictBase):
         return self._op.names(self._source._dim_names)
 
     @property
-    def names(self) -> list[str | None]:
+    def names(self) -> list[Any]:  # str names usually: any hashable, as the peer
         """The source's dim names carried through the operation (``view`` unnames);
         assigning other names is refused: rename the source, or a dense copy."""
         return _names.show(self._dim_names, len(self.batch_size))
 
     @names.setter
-    def names(self, value: Sequence[str | None] | None) -> None:
+    def names(self, value: Sequence[DimName] | None) -> None:
         self._rename_all(_names.as_names(value, len(self.batch_size)))
 
     def _assign_names(self, names: Names) -> None:

@@ -22,6 +22,7 @@ from tclass._base.implemented._leaf_walk import Alignment, Gather, Resize
 from tclass._base.implemented._reductions import Along
 from tclass._core import _batch, _keys
 from tclass._core._batch import format_shape
+from tclass._core._names import DimName
 from tclass._core._options import OPTIONS
 from tclass._core._shape_op import ShapeOp
 from tclass._engine._lazy._parts import (
@@ -59,7 +60,7 @@ class LazyStackOps(TensorDictBase):
         _stack_dim: int
         _batch_size: torch.Size
         _device: torch.device | None
-        _stack_dim_name: str | None
+        _stack_dim_name: DimName
 
         def _from_members(
             self, members: list[Any], stack_dim: int, batch_size: torch.Size
@@ -719,7 +720,7 @@ class LazyStackOps(TensorDictBase):
         *,
         batch_size: _batch.BatchSizeLike = None,
         device: Any = _NO_DEVICE,
-        names: Sequence[str | None] | None = None,
+        names: Sequence[DimName] | None = None,
     ) -> Self:
         """A lazy stack of the members emptied (a TensorDict if ``batch_size`` is given)."""
         if batch_size is not None or names is not None:

@@ -47,6 +47,7 @@ from tclass._core import _batch, _keys
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._keys import BatchIndex
+from tclass._core._names import DimName
 from tclass._core._records import storage_of
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._lazy._devices import LazyDevices
@@ -154,7 +155,7 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
     _lock_context: bool | None  # the state before the last lock_/unlock_, for `with`
     _lock_stack: list[bool]
     _consolidated: Consolidated | None  # set by consolidate(): the one buffer of the leaves
-    _stack_dim_name: str | None  # the name of the stack dim (the members name the others)
+    _stack_dim_name: DimName  # the name of the stack dim (the members name the others)
     # Members hold their own folders; entries stored here reach them through the members.
     _saved_at: ClassVar[None] = None
 
@@ -162,8 +163,8 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
         self,
         *tensordicts: TensorCollection,
         stack_dim: int = 0,
-        stack_dim_name: str | None = None,
-        names: Sequence[str | None] | None = None,
+        stack_dim_name: DimName = None,
+        names: Sequence[DimName] | None = None,
         strict_shape: bool = False,
         batch_size: BatchSizeLike = None,
         device: DeviceLike = None,
@@ -397,8 +398,8 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
         batch_size: BatchSizeLike = None,
         device: DeviceLike = None,
         batch_dims: int | None = None,
-        names: Sequence[str | None] | None = None,
-        stack_dim_name: str | None = None,
+        names: Sequence[DimName] | None = None,
+        stack_dim_name: DimName = None,
         stack_dim: int = 0,
     ) -> Self:
         """A lazy stack with one member per dict (``from_dict([d0, d1])``,
@@ -916,7 +917,7 @@ def _rebuild(
     members: list[Any],
     stack_dim: int,
     batch_size: torch.Size,
-    stack_dim_name: str | None = None,
+    stack_dim_name: DimName = None,
 ) -> LazyStackedTensorDict:
     checked_class(cls, LazyStackedTensorDict, "a lazy stack")
     if type(members) is not list or not all(isinstance(m, TensorCollection) for m in members):

@@ -23,6 +23,7 @@ import torch
 
 from tclass._core._dtypes import dtype_name
 from tclass._core._memmap import MemoryMappedTensor
+from tclass._core._names import DimName, unsaved_name
 from tclass._core._records import field_names_of, storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -172,6 +173,7 @@ class _Planner(NodeVisitor[Rebuild]):
         meta.update(_class_fields(TensorDict))
         dim_names = td._dim_names
         if dim_names is not None:  # written only when a dim has a name, as the peer does
+            _check_saved_names(dim_names, rel)
             meta["_names"] = list(dim_names)
         if escaped or marker:
             meta[TCLASS_FIELD] = {**({"escaped_keys": True} if escaped else {}), **(marker or {})}
@@ -368,6 +370,21 @@ def _leaf_entry(tensor: torch.Tensor, where: str) -> str:
 
 
 _json_str = json.encoder.encode_basestring_ascii  # a str as JSON text, as the encoder writes it
+
+
+def _check_saved_names(dim_names: tuple[DimName, ...], rel: str) -> None:
+    """Refuses dim names that ``meta.json`` would not give back (a tuple comes back as a
+    list, which the peer's loader then refuses; another object is not JSON): before
+    anything is written."""
+    name = unsaved_name(dim_names)
+    if name is not None:
+        where = f"the node {rel!r}" if rel else "the root"
+        msg = (
+            f"cannot save the dim names {list(dim_names)} of {where}: {name!r} "
+            f"({type(name).__name__}) would not load back as it is (meta.json keeps str, int, "
+            "float and bool names); rename the dim with a str (td.rename(...)) before saving"
+        )
+        raise NotSerializableError(msg)
 
 
 def stored_names(td: TensorDict) -> dict[str, str]:

@@ -20,7 +20,7 @@ from tclass._base.implemented._lock_blocks import LockBlocks
 from tclass._base.implemented._shape_ops import ShapeOps
 from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device
-from tclass._core._names import Names
+from tclass._core._names import DimName, Names
 from tclass._core._options import OPTIONS
 from tclass._core._records import storage_of
 from tclass._engine._td import TensorDict
@@ -79,14 +79,14 @@ class StoreSurface(LockBlocks):
     # --- names ---------------------------------------------------------------------------
 
     @property
-    def names(self) -> list[str | None]:
+    def names(self) -> list[Any]:  # str names usually: any hashable, as the peer
         """The names of the batch dims (``None`` for an unnamed dim). Assigning names
         them here and in the groups, and records them in the store (with the batch
         size) where it is open for writing; opening a store reads them back."""
         return _names.show(self._names, len(self._batch_size))
 
     @names.setter
-    def names(self, value: Sequence[str | None] | None) -> None:
+    def names(self, value: Sequence[DimName] | None) -> None:
         names = _names.as_names(value, len(self._batch_size))
         self._check_nested_names(names)
         self._rename_all(names)

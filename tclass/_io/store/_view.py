@@ -37,7 +37,7 @@ from tclass._base.implemented._lock_blocks import SourceLock
 from tclass._base.implemented._view_entries import ViewEntries
 from tclass._core import _batch, _keys, _names
 from tclass._core._batch import format_shape
-from tclass._core._names import Names
+from tclass._core._names import DimName, Names
 from tclass._core._records import storage_of
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._nontensor_stack import NonTensorStack
@@ -274,13 +274,13 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         return _names.indexed(self._source._dim_names, _batch.normalize_index(items, nb))
 
     @property
-    def names(self) -> list[str | None]:
+    def names(self) -> list[Any]:  # str names usually: any hashable, as the peer
         """The source's dim names through the index; assigning other names is refused
         (rename the source, or a copy)."""
         return _names.show(self._dim_names, len(self._batch))
 
     @names.setter
-    def names(self, value: Sequence[str | None] | None) -> None:
+    def names(self, value: Sequence[DimName] | None) -> None:
         self._rename_all(_names.as_names(value, len(self._batch)))
 
     def _assign_names(self, names: Names) -> None:
