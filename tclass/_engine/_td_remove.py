@@ -13,7 +13,7 @@ from typing_extensions import Self
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _keys
-from tclass.errors import KeyConflictError, KeyNotFoundError, LockedError
+from tclass.errors import KeyConflictError, KeyNotFoundError, KeyThroughTensorError, LockedError
 
 if TYPE_CHECKING:
     from tclass._engine._saved import SavedAt
@@ -80,7 +80,7 @@ class RemovalOps(TensorDictBase):
             raise LockedError(LOCKED_MSG.format(action=f"rename {old_key!r} in"))
         if _keys.unravel_key(old_key) == _keys.unravel_key(new_key):
             if old_key not in self:
-                raise self._missing_key(_keys.unravel_key(old_key))
+                raise self._no_key_to_rename(old_key)
             return self
         if safe and new_key in self and not _keys.lies_inside(new_key, old_key):
             msg = (
@@ -92,19 +92,31 @@ class RemovalOps(TensorDictBase):
             return self
         if _keys.lies_inside(old_key, new_key):  # the node that holds it is replaced
             if old_key not in self:  # whole, as in the peer: left as it was for what
-                raise self._missing_key(_keys.unravel_key(old_key))  # else holds it
+                raise self._no_key_to_rename(old_key)  # else holds it
             self.set(new_key, self.get(old_key))
             return self
         try:
             value = self.pop(old_key)
         except KeyNotFoundError:  # (pop's own message speaks of a pop)
-            raise self._missing_key(_keys.unravel_key(old_key)) from None
+            raise self._no_key_to_rename(old_key) from None
         try:
             self.set(new_key, value)
         except Exception:
             self.set(old_key, value)  # leave the TensorDict as it was
             raise
         return self
+
+    def _no_key_to_rename(self, old_key: Any) -> Exception:
+        """The error of a missing ``old_key``: a ``KeyThroughTensorError`` (a ``KeyError``
+        and the peer's ``ValueError``) where the key passes through a tensor, else the
+        ``KeyNotFoundError`` naming the keys."""
+        try:
+            self.get(old_key)
+        except KeyThroughTensorError as error:
+            return error
+        except KeyError:
+            pass
+        return self._missing_key(_keys.unravel_key(old_key))
 
     def _renamed_in_folder(self, old_key: Any, new_key: Any) -> bool:
         """Renames an entry of a node saved in a folder within that node: its files and

@@ -256,11 +256,13 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
                 with cast(TensorDict, td).unlock_():
                     cast(TensorDict, td)._put(key, converted)
 
-    def _wrap(self, td: TensorDict) -> TensorDictParams:
-        """A new TensorDictParams over ``td`` (whose leaves are already converted)."""
+    def _wrap(self, td: TensorDict, no_convert: bool | None = None) -> TensorDictParams:
+        """A new TensorDictParams over ``td`` (whose leaves are already converted), of
+        ``no_convert`` (by default this one's)."""
         out = TensorDictParams.__new__(TensorDictParams)
         nn.Module.__init__(out)
-        out.no_convert, out._lock_content, out._root_locked = self.no_convert, False, False
+        out.no_convert = self.no_convert if no_convert is None else no_convert
+        out._lock_content, out._root_locked = False, False
         out._param_td = td
         out._install_views()
         return out
@@ -624,9 +626,10 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
     def clone(self, recurse: bool = True) -> Self:
         """A TensorDictParams of new parameters and buffers holding copies of the data,
         outside the autograd graph (a parameter tied to several keys stays tied);
-        ``recurse=False``: the same tensors in a new TensorDictParams."""
+        ``recurse=False``: the same tensors in a new TensorDictParams. Tensors set into
+        the copy later are buffers (``no_convert=True``), as the peer's copy keeps them."""
         if not recurse:
-            return self._wrap(self._param_td.clone(recurse=False))  # type: ignore[return-value]
+            return self._wrap(self._param_td.clone(recurse=False), no_convert=True)  # type: ignore[return-value]
         memo: dict[int, torch.Tensor] = {}
 
         def fresh(leaf: torch.Tensor) -> torch.Tensor:
@@ -640,7 +643,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
                 )
             return found
 
-        return self._wrap(_map_leaves(self._param_td, fresh))  # type: ignore[return-value]
+        return self._wrap(_map_leaves(self._param_td, fresh), no_convert=True)  # type: ignore[return-value]
 
     def copy(self) -> Self:
         """A new TensorDictParams over the same tensors (a shallow copy)."""

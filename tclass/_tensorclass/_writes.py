@@ -286,7 +286,8 @@ def _holds_these_values(record: Any, key: Any, value: Any) -> bool:
     one value, or its per-element values as a list)."""
     if type(key) is not str or isinstance(value, (torch.Tensor, TensorCollection)):
         return False
-    entry = record._tensordict._entries().get(key)
+    td = record._tensordict  # (this key only: a lazy stack's other entries may not stack)
+    entry = td.get(key, None) if td._is_lazy else td._entries().get(key)
     if isinstance(entry, NonTensorData):
         return same_value(entry.data, value)
     if isinstance(entry, _NonTensorNode) and isinstance(value, list):

@@ -35,10 +35,13 @@ _PEER_REFUSES = (
     re.compile(r"Cannot store numpy object arrays as opaque data"),  # a None value
     re.compile(r"Failed to convert the metadata to json"),  # consolidate of a file or record
     re.compile(r"Names of a subtensordict cannot be modified"),  # rename() of a view
-    re.compile(r"Cannot lock a _SubTensorDict"),  # a saved copy of a record over a view
+    re.compile(r"Cannot lock a _SubTensorDict"),  # a view's lock_/memmap, a record over a view
     re.compile(r"Index put requires the source and destination dtypes match"),  # rows of a view
     re.compile(r"`_SubTensorDict\.set\(key, value, inplace=False\)` is prohibited"),  # view.set
     re.compile(r"Calling nonzero on 0d arrays is not allowed"),  # masked_fill_ of a 0-dim file
+    re.compile(r"Only one indexing vector or array is currently allowed"),  # h5py, 2 masks
+    re.compile(r"Python integer -?\d+ out of bounds for u?int"),  # numpy: a number out of
+    # an integer dtype's range (masked_fill_): tclass raises torch's in-place error
 )
 # Differences of the result: the peer's copies of a file are files (``clone``, and the
 # math on a file or a view of one without tensors), its reads of strings bytes and of numbers numpy
@@ -93,17 +96,22 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue
         if op in ("setitem_key", "set", "update") and _RESHAPED.search(line):
             continue
+        if op == "setitem_key" and _RETYPED.search(line):
+            continue  # ptd[key] = t of another dtype replaces it (the peer casts t)
+        if op == "setitem_key" and _new_nested_key_kept(finding, line):
+            continue
+        if op == "apply" and "batch_size=" in finding.step.src and _NAMES_DROPPED.search(line):
+            continue  # apply(fn, batch_size=) drops the names, as a TensorDict's in both
         if op == "tile" and _NAMES_DROPPED.search(line):
             continue  # read into memory and tiled as a TensorDict, whose tile drops them
         if op in ("setitem_key", "set", "update") and _NEW_GROUP_NAMED.match(line):
             continue  # a new group takes the file's dim names, as in a TensorDict
         keys = _KEYS.match(line)
-        if op in ("setitem_key", "set") and keys and _fewer_keys(keys.group(3), keys.group(2)):
-            continue  # a collection written over a group replaces it (the peer's merges)
         if op in ("setitem_key", "set") and keys and not keys.group(2) and _no_rows(mine):
             continue  # a value written through a view of a file without rows is kept
         reopened = op == "world" and facts.h5.endswith("reload")
-        if (op in ("getitem_key", "get", "rename_key_") or reopened) and _more_batch_dims(line):
+        read = op in ("getitem_key", "get", "rename_key_", "pop")
+        if (read or reopened) and _more_batch_dims(line):
             continue  # a group's batch size as written (the peer's inferred one is shorter)
         return False
     return True
@@ -144,6 +152,22 @@ _SAVED_LOCKED = re.compile(
     r"^result(\['\w+'\]|\.<members>(\[\d+\])+)*\.is_locked: peer False, tclass True$"
 )
 _VIEW_KEPT = re.compile(r"\.kind: peer 'TensorDict', tclass 'PersistentTensorDict(View)?'$")
+_RETYPED = re.compile(
+    r": peer Tensor\[[\w.]+, shape (\[[\d, ]*\])\], tclass Tensor\[[\w.]+, shape \1\]$"
+)
+_KEYS_KEPT = re.compile(r"^result((?:\['\w+'\])*): keys: peer \[([^\]]*)\], tclass \[([^\]]*)\]$")
+
+
+def _new_nested_key_kept(finding: Finding, line: str) -> bool:
+    """``view[("k", "a")] = t`` of a new nested key through a view of a view: tclass
+    writes it, the peer makes the group ``k`` and drops ``t``."""
+    found = _KEYS_KEPT.match(line)
+    if found is None or not re.match(r"x\[\(['\"]\w+['\"], ", finding.step.src):
+        return False
+    theirs, ours = (set(re.findall(r"'(\w+)'", found.group(n))) for n in (2, 3))
+    return theirs < ours and sum("x[" in step for step in finding.lines) >= 2
+
+
 _NAMES_DROPPED = re.compile(
     r"^result(\['\w+'\])*\.names: peer \[[^\]]*\], tclass \[None(, None)*\]$"
 )
@@ -154,13 +178,21 @@ _RESHAPED = re.compile(r": peer Tensor\[[\w.]+, shape \[[\d, ]*\]\], tclass Tens
 def _h5_keys_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``keys(True)`` of a file lists a group after the keys below it, as of any
     collection (the peer's file lists it before them, its TensorDict after); ``set()``
-    on a file gives the file (the peer's result can lack entries the file holds)."""
+    on a file gives the file (the peer's result can lack entries the file holds, or be
+    the group a nested key was set in); ``"k" in ptd.keys(True, True)`` holds for a group
+    ``k``, as for a TensorDict in both (the peer's file says False)."""
     if not facts.h5 or finding.kind != "result":
         return False
     if finding.step.op in ("keys", "items", "values") and isinstance(peer.value, list):
         return sorted(map(repr, peer.value)) == sorted(map(repr, mine.value))
     if finding.step.op == "set" and all(": keys: peer " in d for d in finding.detail):
-        return set(peer.value.keys()) < set(mine.value.keys())
+        if set(peer.value.keys()) < set(mine.value.keys()):
+            return True
+        path = re.match(r"x\.set\(\('(\w+)', ", finding.step.src)  # the peer's: the group
+        return path is not None and list(peer.value.keys()) == list(mine.value[path[1]].keys())
+    if finding.step.op == "contains" and (peer.value, mine.value) == (False, True):
+        key = re.match(r"\(?'(\w+)',?\)? in x\.keys\(True, True\)$", finding.step.src)
+        return key is not None and _made_a_group(finding.lines[:-1], key[1])
     return False
 
 
@@ -187,3 +219,10 @@ _WRAPS_X = re.compile(r"L\.TensorDictParams\(x[,)]")
 _PARAMS_IN_PLACE = re.compile(
     r": values differ: |^result\.kind: peer 'TensorDict', tclass 'TensorDictParams'$"
 )
+
+
+def _made_a_group(lines: list[str], key: str) -> bool:
+    """Whether one of ``lines`` makes ``key`` a group: a nested key under it written, or
+    a dict or collection given for it."""
+    group = re.compile(rf"\(['\"]{key}['\"], |['\"]{key}['\"]: (\{{|L\.TensorDict\()")
+    return any(group.search(line) for line in lines)

@@ -189,3 +189,16 @@ def _missing_key_first(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     if finding.kind != "family" or finding.step.op != "update_":
         return False
     return type(mine.error).__name__ == "KeyNotFoundError" and type(peer.error) is RuntimeError
+
+
+def _contains_a_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``"k" in record`` tells whether the field ``k`` is set, as ``in`` does for a
+    TensorDict; the peer's records have no ``__contains__`` (``in`` iterates over the
+    rows: ``False`` for every key, a ``TypeError`` without batch dims)."""
+    if finding.step.op != "contains" or not re.fullmatch(r'"\w+" in x', finding.step.src):
+        return False
+    if type(mine.value).__name__ != "bool" and finding.kind == "result":
+        return False
+    if finding.kind == "peer-raises":
+        return "is not iterable" in str(peer.error)
+    return finding.kind == "result" and peer.value is False and mine.value is True

@@ -65,9 +65,13 @@ _NESTED_LAZY = re.compile(
 def _lock_follows_sharing(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A shape op's result (or what it holds) locked in one library only, in a program
     that saved or locked a collection: tclass locks views of a locked source (and
-    ``unbind``'s slices of a memory-mapped, saved or shared one), the peer follows its
-    memory-mapped flag, which some ops pass on and others drop."""
-    if finding.kind != "result" or finding.step.family not in ("shape", "records"):
+    ``unbind``'s slices of a memory-mapped, saved or shared one; ``rename`` of a locked
+    file), the peer follows its memory-mapped flag, which some ops pass on and others
+    drop."""
+    renamed = finding.step.op in ("rename", "refine_names")  # a view of the same data
+    if finding.kind != "result" or (
+        finding.step.family not in ("shape", "records") and not renamed
+    ):
         return False
     saved = re.compile(r"memmap|lock_\(\)|\.save\(|\.dumps\(|consolidate\(filename")
     if not (facts.memmap or any(saved.search(line) for line in finding.lines)):

@@ -63,6 +63,7 @@ from .allow_ops import (
 )
 from .allow_records import (
     _consolidated_on_cpu,
+    _contains_a_field,
     _exclusive_keys_refused,
     _from_dict_batch_dims,
     _frozen_locked,
@@ -239,7 +240,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "records-predictable",
         "**Tensorclasses are predictable.**",
-        _any_of(_from_dict_batch_dims, _tolist_lists_fields),
+        _any_of(_from_dict_batch_dims, _tolist_lists_fields, _contains_a_field),
     ),
     Entry(
         "frozen-records-locked",

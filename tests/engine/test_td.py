@@ -1156,6 +1156,11 @@ def test_rename_key_of_a_missing_key_names_the_rename_not_a_pop() -> None:
         assert "pop" not in str(info.value)
     with pytest.raises(tclass.errors.KeyThroughTensorError):
         td.rename_key_(("a", "x"), "y")
+    for old, new in ((("a", "x"), "a"), (("a", "x"), ("a", "x")), (("a", "x", "y"), "a")):
+        # onto the tensor it passes through, or onto itself: the peer's ValueError too
+        with pytest.raises(tclass.errors.KeyThroughTensorError) as through:
+            td.rename_key_(old, new)
+        assert isinstance(through.value, ValueError) and isinstance(through.value, KeyError)
     assert set(td.keys(True)) == {"a", "n", ("n", "b")}  # nothing moved
 
 

@@ -782,3 +782,18 @@ def test_params_of_a_file_hold_its_entries_read_into_memory(tmp_path: pathlib.Pa
     view = TensorDictParams(ptd[1:])
     assert view.batch_size == torch.Size([1]) and isinstance(view["w"], nn.Parameter)
     ptd.close()
+
+
+@pytest.mark.parametrize("recurse", [True, False])
+def test_tensors_set_into_a_clone_are_buffers_as_the_peers(recurse: bool) -> None:
+    """The peer's clone (and ``clone(False)``) keeps tensors set into it later as they
+    are, registered as buffers; the original makes a float tensor a parameter."""
+    params = TensorDictParams(TensorDict({"a": torch.zeros(2)}, [2]))
+    clone = params.clone(recurse)
+    clone["zz"] = torch.ones(2)
+    assert not isinstance(clone["zz"], nn.Parameter) and isinstance(clone["a"], nn.Parameter)
+    assert dict(clone.named_parameters()).keys() == {"a"}
+    assert dict(clone.named_buffers()).keys() == {"zz"}
+    params["zz"] = torch.ones(2)
+    assert isinstance(params["zz"], nn.Parameter)
+    assert dict(params.named_parameters()).keys() == {"a", "zz"}

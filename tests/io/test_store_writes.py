@@ -27,6 +27,7 @@ from tclass.errors import (
     IndexTypeError,
     InPlaceWriteError,
     KeyNotFoundError,
+    KeyThroughTensorError,
     LockedError,
     MetaTensorError,
     NotSerializableError,
@@ -125,12 +126,35 @@ def test_set_replacing_an_entry_warns_as_the_peer(ptd: PersistentTensorDict) -> 
     with pytest.warns(EntryReplacedWarning, match="'/n/b'"):
         ptd.set(("n", "b"), torch.ones(3, 4, 5, dtype=torch.int64))  # another shape and dtype
     with pytest.warns(EntryReplacedWarning, match="'/n'"):
-        ptd.set("n", TensorDict({"c": torch.ones(3, 4)}, [3, 4]))  # a group
+        ptd.set("n", TensorDict({"c": torch.ones(3, 4, 2)}, [3, 4, 2]))  # another batch size
     ptd.set_non_tensor("s", "one")
     with pytest.warns(EntryReplacedWarning, match="'/s'"):
         ptd.set_non_tensor("s", "two")
     assert (ptd["a"] == 1).all() and set(ptd["n"].keys()) == {"c"}
-    assert ptd.get_non_tensor("s") == "two"
+    assert ptd["n"].batch_size == (3, 4, 2) and ptd.get_non_tensor("s") == "two"
+
+
+SET_GROUP: dict[str, Callable[[PersistentTensorDict, Any], Any]] = {
+    "setitem": lambda p, v: p.__setitem__("n", v),
+    "set": lambda p, v: p.set("n", v),
+    "set nested": lambda p, v: p.set(("n",), v),
+}
+
+
+@pytest.mark.parametrize("write", list(SET_GROUP))
+@pytest.mark.parametrize("kind", ["dict", "TensorDict"])
+def test_a_collection_set_over_a_group_is_merged_into_it_as_the_peer(
+    ptd: PersistentTensorDict, write: str, kind: str
+) -> None:
+    """The peer's file updates the group (the entries the value lacks stay), silently;
+    a TensorDict's set replaces it."""
+    value: Any = {"c": torch.ones(3, 4)}
+    if kind == "TensorDict":
+        value = TensorDict(value, [3, 4])
+    ptd["n", "b"] = torch.full((3, 4, 2), 5.0)
+    _quiet(lambda: SET_GROUP[write](ptd, value))
+    assert set(ptd["n"].keys()) == {"b", "c"} and ptd["n"].batch_size == (3, 4)
+    assert (ptd["n", "b"] == 5).all() and (ptd["n", "c"] == 1).all()
 
 
 def _quiet(call: Callable[[], Any]) -> None:
@@ -320,6 +344,35 @@ def test_update_in_place_of_a_key_the_file_lacks_writes_nothing(ptd: PersistentT
     assert torch.equal(ptd["a"], torch.ones(3, 4)) and "zzz" not in ptd.keys()
 
 
+def test_update_in_place_of_a_missing_collection_without_entries_writes_nothing(
+    ptd: PersistentTensorDict,
+) -> None:
+    """Nothing to write, as a TensorDict's ``update_`` (and the peer's file): no error,
+    and no group made."""
+    for source in (
+        {"zz": TensorDict({}, [3, 4])},
+        {"zz": {}, "a": torch.ones(3, 4)},
+        {"n": {"zz": {"q": TensorDict({}, [3, 4])}}},
+    ):
+        ptd.update_(source)
+        assert set(ptd.keys(True)) == {"a", "n", ("n", "b")}
+    assert torch.equal(ptd["a"], torch.ones(3, 4))  # the rest was written
+    with pytest.raises(KeyNotFoundError, match="zz"):
+        ptd.update_({"zz": {"q": {}, "r": torch.ones(3, 4)}})
+
+
+def test_a_key_through_a_tensor_is_a_key_through_tensor_error(ptd: PersistentTensorDict) -> None:
+    """As a TensorDict's (a ``KeyError`` and a ``ValueError``); nothing is written."""
+    for write in (
+        lambda: ptd.set(("a", "x"), torch.ones(3, 4)),
+        lambda: ptd.set_(("a", "x"), torch.ones(3, 4)),
+        lambda: ptd.__setitem__(("a", "x", "y"), torch.ones(3, 4)),
+    ):
+        with pytest.raises(KeyThroughTensorError, match="'a' holds a tensor or a value"):
+            write()
+        _unchanged(ptd)
+
+
 def test_rename_of_a_missing_key_is_a_key_error(ptd: PersistentTensorDict) -> None:
     with pytest.raises(KeyNotFoundError, match="'zzz'"):
         ptd.rename_key_("zzz", "new")
@@ -397,3 +450,29 @@ def test_stack_and_cat_with_another_kind_read_the_file(ptd: PersistentTensorDict
     joined = torch.cat([ptd, ptd[:2]], 0)
     assert type(joined) is TensorDict and joined.batch_size == (5, 4)
     assert torch.equal(joined["n", "b"], torch.zeros(5, 4, 2))
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda p: p.__setitem__(
+            (slice(0, 2), ..., -3), {"a": torch.ones(2), "n": {"b": torch.ones(2, 2)}}
+        ),
+        lambda p: p.set_at_(("n", "b"), torch.ones(2, 2), (slice(0, 2), ..., -3)),
+        lambda p: p.set_at_("a", torch.ones(2), (slice(0, 2), ..., 1)),
+    ],
+)
+def test_an_ellipsis_in_the_rows_written_spans_the_batch_dims_only(
+    ptd: PersistentTensorDict, write: Callable[[PersistentTensorDict], Any]
+) -> None:
+    """``...`` covers the remaining batch dims (as in a TensorDict, and the peer's file),
+    not each array's own dims: ``n/b`` (shape [3, 4, 2]) is written at batch column -3
+    or 1 (the same), not at its last dim."""
+    write(ptd)
+    expected = torch.zeros(3, 4)
+    expected[:2, 1] = 1
+    if "a" in ptd.keys() and ptd["a"].any():
+        assert torch.equal(ptd["a"], expected)
+    if ptd["n", "b"].any():
+        assert torch.equal(ptd["n", "b"], expected.unsqueeze(-1).expand(3, 4, 2))
+    assert ptd["a"].any() or ptd["n", "b"].any()

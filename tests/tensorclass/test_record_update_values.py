@@ -9,7 +9,7 @@ from typing import Annotated
 import pytest
 import torch
 
-from tclass import NonTensorData, Spec, TensorClass, errors
+from tclass import NonTensorData, Spec, TensorClass, errors, lazy_stack
 
 
 class Step(TensorClass):
@@ -61,3 +61,24 @@ def test_specs_checked_together() -> None:
     with pytest.raises(errors.FieldSpecError):
         frames.update({"obs": torch.ones(2, 6), "mask": torch.ones(2, 7, dtype=torch.bool)})
     assert frames.obs.shape == (2, 5) and frames.mask.shape == (2, 5)
+
+
+class Ragged(TensorClass):
+    obs: torch.Tensor
+    note: str
+    opt: torch.Tensor | None = None
+
+
+def test_update_in_place_of_a_lazy_stack_whose_other_fields_do_not_stack() -> None:
+    """Only the fields written are read: ``obs`` of another shape in each member (no
+    dense value) does not stop ``update_`` of ``note`` or ``opt``, as in the peer; a
+    field unset in a member is a ``KeyError`` for it (both raised the stacking error)."""
+    first = Ragged(torch.zeros(3, 2), "a", torch.zeros(3), batch_size=[3])
+    second = Ragged(torch.zeros(3, 5), "b", torch.zeros(3), batch_size=[3])
+    stack = lazy_stack([first, second])
+    stack.update_({"note": "c", "opt": torch.ones(2, 3)})
+    assert stack[0].note == "c" and stack[1].note == "c"
+    assert torch.equal(first.opt, torch.ones(3)) and torch.equal(second.opt, torch.ones(3))
+    unset = lazy_stack([Ragged(torch.zeros(3, 2), "a", batch_size=[3]), second])
+    with pytest.raises(KeyError, match="opt"):
+        unset.update_({"opt": torch.zeros(2, 3)})

@@ -68,6 +68,7 @@ from tclass.errors import (
     BatchSizeError,
     ClosedFileError,
     KeyNotFoundError,
+    KeyThroughTensorError,
     UnsupportedError,
 )
 
@@ -515,7 +516,11 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         for part in path:
             found = storage_of(node._entry(part))
             if not isinstance(found, PersistentTensorDict):
-                raise KeyNotFoundError(f"{part!r} is not a group in {node._where()}")
+                msg = (
+                    f"{part!r} holds a tensor or a value, not a group, in {node._where()}: "
+                    "it has no entries"
+                )
+                raise KeyThroughTensorError(msg)
             node = found
         return node
 

@@ -19,6 +19,7 @@ from typing_extensions import Self
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _keys
+from tclass._core._batch import normalize_index
 from tclass._core._records import is_record, storage_of
 from tclass._engine._entry_values import fit_to_batch
 from tclass._engine._nontensor import NonTensorData
@@ -47,6 +48,7 @@ from tclass.errors import (
     FilePermissionError,
     InPlaceWriteError,
     KeyNotFoundError,
+    KeyThroughTensorError,
     LockedError,
 )
 
@@ -94,8 +96,10 @@ class StoreWrites(TensorDictBase):
         """Write ``value`` under ``key``: a tensor becomes an array, a collection or dict
         a group, a Python value an array in the store's format for values. A tensor is
         written into an existing array of its shape and dtype (keeping its chunks and
-        compression); an entry of another kind, shape or dtype is replaced. With
-        ``inplace`` and an existing entry, the data is written into it.
+        compression); a collection or dict is merged into an existing group of its batch
+        size, as the peer's file merges it (the group's other entries stay); an entry of
+        another kind, shape or dtype is replaced. With ``inplace`` and an existing entry,
+        the data is written into it.
 
         Warns:
             EntryReplacedWarning: (a ``UserWarning``, as the peer warns) ``inplace=False``
@@ -199,11 +203,19 @@ class StoreWrites(TensorDictBase):
         warn: bool = False,
     ) -> None:
         """A group holding ``value`` (the storage of ``record``, whose class's schema is
-        written with it and which reads back as a record of that class)."""
+        written with it and which reads back as a record of that class). Over a group of
+        the same batch size that holds no record, ``value`` is merged into the group
+        entry by entry (the entries it lacks stay), as the peer's file writes it."""
         if value.batch_size[: len(self._batch_size)] != self._batch_size:
             # a shorter batch size (built without one) becomes this one when the entries
             # fit, as a TensorDict stores it; else BatchMismatchError
             value = fit_to_batch(cast(Any, value), self._batch_size, key)
+        node = group[key] if key in group else None
+        if node is not None and is_group(node) and record is None and key not in self._records:
+            child = self._child_of(key, node)
+            if child.batch_size == value.batch_size:
+                child.update(value)
+                return
         made = self._replace(group, key, partial(group.create_group, key), warn)
         child = self._child_of(key, made)
         child._batch_size = value.batch_size
@@ -231,7 +243,11 @@ class StoreWrites(TensorDictBase):
                 child._write_meta()
             found = storage_of(node._entry(part))
             if not isinstance(found, StoreWrites):
-                raise KeyNotFoundError(f"cannot set {path!r}: {part!r} is not a group")
+                msg = (
+                    f"cannot set {path!r}: {part!r} holds a tensor or a value, not a "
+                    "group, so it has no entries"
+                )
+                raise KeyThroughTensorError(msg)
             node = found
         return node
 
@@ -436,7 +452,7 @@ class StoreWrites(TensorDictBase):
         dataset, or every dataset of a group); ``update_at_`` and ``copy_at_`` write
         through here."""
         node, group, name, target = self._existing(key)
-        index = list_index(index)
+        index = _batch_index(list_index(index), self._batch_size)
         if is_group(target):
             node._child_of(name, target)._write_rows(index, value)
         elif target.dtype is not None:
@@ -465,32 +481,44 @@ class StoreWrites(TensorDictBase):
         if input_dict_or_td is not None and kwargs:
             source = {**dict(source_items(input_dict_or_td)), **kwargs}
         allowed = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
-        self._require_keys(source, (), allowed)
+        skipped: list[tuple[str, ...]] = []
+        self._require_keys(source, (), allowed, skipped)
+        if skipped:
+            source = _dropped(source, skipped, ())
         return self.update(source, clone=clone, inplace=True, keys_to_update=keys_to_update)
 
     def _require_keys(
-        self, source: Any, prefix: tuple[str, ...], allowed: list[tuple[str, ...]] | None
+        self,
+        source: Any,
+        prefix: tuple[str, ...],
+        allowed: list[tuple[str, ...]] | None,
+        skipped: list[tuple[str, ...]],
     ) -> None:
         """Raises the missing-key error of the first key of ``source`` (a mapping, a
-        collection or a record; under ``prefix``) this file does not hold."""
+        collection or a record; under ``prefix``) this file does not hold; a missing key
+        whose value holds nothing to write is added to ``skipped``."""
         for key, value in source_items(source):
             path = prefix + _keys.key_path(key)
             if allowed is not None and not any(
                 path[: len(a)] == a or a[: len(path)] == path for a in allowed
             ):
                 continue
-            if path not in self:
-                raise self._missing_key(path[0] if len(path) == 1 else path)
             nested = is_record(value) or isinstance(value, (Mapping, TensorCollection))
-            if nested and not isinstance(value, (NonTensorData, NonTensorStack)):
-                self._require_keys(value, path, allowed)
+            nested = nested and not isinstance(value, (NonTensorData, NonTensorStack))
+            if path not in self:
+                if nested and not _holds_leaves(value):
+                    skipped.append(path)  # nothing to write (a TensorDict's update_ too)
+                    continue
+                raise self._missing_key(path[0] if len(path) == 1 else path)
+            if nested:
+                self._require_keys(value, path, allowed, skipped)
 
     def _write_rows(self, index: Any, value: Any, values: bool = True) -> None:
         """``value`` (a collection, a dict, a tensor or a number for every array) written
         into the rows ``index`` of every array, and (``values``) the Python values a
         collection or dict holds into those rows of the arrays of values."""
         group = self._writable()
-        index = list_index(index)
+        index = _batch_index(list_index(index), self._batch_size)
         if is_record(value):
             value = storage_of(value)
         for key in self._key_names():
@@ -585,6 +613,36 @@ def _warn_replaced(where: str, in_place: bool = False) -> None:
         EntryReplacedWarning,
         stacklevel=5,
     )
+
+
+def _holds_leaves(value: Any) -> bool:
+    """Whether the mapping, collection or record ``value`` holds a tensor or a Python
+    value at some depth (a nested collection without either writes nothing)."""
+    if is_record(value) or isinstance(value, TensorCollection):
+        return bool(list(storage_of(value).keys(True, True)))
+    if isinstance(value, Mapping):
+        return any(_holds_leaves(part) for part in value.values())
+    return True
+
+
+def _dropped(source: Any, paths: list[tuple[str, ...]], prefix: tuple[str, ...]) -> Any:
+    """``source`` as a dict without the entries at ``paths`` (under ``prefix``)."""
+    out: dict[Any, Any] = {}
+    for key, value in source_items(source):
+        path = prefix + _keys.key_path(key)
+        if path in paths:
+            continue
+        below = any(p[: len(path)] == path for p in paths)
+        out[key] = _dropped(value, paths, path) if below else value
+    return out
+
+
+def _batch_index(index: Any, batch: torch.Size) -> Any:
+    """``index`` with its ``...`` spelled out over the batch dims (``ptd[..., 0]`` is
+    the last batch dim's row 0, not the last dim of each array)."""
+    if type(index) is tuple and any(part is Ellipsis for part in index):
+        return normalize_index(index, len(batch))
+    return index
 
 
 def _paths_below(path: tuple[str, ...], wanted: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
