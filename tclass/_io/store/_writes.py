@@ -44,10 +44,10 @@ from tclass.errors import (
     BatchMismatchError,
     EntryReplacedWarning,
     EntryTypeError,
-    FilePermissionError,
     InPlaceWriteError,
     KeyNotFoundError,
     LockedError,
+    ReadOnlyFileError,
 )
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ class StoreWrites(TensorDictBase):
         group = self._live()
         if group.file.read_only:
             msg = f"{self._file_name!r} {group.file.why_read_only}"
-            raise FilePermissionError(msg)
+            raise ReadOnlyFileError(msg)
         return group
 
     def set(
