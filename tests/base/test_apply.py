@@ -238,7 +238,9 @@ def test_named_apply_prefix_goes_before_nested_keys() -> None:
     td = TensorDict({"a": torch.zeros(2), "n": {"b": torch.zeros(2)}}, [2])
     for source in (td, tclass.lazy_stack([td, td])):
         seen: list[Any] = []
-        source.named_apply(lambda key, t: seen.append(key), nested_keys=True, prefix=("r",))
+        source.named_apply(
+            lambda key, t, seen=seen: seen.append(key), nested_keys=True, prefix=("r",)
+        )
         assert set(seen) == {("r", "a"), ("r", "n", "b")}
     seen = []  # without nested_keys the local name, as the peer
     td.named_apply(lambda key, t: seen.append(key), prefix=("r",))
