@@ -49,6 +49,7 @@ __all__ = [
     "FrozenInstanceError",
     "GradError",
     "HeterogeneousEntryError",
+    "IgnoredKeywordWarning",
     "IgnoredValuesWarning",
     "InPlaceKernelError",
     "InPlaceKeysError",
@@ -77,6 +78,7 @@ __all__ = [
     "OperandError",
     "PickleRefusedError",
     "ReadOnlyError",
+    "ReadOnlyFileError",
     "ReductionError",
     "ReprParseError",
     "ReservedNameError",
@@ -386,6 +388,13 @@ class FilePermissionError(TclassError, PermissionError):
     process may not write. Load with ``mode="r"`` (copy-on-write) instead."""
 
 
+class ReadOnlyFileError(FilePermissionError, ValueError):
+    """A write into an HDF5 or zarr file opened with ``mode="r"`` (``set``, ``update``,
+    ``del_``, an indexed write...): nothing was written. Reopen it with ``mode="r+"``.
+    Also a ``ValueError``, as h5py raises for a new key there (the peer passes h5py's
+    errors on: a ``ValueError``, ``KeyError`` or ``OSError`` depending on the write)."""
+
+
 class SubpathError(TclassError, ValueError, LookupError):
     """``subpath=`` is malformed or names no nested collection of the saved folder (the
     peer raises ValueError). Nothing was changed."""
@@ -670,6 +679,12 @@ class TclassWarning(UserWarning):
 class IgnoredValuesWarning(TclassWarning, FutureWarning):
     """Python values an operation skipped, as the peer does (``copy_at_(fast=True)``
     copies tensors only): pass the option the message names to write them too."""
+
+
+class IgnoredKeywordWarning(TclassWarning, FutureWarning):
+    """A keyword argument the method does not know was ignored (``apply(fn, foo=1)``), as
+    the peer ignores it with a ``FutureWarning`` (its 0.17 raises a ``TypeError``):
+    remove it."""
 
 
 class EntryReplacedWarning(TclassWarning):

@@ -452,6 +452,7 @@ def _members(collections: Sequence[C], op: str, path: tuple[str, ...]) -> list[C
                     f"{op}{_at(path)}: member {position} is a {type(member).__name__} but "
                     f"member 0 is a {kind.__name__}; no implementation found for members of "
                     "different types: convert them to one type first"
+                    + _how_to_convert(kind, type(member))
                 )
                 raise StackTypeError(msg)
     first: object = members[0]  # the annotation promises a collection; callers may not
@@ -459,6 +460,16 @@ def _members(collections: Sequence[C], op: str, path: tuple[str, ...]) -> list[C
         msg = f"{op}{_at(path)} expects tensor collections, got {type(first).__name__}"
         raise StackError(msg)
     return members
+
+
+def _how_to_convert(first: type, other: type) -> str:
+    """How to join a record with a TensorDict, for the error that refuses them."""
+    pair = {first, other}
+    records = [kind for kind in pair if is_record_class(kind)]
+    if len(records) != 1 or not pair - {records[0]} <= {TensorDict}:
+        return ""
+    name = records[0].__name__
+    return f" (the record: record.to_tensordict(); the TensorDict: {name}.from_tensordict(td))"
 
 
 def _is_store(member: object) -> bool:

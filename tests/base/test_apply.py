@@ -216,6 +216,37 @@ def test_named_apply_nested_keys_match_keys_include_nested() -> None:
     assert seen == ["a", "b", ("n", "c"), ("n", "m", "d")]
 
 
+def test_unknown_keywords_are_ignored_with_a_future_warning() -> None:
+    # As the peer 0.15 (its 0.17 raises a TypeError): ignored, but never silently.
+    td = _td()
+    with pytest.warns(errors.IgnoredKeywordWarning, match=r"apply\(\) ignores .*'foo'"):
+        out = td.apply(lambda t: t * 2, foo=1)
+    assert_leafwise(out, td, lambda t: t * 2, td.batch_size)
+    with pytest.warns(FutureWarning, match=r"named_apply\(\) ignores .*'bar', 'baz'"):
+        td.named_apply(lambda key, t: t, bar=1, baz=2)
+    record = _Point(x=torch.zeros(2), batch_size=[2])
+    with pytest.warns(FutureWarning, match="'foo'"):
+        assert torch.equal(record.apply(lambda t: t + 1, foo=1).x, torch.ones(2))
+
+
+@tensorclass
+class _Point:
+    x: torch.Tensor
+
+
+def test_named_apply_prefix_goes_before_nested_keys() -> None:
+    td = TensorDict({"a": torch.zeros(2), "n": {"b": torch.zeros(2)}}, [2])
+    for source in (td, tclass.lazy_stack([td, td])):
+        seen: list[Any] = []
+        source.named_apply(
+            lambda key, t, seen=seen: seen.append(key), nested_keys=True, prefix=("r",)
+        )
+        assert set(seen) == {("r", "a"), ("r", "n", "b")}
+    seen = []  # without nested_keys the local name, as the peer
+    td.named_apply(lambda key, t: seen.append(key), prefix=("r",))
+    assert seen == ["a", "b"]
+
+
 def test_named_apply_with_others_none_and_batch_size() -> None:
     td = _td()
     other = td.apply(lambda t: _shift(t, 2))

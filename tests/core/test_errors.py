@@ -56,6 +56,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "MetadataError": (ValueError, RuntimeError),
     "UnsafePathError": (ValueError,),
     "FilePermissionError": (PermissionError,),
+    "ReadOnlyFileError": (PermissionError, ValueError),
     "SubpathError": (ValueError, LookupError),
     "ClassResolutionError": (RuntimeError, LookupError),
     "ClassMismatchError": (TypeError,),
@@ -105,6 +106,7 @@ WARNINGS: dict[str, tuple[type[Warning], ...]] = {
     "TclassWarning": (UserWarning,),
     "SharedDefaultWarning": (UserWarning, FutureWarning),
     "IgnoredValuesWarning": (UserWarning, FutureWarning),
+    "IgnoredKeywordWarning": (UserWarning, FutureWarning),
     "EntryReplacedWarning": (UserWarning,),
 }
 # Classes built from a message alone (BatchMismatchError is built from key and shapes).

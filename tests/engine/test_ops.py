@@ -227,6 +227,20 @@ def test_empty_and_mixed_members(join: Any) -> None:
     assert type(join([sub, sub])) is Sub
 
 
+def test_a_record_joined_with_a_tensordict_is_told_how_to_convert() -> None:
+    @tclass.tensorclass
+    class Exp:
+        obs: torch.Tensor
+
+    record, td = Exp(obs=torch.zeros(3, 2), batch_size=[3]), TensorDict(obs=torch.ones(3, 2))
+    td.batch_size = [3]
+    for members in ([td, record], [record, td]):
+        with pytest.raises(errors.StackTypeError, match=r"Exp\.from_tensordict\(td\)"):
+            torch.cat(members)
+    assert torch.cat([td, record.to_tensordict()]).batch_size == (6,)
+    assert type(torch.stack([Exp.from_tensordict(td), record])) is Exp
+
+
 def test_torch_stack_with_mixed_members() -> None:
     class Sub(TensorDict):
         pass

@@ -1319,3 +1319,21 @@ def test_select_in_place_keeps_nested_collections_and_prunes_them() -> None:
     with pytest.raises(KeyError):
         td.select(("n", "missing"), inplace=True)
     assert list(nested.keys()) == ["c"]
+
+
+def test_a_tensordict_takes_no_new_attributes() -> None:
+    # README "A TensorDict takes no new attributes": the peer's `td.a = t` stores a Python
+    # attribute and leaves the entry `a` as it was; tclass refuses, entries stay as set.
+    td = TensorDict({"a": torch.zeros(2)}, [2])
+    with pytest.raises(AttributeError, match="'foo'"):
+        td.foo = torch.ones(2)  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError):
+        td.a = torch.ones(2)  # type: ignore[attr-defined]
+    assert list(td.keys()) == ["a"] and not td["a"].any()
+
+    class Tagged(TensorDict):
+        pass
+
+    tagged = Tagged({"a": torch.zeros(2)}, [2])
+    tagged.source = "env-3"  # a subclass takes attributes, as any Python class
+    assert tagged.source == "env-3" and list(tagged.keys()) == ["a"]

@@ -386,6 +386,18 @@ def test_memmap_like_without_prefix_gives_new_zeros_for_mapped_leaves(tmp_path: 
         assert td["a"].tolist() == [1.0, 1.0, 1.0]
 
 
+def test_memmap_like_into_a_saved_folder_gives_zeros(tmp_path: Path) -> None:
+    # README "Writes are crash-safe": a new tree, as into a new folder (the peer maps the
+    # old files again and reads the previous data); its Python values are the source's.
+    source = TensorDict({"x": torch.zeros(3)}, [3])
+    source.set_non_tensor("env", "pong")
+    first = source.memmap_like(tmp_path / "buf")
+    first["x"][0] = 5.0
+    again = source.memmap_like(tmp_path / "buf")
+    assert again["x"].tolist() == [0.0, 0.0, 0.0] and again["env"] == "pong"
+    assert TensorDict.load_memmap(tmp_path / "buf")["x"].tolist() == [0.0, 0.0, 0.0]
+
+
 def test_saved_path_of_memmapped_collections_in_no_folder(tmp_path: Path) -> None:
     # As the peer: None when memory-mapped in no folder, an error when not memory-mapped.
     assert TensorDict({"a": torch.ones(3)}, [3]).memmap().saved_path is None

@@ -318,6 +318,10 @@ def test_locked_and_read_only_files_still_refuse(tmp_path: Path, backend: str) -
     for write in SAME_SHAPE.values():
         with pytest.raises(FilePermissionError, match=str(path.name)):
             write(read_only, 7.0)
+    # A new key too; also a ValueError, as h5py's error the peer passes on for it.
+    with pytest.raises(ValueError, match="read-only \\(mode='r'\\); open it with mode='r\\+'"):
+        read_only.set("new", torch.ones(3, 4))
+    assert "new" not in read_only.keys()
     assert (read_only["x"] == 2).all() and not read_only["n", "b"].any()
     read_only.close()
 

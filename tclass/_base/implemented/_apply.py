@@ -9,8 +9,9 @@ compare Python values). Arithmetic, ``where`` and ``masked_fill`` are in ``_math
 from __future__ import annotations
 
 import operator
+import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, cast, overload
 
 import torch
 from typing_extensions import Self, Unpack
@@ -25,6 +26,7 @@ from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
+    IgnoredKeywordWarning,
     InPlaceWriteError,
     KeyNotFoundError,
     ReadOnlyError,
@@ -43,6 +45,35 @@ LeafFn = Callable[[_Tensor], _Tensor | None]
 PairFn = Callable[[_Tensor, _Tensor], _Tensor | None]
 # Otherwise (more others, a default, call_on_nested, is_leaf): values of any kind.
 AnyFn = Callable[..., _Tensor | TensorCollection | None]
+_O = TypeVar("_O", bound=Mapping[str, Any])
+
+
+def _known_options(method: str, options: _O, known: type[_O]) -> _O:
+    """``options`` without the keywords ``method`` does not know, which are ignored with a
+    ``FutureWarning``, as the peer ignores them (its 0.17 raises a ``TypeError``)."""
+    names = known.__required_keys__ | known.__optional_keys__  # type: ignore[attr-defined]
+    unknown = [key for key in options if key not in names]
+    if not unknown:
+        return options
+    listed = ", ".join(repr(key) for key in unknown)
+    warnings.warn(
+        IgnoredKeywordWarning(
+            f"{method}() ignores the keyword argument(s) {listed}: it takes "
+            f"{', '.join(sorted(names))}. Starting with TensorDict 0.17, unknown keyword "
+            "arguments raise a TypeError; remove them."
+        ),
+        stacklevel=3,
+    )
+    return cast(_O, {key: value for key, value in options.items() if key in names})
+
+
+def _prefixed(fn: AnyFn, prefix: tuple[str, ...]) -> AnyFn:
+    """``fn`` called with ``prefix`` before each nested key, as the peer's ``prefix=``."""
+
+    def call(key: str | tuple[str, ...], *rest: Any) -> Any:
+        return fn(prefix + (key if isinstance(key, tuple) else (key,)), *rest)
+
+    return call
 
 
 def align_right(tensor: torch.Tensor, ndim: int) -> torch.Tensor:
@@ -87,7 +118,7 @@ class ApplyOps(TensorCollection):
         ``default``, ``call_on_nested`` or ``is_leaf`` is given (then it may get other
         values: nested collections, the default).
         """
-        return self._apply_all(fn, others, options)
+        return self._apply_all(fn, others, _known_options("apply", options, ApplyOptions))
 
     def _apply_all(
         self, fn: Callable[..., Any], others: tuple[TensorCollection, ...], options: ApplyOptions
@@ -239,8 +270,14 @@ class ApplyOps(TensorCollection):
         The key is the entry's own name, or its full nested tuple if ``nested_keys``
         (a top-level entry's is its string, as ``keys(include_nested=True)`` lists it).
         As with :meth:`apply`, the result is ``None`` when ``fn`` drops every entry.
+        With ``nested_keys``, the peer's ``prefix=`` (a tuple of strings) is put before
+        every key (``fn(("root", "a"), tensor)``).
         """
-        return self._named_apply_all(fn, others, nested_keys, batch_size, options)
+        prefix = cast(dict[str, Any], options).pop("prefix", None)
+        if prefix and nested_keys:
+            fn = _prefixed(fn, tuple(prefix))
+        known = _known_options("named_apply", options, ApplyRules)
+        return self._named_apply_all(fn, others, nested_keys, batch_size, known)
 
     def _named_apply_all(
         self,

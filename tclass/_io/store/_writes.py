@@ -45,11 +45,11 @@ from tclass.errors import (
     BatchMismatchError,
     EntryReplacedWarning,
     EntryTypeError,
-    FilePermissionError,
     InPlaceWriteError,
     KeyNotFoundError,
     KeyThroughTensorError,
     LockedError,
+    ReadOnlyFileError,
 )
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ class StoreWrites(TensorDictBase):
         group = self._live()
         if group.file.read_only:
             msg = f"{self._file_name!r} {group.file.why_read_only}"
-            raise FilePermissionError(msg)
+            raise ReadOnlyFileError(msg)
         return group
 
     def set(
