@@ -46,7 +46,7 @@ from tclass._core._registry import resolve_class
 from tclass._core._safe_globals import allow_unpickling
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import NonTensorData
+from tclass._engine._nontensor import MetaData, NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
@@ -358,10 +358,11 @@ class _Flatten(NodeVisitor[Description]):
 
     def visit_value(self, node: NonTensorData) -> Description:
         batch, data = node.batch_size, node.data
-        return (lambda views, target: NonTensorData._make(data, batch, target.device)), {
-            "value": data,
-            "batch": list(batch),
-        }
+        cls = MetaData if isinstance(node, MetaData) else NonTensorData
+        tree: dict[str, Any] = {"value": data, "batch": list(batch)}
+        if cls is MetaData:  # kept as the peer keeps it (it does not grow into a stack)
+            tree["meta"] = True
+        return (lambda views, target: cls._make(data, batch, target.device)), tree
 
     def visit_values(self, node: NonTensorStack) -> Description:
         array = node._as_array()
@@ -478,8 +479,8 @@ def rebuild_from_description(
         return _rebuild_lazy(tree, known)
     batch = torch.Size(tree["batch"])
     if "value" in tree:
-        data = tree["value"]
-        return lambda views, target: NonTensorData._make(data, batch, target.device)
+        data, cls = tree["value"], MetaData if tree.get("meta") else NonTensorData
+        return lambda views, target: cls._make(data, batch, target.device)
     if "values" in tree:
         shaped: np.ndarray[Any, Any] = np.empty(tuple(batch), dtype=object)
         fill_array(shaped, tree["values"], list(batch), "the consolidated buffer")

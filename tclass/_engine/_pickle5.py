@@ -22,7 +22,8 @@ default protocol is 5 from Python 3.14 on: torch shares the tensors' memory ther
 of protocol 5 when one buffer cannot say it exactly: memory-mapped tensors (which travel
 as file references), tensors off the CPU, tensors that require grad or are of a tensor
 subclass, and nodes the consolidation tree does not describe (TensorDict subclasses
-other than TypedTensorDict, ``MetaData`` values, legacy lazy views, unbatched tensors).
+other than TypedTensorDict, legacy lazy views, unbatched tensors; a ``MetaData`` value
+travels in the header, as a ``NonTensorData`` one does).
 A leaf that is not contiguous arrives contiguous (the same values).
 """
 
@@ -57,7 +58,7 @@ from tclass._engine._consolidate import (
 )
 from tclass._engine._lazy._legacy import LegacyLazyView
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import NonTensorData
+from tclass._engine._nontensor import MetaData, NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass.errors import PickleRefusedError, UnsupportedError
@@ -197,7 +198,7 @@ class _Describe(_Flatten):
         return rebuild, tree
 
     def visit_value(self, node: NonTensorData) -> Description:
-        if type(node) is not NonTensorData:  # MetaData and its typed forms
+        if type(node) not in (NonTensorData, MetaData):  # typed forms of MetaData
             raise _NotOneBuffer
         rebuild, tree = super().visit_value(node)
         if not _is_json(tree["value"]):

@@ -383,10 +383,9 @@ def test_memory_mapped_collections_travel_as_file_references(tmp_path: Path) -> 
     [
         lambda: TensorDict({"w": torch.zeros(2, requires_grad=True)}, [2]),
         lambda: TensorDict({"u": UnbatchedTensor(torch.zeros(5)), "a": torch.ones(2)}, [2]),
-        lambda: TensorDict({"m": tclass.MetaData("run-1", batch_size=[2])}, [2]),
         lambda: TensorDict({"p": torch.nn.Parameter(torch.zeros(2), requires_grad=False)}, [2]),
     ],
-    ids=["requires_grad", "unbatched", "metadata", "parameter"],
+    ids=["requires_grad", "unbatched", "parameter"],
 )
 def test_what_one_buffer_cannot_say_exactly_pickles_as_before(make: Callable[[], Any]) -> None:
     node = make()
@@ -396,6 +395,31 @@ def test_what_one_buffer_cannot_say_exactly_pickles_as_before(make: Callable[[],
     assert snapshot(back) == snapshot(node)
     for mine, theirs in zip(tensors(back), tensors(node)):
         assert type(mine) is type(theirs) and mine.requires_grad == theirs.requires_grad
+
+
+def test_metadata_travels_in_the_header_and_stays_metadata() -> None:
+    # A MetaData value (one value for the whole batch, kept through stacking) used to
+    # send every tensor of its collection in band; it is a value of the header now.
+    node = TensorDict({"x": torch.arange(6.0).reshape(3, 2), "sub": {"y": torch.ones(3)}}, [3])
+    node["run"] = tclass.MetaData("run-1")
+    node["sub", "cfg"] = tclass.MetaData(("lr", 0.1))  # not JSON: pickled in the stream
+    payload, buffers = dumps(node)
+    assert len(buffers) == 1 and b"tclass-pickle5" in payload
+    back = pickle.loads(payload, buffers=[memoryview(bytes(buffers[0].raw()))])
+    assert snapshot(back) == snapshot(node)
+    assert type(back.get("run")) is tclass.MetaData
+    assert type(back.get(("sub", "cfg"))) is tclass.MetaData and back["sub", "cfg"] == ("lr", 0.1)
+    assert all(type(leaf) is ReadOnlyTensor for leaf in tensors(back))
+    stacked = torch.stack([back, back])
+    assert type(stacked.get("run")) is tclass.MetaData and stacked["run"] == "run-1"
+
+
+def test_consolidate_keeps_metadata() -> None:
+    node = TensorDict({"x": torch.zeros(2), "run": tclass.MetaData("run-1")}, [2])
+    node["tag"] = "plain"
+    packed = node.consolidate()
+    assert type(packed.get("run")) is tclass.MetaData and packed["run"] == "run-1"
+    assert type(packed.get("tag")) is tclass.NonTensorData
 
 
 def test_multiprocessing_keeps_sharing_tensors_leaf_by_leaf() -> None:
