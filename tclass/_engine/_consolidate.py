@@ -63,6 +63,7 @@ from tclass.errors import (
 __all__ = [
     "Consolidated",
     "Description",
+    "Rebuild",
     "Target",
     "consolidate",
     "consolidation_of",
@@ -372,7 +373,6 @@ class _Flatten(NodeVisitor[Description]):
         }
 
     def visit_tensordict(self, td: TensorDict) -> Description:
-        leaves = self.leaves
         parts: list[tuple[str, int | Rebuild]] = []
         entries: dict[str, Any] = {}
         for key, value in td._items():
@@ -386,9 +386,8 @@ class _Flatten(NodeVisitor[Description]):
                 rebuild, entries[key] = self.jagged(key, value)
                 parts.append((key, rebuild))
             elif isinstance(value, torch.Tensor):
-                parts.append((key, len(leaves)))
-                entries[key] = len(leaves)
-                leaves.append(value)
+                part, entries[key] = self.visit_leaf(value)
+                parts.append((key, part))
             else:
                 rebuild, entries[key] = self.visit(value)
                 parts.append((key, rebuild))
@@ -409,6 +408,11 @@ class _Flatten(NodeVisitor[Description]):
         if names is not None:
             tree["names"] = list(names)
         return rebuild_td, tree
+
+    def visit_leaf(self, tensor: torch.Tensor) -> tuple[int | Rebuild, Any]:
+        """Where a dense tensor goes and its description: its position among ``leaves``."""
+        self.leaves.append(tensor)
+        return len(self.leaves) - 1, len(self.leaves) - 1
 
     def visit_other(self, node: Any) -> Description:
         """A kind of its own (a PersistentTensorDict, a TensorDictParams): its entries as
@@ -477,6 +481,9 @@ def rebuild_from_description(
         return lambda views, target: _jagged([views[p] for p in positions], ragged)
     if "lazy" in tree:
         return _rebuild_lazy(tree, known)
+    if "tensor" in tree:  # a tensor given beside the buffer (a pickle's file reference)
+        tensor = tree["tensor"]
+        return lambda views, target: tensor
     batch = torch.Size(tree["batch"])
     if "value" in tree:
         data, cls = tree["value"], MetaData if tree.get("meta") else NonTensorData

@@ -305,7 +305,6 @@ WRITES: dict[str, Callable[[Any], Any]] = {
     "copy_": lambda rec: rec.copy_(_step()),
     "update_": lambda rec: rec._tensordict.update_({"obs": torch.ones(4, 3)}),
     "numpy": lambda rec: rec.obs.numpy().__setitem__(0, 7.0),
-    "share_memory_": lambda rec: rec.share_memory_(),
 }
 
 
@@ -320,6 +319,18 @@ def test_a_read_only_buffer_refuses_writes_and_stays_unchanged(write: str) -> No
         assert isinstance(caught.value, TclassError) and isinstance(caught.value, RuntimeError)
         assert "read-only" in str(caught.value) and ".clone()" in str(caught.value)
     assert snapshot(back) == before
+    assert bytes(shared) == bytes(dumps(_step())[1][0].raw())
+
+
+def test_share_memory_of_a_read_only_collection_moves_it_and_writes_nothing() -> None:
+    # The peer's received collections are private copies, which share_memory_() puts in
+    # torch's shared memory for worker processes; a read-only one gets there the same way
+    # (one copy of the buffer), and the memory it leaves is not written.
+    back, shared = _read_only_copy(_step())
+    before = snapshot(back)
+    assert back.share_memory_() is back and back.is_locked  # locked, as the peer's
+    assert back.obs.is_shared() and back.info.score.is_shared()
+    assert snapshot(back.unlock_()) == before and type(back.obs) is ReadOnlyTensor
     assert bytes(shared) == bytes(dumps(_step())[1][0].raw())
 
 
@@ -376,6 +387,30 @@ def test_memory_mapped_collections_travel_as_file_references(tmp_path: Path) -> 
     in_file = node.consolidate(filename=tmp_path / "one.bin")
     payload, buffers = dumps(in_file)
     assert not buffers and len(payload) < 4096  # the consolidation file, by reference
+
+
+def test_plain_tensors_beside_memory_mapped_ones_still_travel_in_the_buffer(
+    tmp_path: Path,
+) -> None:
+    # A replay buffer's state: its memory-mapped storage and plain priorities. The
+    # storage's tensors travel as file references in the stream, the others in the buffer
+    # (they went in band, leaf by leaf, when one memory-mapped leaf sent all that way).
+    storage = _step(4).memmap(tmp_path / "storage")
+    node = TensorDict({"storage": storage, "priority": torch.arange(4.0).expand(4096, 4).T}, [4])
+    node["grad"] = torch.ones(4, requires_grad=True)  # pickled in the stream too
+    payload, buffers = dumps(node)
+    assert len(buffers) == 1 and buffers[0].raw().nbytes == 4 * 4096 * 4
+    assert len(payload) < 8192  # the file references, not the tensors
+    back = pickle.loads(payload, buffers=[bytes(buffers[0].raw())])
+    assert list(back.keys(True, True)) == list(node.keys(True, True))
+    assert type(back["priority"]) is ReadOnlyTensor and torch.equal(
+        back["priority"], node["priority"]
+    )
+    assert back["grad"].requires_grad and torch.equal(back["grad"], node["grad"])
+    assert type(back["storage"]) is Step and back["storage"].is_memmap()
+    assert back["storage"].obs.filename == storage.obs.filename
+    back["storage"].obs[0] = 42.0  # reaches the files
+    assert tclass.load_memmap(tmp_path / "storage").obs[0].tolist() == [42.0] * 3
 
 
 @pytest.mark.parametrize(

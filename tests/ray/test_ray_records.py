@@ -1,8 +1,9 @@
 """Records as users move them through Ray tasks and actors: a collection holding
 ``MetaData`` (zero copy, the value's class kept), a received record shared with worker
 processes (``share_memory_``), and collector tasks writing rows into an actor's
-memory-mapped replay buffer. One local cluster (2 CPUs) for the module; skipped when Ray
-is not installed (the test extra installs it)."""
+memory-mapped replay buffer, whose state (memory-mapped storage, plain priorities) comes
+back with the plain tensors in the object store. One local cluster (2 CPUs) for the
+module; skipped when Ray is not installed (the test extra installs it)."""
 
 from __future__ import annotations
 
@@ -45,9 +46,14 @@ class Replay:
 
     def __init__(self, path: str, capacity: int) -> None:
         self.storage = transition(capacity, leaf_bytes=16 * capacity).memmap_like(path)
+        self.priority = torch.arange(capacity * 4096.0).reshape(capacity, 4096)
 
-    def get_storage(self) -> Transition:
-        return self.storage  # travels as its files' paths
+    def state(self) -> TensorDict:
+        # the storage travels as its files' paths, the priorities (128 KiB: over Ray's
+        # inline limit) in the store's memory
+        return TensorDict(
+            {"storage": self.storage, "priority": self.priority}, [len(self.priority)]
+        )
 
     def sample(self, rows: list[int]) -> Transition:
         return self.storage[torch.tensor(rows)]
@@ -77,8 +83,12 @@ def test_a_received_record_can_be_shared_with_worker_processes() -> None:
 
 def test_collector_tasks_write_rows_into_an_actors_memory_mapped_buffer(tmp_path: Path) -> None:
     replay = Replay.remote(str(tmp_path / "buffer"), 8)  # type: ignore[attr-defined]
-    storage = ray.get(replay.get_storage.remote())
-    assert isinstance(storage.obs, tclass.MemoryMappedTensor)
+    state = ray.get(replay.state.remote())
+    storage = state["storage"]
+    assert isinstance(storage.obs, tclass.MemoryMappedTensor) and storage.is_memmap()
+    seen = where(state.exclude("storage"))
+    assert seen["types"] == {"ReadOnlyTensor"} and seen["shared"]  # not pickled in band
+    assert torch.equal(state["priority"], torch.arange(8 * 4096.0).reshape(8, 4096))
     ray.get([collect.remote(storage, 4 * i, 4, offset=100.0 * (i + 1)) for i in range(2)])
     sample = ray.get(replay.sample.remote([1, 6]))
     expected = torch.cat([transition(4, 64, offset=100.0), transition(4, 64, offset=200.0)])
