@@ -38,6 +38,7 @@ from tclass._base.implemented._device_ops import map_tensors, share
 from tclass._core._batch import row_major_strides
 from tclass._core._device import as_device, wait_for_device_copies
 from tclass._core._dtypes import dtype_named
+from tclass._core._readonly import ReadOnlyTensor
 from tclass._core._future import TensorDictFuture
 from tclass._core._memmap import MemoryMappedTensor
 from tclass._core._nested import fill_array
@@ -124,6 +125,8 @@ class Consolidated:
             buffer = self.buffer.to(device, non_blocking=True)
         else:
             buffer = self.buffer.to(device, non_blocking=non_blocking)
+        if buffer is self.buffer and isinstance(buffer, ReadOnlyTensor):
+            return None  # no copy: views of it must stay read-only, as the leaves are
         if non_blocking and device.type == "cpu":
             wait_for_device_copies()
         moved = _moved_buffer(node, self, buffer)

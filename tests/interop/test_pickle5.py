@@ -305,6 +305,8 @@ WRITES: dict[str, Callable[[Any], Any]] = {
     "copy_": lambda rec: rec.copy_(_step()),
     "update_": lambda rec: rec._tensordict.update_({"obs": torch.ones(4, 3)}),
     "numpy": lambda rec: rec.obs.numpy().__setitem__(0, 7.0),
+    "to cpu, then add_": lambda rec: rec.to("cpu").obs.add_(1),  # no copy: still shared
+    "cpu(), then setitem": lambda rec: rec.cpu().info.score.__setitem__(0, 9),
 }
 
 
