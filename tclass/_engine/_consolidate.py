@@ -38,10 +38,10 @@ from tclass._base.implemented._device_ops import map_tensors, share
 from tclass._core._batch import row_major_strides
 from tclass._core._device import as_device, wait_for_device_copies
 from tclass._core._dtypes import dtype_named
-from tclass._core._readonly import ReadOnlyTensor
 from tclass._core._future import TensorDictFuture
 from tclass._core._memmap import MemoryMappedTensor
 from tclass._core._nested import fill_array
+from tclass._core._readonly import ReadOnlyTensor
 from tclass._core._records import is_record, is_record_class, storage_of
 from tclass._core._registry import resolve_class
 from tclass._core._safe_globals import allow_unpickling
