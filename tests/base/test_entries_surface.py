@@ -594,6 +594,22 @@ def test_tolist_of_values_that_differ_along_every_dim() -> None:
     assert td[0][1]["env"] == "b" and td.unbind(0)[1]["env"] == ["d", "e", "f"]
 
 
+def test_tolist_keeps_a_nested_shared_value_one_value_past_the_walked_dims() -> None:
+    nested = TensorDict({"d": torch.zeros(2, 3), "z": NonTensorData("q", [2, 3])}, [2, 3])
+    nested["s"] = NonTensorStack(NonTensorStack("a", "b", "c"), NonTensorStack("d", "e", "f"))
+    nested["n"] = NonTensorData(None, [2, 3])
+    td = TensorDict({"m": nested, "top": "w"}, [2])
+    element = td.tolist()[1]["m"]  # the rows of "m" past dim 0 are not walked: as the peer
+    assert element["z"] == "q" and element["n"] is None  # one value, not a list of three
+    assert element["s"] == ["d", "e", "f"] and type(element["s"]) is list  # the stack's row
+    assert torch.equal(element["d"], torch.zeros(3)) and td.tolist()[0]["top"] == "w"
+    assert td.tolist(convert_tensors=True)[0]["m"] == {
+        "d": [0.0, 0.0, 0.0], "z": "q", "s": ["a", "b", "c"], "n": None,
+    }  # fmt: skip
+    assert td.tolist(tolist_first=True)[0]["m"][2] == {"d": torch.tensor(0.0), "z": "q",
+                                                      "s": "c", "n": None}  # fmt: skip
+
+
 def test_tolist_of_records_and_lazy_stacks() -> None:
     frame = _frame()
     rows = frame.tolist(convert_tensors=True)

@@ -90,6 +90,8 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue  # a frozen record over a file is locked, as every frozen record
         if ".names: peer [" in line and (op == "world" or "from_dict" in finding.step.src):
             continue  # from_dict kept the names the peer dropped
+        if op == "load" and ".save(" in finding.step.src and _NAMES_SAVED.search(line):
+            continue  # save() of a file kept its names, the peer's copy dropped them
         if op in ("memmap", "memmap_like") and _SAVED_LOCKED.match(line):
             continue  # each level of the saved copy (its nested collections too)
         if op in ("cpu", "to") and _VIEW_KEPT.search(line):
@@ -171,6 +173,7 @@ def _new_nested_key_kept(finding: Finding, line: str) -> bool:
 _NAMES_DROPPED = re.compile(
     r"^result(\['\w+'\])*\.names: peer \[[^\]]*\], tclass \[None(, None)*\]$"
 )
+_NAMES_SAVED = re.compile(r"^result(\['\w+'\])*\.names: peer \[None(, None)*\], tclass \['")
 _NEW_GROUP_NAMED = re.compile(r"^result(\['\w+'\])+\.names: peer \[None(, None)*\], tclass \[")
 _RESHAPED = re.compile(r": peer Tensor\[[\w.]+, shape \[[\d, ]*\]\], tclass Tensor\[[\w.]+, shape")
 

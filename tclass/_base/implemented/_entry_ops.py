@@ -21,7 +21,7 @@ from typing_extensions import Self, Unpack
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device
-from tclass._core._linked_list import link_nested
+from tclass._core._linked_list import LinkedList, link_nested
 from tclass._core._names import DimName
 from tclass._core._records import is_record
 from tclass._core._unbatched import UnbatchedTensor
@@ -753,8 +753,9 @@ def _element_dict(
     out: dict[str, Any] = {}
     for key, value in collection._items():
         if isinstance(value, TensorCollection):
-            if value._is_value_node:
-                out[key] = value.tolist()
+            if value._is_value_node:  # one value as itself, a stack's as lists (the peer)
+                read = value._read()
+                out[key] = value.tolist() if isinstance(read, LinkedList) else read
             elif value._is_leaf_node:
                 out[key] = _converted(value._payload(), convert)  # type: ignore[attr-defined]
             elif tolist_first and value.batch_size:
