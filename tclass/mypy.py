@@ -45,6 +45,7 @@ from mypy.types import (
     Instance,
     TupleType,
     Type,
+    TypeVarType,
     UnionType,
     get_proper_type,
 )
@@ -157,6 +158,8 @@ def _join_signature(ctx: FunctionSigContext) -> FunctionLike:
 
 def _is_collection(typ: Type) -> bool:
     typ = get_proper_type(typ)
+    if isinstance(typ, TypeVarType):  # def f(records: list[C]) -> C, C bound to a record
+        typ = get_proper_type(typ.upper_bound)
     return isinstance(typ, Instance) and any(base.fullname == _COLLECTION for base in typ.type.mro)
 
 

@@ -2,10 +2,12 @@
 """Checked by pyright in strict mode (``make typecheck``), never run: a record takes every
 batch index the runtime takes (numpy integers and arrays, masks, lists, ``...``) and
 refuses a field name (the runtime raises FieldIndexError: read a field as an attribute);
-``Cls.load`` is the class's. Each ``pyright: ignore`` must match an error (an unneeded
+``Cls.load`` is the class's; dim names are any hashables. Each ``pyright: ignore`` must match an error (an unneeded
 one is reported). mypy checks the same in tests/typing/cases_typed_users.py."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import torch
@@ -30,5 +32,7 @@ def cases(folder: str) -> None:
     assert_type(rec[rec.obs[:, 0] > 0], Step)
     rec[0] = rec[1]
     assert_type(Step.load(folder), Step)
+    named = Step(obs=torch.zeros(3, 2), batch_size=[3], names=[0])  # any hashable name
+    assert_type(named.names, list[Any])
     rec["obs"]  # pyright: ignore[reportArgumentType]
     rec["obs"] = torch.zeros(3, 2)  # pyright: ignore[reportArgumentType]

@@ -4,16 +4,17 @@ annotations check beyond the constructor, in both forms, each as the runtime ans
 from __future__ import annotations
 
 import tempfile
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import torch
-from records import DStep, Inner, Step, dstep, step
+from records import DInner, DStep, Inner, Step, dstep, step
 from typing_extensions import assert_type
 
 from tclass import TensorClass, TensorDict
 
 T = TypeVar("T")
+R = TypeVar("R", bound=TensorClass)
 
 
 class Box(TensorClass, Generic[T]):
@@ -58,6 +59,12 @@ def torch_functions_on_records() -> None:
     torch.stack([s, 3])  # type: ignore[list-item]
 
 
+def stack_any_record(records: list[R]) -> R:
+    # Generic code over records: the type variable is kept (replace without fields too).
+    assert_type(torch.stack(records), R)
+    return torch.cat(records).replace()
+
+
 def indices_are_batch_indices() -> None:
     s, d = step(), dstep()
     td = TensorDict(a=torch.zeros(3), batch_size=[3])
@@ -79,3 +86,12 @@ def load_through_the_class() -> None:
     assert_type(Step.load(folder), Step)
     assert_type(DStep.load(folder, mode="r"), DStep)
     assert_type(Inner.load_memmap(folder), Inner)
+
+
+def dim_names_are_any_hashable() -> None:
+    # Records take and give any hashable dim names, as TensorDict and the peer do.
+    s = Step(torch.zeros(3, 2), "a", Inner(torch.zeros(3)), batch_size=[3], names=[0])
+    assert_type(s.names, list[Any])
+    s.names = [("t", 1)]
+    d = DStep(torch.zeros(3, 2), "a", DInner(torch.zeros(3)), batch_size=[3], names=["t"])
+    assert_type(d.names, list[Any])
