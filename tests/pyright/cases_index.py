@@ -3,7 +3,8 @@
 batch index the runtime takes (numpy integers and arrays, masks, lists, ``...``) and
 refuses a field name (the runtime raises FieldIndexError: read a field as an attribute);
 ``Cls.load`` is the class's; dim names are any hashables. Each ``pyright: ignore`` must
-match an error (an unneeded one is reported). mypy checks the same in tests/typing/cases_typed_users.py."""
+match an error (an unneeded one is reported). mypy checks the same in
+tests/typing/cases_typed_users.py."""
 
 from __future__ import annotations
 
