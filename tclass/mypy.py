@@ -19,6 +19,7 @@ plugin makes the same change to mypy's view of the class, before mypy synthesise
 The plugin also types ``record.replace(field=value)`` (both forms) as the runtime checks
 it: each keyword is a field of the record's class, of that field's type (an unknown
 field or a value of the wrong type is an error, as ``dataclasses.replace`` is checked),
+``record.get("field")`` as that field's type (with a default: or the default's type),
 and ``torch.stack`` / ``torch.cat`` of a list or tuple of tensor collections (records,
 TensorDicts) as returning that collection type, as they do at runtime (torch's stubs take
 tensors only).
@@ -30,10 +31,11 @@ from collections.abc import Callable
 
 from mypy.expandtype import expand_type_by_instance
 from mypy.mro import calculate_mro
-from mypy.nodes import ARG_NAMED_OPT, ARG_STAR, CallExpr, TypeInfo
+from mypy.nodes import ARG_NAMED_OPT, ARG_STAR, CallExpr, StrExpr, TypeInfo
 from mypy.plugin import (
     ClassDefContext,
     FunctionSigContext,
+    MethodContext,
     MethodSigContext,
     Plugin,
     SemanticAnalyzerPluginInterface,
@@ -43,6 +45,7 @@ from mypy.types import (
     CallableType,
     FunctionLike,
     Instance,
+    NoneType,
     TupleType,
     Type,
     TypeVarType,
@@ -88,15 +91,20 @@ class TclassPlugin(Plugin):
     def get_method_signature_hook(
         self, fullname: str
     ) -> Callable[[MethodSigContext], FunctionLike] | None:
-        # mypy names the method by the receiver's class (``pkg.Step.replace``).
+        return _replace_signature if self._record_method(fullname, "replace") else None
+
+    def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
+        return _get_type if self._record_method(fullname, "get") else None
+
+    def _record_method(self, fullname: str, name: str) -> bool:
+        """Whether ``fullname`` is method ``name`` of a tensorclass (mypy names a method
+        by the receiver's class: ``pkg.Step.replace``)."""
         owner, _, method = fullname.rpartition(".")
-        if method != "replace":
-            return None
+        if method != name:
+            return False
         symbol = self.lookup_fully_qualified(owner)
         info = symbol.node if symbol is not None else None
-        if isinstance(info, TypeInfo) and any(base.fullname == _BASE for base in info.mro):
-            return _replace_signature
-        return None
+        return isinstance(info, TypeInfo) and any(base.fullname == _BASE for base in info.mro)
 
 
 def _add_tensorclass_base(ctx: ClassDefContext) -> None:
@@ -117,25 +125,51 @@ def _add_tensorclass_base(ctx: ClassDefContext) -> None:
     info.metaclass_type = info.calculate_metaclass_type()
 
 
-def _replace_signature(ctx: MethodSigContext) -> FunctionLike:
-    """``replace(mapping=..., /, **fields)`` with one optional keyword per field, typed."""
-    default = ctx.default_signature
-    receiver = get_proper_type(ctx.type)
-    if not isinstance(receiver, Instance) or ARG_STAR not in default.arg_kinds:
-        return default
+def _field_types(receiver: Type) -> dict[str, Type] | None:
+    """The fields of a record's class and their declared types (type variables of a
+    generic record bound as in ``receiver``); None if mypy does not say."""
+    receiver = get_proper_type(receiver)
+    if not isinstance(receiver, Instance):
+        return None
     stashed = receiver.type.get_method(_FIELDS_SIGNATURE)
     fields = get_proper_type(stashed.type) if stashed is not None else None
     if not isinstance(fields, CallableType):
-        return default
+        return None
     fields = expand_type_by_instance(fields, receiver)
+    return {
+        name: typ
+        for name, typ in zip(fields.arg_names, fields.arg_types)
+        if name is not None and name not in _KEYWORDS
+    }
+
+
+def _replace_signature(ctx: MethodSigContext) -> FunctionLike:
+    """``replace(mapping=..., /, **fields)`` with one optional keyword per field, typed."""
+    default = ctx.default_signature
+    fields = _field_types(ctx.type)
+    if fields is None or ARG_STAR not in default.arg_kinds:
+        return default
     star = default.arg_kinds.index(ARG_STAR)
-    names = [name for name in fields.arg_names if name is not None and name not in _KEYWORDS]
-    types = [t for name, t in zip(fields.arg_names, fields.arg_types) if name in names]
     return default.copy_modified(
-        arg_types=[default.arg_types[star], *types],
-        arg_kinds=[ARG_STAR, *(ARG_NAMED_OPT for _ in names)],
-        arg_names=[default.arg_names[star], *names],
+        arg_types=[default.arg_types[star], *fields.values()],
+        arg_kinds=[ARG_STAR, *(ARG_NAMED_OPT for _ in fields)],
+        arg_names=[default.arg_names[star], *fields],
     )
+
+
+def _get_type(ctx: MethodContext) -> Type:
+    """``record.get("field")``: the field's type; with a default, or the default's. A
+    nested key or ``get``'s options (``as_list``...) keep the declared ``Any``."""
+    fields = _field_types(ctx.type)
+    if fields is None or len(ctx.args) < 3 or ctx.args[2] or len(ctx.args[0]) != 1:
+        return ctx.default_return_type
+    key = ctx.args[0][0]
+    if not isinstance(key, StrExpr) or key.value not in fields:
+        return ctx.default_return_type
+    field = fields[key.value]
+    if not ctx.arg_types[1]:
+        return field
+    return make_simplified_union([field, ctx.arg_types[1][0]])
 
 
 def _join_signature(ctx: FunctionSigContext) -> FunctionLike:
@@ -153,7 +187,10 @@ def _join_signature(ctx: FunctionSigContext) -> FunctionLike:
     items = item.items if isinstance(item, UnionType) else [item]
     if not items or not all(_is_collection(part) for part in items):
         return default
-    return default.copy_modified(arg_types=[given, *default.arg_types[1:]], ret_type=item)
+    types = [given, *default.arg_types[1:]]
+    if "out" in default.arg_names:  # out=: a collection of that type, as the result
+        types[default.arg_names.index("out")] = make_simplified_union([item, NoneType()])
+    return default.copy_modified(arg_types=types, ret_type=item)
 
 
 def _is_collection(typ: Type) -> bool:

@@ -95,3 +95,16 @@ def dim_names_are_any_hashable() -> None:
     s.names = [("t", 1)]
     d = DStep(torch.zeros(3, 2), "a", DInner(torch.zeros(3)), batch_size=[3], names=["t"])
     assert_type(d.names, list[Any])
+
+
+def get_reads_a_field() -> None:
+    # record.get("field") is the field (an unset optional field gives the default).
+    s, d = step(), dstep()
+    assert_type(s.get("obs"), torch.Tensor)
+    assert_type(d.get("name"), str)
+    assert_type(s.get("inner"), Inner)
+    assert_type(s.get("extra"), torch.Tensor | None)
+    assert_type(s.get("extra", 0), torch.Tensor | int | None)
+    assert_type(Box[int](torch.zeros(3), 1).get("meta"), int)
+    assert_type(s.get(("inner", "z")), Any)  # a nested key: as declared
+    assert_type(s.get("batch_size"), Any)  # not a field
