@@ -129,8 +129,8 @@ def _field_types(receiver: Type) -> dict[str, Type] | None:
     """The fields of a record's class and their declared types (type variables of a
     generic record bound as in ``receiver``); None if mypy does not say."""
     receiver = get_proper_type(receiver)
-    if not isinstance(receiver, Instance):
-        return None
+    if not isinstance(receiver, Instance) or receiver.type.fullname == _BASE:
+        return None  # TensorClass itself: any record, whose fields are not known
     stashed = receiver.type.get_method(_FIELDS_SIGNATURE)
     fields = get_proper_type(stashed.type) if stashed is not None else None
     if not isinstance(fields, CallableType):

@@ -59,6 +59,12 @@ def torch_functions_on_records() -> None:
     torch.stack([s, 3])  # type: ignore[list-item]
 
 
+def any_record(record: TensorClass) -> None:
+    # The base class declares no field: any record's may be named.
+    assert_type(record.replace(obs=torch.zeros(3, 2)), TensorClass)
+    assert_type(record.get("obs"), Any)
+
+
 def stack_any_record(records: list[R]) -> R:
     # Generic code over records: the type variable is kept (replace without fields too).
     assert_type(torch.stack(records), R)
