@@ -460,14 +460,9 @@ def key_filters(c: Chooser, info: Info, facts: Facts) -> Step:
             needs=("split_keys",),
         )
     if pick == 3:
-        extra = c.choice(("", ", strict=False", ", default=None", ", filter_empty=False"))
-        return step(
-            f"x.separates({', '.join(keys_arg(c, info))}{extra})",
-            "separates",
-            "entries",
-            "eval",
-            needs=("separates",),
-        )
+        extra = c.choice(("", "strict=False", "default=None", "filter_empty=False"))
+        args = ", ".join(keys_arg(c, info) + ([extra] if extra else []))
+        return step(f"x.separates({args})", "separates", "entries", "eval", needs=("separates",))
     if pick == 4:
         dims_ = c.choice(
             ("", "1", "batch_dims=0", f"batch_dims={info.ndim}", "keep_compliant_size=True")
