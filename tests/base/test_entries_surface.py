@@ -202,6 +202,22 @@ def test_split_keys() -> None:
     assert len(parts) == 3 and list(kept.keys()) == []
 
 
+
+def test_split_keys_takes_a_key_once() -> None:
+    # As the peer, which moves each key out of the source: a key given again (in the same
+    # set or a later one, or under a nested key it held) is missing the second time.
+    td = TensorDict(d=torch.ones(2), m=TensorDict(v=torch.zeros(2), w=torch.ones(2)))
+    with pytest.raises(KeyError, match="d"):
+        td.split_keys(["d", ("d",)])
+    with pytest.raises(KeyError, match="d"):
+        td.split_keys(["d"], ["d"], inplace=True)
+    assert list(td.keys()) == ["d", "m"]  # nothing moved
+    first, second, rest = td.split_keys([("zz",), "d"], ["d"], strict=False)
+    assert list(first.keys()) == ["d"] and list(second.keys()) == [] and "d" not in rest
+    inner, rest = td.split_keys([("m", "v"), "m"], strict=False)
+    assert list(inner.keys(True, True)) == [("m", "v"), ("m", "w")]
+    assert list(rest.keys()) == ["d"]
+
 def test_split_keys_of_a_locked_collection_gives_unlocked_trees() -> None:
     # As the peer: every part is a new tree, its nested collections unlocked too.
     td = _td().lock_()

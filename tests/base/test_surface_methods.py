@@ -210,6 +210,11 @@ def test_separates_moves_keys_out() -> None:
     assert td.separates("zz", default=None)["zz"] is None
     with pytest.raises(KeyError):
         td.separates("zz")
+    twice = TensorDict(d=torch.ones(2))
+    with pytest.raises(KeyError, match="d"):  # as the peer: gone the second time
+        twice.separates("d", ("d",))
+    assert "d" in twice.keys()  # nothing removed
+    assert torch.equal(twice.separates("d", "d", strict=False)["d"], torch.ones(2))
     emptied = TensorDict(n={"b": torch.ones(2)}, batch_size=[2])
     emptied.separates(("n", "b"))
     assert "n" not in emptied.keys()  # filter_empty removes the emptied node

@@ -180,7 +180,8 @@ class EntryOps(TensorCollection):
         that an earlier set did not take.
 
         ``default`` fills the keys of a set that are missing (else they raise if
-        ``strict``); ``reproduce_struct`` gives every part the nested structure of this
+        ``strict``); a key an earlier set (or the same set) took is missing, as in the
+        peer, which moves each key out of the source; ``reproduce_struct`` gives every part the nested structure of this
         collection, empty where it holds none of the keys; ``inplace`` removes the keys
         from this collection, which is then the last part. The other parts (and the last,
         without ``inplace``) are new, unlocked trees sharing this collection's leaves.
@@ -205,6 +206,7 @@ class EntryOps(TensorCollection):
                     continue
                 part.update(source.select(key))
                 taken.append(key)
+                source = source.exclude(key)  # as the peer: a key is taken once
             parts.append(part)
         rest = self.exclude(*taken, inplace=True) if inplace else source.exclude(*taken)
         if not reproduce_struct:
