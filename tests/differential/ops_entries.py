@@ -85,8 +85,13 @@ def index_more(c: Chooser, info: Info, facts: Facts) -> Step:
             "index",
             needs=("set_at_",),
         )
+    # the peer's fast path (the default) takes a dense TensorDict only: fast=False else
+    fast = "" if info.kind == "td" else ", fast=False"
     return step(
-        f"x.copy_at_(x[{src}].clone().zero_(), I[{src}])", "copy_at_", "index", needs=("copy_at_",)
+        f"x.copy_at_(x[{src}].clone().zero_(), I[{src}]{fast})",
+        "copy_at_",
+        "index",
+        needs=("copy_at_",),
     )
 
 

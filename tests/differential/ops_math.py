@@ -239,6 +239,8 @@ def reduction_kwargs(c: Chooser, info: Info, facts: Facts) -> Step:
         chosen = dims(c, info.ndim) if info.ndim else ()
         args = f"dim={chosen!r}" if chosen else f"{d}"
         src = f"x.{name}({args}{keep})"
+        if chosen:  # the tags of ``reduction``'s tuples (the allowlist reads them)
+            tags += ["dim-tuple"] + (["multi-dim"] if len(chosen) > 1 else [])
     else:
         name = "norm"
         src = c.choice(("x.norm()", "x.norm(dtype=torch.float64)", "x.float().norm()"))
@@ -265,8 +267,15 @@ def logical(c: Chooser, info: Info, facts: Facts) -> Step:
         name = c.choice(("clamp_min_", "clamp_max_"))
         return step(f"x.{name}({c.choice(('0', '0.5', '-1'))})", name, "math", needs=(name,))
     if pick == 4:
-        lo = c.choice(("x.apply(torch.zeros_like)", "None", "0"))
-        hi = c.choice(("x.apply(torch.ones_like)", "None", "1"))
+        # bounds both collections or both numbers (the peer refuses them mixed)
+        lo, hi = c.choice(
+            (
+                ("x.apply(torch.zeros_like)", "x.apply(torch.ones_like)"),
+                ("x.apply(torch.zeros_like)", "None"),
+                ("None", "1"),
+                ("0", "1"),
+            )
+        )
         return step(f"x.clamp(min={lo}, max={hi})", "clamp", "math", needs=("clamp",))
     if pick == 5:
         return step("x.clamp_(-1, 1)", "clamp_", "math", needs=("clamp_",))
