@@ -455,6 +455,10 @@ def test_auto_batch_size_() -> None:
     assert td.batch_size == torch.Size([2, 3])
     mixed = TensorDict({"a": torch.zeros(2, 3), "b": torch.zeros(2, 4)}, [])
     assert mixed.auto_batch_size_().batch_size == torch.Size([2])
+    # nothing to infer from: the batch size kept, cut to batch_dims if given (as the peer)
+    assert TensorDict({}, [0, 1]).auto_batch_size_().batch_size == (0, 1)
+    assert TensorDict({}, [0, 1]).auto_batch_size_(1).batch_size == (0,)
+    assert TensorDict({"s": "a"}, [2, 3]).auto_batch_size_(batch_dims=1).batch_size == (2,)
 
 
 def test_auto_device_() -> None:

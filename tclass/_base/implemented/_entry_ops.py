@@ -412,7 +412,7 @@ class EntryOps(TensorCollection):
         ``batch_dims`` dims), nested collections first; with ``keep_compliant_size``, a
         nested collection whose batch size already fits keeps it. Python values and
         unbatched tensors do not count: a collection holding nothing else (or nothing)
-        keeps its batch size, as the peer's."""
+        keeps its batch size, cut to ``batch_dims`` dims if given, as the peer's."""
         shapes: list[torch.Size] = []
         for _, value in self._items():
             if _is_node(value):
@@ -422,8 +422,10 @@ class EntryOps(TensorCollection):
                 shapes.append(value.batch_size)
             elif isinstance(value, torch.Tensor) and value.__class__ is not UnbatchedTensor:
                 shapes.append(value.shape)
-        if not shapes:
-            return self  # nothing to infer a batch size from
+        if not shapes:  # nothing to infer a batch size from: cut to batch_dims, as the peer
+            if batch_dims and self.batch_dims > batch_dims:
+                self.batch_size = self.batch_size[:batch_dims]  # type: ignore[misc]
+            return self
         common = _batch.common_prefix(shapes)
         if batch_dims is not None:
             common = common[:batch_dims]
