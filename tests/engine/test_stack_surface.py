@@ -294,6 +294,13 @@ def test_densify() -> None:
     plain = tclass.lazy_stack([_td(), _td()]).densify()
     assert type(plain) is TensorDict and plain.batch_size == torch.Size([2, 3])
     assert type(_td().densify()) is TensorDict
+    across = tclass.lazy_stack(
+        [TensorDict({"a": torch.ones(4, 2)}, [4]), TensorDict({"a": torch.ones(4, 1)}, [4])], 1
+    )
+    with pytest.raises(NotImplementedError, match="stack along dim 0"):  # as the peer
+        across.densify()
+    with pytest.raises(errors.HeterogeneousEntryError):
+        across.densify()
 
 
 def test_cat_of_lazy_stacks_and_tensordicts_stays_lazy() -> None:
