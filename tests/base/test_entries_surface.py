@@ -202,7 +202,6 @@ def test_split_keys() -> None:
     assert len(parts) == 3 and list(kept.keys()) == []
 
 
-
 def test_split_keys_takes_a_key_once() -> None:
     # As the peer, which moves each key out of the source: a key given again (in the same
     # set or a later one, or under a nested key it held) is missing the second time.
@@ -217,6 +216,7 @@ def test_split_keys_takes_a_key_once() -> None:
     inner, rest = td.split_keys([("m", "v"), "m"], strict=False)
     assert list(inner.keys(True, True)) == [("m", "v"), ("m", "w")]
     assert list(rest.keys()) == ["d"]
+
 
 def test_split_keys_of_a_locked_collection_gives_unlocked_trees() -> None:
     # As the peer: every part is a new tree, its nested collections unlocked too.

@@ -458,4 +458,3 @@ def test_empty_of_a_lazy_stack_with_a_batch_size() -> None:
     stack = tclass.lazy_stack([_td(), _td()])
     out = stack.empty(batch_size=[5])  # a device not given is no device error
     assert out.batch_size == (5,) and list(out.keys()) == []
-

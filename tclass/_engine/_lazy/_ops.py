@@ -354,11 +354,7 @@ class LazyStackOps(TensorDictBase):
         out = self._restacked(filled)
         rest = cast(
             ApplyOptions,
-            {
-                key: options[key]
-                for key in ("device", "names", "out")
-                if key in options
-            },
+            {key: options[key] for key in ("device", "names", "out") if key in options},
         )
         result = TensorDictBase._apply_with(out, _identity, (), rest) if rest else out
         if options.get("propagate_lock") and self.is_locked:  # this stack's lock, not out's
