@@ -182,8 +182,9 @@ class EntryOps(TensorCollection):
         ``default`` fills the keys of a set that are missing (else they raise if
         ``strict``); a key an earlier set (or the same set) took is missing, as in the
         peer, which moves each key out of the source; ``reproduce_struct`` gives every
-        part the nested structure of this collection, empty where it holds none of the keys; ``inplace`` removes the keys
-        from this collection, which is then the last part. The other parts (and the last,
+        part the nested structure of this collection, empty where it holds none of the
+        keys; ``inplace`` removes the keys from this collection, which is then the last
+        part. The other parts (and the last,
         without ``inplace``) are new, unlocked trees sharing this collection's leaves.
 
         Raises:
