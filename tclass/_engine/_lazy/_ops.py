@@ -357,8 +357,8 @@ class LazyStackOps(TensorDictBase):
             {key: options[key] for key in ("device", "names", "out") if key in options},
         )
         result = TensorDictBase._apply_with(out, _identity, (), rest) if rest else out
-        if options.get("propagate_lock") and self.is_locked:  # this stack's lock, not out's
-            result.lock_()
+        if result is not None and options.get("propagate_lock") and self.is_locked:
+            result.lock_()  # this stack's lock (the restacked result has none yet)
         return result  # type: ignore[return-value]
 
     # What a parent collection calls on a nested lazy stack.
