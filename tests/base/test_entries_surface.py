@@ -213,6 +213,15 @@ def test_split_keys_takes_a_key_once() -> None:
     assert list(td.keys()) == ["d", "m"]  # nothing moved
     first, second, rest = td.split_keys([("zz",), "d"], ["d"], strict=False)
     assert list(first.keys()) == ["d"] and list(second.keys()) == [] and "d" not in rest
+    # as the peer: strict ignores default; without strict, a None default skips the key
+    with pytest.raises(KeyError, match="zz"):
+        td.split_keys([("m", "zz")], default=None)
+    with pytest.raises(KeyError, match="zz"):
+        td.split_keys(["zz"], default=torch.zeros(()))
+    filled, _ = td.split_keys(["zz"], default=torch.zeros(()), strict=False)
+    assert list(filled.keys()) == ["zz"]
+    skipped, _ = td.split_keys(["zz"], default=None, strict=False)
+    assert list(skipped.keys()) == []
     inner, rest = td.split_keys([("m", "v"), "m"], strict=False)
     assert list(inner.keys(True, True)) == [("m", "v"), ("m", "w")]
     assert list(rest.keys()) == ["d"]

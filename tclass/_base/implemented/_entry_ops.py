@@ -179,16 +179,16 @@ class EntryOps(TensorCollection):
         a predicate ``(key, value) -> bool``, asked of each tensor leaf (``key`` as a tuple)
         that an earlier set did not take.
 
-        ``default`` fills the keys of a set that are missing (else they raise if
-        ``strict``); a key an earlier set (or the same set) took is missing, as in the
-        peer, which moves each key out of the source; ``reproduce_struct`` gives every
-        part the nested structure of this collection, empty where it holds none of the
-        keys; ``inplace`` removes the keys from this collection, which is then the last
-        part. The other parts (and the last,
+        A missing key raises with ``strict`` (``default`` ignored, as the peer); without,
+        ``default`` fills it (``None``, or none given: it is skipped). A key an earlier
+        set (or the same set) took is missing, as in the peer, which moves each key out of
+        the source. ``reproduce_struct`` gives every part the nested structure of this
+        collection, empty where it holds none of the keys; ``inplace`` removes the keys
+        from this collection, which is then the last part. The other parts (and the last,
         without ``inplace``) are new, unlocked trees sharing this collection's leaves.
 
         Raises:
-            KeyNotFoundError: for a missing key with ``strict`` and no ``default``.
+            KeyNotFoundError: for a missing key with ``strict``.
         """
         parts: list[Self] = []
         taken: list[Any] = []
@@ -200,10 +200,10 @@ class EntryOps(TensorCollection):
             for key in keys:
                 value = source.get(key, _MISSING)
                 if value is _MISSING:
-                    if default is not _NO_DEFAULT:
-                        part.set(key, default)
-                    elif strict:
+                    if strict:  # as the peer: strict ignores default
                         raise self._missing_key(key)
+                    if default is not _NO_DEFAULT and default is not None:
+                        part.set(key, default)  # a None default skips the key, as the peer
                     continue
                 part.update(source.select(key))
                 taken.append(key)
