@@ -42,6 +42,9 @@ _PEER_REFUSES = (
     re.compile(r"Only one indexing vector or array is currently allowed"),  # h5py, 2 masks
     re.compile(r"Python integer -?\d+ out of bounds for u?int"),  # numpy: a number out of
     # an integer dtype's range (masked_fill_): tclass raises torch's in-place error
+    # a collection written at rows the peer's file does not broadcast it to (it compares
+    # batch sizes; tclass broadcasts each entry as torch, as into a TensorDict's rows)
+    re.compile(r"Cannot broadcast the tensordict .* to the shape of the indexed persistent"),
 )
 # Differences of the result: the peer's copies of a file are files (``clone``, and the
 # math on a file or a view of one without tensors), its reads of strings bytes and of numbers numpy
