@@ -198,6 +198,11 @@ index,entries``) and 1,000,000-1,002,999 (``--families records``) run on main an
 that branch's fixes (the programs unexplained after replayed on the final code), by the
 same rule. Unexplained (open or new): 19 -> 5, 24 -> 5 and 6 -> 3 (2.38 -> 0.63, 3.00 ->
 0.63 and 2.00 -> 1.00 per 1000; 49 -> 13 in 19,000 programs).
+Added on 2026-12-05 (issue 27, branch fuzz34d, fresh windows; none removed, 2 added, marked
+"fuzz34d"): programs 1,700,000-1,705,999 (``--families index,entries``), 1,800,000-1,802,999
+(``--families records``) and 1,900,000-1,903,999 (``--families entries,math``) run on main
+(c3468a3) and after that branch's fixes. Unexplained (open or new): 8 -> 1, 3 -> 2 and
+1 -> 1 (1.33 -> 0.17, 1.00 -> 0.67 and 0.25 -> 0.25 per 1000; 12 -> 4 in 13,000 programs).
 """
 
 from __future__ import annotations
