@@ -205,6 +205,11 @@ branch's fixes (``TensorDictParams`` attribute reads of nested entries, ``x[None
 a batch-size-[] HDF5 file, ``tolist`` of a nested shared value; three peer faults
 allowlisted). Unexplained (open or new): 4 -> 4, 11 -> 6 and 4 -> 3 (0.67 -> 0.67, 1.83 ->
 1.00 and 1.33 -> 1.00 per 1000; 19 -> 13 in 15,000 programs); the new ones left are listed.
+Added on 2026-12-05 (issue 27, branch fuzz34d, fresh windows; none removed, 2 added, marked
+"fuzz34d"): programs 1,700,000-1,705,999 (``--families index,entries``), 1,800,000-1,802,999
+(``--families records``) and 1,900,000-1,903,999 (``--families entries,math``) run on main
+(c3468a3) and after that branch's fixes. Unexplained (open or new): 8 -> 1, 3 -> 2 and
+1 -> 1 (1.33 -> 0.17, 1.00 -> 0.67 and 0.25 -> 0.25 per 1000; 12 -> 4 in 13,000 programs).
 """
 
 from __future__ import annotations
@@ -703,4 +708,6 @@ OPEN: dict[str, str] = {
     "entries/separates/result: result: keys": "the results differ (2 in 4,000 programs at seed 3,000,000, 2026-12-05, ops34: not investigated)",
     "entries/from_namedtuple/peer-raises: peer RuntimeError": "tclass answers where the peer raises (2 in 4,000 programs at seed 3,000,000, 2026-12-05, ops34: from_namedtuple of Python values with a batch size: the peer reads them as 0-dim tensors)",
     "entries/numpy/result: result: keys": "the results differ (2 in 4,000 programs at seed 3,000,000, 2026-12-05, ops34: numpy() of a TensorDict holding None: the peer drops the None entry, tclass keeps it; to_namedtuple likewise)",
+    "entries/select/family: peer RuntimeError (RuntimeError) tclass KeyNotFoundError": "both raise (1 in 6,000 index,entries programs, 2026-12-05, fuzz34d: select of a nested key a locked TensorDictParams lacks: the peer's select writes into the locked copy it builds and raises its lock error (unlocked, or a locked TensorDict: its KeyError), tclass the KeyError of the missing key)",
+    "world/world/result: result: peer list of , tclass error (": "the results differ (1 in 3,000 records programs, 2026-12-05, fuzz34d: lazy_stack of two Auto records whose Optional[Tensor] field got lists of other shapes ([3] and [1, 2]): the peer keeps the lists (a stack of them), tclass's autocast makes them tensors (a deliberate cast), so the field of the stack reads as the peer's ragged tensors do: a HeterogeneousEntryError; not decided)",
 }
