@@ -355,7 +355,8 @@ def _nested_lazy_cases(lib: ModuleType) -> list[Any]:
 
 NESTED_LAZY = [
     # a lazy stack's nested entry is named by member 0's entry: a TensorDict shows `{`
-    "LazyStackedTensorDict(batch_size=[2], stack_dim=0, fields={\n    a: f32[],\n    b: {c: f32[-1]}})",
+    "LazyStackedTensorDict(batch_size=[2], stack_dim=0, fields={\n"
+    "    a: f32[],\n    b: {c: f32[-1]}})",
     "LazyStackedTensorDict(batch_size=[2,2], stack_dim=1, fields={\n"
     "    a: f32[],\n    b: {c: f32[-1]}})",
     # a lazy stack stored in a TensorDict (or in member 0) keeps its class name
