@@ -441,9 +441,12 @@ class TestRemove:
         assert list(td["b"].keys()) == ["d"]
         del td["b"]
         assert list(td.keys()) == []
-        with pytest.raises(KeyNotFoundError):
+        with pytest.raises(KeyNotFoundError) as raised:
             del td["b"]
-        with pytest.raises(KeyNotFoundError):
+        # a del names the missing key, without pop's advice about a default
+        assert "'b' was not found in TensorDict" in str(raised.value)
+        assert "pop" not in str(raised.value) and isinstance(raised.value, KeyError)
+        with pytest.raises(KeyNotFoundError, match=r"\('b', 'c'\) was not found"):
             td.del_(("b", "c"))
 
 
