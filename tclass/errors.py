@@ -199,6 +199,8 @@ class BatchMismatchError(BatchSizeError):
     """
 
     def __init__(self, key: object, shape: Sequence[int], batch_size: Sequence[int]) -> None:
+        if type(key) is tuple and len(key) == 1:  # a top-level key reached by a walk: 'a'
+            key = key[0]
         self.key = key
         self.shape = tuple(shape)
         self.batch_size = tuple(batch_size)

@@ -213,6 +213,14 @@ class TestBatchMismatchError:
             TensorDict({"a": {"b": {"c": torch.zeros(3)}}}, batch_size=[4])
         assert info.value.key == ("a", "b", "c")
 
+    def test_a_top_level_key_reads_as_a_string(self) -> None:
+        # td.batch_size = [5] over a leaf of shape [3, 4] checks each entry by its path
+        td = TensorDict({"a": torch.zeros(3, 4)}, [3])
+        with pytest.raises(errors.BatchMismatchError) as info:
+            td.batch_size = [5]
+        assert info.value.key == "a" and "for key 'a':" in str(info.value)
+        assert errors.BatchMismatchError(("x",), [3], [4]).key == "x"
+
 
 def _locked() -> TensorDict:
     return TensorDict({"a": torch.zeros(4)}, [4], lock=True)
