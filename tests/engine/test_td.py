@@ -603,7 +603,7 @@ class TestBatchSizeSetter:
     def test_python_value_of_other_dims_blocks(self) -> None:
         td = TensorDict({"s": "pong", "a": torch.zeros(4, 3, 5)}, [4, 3])
         td.batch_size = [4]
-        with pytest.raises(BatchSizeError, match=r"key \('s',\): its shape \[4, 3\]"):
+        with pytest.raises(BatchSizeError, match=r"key 's': its shape \[4, 3\]"):
             td.batch_size = [4, 5]
         assert td.batch_size == torch.Size([4]) and td.get("s").batch_size == (4, 3)
 
