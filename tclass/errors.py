@@ -67,6 +67,7 @@ __all__ = [
     "MissingDependencyError",
     "MissingFileError",
     "MixedEntryError",
+    "NestedLayoutError",
     "NamedTupleKeyError",
     "NoneFieldError",
     "NotAFileError",
@@ -323,6 +324,12 @@ class MixedEntryError(HeterogeneousEntryError, TypeError):
     """An entry of a lazy stack is a tensor, a nested collection or a Python value in
     some members and another of these in others: also a ``TypeError``, as the peer
     raises where member 0 holds a collection there."""
+
+
+class NestedLayoutError(HeterogeneousEntryError, NotImplementedError):
+    """A lazy stack whose members differ in shape densified along another dim than 0 (a
+    nested tensor stacks along dim 0 only): also a ``NotImplementedError``, as the
+    peer raises."""
 
 
 class DeviceError(TclassError, ValueError, RuntimeError):

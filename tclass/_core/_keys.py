@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from types import EllipsisType
-from typing import TypeAlias
+from typing import Any, SupportsIndex, TypeAlias
 
+import numpy as np
 import torch
 
 from tclass.errors import InvalidKeyError
@@ -21,7 +22,14 @@ NestedKey: TypeAlias = str | tuple["NestedKey", ...]
 """A key as callers may write it: a string or a (possibly nested) tuple of strings."""
 
 _OneIndex: TypeAlias = (
-    int | slice | None | EllipsisType | torch.Tensor | Sequence[int] | Sequence[bool]
+    SupportsIndex  # int, bool, numpy integers
+    | slice
+    | None
+    | EllipsisType
+    | torch.Tensor
+    | Sequence[int]
+    | Sequence[bool]
+    | np.ndarray[Any, Any]
 )
 BatchIndex: TypeAlias = _OneIndex | tuple[_OneIndex, ...]
 """An index of the batch dims, as for a tensor (for type checkers: a string or a tuple of

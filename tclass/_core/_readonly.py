@@ -10,7 +10,9 @@ therefore ``ReadOnlyTensor`` views, which raise :class:`~tclass.errors.ReadOnlyE
 functional with ``inplace=True``. Everything else works as on any tensor: the results
 are plain tensors, except views of the shared memory (``x[0]``, ``x.view(-1)``,
 ``x.detach()``), which stay read-only, and ``numpy()``, which gives a read-only array.
-``clone()`` (of the tensor or of the collection) gives a writable copy.
+``clone()`` (of the tensor or of the collection) gives a writable copy. ``share_memory_()``
+copies the memory into a new shared segment and moves the tensor there (for worker
+processes), writing nothing of the memory it leaves.
 
 What this cannot stop: writes through the raw memory (``x.untyped_storage()``, DLPack,
 ``torch.from_numpy`` of a read-only array, which torch makes writable with a warning).
@@ -31,8 +33,10 @@ __all__ = ["ReadOnlyTensor", "read_only"]
 
 _disabled = torch._C.DisableTorchFunctionSubclass
 _Tensor = torch.Tensor
-# In-place methods that change a tensor's metadata, never its memory.
-_METADATA_ONLY = frozenset({"requires_grad_", "rename_", "detach_"})
+# In-place methods that never write a tensor's memory: metadata changes, and
+# ``share_memory_``, which copies the memory into a new shared segment and moves the
+# tensor there (the memory other readers share is left as it was).
+_METADATA_ONLY = frozenset({"requires_grad_", "rename_", "detach_", "share_memory_"})
 # Where a functional of torch.nn.functional takes ``inplace`` positionally (None: it has
 # no such parameter), by function.
 _INPLACE_POSITION: dict[Callable[..., Any], int | None] = {}

@@ -41,12 +41,13 @@ from tclass._core._dtypes import dtype_named
 from tclass._core._future import TensorDictFuture
 from tclass._core._memmap import MemoryMappedTensor
 from tclass._core._nested import fill_array
+from tclass._core._readonly import ReadOnlyTensor
 from tclass._core._records import is_record, is_record_class, storage_of
 from tclass._core._registry import resolve_class
 from tclass._core._safe_globals import allow_unpickling
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import NonTensorData
+from tclass._engine._nontensor import MetaData, NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
@@ -63,6 +64,7 @@ from tclass.errors import (
 __all__ = [
     "Consolidated",
     "Description",
+    "Rebuild",
     "Target",
     "consolidate",
     "consolidation_of",
@@ -123,6 +125,8 @@ class Consolidated:
             buffer = self.buffer.to(device, non_blocking=True)
         else:
             buffer = self.buffer.to(device, non_blocking=non_blocking)
+        if buffer is self.buffer and isinstance(buffer, ReadOnlyTensor):
+            return None  # no copy: views of it must stay read-only, as the leaves are
         if non_blocking and device.type == "cpu":
             wait_for_device_copies()
         moved = _moved_buffer(node, self, buffer)
@@ -358,10 +362,11 @@ class _Flatten(NodeVisitor[Description]):
 
     def visit_value(self, node: NonTensorData) -> Description:
         batch, data = node.batch_size, node.data
-        return (lambda views, target: NonTensorData._make(data, batch, target.device)), {
-            "value": data,
-            "batch": list(batch),
-        }
+        cls = MetaData if isinstance(node, MetaData) else NonTensorData
+        tree: dict[str, Any] = {"value": data, "batch": list(batch)}
+        if cls is MetaData:  # kept as the peer keeps it (it does not grow into a stack)
+            tree["meta"] = True
+        return (lambda views, target: cls._make(data, batch, target.device)), tree
 
     def visit_values(self, node: NonTensorStack) -> Description:
         array = node._as_array()
@@ -371,7 +376,6 @@ class _Flatten(NodeVisitor[Description]):
         }
 
     def visit_tensordict(self, td: TensorDict) -> Description:
-        leaves = self.leaves
         parts: list[tuple[str, int | Rebuild]] = []
         entries: dict[str, Any] = {}
         for key, value in td._items():
@@ -385,9 +389,8 @@ class _Flatten(NodeVisitor[Description]):
                 rebuild, entries[key] = self.jagged(key, value)
                 parts.append((key, rebuild))
             elif isinstance(value, torch.Tensor):
-                parts.append((key, len(leaves)))
-                entries[key] = len(leaves)
-                leaves.append(value)
+                part, entries[key] = self.visit_leaf(value)
+                parts.append((key, part))
             else:
                 rebuild, entries[key] = self.visit(value)
                 parts.append((key, rebuild))
@@ -408,6 +411,11 @@ class _Flatten(NodeVisitor[Description]):
         if names is not None:
             tree["names"] = list(names)
         return rebuild_td, tree
+
+    def visit_leaf(self, tensor: torch.Tensor) -> tuple[int | Rebuild, Any]:
+        """Where a dense tensor goes and its description: its position among ``leaves``."""
+        self.leaves.append(tensor)
+        return len(self.leaves) - 1, len(self.leaves) - 1
 
     def visit_other(self, node: Any) -> Description:
         """A kind of its own (a PersistentTensorDict, a TensorDictParams): its entries as
@@ -476,10 +484,13 @@ def rebuild_from_description(
         return lambda views, target: _jagged([views[p] for p in positions], ragged)
     if "lazy" in tree:
         return _rebuild_lazy(tree, known)
+    if "tensor" in tree:  # a tensor given beside the buffer (a pickle's file reference)
+        tensor = tree["tensor"]
+        return lambda views, target: tensor
     batch = torch.Size(tree["batch"])
     if "value" in tree:
-        data = tree["value"]
-        return lambda views, target: NonTensorData._make(data, batch, target.device)
+        data, cls = tree["value"], MetaData if tree.get("meta") else NonTensorData
+        return lambda views, target: cls._make(data, batch, target.device)
     if "values" in tree:
         shaped: np.ndarray[Any, Any] = np.empty(tuple(batch), dtype=object)
         fill_array(shaped, tree["values"], list(batch), "the consolidated buffer")

@@ -116,9 +116,11 @@ class _NonTensorNode(NonTensorOps):
         shape = torch.Size(_batch.shape_args(size, f"new_{kind}")) if size else torch.Size([])
         device = options.get("device", ...)
         device = self._device if device is ... else as_device(device)
+        if isinstance(self, NonTensorData):  # its one value, over no elements too
+            return NonTensorData._make(self.data, shape, device)
         values = self._flat()
         node = NonTensorData._make(values[0] if values else None, shape, device)
-        return node if isinstance(self, NonTensorData) else node.maybe_to_stack()
+        return node.maybe_to_stack()
 
     def _logic(self, op: Callable[[Any, Any], Any], other: Any = None) -> Any:
         """``op`` (``|``, ``^``) of two single values as a bool mask over the batch (a

@@ -67,7 +67,7 @@ def stack(
             message names the first difference.
     """
     if _plain_tensors(collections):  # as the peer: torch.stack's work
-        return cast(C, torch.stack(list(collections), dim, out=out))  # type: ignore[arg-type]
+        return cast(C, torch.stack(_as_tensors(collections), dim, out=cast(Any, out)))
     return _stack(_as_members(collections), dim, out, (), contiguous)
 
 
@@ -82,8 +82,15 @@ def cat(collections: Sequence[C], dim: int = 0, *, out: C | None = None) -> C:
         StackError: naming the first member, key or shape that differs.
     """
     if _plain_tensors(collections):  # as the peer: torch.cat's work
-        return cast(C, torch.cat(list(collections), dim, out=out))  # type: ignore[arg-type]
+        return cast(C, torch.cat(_as_tensors(collections), dim, out=cast(Any, out)))
     return _cat(_as_members(collections), dim, out, ())
+
+
+def _as_tensors(collections: Sequence[Any]) -> list[torch.Tensor]:
+    """``collections``, tensors only (``_plain_tensors``), as torch's functions take them
+    (typed as tensors, so that tclass.mypy does not type the call as a stack of records).
+    """
+    return list(collections)
 
 
 def _plain_tensors(collections: object) -> bool:

@@ -19,10 +19,13 @@ pickle stream (a copy), and unpickled as a private, writable ``bytearray``.
 
 The collection keeps its pickling of protocols below 5, through ``multiprocessing`` (whose
 default protocol is 5 from Python 3.14 on: torch shares the tensors' memory there), and
-of protocol 5 when one buffer cannot say it exactly: memory-mapped tensors (which travel
-as file references), tensors off the CPU, tensors that require grad or are of a tensor
-subclass, and nodes the consolidation tree does not describe (TensorDict subclasses
-other than TypedTensorDict, ``MetaData`` values, legacy lazy views, unbatched tensors).
+of protocol 5 when one buffer cannot say it exactly: nodes the consolidation tree does
+not describe (TensorDict subclasses other than TypedTensorDict, legacy lazy views,
+unbatched tensors; a ``MetaData`` value travels in the header, as a ``NonTensorData``
+one does), and collections whose every tensor is memory-mapped (file references), off
+the CPU, requires grad or is of a tensor subclass. Beside plain CPU tensors, such a
+tensor is pickled in the stream as before (a memory-mapped one as its file reference)
+and the others still travel in the buffer.
 A leaf that is not contiguous arrives contiguous (the same values).
 """
 
@@ -46,6 +49,7 @@ from tclass._engine._consolidate import (
     _ALIGN,
     Consolidated,
     Description,
+    Rebuild,
     Target,
     _attach,
     _Flatten,
@@ -57,7 +61,7 @@ from tclass._engine._consolidate import (
 )
 from tclass._engine._lazy._legacy import LegacyLazyView
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import NonTensorData
+from tclass._engine._nontensor import MetaData, NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass.errors import PickleRefusedError, UnsupportedError
@@ -94,8 +98,8 @@ def reduce_out_of_band(node: Any, protocol: int) -> tuple[Any, ...] | None:
     except (_NotOneBuffer, UnsupportedError):  # the pickling of old says what it can
         return None
     leaves = flatten.leaves
-    if not all(_fits(leaf) for leaf in leaves):
-        return None
+    if flatten.beside and not leaves:
+        return None  # nothing for the buffer (a memory-mapped collection): as before
     buffer, layout = _buffer_of(state, leaves)
     header = {
         "format": FORMAT,
@@ -163,6 +167,7 @@ class _Describe(_Flatten):
         super().__init__()
         self.classes: dict[str, type] = {}
         self.values: list[Any] = []
+        self.beside = 0  # tensors pickled in the stream, beside the buffer
 
     def visit(self, node: Any, *args: Any) -> Description:
         if isinstance(node, LegacyLazyView):  # it pickles as a view of its source
@@ -197,7 +202,7 @@ class _Describe(_Flatten):
         return rebuild, tree
 
     def visit_value(self, node: NonTensorData) -> Description:
-        if type(node) is not NonTensorData:  # MetaData and its typed forms
+        if type(node) not in (NonTensorData, MetaData):  # typed forms of MetaData
             raise _NotOneBuffer
         rebuild, tree = super().visit_value(node)
         if not _is_json(tree["value"]):
@@ -211,6 +216,15 @@ class _Describe(_Flatten):
         if not _is_json(tree["values"]):
             tree["pickled_values"] = self._by_pickle(tree.pop("values"))
         return rebuild, tree
+
+    def visit_leaf(self, tensor: torch.Tensor) -> tuple[int | Rebuild, Any]:
+        """A plain CPU tensor goes into the buffer; another one (memory-mapped: its file
+        reference, off the CPU, requiring grad, a subclass) is pickled in the stream as
+        it was, without taking the others out of the buffer."""
+        if _fits(tensor):
+            return super().visit_leaf(tensor)
+        self.beside += 1
+        return (lambda views, target: tensor), {"pickled_tensor": self._by_pickle(tensor)}
 
     def visit_other(self, node: Any) -> Description:
         raise _NotOneBuffer  # a PersistentTensorDict, TensorDictParams...: pickled as before
@@ -265,8 +279,10 @@ def _from_out_of_band(
         buffer = read_only(buffer)
     rebuild = rebuild_from_description(tree, None, known)
     node = rebuild(views, Target(_CPU, False))
-    state = Consolidated(buffer, _Leaves().of(node), layout, rebuild, standalone=False)
-    _attach(node, state)  # moves with one copy; pickles again without a copy
+    leaves = _Leaves().of(node)
+    if len(leaves) == len(layout):  # every tensor a view of the buffer (none beside it)
+        state = Consolidated(buffer, leaves, layout, rebuild, standalone=False)
+        _attach(node, state)  # moves with one copy; pickles again without a copy
     return node
 
 
@@ -293,7 +309,7 @@ def _checked(cls: Any) -> type:
 
 def _put_values(tree: dict[str, Any], values: tuple[Any, ...]) -> None:
     """Replaces the references to values pickled in the stream by the values."""
-    for key in ("value", "values"):
+    for key in ("value", "values", "tensor"):
         if f"pickled_{key}" in tree:
             tree[key] = values[tree.pop(f"pickled_{key}")]
     for child in _children(tree):

@@ -355,6 +355,20 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
 
     # --- reading -------------------------------------------------------------------------
 
+    def __getattr__(self, name: str) -> Any:
+        """A parameter or buffer by (dotted) name, as ``nn.Module``; or a nested TensorDict
+        entry by key, as a TensorDictParams over it (``params.encoder``, as the peer)."""
+        try:
+            return nn.Module.__getattr__(self, name)
+        except AttributeError:
+            td = self.__dict__.get("_param_td")
+            if name.startswith("_") or td is None or not td._has_entry(name):
+                raise
+            value = td._entry(name)
+            if not isinstance(value, TensorDict):
+                raise
+            return self._wrap(value)
+
     def get(self, key: Any, default: Any = _NO_DEFAULT) -> Any:
         """The entry at ``key`` (a parameter or buffer, or a nested TensorDict), or
         ``default`` (``None`` if not given) when absent, as ``TensorDict.get``."""

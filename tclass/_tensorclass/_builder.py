@@ -380,7 +380,7 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
 
     def store(self: Any, value: Any) -> None:
         td = self._tensordict
-        if frozen or (_locked(td) and not _can_fill(td, name)):
+        if frozen or (_locked(td, name, value is None) and not _can_fill(td, name)):
             _refuse_assignment(cls, info, name, td)
         _store(info, td, name, value)
 
@@ -411,12 +411,16 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
     type.__setattr__(cls, name, property(get, attribute, deleter, doc=f"The field {name!r}."))
 
 
-def _locked(td: TensorDict | LazyStackedTensorDict) -> bool:
-    """Whether ``td`` refuses new values: locked, or a lazy stack with a locked member
-    (which the write would reach)."""
+def _locked(td: TensorDict | LazyStackedTensorDict, name: str = "", unset: bool = False) -> bool:
+    """Whether ``td`` refuses a write of field ``name``: locked, or a lazy stack with a
+    locked member the write would reach (to ``unset`` it, None: only the members that hold
+    it, as the peer, which removes it from those and lets None over an unset field pass)."""
     if td.is_locked:
         return True
-    return isinstance(td, LazyStackedTensorDict) and any(_locked(m) for m in td.tensordicts)
+    if not isinstance(td, LazyStackedTensorDict):
+        return False
+    reached = (m for m in td.tensordicts if not unset or _holds(m, name))
+    return any(_locked(m, name, unset) for m in reached)
 
 
 def _rule_if_known(info: ClassInfo, name: str) -> FieldRule | None:

@@ -27,7 +27,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import BatchSizeLike
 from tclass._core._class_options import OPTIONS, ClassOptions, named_options, option_listing
 from tclass._core._device import DeviceLike, parse_to_args
-from tclass._core._keys import key_path, unravel_key
+from tclass._core._keys import BatchIndex, key_path, unravel_key
 from tclass._core._names import DimName
 from tclass._core._records import is_record, storage_of
 from tclass._core._safe_globals import allow_unpickling, checked_class
@@ -355,7 +355,7 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
 
     # --- indexing ------------------------------------------------------------------------
 
-    def __getitem__(self, index: Any) -> Self:
+    def __getitem__(self, index: BatchIndex) -> Self:
         """Indexes every field along the batch dims (views for basic indices)."""
         if index.__class__ is int:
             return self._wrap(self._tensordict._index_int(index))
@@ -365,7 +365,7 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
             raise self._string_index(index)
         return self._wrap(self._tensordict._index(index))
 
-    def __setitem__(self, index: Any, value: Any) -> None:
+    def __setitem__(self, index: BatchIndex, value: Any) -> None:
         """Writes ``value`` (a record with these fields, a mapping, a tensor or a number)
         into every field at ``index``, in place."""
         if isinstance(index, str) or (type(index) is tuple and index and isinstance(index[0], str)):

@@ -74,8 +74,9 @@ class DeviceField(property):
 
 
 class NamesField(property):
-    """``names``: accepts names of the batch dims (a ``str`` or None each), reads as a
-    list with None for unnamed dims. Assigning renames every dim."""
+    """``names``: accepts names of the batch dims (any hashable, a ``str`` usually, or
+    None each), reads as a list with None for unnamed dims. Assigning renames every
+    dim."""
 
     def __init__(self) -> None:
         super().__init__(_names, _set_names, None, self.__doc__)
@@ -84,10 +85,11 @@ class NamesField(property):
 
         @overload
         def __get__(self, instance: None, owner: Any = None, /) -> Self: ...
+        # Any hashable name, as TensorDict.names and the peer (str names usually).
         @overload
-        def __get__(self, instance: object, owner: Any = None, /) -> list[str | None]: ...
-        def __get__(self, instance: object, owner: Any = None, /) -> list[str | None] | Self: ...
-        def __set__(self, instance: object, value: Sequence[str | None] | None, /) -> None: ...
+        def __get__(self, instance: object, owner: Any = None, /) -> list[Any]: ...
+        def __get__(self, instance: object, owner: Any = None, /) -> list[Any] | Self: ...
+        def __set__(self, instance: object, value: Sequence[DimName] | None, /) -> None: ...
 
 
 def _refuse_frozen(record: Any, name: str) -> None:

@@ -202,6 +202,31 @@ def test_split_keys() -> None:
     assert len(parts) == 3 and list(kept.keys()) == []
 
 
+def test_split_keys_takes_a_key_once() -> None:
+    # As the peer, which moves each key out of the source: a key given again (in the same
+    # set or a later one, or under a nested key it held) is missing the second time.
+    td = TensorDict(d=torch.ones(2), m=TensorDict(v=torch.zeros(2), w=torch.ones(2)))
+    with pytest.raises(KeyError, match="d"):
+        td.split_keys(["d", ("d",)])
+    with pytest.raises(KeyError, match="d"):
+        td.split_keys(["d"], ["d"], inplace=True)
+    assert list(td.keys()) == ["d", "m"]  # nothing moved
+    first, second, rest = td.split_keys([("zz",), "d"], ["d"], strict=False)
+    assert list(first.keys()) == ["d"] and list(second.keys()) == [] and "d" not in rest
+    # as the peer: strict ignores default; without strict, a None default skips the key
+    with pytest.raises(KeyError, match="zz"):
+        td.split_keys([("m", "zz")], default=None)
+    with pytest.raises(KeyError, match="zz"):
+        td.split_keys(["zz"], default=torch.zeros(()))
+    filled, _ = td.split_keys(["zz"], default=torch.zeros(()), strict=False)
+    assert list(filled.keys()) == ["zz"]
+    skipped, _ = td.split_keys(["zz"], default=None, strict=False)
+    assert list(skipped.keys()) == []
+    inner, rest = td.split_keys([("m", "v"), "m"], strict=False)
+    assert list(inner.keys(True, True)) == [("m", "v"), ("m", "w")]
+    assert list(rest.keys()) == ["d"]
+
+
 def test_split_keys_of_a_locked_collection_gives_unlocked_trees() -> None:
     # As the peer: every part is a new tree, its nested collections unlocked too.
     td = _td().lock_()
@@ -439,6 +464,10 @@ def test_auto_batch_size_() -> None:
     assert td.batch_size == torch.Size([2, 3])
     mixed = TensorDict({"a": torch.zeros(2, 3), "b": torch.zeros(2, 4)}, [])
     assert mixed.auto_batch_size_().batch_size == torch.Size([2])
+    # nothing to infer from: the batch size kept, cut to batch_dims if given (as the peer)
+    assert TensorDict({}, [0, 1]).auto_batch_size_().batch_size == (0, 1)
+    assert TensorDict({}, [0, 1]).auto_batch_size_(1).batch_size == (0,)
+    assert TensorDict({"s": "a"}, [2, 3]).auto_batch_size_(batch_dims=1).batch_size == (2,)
 
 
 def test_auto_device_() -> None:
@@ -592,6 +621,22 @@ def test_tolist_of_values_that_differ_along_every_dim() -> None:
         ["d", "e", "f"],
     ]
     assert td[0][1]["env"] == "b" and td.unbind(0)[1]["env"] == ["d", "e", "f"]
+
+
+def test_tolist_keeps_a_nested_shared_value_one_value_past_the_walked_dims() -> None:
+    nested = TensorDict({"d": torch.zeros(2, 3), "z": NonTensorData("q", [2, 3])}, [2, 3])
+    nested["s"] = NonTensorStack(NonTensorStack("a", "b", "c"), NonTensorStack("d", "e", "f"))
+    nested["n"] = NonTensorData(None, [2, 3])
+    td = TensorDict({"m": nested, "top": "w"}, [2])
+    element = td.tolist()[1]["m"]  # the rows of "m" past dim 0 are not walked: as the peer
+    assert element["z"] == "q" and element["n"] is None  # one value, not a list of three
+    assert element["s"] == ["d", "e", "f"] and type(element["s"]) is list  # the stack's row
+    assert torch.equal(element["d"], torch.zeros(3)) and td.tolist()[0]["top"] == "w"
+    assert td.tolist(convert_tensors=True)[0]["m"] == {
+        "d": [0.0, 0.0, 0.0], "z": "q", "s": ["a", "b", "c"], "n": None,
+    }  # fmt: skip
+    assert td.tolist(tolist_first=True)[0]["m"][2] == {"d": torch.tensor(0.0), "z": "q",
+                                                      "s": "c", "n": None}  # fmt: skip
 
 
 def test_tolist_of_records_and_lazy_stacks() -> None:

@@ -356,6 +356,18 @@ def test_reduction_options() -> None:
     assert equal(td.nanmean(dim="feature")["a"], td["a"].nanmean(-1))
 
 
+def test_quantile_of_several_quantiles_puts_them_first() -> None:
+    # As torch and the peer: a 1-D q over batch dims adds a first batch dim, one per q.
+    td = TensorDict({"a": torch.rand(2, 3, 4), "n": {"c": torch.rand(2, 3)}}, [2, 3])
+    q = torch.tensor([0.2, 0.8])
+    out = td.quantile(q, 1)
+    assert out.batch_size == (2, 2) and equal(out["a"], td["a"].quantile(q, 1))
+    kept = td.quantile(q, dim=0, keepdim=True)
+    assert kept.batch_size == (2, 1, 3) and equal(kept["n", "c"], td["n", "c"].quantile(q, 0, True))
+    assert TensorDict({}, [1]).quantile(q, -1).batch_size == (2,)
+    assert td.quantile(q).batch_size == ()  # over every element: q is a leaf dim, as torch
+
+
 def test_out_takes_the_result_into_a_collection_with_or_without_its_entries() -> None:
     td = TensorDict({"a": torch.rand(2, 3, 4), "n": {"c": torch.rand(2, 3, 5)}}, [2, 3])
     full = td.logsumexp(1).zero_()

@@ -401,6 +401,16 @@ def test_masked_select_needs_a_batch_shaped_mask() -> None:
         _td().masked_select(torch.ones(3, dtype=torch.bool))
 
 
+def test_masked_select_gives_an_unnamed_dim() -> None:
+    # As the peer (and torch.masked_select): the selected elements lie in one new dim.
+    td = TensorDict({"a": torch.arange(4.0)}, [4], names=["i"])
+    out = td.masked_select(torch.tensor([True, False, True, True]))
+    assert out.names == [None] and torch.equal(out["a"], torch.tensor([0.0, 2.0, 3.0]))
+    assert td.names == ["i"]
+    grid = TensorDict({"a": torch.zeros(2, 3)}, [2, 3], names=["i", "j"])
+    assert grid.masked_select(torch.ones(2, 3, dtype=torch.bool)).names == [None]
+
+
 def test_repeat_takes_a_tensor_of_repeats() -> None:
     td = _td()
     assert td.repeat(torch.tensor([2, 1])).batch_size == torch.Size([4, 3])

@@ -210,6 +210,11 @@ def test_separates_moves_keys_out() -> None:
     assert td.separates("zz", default=None)["zz"] is None
     with pytest.raises(KeyError):
         td.separates("zz")
+    twice = TensorDict(d=torch.ones(2))
+    with pytest.raises(KeyError, match="d"):  # as the peer: gone the second time
+        twice.separates("d", ("d",))
+    assert "d" in twice.keys()  # nothing removed
+    assert torch.equal(twice.separates("d", "d", strict=False)["d"], torch.ones(2))
     emptied = TensorDict(n={"b": torch.ones(2)}, batch_size=[2])
     emptied.separates(("n", "b"))
     assert "n" not in emptied.keys()  # filter_empty removes the emptied node
@@ -931,3 +936,15 @@ def test_to_module_writes_the_previous_tensors_into_swap_dest() -> None:
         assert swap is dest and dest["weight"] is weight
         assert module.weight.sum() == 0
     assert module.weight is weight  # put back by the with block on swap_dest
+
+
+def test_clamp_of_bool_tensors_is_torch_clamp() -> None:
+    # As torch.clamp (and the peer, which calls it per tensor): collection bounds are
+    # refused for a bool tensor, number bounds promote it.
+    td = TensorDict(b=torch.tensor([True, False]), f=torch.tensor([0.5, 2.0]), batch_size=[2])
+    with pytest.raises(NotImplementedError, match="Bool"):
+        td.clamp(min=td.apply(torch.zeros_like), max=td.apply(torch.ones_like))
+    out = td.clamp(0, 1)
+    assert out["b"].tolist() == [1, 0] and out["b"].dtype is torch.int64
+    assert out["f"].tolist() == [0.5, 1.0]
+    assert td.clamp(min=0)["b"].dtype is torch.int64

@@ -44,6 +44,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "StackKeysError": (ValueError, RuntimeError, KeyError),
     "HeterogeneousEntryError": (ValueError, RuntimeError),
     "MixedEntryError": (ValueError, RuntimeError, TypeError),
+    "NestedLayoutError": (ValueError, RuntimeError, NotImplementedError),
     "MemberKeyError": (ValueError, RuntimeError, KeyError),
     "DeviceError": (ValueError, RuntimeError),
     "DeviceUnavailableError": (ValueError, RuntimeError, AssertionError),

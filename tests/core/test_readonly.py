@@ -89,3 +89,18 @@ def test_it_feeds_autograd_as_an_input() -> None:
     weights = torch.ones(4, 2, requires_grad=True)
     (ro @ weights).sum().backward()
     assert weights.grad is not None and torch.equal(weights.grad, ro.sum(0)[:, None].expand(4, 2))
+
+
+def test_share_memory_moves_it_into_a_new_segment_and_leaves_the_memory_alone() -> None:
+    # As the peer's received tensors (private copies) do, a received collection may be
+    # shared with worker processes: torch copies the memory into a new shared segment
+    # and moves the tensor there; the memory other readers share is never written.
+    raw = bytearray(np.arange(12, dtype=np.float32).tobytes())
+    ro = read_only(torch.frombuffer(raw, dtype=torch.float32).view(3, 4))
+    assert ro.share_memory_() is ro and ro.is_shared()
+    raw[:4] = np.float32(-1).tobytes()  # the old memory: no longer the tensor's
+    assert torch.equal(ro, torch.arange(12.0).reshape(3, 4))
+    assert type(ro) is ReadOnlyTensor  # still refuses writes
+    with pytest.raises(ReadOnlyError):
+        ro.add_(1)
+    assert np.frombuffer(raw, dtype=np.float32)[1:].tolist() == list(range(1, 12))

@@ -42,6 +42,9 @@ _PEER_REFUSES = (
     re.compile(r"Only one indexing vector or array is currently allowed"),  # h5py, 2 masks
     re.compile(r"Python integer -?\d+ out of bounds for u?int"),  # numpy: a number out of
     # an integer dtype's range (masked_fill_): tclass raises torch's in-place error
+    # a collection written at rows the peer's file does not broadcast it to (it compares
+    # batch sizes; tclass broadcasts each entry as torch, as into a TensorDict's rows)
+    re.compile(r"Cannot broadcast the tensordict .* to the shape of the indexed persistent"),
 )
 # Differences of the result: the peer's copies of a file are files (``clone``, and the
 # math on a file or a view of one without tensors), its reads of strings bytes and of numbers numpy
@@ -90,6 +93,8 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue  # a frozen record over a file is locked, as every frozen record
         if ".names: peer [" in line and (op == "world" or "from_dict" in finding.step.src):
             continue  # from_dict kept the names the peer dropped
+        if op == "load" and ".save(" in finding.step.src and _NAMES_SAVED.search(line):
+            continue  # save() of a file kept its names, the peer's copy dropped them
         if op in ("memmap", "memmap_like") and _SAVED_LOCKED.match(line):
             continue  # each level of the saved copy (its nested collections too)
         if op in ("cpu", "to") and _VIEW_KEPT.search(line):
@@ -98,7 +103,7 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue
         if op == "setitem_key" and _RETYPED.search(line):
             continue  # ptd[key] = t of another dtype replaces it (the peer casts t)
-        if op == "setitem_key" and _new_nested_key_kept(finding, line):
+        if op in ("setitem_key", "set") and _new_nested_key_kept(finding, line):
             continue
         if op == "apply" and "batch_size=" in finding.step.src and _NAMES_DROPPED.search(line):
             continue  # apply(fn, batch_size=) drops the names, as a TensorDict's in both
@@ -159,10 +164,11 @@ _KEYS_KEPT = re.compile(r"^result((?:\['\w+'\])*): keys: peer \[([^\]]*)\], tcla
 
 
 def _new_nested_key_kept(finding: Finding, line: str) -> bool:
-    """``view[("k", "a")] = t`` of a new nested key through a view of a view: tclass
-    writes it, the peer makes the group ``k`` and drops ``t``."""
+    """``view[("k", "a")] = t`` (or ``view.set(("k", "a"), t)``) of a new nested key
+    through a view of a view: tclass writes it, the peer makes the group ``k`` and drops
+    ``t``."""
     found = _KEYS_KEPT.match(line)
-    if found is None or not re.match(r"x\[\(['\"]\w+['\"], ", finding.step.src):
+    if found is None or not re.match(r"x(\.set\(|\[)\(['\"]\w+['\"], ", finding.step.src):
         return False
     theirs, ours = (set(re.findall(r"'(\w+)'", found.group(n))) for n in (2, 3))
     return theirs < ours and sum("x[" in step for step in finding.lines) >= 2
@@ -171,6 +177,7 @@ def _new_nested_key_kept(finding: Finding, line: str) -> bool:
 _NAMES_DROPPED = re.compile(
     r"^result(\['\w+'\])*\.names: peer \[[^\]]*\], tclass \[None(, None)*\]$"
 )
+_NAMES_SAVED = re.compile(r"^result(\['\w+'\])*\.names: peer \[None(, None)*\], tclass \['")
 _NEW_GROUP_NAMED = re.compile(r"^result(\['\w+'\])+\.names: peer \[None(, None)*\], tclass \[")
 _RESHAPED = re.compile(r": peer Tensor\[[\w.]+, shape \[[\d, ]*\]\], tclass Tensor\[[\w.]+, shape")
 

@@ -108,6 +108,22 @@ def _tolist_lists_fields(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     return True
 
 
+_PLAIN_TUPLE = re.compile(r"^result(\[\d+\])*: peer 'tuple', tclass \"namedtuple\(")
+
+
+def _namedtuple_of_record(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``record.to_namedtuple()``: a namedtuple of the fields in tclass, as a TensorDict's;
+    the peer's record gives a plain tuple (the field names lost), which its
+    ``from_namedtuple`` then refuses (a tuple has no ``items``)."""
+    if finding.kind == "result" and finding.step.op == "to_namedtuple":
+        return all(_PLAIN_TUPLE.match(line) for line in finding.detail)
+    return (
+        finding.kind == "peer-raises"
+        and finding.step.op == "from_namedtuple"
+        and "'tuple' object has no attribute 'items'" in str(peer.error)
+    )
+
+
 _LOCKED = re.compile(r"^result\S*\.is_locked: peer False, tclass True$")
 
 

@@ -71,6 +71,7 @@ from .allow_records import (
     _key_below_a_value,
     _missing_key_first,
     _mixed_field_refused,
+    _namedtuple_of_record,
     _tolist_lists_fields,
 )
 from .allow_structure import (
@@ -240,7 +241,9 @@ ENTRIES: list[Entry] = [
     Entry(
         "records-predictable",
         "**Tensorclasses are predictable.**",
-        _any_of(_from_dict_batch_dims, _tolist_lists_fields, _contains_a_field),
+        _any_of(
+            _from_dict_batch_dims, _tolist_lists_fields, _contains_a_field, _namedtuple_of_record
+        ),
     ),
     Entry(
         "frozen-records-locked",

@@ -63,12 +63,45 @@ def select_rows(c: Chooser, info: Info, facts: Facts) -> Step:
     return step(f"x[{'' if d == 0 else ':, ' * (d % info.ndim)}{rows}]", "getitem", "index")
 
 
+def index_more(c: Chooser, info: Info, facts: Facts) -> Step:
+    """ops34: ``masked_select``, ``update_at_`` / ``set_at_`` / ``copy_at_``."""
+    src, _ = index(c, info.batch)
+    pick = c.integer(0, 3)
+    if pick == 0:
+        mask = leaf_value(c, info.batch, "bool")
+        return step(f"x.masked_select({mask})", "masked_select", "index", needs=("masked_select",))
+    if pick == 1:
+        return step(
+            f"x.update_at_(x[{src}].apply(torch.zeros_like), I[{src}])",
+            "update_at_",
+            "index",
+            needs=("update_at_",),
+        )
+    if pick == 2:
+        k = key(c, info, leaf=True)
+        return step(
+            f"x.set_at_({k}, x.get({k})[{src}] * 0, I[{src}])",
+            "set_at_",
+            "index",
+            needs=("set_at_",),
+        )
+    # the peer's fast path (the default) takes a dense TensorDict only: fast=False else
+    fast = "" if info.kind == "td" else ", fast=False"
+    return step(
+        f"x.copy_at_(x[{src}].clone().zero_(), I[{src}]{fast})",
+        "copy_at_",
+        "index",
+        needs=("copy_at_",),
+    )
+
+
 INDEX = [
     ("getitem", 6, getitem),
     ("setitem", 5, setitem),
     ("masked_fill", 1, masked_fill),
     ("get_at", 1, get_at),
     ("rows", 1, select_rows),
+    ("index_more", 1, index_more),
 ]
 
 
@@ -358,6 +391,183 @@ def record_fields(c: Chooser, info: Info, facts: Facts) -> Step:
     return step(f"x.{field}", "getattr", "entries", "eval")
 
 
+# ops34: entry methods the generators above never called: the dict API (setdefault,
+# popitem, clear, fromkeys, replace, non-tensor accessors), filters and splits of keys,
+# apply / named_apply with their keyword arguments, exports (numpy, namedtuples, pytrees,
+# lists) and their round trips.
+
+
+def dict_api(c: Chooser, info: Info, facts: Facts) -> Step:
+    k = key(c, info, missing=30)
+    pick = c.integer(0, 8)
+    if pick == 0:
+        return step(f"x.setdefault({k}, {_new_value(c, info)})", "setdefault", "entries", "eval")
+    if pick == 1:
+        return step("x.popitem()", "popitem", "entries", "eval", needs=("popitem",))
+    if pick == 2:
+        return step("x.clear()", "clear", "entries", needs=("clear",))
+    if pick == 3:
+        keys = keys_arg(c, info)
+        return step(
+            f"L.TensorDict.fromkeys([{', '.join(keys)}], {c.choice(('0', '1.5', 'None'))})",
+            "fromkeys",
+            "entries",
+        )
+    if pick == 4:
+        return step(
+            f"x.replace({{{k}: {_new_value(c, info)}}})", "replace", "entries", needs=("replace",)
+        )
+    if pick == 5:
+        return step(
+            "list(x.non_tensor_items())",
+            "non_tensor_items",
+            "entries",
+            "eval",
+            needs=("non_tensor_items",),
+        )
+    if pick == 6:
+        return step(
+            f"x.get_non_tensor({k}, None)",
+            "get_non_tensor",
+            "entries",
+            "eval",
+            needs=("get_non_tensor",),
+        )
+    if pick == 7:
+        return step(
+            f"x.set_non_tensor({k}, {c.choice(STRINGS)})",
+            "set_non_tensor",
+            "entries",
+            needs=("set_non_tensor",),
+        )
+    return step(f"x.replace({k}, {_new_value(c, info)})", "replace", "entries", needs=("replace",))
+
+
+def key_filters(c: Chooser, info: Info, facts: Facts) -> Step:
+    pick = c.integer(0, 7)
+    if pick == 0:
+        return step(
+            "x.filter_non_tensor_data()",
+            "filter_non_tensor_data",
+            "entries",
+            needs=("filter_non_tensor_data",),
+        )
+    if pick == 1:
+        return step("x.filter_empty_()", "filter_empty_", "entries", needs=("filter_empty_",))
+    if pick == 2:
+        sets = [f"[{', '.join(keys_arg(c, info))}]" for _ in range(c.integer(1, 2))]
+        extra = c.choice(("", ", strict=False", ", inplace=True", ", default=None"))
+        return step(
+            f"x.split_keys({', '.join(sets)}{extra})",
+            "split_keys",
+            "entries",
+            "eval",
+            needs=("split_keys",),
+        )
+    if pick == 3:
+        extra = c.choice(("", "strict=False", "default=None", "filter_empty=False"))
+        args = ", ".join(keys_arg(c, info) + ([extra] if extra else []))
+        return step(f"x.separates({args})", "separates", "entries", "eval", needs=("separates",))
+    if pick == 4:
+        dims_ = c.choice(
+            ("", "1", "batch_dims=0", f"batch_dims={info.ndim}", "keep_compliant_size=True")
+        )
+        return step(
+            f"x.clone().auto_batch_size_({dims_})",
+            "auto_batch_size_",
+            "entries",
+            needs=("auto_batch_size_",),
+        )
+    if pick == 5:
+        recurse = c.choice(("", "recurse=True", "True", f"batch_size={list(info.batch[:1])}"))
+        return step(f"x.empty({recurse})", "empty", "entries", needs=("empty",))
+    if pick == 6:
+        return step(
+            f"x.exclude({', '.join(keys_arg(c, info) + ['inplace=False'])})", "exclude", "entries"
+        )
+    return step("x.depth", "depth", "entries", "eval", needs=("depth",))
+
+
+def apply_kwargs(c: Chooser, info: Info, facts: Facts) -> Step:
+    fn = c.choice(("lambda v: v + 1", "lambda v: v * 0", "torch.zeros_like", "lambda v: v.float()"))
+    pick = c.integer(0, 7)
+    name = c.choice(("apply", "apply", "named_apply"))
+    if name == "named_apply":
+        fn = (
+            "lambda k, v: " + fn.removeprefix("lambda v: ")
+            if fn.startswith("lambda")
+            else f"lambda k, v: {fn}(v)"
+        )
+    if pick == 0:
+        extra = f"batch_size={list(info.batch[: c.integer(0, info.ndim)])}"
+    elif pick == 1:
+        chosen = [c.choice(("i", "j", None)) for _ in range(info.ndim)]
+        extra = f"names={chosen!r}"
+    elif pick == 2:
+        extra = "inplace=True"
+    elif pick == 3:
+        extra = f"filter_empty={c.chance(50)}"
+    elif pick == 4:
+        extra = c.choice(("default=0", "default=None"))
+        return step(f"x.{name}({fn}, x.clone(), {extra})", name, "entries", tags=("others",))
+    elif pick == 5:
+        extra = "call_on_nested=True"
+        fn = "lambda v: v.clone()" if name == "apply" else "lambda k, v: v.clone()"
+    elif pick == 6:
+        extra = "propagate_lock=True"
+    else:
+        extra = "out=x.clone()"
+    tags = ("lazy",) if info.kind == "lazy" else ()
+    return step(f"x.{name}({fn}, {extra})", name, "entries", tags=tags)
+
+
+def exports(c: Chooser, info: Info, facts: Facts) -> Step:
+    pick = c.integer(0, 9)
+    if pick == 0:
+        return step("x.numpy()", "numpy", "entries", "eval", needs=("numpy",))
+    if pick == 1:
+        return step(
+            "x.to_namedtuple()", "to_namedtuple", "entries", "eval", needs=("to_namedtuple",)
+        )
+    if pick == 2:
+        return step(
+            f"L.TensorDict.from_namedtuple(x.to_namedtuple(), batch_size={list(info.batch)})",
+            "from_namedtuple",
+            "entries",
+        )
+    if pick == 3:
+        return step("x.tolist()", "tolist", "entries", "eval", needs=("tolist",))
+    if pick == 4:
+        return step("x.to_pytree()", "to_pytree", "entries", "eval", needs=("to_pytree",))
+    if pick == 5:
+        auto = c.choice(
+            ("auto_batch_size=True", f"batch_size={list(info.batch)}", f"batch_dims={info.ndim}")
+        )
+        return step(f"L.TensorDict.from_any(x.to_dict(), {auto})", "from_any", "entries")
+    if pick == 6:
+        auto = c.choice(
+            ("auto_batch_size=True", f"batch_dims={info.ndim}", f"batch_size={list(info.batch)}")
+        )
+        return step(f"L.TensorDict.from_dict(x.to_dict(), {auto})", "from_dict", "entries")
+    if pick == 7:
+        return step(
+            c.choice(
+                (
+                    "x.bytes()",
+                    "x.is_contiguous()",
+                    "x.param_count()",
+                    "x.to_dict(retain_none=False)",
+                )
+            ),
+            "exports",
+            "entries",
+            "eval",
+        )
+    if pick == 8:
+        return step("x.flatten_keys().unflatten_keys()", "flatten_keys", "entries")
+    return step("x.to_dict(convert_tensors=True)", "to_dict", "entries", "eval")
+
+
 ENTRIES = [
     ("get", 4, get),
     ("set", 4, set_entry),
@@ -378,4 +588,8 @@ ENTRIES = [
     ("names", 1, names),
     ("memmap", 2, memmap),
     ("record_fields", 2, record_fields),
+    ("dict_api", 2, dict_api),
+    ("key_filters", 2, key_filters),
+    ("apply_kwargs", 3, apply_kwargs),
+    ("exports", 2, exports),
 ]

@@ -167,6 +167,147 @@ def torch_functions(c: Chooser, info: Info, facts: Facts) -> Step:
     return step(src, src.split("(")[0], "math")
 
 
+# --- ops34: methods the generators above never called (issue 27: the acceptance run's
+# programs call whatever a user calls). Added at the end of ``MATH`` so that the draws of
+# the programs that pick none of them stay as they were.
+
+UNARY_MORE = (
+    "acos", "asin", "atan", "cosh", "sinh", "tan", "log10", "log2", "lgamma", "erfc",
+    "isneginf", "isposinf", "isreal", "neg", "sign",
+)  # fmt: skip
+_PREDICATES = ("isneginf", "isposinf", "isreal")
+
+
+def unary_more(c: Chooser, info: Info, facts: Facts) -> Step:
+    name = c.choice(UNARY_MORE)
+    if c.chance(30) and name not in _PREDICATES:
+        return step(f"x.{name}_()", f"{name}_", "math", needs=(f"{name}_",))
+    if c.chance(20):
+        return step(f"torch.{name}(x)", name, "math")
+    return step(f"x.{name}()", name, "math", needs=(name,))
+
+
+def reduction_kwargs(c: Chooser, info: Info, facts: Facts) -> Step:
+    """Reductions with the keyword arguments users pass: ``correction``, ``dtype``,
+    ``keepdim`` spelled out, ``dim="feature"``, ``quantile``, ``logsumexp``,
+    ``softmax``, ``cummax`` / ``cummin``."""
+    pick = c.integer(0, 9)
+    d = dim(c, info.ndim)
+    keep = c.choice(("", ", keepdim=True", ", keepdim=False"))
+    tags: list[str] = ["lazy-reduce"] if info.kind == "lazy" else []
+    if pick == 0:
+        name = c.choice(("std", "var"))
+        corr = c.choice(("correction=0", "correction=1", "correction=2"))
+        args = c.choice((corr, f"{d}, {corr}", f"dim={d}{keep}, {corr}"))
+        src = f"x.{name}({args})"
+    elif pick == 1:
+        name = c.choice(("sum", "mean", "prod", "nanmean", "nansum"))
+        dtype = c.choice(("torch.float64", "torch.float32"))
+        args = c.choice((f"dtype={dtype}", f"{d}, dtype={dtype}", f"dim={d}{keep}"))
+        src = f"x.{name}({args})"
+    elif pick == 2:
+        # the reductions the peer takes dim="feature" for (its max / amax / any / all
+        # refuse it or fail on it)
+        name = c.choice(("sum", "mean", "std", "var", "prod", "nansum"))
+        src = f'x.{name}(dim="feature")'
+        tags.append("feature")
+    elif pick == 3:
+        q = c.choice(("0.5", "0.25", "torch.tensor([0.2, 0.8])"))
+        args = c.choice((q, f"{q}, {d}", f"{q}, dim={d}{keep}"))
+        interp = c.choice(("", ', interpolation="nearest"', ', interpolation="lower"'))
+        src = f"x.quantile({args}{interp})"
+    elif pick == 4:
+        src = c.choice(
+            (f"x.logsumexp({d})", f"x.logsumexp(dim={d}{keep})", f"torch.logsumexp(x, {d})")
+        )
+        name = "logsumexp"
+    elif pick == 5:
+        dtype = c.choice(("", ", dtype=torch.float64"))
+        src = c.choice((f"x.softmax({d}{dtype})", f"torch.softmax(x, {d})"))
+        name = "softmax"
+    elif pick == 6:
+        name = c.choice(("cummax", "cummin"))
+        indices = c.choice(("", ", return_indices=False", ", reduce=True"))
+        src = f"x.{name}({d}{indices})"
+        tags.append("values-indices")
+    elif pick == 7:
+        name = c.choice(("max", "min"))
+        src = f"x.{name}(dim={d}{keep}, return_indices={c.chance(50)})"
+        tags.append("values-indices")
+    elif pick == 8:
+        name = c.choice(("any", "all", "amax", "amin", "nansum", "std"))
+        chosen = dims(c, info.ndim) if info.ndim else ()
+        args = f"dim={chosen!r}" if chosen else f"{d}"
+        src = f"x.{name}({args}{keep})"
+        if chosen:  # the tags of ``reduction``'s tuples (the allowlist reads them)
+            tags += ["dim-tuple"] + (["multi-dim"] if len(chosen) > 1 else [])
+    else:
+        name = "norm"
+        src = c.choice(("x.norm()", "x.norm(dtype=torch.float64)", "x.float().norm()"))
+    op = src.split("(")[0].removeprefix("x.").removeprefix("torch.")
+    if "reduce=True" in src:
+        tags.append("reduce")
+    return step(src, op, "math", tags=tuple(tags))
+
+
+def logical(c: Chooser, info: Info, facts: Facts) -> Step:
+    """Two-operand methods the operators do not spell: ``logical_and``, ``bitwise_and``,
+    ``rsub``, ``mod``, ``clamp_min_`` / ``clamp_max_``, ``clamp``
+    with collections as bounds."""
+    other = _operand(c, info)
+    pick = c.integer(0, 6)
+    if pick == 0:
+        return step(f"x.logical_and({other})", "logical_and", "math", needs=("logical_and",))
+    if pick == 1:
+        return step(f"x.bool().bitwise_and({other} != 0)", "bitwise_and", "math")
+    if pick == 2:
+        name = c.choice(("rsub", "mod", "rsub", "mod"))
+        return step(f"x.{name}({other})", name, "math", needs=(name,))
+    if pick == 3:
+        name = c.choice(("clamp_min_", "clamp_max_"))
+        return step(f"x.{name}({c.choice(('0', '0.5', '-1'))})", name, "math", needs=(name,))
+    if pick == 4:
+        # bounds both collections or both numbers (the peer refuses them mixed)
+        lo, hi = c.choice(
+            (
+                ("x.apply(torch.zeros_like)", "x.apply(torch.ones_like)"),
+                ("x.apply(torch.zeros_like)", "None"),
+                ("None", "1"),
+                ("0", "1"),
+            )
+        )
+        return step(f"x.clamp(min={lo}, max={hi})", "clamp", "math", needs=("clamp",))
+    if pick == 5:
+        return step("x.clamp_(-1, 1)", "clamp_", "math", needs=("clamp_",))
+    name = c.choice(("maximum", "minimum"))
+    return step(f"torch.{name}(x, {other})", f"torch.{name}", "math")
+
+
+def new_like(c: Chooser, info: Info, facts: Facts) -> Step:
+    """``new_zeros`` and friends, ``fill_``, ``zero_grad``, the rarer casts."""
+    size = [c.integer(0, 3) for _ in range(c.integer(0, 2))]
+    spelled = c.choice((repr(size), ", ".join(map(str, size)) or "()", repr(tuple(size))))
+    pick = c.integer(0, 6)
+    if pick == 0:
+        name = c.choice(("new_zeros", "new_ones"))
+        dtype = c.choice(("", ", dtype=torch.float64", ", dtype=torch.bool"))
+        return step(f"x.{name}({spelled}{dtype})", name, "math", needs=(name,))
+    if pick == 1:
+        return step(f"x.new_full({size!r}, 2.5)", "new_full", "math", needs=("new_full",))
+    if pick == 2:
+        return step(f"x.new_empty({spelled}).zero_()", "new_empty", "math", needs=("new_empty",))
+    if pick == 3:
+        keys = [repr(path if len(path) > 1 else path[0]) for path, _, _ in info.leaves] or ['"zz"']
+        value = c.choice(("0", "1", "True", "-2.5"))
+        return step(f"x.fill_({c.choice(keys)}, {value})", "fill_", "math", needs=("fill_",))
+    if pick == 4:
+        name = c.choice(("int8", "int16", "int32", "uint16", "float16", "float64", "complex64"))
+        return step(f"x.{name}()", name, "math", needs=(name,))
+    if pick == 5:
+        return step("x.new_tensor(x.clone())", "new_tensor", "math", needs=("new_tensor",))
+    return step("x.clone().requires_grad_(False)", "requires_grad_", "math")
+
+
 MATH = [
     ("binary", 6, binary),
     ("unary", 4, unary),
@@ -175,4 +316,8 @@ MATH = [
     ("cast", 3, cast),
     ("where", 2, where),
     ("torch_functions", 2, torch_functions),
+    ("unary_more", 2, unary_more),
+    ("reduction_kwargs", 3, reduction_kwargs),
+    ("logical", 1, logical),
+    ("new_like", 1, new_like),
 ]

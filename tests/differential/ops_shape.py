@@ -227,6 +227,69 @@ def movedim(c: Chooser, info: Info, facts: Facts) -> Step:
     return step(f"x.movedim({a}, {b})", "movedim", "shape", needs=("movedim",))
 
 
+# ops34: shape methods the generators above never called (rot90, fliplr / flipud,
+# tensor_split, atleast_nd, moveaxis, broadcast_to, size / dim), and the conversions
+# between dense and lazy stacks (to_lazystack, densify, to_padded_tensor).
+
+
+def shape_more(c: Chooser, info: Info, facts: Facts) -> Step:
+    pick = c.integer(0, 8)
+    a, b = dim(c, info.ndim), dim(c, info.ndim)
+    if pick == 0:
+        k = c.choice(("", "2", "-1", "3"))
+        dims_ = c.choice(("", f", ({a}, {b})", f", [{a}, {b}]"))
+        args = f"{k or 1}{dims_}" if dims_ else k
+        return step(f"x.rot90({args})", "rot90", "shape", needs=("rot90",))
+    if pick == 1:
+        name = c.choice(("fliplr", "flipud"))
+        return step(f"x.{name}()", name, "shape", needs=(name,))
+    if pick == 2:
+        side = info.batch[a] if -info.ndim <= a < info.ndim else 2
+        sections = c.choice(
+            (str(c.integer(1, 3)), repr(sorted(c.integer(0, side) for _ in range(c.integer(0, 2)))))
+        )
+        spelled = c.choice((f"{sections}, {a}", f"{sections}, dim={a}", sections))
+        return step(f"x.tensor_split({spelled})", "tensor_split", "shape", "eval")
+    if pick == 3:
+        name = c.choice(("atleast_1d", "atleast_2d", "atleast_3d"))
+        return step(f"x.{name}()", name, "shape", needs=(name,))
+    if pick == 4:
+        return step(f"x.moveaxis({a}, {b})", "moveaxis", "shape", needs=("moveaxis",))
+    if pick == 5:
+        shape = [c.integer(1, 2) for _ in range(c.integer(0, 1))] + list(info.batch)
+        return step(f"x.broadcast_to({shape})", "broadcast_to", "shape", needs=("broadcast_to",))
+    if pick == 6:
+        return step(
+            c.choice((f"x.size({a})", "x.size()", "x.dim()", "x.ndimension()")),
+            "size",
+            "shape",
+            "eval",
+        )
+    if pick == 7:
+        return step(
+            f"x.unsqueeze({dim(c, info.ndim, inclusive=True)}).squeeze({a})", "squeeze", "shape"
+        )
+    return step(f"x.flatten().unflatten(0, {list(info.batch) or [1]})", "unflatten", "shape")
+
+
+def lazy_forms(c: Chooser, info: Info, facts: Facts) -> Step:
+    pick = c.integer(0, 4)
+    if pick == 0:
+        d = dim(c, info.ndim)
+        return step(f"x.to_lazystack({d})", "to_lazystack", "shape", needs=("to_lazystack",))
+    if pick == 1:
+        # the peer's order of the keys is a set's (its lazy stack's exclusive keys)
+        return step("x.densify()", "densify", "shape", needs=("densify",), tags=("any-order",))
+    if pick == 2:
+        return step("x.contiguous()", "contiguous", "shape")
+    if pick == 3:
+        value = c.choice(("", "padding=-1", "padding=0.5"))
+        return step(
+            f"x.to_padded_tensor({value})", "to_padded_tensor", "shape", needs=("to_padded_tensor",)
+        )
+    return step("x.is_contiguous()", "is_contiguous", "shape", "eval", needs=("is_contiguous",))
+
+
 SHAPE = [
     ("reshape", 4, reshape),
     ("set_batch_size", 1, set_batch_size),
@@ -241,6 +304,8 @@ SHAPE = [
     ("gather", 1, gather),
     ("narrow", 1, narrow),
     ("movedim", 1, movedim),
+    ("shape_more", 3, shape_more),
+    ("lazy_forms", 2, lazy_forms),
 ]
 
 

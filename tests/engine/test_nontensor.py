@@ -508,6 +508,10 @@ class TestInTensorDict:
             assert out.get("a").tolist() == [["a"]] * size
             assert type(out.get("b")) is NonTensorData and out.get("b").data == "x"
         assert td.new_full((3,), 5.0).get_non_tensor("b") == "x"
+        # over no elements, the one value is still there (as the peer's)
+        empty = TensorDict(b=NonTensorData("x", [0]), batch_size=[0])
+        assert getattr(empty, make)(2).get_non_tensor("b") == "x"
+        assert getattr(empty, make)(()).get_non_tensor("b") == "x"
 
     def test_or_and_xor_of_two_values_are_masks_as_the_peer(self) -> None:
         values = {k: NonTensorData(v, [2]) for k, v in {"t": True, "f": False, "n": 3}.items()}

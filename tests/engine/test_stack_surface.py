@@ -294,6 +294,13 @@ def test_densify() -> None:
     plain = tclass.lazy_stack([_td(), _td()]).densify()
     assert type(plain) is TensorDict and plain.batch_size == torch.Size([2, 3])
     assert type(_td().densify()) is TensorDict
+    across = tclass.lazy_stack(
+        [TensorDict({"a": torch.ones(4, 2)}, [4]), TensorDict({"a": torch.ones(4, 1)}, [4])], 1
+    )
+    with pytest.raises(NotImplementedError, match="stack along dim 0"):  # as the peer
+        across.densify()
+    with pytest.raises(errors.HeterogeneousEntryError):
+        across.densify()
 
 
 def test_cat_of_lazy_stacks_and_tensordicts_stays_lazy() -> None:
@@ -433,3 +440,21 @@ def test_print_directory_tree_where_the_peer_has_it() -> None:
     from tclass.utils import print_directory_tree  # the peer's tensordict.utils
 
     assert print_directory_tree is tclass.print_directory_tree
+
+
+def test_apply_of_a_locked_lazy_stack_propagates_its_lock() -> None:
+    # As the peer: propagate_lock locks the restacked result (and its members).
+    stack = tclass.lazy_stack([_td(), _td()]).lock_()
+    for result in (
+        stack.apply(lambda x: x + 1, propagate_lock=True),
+        stack.named_apply(lambda key, x: x.float(), propagate_lock=True),
+    ):
+        assert isinstance(result, LazyStackedTensorDict) and result.is_locked
+        assert all(member.is_locked for member in result.tensordicts)
+    assert not stack.apply(lambda x: x + 1).is_locked
+
+
+def test_empty_of_a_lazy_stack_with_a_batch_size() -> None:
+    stack = tclass.lazy_stack([_td(), _td()])
+    out = stack.empty(batch_size=[5])  # a device not given is no device error
+    assert out.batch_size == (5,) and list(out.keys()) == []

@@ -797,3 +797,19 @@ def test_tensors_set_into_a_clone_are_buffers_as_the_peers(recurse: bool) -> Non
     params["zz"] = torch.ones(2)
     assert isinstance(params["zz"], nn.Parameter)
     assert dict(params.named_parameters()).keys() == {"a", "zz"}
+
+
+def test_a_nested_entry_reads_as_an_attribute_sharing_its_tensors() -> None:
+    inner = TensorDict({"b": torch.zeros(3), "q": {"z": torch.ones(3)}}, [3])
+    td = TensorDict({"m": inner, "d": torch.zeros(3, 1), "s": "text"}, [3])
+    params = TensorDictParams(td)
+    nested = params.m  # the peer's TensorDictParams(params["m"]), over the same TensorDict
+    assert type(nested) is TensorDictParams and nested.batch_size == torch.Size([3])
+    assert nested["b"] is td["m", "b"] and isinstance(nested["b"], nn.Parameter)
+    assert type(nested.q) is TensorDictParams and nested.q["z"] is td["m", "q", "z"]
+    nested["new"] = torch.ones(3)
+    assert "new" in td["m"].keys()  # writes reach the wrapped TensorDict
+    assert isinstance(params.d, nn.Parameter)  # a leaf is the module's parameter
+    for missing in ("zz", "s", "_m"):  # no entry, not a collection, a private name
+        with pytest.raises(AttributeError, match=missing):
+            getattr(params, missing)

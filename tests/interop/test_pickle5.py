@@ -305,7 +305,8 @@ WRITES: dict[str, Callable[[Any], Any]] = {
     "copy_": lambda rec: rec.copy_(_step()),
     "update_": lambda rec: rec._tensordict.update_({"obs": torch.ones(4, 3)}),
     "numpy": lambda rec: rec.obs.numpy().__setitem__(0, 7.0),
-    "share_memory_": lambda rec: rec.share_memory_(),
+    "to cpu, then add_": lambda rec: rec.to("cpu").obs.add_(1),  # no copy: still shared
+    "cpu(), then setitem": lambda rec: rec.cpu().info.score.__setitem__(0, 9),
 }
 
 
@@ -320,6 +321,18 @@ def test_a_read_only_buffer_refuses_writes_and_stays_unchanged(write: str) -> No
         assert isinstance(caught.value, TclassError) and isinstance(caught.value, RuntimeError)
         assert "read-only" in str(caught.value) and ".clone()" in str(caught.value)
     assert snapshot(back) == before
+    assert bytes(shared) == bytes(dumps(_step())[1][0].raw())
+
+
+def test_share_memory_of_a_read_only_collection_moves_it_and_writes_nothing() -> None:
+    # The peer's received collections are private copies, which share_memory_() puts in
+    # torch's shared memory for worker processes; a read-only one gets there the same way
+    # (one copy of the buffer), and the memory it leaves is not written.
+    back, shared = _read_only_copy(_step())
+    before = snapshot(back)
+    assert back.share_memory_() is back and back.is_locked  # locked, as the peer's
+    assert back.obs.is_shared() and back.info.score.is_shared()
+    assert snapshot(back.unlock_()) == before and type(back.obs) is ReadOnlyTensor
     assert bytes(shared) == bytes(dumps(_step())[1][0].raw())
 
 
@@ -378,15 +391,38 @@ def test_memory_mapped_collections_travel_as_file_references(tmp_path: Path) -> 
     assert not buffers and len(payload) < 4096  # the consolidation file, by reference
 
 
+def test_plain_tensors_beside_memory_mapped_ones_still_travel_in_the_buffer(
+    tmp_path: Path,
+) -> None:
+    # A replay buffer's state: its memory-mapped storage and plain priorities. The
+    # storage's tensors travel as file references in the stream, the others in the buffer
+    # (they went in band, leaf by leaf, when one memory-mapped leaf sent all that way).
+    storage = _step(4).memmap(tmp_path / "storage")
+    node = TensorDict({"storage": storage, "priority": torch.arange(4.0).expand(4096, 4).T}, [4])
+    node["grad"] = torch.ones(4, requires_grad=True)  # pickled in the stream too
+    payload, buffers = dumps(node)
+    assert len(buffers) == 1 and buffers[0].raw().nbytes == 4 * 4096 * 4
+    assert len(payload) < 8192  # the file references, not the tensors
+    back = pickle.loads(payload, buffers=[bytes(buffers[0].raw())])
+    assert list(back.keys(True, True)) == list(node.keys(True, True))
+    assert type(back["priority"]) is ReadOnlyTensor and torch.equal(
+        back["priority"], node["priority"]
+    )
+    assert back["grad"].requires_grad and torch.equal(back["grad"], node["grad"])
+    assert type(back["storage"]) is Step and back["storage"].is_memmap()
+    assert back["storage"].obs.filename == storage.obs.filename
+    back["storage"].obs[0] = 42.0  # reaches the files
+    assert tclass.load_memmap(tmp_path / "storage").obs[0].tolist() == [42.0] * 3
+
+
 @pytest.mark.parametrize(
     "make",
     [
         lambda: TensorDict({"w": torch.zeros(2, requires_grad=True)}, [2]),
         lambda: TensorDict({"u": UnbatchedTensor(torch.zeros(5)), "a": torch.ones(2)}, [2]),
-        lambda: TensorDict({"m": tclass.MetaData("run-1", batch_size=[2])}, [2]),
         lambda: TensorDict({"p": torch.nn.Parameter(torch.zeros(2), requires_grad=False)}, [2]),
     ],
-    ids=["requires_grad", "unbatched", "metadata", "parameter"],
+    ids=["requires_grad", "unbatched", "parameter"],
 )
 def test_what_one_buffer_cannot_say_exactly_pickles_as_before(make: Callable[[], Any]) -> None:
     node = make()
@@ -396,6 +432,31 @@ def test_what_one_buffer_cannot_say_exactly_pickles_as_before(make: Callable[[],
     assert snapshot(back) == snapshot(node)
     for mine, theirs in zip(tensors(back), tensors(node)):
         assert type(mine) is type(theirs) and mine.requires_grad == theirs.requires_grad
+
+
+def test_metadata_travels_in_the_header_and_stays_metadata() -> None:
+    # A MetaData value (one value for the whole batch, kept through stacking) used to
+    # send every tensor of its collection in band; it is a value of the header now.
+    node = TensorDict({"x": torch.arange(6.0).reshape(3, 2), "sub": {"y": torch.ones(3)}}, [3])
+    node["run"] = tclass.MetaData("run-1")
+    node["sub", "cfg"] = tclass.MetaData(("lr", 0.1))  # not JSON: pickled in the stream
+    payload, buffers = dumps(node)
+    assert len(buffers) == 1 and b"tclass-pickle5" in payload
+    back = pickle.loads(payload, buffers=[memoryview(bytes(buffers[0].raw()))])
+    assert snapshot(back) == snapshot(node)
+    assert type(back.get("run")) is tclass.MetaData
+    assert type(back.get(("sub", "cfg"))) is tclass.MetaData and back["sub", "cfg"] == ("lr", 0.1)
+    assert all(type(leaf) is ReadOnlyTensor for leaf in tensors(back))
+    stacked = torch.stack([back, back])
+    assert type(stacked.get("run")) is tclass.MetaData and stacked["run"] == "run-1"
+
+
+def test_consolidate_keeps_metadata() -> None:
+    node = TensorDict({"x": torch.zeros(2), "run": tclass.MetaData("run-1")}, [2])
+    node["tag"] = "plain"
+    packed = node.consolidate()
+    assert type(packed.get("run")) is tclass.MetaData and packed["run"] == "run-1"
+    assert type(packed.get("tag")) is tclass.NonTensorData
 
 
 def test_multiprocessing_keeps_sharing_tensors_leaf_by_leaf() -> None:

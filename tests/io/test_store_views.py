@@ -125,6 +125,25 @@ def test_compose_equals_indexing_twice() -> None:
     assert compose(slice(2, 8), -1, torch.Size([10])) == 7
 
 
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [(..., None), (None, None), (..., (None, None)), (None, 0), (None, (0, None))],
+)
+def test_views_of_a_file_of_batch_size_empty_keep_their_new_dims(
+    tmp_path: Path, backend: str, first: Any, second: Any
+) -> None:
+    plain = TensorDict({"a": torch.tensor(3.0), "b": torch.arange(2), "e": {}}, [])
+    ptd = PersistentTensorDict.from_dict(plain, filename=tmp_path / f"s.{backend}", backend=backend)
+    view = ptd[first][second]  # the view composes a 0-dim index: new dims only
+    expected = plain[first][second]
+    assert type(view) is PersistentTensorDictView and view.batch_size == expected.batch_size
+    assert view["e"].batch_size == expected.batch_size
+    assert (view.to_tensordict() == expected).all()
+    with pytest.raises(UnsupportedError, match=r"batch size \[3\].*to_tensordict"):
+        ptd[None][torch.tensor([0, 0, 0])]  # repeats its one row: no view of the file
+    ptd.close()
+
+
 def test_views_of_a_two_dim_batch_write_their_elements(tmp_path: Path, backend: str) -> None:
     grid = TensorDict(
         {"r": torch.arange(12).reshape(3, 4), "n": {"y": torch.zeros(3, 4, 2)}}, [3, 4]

@@ -428,6 +428,22 @@ def test_rows_at_a_bad_index_are_refused_at_once(
         assert isinstance(info.value, IndexError)
 
 
+@pytest.mark.parametrize("index", [2, -3, (0, 1)])
+def test_rows_written_at_an_index_out_of_range_are_refused_though_nothing_is_written(
+    tmp_path: Path, backend: str, index: Any
+) -> None:
+    # Found by the differential fuzzer: a file with no arrays, or none with elements
+    # (batch size [2, 0, 4]), wrote nothing and so refused nothing; the peer's IndexError.
+    for batch, entries in (([2, 0, 4], {}), ([2, 0, 4], {"a": torch.zeros(2, 0, 4)})):
+        source = TensorDict(entries, batch)
+        ptd = PersistentTensorDict.from_dict(source, tmp_path / f"e{len(entries)}.{backend}")
+        with pytest.raises(DimError, match="out of range for the batch size") as info:
+            ptd[index] = True
+        assert isinstance(info.value, IndexError)
+        ptd[1] = True  # in range: written (nothing to write over no elements)
+        ptd.close()
+
+
 def test_a_meta_tensor_is_refused_naming_the_entry(ptd: PersistentTensorDict) -> None:
     meta = torch.zeros(3, 4, device="meta")
     with pytest.raises(MetaTensorError, match="/m'") as info:

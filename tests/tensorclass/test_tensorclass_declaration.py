@@ -936,6 +936,24 @@ class TestAssignment:
         with raises(LockedError, RuntimeError, match="field 'obs': this .* is locked"):
             stacked.obs = torch.zeros_like(stacked.obs)
 
+    def test_none_over_a_lazy_stack_with_a_locked_member_reaches_its_holders(self) -> None:
+        # Found by the differential fuzzer: None unsets the field in the members that hold
+        # it only; the peer lets None over an unset field of such a stack pass (the stack
+        # itself is not locked), and refuses it where a locked member holds the field.
+        stacked = tclass.lazy_stack([transition().lock_(), transition()])
+        assert not stacked.is_locked
+        assert stacked.set("mask", None) is stacked and stacked.mask is None
+        stacked.mask = None
+        assert "mask" not in stacked.keys()
+        held = transition()
+        held.mask = torch.ones(4)
+        stacked = tclass.lazy_stack([held.lock_(), transition()])
+        with raises(LockedError, RuntimeError, match="field 'mask': this .* is locked"):
+            stacked.mask = None
+        with raises(LockedError, RuntimeError, match="field 'mask': this .* is locked"):
+            stacked.set("mask", torch.zeros(2, 4))
+        assert torch.equal(stacked[0].mask, torch.ones(4)) and stacked[1].mask is None
+
     def test_locked_record_allows_in_place_writes(self) -> None:
         record = transition().lock_()
         record.obs[:] = 1

@@ -257,7 +257,21 @@ class PersistenceOps:
         """
         return IO.load_memmap(prefix, device, non_blocking, out=out, cls=cls, **options)
 
-    load = load_memmap  # the peer's other name
+    @classmethod
+    def load(
+        cls,
+        prefix: PathLike,
+        device: DeviceLike = None,
+        non_blocking: bool = False,
+        *,
+        out: Any = None,
+        **options: Unpack[LoadOptions],
+    ) -> Self:
+        """Alias of :meth:`load_memmap` (the peer's other name). A classmethod of its
+        own, not ``load = load_memmap``: mypy refuses an alias of a classmethod returning
+        ``Self`` read through the class (``Step.load(path)``: "Access to generic instance
+        variables via class is ambiguous")."""
+        return cls.load_memmap(prefix, device, non_blocking, out=out, **options)
 
     def load_memmap_(
         self,

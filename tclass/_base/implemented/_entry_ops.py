@@ -21,7 +21,7 @@ from typing_extensions import Self, Unpack
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device
-from tclass._core._linked_list import link_nested
+from tclass._core._linked_list import LinkedList, link_nested
 from tclass._core._names import DimName
 from tclass._core._records import is_record
 from tclass._core._unbatched import UnbatchedTensor
@@ -179,14 +179,16 @@ class EntryOps(TensorCollection):
         a predicate ``(key, value) -> bool``, asked of each tensor leaf (``key`` as a tuple)
         that an earlier set did not take.
 
-        ``default`` fills the keys of a set that are missing (else they raise if
-        ``strict``); ``reproduce_struct`` gives every part the nested structure of this
+        A missing key raises with ``strict`` (``default`` ignored, as the peer); without,
+        ``default`` fills it (``None``, or none given: it is skipped). A key an earlier
+        set (or the same set) took is missing, as in the peer, which moves each key out of
+        the source. ``reproduce_struct`` gives every part the nested structure of this
         collection, empty where it holds none of the keys; ``inplace`` removes the keys
         from this collection, which is then the last part. The other parts (and the last,
         without ``inplace``) are new, unlocked trees sharing this collection's leaves.
 
         Raises:
-            KeyNotFoundError: for a missing key with ``strict`` and no ``default``.
+            KeyNotFoundError: for a missing key with ``strict``.
         """
         parts: list[Self] = []
         taken: list[Any] = []
@@ -198,13 +200,14 @@ class EntryOps(TensorCollection):
             for key in keys:
                 value = source.get(key, _MISSING)
                 if value is _MISSING:
-                    if default is not _NO_DEFAULT:
-                        part.set(key, default)
-                    elif strict:
+                    if strict:  # as the peer: strict ignores default
                         raise self._missing_key(key)
+                    if default is not _NO_DEFAULT and default is not None:
+                        part.set(key, default)  # a None default skips the key, as the peer
                     continue
                 part.update(source.select(key))
                 taken.append(key)
+                source = source.exclude(key)  # as the peer: a key is taken once
             parts.append(part)
         rest = self.exclude(*taken, inplace=True) if inplace else source.exclude(*taken)
         if not reproduce_struct:
@@ -410,7 +413,7 @@ class EntryOps(TensorCollection):
         ``batch_dims`` dims), nested collections first; with ``keep_compliant_size``, a
         nested collection whose batch size already fits keeps it. Python values and
         unbatched tensors do not count: a collection holding nothing else (or nothing)
-        keeps its batch size, as the peer's."""
+        keeps its batch size, cut to ``batch_dims`` dims if given, as the peer's."""
         shapes: list[torch.Size] = []
         for _, value in self._items():
             if _is_node(value):
@@ -420,8 +423,10 @@ class EntryOps(TensorCollection):
                 shapes.append(value.batch_size)
             elif isinstance(value, torch.Tensor) and value.__class__ is not UnbatchedTensor:
                 shapes.append(value.shape)
-        if not shapes:
-            return self  # nothing to infer a batch size from
+        if not shapes:  # nothing to infer a batch size from: cut to batch_dims, as the peer
+            if batch_dims and self.batch_dims > batch_dims:
+                self.batch_size = self.batch_size[:batch_dims]  # type: ignore[misc]
+            return self
         common = _batch.common_prefix(shapes)
         if batch_dims is not None:
             common = common[:batch_dims]
@@ -753,8 +758,9 @@ def _element_dict(
     out: dict[str, Any] = {}
     for key, value in collection._items():
         if isinstance(value, TensorCollection):
-            if value._is_value_node:
-                out[key] = value.tolist()
+            if value._is_value_node:  # one value as itself, a stack's as lists (the peer)
+                read = value._read()
+                out[key] = value.tolist() if isinstance(read, LinkedList) else read
             elif value._is_leaf_node:
                 out[key] = _converted(value._payload(), convert)  # type: ignore[attr-defined]
             elif tolist_first and value.batch_size:

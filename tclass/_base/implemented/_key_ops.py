@@ -211,16 +211,21 @@ class KeyOps(TensorCollection):
             filter_empty: also remove the nested collections the removal leaves empty.
 
         Raises:
-            KeyNotFoundError: a key is missing, with ``strict`` and no ``default``.
+            KeyNotFoundError: a key is missing, or given twice, with ``strict`` and no
+                ``default``.
             LockedError: (a ``RuntimeError``) the collection is locked; nothing changed.
         """
         present: list[Any] = []
         missing: list[Any] = []
+        repeated: list[Any] = []  # a key given twice is gone the second time, as the peer
         for key in keys:
             path = unravel_key(key)
+            if path in present:
+                repeated.append(path)
+                continue
             (present if path in self else missing).append(path)
-        if missing and strict and default is _NO_DEFAULT:
-            raise self._missing_key(missing[0])
+        if (missing or repeated) and strict and default is _NO_DEFAULT:
+            raise self._missing_key((missing or repeated)[0])
         if present and self.is_locked:
             raise _locked("remove entries from", self)
         out = self.select(*present)

@@ -840,7 +840,14 @@ def _need_a_bound(low: object, high: object) -> None:
 
 
 def _foreach_clamp(tensors: list[torch.Tensor], low: Any, high: Any) -> Sequence[torch.Tensor]:
-    """``torch.clamp`` of every tensor with the fused clamp_min / clamp_max kernels."""
+    """``torch.clamp`` of every tensor with the fused clamp_min / clamp_max kernels (bool
+    tensors with ``torch.clamp`` itself, which the fused kernels do not match: torch
+    refuses tensor bounds for them and promotes them with number bounds)."""
+    if any(tensor.dtype is torch.bool for tensor in tensors):
+        return [
+            torch.clamp(tensor, _bound_at(low, i), _bound_at(high, i))
+            for i, tensor in enumerate(tensors)
+        ]
     if low is None:
         return torch._foreach_clamp_max(tensors, high)
     out = torch._foreach_clamp_min(tensors, low)
@@ -849,7 +856,16 @@ def _foreach_clamp(tensors: list[torch.Tensor], low: Any, high: Any) -> Sequence
     return out
 
 
+def _bound_at(bound: Any, i: int) -> Any:
+    """The ``i``-th tensor's bound of a fused call's (a list per tensor, or one)."""
+    return bound[i] if isinstance(bound, (list, tuple)) else bound
+
+
 def _foreach_clamp_(tensors: list[torch.Tensor], low: Any, high: Any) -> None:
+    if any(tensor.dtype is torch.bool for tensor in tensors):
+        for i, tensor in enumerate(tensors):
+            tensor.clamp_(_bound_at(low, i), _bound_at(high, i))
+        return
     if low is not None:
         torch._foreach_clamp_min_(tensors, low)
     if high is not None:

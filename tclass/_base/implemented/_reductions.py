@@ -577,7 +577,17 @@ class ReductionOps(MathOps):
         interpolation: str = "linear", reduce: bool | None = None,
         key_transform: KeyTransform = None,
     ) -> Self | torch.Tensor:  # fmt: skip
-        """The ``q``-th quantile over ``dim`` of every tensor."""
+        """The ``q``-th quantile over ``dim`` of every tensor. A 1-D ``q`` over batch dims
+        gives one result per quantile, stacked along a new first batch dim (as torch
+        puts the quantiles first, and the peer)."""
+        if isinstance(q, torch.Tensor) and q.ndim == 1 and dim is not None and not reduce:
+            if self._batch_dims_for(dim, "quantile", reduce) not in (None, "feature"):
+                parts = [
+                    self.quantile(q[i], dim, keepdim, interpolation=interpolation)
+                    for i in range(len(q))
+                ]
+                stacked = torch.stack(cast("list[torch.Tensor]", parts), 0)
+                return cast("Self", stacked)
 
         def quantile(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
             return torch.quantile(tensor, q, *args, interpolation=interpolation, **kwargs)

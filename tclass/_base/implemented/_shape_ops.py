@@ -570,7 +570,7 @@ class ShapeOps(TensorCollection):
 
     def masked_select(self, mask: torch.Tensor, *, inplace: bool = False) -> Self:
         """The elements where ``mask`` (a bool tensor shaped like the batch) is true, in
-        one batch dim, as ``torch.masked_select`` flattens them."""
+        one batch dim, as ``torch.masked_select`` flattens them (an unnamed dim)."""
         batch_size = self.batch_size
         if mask.dtype is not torch.bool or mask.shape != batch_size:
             msg = (
@@ -583,6 +583,8 @@ class ShapeOps(TensorCollection):
             result = self.unsqueeze(0)[mask.reshape(1)]
         else:
             result = self[mask]
+        if self._dim_names is not None:  # one new dim: unnamed, as the peer (and torch)
+            result = self._carry(result, (None,), lock=False)
         return self._in_place(result, inplace, "masked_select")
 
     # --- growing ----------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._ops import check_out, stack
 from tclass._engine._td import TensorDict
-from tclass.errors import ArgumentError, HeterogeneousEntryError, StackError
+from tclass.errors import ArgumentError, HeterogeneousEntryError, NestedLayoutError, StackError
 
 __all__ = ["dense_stack_tds", "densify", "lazy_stack", "maybe_dense_stack", "to_lazystack"]
 
@@ -235,7 +235,7 @@ def _dense_parts(parts: list[Any], dim: int, layout: torch.layout, key: str) -> 
             f"densify: the members' {key!r} differ in shape, which needs a nested tensor, and "
             f"nested tensors stack along dim 0; this stack's dim is {dim} (transpose it first)"
         )
-        raise HeterogeneousEntryError(msg)
+        raise NestedLayoutError(msg)
     return torch.nested.as_nested_tensor(parts, layout=layout)
 
 

@@ -354,13 +354,12 @@ class LazyStackOps(TensorDictBase):
         out = self._restacked(filled)
         rest = cast(
             ApplyOptions,
-            {
-                key: options[key]
-                for key in ("device", "names", "propagate_lock", "out")
-                if key in options
-            },
+            {key: options[key] for key in ("device", "names", "out") if key in options},
         )
-        return TensorDictBase._apply_with(out, _identity, (), rest) if rest else out  # type: ignore[return-value]
+        result = TensorDictBase._apply_with(out, _identity, (), rest) if rest else out
+        if result is not None and options.get("propagate_lock") and self.is_locked:
+            result.lock_()  # this stack's lock (the restacked result has none yet)
+        return result  # type: ignore[return-value]
 
     # What a parent collection calls on a nested lazy stack.
     def _apply_plain(
@@ -724,6 +723,8 @@ class LazyStackOps(TensorDictBase):
     ) -> Self:
         """A lazy stack of the members emptied (a TensorDict if ``batch_size`` is given)."""
         if batch_size is not None or names is not None:
+            if device is _NO_DEVICE:  # this module's "not given", not the base class's
+                return TensorDictBase.empty(self, recurse, batch_size=batch_size, names=names)
             return TensorDictBase.empty(
                 self, recurse, batch_size=batch_size, device=device, names=names
             )

@@ -88,6 +88,16 @@ def compose(first: Any, second: Any, batch: torch.Size) -> Any:
         if picked is not None:
             return picked if len(items) == 1 else (picked, *items[1:])
     positions = torch.arange(batch.numel()).reshape(batch)[first][second]
+    if not batch and positions.dim():  # no dim to index: only new dims of one row
+        if any(size != 1 for size in positions.shape):
+            msg = (
+                f"the rows of a PersistentTensorDict of batch size [] at {first!r}, then "
+                f"{second!r}, repeat or drop its one row (batch size "
+                f"{format_shape(positions.shape)}): read it into memory first "
+                "(.to_tensordict()) and index that"
+            )
+            raise UnsupportedError(msg)
+        return (None,) * positions.dim()
     return tuple(torch.unravel_index(positions, batch))
 
 

@@ -19,7 +19,7 @@ from typing_extensions import Self
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _keys
-from tclass._core._batch import normalize_index
+from tclass._core._batch import indexed_shape, normalize_index
 from tclass._core._records import is_record, storage_of
 from tclass._engine._entry_values import fit_to_batch
 from tclass._engine._nontensor import NonTensorData
@@ -519,6 +519,9 @@ class StoreWrites(TensorDictBase):
         collection or dict holds into those rows of the arrays of values."""
         group = self._writable()
         index = _batch_index(list_index(index), self._batch_size)
+        # checked first, as a TensorDict's rows are: a file with no arrays (or none that
+        # an index out of range reaches, over no elements) writes nothing to refuse it
+        indexed_shape(self._batch_size, index)
         if is_record(value):
             value = storage_of(value)
         for key in self._key_names():
