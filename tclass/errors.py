@@ -200,6 +200,8 @@ class BatchMismatchError(BatchSizeError):
     """
 
     def __init__(self, key: object, shape: Sequence[int], batch_size: Sequence[int]) -> None:
+        if type(key) is tuple and len(key) == 1:  # a top-level key reached by a walk: 'a'
+            key = key[0]
         self.key = key
         self.shape = tuple(shape)
         self.batch_size = tuple(batch_size)
@@ -207,6 +209,7 @@ class BatchMismatchError(BatchSizeError):
             f"batch dimension mismatch for key {key!r}: its shape {_dims(shape)} does not "
             f"start with the batch size {_dims(batch_size)}. Every entry's leading dims "
             "must equal the batch size; reshape the value or change batch_size"
+            + (_SCALAR_HINT if not self.shape and self.batch_size else "")
         )
 
     def __reduce__(self) -> tuple[type[BatchMismatchError], tuple[object, ...]]:
@@ -216,6 +219,13 @@ class BatchMismatchError(BatchSizeError):
         """The same mismatch, named from the collection holding this one at ``parent_key``."""
         path = self.key if isinstance(self.key, tuple) else (self.key,)
         return BatchMismatchError((parent_key, *path), self.shape, self.batch_size)
+
+
+_SCALAR_HINT = (
+    ". A Python scalar is stored as a 0-dim tensor: expand it to the batch size "
+    "(torch.full(batch_size, value)), or keep it as one Python value with "
+    "set_non_tensor(key, value) or NonTensorData(value)"
+)
 
 
 def _dims(shape: Sequence[int]) -> str:

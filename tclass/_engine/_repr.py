@@ -20,9 +20,9 @@ from tclass._core._printoptions import PRINT_OPTIONS
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import MetaData, NonTensorData, is_non_tensor
 from tclass._engine._nontensor_stack import NonTensorStack
-from tclass._engine._repr_detail import ValueSummary, detailed_repr
+from tclass._engine._repr_detail import NodeSummary, ValueSummary, detailed_repr
 
-__all__ = ["LeafSummary", "ValueSummary", "compact_repr", "dtype_code"]
+__all__ = ["LeafSummary", "NodeSummary", "ValueSummary", "compact_repr", "dtype_code"]
 
 _WIDTH = 80
 _INDENT = "    "
@@ -128,11 +128,17 @@ def _first(field: tuple[str, str, Any]) -> str:
     return field[0]
 
 
-def _prefix(value: TensorCollection, parent_dims: int) -> str:
-    """What precedes a nested collection's fields: its class (unless TensorDict) and the
-    batch dims it adds to its parent's."""
-    name = type(value).__name__
-    extra = tuple(value.batch_size[parent_dims:])
+def _node(value: Any) -> Any:
+    """The collection a lazy stack's ``NodeSummary`` shows; any other value as it is."""
+    return value.node if isinstance(value, NodeSummary) else value
+
+
+def _prefix(value: TensorCollection | NodeSummary, parent_dims: int) -> str:
+    """What precedes a nested collection's fields: its class (unless TensorDict; for a
+    lazy stack's entry, the class of member 0's) and the batch dims it adds to its
+    parent's."""
+    name = value.name if isinstance(value, NodeSummary) else type(value).__name__
+    extra = tuple(_node(value).batch_size[parent_dims:])
     return ("" if name == "TensorDict" else name) + (_dims(extra) if extra else "")
 
 
@@ -157,9 +163,9 @@ def _one_line(value: Any, parent_dims: int, parent_device: torch.device | None) 
         return type(value.data).__name__  # the type of the value the batch shares
     if isinstance(value, NonTensorStack):
         return "NonTensorStack"
-    if not isinstance(value, TensorCollection):
+    if not isinstance(_node(value), TensorCollection):
         return repr(value)  # a placeholder leaf of a pytree spec (torch's treespec_pprint)
-    inner = ", ".join(text for text, _, _ in _fields(value))
+    inner = ", ".join(text for text, _, _ in _fields(_node(value)))
     return _prefix(value, parent_dims) + "{" + inner + "}"
 
 
@@ -176,15 +182,15 @@ def _field_lines(
             or value is None
             or isinstance(value, (torch.Tensor, LeafSummary, ValueSummary))
             or is_non_tensor(value)
-            or not isinstance(value, TensorCollection)
+            or not isinstance(_node(value), TensorCollection)
         ):
             lines.append(indent + text + end)
             continue
-        nested = _fields(value)
+        nested = _fields(_node(value))
         opening = f"{indent}{key}: {_prefix(value, parent_dims)}" + "{"
         if not nested:
             lines.append(opening + "}" + end)
             continue
-        inner = _field_lines(nested, len(value.batch_size), indent + _INDENT, "}" + end)
+        inner = _field_lines(nested, len(_node(value).batch_size), indent + _INDENT, "}" + end)
         lines.append(opening + "\n" + inner)
     return "\n".join(lines)

@@ -37,6 +37,18 @@ class ValueSummary:
         self.stacked = stacked
 
 
+class NodeSummary:
+    """A lazy stack's nested collection at one key, for the repr: the compact form names
+    it by the class of member 0's entry (``{...}`` for a TensorDict, as the peer's), not
+    by the lazy stack that stacks the members' entries."""
+
+    __slots__ = ("name", "node")
+
+    def __init__(self, name: str, node: Any) -> None:
+        self.name = name
+        self.node = node
+
+
 def ordered(items: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
     """``items`` in the order ``sort_keys`` asks for (alphabetical, or as inserted)."""
     if PRINT_OPTIONS["sort_keys"] == "alphabetical":
@@ -58,6 +70,8 @@ def _node(value: Any, indent: str) -> str:
         return "None"
     if isinstance(value, ValueSummary):  # a lazy stack's Python values, stacked
         value = value.stacked
+    if isinstance(value, NodeSummary):
+        value = value.node
     if isinstance(value, (NonTensorData, NonTensorStack)):  # their own repr, indented
         return textwrap.indent(repr(value), indent)[len(indent) :]
     if isinstance(value, torch.Tensor) or not hasattr(value, "_repr_items"):

@@ -67,7 +67,13 @@ class RemovalOps(TensorDictBase):
         the key is looked up (as the peer: ``pop`` looks it up first)."""
         if self._locked:
             raise LockedError(LOCKED_MSG.format(action=f"remove {key!r} from"))
-        self.pop(key)
+        try:
+            self.pop(key)
+        except KeyNotFoundError as error:
+            if type(error) is not KeyNotFoundError:  # a key through a tensor...: as raised
+                raise
+            # pop's error tells how to pop with a default: say what was not found instead
+            raise self._missing_key(_keys.unravel_key(key)) from None
         return self
 
     def __delitem__(self, key: Any) -> None:

@@ -214,6 +214,23 @@ class TestBatchMismatchError:
             TensorDict({"a": {"b": {"c": torch.zeros(3)}}}, batch_size=[4])
         assert info.value.key == ("a", "b", "c")
 
+    def test_a_top_level_key_reads_as_a_string(self) -> None:
+        # td.batch_size = [5] over a leaf of shape [3, 4] checks each entry by its path
+        td = TensorDict({"a": torch.zeros(3, 4)}, [3])
+        with pytest.raises(errors.BatchMismatchError) as info:
+            td.batch_size = [5]
+        assert info.value.key == "a" and "for key 'a':" in str(info.value)
+        assert errors.BatchMismatchError(("x",), [3], [4]).key == "x"
+
+    def test_a_scalar_gets_a_hint(self) -> None:
+        with pytest.raises(errors.BatchMismatchError) as info:
+            TensorDict({"c": 3.0}, [3])
+        assert "Python scalar is stored as a 0-dim tensor" in str(info.value)
+        assert "set_non_tensor" in str(info.value)
+        # a tensor with dims, or a 0-dim batch size, gets no such hint
+        assert "scalar" not in str(errors.BatchMismatchError("c", [4], [3]))
+        assert "scalar" not in str(errors.BatchMismatchError("c", [], []))
+
 
 def _locked() -> TensorDict:
     return TensorDict({"a": torch.zeros(4)}, [4], lock=True)

@@ -91,7 +91,7 @@ class TestMerge:
     def test_batch_mismatch(self) -> None:
         with pytest.raises(errors.BatchMismatchError) as info:
             merge_tensordicts(_a(), TensorDict({"z": torch.ones(4)}, [4]))
-        assert info.value.key == ("z",)
+        assert info.value.key == "z"
 
     def test_nothing_to_merge(self) -> None:
         with pytest.raises(ValueError, match="at least one"):

@@ -339,3 +339,34 @@ def test_every_wrapped_line_fits_when_it_can() -> None:
     assert lines[0] == "TensorDict(batch_size=[2], fields={" and text.endswith("})")
     assert all(len(line) <= 80 for line in lines)
     assert all(line.startswith("    ") for line in lines[1:])
+
+
+def _nested_lazy_cases(lib: ModuleType) -> list[Any]:
+    """Lazy stacks whose members nest a TensorDict (ragged), and a TensorDict nesting one."""
+    inner = lib.lazy_stack([lib.TensorDict({"c": z(k + 1)}, []) for k in range(2)])
+    members = [lib.TensorDict({"b": {"c": z(k + 1)}, "a": z()}, []) for k in range(2)]
+    return [
+        lib.lazy_stack(members),
+        lib.lazy_stack([lib.lazy_stack(members), lib.lazy_stack(members)], 1),
+        lib.TensorDict({"x": inner}, [2]),
+        lib.lazy_stack([lib.TensorDict({"n": inner}, [2])] * 2),
+    ]
+
+
+NESTED_LAZY = [
+    # a lazy stack's nested entry is named by member 0's entry: a TensorDict shows `{`
+    "LazyStackedTensorDict(batch_size=[2], stack_dim=0, fields={\n"
+    "    a: f32[],\n    b: {c: f32[-1]}})",
+    "LazyStackedTensorDict(batch_size=[2,2], stack_dim=1, fields={\n"
+    "    a: f32[],\n    b: {c: f32[-1]}})",
+    # a lazy stack stored in a TensorDict (or in member 0) keeps its class name
+    "TensorDict(batch_size=[2], fields={x: LazyStackedTensorDict{c: f32[-1]}})",
+    "LazyStackedTensorDict(batch_size=[2,2], stack_dim=0, fields={\n"
+    "    n: LazyStackedTensorDict{c: f32[-1]}})",
+]
+
+
+def test_nested_entry_of_lazy_stack_is_named_by_member_0() -> None:
+    assert [repr(case) for case in _nested_lazy_cases(tclass)] == NESTED_LAZY
+    peer = pytest.importorskip("tensordict")
+    assert [repr(case) for case in _nested_lazy_cases(peer)] == NESTED_LAZY

@@ -441,9 +441,12 @@ class TestRemove:
         assert list(td["b"].keys()) == ["d"]
         del td["b"]
         assert list(td.keys()) == []
-        with pytest.raises(KeyNotFoundError):
+        with pytest.raises(KeyNotFoundError) as raised:
             del td["b"]
-        with pytest.raises(KeyNotFoundError):
+        # a del names the missing key, without pop's advice about a default
+        assert "'b' was not found in TensorDict" in str(raised.value)
+        assert "pop" not in str(raised.value) and isinstance(raised.value, KeyError)
+        with pytest.raises(KeyNotFoundError, match=r"\('b', 'c'\) was not found"):
             td.del_(("b", "c"))
 
 
@@ -600,7 +603,7 @@ class TestBatchSizeSetter:
     def test_python_value_of_other_dims_blocks(self) -> None:
         td = TensorDict({"s": "pong", "a": torch.zeros(4, 3, 5)}, [4, 3])
         td.batch_size = [4]
-        with pytest.raises(BatchSizeError, match=r"key \('s',\): its shape \[4, 3\]"):
+        with pytest.raises(BatchSizeError, match=r"key 's': its shape \[4, 3\]"):
             td.batch_size = [4, 5]
         assert td.batch_size == torch.Size([4]) and td.get("s").batch_size == (4, 3)
 

@@ -27,7 +27,7 @@ from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import fit_to_batch
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._nontensor_stack import join_non_tensor
-from tclass._engine._repr import LeafSummary, ValueSummary
+from tclass._engine._repr import LeafSummary, NodeSummary, ValueSummary
 from tclass._engine._td import TensorDict
 from tclass.errors import (
     ArgumentValueError,
@@ -329,7 +329,19 @@ def summary_of(members: list[Any], key: str, dim: int) -> Any:
         stacked = stack_entries(parts, dim, path)
     except StackError:  # HeterogeneousEntryError included
         return LeafSummary(None, None, None)
-    return ValueSummary(first, stacked) if isinstance(first, _NonTensorNode) else stacked
+    if isinstance(first, _NonTensorNode):
+        return ValueSummary(first, stacked)
+    if isinstance(first, TensorCollection):
+        return NodeSummary(type(_first_entry(members[0], key)).__name__, stacked)
+    return stacked
+
+
+def _first_entry(member: Any, key: str) -> Any:
+    """Entry ``key`` of the first member that is no lazy stack, down ``member``'s first
+    members: the entry whose class names a nested collection in the peer's repr."""
+    while getattr(member, "_is_lazy", False) and member._members:
+        member = member._members[0]
+    return member._entry(key)
 
 
 def _summary_part(member: Any, key: str) -> Any:
