@@ -21,7 +21,7 @@ from typing import Any, Protocol, SupportsIndex
 import torch
 from typing_extensions import Self
 
-__all__ = ["LinkedList", "link_nested", "linked_values", "unlinked"]
+__all__ = ["LinkedList", "link_nested", "linked_values", "only_none", "unlinked"]
 
 
 class _Writable(Protocol):
@@ -127,6 +127,15 @@ def unlinked(value: Any) -> Any:
     if isinstance(value, LinkedList):
         return [unlinked(item) for item in value]
     return value
+
+
+def only_none(value: Any) -> bool:
+    """Whether a Python value node's value is ``None``: the value itself, or every element
+    of a per-element stack (nested lists of at least one ``None``). What the peer's
+    ``to_dict(retain_none=False)`` (so ``numpy()`` and ``to_namedtuple()``) leaves out."""
+    if isinstance(value, list):
+        return bool(value) and all(only_none(item) for item in value)
+    return value is None
 
 
 def linked_values(values: list[Any], shape: torch.Size, stack: Any) -> Any:

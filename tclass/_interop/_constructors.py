@@ -34,7 +34,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _keys
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
-from tclass._core._linked_list import unlinked
+from tclass._core._linked_list import only_none, unlinked
 from tclass._core._names import DimName
 from tclass._core._records import is_record
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
@@ -696,7 +696,8 @@ def to_dict(
     with ``"numpy"``), Python values
     (a per-element stack as nested lists), nested collections as dicts (with
     ``tolist_first``, one with batch dims as its ``tolist()``: a list of dicts; nested
-    records list their absent fields as ``None`` if ``retain_none``).
+    records list their absent fields as ``None`` if ``retain_none``; without it, a ``None``
+    Python value is left out too, as the peer does).
 
     Raises:
         HeterogeneousEntryError: a lazy stack whose members hold different keys (the
@@ -714,7 +715,9 @@ def to_dict(
     out: dict[str, Any] = {}
     for key, value in collection._items():
         if isinstance(value, _NonTensorNode):
-            out[key] = unlinked(value._read())  # a per-element stack as plain nested lists
+            read = unlinked(value._read())  # a per-element stack as plain nested lists
+            if retain_none or not only_none(read):  # a None value left out, as the peer
+                out[key] = read
         elif isinstance(value, TensorCollection) and tolist_first and value.batch_dims:
             out[key] = value.tolist(convert_tensors=convert_tensors)
         elif isinstance(value, TensorCollection):
@@ -734,7 +737,8 @@ def _converted(tensor: torch.Tensor, convert: bool | Literal["numpy"]) -> Any:
 
 def to_namedtuple(collection: TensorCollection, dest_cls: Callable[..., Any] | None) -> Any:
     """The collection as a namedtuple (``dest_cls``, or a generated ``GenericDict``);
-    nested collections become nested namedtuples, Python values stay values.
+    nested collections become nested namedtuples, Python values stay values (a ``None``
+    value is left out, as a record's absent field).
 
     Raises:
         NamedTupleKeyError: (an ``InvalidKeyError`` and ``ValueError``) for a key that
@@ -743,7 +747,9 @@ def to_namedtuple(collection: TensorCollection, dest_cls: Callable[..., Any] | N
     values: dict[str, Any] = {}
     for key, value in collection._items():
         if isinstance(value, _NonTensorNode):
-            values[key] = unlinked(value._read())
+            read = unlinked(value._read())
+            if not only_none(read):  # left out, as the peer's to_dict(retain_none=False)
+                values[key] = read
         elif isinstance(value, TensorCollection):
             values[key] = to_namedtuple(value, None)
         else:

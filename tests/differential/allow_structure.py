@@ -868,6 +868,7 @@ _CHECKED_AS_TORCH = {
         ("split", "do not add up to the dim size"),
         ("expand", "-1 is only allowed for existing dims"),
         ("permute", "is not a permutation of the leading batch dims"),
+        ("rot90", "the two dims must differ"),
     ),
     "DimError": (("narrow", "do not fit"),),  # a batch dim, or a lazy stack's members
     "BatchSizeError": (

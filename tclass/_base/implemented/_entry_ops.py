@@ -21,7 +21,7 @@ from typing_extensions import Self, Unpack
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device
-from tclass._core._linked_list import LinkedList, link_nested
+from tclass._core._linked_list import LinkedList, link_nested, only_none
 from tclass._core._names import DimName
 from tclass._core._records import is_record
 from tclass._core._unbatched import UnbatchedTensor
@@ -611,14 +611,18 @@ class EntryOps(TensorCollection):
         """The entries as nested dicts of numpy arrays sharing memory with the tensors
         (``Tensor.numpy()``: a tensor that requires gradients or is not on the CPU raises
         torch's error; ``detach()`` / ``cpu()`` first); Python values as they are, a
-        nested tensor as a tuple of arrays; a record's absent fields left out."""
+        nested tensor as a tuple of arrays; a record's absent fields and ``None`` values
+        left out (the peer's ``to_dict(retain_none=False)``)."""
         out: dict[str, Any] = {}
         for key, value in self._items():
             if not isinstance(value, TensorCollection):
                 out[key] = _as_numpy(value)
             elif value._is_leaf_node:
                 read = value._read()
-                out[key] = _as_numpy(read) if isinstance(read, torch.Tensor) else read
+                if isinstance(read, torch.Tensor):
+                    out[key] = _as_numpy(read)
+                elif not only_none(read):  # a None value left out, as the peer
+                    out[key] = read
             else:
                 out[key] = value.numpy()
         return out

@@ -1,0 +1,41 @@
+"""``None`` Python values in the conversions that leave them out, as the peer does:
+``to_dict(retain_none=False)``, ``numpy()`` and ``to_namedtuple()`` (which the peer builds
+from ``to_dict(retain_none=False)``), at the top and nested, and for a per-element stack
+whose values are all ``None``; a stack that holds other values too is kept."""
+
+from __future__ import annotations
+
+import torch
+
+from tclass import TensorDict, stack
+
+
+def _with_nones() -> TensorDict:
+    return TensorDict({"a": torch.zeros(2), "n": None, "m": {"z": None, "s": "x"}}, [2])
+
+
+def test_to_dict_retain_none_false_leaves_none_values_out() -> None:
+    td = _with_nones()
+    assert td.to_dict() == {"a": td["a"], "n": None, "m": {"z": None, "s": "x"}}
+    out = td.to_dict(retain_none=False)
+    assert list(out) == ["a", "m"] and out["m"] == {"s": "x"}
+
+
+def test_numpy_leaves_none_values_out() -> None:
+    out = _with_nones().numpy()
+    assert list(out) == ["a", "m"]
+    assert out["m"] == {"s": "x"}
+
+
+def test_to_namedtuple_leaves_none_values_out() -> None:
+    out = _with_nones().to_namedtuple()
+    assert out._fields == ("a", "m")
+    assert out.m._fields == ("s",) and out.m.s == "x"
+
+
+def test_a_stack_of_nones_is_left_out_a_mixed_one_kept() -> None:
+    first = TensorDict({"a": torch.zeros(2), "n": None, "s": None}, [2])
+    second = TensorDict({"a": torch.ones(2), "n": None, "s": "x"}, [2])
+    out = stack([first, second]).numpy()
+    assert list(out) == ["a", "s"]
+    assert out["s"] == [[None, None], ["x", "x"]]
