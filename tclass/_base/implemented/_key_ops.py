@@ -234,6 +234,9 @@ class KeyOps(TensorCollection):
                 out.set(path, node)
         for path in missing:
             out.set(path, None if default is _NO_DEFAULT else default)
+        if not is_record(out):  # the peer's order: its result starts as self.empty(recurse=True)
+            given = [key_path(unravel_key(key)) for key in keys]
+            out = out.select(*_peer_order(out, self, given, ()))
         self._drop_paths(present)
         if filter_empty:
             _prune_emptied(self, [key_path(path) for path in present], keep_root=False)
@@ -410,6 +413,31 @@ class KeyOps(TensorCollection):
         for path, tensor in tensors:
             self.set_at_(path, tensor, idx, non_blocking=non_blocking)
         return self
+
+
+def _peer_order(out: TensorCollection, source: Any, given: list[Path], prefix: Path) -> list[Path]:
+    """The leaf paths of ``out`` (``separates``' result) in the peer's order: at each
+    level, first the nested collections and Python values ``source`` (the collection
+    separated from) holds there, in its order, then the other keys in the order of the
+    ``given`` keys, as the peer sets them into ``source.empty(recurse=True)``."""
+    held = list(source.keys()) if isinstance(source, TensorCollection) else []
+    keys = list(out.keys())
+    first = [key for key in held if key in keys and isinstance(source.get(key), TensorCollection)]
+    depth = len(prefix)
+    rank = {}
+    for index, path in enumerate(given):
+        if path[:depth] == prefix and len(path) > depth:
+            rank.setdefault(path[depth], index)
+    rest = sorted((key for key in keys if key not in first), key=lambda k: rank.get(k, len(given)))
+    paths: list[Path] = []
+    for key in first + rest:
+        value = out.get(key)
+        if isinstance(value, TensorCollection) and not value._is_leaf_node:
+            nested = source.get(key) if key in held else None
+            paths.extend(_peer_order(value, nested, given, (*prefix, key)) or [(*prefix, key)])
+        else:
+            paths.append((*prefix, key))
+    return paths
 
 
 def _locked(action: str, collection: TensorCollection) -> LockedError:
