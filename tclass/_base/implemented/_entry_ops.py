@@ -25,7 +25,13 @@ from tclass._core._linked_list import LinkedList, link_nested, only_none
 from tclass._core._names import DimName
 from tclass._core._records import is_record
 from tclass._core._unbatched import UnbatchedTensor
-from tclass.errors import ArgumentError, HeterogeneousEntryError, KeyConflictError, ShapeError
+from tclass.errors import (
+    ArgumentError,
+    BatchSizeError,
+    HeterogeneousEntryError,
+    KeyConflictError,
+    ShapeError,
+)
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import TensorDictBase, Value
@@ -591,7 +597,8 @@ class EntryOps(TensorCollection):
         if recurse:
             for key, value in self._items():
                 if isinstance(value, TensorCollection) and not value._is_leaf_node:
-                    values[key] = value.empty(recurse=True, device=device)
+                    nested = _nested_empty_size(key, value.batch_size, size)
+                    values[key] = value.empty(recurse=True, device=device, batch_size=nested)
                 elif isinstance(value, TensorCollection) and value._is_value_node:
                     values[key] = value
         out = self._new_like(values, size, target)
@@ -797,6 +804,26 @@ def _byte_parts(tensor: torch.Tensor) -> list[torch.Tensor]:
     if tensor.is_leaf and tensor.requires_grad and tensor.grad is not None:
         return [tensor, tensor.grad]
     return [tensor]
+
+
+def _nested_empty_size(key: str, nested: torch.Size, size: torch.Size) -> torch.Size | None:
+    """The batch size of a nested collection in ``empty(recurse=True, batch_size=size)``,
+    as the peer gives it: its own if it starts with ``size``, ``size`` if ``size`` starts
+    with it (``None``: kept).
+
+    Raises:
+        BatchSizeError: (a ``RuntimeError``, as the peer's) neither starts with the other.
+    """
+    if nested[: len(size)] == size:
+        return None
+    if size[: len(nested)] == nested:
+        return size
+    msg = (
+        f"empty(recurse=True) cannot give the batch size {list(size)} to the entry {key!r}, "
+        f"whose batch size {list(nested)} does not start with it; give a batch size that "
+        "starts with or extends every nested collection's, or use recurse=False"
+    )
+    raise BatchSizeError(msg)
 
 
 def _as_numpy(tensor: torch.Tensor) -> Any:

@@ -721,8 +721,24 @@ class LazyStackOps(TensorDictBase):
         device: Any = _NO_DEVICE,
         names: Sequence[DimName] | None = None,
     ) -> Self:
-        """A lazy stack of the members emptied (a TensorDict if ``batch_size`` is given)."""
-        if batch_size is not None or names is not None:
+        """A lazy stack of the members emptied, as the peer: also for a ``batch_size``
+        that keeps the dims up to the stack dim (the members get it without the stack
+        dim); a TensorDict for another one."""
+        size = self._batch_size if batch_size is None else _batch.as_batch_size(batch_size)
+        keep = self._stack_dim + 1
+        fits = size[:keep] == self._batch_size[:keep] and len(size) >= keep and -1 not in size
+        given_any = batch_size is not None or names is not None
+        if given_any and fits and (names is None or len(names) == len(size)):
+            kept = remove_dim(size, self._stack_dim)
+            given = {} if device is _NO_DEVICE else {"device": device}
+            out = self._restacked(
+                [m.empty(recurse, batch_size=kept, **given) for m in self._members],
+                batch_size=size,
+            )
+            if names is not None:
+                out.names = list(names)
+            return out
+        if given_any:
             if device is _NO_DEVICE:  # this module's "not given", not the base class's
                 return TensorDictBase.empty(self, recurse, batch_size=batch_size, names=names)
             return TensorDictBase.empty(

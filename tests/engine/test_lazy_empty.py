@@ -1,0 +1,58 @@
+"""``LazyStackedTensorDict.empty(batch_size=..., names=...)``, as the peer: a batch size
+that keeps the dims up to the stack dim gives a lazy stack of the members emptied (each
+with that batch size without the stack dim); another one gives a TensorDict. And the
+nested collections of ``empty(recurse=True, batch_size=...)``: one whose batch size is
+the start of the new one gets it, one that starts with it keeps its own, another raises."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tclass import LazyStackedTensorDict, TensorDict, errors, lazy_stack
+
+
+def _stack(dim: int = 0) -> LazyStackedTensorDict:
+    members = [
+        TensorDict({"a": torch.full((3,), float(i)), "m": {"b": torch.zeros(3)}}, [3])
+        for i in range(2)
+    ]
+    return lazy_stack(members, dim)
+
+
+def test_a_batch_size_that_keeps_the_stack_dim_stays_lazy() -> None:
+    out = _stack().empty(batch_size=[2])
+    assert isinstance(out, LazyStackedTensorDict)
+    assert out.batch_size == torch.Size([2]) and out.stack_dim == 0
+    assert [m.batch_size for m in out.tensordicts] == [torch.Size([])] * 2
+    assert list(out.keys()) == []
+
+
+def test_recurse_keeps_the_nested_collections_of_each_member() -> None:
+    out = _stack(1).empty(True, batch_size=[3, 2, 4])
+    assert isinstance(out, LazyStackedTensorDict) and out.stack_dim == 1
+    assert out.batch_size == torch.Size([3, 2, 4])
+    assert [list(m.keys()) for m in out.tensordicts] == [["m"], ["m"]]
+    assert out.tensordicts[0]["m"].batch_size == torch.Size([3, 4])  # [3] starts [3, 4]
+
+
+def test_names_go_to_the_stack_dim_and_the_members() -> None:
+    out = _stack(1).empty(batch_size=[3, 2], names=["p", "q"])
+    assert isinstance(out, LazyStackedTensorDict)
+    assert out.names == ["p", "q"]
+    assert [m.names for m in out.tensordicts] == [["p"], ["p"]]
+
+
+def test_another_batch_size_gives_a_tensordict() -> None:
+    for size in ([6], [], [3]):
+        out = _stack().empty(batch_size=size)
+        assert type(out) is TensorDict and out.batch_size == torch.Size(size)
+
+
+def test_nested_batch_sizes_under_a_new_batch_size() -> None:
+    td = TensorDict({"a": torch.zeros(3), "m": {"b": torch.zeros(3, 2)}}, [3])
+    assert td.empty(True, batch_size=[3, 2])["m"].batch_size == torch.Size([3, 2])
+    assert td.empty(True, batch_size=[])["m"].batch_size == torch.Size([3])
+    with pytest.raises(errors.BatchSizeError, match="entry 'm', whose batch size") as caught:
+        td.empty(True, batch_size=[5])
+    assert isinstance(caught.value, RuntimeError)  # as the peer's
