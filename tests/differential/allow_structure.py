@@ -203,14 +203,16 @@ def _flattened_without_dims(finding: Finding, facts: Facts, peer: Any, mine: Any
 def _narrowed_stack_contiguous(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A ``view`` after a ``narrow`` of a lazy stack: tclass narrows the members and
     stacks them (contiguous tensors, which a view takes), the peer narrows its dense
-    stack (strided views, which this view refuses)."""
+    stack (strided views, which this view refuses); after a ``broadcast_to``, which
+    tclass keeps lazy as the ``expand`` of both, the peer's dense expanded leaves."""
     if finding.kind != "peer-raises" or finding.step.op != "view":
         return False
     if "view size is not compatible with input tensor's size and stride" not in str(peer.error):
         return False
     lines = finding.lines[:-1]
     lazy = [i for i, line in enumerate(lines) if "lazy_stack(" in line or "LazyStacked" in line]
-    return bool(lazy) and any(".narrow(" in line for line in lines[lazy[0] + 1 :])
+    after = lines[lazy[0] + 1 :] if lazy else []
+    return any(".narrow(" in line or ".broadcast_to(" in line for line in after)
 
 
 def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

@@ -74,6 +74,7 @@ from .allow_records import (
     _namedtuple_number_kept,
     _namedtuple_of_record,
     _tolist_lists_fields,
+    _values_not_contiguous,
 )
 from .allow_structure import (
     _absent_field_filled,
@@ -155,6 +156,7 @@ ENTRIES: list[Entry] = [
             _new_entries_saved,
             _saved_later,
             _key_below_a_value,
+            _values_not_contiguous,
         ),
     ),
     Entry(
