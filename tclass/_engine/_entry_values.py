@@ -35,8 +35,14 @@ _Tensor = torch.Tensor
 
 
 def entries_of(source: object) -> Iterator[tuple[Any, Any]]:
+    """The entries of a mapping or a collection to build a TensorDict of; a mapping's
+    plain keys first, then its nested (tuple) keys, in their order each, as the peer's
+    constructor sets them."""
     if type(source) is dict or isinstance(source, Mapping):
-        return iter(source.items())
+        if all(type(key) is str for key in source):
+            return iter(source.items())
+        plain = [(key, value) for key, value in source.items() if type(key) is str]
+        return iter(plain + [(k, v) for k, v in source.items() if type(k) is not str])
     if isinstance(source, TensorCollection):
         return source._items()
     msg = f"TensorDict() expects a mapping of entries, got {type(source).__name__}"

@@ -37,6 +37,7 @@ from tclass._core._device import DeviceLike, as_device
 from tclass._core._linked_list import only_none, unlinked
 from tclass._core._names import DimName
 from tclass._core._records import is_record
+from tclass._engine._entry_values import entries_of
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._ragged_values import stack_of_lists
@@ -153,10 +154,8 @@ def normalize(source: Mapping[Any, Any] | TensorCollection, where: str) -> Tree:
 
 
 def _pairs_of(source: object) -> Iterable[tuple[Any, Any]]:
-    if isinstance(source, TensorCollection):
-        return source._items()
-    if isinstance(source, Mapping):
-        return source.items()
+    if isinstance(source, (TensorCollection, Mapping)):
+        return entries_of(source)  # a mapping's plain keys first, as the peer sets them
     msg = f"expected a mapping, got {type(source).__name__}"
     raise EntryTypeError(msg)
 
