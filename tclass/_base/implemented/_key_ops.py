@@ -420,11 +420,11 @@ def _peer_order(out: TensorCollection, source: Any, given: list[Path], prefix: P
     level, first the nested collections and Python values ``source`` (the collection
     separated from) holds there, in its order, then the other keys in the order of the
     ``given`` keys, as the peer sets them into ``source.empty(recurse=True)``."""
-    held = list(source.keys()) if isinstance(source, TensorCollection) else []
-    keys = list(out.keys())
+    held: list[str] = list(source._key_names()) if isinstance(source, TensorCollection) else []
+    keys: list[str] = list(out._key_names())
     first = [key for key in held if key in keys and isinstance(source.get(key), TensorCollection)]
     depth = len(prefix)
-    rank = {}
+    rank: dict[str, int] = {}
     for index, path in enumerate(given):
         if path[:depth] == prefix and len(path) > depth:
             rank.setdefault(path[depth], index)

@@ -20,7 +20,7 @@ from tclass._base.implemented._apply import ApplyOptions, ApplyRules
 from tclass._base.implemented._collection import TensorCollection, check_replaced_keys
 from tclass._base.implemented._leaf_walk import Alignment, Gather, Resize
 from tclass._base.implemented._reductions import Along
-from tclass._core import _batch, _keys
+from tclass._core import _batch, _keys, _names
 from tclass._core._batch import format_shape
 from tclass._core._names import DimName
 from tclass._core._options import OPTIONS
@@ -736,7 +736,7 @@ class LazyStackOps(TensorDictBase):
                 batch_size=size,
             )
             if names is not None:
-                out.names = list(names)
+                out._rename_all(_names.as_names(names, len(size)))
             return out
         if given_any:
             if device is _NO_DEVICE:  # this module's "not given", not the base class's
