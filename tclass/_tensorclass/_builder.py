@@ -44,6 +44,7 @@ from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._record_fields import field_getter, tensor_field_setter
+from tclass._engine._scope import named_to_fit
 from tclass._engine._td import TensorDict
 from tclass._io._schema import FieldSchema
 from tclass._tensorclass._fields import FieldRule, rule_for
@@ -646,6 +647,11 @@ def _store(
 ) -> None:
     rule = info.rules[name]
     stored = rule.store(value, td.batch_size, td.device)
+    names = td._dim_names if isinstance(td, TensorDict) else None
+    named = names is not None and any(dim is not None for dim in names)
+    if names is not None and named and isinstance(stored, TensorCollection):
+        if not stored._is_leaf_node:  # the record's names, as a TensorDict's set gives them
+            stored = named_to_fit(stored, names, name)
     if check_spec and rule.spec is not None and isinstance(stored, _Tensor):
         specs: Any = info.specs
         # A lazy stack's members may differ: the tensor is checked against its spec only.
