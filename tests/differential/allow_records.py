@@ -243,3 +243,15 @@ def _values_not_contiguous(finding: Finding, facts: Facts, peer: Any, mine: Any)
         and not facts.h5
         and (peer.value, mine.value) == (False, True)
     )
+
+
+def _mixed_keys_unsorted(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A mapping (``fromkeys``, ``from_dict``) with a plain key that is also the parent of
+    a nested key, among other nested keys: the peer fails sorting its keys ("'<' not
+    supported between instances of 'str' and 'tuple'"); tclass's ``KeyThroughTensorError``
+    (a ``KeyError``, as the peer's "already present" for two such keys)."""
+    return (
+        finding.kind == "family"
+        and "'<' not supported between instances of 'str' and 'tuple'" in str(peer.error)
+        and type(mine.error).__name__ in ("KeyThroughTensorError", "KeyConflictError")
+    )

@@ -71,6 +71,7 @@ from .allow_records import (
     _key_below_a_value,
     _missing_key_first,
     _mixed_field_refused,
+    _mixed_keys_unsorted,
     _namedtuple_number_kept,
     _namedtuple_of_record,
     _tolist_lists_fields,
@@ -177,7 +178,9 @@ ENTRIES: list[Entry] = [
     Entry(
         "peer-fails-inside",
         "**Where the peer fails inside, tclass answers.**",
-        _any_of(_peer_fails_inside, _mixed_field_refused, _namedtuple_number_kept),
+        _any_of(
+            _peer_fails_inside, _mixed_field_refused, _namedtuple_number_kept, _mixed_keys_unsorted
+        ),
     ),
     Entry(
         "index-beyond-batch",
