@@ -35,7 +35,19 @@ _Tensor = torch.Tensor
 
 
 def entries_of(source: object) -> Iterator[tuple[Any, Any]]:
+    """The entries of a constructor's source, in the order they are set: a mapping's
+    string keys first, then its tuple (nested) keys, as the peer's constructor sets them
+    (``{("a", "b"): 0, "c": 1}`` lists ``c`` first; ``{"a": 0, ("a", "b"): 1}`` meets the
+    tensor ``a`` on its way to ``b`` and fails, it does not drop it)."""
     if type(source) is dict or isinstance(source, Mapping):
+        if tuple in map(type, source):
+            items = list(source.items())
+            return iter(
+                [
+                    *(i for i in items if type(i[0]) is not tuple),
+                    *(i for i in items if type(i[0]) is tuple),
+                ]
+            )
         return iter(source.items())
     if isinstance(source, TensorCollection):
         return source._items()

@@ -175,8 +175,6 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
         elif kwargs:
             msg = "TensorDict() takes entries either as `source` or as keyword arguments, not both"
             raise EntriesTwiceError(msg)
-        elif type(source) is dict:
-            entries = source.items()
         else:
             entries = entries_of(source)
         n = len(batch)

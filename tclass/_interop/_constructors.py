@@ -548,7 +548,9 @@ def fromkeys(keys: Iterable[Any], value: Any = 0) -> TensorDict:
     pairs: dict[Any, Any] = {}
     for key in keys:
         pairs[key] = value.clone() if isinstance(value, (torch.Tensor, TensorDictBase)) else value
-    return from_dict(pairs)
+    # The constructor, as the peer's: a key given twice (``"b"`` and ``("b",)``) is set
+    # twice, and the string keys are set before the tuple ones.
+    return TensorDict(pairs, batch_size=[])
 
 
 def is_namedtuple(value: object) -> bool:

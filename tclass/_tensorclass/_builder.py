@@ -44,6 +44,7 @@ from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._record_fields import field_getter, tensor_field_setter
+from tclass._engine._scope import named_to_fit
 from tclass._engine._td import TensorDict
 from tclass._io._schema import FieldSchema
 from tclass._tensorclass._fields import FieldRule, rule_for
@@ -651,6 +652,10 @@ def _store(
         # A lazy stack's members may differ: the tensor is checked against its spec only.
         others = td._entries() if isinstance(td, TensorDict) else {}
         specs.check_assign(others, name, stored, len(td.batch_size))
+    if isinstance(stored, TensorCollection) and not stored._is_leaf_node:
+        names = td._dim_names if isinstance(td, TensorDict) else None
+        if names is not None and any(n is not None for n in names):
+            stored = named_to_fit(stored, names, name)  # the record's dim names, as a set()
     if stored is not None:
         td._store_entry(name, stored)  # a record saved in a folder writes it there too
     else:

@@ -109,8 +109,10 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue  # apply(fn, batch_size=) drops the names, as a TensorDict's in both
         if op == "tile" and _NAMES_DROPPED.search(line):
             continue  # read into memory and tiled as a TensorDict, whose tile drops them
-        if op in ("setitem_key", "set", "update") and _NEW_GROUP_NAMED.match(line):
+        if op in ("setitem_key", "set", "update", "rename_key_") and _NEW_GROUP_NAMED.match(line):
             continue  # a new group takes the file's dim names, as in a TensorDict
+        if op in ("get", "get_default", "getitem_key") and _NAMES_SAVED.search(line):
+            continue  # a group nested twice keeps them too (the peer's reads [None, ...])
         keys = _KEYS.match(line)
         if op in ("setitem_key", "set") and keys and not keys.group(2) and _no_rows(mine):
             continue  # a value written through a view of a file without rows is kept

@@ -541,7 +541,7 @@ _PEER_INTERNAL = (
     "'bool' object has no attribute 'squeeze'",  # record[None] = True, no batch dims
     "object has no attribute '_set_tuple'",  # a file's set / set_ through a dataset
     "object has no attribute '_metadata'",  # load_state_dict of a TensorDictParams' clone
-    "is out of bounds for the stack dim of size 0",  # its value stacks over no elements
+    "not supported between instances of 'str' and 'tuple'",  # its KeyError's sorted keys
 )
 
 
