@@ -45,6 +45,8 @@ _PEER_REFUSES = (
     # a collection written at rows the peer's file does not broadcast it to (it compares
     # batch sizes; tclass broadcasts each entry as torch, as into a TensorDict's rows)
     re.compile(r"Cannot broadcast the tensordict .* to the shape of the indexed persistent"),
+    # its items(is_leaf=...) (non_tensor_items) on a file, or a TensorDictParams of one
+    re.compile(r"is_leaf .* is not supported within tensordicts of type PersistentTensorDict"),
 )
 # Differences of the result: the peer's copies of a file are files (``clone``, and the
 # math on a file or a view of one without tensors), its reads of strings bytes and of numbers numpy

@@ -108,7 +108,9 @@ def _tolist_lists_fields(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     return True
 
 
-_PLAIN_TUPLE = re.compile(r"^result(\[\d+\])*: peer 'tuple', tclass \"namedtuple\(")
+_PLAIN_TUPLE = re.compile(
+    r"^result(\[\d+\])*: peer 'tuple', tclass ['\"]namedtuple\("
+)  # () when no fields
 
 
 def _namedtuple_of_record(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

@@ -87,10 +87,15 @@ def _copy_unlocked(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool
         return False
     if "part of a locked graph" not in str(peer.error) or len(finding.lines) < 2:
         return False
-    return _STACKED_COPY.search(finding.lines[-2]) is not None
+    storage = getattr(mine.value, "_tensordict", mine.value)  # a dense stack: a copy
+    lazy = type(storage).__name__ == "LazyStackedTensorDict"
+    return _STACKED_COPY.search(finding.lines[-2]) is not None and not lazy
 
 
-_STACKED_COPY = re.compile(r"^x = (torch|L)\.(stack|cat)\(\[x(, x)*\], -?\d+\)$")
+# x stacked with itself or with copies of it (``maybe_dense_stack``: dense when they match)
+_STACKED_COPY = re.compile(
+    r"^x = (torch|L)\.(stack|cat|maybe_dense_stack)\(\[x(, x(\.clone\(\)|\.apply\([\w.]+\))?)*\], -?\d+\)$"
+)
 
 
 def _write_into_locked_slices(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

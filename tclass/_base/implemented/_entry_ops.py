@@ -189,6 +189,8 @@ class EntryOps(TensorCollection):
 
         Raises:
             KeyNotFoundError: for a missing key with ``strict``.
+            KeyThroughTensorError: for a nested key through a tensor with ``strict`` (a
+                ``KeyError`` and a ``ValueError``, as the peer's).
         """
         parts: list[Self] = []
         taken: list[Any] = []
@@ -201,6 +203,7 @@ class EntryOps(TensorCollection):
                 value = source.get(key, _MISSING)
                 if value is _MISSING:
                     if strict:  # as the peer: strict ignores default
+                        source.get(key)  # through a tensor: KeyThroughTensorError, as the peer
                         raise self._missing_key(key)
                     if default is not _NO_DEFAULT and default is not None:
                         part.set(key, default)  # a None default skips the key, as the peer

@@ -278,6 +278,11 @@ class LazyStackOps(TensorDictBase):
         along the stack dim. With a ``batch_size``, as the peer: ``fn`` gets the stacked
         tensors and the result is a TensorDict."""
         if options.get("batch_size") is not None and not options.get("inplace"):
+            if -1 in self._batch_size and not any(m._key_names() for m in self._members):
+                # a ragged stack without entries has no dense form, and nothing to apply
+                # fn to: the new, empty TensorDict (as the peer)
+                size, names = options["batch_size"], options.get("names")
+                return cast(Self, TensorDict({}, size, self.device, names))
             dense = self.to_tensordict()
             out: Any = dense.apply(fn, *others, **options)
             kept = out is not None and out.batch_dims == dense.batch_dims
