@@ -274,10 +274,27 @@ def _contains_as_dense(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
 
 
 def _lazy_batch_size_set(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """A new batch size of a lazy stack that keeps its stack dim, which the peer refuses."""
+    """A new batch size of a lazy stack that keeps its stack dim, which the peer refuses;
+    ``auto_batch_size_`` of a collection holding lazy stacks, which tclass cuts to the
+    batch dims asked for as a TensorDict's nodes (the peer leaves them longer)."""
+    if finding.kind == "result" and finding.step.op == "auto_batch_size_":
+        return all(_shorter_dims(line) for line in finding.detail)
     if finding.kind != "peer-raises" or finding.step.op != "set_batch_size":
         return False
     return "Modifying the batch size of a lazy representation" in str(peer.error)
+
+
+_DIMS_LINE = re.compile(
+    r"\.(batch_size|names): peer [\[(]([^\])]*)[\])], tclass [\[(]([^\])]*)[\])]$"
+)
+
+
+def _shorter_dims(line: str) -> bool:
+    found = _DIMS_LINE.search(line)
+    if found is None:
+        return False
+    theirs, ours = (found.group(n).rstrip(",").split(", ") for n in (2, 3))
+    return len(ours) < len(theirs) and theirs[: len(ours)] == ours
 
 
 def _no_members_taken(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

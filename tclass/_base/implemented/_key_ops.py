@@ -228,12 +228,17 @@ class KeyOps(TensorCollection):
             raise self._missing_key((missing or repeated)[0])
         if present and self.is_locked:
             raise _locked("remove entries from", self)
-        out = self.select(*present)
+        # As the peer: the empty tree of this collection, with its Python values (they
+        # go with both parts), then each key in the order given, then no empty nodes.
+        out = self.empty(recurse=True)
         for path, node in self.non_tensor_items(include_nested=True):
-            if path not in out:  # as the peer: Python values go with both parts
-                out.set(path, node)
-        for path in missing:
-            out.set(path, None if default is _NO_DEFAULT else default)
+            out.set(path, node)
+        for path in dict.fromkeys(unravel_key(key) for key in keys):
+            if path in present:
+                out.update(self.select(path))
+            else:
+                out.set(path, None if default is _NO_DEFAULT else default)
+        out.filter_empty_()
         self._drop_paths(present)
         if filter_empty:
             _prune_emptied(self, [key_path(path) for path in present], keep_root=False)
