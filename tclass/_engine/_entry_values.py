@@ -40,7 +40,7 @@ def entries_of(source: object) -> Iterator[tuple[Any, Any]]:
     (``{("a", "b"): 0, "c": 1}`` lists ``c`` first; ``{"a": 0, ("a", "b"): 1}`` meets the
     tensor ``a`` on its way to ``b`` and fails, it does not drop it)."""
     if type(source) is dict or isinstance(source, Mapping):
-        if tuple in map(type, source):
+        if type(source) is dict and tuple in map(type, source):  # (a collection: str keys)
             items = list(source.items())
             return iter(
                 [
