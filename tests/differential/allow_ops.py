@@ -408,7 +408,7 @@ _ENTRY_WRITES = ("set", "set_", "setitem_key", "setattr", "update", "update_")
 
 def _new_entries_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """New entries written into a loaded (or saved) collection (``loaded["new"] = t``,
-    ``set``, ``update``, ``setdefault``...): files of its folder in tclass, memory-mapped tensors, where
+    ``set``, ``update``, ``setdefault``...): its folder's files in tclass (memory-mapped), where
     the peer keeps plain tensors in memory that a reload does not see; so is an entry
     ``rename_key_`` moves into another node (a copy saved there)."""
     if finding.kind != "result":

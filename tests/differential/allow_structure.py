@@ -94,7 +94,8 @@ def _copy_unlocked(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool
 
 # x stacked with itself or with copies of it (``maybe_dense_stack``: dense when they match)
 _STACKED_COPY = re.compile(
-    r"^x = (torch|L)\.(stack|cat|maybe_dense_stack)\(\[x(, x(\.clone\(\)|\.apply\([\w.]+\))?)*\], -?\d+\)$"
+    r"^x = (torch|L)\.(stack|cat|maybe_dense_stack)"
+    r"\(\[x(, x(\.clone\(\)|\.apply\([\w.]+\))?)*\], -?\d+\)$"
 )
 
 
@@ -275,10 +276,11 @@ def _contains_as_dense(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
 
 def _lazy_batch_size_set(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A new batch size of a lazy stack that keeps its stack dim, which the peer refuses;
-    ``auto_batch_size_`` of a collection holding lazy stacks, which tclass cuts to the
-    batch dims asked for as a TensorDict's nodes (the peer leaves them longer)."""
+    ``auto_batch_size_`` of a collection holding lazy stacks, which tclass sets as a
+    TensorDict's nodes (cut to the batch dims asked for, or all their leaves share),
+    where the peer leaves them as they were."""
     if finding.kind == "result" and finding.step.op == "auto_batch_size_":
-        return all(_shorter_dims(line) for line in finding.detail)
+        return all(_prefix_dims(line) for line in finding.detail)
     if finding.kind != "peer-raises" or finding.step.op != "set_batch_size":
         return False
     return "Modifying the batch size of a lazy representation" in str(peer.error)
@@ -289,12 +291,12 @@ _DIMS_LINE = re.compile(
 )
 
 
-def _shorter_dims(line: str) -> bool:
+def _prefix_dims(line: str) -> bool:
     found = _DIMS_LINE.search(line)
     if found is None:
         return False
-    theirs, ours = (found.group(n).rstrip(",").split(", ") for n in (2, 3))
-    return len(ours) < len(theirs) and theirs[: len(ours)] == ours
+    short, long = sorted((found.group(n).rstrip(",").split(", ") for n in (2, 3)), key=len)
+    return len(short) < len(long) and long[: len(short)] == short
 
 
 def _no_members_taken(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
