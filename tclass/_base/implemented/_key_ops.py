@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import torch
 from typing_extensions import Self
@@ -230,7 +230,7 @@ class KeyOps(TensorCollection):
             raise _locked("remove entries from", self)
         # As the peer: the empty tree of this collection, with its Python values (they
         # go with both parts), then each key in the order given, then no empty nodes.
-        out = self.empty(recurse=True)
+        out: Any = cast(Any, self).empty(recurse=True)  # (EntryOps, a mixin beside this)
         for path, node in self.non_tensor_items(include_nested=True):
             out.set(path, node)
         for path in dict.fromkeys(unravel_key(key) for key in keys):
@@ -242,7 +242,7 @@ class KeyOps(TensorCollection):
         self._drop_paths(present)
         if filter_empty:
             _prune_emptied(self, [key_path(path) for path in present], keep_root=False)
-        return out
+        return cast(Self, out)
 
     # --- adding and renaming entries ---------------------------------------------------------
 
