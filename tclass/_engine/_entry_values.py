@@ -76,12 +76,27 @@ def raise_write_error(key: str, entry: Value, index: Any, value: Any, error: Exc
     if isinstance(error, ReadOnlyError):  # its own message says what to do
         raise error
     shape = list(value.shape) if isinstance(value, (_Tensor, TensorCollection)) else value
+    if _fits_at(entry, index, value):  # the shapes agree: torch refused for its own reason
+        msg = f"cannot write into {key!r} (shape {list(entry.shape)}) at index {index!r}: {error}"
+        raise InPlaceWriteError(msg) from None
     msg = (
         f"cannot write a value of shape {shape} into {key!r} "
         f"(shape {list(entry.shape)}) at index {index!r}: shape or batch dimension "
         f"mismatch ({error})"
     )
     raise BatchSizeError(msg) from None
+
+
+def _fits_at(entry: Value, index: Any, value: Any) -> bool:
+    """Whether tensor ``value`` broadcasts to ``entry[index]``'s shape (read again on the
+    error path only), so a failed write was not a shape mismatch (memory overlap)."""
+    if not isinstance(value, _Tensor) or not isinstance(entry, _Tensor):
+        return False
+    try:
+        target = entry[index].shape
+        return bool(torch.broadcast_shapes(value.shape, target) == target)  # type: ignore[no-untyped-call]
+    except (IndexError, RuntimeError, TypeError, ValueError):
+        return False
 
 
 def copy_error(key: Any, source: _Tensor, target: _Tensor, error: Exception) -> TclassError:

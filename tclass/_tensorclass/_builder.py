@@ -381,7 +381,8 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
 
     def store(self: Any, value: Any) -> None:
         td = self._tensordict
-        if frozen or (_locked(td, name, value is None) and not _can_fill(td, name)):
+        # a frozen record is unlocked only while __post_init__ runs (see lock_at_init)
+        if _locked(td, name, value is None) and (frozen or not _can_fill(td, name)):
             _refuse_assignment(cls, info, name, td)
         _store(info, td, name, value)
 
@@ -547,8 +548,15 @@ def init_record(
         object.__setattr__(record, "_tensordict", td)
     else:
         record._tensordict = td
-    if info.options["frozen"]:
+    if lock_at_init(info):
         td.lock_()
+
+
+def lock_at_init(info: ClassInfo) -> bool:
+    """Whether the constructor's storage step locks the record: a frozen class's, unless
+    it has a ``__post_init__``, which may set fields (``object.__setattr__(self, ...)``,
+    as with a frozen dataclass) and after which the generated ``__init__`` locks it."""
+    return bool(info.options["frozen"]) and not hasattr(info.cls, "__post_init__")
 
 
 def init_through_setattr(
@@ -628,7 +636,7 @@ def _checked_init(info: ClassInfo) -> Callable[..., None] | None:
         "    if names is not None:",
         "        td.names = names",
         "    record._tensordict = td",
-        *(["    td.lock_()"] if info.options["frozen"] else []),
+        *(["    td.lock_()"] if lock_at_init(info) else []),
     ]
     source = "\n".join(lines) + "\n"
     filename = f"<tclass checked init {info.cls.__module__}.{info.cls.__qualname__}>"
