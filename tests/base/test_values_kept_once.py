@@ -35,4 +35,3 @@ def test_quantile_of_a_1d_q_keeps_one_value_nested_too() -> None:
     assert out.get(("n", "s")).batch_size == (2, 2)
     expected = torch.quantile(x["a"], torch.tensor([0.2, 0.8]), dim=0)
     assert torch.allclose(out["a"], expected)
-

@@ -19,6 +19,7 @@ from .allow_h5 import (
     _h5_peer_refuses,
     _h5_result_kept,
 )
+from .allow_new import _NEW_LIKE, _names_fit_the_batch
 from .allow_ops import (
     _REDUCTIONS,
     _VALUES_DROPPED,
@@ -61,7 +62,6 @@ from .allow_ops import (
     _values_through_apply,
     _written_back,
 )
-from .allow_new import _NEW_LIKE, _names_fit_the_batch
 from .allow_records import (
     _consolidated_on_cpu,
     _contains_a_field,

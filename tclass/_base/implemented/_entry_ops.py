@@ -560,7 +560,7 @@ class EntryOps(TensorCollection):
             piece = source(key)
             if isinstance(value, TensorCollection):
                 if value._is_leaf_node:  # Python values: as new_empty keeps them
-                    values[key] = value._new_filled("empty", (batch,), None, {})  # type: ignore[attr-defined]
+                    values[key] = value._new_filled("empty", (batch,), None, {})
                     continue
                 values[key] = value._new_tensor_of(piece, dtype, target, requires_grad)
                 continue

@@ -929,4 +929,3 @@ def _values_shared(source: Any, stacked: Any) -> Any:
             batch = stacked.get(key[:-1]).batch_size if len(key) > 1 else stacked.batch_size
             stacked.set(key, node._map_values(lambda value: value, batch))
     return stacked
-

@@ -803,4 +803,3 @@ def _ellipsis_reaches_features(index: Any) -> bool:
     """Whether ``index`` has an Ellipsis with more after it (which torch reads on a
     tensor's every dim, so it may reach the dims after the batch dims)."""
     return isinstance(index, tuple) and any(part is Ellipsis for part in index[:-1])
-
