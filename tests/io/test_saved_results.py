@@ -46,6 +46,8 @@ def test_a_saved_op_result_in_a_str_field_loads_back(tmp_path: Path) -> None:
     assert isinstance(y.s, torch.Tensor) and y.s.dtype == torch.bool
     assert torch.equal(y.s, x.s) and torch.equal(y.a, x.a)
     assert list(y.keys()) == list(x.keys())
+    _, meta = marker_meta(folder)
+    assert meta["_tclass"]["schema"]["fields"]["s"]["held"] == "tensor"
     z = tclass.load_memmap(folder)  # the class from the folder: the same
     assert type(z) is Rec and torch.equal(z.s, x.s)
 
@@ -63,6 +65,19 @@ def test_a_field_whose_annotation_changed_since_is_still_a_difference(tmp_path: 
     path.write_text(json.dumps(meta))
     with pytest.raises(errors.SchemaMismatchError, match=r"Rec\.s is annotated str; got a"):
         Rec.load_memmap(folder)
+
+
+def test_a_tensor_put_in_the_folder_by_hand_is_still_a_difference(tmp_path: Path) -> None:
+    _, folder = compared(tmp_path)
+    path, meta = marker_meta(folder)
+    del meta["_tclass"]["schema"]["fields"]["s"]["held"]  # saved holding a str
+    path.write_text(json.dumps(meta))
+    with pytest.raises(errors.SchemaMismatchError, match=r"Rec\.s is annotated str; got a"):
+        Rec.load_memmap(folder)
+    plain = tmp_path / "plain"
+    Rec(a=torch.zeros(2), s="pong", batch_size=[2]).memmap(plain)
+    _, meta = marker_meta(plain)
+    assert "held" not in meta["_tclass"]["schema"]["fields"]["s"]
 
 
 def test_a_folder_without_the_schema_is_still_checked(tmp_path: Path) -> None:
