@@ -752,12 +752,16 @@ def record_from_entries(
     names: Names = None,
     check_values: bool = True,
     entry_order: bool = False,
+    saved: bool = False,
 ) -> _R:
     """A record over existing entries (not copied), each checked against its field
     (their values against the constraints unless not ``check_values``: a loaded
     record's were, as they were read); absent fields take their defaults. Its keys come
     in declaration order, or with ``entry_order`` in the order of ``entries`` (then the
-    defaults): a loaded record lists them as its folder was read, as the peer."""
+    defaults): a loaded record lists them as its folder was read, as the peer. A
+    ``saved`` record keeps a tensor in a value field as it is: an op's result the record
+    held when saved (``record != other`` makes a ``str`` field a bool tensor), which the
+    loader's schema comparison accepted (see ``_schema._op_result``)."""
     info = cls.__tclass_info__
     for key in entries:
         if key not in info.field_names:
@@ -779,7 +783,7 @@ def record_from_entries(
             rule = rules[field.name]
             if (  # a tensor its field takes as it is (every leaf of a loaded record)
                 rule.cast is None
-                and (rule.tensor or rule.number or rule.any_value)
+                and (rule.tensor or rule.number or rule.any_value or (saved and rule.value_field))
                 and isinstance(value, _Tensor)
                 and value.__class__ is not UnbatchedTensor
                 and (device is None or value.device == device)

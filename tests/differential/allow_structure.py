@@ -669,10 +669,14 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     """A Python value every element shares, one value in tclass after ``squeeze``, where
     the peer keeps its value stack; or listed one level deeper by the peer's ``lazy_stack``
     of a record whose value node kept a dim the peer's ``squeeze()`` took off the record
-    (its node has more dims than its collection). The same value in every slot."""
-    if finding.kind != "result" or finding.step.op not in ("squeeze", "lazy_stack"):
+    (its node has more dims than its collection); or written at an index over itself
+    (``td[i] = td[i].to_dict()``), where the peer makes it a value stack. The same value
+    in every slot."""
+    if finding.kind != "result" or finding.step.op not in ("squeeze", "lazy_stack", "setitem"):
         return False
     for line in finding.detail:
+        if _STACK_FOR_VALUE.match(line) and finding.step.op == "setitem":
+            continue  # (its values are compared by the line that lists them)
         found = _VALUE_LISTED.match(line)
         if found is None:
             return False
@@ -686,6 +690,7 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
 
 
 _VALUE_LISTED = re.compile(r"^result\['(\w+)'\](\[\d+\])*: peer list of \d+, tclass ")
+_STACK_FOR_VALUE = re.compile(r"^result\['\w+'\]: peer values \(.*, tclass value \(")
 
 
 def _read_value(collection: Any, key: str) -> Any:

@@ -634,6 +634,15 @@ class LazyStackOps(TensorDictBase):
         path = _keys.key_path(key)
         if not self._has_path(path):
             raise self._missing_key(key)
+        if _ellipsis_reaches_features(index):
+            entry = self._members[0].get(path)  # (members' batch dims: one less than ours)
+            if isinstance(entry, torch.Tensor) and entry.ndim >= self.batch_dims:
+                # torch reads an Ellipsis followed by more on the whole tensor, feature
+                # dims too: written through the stacked entry, as a TensorDict's (the peer)
+                stacked = self.get(path)
+                stacked[index] = value
+                self.set_(path, stacked, non_blocking=non_blocking)
+                return self
         nested: Any = value
         for part in reversed(path):
             nested = {part: nested}
@@ -793,3 +802,9 @@ def _row_of_dict(values: Mapping[str, Any], dim: int, i: int) -> dict[str, Any]:
         else value
         for key, value in values.items()
     }
+
+
+def _ellipsis_reaches_features(index: Any) -> bool:
+    """Whether ``index`` has an Ellipsis with more after it (which torch reads on a
+    tensor's every dim, so it may reach the dims after the batch dims)."""
+    return isinstance(index, tuple) and any(part is Ellipsis for part in index[:-1])
