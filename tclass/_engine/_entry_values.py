@@ -35,14 +35,20 @@ _Tensor = torch.Tensor
 
 
 def entries_of(source: object) -> Iterator[tuple[Any, Any]]:
-    """The entries of a mapping or a collection to build a TensorDict of; a mapping's
-    plain keys first, then its nested (tuple) keys, in their order each, as the peer's
-    constructor sets them."""
+    """The entries of a constructor's source, in the order they are set: a mapping's
+    string keys first, then its tuple (nested) keys, as the peer's constructor sets them
+    (``{("a", "b"): 0, "c": 1}`` lists ``c`` first; ``{"a": 0, ("a", "b"): 1}`` meets the
+    tensor ``a`` on its way to ``b`` and fails, it does not drop it)."""
     if type(source) is dict or isinstance(source, Mapping):
-        if all(type(key) is str for key in source):
-            return iter(source.items())
-        plain = [(key, value) for key, value in source.items() if type(key) is str]
-        return iter(plain + [(k, v) for k, v in source.items() if type(k) is not str])
+        if type(source) is dict and tuple in map(type, source):  # (a collection: str keys)
+            items = list(source.items())
+            return iter(
+                [
+                    *(i for i in items if type(i[0]) is not tuple),
+                    *(i for i in items if type(i[0]) is tuple),
+                ]
+            )
+        return iter(source.items())
     if isinstance(source, TensorCollection):
         return source._items()
     msg = f"TensorDict() expects a mapping of entries, got {type(source).__name__}"
@@ -70,12 +76,27 @@ def raise_write_error(key: str, entry: Value, index: Any, value: Any, error: Exc
     if isinstance(error, ReadOnlyError):  # its own message says what to do
         raise error
     shape = list(value.shape) if isinstance(value, (_Tensor, TensorCollection)) else value
+    if _fits_at(entry, index, value):  # the shapes agree: torch refused for its own reason
+        msg = f"cannot write into {key!r} (shape {list(entry.shape)}) at index {index!r}: {error}"
+        raise InPlaceWriteError(msg) from None
     msg = (
         f"cannot write a value of shape {shape} into {key!r} "
         f"(shape {list(entry.shape)}) at index {index!r}: shape or batch dimension "
         f"mismatch ({error})"
     )
     raise BatchSizeError(msg) from None
+
+
+def _fits_at(entry: Value, index: Any, value: Any) -> bool:
+    """Whether tensor ``value`` broadcasts to ``entry[index]``'s shape (read again on the
+    error path only), so a failed write was not a shape mismatch (memory overlap)."""
+    if not isinstance(value, _Tensor) or not isinstance(entry, _Tensor):
+        return False
+    try:
+        target = entry[index].shape
+        return bool(torch.broadcast_shapes(value.shape, target) == target)  # type: ignore[no-untyped-call]
+    except (IndexError, RuntimeError, TypeError, ValueError):
+        return False
 
 
 def copy_error(key: Any, source: _Tensor, target: _Tensor, error: Exception) -> TclassError:

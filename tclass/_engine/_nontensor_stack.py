@@ -388,6 +388,11 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         """The stack itself: Python values have no memory layout (as the peer)."""
         return self
 
+    def is_contiguous(self) -> bool:
+        """False, as the peer's stack of values (a lazy stack there), so a collection
+        holding one is not contiguous either; ``contiguous()`` keeps it as it is."""
+        return False
+
     def squeeze(self, dim: int | None = None) -> Self:
         """Removes size-1 batch dims; removing every dim the values were stacked along
         gives one ``NonTensorData`` (its one member), as the peer."""

@@ -154,8 +154,10 @@ def normalize(source: Mapping[Any, Any] | TensorCollection, where: str) -> Tree:
 
 
 def _pairs_of(source: object) -> Iterable[tuple[Any, Any]]:
-    if isinstance(source, (TensorCollection, Mapping)):
-        return entries_of(source)  # a mapping's plain keys first, as the peer sets them
+    if isinstance(source, TensorCollection):
+        return source._items()
+    if isinstance(source, Mapping):
+        return entries_of(source)  # a dict's plain keys first, as the peer sets them
     msg = f"expected a mapping, got {type(source).__name__}"
     raise EntryTypeError(msg)
 
@@ -547,7 +549,9 @@ def fromkeys(keys: Iterable[Any], value: Any = 0) -> TensorDict:
     pairs: dict[Any, Any] = {}
     for key in keys:
         pairs[key] = value.clone() if isinstance(value, (torch.Tensor, TensorDictBase)) else value
-    return from_dict(pairs)
+    # The constructor, as the peer's: a key given twice (``"b"`` and ``("b",)``) is set
+    # twice, and the string keys are set before the tuple ones.
+    return TensorDict(pairs, batch_size=[])
 
 
 def is_namedtuple(value: object) -> bool:

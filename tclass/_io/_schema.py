@@ -25,7 +25,9 @@ only name allowed is ``schema.json``); earlier versions wrote the document inlin
 document (and loads as before); older tclass versions ignore both keys. HDF5 and zarr
 files keep the document inline (an attribute is their one place for it).
 ``kind`` is ``tensor``, ``record`` (a tensorclass), ``collection`` (a TensorDict),
-``value`` (a Python value) or ``any``; ``spec`` is present for spec'd fields; ``dims``
+``value`` (a Python value) or ``any``; ``"held": "tensor"`` marks a value field that held
+a tensor when saved (an op's result: ``record != other`` of a ``str`` field), which a load
+with the same class takes back; ``spec`` is present for spec'd fields; ``dims``
 holds the named dims the saved tensors bind.
 
 **Read.** Loading a record with its class compares the folder (the keys, dtypes and
@@ -157,6 +159,11 @@ def record_schema(record: Any, *, document_file: str | None = None) -> dict[str,
     else:
         out["json_schema"] = cast(Any, cls).__tclass_info__.json_schema
     storage = record._tensordict
+    if isinstance(storage, TensorDict):
+        entries = storage._entries()
+        for f in fields:  # an op's result in a value field (a str field made a bool tensor)
+            if f.kind == "value" and isinstance(entries.get(f.name), torch.Tensor):
+                out["fields"][f.name]["held"] = "tensor"  # what the load takes back
     if specs is not None and isinstance(storage, TensorDict):
         observed = {
             key: (None, tuple(value.shape))
@@ -361,7 +368,7 @@ def compare(
         if f is None:
             continue
         kind = "tensor" if "type" not in entry else _entry_kind(entry)  # a leaf: the usual
-        if f.accepts and kind not in f.accepts:
+        if f.accepts and kind not in f.accepts and not _op_result(cls, f, kind, saved):
             got = _entry_text(entry, source.leaf)
             why = f"is annotated {f.annotation}; got a {got} in {source.place}"
             plan.differ(name, "kind", kind, f.annotation, why)
@@ -373,6 +380,24 @@ def compare(
             why = problem.message.removeprefix(f"{cls.__name__}.{problem.field} ")
             plan.differ(problem.field, "shape", problem.got, problem.expected, why)
     return plan.plan
+
+
+def _op_result(cls: type, f: FieldSchema, kind: str, saved: SavedSchema | None) -> bool:
+    """Whether a tensor in a value field is what a record of ``cls`` itself held when
+    saved: an op's result (``record != other`` compares a ``str`` field into a bool
+    tensor), which the record keeps in memory and the peer loads back. Only from a
+    folder saved from this class with the field declared as now, whose schema says the
+    field held a tensor (``"held": "tensor"``, written by :func:`record_schema`): a
+    field whose annotation changed since, or a tensor put in the folder by hand, is
+    still a difference."""
+    if kind != "tensor" or f.kind != "value" or saved is None:
+        return False
+    if saved.class_id != f"{cls.__module__}:{cls.__qualname__}":
+        return False
+    was = saved.fields.get(f.name)
+    if was is None or was.get("held") != "tensor":
+        return False
+    return was.get("kind") == f.kind and was.get("annotation") == f.annotation
 
 
 @dataclass

@@ -381,7 +381,8 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
 
     def store(self: Any, value: Any) -> None:
         td = self._tensordict
-        if frozen or (_locked(td, name, value is None) and not _can_fill(td, name)):
+        # a frozen record is unlocked only while __post_init__ runs (see lock_at_init)
+        if _locked(td, name, value is None) and (frozen or not _can_fill(td, name)):
             _refuse_assignment(cls, info, name, td)
         _store(info, td, name, value)
 
@@ -547,8 +548,15 @@ def init_record(
         object.__setattr__(record, "_tensordict", td)
     else:
         record._tensordict = td
-    if info.options["frozen"]:
+    if lock_at_init(info):
         td.lock_()
+
+
+def lock_at_init(info: ClassInfo) -> bool:
+    """Whether the constructor's storage step locks the record: a frozen class's, unless
+    it has a ``__post_init__``, which may set fields (``object.__setattr__(self, ...)``,
+    as with a frozen dataclass) and after which the generated ``__init__`` locks it."""
+    return bool(info.options["frozen"]) and not hasattr(info.cls, "__post_init__")
 
 
 def init_through_setattr(
@@ -628,7 +636,7 @@ def _checked_init(info: ClassInfo) -> Callable[..., None] | None:
         "    if names is not None:",
         "        td.names = names",
         "    record._tensordict = td",
-        *(["    td.lock_()"] if info.options["frozen"] else []),
+        *(["    td.lock_()"] if lock_at_init(info) else []),
     ]
     source = "\n".join(lines) + "\n"
     filename = f"<tclass checked init {info.cls.__module__}.{info.cls.__qualname__}>"
@@ -647,16 +655,15 @@ def _store(
 ) -> None:
     rule = info.rules[name]
     stored = rule.store(value, td.batch_size, td.device)
-    names = td._dim_names if isinstance(td, TensorDict) else None
-    named = names is not None and any(dim is not None for dim in names)
-    if names is not None and named and isinstance(stored, TensorCollection):
-        if not stored._is_leaf_node:  # the record's names, as a TensorDict's set gives them
-            stored = named_to_fit(stored, names, name)
     if check_spec and rule.spec is not None and isinstance(stored, _Tensor):
         specs: Any = info.specs
         # A lazy stack's members may differ: the tensor is checked against its spec only.
         others = td._entries() if isinstance(td, TensorDict) else {}
         specs.check_assign(others, name, stored, len(td.batch_size))
+    if isinstance(stored, TensorCollection) and not stored._is_leaf_node:
+        names = td._dim_names if isinstance(td, TensorDict) else None
+        if names is not None and any(n is not None for n in names):
+            stored = named_to_fit(stored, names, name)  # the record's dim names, as a set()
     if stored is not None:
         td._store_entry(name, stored)  # a record saved in a folder writes it there too
     else:
@@ -745,12 +752,16 @@ def record_from_entries(
     names: Names = None,
     check_values: bool = True,
     entry_order: bool = False,
+    saved: bool = False,
 ) -> _R:
     """A record over existing entries (not copied), each checked against its field
     (their values against the constraints unless not ``check_values``: a loaded
     record's were, as they were read); absent fields take their defaults. Its keys come
     in declaration order, or with ``entry_order`` in the order of ``entries`` (then the
-    defaults): a loaded record lists them as its folder was read, as the peer."""
+    defaults): a loaded record lists them as its folder was read, as the peer. A
+    ``saved`` record keeps a tensor in a value field as it is: an op's result the record
+    held when saved (``record != other`` makes a ``str`` field a bool tensor), which the
+    loader's schema comparison accepted (see ``_schema._op_result``)."""
     info = cls.__tclass_info__
     for key in entries:
         if key not in info.field_names:
@@ -772,7 +783,7 @@ def record_from_entries(
             rule = rules[field.name]
             if (  # a tensor its field takes as it is (every leaf of a loaded record)
                 rule.cast is None
-                and (rule.tensor or rule.number or rule.any_value)
+                and (rule.tensor or rule.number or rule.any_value or (saved and rule.value_field))
                 and isinstance(value, _Tensor)
                 and value.__class__ is not UnbatchedTensor
                 and (device is None or value.device == device)

@@ -88,6 +88,8 @@ def generated_init(
     )
     if hasattr(cls, "__post_init__"):
         lines.append(f"    __tclass_self__.__post_init__({', '.join(initvars)})")
+        if info.options["frozen"]:  # locked once __post_init__ has set what it sets
+            lines.append("    __tclass_self__._tensordict.lock_()")
     source = f"def __init__({', '.join(args)}):\n" + "\n".join(lines) + "\n"
     shown_args = ["__tclass_self__", *shown, *(["*"] if shown_kw else []), *shown_kw]
     source += f"def __tclass_signature__({', '.join(shown_args)}):\n    pass\n"

@@ -4,6 +4,7 @@ building one; the fields and options are the builder's)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 from typing_extensions import dataclass_transform
@@ -21,7 +22,9 @@ __all__ = ["TensorClassMeta"]
 class TensorClassMeta(type):
     """Gives every tensorclass ``__slots__ = ()``: instances hold only their TensorDict,
     so assigning an attribute that is not a field (a typo) raises instead of silently
-    creating one, with no ``__setattr__`` hook slowing field writes."""
+    creating one, with no ``__setattr__`` hook slowing field writes. A class with a
+    ``functools.cached_property`` gets a ``__dict__`` too, where the property caches its
+    value (as on the peer's records)."""
 
     def __new__(
         mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any
@@ -33,5 +36,14 @@ class TensorClassMeta(type):
                     "TensorDict, so remove __slots__"
                 )
                 raise ClassDefinitionError(msg)
-            namespace = {**namespace, "__slots__": ()}
+            namespace = {**namespace, "__slots__": _slots(namespace, bases)}
         return super().__new__(mcs, name, bases, namespace, **kwargs)
+
+
+def _slots(namespace: dict[str, Any], bases: tuple[type, ...]) -> tuple[str, ...]:
+    """``()``, or ``("__dict__",)`` for a class defining a ``cached_property`` whose bases
+    give it no ``__dict__`` yet."""
+    cached = any(isinstance(v, functools.cached_property) for v in namespace.values())
+    if cached and not any(getattr(base, "__dictoffset__", 0) for base in bases):
+        return ("__dict__",)
+    return ()

@@ -766,7 +766,7 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
             return cls._from_tensordict_unchecked(td)
         entries, batch = td._entries(), td.batch_size
         return record_from_entries(
-            cls, entries, batch, td.device, td._dim_names, False, entry_order=True
+            cls, entries, batch, td.device, td._dim_names, False, entry_order=True, saved=True
         )
 
     def to_dict(

@@ -202,6 +202,16 @@ def test_split_keys() -> None:
     assert len(parts) == 3 and list(kept.keys()) == []
 
 
+def test_split_keys_through_a_tensor() -> None:
+    # a nested key through a tensor: the peer's _KeyThroughLeafError is a ValueError,
+    # KeyThroughTensorError both a KeyError and a ValueError
+    td = TensorDict(zz=torch.zeros(2), a=torch.ones(2), batch_size=[2])
+    with pytest.raises(errors.KeyThroughTensorError, match="'zz'"):
+        td.split_keys([], [("zz", "a")])
+    _, part, _ = td.split_keys([], [("zz", "a")], strict=False)
+    assert list(part.keys()) == []
+
+
 def test_split_keys_takes_a_key_once() -> None:
     # As the peer, which moves each key out of the source: a key given again (in the same
     # set or a later one, or under a nested key it held) is missing the second time.

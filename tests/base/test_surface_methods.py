@@ -223,6 +223,15 @@ def test_separates_moves_keys_out() -> None:
     assert "n" in kept.keys()
 
 
+def test_separates_key_order_as_the_peer() -> None:
+    # the peer fills an empty copy of the tree (its nodes and Python values first, in
+    # their order), then sets the keys in the order given, a missing one among them
+    td = TensorDict(n={"b": torch.ones(1)}, a=torch.ones(1), c=torch.ones(1), batch_size=[1])
+    assert list(td.clone().separates("a", "n").keys()) == ["n", "a"]
+    out = td.separates("c", "zz", "a", strict=False)
+    assert list(out.keys()) == ["c", "zz", "a"] and out["zz"] is None
+
+
 def test_create_nested_and_joined_tensors() -> None:
     td = _td()
     assert td.create_nested("q") is td and td["q"].batch_size == (2, 3)

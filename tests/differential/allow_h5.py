@@ -46,6 +46,8 @@ _PEER_REFUSES = (
     # a collection written at rows the peer's file does not broadcast it to (it compares
     # batch sizes; tclass broadcasts each entry as torch, as into a TensorDict's rows)
     re.compile(r"Cannot broadcast the tensordict .* to the shape of the indexed persistent"),
+    # its items(is_leaf=...) (non_tensor_items) on a file, or a TensorDictParams of one
+    re.compile(r"is_leaf .* is not supported within tensordicts of type PersistentTensorDict"),
 )
 # Differences of the result: the peer's copies of a file are files (``clone``, and the
 # math on a file or a view of one without tensors), its reads of strings bytes and of numbers numpy
@@ -110,8 +112,10 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue  # apply(fn, batch_size=) drops the names, as a TensorDict's in both
         if op == "tile" and _NAMES_DROPPED.search(line):
             continue  # read into memory and tiled as a TensorDict, whose tile drops them
-        if op in ("setitem_key", "set", "update") and _NEW_GROUP_NAMED.match(line):
+        if op in ("setitem_key", "set", "update", "rename_key_") and _NEW_GROUP_NAMED.match(line):
             continue  # a new group takes the file's dim names, as in a TensorDict
+        if op in ("get", "get_default", "getitem_key") and _NAMES_SAVED.search(line):
+            continue  # a group nested twice keeps them too (the peer's reads [None, ...])
         keys = _KEYS.match(line)
         if op in ("setitem_key", "set") and keys and not keys.group(2) and _no_rows(mine):
             continue  # a value written through a view of a file without rows is kept

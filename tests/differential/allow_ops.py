@@ -408,14 +408,14 @@ _ENTRY_WRITES = ("set", "set_", "setitem_key", "setattr", "update", "update_")
 
 def _new_entries_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """New entries written into a loaded (or saved) collection (``loaded["new"] = t``,
-    ``set``, ``update``...): files of its folder in tclass, memory-mapped tensors, where
+    ``set``, ``update``, ``setdefault``...): its folder's files in tclass (memory-mapped), where
     the peer keeps plain tensors in memory that a reload does not see; so is an entry
     ``rename_key_`` moves into another node (a copy saved there)."""
     if finding.kind != "result":
         return False
     if finding.step.op == "rename_key_" and not _renamed_into_another_node(finding.step.src):
         return False
-    if finding.step.op not in _ENTRY_WRITES + ("rename_key_",):
+    if finding.step.op not in _ENTRY_WRITES + ("rename_key_", "setdefault"):
         return False
     return all(_MAPPED_HERE.search(line) for line in finding.detail)
 
@@ -520,8 +520,8 @@ _PEER_INTERNAL = (
     "'list' object has no attribute 'shape'",  # a list field's values taken for a tensor
     "object has no attribute '_tensordict'",  # a stack of records, a value a tensor in some
     "Modifying the batch size of a lazy representation",  # its own value stack resized
-    "Cannot update a NonTensorDataBase object with a NonTensorStack",  # update_ of values
-    "Cannot update a NonTensorDataBase with a NonTensorStack",  # the same, other words
+    "Cannot update a NonTensorDataBase",  # update_ of values with a NonTensorStack (2 wordings)
+    "out must be a LazyStackedTensorDict instance",  # its record over a lazy stack as out=
     "object has no attribute 'squeeze'",  # a number written into a record (rec[None] = 1)
     "length should not be negative",  # a write into a ragged lazy stack: its -1 taken as a size
     "for dimension 0 with size -1",  # the same, an index checked against it
@@ -541,7 +541,7 @@ _PEER_INTERNAL = (
     "'bool' object has no attribute 'squeeze'",  # record[None] = True, no batch dims
     "object has no attribute '_set_tuple'",  # a file's set / set_ through a dataset
     "object has no attribute '_metadata'",  # load_state_dict of a TensorDictParams' clone
-    "is out of bounds for the stack dim of size 0",  # its value stacks over no elements
+    "not supported between instances of 'str' and 'tuple'",  # its KeyError's sorted keys
 )
 
 

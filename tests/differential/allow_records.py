@@ -108,7 +108,9 @@ def _tolist_lists_fields(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     return True
 
 
-_PLAIN_TUPLE = re.compile(r"^result(\[\d+\])*: peer 'tuple', tclass \"namedtuple\(")
+_PLAIN_TUPLE = re.compile(
+    r"^result(\[\d+\])*: peer 'tuple', tclass ['\"]namedtuple\("
+)  # () when no fields
 
 
 def _namedtuple_of_record(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -229,19 +231,6 @@ def _namedtuple_number_kept(finding: Finding, facts: Facts, peer: Any, mine: Any
         finding.kind == "peer-raises"
         and finding.step.op == "from_namedtuple"
         and "Python scalars are stored as 0-dim tensors" in str(peer.error)
-    )
-
-
-def _values_not_contiguous(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """``is_contiguous()`` of a collection whose Python value became per-element
-    (``unsqueeze``, ``expand``): tclass looks at the tensors only (and ``contiguous()``
-    makes it ``True``), the peer's stack of values is a lazy stack, always ``False``."""
-    return (
-        finding.kind == "result"
-        and finding.step.op == "is_contiguous"
-        and (facts.python_values or facts.kind == "record")
-        and not facts.h5
-        and (peer.value, mine.value) == (False, True)
     )
 
 

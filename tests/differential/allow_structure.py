@@ -87,10 +87,16 @@ def _copy_unlocked(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool
         return False
     if "part of a locked graph" not in str(peer.error) or len(finding.lines) < 2:
         return False
-    return _STACKED_COPY.search(finding.lines[-2]) is not None
+    storage = getattr(mine.value, "_tensordict", mine.value)  # a dense stack: a copy
+    lazy = type(storage).__name__ == "LazyStackedTensorDict"
+    return _STACKED_COPY.search(finding.lines[-2]) is not None and not lazy
 
 
-_STACKED_COPY = re.compile(r"^x = (torch|L)\.(stack|cat)\(\[x(, x)*\], -?\d+\)$")
+# x stacked with itself or with copies of it (``maybe_dense_stack``: dense when they match)
+_STACKED_COPY = re.compile(
+    r"^x = (torch|L)\.(stack|cat|maybe_dense_stack)"
+    r"\(\[x(, x(\.clone\(\)|\.apply\([\w.]+\))?)*\], -?\d+\)$"
+)
 
 
 def _write_into_locked_slices(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -271,10 +277,28 @@ def _contains_as_dense(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
 
 
 def _lazy_batch_size_set(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """A new batch size of a lazy stack that keeps its stack dim, which the peer refuses."""
+    """A new batch size of a lazy stack that keeps its stack dim, which the peer refuses;
+    ``auto_batch_size_`` of a collection holding lazy stacks, which tclass sets as a
+    TensorDict's nodes (cut to the batch dims asked for, or all their leaves share),
+    where the peer leaves them as they were."""
+    if finding.kind == "result" and finding.step.op == "auto_batch_size_":
+        return all(_prefix_dims(line) for line in finding.detail)
     if finding.kind != "peer-raises" or finding.step.op != "set_batch_size":
         return False
     return "Modifying the batch size of a lazy representation" in str(peer.error)
+
+
+_DIMS_LINE = re.compile(
+    r"\.(batch_size|names): peer [\[(]([^\])]*)[\])], tclass [\[(]([^\])]*)[\])]$"
+)
+
+
+def _prefix_dims(line: str) -> bool:
+    found = _DIMS_LINE.search(line)
+    if found is None:
+        return False
+    short, long = sorted((found.group(n).rstrip(",").split(", ") for n in (2, 3)), key=len)
+    return len(short) < len(long) and long[: len(short)] == short
 
 
 def _no_members_taken(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -647,10 +671,14 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     """A Python value every element shares, one value in tclass after ``squeeze``, where
     the peer keeps its value stack; or listed one level deeper by the peer's ``lazy_stack``
     of a record whose value node kept a dim the peer's ``squeeze()`` took off the record
-    (its node has more dims than its collection). The same value in every slot."""
-    if finding.kind != "result" or finding.step.op not in ("squeeze", "lazy_stack"):
+    (its node has more dims than its collection); or written at an index over itself
+    (``td[i] = td[i].to_dict()``), where the peer makes it a value stack. The same value
+    in every slot."""
+    if finding.kind != "result" or finding.step.op not in ("squeeze", "lazy_stack", "setitem"):
         return False
     for line in finding.detail:
+        if _STACK_FOR_VALUE.match(line) and finding.step.op == "setitem":
+            continue  # (its values are compared by the line that lists them)
         found = _VALUE_LISTED.match(line)
         if found is None:
             return False
@@ -664,6 +692,7 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
 
 
 _VALUE_LISTED = re.compile(r"^result\['(\w+)'\](\[\d+\])*: peer list of \d+, tclass ")
+_STACK_FOR_VALUE = re.compile(r"^result\['\w+'\]: peer values \(.*, tclass value \(")
 
 
 def _read_value(collection: Any, key: str) -> Any:

@@ -19,6 +19,7 @@ from .allow_h5 import (
     _h5_peer_refuses,
     _h5_result_kept,
 )
+from .allow_new import _NEW_LIKE, _names_fit_the_batch
 from .allow_ops import (
     _REDUCTIONS,
     _VALUES_DROPPED,
@@ -75,7 +76,6 @@ from .allow_records import (
     _namedtuple_number_kept,
     _namedtuple_of_record,
     _tolist_lists_fields,
-    _values_not_contiguous,
 )
 from .allow_structure import (
     _absent_field_filled,
@@ -147,7 +147,7 @@ ENTRIES: list[Entry] = [
         _any_of(
             _number_written_around_values,
             _values_written_in_place,
-            _values_kept(*_VALUES_DROPPED),
+            _values_kept(*_VALUES_DROPPED, *_NEW_LIKE),
             _through_a_value,
             _empty_values_shaped,
             _empty_values_kept,
@@ -157,7 +157,6 @@ ENTRIES: list[Entry] = [
             _new_entries_saved,
             _saved_later,
             _key_below_a_value,
-            _values_not_contiguous,
         ),
     ),
     Entry(
@@ -202,6 +201,7 @@ ENTRIES: list[Entry] = [
             _checked_as_torch,
             _written_as_torch,
             _names_unique,
+            _names_fit_the_batch,
             _broadcast_index_unnamed,
             _shaped_as_torch,
             _flattened_without_dims,

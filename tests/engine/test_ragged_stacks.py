@@ -642,3 +642,14 @@ def test_an_index_that_does_not_fit_a_ragged_stack_is_a_dim_error(index: Any) ->
         x[index] = TensorDict({}, batch_size=[])
     assert isinstance(caught.value, IndexError)  # as the peer raises
     assert "ragged dims (-1) take a slice" in str(caught.value)
+
+
+def test_apply_with_a_batch_size_of_a_ragged_stack_without_entries() -> None:
+    # nothing to give fn and no dense form: the new, empty TensorDict, as the peer
+    ragged = tclass.lazy_stack([TensorDict({}, [2, 2]), TensorDict({}, [2, 1])], -1)
+    out = ragged.apply(lambda v: v[..., None], batch_size=[2], names=["i"])
+    assert type(out) is TensorDict and out.batch_size == (2,) and out.names == ["i"]
+    assert list(out.keys()) == []
+    filled = tclass.lazy_stack([TensorDict(a=torch.zeros(2, 2)), TensorDict(a=torch.zeros(2, 1))])
+    with pytest.raises(errors.HeterogeneousEntryError, match="members differ"):
+        filled.apply(lambda v: v, batch_size=[])  # its entries have no dense stack

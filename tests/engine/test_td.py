@@ -79,7 +79,10 @@ class TestConstruction:
         assert td["a", "b"] is x
         assert torch.equal(td["a"]["c"], x + 1)
         assert td["a"].batch_size == torch.Size([3])
-        assert list(td.keys()) == ["d", "a"]  # plain keys first, as the peer sets them
+        # the string keys are set first, then the tuple ones, as the peer's constructor
+        assert list(td.keys()) == ["d", "a"]
+        with pytest.raises(errors.KeyThroughTensorError):  # "d" is set before ("d", "e")
+            TensorDict({("d", "e"): x, "d": x}, batch_size=[3])
 
     def test_kwargs(self) -> None:
         td = TensorDict(batch_size=[2], a=torch.zeros(2), b={"c": torch.ones(2, 1)})

@@ -157,3 +157,19 @@ def test_an_index_is_checked_where_nothing_is_written(index: Any, entries: dict[
         td[index] = 0
     td[0, 0, 2] = 0  # an index that fits writes (nothing)
     assert td.batch_size == (1, 3, 3)
+
+
+def test_a_write_torch_refuses_for_overlap_is_not_called_a_shape_mismatch() -> None:
+    """``td[td["done"]] = rows`` whose rows share memory with the mask: torch refuses the
+    overlap (a RuntimeError, as the peer raises); the error says so, not that shapes differ."""
+    td = TensorDict(
+        {"r": torch.arange(5.0), "done": torch.tensor([0, 0, 1, 0, 1], dtype=torch.bool)}, [5]
+    )
+    rows = TensorDict({"r": torch.zeros(2), "done": td["done"][:2]}, [2])
+    with pytest.raises(tclass.errors.InPlaceWriteError, match="single memory location") as info:
+        td[td["done"]] = rows
+    assert isinstance(info.value, RuntimeError) and "mismatch" not in str(info.value)
+    with pytest.raises(BatchSizeError, match="mismatch"):
+        td[td["done"].clone()] = TensorDict({"r": torch.zeros(3)}, [3])  # a real mismatch
+    with pytest.raises(BatchSizeError, match="shape or batch dimension mismatch"):
+        td[td["done"].clone()] = torch.zeros(3)

@@ -547,6 +547,23 @@ class TestFromKeys:
         assert set(ours.keys(True, True)) == set(theirs.keys(True, True))
         assert ours["b", "c"].dtype == theirs["b", "c"].dtype and ours["b", "c"].item() == 3
 
+    def test_key_given_twice_is_set_twice(self) -> None:
+        # "b" and ("b",) are one key: the peer's constructor sets it twice, no error
+        td = tclass.fromkeys(["b", ("b",)], 1.5)
+        assert list(td.keys()) == ["b"] and td["b"].item() == 1.5
+
+    def test_plain_keys_first(self) -> None:
+        # the peer's constructor sets the string keys, then the tuple ones
+        td = tclass.fromkeys([("a", "b"), "c", ("a", "d"), "e"], 0)
+        assert list(td.keys(True, True)) == ["c", "e", ("a", "b"), ("a", "d")]
+
+    @pytest.mark.parametrize("keys", [["a", ("a", "b")], [("a", "b"), "a"]])
+    def test_key_through_a_tensor_raises(self, keys: list[Any]) -> None:
+        # the tensor "a" is set first either way: ("a", "b") cannot pass through it (the
+        # peer's KeyError too), and "a" no longer silently replaces the group
+        with pytest.raises(errors.KeyThroughTensorError, match="the entry \\('a',\\) is a tensor"):
+            tclass.fromkeys(keys, 0)
+
 
 class TestNamedTuples:
     def test_nested(self) -> None:

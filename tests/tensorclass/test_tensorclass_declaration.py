@@ -11,6 +11,7 @@ what that import produces) and one compiles a module-style snippet that uses the
 
 import copy
 import dataclasses
+import functools
 import inspect
 import re
 import types
@@ -598,6 +599,37 @@ class TestUserDefinitions:
                 return 42
 
         assert hash(Hashed(torch.zeros(1), batch_size=[1])) == 42
+
+    def test_cached_property_caches_per_instance(self) -> None:
+        # a class with a functools.cached_property gets a __dict__ to cache into (as the
+        # peer's records have); classes without one keep refusing unknown attributes
+        calls: list[int] = []
+
+        @tclass.tensorclass
+        class Poly:
+            coef: torch.Tensor
+
+            @functools.cached_property
+            def degree(self) -> int:
+                calls.append(1)
+                return int(self.coef.shape[-1]) - 1
+
+        class Sub(Poly):
+            @functools.cached_property
+            def twice(self) -> int:
+                return 2 * self.degree
+
+        p = Poly(coef=torch.zeros(2, 4), batch_size=[2])
+        assert (p.degree, p.degree, len(calls)) == (3, 3, 1)
+        assert p[0].degree == 3 and len(calls) == 2  # a new record computes its own
+        assert Sub(coef=torch.zeros(1, 2), batch_size=[1]).twice == 2
+        with pytest.raises(AttributeError):
+            _Plain(a=torch.zeros(1), batch_size=[1]).typo = 1  # type: ignore[attr-defined]
+
+
+@tclass.tensorclass
+class _Plain:
+    a: torch.Tensor
 
 
 # --- construction ------------------------------------------------------------------------

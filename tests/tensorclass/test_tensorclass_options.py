@@ -524,6 +524,42 @@ class TestKwOnlyAndFrozen:
         with pytest.raises(errors.FrozenInstanceError):
             Sub(x=torch.zeros(1)).y = 1
 
+    def test_frozen_post_init_sets_fields_then_locks(self) -> None:
+        # the frozen-dataclass idiom (and the peer's): __post_init__ runs unlocked and
+        # sets derived fields with object.__setattr__; the record is locked after it
+        seen: list[bool] = []
+
+        class Seg(TensorClass, frozen=True):
+            start: torch.Tensor
+            end: torch.Tensor
+            length: Optional[torch.Tensor] = None
+
+            def __post_init__(self) -> None:
+                seen.append(self.is_locked)
+                if self.length is None:
+                    object.__setattr__(self, "length", self.end - self.start)
+
+        seg = Seg(start=torch.tensor([0, 2]), end=torch.tensor([5, 3]), batch_size=[2])
+        assert seen == [False] and seg.is_locked
+        assert seg.length.tolist() == [5, 1] and seg[1].length.item() == 1
+        with pytest.raises(errors.FrozenInstanceError, match="'length'"):
+            object.__setattr__(seg, "length", seg.start)  # after __init__: locked
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            seg.start = torch.zeros(2, dtype=torch.long)
+        assert seg.clone().is_locked and seg.length.tolist() == [5, 1]
+
+    def test_frozen_post_init_that_raises_leaves_no_record(self) -> None:
+        class Pos(TensorClass, frozen=True):
+            v: torch.Tensor
+
+            def __post_init__(self) -> None:
+                if (self.v < 0).any():
+                    raise ValueError("negative")
+
+        assert Pos(v=torch.ones(2), batch_size=[2]).is_locked
+        with pytest.raises(ValueError, match="negative"):
+            Pos(v=-torch.ones(2), batch_size=[2])
+
 
 # --- inheritance -------------------------------------------------------------------------
 

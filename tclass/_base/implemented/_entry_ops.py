@@ -195,6 +195,8 @@ class EntryOps(TensorCollection):
 
         Raises:
             KeyNotFoundError: for a missing key with ``strict``.
+            KeyThroughTensorError: for a nested key through a tensor with ``strict`` (a
+                ``KeyError`` and a ``ValueError``, as the peer's).
         """
         parts: list[Self] = []
         taken: list[Any] = []
@@ -207,6 +209,7 @@ class EntryOps(TensorCollection):
                 value = source.get(key, _MISSING)
                 if value is _MISSING:
                     if strict:  # as the peer: strict ignores default
+                        source.get(key)  # through a tensor: KeyThroughTensorError, as the peer
                         raise self._missing_key(key)
                     if default is not _NO_DEFAULT and default is not None:
                         part.set(key, default)  # a None default skips the key, as the peer
@@ -537,7 +540,8 @@ class EntryOps(TensorCollection):
         """A collection with this one's keys whose every tensor is ``data`` (a tensor,
         array or number; a collection pairs its entries by key) in that tensor's dtype;
         the batch size is ``data``'s shape. The result is on ``device``, by default on
-        ``data``'s device (a number or list: the CPU), as the peer. An
+        ``data``'s device (a number or list: the CPU), as the peer; its batch dims
+        (``data``'s) are unnamed, nested ones too, as the peer's. An
         ``UnbatchedTensor`` is kept as it is, as the peer keeps it. A tensor or a
         collection given as ``data`` is copied with torch's ``UserWarning``, as
         ``Tensor.new_tensor`` warns (and the peer, which calls it per entry)."""
@@ -564,8 +568,8 @@ class EntryOps(TensorCollection):
                 continue
             piece = source(key)
             if isinstance(value, TensorCollection):
-                if value._is_leaf_node:
-                    values[key] = value._map_values(lambda v: v, batch)
+                if value._is_leaf_node:  # Python values: as new_empty keeps them
+                    values[key] = value._new_filled("empty", (batch,), None, {})
                     continue
                 values[key] = value._new_tensor_of(piece, dtype, target, requires_grad)
                 continue
@@ -579,7 +583,10 @@ class EntryOps(TensorCollection):
                 )
             )
             values[key] = tensor.requires_grad_(requires_grad) if requires_grad else tensor
-        return self._new_like(values, torch.Size(batch), target)
+        out = self._new_like(values, torch.Size(batch), target)
+        if out._dim_names is not None:  # the batch dims are data's: unnamed, as the peer
+            out._assign_names(None)
+        return out
 
     def empty(
         self,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import torch
 from typing_extensions import Self
@@ -228,19 +228,21 @@ class KeyOps(TensorCollection):
             raise self._missing_key((missing or repeated)[0])
         if present and self.is_locked:
             raise _locked("remove entries from", self)
-        out = self.select(*present)
+        # As the peer: the empty tree of this collection, with its Python values (they
+        # go with both parts), then each key in the order given, then no empty nodes.
+        out: Any = cast(Any, self).empty(recurse=True)  # (EntryOps, a mixin beside this)
         for path, node in self.non_tensor_items(include_nested=True):
-            if path not in out:  # as the peer: Python values go with both parts
-                out.set(path, node)
-        for path in missing:
-            out.set(path, None if default is _NO_DEFAULT else default)
-        if not is_record(out):  # the peer's order: its result starts as self.empty(recurse=True)
-            given = [key_path(unravel_key(key)) for key in keys]
-            out = out.select(*_peer_order(out, self, given, ()))
+            out.set(path, node)
+        for path in dict.fromkeys(unravel_key(key) for key in keys):
+            if path in present:
+                out.update(self.select(path))
+            else:
+                out.set(path, None if default is _NO_DEFAULT else default)
+        out.filter_empty_()
         self._drop_paths(present)
         if filter_empty:
             _prune_emptied(self, [key_path(path) for path in present], keep_root=False)
-        return out
+        return cast(Self, out)
 
     # --- adding and renaming entries ---------------------------------------------------------
 
@@ -413,31 +415,6 @@ class KeyOps(TensorCollection):
         for path, tensor in tensors:
             self.set_at_(path, tensor, idx, non_blocking=non_blocking)
         return self
-
-
-def _peer_order(out: TensorCollection, source: Any, given: list[Path], prefix: Path) -> list[Path]:
-    """The leaf paths of ``out`` (``separates``' result) in the peer's order: at each
-    level, first the nested collections and Python values ``source`` (the collection
-    separated from) holds there, in its order, then the other keys in the order of the
-    ``given`` keys, as the peer sets them into ``source.empty(recurse=True)``."""
-    held: list[str] = list(source._key_names()) if isinstance(source, TensorCollection) else []
-    keys: list[str] = list(out._key_names())
-    first = [key for key in held if key in keys and isinstance(source.get(key), TensorCollection)]
-    depth = len(prefix)
-    rank: dict[str, int] = {}
-    for index, path in enumerate(given):
-        if path[:depth] == prefix and len(path) > depth:
-            rank.setdefault(path[depth], index)
-    rest = sorted((key for key in keys if key not in first), key=lambda k: rank.get(k, len(given)))
-    paths: list[Path] = []
-    for key in first + rest:
-        value = out.get(key)
-        if isinstance(value, TensorCollection) and not value._is_leaf_node:
-            nested = source.get(key) if key in held else None
-            paths.extend(_peer_order(value, nested, given, (*prefix, key)) or [(*prefix, key)])
-        else:
-            paths.append((*prefix, key))
-    return paths
 
 
 def _locked(action: str, collection: TensorCollection) -> LockedError:

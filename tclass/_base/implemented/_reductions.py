@@ -586,8 +586,8 @@ class ReductionOps(MathOps):
                     self.quantile(q[i], dim, keepdim, interpolation=interpolation)
                     for i in range(len(q))
                 ]
-                stacked = torch.stack(cast("list[torch.Tensor]", parts), 0)
-                return cast("Self", stacked)
+                stacked: Any = torch.stack(cast("list[torch.Tensor]", parts), 0)
+                return cast("Self", _values_shared(self, stacked))
 
         def quantile(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
             return torch.quantile(tensor, q, *args, interpolation=interpolation, **kwargs)
@@ -916,3 +916,16 @@ def _any_true(leaves: list[torch.Tensor]) -> bool:
         elif leaf.any():
             return True
     return False
+
+
+def _values_shared(source: Any, stacked: Any) -> Any:
+    """``stacked`` (the quantiles of ``source``, stacked along a new first dim) with each
+    Python value ``source`` holds once (a ``NonTensorData``) held once again over the new
+    batch size, as the peer's quantile keeps it (the stack of its copies is a value
+    stack)."""
+    for path, node in source.non_tensor_items(include_nested=True):
+        key = path if isinstance(path, tuple) else (path,)
+        if node._is_value_node and not node._is_lazy:  # one value, not one per element
+            batch = stacked.get(key[:-1]).batch_size if len(key) > 1 else stacked.batch_size
+            stacked.set(key, node._map_values(lambda value: value, batch))
+    return stacked

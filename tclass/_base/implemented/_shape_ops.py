@@ -579,8 +579,8 @@ class ShapeOps(TensorCollection):
                 f"{_batch.format_shape(mask.shape)}"
             )
             raise ShapeError(msg)
-        if not batch_size:
-            result = self.unsqueeze(0)[mask.reshape(1)]
+        if not batch_size:  # one dim of size 1 (a Python value stays one, as the peer's)
+            result = self.broadcast_to((1,))[mask.reshape(1)]
         else:
             result = self[mask]
         if self._dim_names is not None:  # one new dim: unnamed, as the peer (and torch)

@@ -278,6 +278,11 @@ class LazyStackOps(TensorDictBase):
         along the stack dim. With a ``batch_size``, as the peer: ``fn`` gets the stacked
         tensors and the result is a TensorDict."""
         if options.get("batch_size") is not None and not options.get("inplace"):
+            if -1 in self._batch_size and not any(m._key_names() for m in self._members):
+                # a ragged stack without entries has no dense form, and nothing to apply
+                # fn to: the new, empty TensorDict (as the peer)
+                size, names = options["batch_size"], options.get("names")
+                return cast(Self, TensorDict({}, size, self.device, names))
             dense = self.to_tensordict()
             out: Any = dense.apply(fn, *others, **options)
             kept = out is not None and out.batch_dims == dense.batch_dims
@@ -629,6 +634,15 @@ class LazyStackOps(TensorDictBase):
         path = _keys.key_path(key)
         if not self._has_path(path):
             raise self._missing_key(key)
+        if _ellipsis_reaches_features(index):
+            entry = self._members[0].get(path)  # (members' batch dims: one less than ours)
+            if isinstance(entry, torch.Tensor) and entry.ndim >= self.batch_dims:
+                # torch reads an Ellipsis followed by more on the whole tensor, feature
+                # dims too: written through the stacked entry, as a TensorDict's (the peer)
+                stacked = self.get(path)
+                stacked[index] = value
+                self.set_(path, stacked, non_blocking=non_blocking)
+                return self
         nested: Any = value
         for part in reversed(path):
             nested = {part: nested}
@@ -804,3 +818,9 @@ def _row_of_dict(values: Mapping[str, Any], dim: int, i: int) -> dict[str, Any]:
         else value
         for key, value in values.items()
     }
+
+
+def _ellipsis_reaches_features(index: Any) -> bool:
+    """Whether ``index`` has an Ellipsis with more after it (which torch reads on a
+    tensor's every dim, so it may reach the dims after the batch dims)."""
+    return isinstance(index, tuple) and any(part is Ellipsis for part in index[:-1])
