@@ -244,8 +244,10 @@ number, ``view`` after ``broadcast_to`` of a lazy stack, ``is_contiguous`` of pe
 values. The ops34 lines were checked by repros (programs 3,000,000-3,003,999 no longer
 draw them); programs 0-7,999 (``--families index,entries,shape,combine,math``) run on main
 (31741b1) and after, by the same rule. Unexplained (open or new): 53 -> 41 (6.63 -> 5.13 per 1000),
-new 0 -> 0; three lead lines stopped showing there too (``to_namedtuple`` of a None entry,
-``update`` names, ``fromkeys`` family), left for their owners.
+new 0 -> 0; after merging main (d3aa5fb, which had the same key-order and record-names
+fixes from lead35a/lead35b): 22 on main -> 17 (2.75 -> 2.13 per 1000), new 0 -> 0. The
+lead line "to_namedtuple ... 'namedtuple()'" stopped showing there too (a None entry now
+left out), left for its owner.
 """
 
 from __future__ import annotations
