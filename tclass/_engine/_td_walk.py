@@ -137,14 +137,21 @@ class TreeWalkOps(TensorDictBase):
                 keys.append(key)
                 entries[key] = value
             elif value.__class__ is cls:
+                plan[2] = True
+                entries[key] = value
                 sub = None
                 if theirs is not None:
                     node = theirs.get(key)
                     if node.__class__ is not cls:
                         return False
                     sub = node._tensors
-                plan[2] = True
-                entries[key] = value
+                else:  # a nested node holding only tensors, as the call would walk it
+                    # (a call per node saved: most nodes of a model's tree are such)
+                    inner = value._tensors
+                    if inner and _only_tensors(map(type, inner.values())):
+                        leaves.extend(inner.values())  # type: ignore[arg-type]
+                        plans.append(None)
+                        continue
                 if not value._walk_tree(sub, leaves, pieces, plans):
                     return False
             elif getattr(value, "_is_value_node", False) and (theirs is None or key in theirs):
