@@ -44,7 +44,10 @@ costs more than the Python it saves: the tensors' data pushes the metadata out o
 caches before the kernel comes to it, so that each value read up front is a memory
 access paid twice. Where the number then goes to the kernel as a 0-d tensor
 (``_scalar_operand.py``), the tensors' class, dtype and ``requires_grad`` are read once
-for both (``number_kinds``), not in three passes.
+for both (``number_kinds``), not in three passes; and not at all where the tensors are
+all of the one kind of the last such tensors read for as many (:func:`remembered_kinds`:
+a guard that leaves the sizes and strides free, and reads from each tensor about what
+the three reads would).
 """
 
 from __future__ import annotations
