@@ -218,3 +218,66 @@ def _contains_a_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     if finding.kind == "peer-raises":
         return "is not iterable" in str(peer.error)
     return finding.kind == "result" and peer.value is False and mine.value is True
+
+
+# What the peer raises saving a TensorDictParams, by op: ``save`` / ``dumps`` (and a
+# ``load`` of what they save) of a locked one, its lock check as for ``memmap``; and
+# ``consolidate(filename=...)``, whose metadata of the parameters it cannot write as JSON.
+_PARAMS_SAVE_REFUSED = {
+    "save": "Cannot modify locked TensorDict",
+    "dumps": "Cannot modify locked TensorDict",
+    "load": "Cannot modify locked TensorDict",
+    "consolidate": "Failed to convert the metadata to json",
+}
+
+
+def _params_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A TensorDictParams saved (README: "`TensorDictParams` registers what it holds"):
+    a locked one with ``save`` / ``dumps``, any one consolidated into a file; tclass
+    writes them (a TensorDict, as the peer's ``consolidate()`` without a file gives),
+    where the peer raises."""
+    if finding.kind != "peer-raises" or not any("TensorDictParams(" in x for x in finding.lines):
+        return False
+    if finding.step.op == "consolidate" and "filename=" not in finding.step.src:
+        return False
+    text = _PARAMS_SAVE_REFUSED.get(finding.step.op)
+    return text is not None and text in str(peer.error)
+
+
+def _separated_keys(src: str) -> list[tuple[str, ...]] | None:
+    """The keys ``x.separates(...)`` in ``src`` is given, as paths (None: not a call of
+    string and tuple keys)."""
+    try:
+        call = ast.parse(src, mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(call, ast.Call):
+        return None
+    try:
+        keys = [ast.literal_eval(arg) for arg in call.args]
+    except ValueError:
+        return None
+    return [(key,) if isinstance(key, str) else tuple(key) for key in keys]
+
+
+def _separated_once(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``separates`` given a key twice, or one key inside another (``("inner", "y")``
+    and ``"inner"``, in either order): tclass returns all it removes, where the peer's
+    later key overwrites the earlier one's part of its result (with ``None`` under
+    ``strict=False``, or with what is left of the nested collection), so an entry
+    removed is lost. Every line is about such a later key."""
+    if finding.kind != "result" or finding.step.op != "separates":
+        return False
+    keys = _separated_keys(finding.step.src)
+    if not keys:
+        return False
+    later = {
+        key
+        for i, key in enumerate(keys)
+        if any(key == earlier[: len(key)] or earlier == key[: len(earlier)] for earlier in keys[:i])
+    }
+    for line in finding.detail:
+        path = tuple(re.findall(r"\['([^']*)'\]", line.split(": ")[0]))
+        if not any(path[: len(key)] == key for key in later):
+            return False
+    return bool(later)

@@ -72,6 +72,8 @@ from .allow_records import (
     _missing_key_first,
     _mixed_field_refused,
     _namedtuple_of_record,
+    _params_saved,
+    _separated_once,
     _tolist_lists_fields,
 )
 from .allow_structure import (
@@ -174,7 +176,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "peer-fails-inside",
         "**Where the peer fails inside, tclass answers.**",
-        _any_of(_peer_fails_inside, _mixed_field_refused),
+        _any_of(_peer_fails_inside, _mixed_field_refused, _separated_once),
     ),
     Entry(
         "index-beyond-batch",
@@ -312,7 +314,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "params-write-their-data",
         "**`TensorDictParams` registers what it holds.**",
-        _params_as_modules,
+        _any_of(_params_as_modules, _params_saved),
     ),
     Entry(
         "math-beyond-the-peer",

@@ -19,7 +19,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection
-from tclass._core._keys import key_path, unravel_key
+from tclass._core._keys import key_path, lies_inside, unravel_key
 from tclass._core._records import is_record
 from tclass.errors import (
     IgnoredValuesWarning,
@@ -217,10 +217,10 @@ class KeyOps(TensorCollection):
         """
         present: list[Any] = []
         missing: list[Any] = []
-        repeated: list[Any] = []  # a key given twice is gone the second time, as the peer
-        for key in keys:
+        repeated: list[Any] = []  # a key given twice (or after a key holding it) is gone
+        for key in keys:  # the second time, as in the peer
             path = unravel_key(key)
-            if path in present:
+            if any(lies_inside(path, done) for done in present):
                 repeated.append(path)
                 continue
             (present if path in self else missing).append(path)
@@ -228,15 +228,17 @@ class KeyOps(TensorCollection):
             raise self._missing_key((missing or repeated)[0])
         if present and self.is_locked:
             raise _locked("remove entries from", self)
-        out = self.select(*present)
+        # a key given after one inside it takes that one's whole collection, not only it
+        outer = [p for p in present if not any(q != p and lies_inside(p, q) for q in present)]
+        out = self.select(*outer)
         for path, node in self.non_tensor_items(include_nested=True):
             if path not in out:  # as the peer: Python values go with both parts
                 out.set(path, node)
         for path in missing:
             out.set(path, None if default is _NO_DEFAULT else default)
-        self._drop_paths(present)
+        self._drop_paths(outer)  # (not what lies inside them: ``out`` may share their nodes)
         if filter_empty:
-            _prune_emptied(self, [key_path(path) for path in present], keep_root=False)
+            _prune_emptied(self, [key_path(path) for path in outer], keep_root=False)
         return out
 
     # --- adding and renaming entries ---------------------------------------------------------
