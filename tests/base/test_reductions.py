@@ -274,6 +274,14 @@ def test_reduce_true_with_dims_joins_along_the_dim() -> None:
     values, indices = td.max(1, reduce=True)
     assert equal(indices, joined.max(1).indices)  # indices into the joined tensors
     assert td.cummax(0, reduce=True).values.shape == (6, 4, 2)
+    # a running extreme's dim is a dim of the joined tensors too, beyond the batch dims
+    # (it was checked as a batch dim, a DimError where the peer answers)
+    along_2 = torch.cat([td["a"], td["n", "c"]], 2)
+    assert equal(td.cummin(2, reduce=True).values, along_2.cummin(2).values)
+    unbatched = TensorDict({"c": torch.tensor([[3.0, 1.0], [2.0, 4.0]])}, [])
+    assert equal(unbatched.cummax(1, reduce=True).values, torch.tensor([[3.0, 3.0], [2.0, 4.0]]))
+    with pytest.raises(errors.DimError, match="out of range"):
+        unbatched.cummax(2, reduce=True)
     with pytest.warns(FutureWarning, match="from the end of each tensor"):
         last = td.sum(-1, reduce=True)  # the last dim of the tensors (the peer's count)
     assert equal(last, torch.cat([td["a"], td["n", "c"]], -1).sum(-1))
