@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .allow_entries import _separated_once, _softmax_on_ragged
 from .allow_h5 import (
     _h5_keys_listed,
     _h5_missing_renamed,
@@ -73,7 +74,6 @@ from .allow_records import (
     _mixed_field_refused,
     _namedtuple_of_record,
     _params_saved,
-    _separated_once,
     _tolist_lists_fields,
 )
 from .allow_structure import (
@@ -329,6 +329,7 @@ ENTRIES: list[Entry] = [
             _values_not_merged,
             _joined_disagree,
             _torch_dtypes,
+            _softmax_on_ragged,
         ),
     ),
 ]
