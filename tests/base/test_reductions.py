@@ -373,6 +373,13 @@ def test_quantile_of_several_quantiles_puts_them_first() -> None:
     kept = td.quantile(q, dim=0, keepdim=True)
     assert kept.batch_size == (2, 1, 3) and equal(kept["n", "c"], td["n", "c"].quantile(q, 0, True))
     assert TensorDict({}, [1]).quantile(q, -1).batch_size == (2,)
+    # a Python value shared by every element stays one shared value, as in the peer (the
+    # stack of one result per quantile made it a value per element); per-element stay so
+    td = TensorDict({"a": torch.rand(4, 1), "n": {"s": None, "c": torch.rand(4, 1)}}, [4, 1])
+    td.set_non_tensor("v", "x")
+    out = td.quantile(q, dim=1, keepdim=True)
+    assert out.batch_size == (2, 4, 1) and out["v"] == "x" and out["n", "s"] is None
+    assert out.get_non_tensor("v") == "x" and out["n"].batch_size == (2, 4, 1)
     assert td.quantile(q).batch_size == ()  # over every element: q is a leaf dim, as torch
 
 

@@ -33,6 +33,8 @@ from typing import Any, Literal, Protocol, TypeAlias, TypeVar, cast, overload
 import torch
 from typing_extensions import Self
 
+from tclass._base._provided import ENGINE
+from tclass._base.implemented._key_ops import _value_nodes
 from tclass._base.implemented._math import MathOps, into_out, refuse_out_with_grad
 from tclass._core._batch import format_shape
 from tclass._core._dispatch import implements
@@ -587,8 +589,11 @@ class ReductionOps(MathOps):
                     self.quantile(q[i], dim, keepdim, interpolation=interpolation)
                     for i in range(len(q))
                 ]
-                stacked = torch.stack(cast("list[torch.Tensor]", parts), 0)
-                return cast("Self", stacked)
+                stacked = cast("Self", torch.stack(cast("list[torch.Tensor]", parts), 0))
+                for path, node in _value_nodes(self, (), True):
+                    if not isinstance(node, ENGINE.NonTensorStack):  # one value stays one
+                        stacked.set_non_tensor(path, self.get_non_tensor(path))  # (the peer)
+                return stacked
 
         def quantile(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
             return torch.quantile(tensor, q, *args, interpolation=interpolation, **kwargs)
