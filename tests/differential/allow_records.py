@@ -220,3 +220,27 @@ def _contains_a_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     if finding.kind == "peer-raises":
         return "is not iterable" in str(peer.error)
     return finding.kind == "result" and peer.value is False and mine.value is True
+
+
+# What the peer raises saving a TensorDictParams, by op: ``save`` / ``dumps`` (and a
+# ``load`` of what they save) of a locked one, its lock check as for ``memmap``; and
+# ``consolidate(filename=...)``, whose metadata of the parameters it cannot write as JSON.
+_PARAMS_SAVE_REFUSED = {
+    "save": "Cannot modify locked TensorDict",
+    "dumps": "Cannot modify locked TensorDict",
+    "load": "Cannot modify locked TensorDict",
+    "consolidate": "Failed to convert the metadata to json",
+}
+
+
+def _params_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A TensorDictParams saved (README: "`TensorDictParams` registers what it holds"):
+    a locked one with ``save`` / ``dumps``, any one consolidated into a file; tclass
+    writes them (a TensorDict, as the peer's ``consolidate()`` without a file gives),
+    where the peer raises."""
+    if finding.kind != "peer-raises" or not any("TensorDictParams(" in x for x in finding.lines):
+        return False
+    if finding.step.op == "consolidate" and "filename=" not in finding.step.src:
+        return False
+    text = _PARAMS_SAVE_REFUSED.get(finding.step.op)
+    return text is not None and text in str(peer.error)

@@ -19,7 +19,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection
-from tclass._core._keys import key_path, unravel_key
+from tclass._core._keys import key_path, lies_inside, unravel_key
 from tclass._core._records import is_record
 from tclass.errors import (
     IgnoredValuesWarning,
@@ -217,10 +217,10 @@ class KeyOps(TensorCollection):
         """
         present: list[Any] = []
         missing: list[Any] = []
-        repeated: list[Any] = []  # a key given twice is gone the second time, as the peer
-        for key in keys:
+        repeated: list[Any] = []  # a key given twice (or after a key holding it) is gone
+        for key in keys:  # the second time, as in the peer
             path = unravel_key(key)
-            if path in present:
+            if any(lies_inside(path, done) for done in present):
                 repeated.append(path)
                 continue
             (present if path in self else missing).append(path)
