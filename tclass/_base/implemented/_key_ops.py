@@ -236,12 +236,14 @@ class KeyOps(TensorCollection):
         for path in dict.fromkeys(unravel_key(key) for key in keys):
             if path in present:
                 out.update(self.select(path))
-            else:
+            elif path in missing:  # (not one repeated: it went with the key holding it)
                 out.set(path, None if default is _NO_DEFAULT else default)
         out.filter_empty_()
-        self._drop_paths(present)
+        # not what lies inside a key also given: ``out`` may share that key's nodes
+        outer = [p for p in present if not any(q != p and lies_inside(p, q) for q in present)]
+        self._drop_paths(outer)
         if filter_empty:
-            _prune_emptied(self, [key_path(path) for path in present], keep_root=False)
+            _prune_emptied(self, [key_path(path) for path in outer], keep_root=False)
         return cast(Self, out)
 
     # --- adding and renaming entries ---------------------------------------------------------
