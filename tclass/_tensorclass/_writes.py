@@ -191,7 +191,10 @@ def unset_dropped(record: Any, source: Any) -> Any:
             continue
         if _holds_these_values(record, key, value):
             continue  # the values it holds (a to_dict() given back): nothing to write
-        inner = getattr(record, key, None) if isinstance(key, str) else None
+        # a nested record is read only for a dict written into it: reading a tensor field
+        # of a lazy stack stacks it, which its members' shapes may forbid
+        nested = isinstance(key, str) and type(value) is dict
+        inner = getattr(record, key, None) if nested else None
         kept[key] = (
             unset_dropped(inner, value) if is_record(inner) else stored_value(record, key, value)
         )

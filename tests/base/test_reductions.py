@@ -274,6 +274,14 @@ def test_reduce_true_with_dims_joins_along_the_dim() -> None:
     values, indices = td.max(1, reduce=True)
     assert equal(indices, joined.max(1).indices)  # indices into the joined tensors
     assert td.cummax(0, reduce=True).values.shape == (6, 4, 2)
+    # a running extreme's dim is a dim of the joined tensors too, beyond the batch dims
+    # (it was checked as a batch dim, a DimError where the peer answers)
+    along_2 = torch.cat([td["a"], td["n", "c"]], 2)
+    assert equal(td.cummin(2, reduce=True).values, along_2.cummin(2).values)
+    unbatched = TensorDict({"c": torch.tensor([[3.0, 1.0], [2.0, 4.0]])}, [])
+    assert equal(unbatched.cummax(1, reduce=True).values, torch.tensor([[3.0, 3.0], [2.0, 4.0]]))
+    with pytest.raises(errors.DimError, match="out of range"):
+        unbatched.cummax(2, reduce=True)
     with pytest.warns(FutureWarning, match="from the end of each tensor"):
         last = td.sum(-1, reduce=True)  # the last dim of the tensors (the peer's count)
     assert equal(last, torch.cat([td["a"], td["n", "c"]], -1).sum(-1))
@@ -365,6 +373,13 @@ def test_quantile_of_several_quantiles_puts_them_first() -> None:
     kept = td.quantile(q, dim=0, keepdim=True)
     assert kept.batch_size == (2, 1, 3) and equal(kept["n", "c"], td["n", "c"].quantile(q, 0, True))
     assert TensorDict({}, [1]).quantile(q, -1).batch_size == (2,)
+    # a Python value shared by every element stays one shared value, as in the peer (the
+    # stack of one result per quantile made it a value per element); per-element stay so
+    td = TensorDict({"a": torch.rand(4, 1), "n": {"s": None, "c": torch.rand(4, 1)}}, [4, 1])
+    td.set_non_tensor("v", "x")
+    out = td.quantile(q, dim=1, keepdim=True)
+    assert out.batch_size == (2, 4, 1) and out["v"] == "x" and out["n", "s"] is None
+    assert out.get_non_tensor("v") == "x" and out["n"].batch_size == (2, 4, 1)
     assert td.quantile(q).batch_size == ()  # over every element: q is a leaf dim, as torch
 
 

@@ -194,6 +194,8 @@ def test_in_place_math_with_a_number_reads_the_tensors_once(
 
         return wrapper
 
+    monkeypatch.setattr(_inplace, "_KINDS", {})  # nothing remembered (remembered_kinds)
+    monkeypatch.setattr(_inplace, "_KIND_BUILDS", {})
     monkeypatch.setattr(_scalar_operand, "_kind_of", counted("kind", kind_of))
     monkeypatch.setattr(_inplace, "_dtype_of", counted("dtype", dtype_of))
     monkeypatch.setattr(_inplace, "_requires_grad", counted("grad", grad_of))

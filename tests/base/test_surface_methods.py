@@ -232,6 +232,22 @@ def test_separates_key_order_as_the_peer() -> None:
     assert list(out.keys()) == ["c", "zz", "a"] and out["zz"] is None
 
 
+def test_separates_a_key_and_the_collection_holding_it() -> None:
+    """A key given after one inside it takes that one's whole collection, so every entry
+    removed is in the result (tclass returned only ``("n", "b")``, ``("n", "c")`` lost;
+    the peer's later key overwrites the earlier one's part, losing ``("n", "b")``); a
+    key after the collection holding it is gone the second time, as in the peer."""
+    for keys in ((("n", "b"), "n"), ("n", ("n", "b"))):
+        td = TensorDict(n={"b": torch.ones(2), "c": torch.zeros(2)}, batch_size=[2])
+        out = td.separates(*keys, strict=False, filter_empty=False)
+        assert set(out.keys(True, True)) == {("n", "b"), ("n", "c")}
+        assert torch.equal(out["n", "b"], torch.ones(2)) and "n" not in td.keys()
+    td = TensorDict(n={"b": torch.ones(2), "c": torch.zeros(2)}, batch_size=[2])
+    with pytest.raises(KeyError, match="'n', 'b'"):
+        td.separates("n", ("n", "b"))
+    assert set(td.keys(True, True)) == {("n", "b"), ("n", "c")}  # nothing removed
+
+
 def test_create_nested_and_joined_tensors() -> None:
     td = _td()
     assert td.create_nested("q") is td and td["q"].batch_size == (2, 3)

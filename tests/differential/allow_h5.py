@@ -110,8 +110,8 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue
         if op == "apply" and "batch_size=" in finding.step.src and _NAMES_DROPPED.search(line):
             continue  # apply(fn, batch_size=) drops the names, as a TensorDict's in both
-        if op == "tile" and _NAMES_DROPPED.search(line):
-            continue  # read into memory and tiled as a TensorDict, whose tile drops them
+        if op in ("tile", "reshape") and _NAMES_DROPPED.search(line):
+            continue  # read into memory and shaped as a TensorDict, which drops them
         if op in ("setitem_key", "set", "update", "rename_key_") and _NEW_GROUP_NAMED.match(line):
             continue  # a new group takes the file's dim names, as in a TensorDict
         if op in ("get", "get_default", "getitem_key") and _NAMES_SAVED.search(line):

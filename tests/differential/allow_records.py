@@ -244,3 +244,27 @@ def _mixed_keys_unsorted(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         and "'<' not supported between instances of 'str' and 'tuple'" in str(peer.error)
         and type(mine.error).__name__ in ("KeyThroughTensorError", "KeyConflictError")
     )
+
+
+# What the peer raises saving a TensorDictParams, by op: ``save`` / ``dumps`` (and a
+# ``load`` of what they save) of a locked one, its lock check as for ``memmap``; and
+# ``consolidate(filename=...)``, whose metadata of the parameters it cannot write as JSON.
+_PARAMS_SAVE_REFUSED = {
+    "save": "Cannot modify locked TensorDict",
+    "dumps": "Cannot modify locked TensorDict",
+    "load": "Cannot modify locked TensorDict",
+    "consolidate": "Failed to convert the metadata to json",
+}
+
+
+def _params_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A TensorDictParams saved (README: "`TensorDictParams` registers what it holds"):
+    a locked one with ``save`` / ``dumps``, any one consolidated into a file; tclass
+    writes them (a TensorDict, as the peer's ``consolidate()`` without a file gives),
+    where the peer raises."""
+    if finding.kind != "peer-raises" or not any("TensorDictParams(" in x for x in finding.lines):
+        return False
+    if finding.step.op == "consolidate" and "filename=" not in finding.step.src:
+        return False
+    text = _PARAMS_SAVE_REFUSED.get(finding.step.op)
+    return text is not None and text in str(peer.error)

@@ -459,7 +459,8 @@ _REBUILT_LINES = (
     re.compile(r": length: peer \d+, tclass \d+$"),
     re.compile(
         r": peer LazyStackedTensorDict\(batch_size=\[[\d, ]*\], keys=\[\]\), "
-        r"tclass (list of \d+$|nontensor \(\('values', \('seq', 'list', \[\]\))"
+        r"tclass (list of \d+$|nontensor \(\('values', \('seq', 'list', \["
+        r"(?:\]\)|\('seq', 'list', \[))"  # ``[]``, or lists of them (a later dim is 0)
     ),
     re.compile(r": peer error \('RuntimeError', .*tclass nontensor \(\('values', "),
     re.compile(r": peer py \('NoneType', None\), tclass list of \d+$"),

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .allow_entries import _separated_once, _softmax_on_ragged
 from .allow_h5 import (
     _h5_keys_listed,
     _h5_missing_renamed,
@@ -75,6 +76,7 @@ from .allow_records import (
     _mixed_keys_unsorted,
     _namedtuple_number_kept,
     _namedtuple_of_record,
+    _params_saved,
     _tolist_lists_fields,
 )
 from .allow_structure import (
@@ -178,7 +180,11 @@ ENTRIES: list[Entry] = [
         "peer-fails-inside",
         "**Where the peer fails inside, tclass answers.**",
         _any_of(
-            _peer_fails_inside, _mixed_field_refused, _namedtuple_number_kept, _mixed_keys_unsorted
+            _peer_fails_inside,
+            _mixed_field_refused,
+            _separated_once,
+            _namedtuple_number_kept,
+            _mixed_keys_unsorted,
         ),
     ),
     Entry(
@@ -318,7 +324,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "params-write-their-data",
         "**`TensorDictParams` registers what it holds.**",
-        _params_as_modules,
+        _any_of(_params_as_modules, _params_saved),
     ),
     Entry(
         "math-beyond-the-peer",
@@ -333,6 +339,7 @@ ENTRIES: list[Entry] = [
             _values_not_merged,
             _joined_disagree,
             _torch_dtypes,
+            _softmax_on_ragged,
         ),
     ),
 ]

@@ -83,7 +83,28 @@ def _with(key: Any, value: Any, cls: type[TensorDict] = TensorDict) -> Any:
     return _tree(cls=cls).set(key, value)
 
 
+def _layers(seed: int = 0, cls: type[TensorDict] = TensorDict, order: int = 1) -> Any:
+    """A model's parameters: a node per layer, each holding only tensors (``order=-1``:
+    each layer's keys the other way round)."""
+    g = torch.Generator().manual_seed(seed)
+    keys = ["weight", "bias"][::order]
+    layers = {f"l{i}": {k: torch.rand(3, 2 + i, generator=g) + 0.5 for k in keys} for i in range(3)}
+    return cls({name: cls(entries) for name, entries in layers.items()})
+
+
+def _layer_set(key: Any, value: Any) -> Any:
+    return _layers(1).set(key, value)
+
+
 CALLS: list[tuple[str, Callable[[], Any]]] = [
+    ("layers + 1", lambda: _layers() + 1),
+    ("layers * layers", lambda: _layers() * _layers(1)),
+    ("layers * layers, keys in another order", lambda: _layers() * _layers(1, order=-1)),
+    ("layers ** layers with a value node", lambda: _layers() ** _layer_set(("l2", "b"), "v")),
+    ("layers with an empty layer", lambda: _layers().set("e", TensorDict()) * 2),
+    ("layers with a parameter", lambda: _layer_set(("l0", "p"), torch.nn.Parameter(_TWO)) + 1),
+    ("subclass layers", lambda: _layers(cls=_Params) * _layers(1, cls=_Params)),
+
     ("tree + 1", lambda: _tree() + 1),
     ("tree * tree", lambda: _tree() * _tree(1)),
     ("tree - tree of batch []", lambda: _tree() - _tree(1).apply(lambda v: v[0], batch_size=[])),
@@ -176,6 +197,33 @@ def test_operands_the_general_walk_refuses_are_still_refused(
         _tree() + change(_tree(1))
 
 
+LAYER_OPERANDS: list[tuple[str, Callable[[], Any], str]] = [
+    ("a key more", lambda: _layer_set(("l1", "x"), torch.ones(3)), r"\['x'\]"),
+    ("a key less", lambda: _layers(1).exclude(("l1", "bias")), r"\['bias'\]"),
+    ("a layer more", lambda: _layer_set("l9", TensorDict(x=torch.ones(3))), r"\['l9'\]"),
+    ("a tensor for a layer", lambda: _layer_set("l0", torch.ones(3)), "'l0'"),
+]
+
+
+@pytest.mark.parametrize(
+    ("operand", "match"), [c[1:] for c in LAYER_OPERANDS], ids=[c[0] for c in LAYER_OPERANDS]
+)
+def test_layer_operands_the_general_walk_refuses_are_refused_alike(
+    operand: Callable[[], Any], match: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tree of layers (walked a layer at a time) against an operand nested otherwise:
+    the general walk's error, out of place and in place (nothing written)."""
+    with pytest.raises(errors.KeyNotFoundError, match=match):
+        _layers() - operand()
+    with pytest.raises(errors.KeyNotFoundError, match=match):
+        _off(monkeypatch, lambda: _layers() - operand())
+    td = _layers()
+    before = td.clone()
+    with pytest.raises(errors.KeyNotFoundError, match=match):
+        td.add_(operand())
+    assert (td == before).all()
+
+
 @pytest.mark.parametrize(
     ("change", "error", "match"),
     [
@@ -202,3 +250,28 @@ def test_an_integer_tensor_deep_in_the_tree_stops_mul_before_any_write() -> None
     with pytest.raises(errors.InPlaceWriteError, match="'i'"):
         td.mul_(0.5)
     _assert_alike(td, before)
+
+
+def test_layers_are_walked_a_layer_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node of layers holding only tensors: one call walks it (no call per layer), the
+    operand's keys in any order, and the general walk never runs."""
+    td, other = _layers(), _layers(1, order=-1)
+    before = td.clone()
+    expected = {key: td[key] * other[key] for key in td.keys(True, True)}
+    calls: list[int] = []
+    walk = TensorDict._walk_tree
+
+    def counted(self: Any, *args: Any) -> Any:
+        calls.append(1)
+        return walk(self, *args)
+
+    monkeypatch.setattr(TensorDict, "_walk_tree", counted)
+    for name in ("_collect", "_rebuilt"):
+        monkeypatch.setattr(TensorDict, name, _refuse)
+    out = td * other
+    assert len(calls) == 1 and out["l1"] is not td["l1"]
+    assert all(torch.equal(out[key], value) for key, value in expected.items())
+    td.lerp_(other, 0.5)
+    assert len(calls) == 2
+    want = before["l2", "bias"].lerp(other["l2", "bias"], 0.5)
+    assert torch.equal(td["l2", "bias"], want)

@@ -82,3 +82,14 @@ def test_update_in_place_of_a_lazy_stack_whose_other_fields_do_not_stack() -> No
     unset = lazy_stack([Ragged(torch.zeros(3, 2), "a", batch_size=[3]), second])
     with pytest.raises(KeyError, match="opt"):
         unset.update_({"opt": torch.zeros(2, 3)})
+
+
+def test_update_in_place_of_a_field_whose_members_differ_in_shape() -> None:
+    """``update_`` of the ragged field itself broadcasts each member's row into its own
+    shape, as the peer does (tclass read the field first, to find a nested record, and
+    raised the stacking error); saved with ``memmap``, the write reaches the files."""
+    members = [Ragged(torch.zeros(()), "a"), Ragged(torch.zeros(3, 2), "b")]
+    for stack in (lazy_stack(members), lazy_stack(members).clone().memmap()):
+        stack.update_({"obs": torch.tensor([1.0, 2.0])})
+        assert torch.equal(stack[0].obs, torch.tensor(1.0))
+        assert torch.equal(stack[1].obs, torch.full((3, 2), 2.0))

@@ -19,7 +19,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection
-from tclass._core._keys import key_path, unravel_key
+from tclass._core._keys import key_path, lies_inside, unravel_key
 from tclass._core._records import is_record
 from tclass.errors import (
     IgnoredValuesWarning,
@@ -217,10 +217,10 @@ class KeyOps(TensorCollection):
         """
         present: list[Any] = []
         missing: list[Any] = []
-        repeated: list[Any] = []  # a key given twice is gone the second time, as the peer
-        for key in keys:
+        repeated: list[Any] = []  # a key given twice (or after a key holding it) is gone
+        for key in keys:  # the second time, as in the peer
             path = unravel_key(key)
-            if path in present:
+            if any(lies_inside(path, done) for done in present):
                 repeated.append(path)
                 continue
             (present if path in self else missing).append(path)
@@ -236,12 +236,14 @@ class KeyOps(TensorCollection):
         for path in dict.fromkeys(unravel_key(key) for key in keys):
             if path in present:
                 out.update(self.select(path))
-            else:
+            elif path in missing:  # (not one repeated: it went with the key holding it)
                 out.set(path, None if default is _NO_DEFAULT else default)
         out.filter_empty_()
-        self._drop_paths(present)
+        # not what lies inside a key also given: ``out`` may share that key's nodes
+        outer = [p for p in present if not any(q != p and lies_inside(p, q) for q in present)]
+        self._drop_paths(outer)
         if filter_empty:
-            _prune_emptied(self, [key_path(path) for path in present], keep_root=False)
+            _prune_emptied(self, [key_path(path) for path in outer], keep_root=False)
         return cast(Self, out)
 
     # --- adding and renaming entries ---------------------------------------------------------

@@ -235,7 +235,7 @@ def run_leafwise(
     leaves: list[torch.Tensor],
     operands: Sequence[Any],
     kwargs: Mapping[str, Any],
-    kinds: set[tuple[Any, ...]] | None = None,
+    kinds: frozenset[tuple[Any, ...]] | None = None,
 ) -> list[Any]:
     """``foreach(leaves, *operands, **kwargs)`` or, where torch has no fused kernel for
     these arguments, ``each(leaf, *leaf_operands, **kwargs)`` leaf by leaf.

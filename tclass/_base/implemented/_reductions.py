@@ -377,12 +377,13 @@ class ReductionOps(MathOps):
         along = Along(leaf, dims, scan=True, outputs=outputs, lazy=lazy, keep_unbatched=True)
         return self._reduced(along)
 
-    def _scan_dim(self, dim: int, operation: str) -> tuple[int]:
-        """``dim`` checked as one batch dim: ``(dim,)``, non-negative."""
+    def _scan_dim(self, dim: int, operation: str, reduce: bool | None = None) -> tuple[int]:
+        """``dim`` checked as one batch dim: ``(dim,)``, non-negative; with ``reduce=True``
+        a dim of the joined tensors, as given (``_joined_along`` checks it)."""
         if not isinstance(dim, int) or isinstance(dim, bool):
             msg = f"{operation}: dim must be one int, got {dim!r}"
             raise OperandError(msg)
-        dims = self._batch_dims_for(dim, operation)
+        dims = self._batch_dims_for(dim, operation, reduce)
         assert isinstance(dims, tuple)
         return (dims[0],)
 
@@ -795,7 +796,7 @@ class ReductionOps(MathOps):
         operation: str,
     ) -> Any:
         if reduce:  # the peer's: the tensors joined along dim, then the running extreme
-            self._scan_dim(dim, operation)
+            self._scan_dim(dim, operation, reduce)
             joined, (leaf_dim,) = self._joined_along(dim, operation)
             return fn(joined, leaf_dim)
         values, indices = self._scan(_pair(fn), dim, operation, outputs=2, lazy=False)

@@ -30,6 +30,8 @@ from typing import Any
 import torch
 from torch._C import _are_functorch_transforms_active as _transforms_active
 
+from tclass._base.implemented._inplace import remembered_kinds
+
 __all__ = ["number_kinds", "tensor_operand"]
 
 _ROUTED = frozenset(
@@ -62,12 +64,14 @@ def number_kinds(
     leaves: list[torch.Tensor],
     operands: Sequence[Any],
     kwargs: Any,
-) -> set[tuple[Any, ...]] | None:
+) -> frozenset[tuple[Any, ...]] | None:
     """Each kind of tensor among ``leaves`` (class, dtype, ``requires_grad``), read where
     :func:`tensor_operand` would read them (one Python number, a routed kernel, CPU
     tensors, nothing traced), else None: read once, these also give the in-place check
     the dtypes and ``requires_grad`` it needs (``_inplace.first_refusal``), so that the
-    tensors' metadata is read in one pass, not in three."""
+    tensors' metadata is read in one pass, not in three; where the last tensors of
+    one kind read for as many tensors pass a guard of theirs, not read at all
+    (``_inplace.remembered_kinds``)."""
     if foreach not in _ROUTED or kwargs or len(operands) != 1 or not leaves:
         return None
     number = operands[0]
@@ -80,7 +84,7 @@ def number_kinds(
         return None
     if torch._C._len_torch_dispatch_stack():  # a mode (fake tensors...) decides for itself
         return None
-    return set(map(_kind_of, leaves))
+    return remembered_kinds(leaves, _kind_of)
 
 
 def tensor_operand(
@@ -88,7 +92,7 @@ def tensor_operand(
     leaves: list[torch.Tensor],
     operands: Sequence[Any],
     kwargs: Any,
-    kinds: set[tuple[Any, ...]] | None = None,
+    kinds: frozenset[tuple[Any, ...]] | None = None,
 ) -> list[Any] | None:
     """``operands`` with its one Python number replaced by a list holding, once per leaf,
     a 0-d tensor of the leaves' dtype, where ``foreach`` gives the same results that way

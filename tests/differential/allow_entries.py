@@ -1,0 +1,65 @@
+"""More rules of the deliberate differences (``allowlist.ENTRIES``), for the entries and
+math families (``allow_ops.py`` is at its size bar): where the peer's answer loses an
+entry or is computed along another dim, and tclass keeps it or refuses."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .engine import Finding
+    from .world import Facts
+
+
+def _separated_keys(src: str) -> list[tuple[str, ...]] | None:
+    """The keys ``x.separates(...)`` in ``src`` is given, as paths (None: not a call of
+    string and tuple keys)."""
+    try:
+        call = ast.parse(src, mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(call, ast.Call):
+        return None
+    try:
+        keys = [ast.literal_eval(arg) for arg in call.args]
+    except ValueError:
+        return None
+    return [(key,) if isinstance(key, str) else tuple(key) for key in keys]
+
+
+def _separated_once(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``separates`` given a key twice, or one key inside another (``("inner", "y")``
+    and ``"inner"``, in either order): tclass returns all it removes, where the peer's
+    later key overwrites the earlier one's part of its result (with ``None`` under
+    ``strict=False``, or with what is left of the nested collection), so an entry
+    removed is lost. Every line is about such a later key."""
+    if finding.kind != "result" or finding.step.op != "separates":
+        return False
+    keys = _separated_keys(finding.step.src)
+    if not keys:
+        return False
+    later = {
+        key
+        for i, key in enumerate(keys)
+        if any(key == earlier[: len(key)] or earlier == key[: len(earlier)] for earlier in keys[:i])
+    }
+    for line in finding.detail:
+        path = tuple(re.findall(r"\['([^']*)'\]", line.split(": ")[0]))
+        if not any(path[: len(key)] == key for key in later):
+            return False
+    return bool(later)
+
+
+def _softmax_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``softmax`` along the stack dim of a lazy stack whose members differ in shape:
+    tclass's ``HeterogeneousEntryError`` (the dense stack it needs does not exist, as for
+    ``cummax`` / ``cummin`` / ``cumsum`` in both), where the peer runs ``softmax`` on each
+    member along that member's own dim instead, a wrong result."""
+    return (
+        finding.kind == "tclass-raises"
+        and finding.step.op == "softmax"
+        and type(mine.error).__name__ == "HeterogeneousEntryError"
+        and "an operation along the stack dim" in str(mine.error)
+    )
