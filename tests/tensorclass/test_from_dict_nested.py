@@ -31,12 +31,16 @@ class Outer:
 
 
 def test_auto_batch_size_infers_each_nested_record() -> None:
-    rec = Outer.from_dict({"inner": {"v": torch.zeros(3, 2)}, "w": torch.ones(3)}, auto_batch_size=True)
+    rec = Outer.from_dict(
+        {"inner": {"v": torch.zeros(3, 2)}, "w": torch.ones(3)}, auto_batch_size=True
+    )
     assert rec.batch_size == torch.Size([3])
     assert type(rec.inner) is Inner
     assert rec.inner.batch_size == torch.Size([3, 2])
     # the same as TensorDict.from_dict gives that node
-    plain = TensorDict.from_dict({"inner": {"v": torch.zeros(3, 2)}, "w": torch.ones(3)}, auto_batch_size=True)
+    plain = TensorDict.from_dict(
+        {"inner": {"v": torch.zeros(3, 2)}, "w": torch.ones(3)}, auto_batch_size=True
+    )
     assert plain["inner"].batch_size == rec.inner.batch_size
 
 
