@@ -822,6 +822,7 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
         )
         if batch is None:
             batch = infer_batch_size(data, cap)
+            data = _nested_inferred(cls, data, batch, cap, device)
         if not info.has_user_init:
             data = {**dict.fromkeys(_required_fields(cls)), **data}
         constructor: Callable[..., Self] = cls
@@ -904,6 +905,32 @@ def _as_plain(td: TensorDict) -> TensorDict:
         elif isinstance(storage, TensorDict):
             td._put(key, _as_plain(storage))
     return td
+
+
+def _nested_inferred(
+    cls: type[TensorClass],
+    data: Mapping[str, Any],
+    batch: torch.Size,
+    cap: int | None,
+    device: DeviceLike,
+) -> Mapping[str, Any]:
+    """``data`` with each mapping given to a nested-record (or TensorDict) field built
+    with its own inferred batch size, as ``TensorDict.from_dict`` infers each nested
+    dict's (the peer's record ``from_dict`` too): ``{"inner": {"v": zeros(3, 2)}}``
+    gives ``inner`` the batch size ``[3, 2]`` under a ``[3]`` record. A mapping whose
+    inferred size does not extend ``batch`` (no tensors in it) takes ``batch``, by the
+    constructor."""
+    rules = cls.__tclass_info__.rules
+    out = dict(data)
+    for key, value in data.items():
+        rule = rules.get(key)
+        target: Any = None if rule is None else rule.convert_to
+        if target is None or not isinstance(value, Mapping):
+            continue
+        nested = target.from_dict(value, auto_batch_size=True, batch_dims=cap, device=device)
+        if nested.batch_size[: len(batch)] == batch:
+            out[key] = nested
+    return out
 
 
 def _required_fields(cls: type) -> list[str]:

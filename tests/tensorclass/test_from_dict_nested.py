@@ -1,0 +1,97 @@
+"""A record's ``from_dict`` with an inferred batch size gives each nested mapping its own
+inferred batch size, as ``TensorDict.from_dict`` (and the peer's record ``from_dict``) do."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+
+from tclass import TensorDict, tensorclass
+
+
+@tensorclass
+class Inner:
+    v: torch.Tensor
+
+
+@tensorclass
+class Mid:
+    inner: Inner
+    m: torch.Tensor
+
+
+@tensorclass
+class Outer:
+    inner: Inner
+    w: torch.Tensor
+    meta: dict[str, Any] | None = None
+    td: TensorDict | None = None
+
+
+def test_auto_batch_size_infers_each_nested_record() -> None:
+    rec = Outer.from_dict(
+        {"inner": {"v": torch.zeros(3, 2)}, "w": torch.ones(3)}, auto_batch_size=True
+    )
+    assert rec.batch_size == torch.Size([3])
+    assert type(rec.inner) is Inner
+    assert rec.inner.batch_size == torch.Size([3, 2])
+    # the same as TensorDict.from_dict gives that node
+    plain = TensorDict.from_dict(
+        {"inner": {"v": torch.zeros(3, 2)}, "w": torch.ones(3)}, auto_batch_size=True
+    )
+    assert plain["inner"].batch_size == rec.inner.batch_size
+
+
+def test_nested_records_two_levels_and_tensordict_field() -> None:
+    @tensorclass
+    class Top:
+        mid: Mid
+        td: TensorDict
+
+    data = {
+        "mid": {"inner": {"v": torch.zeros(4, 2, 5)}, "m": torch.zeros(4, 2)},
+        "td": {"a": torch.zeros(4, 3)},
+    }
+    rec = Top.from_dict(data, auto_batch_size=True)
+    assert rec.batch_size == torch.Size([4])
+    assert rec.mid.batch_size == torch.Size([4, 2])
+    assert rec.mid.inner.batch_size == torch.Size([4, 2, 5])
+    assert type(rec.td) is TensorDict and rec.td.batch_size == torch.Size([4, 3])
+
+
+def test_batch_dims_caps_the_nested_records_too() -> None:
+    rec = Outer.from_dict({"inner": {"v": torch.zeros(3, 2)}, "w": torch.ones(3, 2)}, batch_dims=1)
+    assert rec.batch_size == torch.Size([3])
+    assert rec.inner.batch_size == torch.Size([3])
+
+
+def test_given_batch_size_and_python_dict_fields_are_unchanged() -> None:
+    rec = Outer.from_dict({"inner": {"v": torch.zeros(3, 2)}, "w": torch.ones(3)}, batch_size=[3])
+    assert rec.inner.batch_size == torch.Size([3])
+    rec = Outer.from_dict(
+        {"inner": {"v": torch.zeros(3, 2)}, "w": torch.ones(3), "meta": {"a": torch.zeros(3, 2)}},
+        auto_batch_size=True,
+    )
+    assert type(rec.meta) is dict  # a dict field keeps its dict (README, Differences 5)
+
+
+def test_nested_mapping_without_tensors_takes_the_record_batch() -> None:
+    @tensorclass
+    class Tagged:
+        tag: str
+
+    @tensorclass
+    class Holder:
+        t: Tagged
+        x: torch.Tensor
+
+    rec = Holder.from_dict({"t": {"tag": "a"}, "x": torch.zeros(2, 3)}, auto_batch_size=True)
+    assert rec.batch_size == torch.Size([2, 3])
+    assert rec.t.batch_size == torch.Size([2, 3]) and rec.t.tag == "a"
+
+
+def test_nested_mismatch_still_raises() -> None:
+    with pytest.raises(ValueError, match="inner"):
+        Outer.from_dict({"inner": {"v": torch.zeros(2)}, "w": torch.ones(3)}, batch_size=[3])
