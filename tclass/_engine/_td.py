@@ -20,7 +20,6 @@ from typing_extensions import Self
 from tclass._base._inline import inline_inherited
 from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase, Value
-from tclass._base.implemented._casts import holds_tensor_attrs
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _keys, _names
 from tclass._core._batch import BatchSizeLike, as_batch_size
@@ -29,10 +28,7 @@ from tclass._core._device import (
     as_device,
     move_error,
     moved,
-    parse_to_args,
-    pop_to_options,
     refuse_device_assignment,
-    wait_for_device_copies,
 )
 from tclass._core._jagged import leaf_shape
 from tclass._core._names import DimName, Names
@@ -55,6 +51,7 @@ from tclass._engine._pyvalues import stored_value
 from tclass._engine._repr import compact_repr
 from tclass._engine._saved import SavedAt, blank_like
 from tclass._engine._scope import Scope, ScopedOps, named_to_fit
+from tclass._engine._td_device import DeviceOps
 from tclass._engine._td_index import IndexingOps
 from tclass._engine._td_remove import LOCKED_MSG, RemovalOps
 from tclass._engine._td_setitem import SetItemOps
@@ -78,14 +75,13 @@ _Tensor = torch.Tensor
 _Unbatched = UnbatchedTensor
 _MISSING: Any = object()
 _PLAIN = frozenset({torch.Tensor})  # entries of exactly this type: the fast paths
-_DEVICE_TYPES = frozenset({str, torch.device})  # to(device) called with one of these
 _only_tensors = _PLAIN.issuperset  # of map(type, values): stops at the first other type
 _new_instance = object.__new__
 # One-dim batch sizes by their size, filled only after as_batch_size validated them.
 _ONE_DIM: dict[int, torch.Size] = {}
 
 
-class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
+class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, DeviceOps):
     """A dictionary of tensors (and nested TensorDicts) sharing a batch size.
 
     Args:
@@ -780,128 +776,11 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
                 self.set(path, deep_clone(value) if clone else value, inplace=inplace)
         return self
 
-    # --- devices -------------------------------------------------------------------------
-
-    def to(self, *args: Any, **kwargs: Any) -> Self:
-        """Moves and/or casts every tensor: ``to(device)``, ``to(dtype)``,
-        ``to(device, dtype)``, ``to(tensor)`` or ``to(other_collection)``, with
-        ``non_blocking=``. Returns ``self`` when nothing would change. ``cast_filter(key,
-        tensor) -> bool`` limits a dtype cast to the tensors it picks (as ``float()``...).
-        The peer's ``batch_size=``, ``inplace=``, ``non_blocking_pin=`` and
-        ``num_threads=`` as it reads them (see ``_to_with``)."""
-        if not kwargs and len(args) == 1 and args[0].__class__ in _DEVICE_TYPES:
-            return self._to_device(cast("str | torch.device", args[0]))  # the usual call
-        if args and type(args[0]) is not str and holds_tensor_attrs(args[0]):
-            kwargs.pop("cast_filter", None)  # the attrs give each leaf its dtype (the peer)
-            return self._to_attrs(args, kwargs)  # td.to(other.attrs()): leaf by leaf
-        options = pop_to_options(kwargs)
-        if options is not None:
-            return self._to_with(args, kwargs, options)
-        cast_filter = kwargs.pop("cast_filter", None)
-        if cast_filter is not None:
-            request = parse_to_args(args, kwargs)
-            placed = self
-            if request.device is not None:
-                placed = self.to(request.device, non_blocking=request.non_blocking)
-            return placed if request.dtype is None else placed._cast(request.dtype, cast_filter)
-        if len(args) == 1 and not kwargs and isinstance(args[0], (str, torch.device)):
-            return self._to_device(args[0])
-        request = parse_to_args(args, kwargs)
-        device, dtype, non_blocking = request.device, request.dtype, request.non_blocking
-        if dtype is None and (device is None or device == self._device):
-            return self
-        new_device = self._device if device is None else device
-        try:
-            if dtype is None and device is not None and self._consolidated is not None:
-                moved = self._consolidated.moved(self, device, non_blocking)
-                if moved is not None:
-                    return moved  # type: ignore[no-any-return]
-            result = self._map_values(
-                lambda v: v.to(device=device, dtype=dtype, non_blocking=non_blocking),
-                self._batch_size,
-                new_device,
-            )
-        except (AssertionError, RuntimeError) as error:
-            raise move_error(error, device, self) from error
-        if non_blocking and device is not None and device.type == "cpu":
-            wait_for_device_copies()
-        return result.lock_() if self._locked else result
-
-    def _to_device(self, to: str | torch.device) -> Self:
-        """``to(device)``: ``self`` when already there."""
-        device = as_device(to)
-        if device == self._device:
-            return self
-        try:
-            if self._consolidated is not None:
-                moved = self._consolidated.moved(self, device, False)
-                if moved is not None:
-                    return moved  # type: ignore[no-any-return]
-            if device is not None and device.type == "cuda":
-                result = self._queued_to(device)
-            else:
-                result = self._map_values(lambda v: v.to(device), self._batch_size, device)
-        except (AssertionError, RuntimeError) as error:
-            raise move_error(error, device, self) from error
-        return result.lock_() if self._locked else result
-
-    def _queued_to(self, device: torch.device) -> Self:
-        """A blocking ``to(device)`` onto a GPU, as fast as a non-blocking one: every copy
-        is queued at once. The driver has read a pageable source by the time its copy
-        returns, so only copies from pinned memory are waited for (once, at the end),
-        and the source may be changed as soon as this returns (the peer does not wait)."""
-        pinned = False
-
-        def move(value: Any) -> Any:
-            nonlocal pinned
-            if isinstance(value, torch.Tensor):
-                pinned = pinned or value.is_pinned()
-                return value.to(device, non_blocking=True)
-            return value.to(device)  # a nested collection: the same, with its own wait
-
-        moved = self._map_values(move, self._batch_size, device)
-        if pinned:
-            wait_for_device_copies(device)
-        return moved
-
-    def cuda(self, device: int | DeviceLike = None) -> Self:
-        """Same as ``to("cuda")`` (or ``to("cuda:<device>")``)."""
-        if device is None:
-            return self.to("cuda")
-        if isinstance(device, int):
-            return self.to(torch.device("cuda", device))
-        return self.to(device)
-
-    def cpu(self) -> Self:
-        """Same as ``to("cpu")``."""
-        return self.to("cpu")
-
-    def clear_device_(self) -> Self:
-        """Sets ``device`` to ``None`` (here and in nested TensorDicts) without moving data."""
-        self._device = None
-        for value in self._tensors.values():
-            if isinstance(value, TensorCollection):
-                value.clear_device_()
-        return self
-
     # --- accessors for the other layers ------------------------------------------------
     # io, interop, distributed and the facade read a TensorDict through the collection
     # primitives (_items, _entries, _entry, _key_names), batch_size, device and is_locked,
     # build one with _new_unchecked and change one with the methods below; only the
     # engine touches the slots.
-
-    def _put(self, key: str, value: Value) -> None:
-        """Stores ``value`` under ``key`` in memory only, unchecked (no lock, batch size
-        or folder): for a caller that built the value to fit, as a loader does."""
-        self._tensors[key] = value
-
-    def _detach_held_views(self) -> None:
-        for key, value in self._tensors.items():  # same keys: the dict keeps its size
-            if isinstance(value, TensorCollection):
-                value._detach_held_views()
-            elif isinstance(value, torch.Tensor) and value.requires_grad:
-                self._tensors[key] = value.detach()  # a view: torch detaches none in place
-
     def _take_moved(self, moved: Self) -> None:
         if self._locked:
             raise LockedError(LOCKED_MSG.format(action="move the entries of"))
@@ -912,14 +791,6 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps):
             else:
                 self._tensors[key] = value
         self._device = moved._device
-
-    def _adopt(self, source: TensorDict) -> None:
-        """Takes the batch size, device and folder of ``source``, a saved copy of this
-        node (grown, after an append) whose leaves the caller has just adopted with
-        :meth:`_put`."""
-        self._batch_size = source._batch_size
-        self._device = source._device
-        self._saved_at = source._saved_at
 
     @property
     def _saved(self) -> SavedAt | None:

@@ -24,7 +24,8 @@ import torch
 from typing_extensions import Self
 
 from tclass._base._tensordict_base import TensorDictBase, Value
-from tclass._base.implemented._leaf_walk import Gather, run_flat
+from tclass._base.implemented._leaf_kernels import run_flat
+from tclass._base.implemented._leaf_walk import Gather
 from tclass._core._tracing import tracing
 
 __all__ = ["TreeWalkOps"]

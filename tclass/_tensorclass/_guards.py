@@ -7,7 +7,7 @@ In-place math cannot know its results before it computes them: for the fields wh
 spec bounds their values (``Spec(ge=0)``, ``Ge(0)``...) they are computed into copies,
 checked, and only then written, the other tensors afterwards; nothing is written when
 one breaks a constraint. Unbounded fields pay nothing: the walk of the leaf-walk
-(``_base/implemented/_leaf_walk.py``, ``run_guarded``) lists the bounded ones
+(``_base/implemented/_leaf_kernels.py``, ``run_guarded``) lists the bounded ones
 (:func:`guard_leaves`, called from the record's part of that walk) and runs as before
 when there are none.
 

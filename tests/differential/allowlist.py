@@ -13,6 +13,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .allow_entries import _separated_once, _softmax_on_ragged
+from .allow_fields import (
+    _cast_to_the_field,
+    _dict_kept_in_value_field,
+    _none_field_kept_by_apply,
+    _none_field_listed,
+    _none_field_not_written,
+    _none_field_unset,
+    _record_written_at_none,
+    _values_through_apply,
+)
 from .allow_h5 import (
     _h5_keys_listed,
     _h5_missing_renamed,
@@ -27,9 +37,7 @@ from .allow_ops import (
     _any_of,
     _beyond_the_peer,
     _broadcast_as_torch,
-    _cast_to_the_field,
     _changed_in_place_later,
-    _dict_kept_in_value_field,
     _empty_gives_new_nodes,
     _empty_tensors_have_no_file,
     _in_place_all_or_nothing,
@@ -40,16 +48,11 @@ from .allow_ops import (
     _names_read_live,
     _nested_batch_dims_kept,
     _new_entries_saved,
-    _none_field_kept_by_apply,
-    _none_field_listed,
-    _none_field_not_written,
-    _none_field_unset,
     _padded_slots_per_element,
     _padded_values,
     _params_as_modules,
     _peer_fails_inside,
     _raised_by,
-    _record_written_at_none,
     _reflected_on_ragged,
     _saved_later,
     _stack_of_values_not_empty,
@@ -60,7 +63,6 @@ from .allow_ops import (
     _torch_dtypes,
     _values_kept,
     _values_not_merged,
-    _values_through_apply,
     _written_back,
 )
 from .allow_records import (

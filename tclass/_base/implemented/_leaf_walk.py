@@ -6,8 +6,9 @@ multi-tensor kernel (``torch._foreach_*``) works on the whole list where torch h
 the arguments, else the torch function runs tensor by tensor; the results are put back
 into a collection of the same structure (*rebuilt*): :class:`LeafWalkOps`, whose walk a
 lazy stack (member by member), a record (its storage) and a Python-value node (kept)
-override. The methods built on it are in ``_math.py``, ``_operators.py``,
-``_reductions.py`` and ``_casts.py``.
+override; the operation runs over the gathered tensors in ``_leaf_kernels.py``. The
+methods built on it are in ``_math.py``, ``_operators.py``, ``_reductions.py`` and
+``_casts.py``.
 
 Operands are numbers (given to the kernel as they are), tensors and collections:
 
@@ -22,26 +23,23 @@ Operands are numbers (given to the kernel as they are), tensors and collections:
 
 from __future__ import annotations
 
-import itertools
 import numbers
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal, TypeAlias, TypeVar, cast
 
 import torch
-from torch._C import _are_functorch_transforms_active as _transforms_active
 from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._inplace import Refusal, first_refusal
-from tclass._base.implemented._scalar_operand import number_kinds, tensor_operand
+from tclass._base.implemented._leaf_kernels import run_flat, run_guarded, run_leafwise
+from tclass._base.implemented._scalar_operand import number_kinds
 from tclass._core._batch import format_shape
-from tclass._core._record_spec import value_problem
 from tclass._core._records import is_record
 from tclass._core._spec import TensorSpec
 from tclass._core._tracing import tracing
 from tclass.errors import (
     BatchSizeError,
-    FieldSpecError,
     InPlaceKernelError,
     InPlaceWriteError,
     KeyNotFoundError,
@@ -61,9 +59,6 @@ __all__ = [
     "mismatched_entry",
     "pad_operand",
     "refuse_operand",
-    "run_flat",
-    "run_guarded",
-    "run_leafwise",
 ]
 
 Alignment: TypeAlias = Literal["batch", "mask"]
@@ -227,175 +222,6 @@ def refuse_operand(operation: str, operand: object) -> OperandError:
         "a tensor (over the batch dims) or a collection with the same keys"
     )
     return OperandError(msg)
-
-
-def run_leafwise(
-    foreach: Callable[..., Any] | None,
-    each: Callable[..., Any],
-    leaves: list[torch.Tensor],
-    operands: Sequence[Any],
-    kwargs: Mapping[str, Any],
-    kinds: frozenset[tuple[Any, ...]] | None = None,
-) -> list[Any]:
-    """``foreach(leaves, *operands, **kwargs)`` or, where torch has no fused kernel for
-    these arguments, ``each(leaf, *leaf_operands, **kwargs)`` leaf by leaf.
-
-    Each operand is a scalar (the same for every leaf) or a list with one item per leaf.
-    In-place kernels return None: the leaves themselves are then the results.
-    ``kinds``: what ``number_kinds`` read of these leaves and operands (else read here).
-    """
-    if not leaves:
-        return []
-    if foreach is _FOREACH_COPY and _copies_a_graph(operands):
-        foreach = None  # the fused copy has no derivative: Tensor.copy_ records CopyBackwards
-    # Under torch.func transforms (vmap, grad, jvp...) the fused kernels have no batching
-    # rule: the per-leaf operation, which every transform handles, runs instead.
-    if foreach is not None and not _transforms_active():
-        try:
-            if leaves[0].is_cpu and not kwargs:  # one call: torch loops over the tensors
-                routed = tensor_operand(foreach, leaves, operands, kwargs, kinds)
-                results = foreach(leaves, *(routed or operands))
-            elif leaves[0].is_cpu:
-                results = foreach(leaves, *operands, **kwargs)
-            else:
-                results = _fused(foreach, leaves, operands, kwargs)
-        except TypeError:  # no kernel takes these arguments: leaf by leaf below
-            pass
-        except RuntimeError:
-            # Autograd has no fused out-of-place kernel for a list that mixes tensors
-            # requiring grad with integer ones (parameters beside integer buffers, as
-            # TensorDictParams holds): nothing was computed, leaf by leaf below.
-            if not _mixes_grad_and_integers(leaves):
-                raise
-        else:
-            return leaves if results is None else results
-    columns = [op if type(op) is list else itertools.repeat(op) for op in operands]
-    if kwargs:
-        results = [each(*args, **kwargs) for args in zip(leaves, *columns)]
-    else:  # one C-level loop where `each` is a C function
-        results = list(map(each, leaves, *columns))
-    return leaves if results[0] is None else results
-
-
-def run_flat(
-    foreach: Callable[..., Any] | None,
-    each: Callable[..., Any],
-    leaves: list[torch.Tensor],
-    args: Sequence[Any],
-    kwargs: Mapping[str, Any] | None,
-) -> list[Any]:
-    """:func:`run_leafwise` for the flat forms of out-of-place math, its common case (CPU
-    tensors, no keyword) inline: those forms are all Python overhead."""
-    if kwargs or foreach is None or not leaves or not leaves[0].is_cpu or _transforms_active():
-        return run_leafwise(foreach, each, leaves, args, kwargs or _NO_KWARGS)
-    routed = tensor_operand(foreach, leaves, args, None)  # (a number as 0-d tensors)
-    try:
-        return foreach(leaves, *(routed or args))  # type: ignore[no-any-return]
-    except TypeError:  # no fused kernel takes these arguments: leaf by leaf
-        return run_leafwise(None, each, leaves, args, _NO_KWARGS)
-
-
-_FOREACH_COPY = torch._foreach_copy_
-
-
-def _copies_a_graph(operands: Sequence[Any]) -> bool:
-    """Whether ``copy_`` writes tensors that require grad (with grad mode on): autograd
-    then needs the per-tensor copy, as torch's ``_foreach_copy_`` has no derivative."""
-    if not torch.is_grad_enabled() or not operands or type(operands[0]) is not list:
-        return False
-    return any(getattr(t, "requires_grad", False) for t in operands[0])
-
-
-def _mixes_grad_and_integers(leaves: list[torch.Tensor]) -> bool:
-    """Whether autograd refuses a fused kernel on ``leaves``: some require grad, some
-    have a dtype without gradients (integers, bool)."""
-    return (
-        torch.is_grad_enabled()
-        and any(leaf.requires_grad for leaf in leaves)
-        and any(not (leaf.is_floating_point() or leaf.is_complex()) for leaf in leaves)
-    )
-
-
-def _fused(
-    foreach: Callable[..., Any],
-    leaves: list[torch.Tensor],
-    operands: Sequence[Any],
-    kwargs: Mapping[str, Any],
-) -> list[torch.Tensor] | None:
-    """One kernel call per (device, dtype) group of tensors off the CPU, which is what
-    the fast fused kernels take (one call where they all share them)."""
-    groups: dict[tuple[torch.device, torch.dtype], list[int]] = {}
-    for position, leaf in enumerate(leaves):
-        groups.setdefault((leaf.device, leaf.dtype), []).append(position)
-    if len(groups) == 1:
-        return foreach(leaves, *operands, **kwargs)  # type: ignore[no-any-return]
-    out: list[torch.Tensor] = list(leaves)
-    for positions in groups.values():
-        part = [leaves[i] for i in positions]
-        args = [[op[i] for i in positions] if type(op) is list else op for op in operands]
-        results = foreach(part, *args, **kwargs)
-        if results is not None:
-            for i, result in zip(positions, results):
-                out[i] = result
-    return out
-
-
-def run_guarded(
-    foreach: Callable[..., Any] | None,
-    each: Callable[..., Any],
-    gather: Gather,
-    args: Sequence[Any],
-    kwargs: Mapping[str, Any],
-    writes: bool,
-    what: str,
-) -> None:
-    """An in-place operation over ``gather``'s leaves, some of which (its ``guards``)
-    hold values bounded by their field's spec: the results for those are computed into
-    copies and checked first, then written, then the other leaves are written. Nothing
-    is written when a result breaks a constraint; the other leaves pay nothing more.
-    ``writes``: the first operand's pieces are the values written, as they are
-    (``copy_``): each is checked itself where it has its leaf's dtype (no copy), and
-    the operation then runs once over every leaf.
-
-    Raises:
-        FieldSpecError: naming each bounded field whose result breaks a constraint,
-            the constraint, the first offending index and value; ``what`` (the
-            operation) leads the message.
-    """
-    leaves, guards = gather.leaves, cast("list[tuple[int, str, str, TensorSpec]]", gather.guards)
-    positions = [guard[0] for guard in guards]
-    results = []
-    for position in positions:
-        leaf = leaves[position]
-        piece = args[0][position] if writes else None
-        if piece is not None and piece.dtype == leaf.dtype:
-            results.append(piece)  # written as it is: checked as it is
-        elif piece is not None:
-            results.append(torch.empty_like(leaf).copy_(piece))  # as the leaf's dtype holds it
-        else:
-            results.append(leaf.clone())
-    if not writes:
-        picked = [[arg[i] for i in positions] if type(arg) is list else arg for arg in args]
-        run_leafwise(foreach, each, results, picked, kwargs)
-    problems = []
-    for (_, where, field, spec), result in zip(guards, results):
-        found = cast(Any, spec.constraints).first_violation(result)
-        if found is not None:
-            subject = "the value written holds" if writes else "the result would hold"
-            problems.append(value_problem(f"{where}:", field, spec, found, subject))
-    if problems:
-        listed = "; ".join(problem.message for problem in problems)
-        raise FieldSpecError(f"{what}: {listed}. Nothing was written", problems)
-    if writes:
-        run_leafwise(foreach, each, leaves, args, kwargs)
-        return
-    for position, result in zip(positions, results):
-        leaves[position].copy_(result)
-    taken = set(positions)
-    rest = [i for i in range(len(leaves)) if i not in taken]
-    if rest:
-        others = [[arg[i] for i in rest] if type(arg) is list else arg for arg in args]
-        run_leafwise(foreach, each, [leaves[i] for i in rest], others, kwargs)
 
 
 class LeafWalkOps(TensorCollection):

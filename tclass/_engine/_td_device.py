@@ -1,0 +1,175 @@
+"""Devices of a TensorDict (a mixin of ``TensorDict``, which holds the slots these
+methods change): ``to`` moves and/or casts every tensor (one consolidated buffer when the
+TensorDict has one), ``cuda``, ``cpu`` and ``clear_device_``, and the accessors through
+which the other layers put entries, detach held views and adopt a saved copy's state."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
+
+import torch
+from typing_extensions import Self
+
+from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._base.implemented._casts import holds_tensor_attrs
+from tclass._base.implemented._collection import TensorCollection
+from tclass._core._device import (
+    DeviceLike,
+    as_device,
+    move_error,
+    parse_to_args,
+    pop_to_options,
+    wait_for_device_copies,
+)
+
+if TYPE_CHECKING:
+    from tclass._engine._consolidate import Consolidated
+    from tclass._engine._saved import SavedAt
+    from tclass._engine._td import TensorDict
+
+__all__ = ["DeviceOps"]
+
+_DEVICE_TYPES = frozenset({str, torch.device})  # to(device) called with one of these
+
+
+class DeviceOps(TensorDictBase):
+    """The device methods of ``TensorDict`` (see the module docstring)."""
+
+    if TYPE_CHECKING:  # TensorDict's slots and methods
+        _tensors: dict[str, Value]
+        _batch_size: torch.Size
+        _device: torch.device | None
+        _locked: bool
+        _consolidated: Consolidated | None
+        _saved_at: SavedAt | None
+
+        def _map_values(
+            self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
+        ) -> Self: ...
+    else:
+        __slots__ = ()
+
+    def to(self, *args: Any, **kwargs: Any) -> Self:
+        """Moves and/or casts every tensor: ``to(device)``, ``to(dtype)``,
+        ``to(device, dtype)``, ``to(tensor)`` or ``to(other_collection)``, with
+        ``non_blocking=``. Returns ``self`` when nothing would change. ``cast_filter(key,
+        tensor) -> bool`` limits a dtype cast to the tensors it picks (as ``float()``...).
+        The peer's ``batch_size=``, ``inplace=``, ``non_blocking_pin=`` and
+        ``num_threads=`` as it reads them (see ``_to_with``)."""
+        if not kwargs and len(args) == 1 and args[0].__class__ in _DEVICE_TYPES:
+            return self._to_device(cast("str | torch.device", args[0]))  # the usual call
+        if args and type(args[0]) is not str and holds_tensor_attrs(args[0]):
+            kwargs.pop("cast_filter", None)  # the attrs give each leaf its dtype (the peer)
+            return self._to_attrs(args, kwargs)  # td.to(other.attrs()): leaf by leaf
+        options = pop_to_options(kwargs)
+        if options is not None:
+            return self._to_with(args, kwargs, options)
+        cast_filter = kwargs.pop("cast_filter", None)
+        if cast_filter is not None:
+            request = parse_to_args(args, kwargs)
+            placed = self
+            if request.device is not None:
+                placed = self.to(request.device, non_blocking=request.non_blocking)
+            return placed if request.dtype is None else placed._cast(request.dtype, cast_filter)
+        if len(args) == 1 and not kwargs and isinstance(args[0], (str, torch.device)):
+            return self._to_device(args[0])
+        request = parse_to_args(args, kwargs)
+        device, dtype, non_blocking = request.device, request.dtype, request.non_blocking
+        if dtype is None and (device is None or device == self._device):
+            return self
+        new_device = self._device if device is None else device
+        try:
+            if dtype is None and device is not None and self._consolidated is not None:
+                moved = self._consolidated.moved(self, device, non_blocking)
+                if moved is not None:
+                    return moved  # type: ignore[no-any-return]
+            result = self._map_values(
+                lambda v: v.to(device=device, dtype=dtype, non_blocking=non_blocking),
+                self._batch_size,
+                new_device,
+            )
+        except (AssertionError, RuntimeError) as error:
+            raise move_error(error, device, self) from error
+        if non_blocking and device is not None and device.type == "cpu":
+            wait_for_device_copies()
+        return result.lock_() if self._locked else result
+
+    def _to_device(self, to: str | torch.device) -> Self:
+        """``to(device)``: ``self`` when already there."""
+        device = as_device(to)
+        if device == self._device:
+            return self
+        try:
+            if self._consolidated is not None:
+                moved = self._consolidated.moved(self, device, False)
+                if moved is not None:
+                    return moved  # type: ignore[no-any-return]
+            if device is not None and device.type == "cuda":
+                result = self._queued_to(device)
+            else:
+                result = self._map_values(lambda v: v.to(device), self._batch_size, device)
+        except (AssertionError, RuntimeError) as error:
+            raise move_error(error, device, self) from error
+        return result.lock_() if self._locked else result
+
+    def _queued_to(self, device: torch.device) -> Self:
+        """A blocking ``to(device)`` onto a GPU, as fast as a non-blocking one: every copy
+        is queued at once. The driver has read a pageable source by the time its copy
+        returns, so only copies from pinned memory are waited for (once, at the end),
+        and the source may be changed as soon as this returns (the peer does not wait)."""
+        pinned = False
+
+        def move(value: Any) -> Any:
+            nonlocal pinned
+            if isinstance(value, torch.Tensor):
+                pinned = pinned or value.is_pinned()
+                return value.to(device, non_blocking=True)
+            return value.to(device)  # a nested collection: the same, with its own wait
+
+        moved = self._map_values(move, self._batch_size, device)
+        if pinned:
+            wait_for_device_copies(device)
+        return moved
+
+    def cuda(self, device: int | DeviceLike = None) -> Self:
+        """Same as ``to("cuda")`` (or ``to("cuda:<device>")``)."""
+        if device is None:
+            return self.to("cuda")
+        if isinstance(device, int):
+            return self.to(torch.device("cuda", device))
+        return self.to(device)
+
+    def cpu(self) -> Self:
+        """Same as ``to("cpu")``."""
+        return self.to("cpu")
+
+    def clear_device_(self) -> Self:
+        """Sets ``device`` to ``None`` (here and in nested TensorDicts) without moving data."""
+        self._device = None
+        for value in self._tensors.values():
+            if isinstance(value, TensorCollection):
+                value.clear_device_()
+        return self
+
+    # --- accessors for the other layers (see TensorDict's; these move or adopt data) ---
+
+    def _put(self, key: str, value: Value) -> None:
+        """Stores ``value`` under ``key`` in memory only, unchecked (no lock, batch size
+        or folder): for a caller that built the value to fit, as a loader does."""
+        self._tensors[key] = value
+
+    def _detach_held_views(self) -> None:
+        for key, value in self._tensors.items():  # same keys: the dict keeps its size
+            if isinstance(value, TensorCollection):
+                value._detach_held_views()
+            elif isinstance(value, torch.Tensor) and value.requires_grad:
+                self._tensors[key] = value.detach()  # a view: torch detaches none in place
+
+    def _adopt(self, source: TensorDict) -> None:
+        """Takes the batch size, device and folder of ``source``, a saved copy of this
+        node (grown, after an append) whose leaves the caller has just adopted with
+        :meth:`_put`."""
+        self._batch_size = source._batch_size
+        self._device = source._device
+        self._saved_at = source._saved_at

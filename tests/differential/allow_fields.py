@@ -1,0 +1,225 @@
+"""The rules of the deliberate differences (``allowlist.ENTRIES``) about records' fields
+and the Python values collections hold: a TensorDict cast to a field's class, a dict
+kept in a value field, fields set to ``None`` (unset, not written, not listed), values
+kept through ``apply(batch_size=)``, and a record written at a ``None`` index. Each rule
+takes a finding and says whether the README bullet of its entry covers it."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from .allow_ops import _KEYS_LINE
+
+if TYPE_CHECKING:
+    from .engine import Finding
+    from .world import Facts
+
+
+_CAST_KIND = re.compile(r"^result(\[[^\]]*\])+\.kind: peer 'TensorDict', tclass '(Inner|Rec)'$")
+_CAST_KEYS = re.compile(r"^result(\[[^\]]*\])+: keys: peer \[[^\]]*\], tclass \[[^\]]*\]$")
+
+
+def _cast_to_the_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A TensorDict set into a field annotated with a tensorclass (``rec.inner = td``,
+    ``rec.set("inner", td)``): that class in tclass, its fields listed (unset ones
+    ``None``), where the peer stores the TensorDict as given."""
+    if finding.kind != "result" or finding.step.op not in ("set", "setattr", "setitem_key"):
+        return False
+    kinds = [line for line in finding.detail if _CAST_KIND.match(line)]
+    rest = [line for line in finding.detail if not _CAST_KIND.match(line)]
+    return bool(kinds) and all(_CAST_KEYS.match(line) for line in rest)
+
+
+_VALUE_WRITES = ("update", "set", "setattr", "setitem_key")
+_DICT_KEPT = re.compile(r"^result(\.<members>\S*)?\['\w+'\]: peer TensorDict\(.*, tclass dict \(")
+
+
+def _dict_kept_in_value_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A dict given through ``update`` to a record's field annotated with a Python type
+    (``rec.update({"label": {"q": t}})``): kept as given in tclass, as the assignment keeps
+    it in both libraries, where the peer's ``update`` makes it a TensorDict; into a saved
+    record, where such a value is written to the folder, a ``NotSerializableError`` when
+    the dict holds tensors, set or assigned too (the peer keeps it in memory only: a
+    reload gives the old value)."""
+    if finding.kind == "tclass-raises" and finding.step.op in _VALUE_WRITES:
+        refused = type(mine.error).__name__ == "NotSerializableError"
+        return refused and "is of type torch.Tensor" in str(mine.error)
+    if finding.kind != "result" or finding.step.op != "update":
+        return False
+    return all(_DICT_KEPT.match(line) for line in finding.detail)
+
+
+_NONE_AS_LIST = re.compile(
+    r"^result\S*\['\w+'\]: peer list of \d+, tclass py \('NoneType', None\)$"
+)
+
+
+def _none_field_unset(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A nested record's field set to ``None`` through ``update`` (``rec.update(rec.
+    to_dict())`` where ``rec.inner.z`` is ``None``): not set in tclass, as at the top
+    level in both libraries, where the peer keeps a ``None`` value entry under the nested
+    record (a key of its ``keys()``, and a list of ``None`` once stacked or padded)."""
+    if finding.kind != "result" or not any(
+        ".update(" in line or ".from_dict(" in line for line in finding.lines
+    ):
+        return False
+    for line in finding.detail:
+        if _NONE_AS_LIST.match(line):
+            continue
+        keys = _KEYS_LINE.search(line)
+        if keys is None:
+            return False
+        theirs, ours = (json.loads(group.replace("'", '"')) for group in keys.groups())
+        if not set(ours) < set(theirs) or [key for key in theirs if key in ours] != ours:
+            return False
+    return True
+
+
+_NESTED_NONE_KEPT = re.compile(
+    r"^result((?:\['\w+'\])+): peer \w+\(batch_size=\[[\d, ]*\], keys=\[[^\]]*\]\), "
+    r"tclass py \('NoneType', None\)$"
+)
+
+
+def _none_field_kept_by_apply(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``apply(fn)`` where ``fn`` leaves nothing of a nested record whose field was set to
+    ``None`` through ``from_dict`` / ``update``: no leaf is left there in tclass (``None``),
+    where the peer keeps the nested record for the ``None`` value entry it stored (its
+    other entries ``None`` too)."""
+    if finding.kind != "result" or finding.step.op != "apply":
+        return False
+    if not any(".from_dict(" in line or ".update(" in line for line in finding.lines[:-1]):
+        return False
+    for line in finding.detail:
+        found = _NESTED_NONE_KEPT.match(line)
+        if found is None:
+            return False
+        node = peer.value
+        for key in re.findall(r"'(\w+)'", found.group(1)):
+            node = node.get(key)
+        if not _none_leaves(node.to_dict()):
+            return False
+    return True
+
+
+def _none_leaves(tree: Any) -> bool:
+    if isinstance(tree, dict):
+        return all(_none_leaves(value) for value in tree.values())
+    return tree is None
+
+
+def _none_field_not_written(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``rec.update_(rec.to_dict())`` where a field is ``None``: nothing written there in
+    tclass (the field stays unset), where the peer raises ``KeyError`` for the key it does
+    not hold."""
+    if finding.kind != "peer-raises" or finding.step.op != "update_":
+        return False
+    found = re.search(r"The key (\([^)]*\)|\w+) was not found in the dest", str(peer.error))
+    if found is None or not isinstance(peer.error, KeyError) or mine.value is None:
+        return False
+    text = found.group(1)
+    key = ast.literal_eval(text) if text.startswith("(") else text
+    return mine.value.get(key, None) is None
+
+
+def _none_field_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """The same, read through ``keys()``: the peer lists the nested ``None`` value it
+    stored (``list(x.keys(True))``) or finds it (``("inner", "z") in x.keys(True, True)``,
+    though its iteration of the leaves skips it), where tclass has no such key (and
+    ``select`` of it is a ``KeyNotFoundError``, as of an unset field in both)."""
+    if finding.kind == "result" and finding.step.op == "non_tensor_items":
+        # a record's: the peer lists its None fields too (its keys() does not)
+        theirs, ours = peer.value, mine.value
+        if not isinstance(theirs, list) or not isinstance(ours, list):
+            return False
+        kept = [(key, value) for key, value in theirs if value is not None]
+        return len(kept) == len(ours) and [k for k, _ in kept] == [k for k, _ in ours]
+    if not any(".update(" in line or ".from_dict(" in line for line in finding.lines[:-1]):
+        return False
+    if finding.kind == "tclass-raises" and type(mine.error).__name__ == "KeyNotFoundError":
+        missing = re.search(r"key '(\w+)',? (?:which )?was not found", str(mine.error))
+        return missing is not None and f", '{missing.group(1)}')" in finding.step.src
+    if finding.kind != "result":
+        return False
+    if finding.step.op == "get_default" and peer.snap == ("py", "NoneType", None):
+        return re.match(r"x\.get\(\('\w+', '\w+'\)", finding.step.src) is not None
+    if finding.step.op in ("items", "values") and isinstance(peer.value, list):
+        return _none_items_only(peer.value, mine.value)
+    if finding.step.op == "contains":
+        key = finding.step.src.split(" in x.keys(")[0]
+        return key.startswith("(") and "," in key and (peer.value, mine.value) == (True, False)
+    if finding.step.op != "keys" or not isinstance(peer.value, list):
+        return False
+    extra = [key for key in peer.value if key not in mine.value]
+    return (
+        bool(extra)
+        and all(isinstance(key, tuple) and len(key) > 1 for key in extra)
+        and ([key for key in peer.value if key in mine.value] == mine.value)
+    )
+
+
+def _none_items_only(theirs: list[Any], ours: list[Any]) -> bool:
+    """Whether ``theirs`` (``items()`` / ``values()``) is ``ours`` and nested ``None``
+    values besides (the peer's nodes of ``None``)."""
+    if not isinstance(ours, list) or len(theirs) <= len(ours):
+        return False
+    values = [item[1] if isinstance(item, tuple) else item for item in theirs]
+    extra = [value for value in values if value is None or getattr(value, "data", 0) is None]
+    return len(theirs) - len(extra) == len(ours)
+
+
+_NONE_FOR_EMPTY = re.compile(
+    r"^result: peer TensorDict\(batch_size=\[[\d, ]*\], keys=\[[^\]]*\]\), "
+    r"tclass py \('NoneType', None\)$"
+)
+
+
+_FIELD_DROPPED = re.compile(r"^result\['(\w+)'\]: peer py \('NoneType', None\), tclass ")
+
+
+def _holds_value(record: Any, key: str) -> bool:
+    """Whether ``record`` holds a Python value (one or per element) at ``key``."""
+    is_non_tensor = getattr(record, "is_non_tensor", None)
+    return is_non_tensor is not None and key in record.keys() and bool(is_non_tensor(key))
+
+
+def _values_through_apply(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``apply(fn, batch_size=...)`` of a collection that holds per-element Python values
+    (or of a lazy stack that holds values): kept where the new batch size keeps their
+    dims, ``None`` when no leaf is left (a lazy stack computed on its dense form), where
+    the peer drops them (a lazy stack's single values too) and keeps the nodes that held
+    them."""
+    if finding.kind != "result" or finding.step.op != "apply":
+        return False
+    if "batch_size=" not in finding.step.src:
+        return False
+    for line in finding.detail:
+        if _NONE_FOR_EMPTY.match(line):
+            continue
+        field = _FIELD_DROPPED.match(line)  # a record's field: the peer reads it None
+        if field is not None and _holds_value(mine.value, field.group(1)):
+            continue
+        keys = _KEYS_LINE.search(line)
+        if keys is None:
+            return False
+        theirs, ours = (json.loads(group.replace("'", '"')) for group in keys.groups())
+        if not set(theirs) < set(ours) or [key for key in ours if key in theirs] != theirs:
+            return False
+        extra = [key for key in ours if key not in theirs]
+        if line.startswith("result: ") and not all(mine.value.is_non_tensor(k) for k in extra):
+            return False
+    return True
+
+
+def _record_written_at_none(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A record without batch dims written at a ``None`` index (``x[None] = x[None].
+    apply(...)``): written in place in tclass, so the collection it was read from sees
+    the write, where the peer swaps new tensors into the record."""
+    if finding.kind != "alias" or facts.kind != "record":
+        return False
+    if not any(re.match(r"x\[None[^\]]*\] = ", line) for line in finding.lines):
+        return False
+    return all(": values differ: " in line for line in finding.detail)

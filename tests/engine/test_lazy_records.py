@@ -1,0 +1,196 @@
+"""A lazy stack of tensorclass records is a record (``tests/engine/test_lazy.py`` has
+the lazy stack itself): fields read and written through the members, the class kept by
+operations, dense forms, pickling and repr."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+import torch
+from lazy_records import Agent, Inner  # noqa: E402
+
+import tclass
+from tclass import (
+    LazyStackedTensorDict,
+    TensorClass,
+    TensorDict,
+    errors,
+)
+
+from strategies import make_values  # noqa: E402
+
+StackError = errors.StackError
+HeterogeneousEntryError = errors.HeterogeneousEntryError
+
+
+class Robot(TensorClass):
+    obs: torch.Tensor
+
+
+def _agent(name: str, features: int = 3) -> Agent:
+    return Agent(
+        obs=make_values([4, features]),
+        reward=make_values([4]),
+        name=name,
+        inner=Inner(x=make_values([4, 2]), batch_size=[4]),
+        batch_size=[4],
+    )
+
+
+# --- records over a lazy stack ---------------------------------------------------------------
+
+
+def test_lazy_stack_of_records_is_a_record() -> None:
+    ra, rb = _agent("a"), _agent("b")
+    x = tclass.lazy_stack([ra, rb])
+    assert type(x) is Agent and type(x._tensordict) is LazyStackedTensorDict
+    assert x.batch_size == torch.Size([2, 4])
+    assert x._tensordict.tensordicts[0] is ra._tensordict
+    assert torch.equal(x.obs, torch.stack([ra.obs, rb.obs]))
+    assert torch.equal(x.reward, torch.stack([ra.reward, rb.reward]))
+    assert x.extra is None
+
+
+def test_record_element_shares_member_data() -> None:
+    ra, rb = _agent("a"), _agent("b")
+    x = tclass.lazy_stack([ra, rb])
+    first = x[0]
+    assert type(first) is Agent and first._tensordict is ra._tensordict
+    assert first.obs.data_ptr() == ra.obs.data_ptr()
+    assert x[1].name == "b"
+
+
+@pytest.mark.parametrize("d", [0, 1])
+def test_record_field_assignment_reaches_members(d: int) -> None:
+    ra, rb = _agent("a"), _agent("b")
+    x = tclass.lazy_stack([ra, rb], d)
+    x.reward = torch.zeros(x.batch_size)
+    assert not ra.reward.any() and not rb.reward.any()
+    x.inner = Inner(x=torch.full((*x.batch_size, 2), 3.0), batch_size=x.batch_size)
+    assert (rb.inner.x == 3).all() and type(rb.inner) is Inner
+    x.extra = torch.ones(x.batch_size)
+    assert torch.equal(ra.extra, torch.ones(4))
+    x.name = "z"
+    assert ra.name == "z" and x._tensordict.get("name").data == "z"
+    assert x.name == ([["z"] * 4] * 2 if d == 0 else [["z"] * 2] * 4)  # as the peer
+
+
+def test_record_python_values() -> None:
+    same = tclass.lazy_stack([_agent("a"), _agent("a")])
+    assert same.name == [["a"] * 4, ["a"] * 4] and same[1].name == "a"  # as the peer
+    different = tclass.lazy_stack([_agent("a"), _agent("b")])
+    assert different.name == [["a"] * 4, ["b"] * 4]
+    assert tclass.lazy_stack([_agent("a"), _agent("b")], 1).name == [["a", "b"]] * 4
+
+
+def test_record_nested_field_reads_as_nested_class() -> None:
+    ra, rb = _agent("a"), _agent("b")
+    x = tclass.lazy_stack([ra, rb])
+    inner = x.inner
+    assert type(inner) is Inner and type(inner._tensordict) is LazyStackedTensorDict
+    assert torch.equal(inner.x, torch.stack([ra.inner.x, rb.inner.x]))
+
+
+def test_record_ragged_field_raises() -> None:
+    x = tclass.lazy_stack([_agent("a", 3), _agent("b", 5)])
+    with pytest.raises(HeterogeneousEntryError, match="entry 'obs' has shape"):
+        _ = x.obs
+    assert torch.equal(x.reward, torch.stack([x[0].reward, x[1].reward]))
+
+
+def test_record_operations_keep_the_class() -> None:
+    ra, rb = _agent("a"), _agent("b")
+    x = tclass.lazy_stack([ra, rb])
+    results = [
+        x.clone(),
+        x.apply(lambda v: v * 2),
+        x == x.clone(),
+        x.to(torch.float64),
+        x.to("cpu"),
+        x[torch.tensor([1, 0])],
+        x[:, torch.tensor([0, 2])],
+        x[:, 1:],
+        x.detach(),
+    ]
+    for result in results:
+        assert type(result) is Agent and type(result._tensordict) is LazyStackedTensorDict
+    assert (x == x.clone()).all()
+    assert torch.equal(x.apply(lambda v: v * 2).obs, x.obs * 2)
+    assert x.to(torch.float64).obs.dtype == torch.float64
+    assert x[torch.tensor([1, 0])].name == [["b"] * 4, ["a"] * 4]
+    for piece in [*x.unbind(0), *x.unbind(1), *x]:
+        assert type(piece) is Agent
+    assert x.unbind(0)[1]._tensordict is rb._tensordict
+    clone = x.clone()
+    clone.obs = torch.zeros(2, 4, 3)
+    assert ra.obs.any()
+
+
+def test_record_contiguous_and_to_tensordict() -> None:
+    ra, rb = _agent("a"), _agent("b")
+    x = tclass.lazy_stack([ra, rb], 1)
+    dense = x.contiguous()
+    assert type(dense) is Agent and type(dense._tensordict) is TensorDict
+    assert type(dense.inner) is Inner
+    assert torch.equal(dense.obs, torch.stack([ra.obs, rb.obs], 1))
+    assert dense.name == [["a", "b"]] * 4
+    td = x.to_tensordict()
+    assert type(td) is TensorDict and type(td.get("inner")) is TensorDict
+    assert torch.equal(td["inner", "x"], torch.stack([ra.inner.x, rb.inner.x], 1))
+    assert td.get("name").tolist() == [["a", "b"]] * 4
+    assert type(tclass.dense_stack_tds(x)) is Agent
+
+
+def test_record_mixing_classes_refused() -> None:
+    robot = Robot(obs=torch.zeros(4), batch_size=[4])
+    with pytest.raises(StackError, match="member 1 is a Robot but member 0 is a Agent"):
+        tclass.lazy_stack([_agent("a"), robot])
+    with pytest.raises(StackError, match="member 1 is a TensorDict but member 0 is a Agent"):
+        tclass.lazy_stack([_agent("a"), TensorDict(obs=torch.zeros(4), batch_size=[4])])
+
+
+def test_record_maybe_dense_stack() -> None:
+    dense = tclass.maybe_dense_stack([_agent("a"), _agent("b")])
+    assert type(dense) is Agent and type(dense._tensordict) is TensorDict
+    lazy = tclass.maybe_dense_stack([_agent("a", 3), _agent("b", 5)])
+    assert type(lazy) is Agent and type(lazy._tensordict) is LazyStackedTensorDict
+
+
+def test_record_from_tensordict_stays_lazy() -> None:
+    ra, rb = _agent("a"), _agent("b")
+    storage = tclass.lazy_stack([ra._tensordict, rb._tensordict])
+    x = Agent.from_tensordict(storage)
+    assert type(x) is Agent and type(x._tensordict) is LazyStackedTensorDict
+    assert type(x.inner) is Inner
+    assert torch.equal(x.obs, torch.stack([ra.obs, rb.obs]))
+    assert x.name == [["a"] * 4, ["b"] * 4]
+
+
+def test_record_setitem_reaches_members() -> None:
+    ra, rb = _agent("a"), _agent("b")
+    x = tclass.lazy_stack([ra, rb])
+    x[:, 1] = _agent("a")[0].apply(torch.zeros_like)
+    assert not ra.obs[1].any() and not rb.obs[1].any()
+    x[torch.tensor([False, True])] = 0
+    assert not rb.reward.any() and ra.reward.any()
+
+
+def test_record_setitem_mapping() -> None:
+    ra, rb = _agent("a"), _agent("b")
+    x = tclass.lazy_stack([ra, rb])
+    x[:, 2] = {"reward": torch.tensor([5.0, 6.0])}
+    assert ra.reward[2] == 5 and rb.reward[2] == 6
+
+
+def test_record_pickle_and_repr() -> None:
+    x = tclass.lazy_stack([_agent("a", 3), _agent("b", 5)])
+    back = pickle.loads(pickle.dumps(x))
+    assert type(back) is Agent and type(back._tensordict) is LazyStackedTensorDict
+    assert torch.equal(back.reward, x.reward)
+    text = repr(x)
+    # the peer's: a record's header is its batch size (no stack_dim), a Python value
+    # shows the type of member 0's
+    assert text.startswith("Agent(batch_size=[2,4], fields={") and "obs: f32[-1]" in text
+    assert "stack_dim" not in text
+    assert "name: str" in text and "stack_dim=0" in repr(x._tensordict)
