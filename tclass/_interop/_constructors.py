@@ -715,6 +715,8 @@ def to_dict(
         raise HeterogeneousEntryError(msg)
     out: dict[str, Any] = {}
     for key, value in collection._items():
+        if isinstance(value, _NonTensorNode) and not retain_none and value.data is None:
+            continue  # a None value (one, or in every element) is left out, as the peer does
         if isinstance(value, _NonTensorNode):
             out[key] = unlinked(value._read())  # a per-element stack as plain nested lists
         elif isinstance(value, TensorCollection) and tolist_first and value.batch_dims:
@@ -736,7 +738,8 @@ def _converted(tensor: torch.Tensor, convert: bool | Literal["numpy"]) -> Any:
 
 def to_namedtuple(collection: TensorCollection, dest_cls: Callable[..., Any] | None) -> Any:
     """The collection as a namedtuple (``dest_cls``, or a generated ``GenericDict``);
-    nested collections become nested namedtuples, Python values stay values.
+    nested collections become nested namedtuples, Python values stay values, ``None``
+    values are left out (the peer's ``to_dict(retain_none=False)``).
 
     Raises:
         NamedTupleKeyError: (an ``InvalidKeyError`` and ``ValueError``) for a key that
@@ -744,6 +747,8 @@ def to_namedtuple(collection: TensorCollection, dest_cls: Callable[..., Any] | N
     """
     values: dict[str, Any] = {}
     for key, value in collection._items():
+        if isinstance(value, _NonTensorNode) and value.data is None:
+            continue  # None values are left out, as ``to_dict(retain_none=False)`` does
         if isinstance(value, _NonTensorNode):
             values[key] = unlinked(value._read())
         elif isinstance(value, TensorCollection):

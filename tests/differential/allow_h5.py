@@ -39,7 +39,7 @@ _PEER_REFUSES = (
     re.compile(r"Index put requires the source and destination dtypes match"),  # rows of a view
     re.compile(r"`_SubTensorDict\.set\(key, value, inplace=False\)` is prohibited"),  # view.set
     re.compile(r"Calling nonzero on 0d arrays is not allowed"),  # masked_fill_ of a 0-dim file
-    re.compile(r"Only one indexing vector or array is currently allowed"),  # h5py, 2 masks
+    re.compile(r"Only one indexing vector or array is|Only 1D arrays allowed for fancy"),  # h5py
     re.compile(r"Python integer -?\d+ out of bounds for u?int"),  # numpy: a number out of
     # an integer dtype's range (masked_fill_): tclass raises torch's in-place error
     # a collection written at rows the peer's file does not broadcast it to (it compares

@@ -8,6 +8,7 @@ the reason it is not fixed yet, and reported as open by the runner.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -20,6 +21,7 @@ from .allow_h5 import (
     _h5_result_kept,
 )
 from .allow_ops import (
+    _MAPPED_THERE,
     _REDUCTIONS,
     _VALUES_DROPPED,
     _any_of,
@@ -120,6 +122,29 @@ if TYPE_CHECKING:
     from .world import Facts
 
 
+def _selected_as_indexed(finding: Finding, facts: Facts, peer: Outcome, mine: Outcome) -> bool:
+    """``masked_select`` is ``x[mask]``: of a memory-mapped entry, with no element
+    selected, a plain tensor (``_memory_mapped_as_indexed``)."""
+    if finding.kind != "result" or finding.step.op != "masked_select":
+        return False
+    return all(
+        (found := _MAPPED_THERE.search(line)) is not None and re.search(r"\b0\b", found.group(1))
+        for line in finding.detail
+    )
+
+
+def _new_batch_named(finding: Finding, facts: Facts, peer: Outcome, mine: Outcome) -> bool:
+    """``new_zeros`` / ``new_ones`` / ``new_full`` to a batch size of fewer dims: tclass
+    names the new dims right-aligned (none for ``[]``), where the peer keeps all the old
+    names, more names than its result has dims."""
+    if finding.kind != "result" or finding.step.op not in ("new_zeros", "new_ones", "new_full"):
+        return False
+    if not all(".names: " in line for line in finding.detail):
+        return False
+    value = peer.value
+    return hasattr(value, "names") and len(value.names) != value.batch_dims
+
+
 @dataclass(frozen=True)
 class Entry:
     name: str
@@ -144,7 +169,7 @@ ENTRIES: list[Entry] = [
         _any_of(
             _number_written_around_values,
             _values_written_in_place,
-            _values_kept(*_VALUES_DROPPED),
+            _values_kept(*_VALUES_DROPPED, "new_full", "new_ones", "new_zeros"),  # lazy stacks
             _through_a_value,
             _empty_values_shaped,
             _empty_values_kept,
@@ -185,6 +210,7 @@ ENTRIES: list[Entry] = [
             _too_many_indices,
             _beyond_the_index,
             _memory_mapped_as_indexed,
+            _selected_as_indexed,
             _record_written_at_none,
             _broadcast_as_torch,
         ),
@@ -205,6 +231,7 @@ ENTRIES: list[Entry] = [
             _names_read_live,
             _stack_dim_name_kept,
             _empty_set_under_node,
+            _new_batch_named,
         ),
     ),
     Entry(

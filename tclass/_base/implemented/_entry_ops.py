@@ -576,7 +576,10 @@ class EntryOps(TensorCollection):
                 )
             )
             values[key] = tensor.requires_grad_(requires_grad) if requires_grad else tensor
-        return self._new_like(values, torch.Size(batch), target)
+        out = self._new_like(values, torch.Size(batch), target)
+        if out._dim_names is not None:  # new dims, unnamed (as the peer, and torch's new_tensor)
+            out._rename_all(None)
+        return out
 
     def empty(
         self,

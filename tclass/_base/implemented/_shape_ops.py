@@ -579,10 +579,7 @@ class ShapeOps(TensorCollection):
                 f"{_batch.format_shape(mask.shape)}"
             )
             raise ShapeError(msg)
-        if not batch_size:
-            result = self.unsqueeze(0)[mask.reshape(1)]
-        else:
-            result = self[mask]
+        result = self[mask]  # a 0-dim mask adds one dim, a Python value stays one value
         if self._dim_names is not None:  # one new dim: unnamed, as the peer (and torch)
             result = self._carry(result, (None,), lock=False)
         return self._in_place(result, inplace, "masked_select")

@@ -1,0 +1,50 @@
+"""Regressions from the differential fuzzer's windows (``tests/differential``): each test
+is the shortest program of one signature, checked against the peer's answer."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tclass import NonTensorData, TensorDict
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_masked_select_of_no_batch_dims_keeps_a_python_value(keep: bool) -> None:
+    """A 0-dim mask adds one dim, as ``x[mask]`` does: a Python value stays one value
+    (the peer's ``NonTensorData`` of batch size ``[1]`` / ``[0]``), not a stack of one."""
+    td = TensorDict({"a": torch.zeros(()), "v": "pong", "n": {"b": torch.ones(2)}}, [])
+    out = td.masked_select(torch.tensor(keep))
+    size = 1 if keep else 0
+    assert out.batch_size == torch.Size([size])
+    assert type(out.get("v")) is NonTensorData
+    assert out["v"] == "pong"
+    assert out["n", "b"].shape == (size, 2)
+    assert out["a"].shape == (size,)
+
+
+def test_masked_select_refuses_a_mask_of_another_shape() -> None:
+    td = TensorDict({"a": torch.zeros(())}, [])
+    with pytest.raises(ValueError, match="batch size"):
+        td.masked_select(torch.ones(2, dtype=torch.bool))
+
+
+def test_new_tensor_has_unnamed_dims() -> None:
+    """``new_tensor`` makes new dims, unnamed (the peer's, as torch's ``new_tensor``), also
+    when ``data`` is a named collection of the same batch size."""
+    td = TensorDict(
+        {"a": torch.zeros(3, 2), "n": TensorDict({"b": torch.zeros(3)}, [3])}, [3], names=["i"]
+    )
+    with pytest.warns(UserWarning):
+        made = td.new_tensor(td.clone())
+    assert made.names == [None]
+    assert made["n"].names == [None]
+    assert made.batch_size == torch.Size([3])
+    assert td.names == ["i"]  # the source keeps its names
+    assert td.new_tensor([1.0, 2.0, 3.0]).names == [None]
+
+
+def test_new_zeros_names_follow_the_new_batch_size() -> None:
+    td = TensorDict({"a": torch.zeros(3, 2)}, [3], names=["i"])
+    assert td.new_zeros(()).names == []
+    assert td.new_zeros(4).names == ["i"]
