@@ -48,3 +48,17 @@ def test_new_zeros_names_follow_the_new_batch_size() -> None:
     td = TensorDict({"a": torch.zeros(3, 2)}, [3], names=["i"])
     assert td.new_zeros(()).names == []
     assert td.new_zeros(4).names == ["i"]
+
+
+@pytest.mark.parametrize("index", [(-2,), (-2, slice(-3, 0, 3)), (5,), (0, 7)])
+def test_write_at_an_index_out_of_range_of_nested_collections_without_tensors(
+    index: tuple[object, ...],
+) -> None:
+    """``td[idx] = rows`` where only empty nested collections are written: the index is
+    still checked against the batch size, as torch (and the peer's) ``IndexError``."""
+    td = TensorDict({"m": {}}, batch_size=[1, 3])
+    rows = td[0, :1].clone()
+    with pytest.raises(IndexError, match="out of bounds"):
+        td[index] = rows
+    td[0, 1:2] = rows  # an index that fits writes (nothing)
+    assert list(td.keys()) == ["m"]

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 # memory or replaces the entry (or, for ``set_`` and a view's rows, raises its own error).
 _PEER_REFUSES = (
     re.compile(r"Cannot call `?\w+`? on a (PersistentTensorDict|_SubTensorDict)"),
-    re.compile(r"Selection can't process None"),
+    re.compile(r"Selection can't process None|Index \(\d+\) out of range for \(0-0\)"),
     re.compile(r"Indexing elements must be in increasing order"),
     re.compile(r"Indexing arrays must have integer dtypes"),
     re.compile(r"no appropriate function for conversion path"),
