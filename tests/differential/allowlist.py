@@ -133,6 +133,25 @@ def _selected_as_indexed(finding: Finding, facts: Facts, peer: Outcome, mine: Ou
     )
 
 
+def _names_through_saved_nested(
+    finding: Finding, facts: Facts, peer: Outcome, mine: Outcome
+) -> bool:
+    """``named_apply(fn, names=...)`` of a memory-mapped collection with a nested one of
+    more batch dims: the peer fails giving the nested one the names (it names it as it
+    does in memory, the names and ``None`` for the extra dims, as tclass does)."""
+    if finding.kind != "peer-raises" or finding.step.op not in ("named_apply", "apply"):
+        return False
+    return "the length of the dimension names must equate" in str(peer.error)
+
+
+def _h5_set_returns_self(finding: Finding, facts: Facts, peer: Outcome, mine: Outcome) -> bool:
+    """``file.set_(("m", "c"), v)``: tclass returns the file, as ``set_`` returns the
+    collection it was called on, where the peer's file returns the nested group."""
+    if not facts.h5 or finding.kind != "result" or finding.step.op != "set_":
+        return False
+    return finding.detail[0].startswith("result: keys:") and "set_((" in finding.step.src
+
+
 def _new_batch_named(finding: Finding, facts: Facts, peer: Outcome, mine: Outcome) -> bool:
     """``new_zeros`` / ``new_ones`` / ``new_full`` to a batch size of fewer dims: tclass
     names the new dims right-aligned (none for ``[]``), where the peer keeps all the old
@@ -199,7 +218,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "peer-fails-inside",
         "**Where the peer fails inside, tclass answers.**",
-        _any_of(_peer_fails_inside, _mixed_field_refused),
+        _any_of(_peer_fails_inside, _mixed_field_refused, _names_through_saved_nested),
     ),
     Entry(
         "index-beyond-batch",
@@ -334,6 +353,7 @@ ENTRIES: list[Entry] = [
             _h5_keys_listed,
             _h5_missing_renamed,
             _h5_params_read,
+            _h5_set_returns_self,
         ),
     ),
     Entry(
