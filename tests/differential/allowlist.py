@@ -69,6 +69,7 @@ from .allow_records import (
     _exclusive_keys_refused,
     _from_dict_batch_dims,
     _frozen_locked,
+    _inferred_past_empty_dicts,
     _kept_as_annotated,
     _key_below_a_value,
     _missing_key_first,
@@ -288,7 +289,11 @@ ENTRIES: list[Entry] = [
         "records-predictable",
         "**Tensorclasses are predictable.**",
         _any_of(
-            _from_dict_batch_dims, _tolist_lists_fields, _contains_a_field, _namedtuple_of_record
+            _from_dict_batch_dims,
+            _tolist_lists_fields,
+            _contains_a_field,
+            _namedtuple_of_record,
+            _inferred_past_empty_dicts,
         ),
     ),
     Entry(
