@@ -62,3 +62,16 @@ def test_write_at_an_index_out_of_range_of_nested_collections_without_tensors(
         td[index] = rows
     td[0, 1:2] = rows  # an index that fits writes (nothing)
     assert list(td.keys()) == ["m"]
+
+
+@pytest.mark.parametrize("dtype", [torch.uint16, torch.uint32, torch.uint64])
+def test_any_and_all_of_unsigned_dtypes_torch_cannot_count(dtype: torch.dtype) -> None:
+    """``any()`` / ``all()`` of ``uint16``/``uint32``/``uint64`` tensors, which torch's CPU
+    ``count_nonzero`` refuses: answered as torch's own ``any()`` / ``all()`` answer."""
+    empty = TensorDict({"x": torch.zeros(0, 2, dtype=dtype)}, [0])
+    assert not bool(empty.any())
+    assert bool(empty.all())
+    td = TensorDict({"x": torch.tensor([0, 3], dtype=dtype)}, [2])
+    assert bool(td.any())
+    assert not bool(td.all())
+    assert bool(TensorDict({"x": torch.tensor([1, 3], dtype=dtype)}, [2]).all())
