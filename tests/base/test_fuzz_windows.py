@@ -75,3 +75,23 @@ def test_any_and_all_of_unsigned_dtypes_torch_cannot_count(dtype: torch.dtype) -
     assert bool(td.any())
     assert not bool(td.all())
     assert bool(TensorDict({"x": torch.tensor([1, 3], dtype=dtype)}, [2]).all())
+
+
+@pytest.mark.parametrize(
+    ("keys", "error"),
+    [
+        ((("d",), "a", "d"), RuntimeError),  # a key given twice, the first one present
+        (("a", "zz"), RuntimeError),
+        (("zz", "a"), KeyError),  # the first key is missing
+    ],
+)
+def test_separates_of_a_locked_collection_raises_for_its_first_key(
+    keys: tuple[object, ...], error: type[Exception]
+) -> None:
+    """As the peer, which pops the keys in order: a locked collection refuses the removal
+    when the first key is present, and a missing first key is a ``KeyError``; nothing
+    changes either way."""
+    td = TensorDict({"d": torch.zeros(2), "a": torch.zeros(2)}, [2]).lock_()
+    with pytest.raises(error):
+        td.separates(*keys, filter_empty=False)
+    assert list(td.keys()) == ["d", "a"]
