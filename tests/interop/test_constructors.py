@@ -762,4 +762,3 @@ def test_to_namedtuple_and_to_dict_leave_out_none_values(locked: bool) -> None:
     assert td.to_dict()["s"] is None
     values = TensorDict({"s": NonTensorStack(None, 1), "t": NonTensorStack(None, None)}, [2])
     assert values.to_dict(retain_none=False) == {"s": [None, 1]}  # a None in one element stays
-
