@@ -135,7 +135,8 @@ class SetItemOps(TensorDictBase):
                     and not isinstance(sub, _NonTensorNode)
                     and not len(sub.keys())
                 ):
-                    continue  # nothing to write: only the value written is checked, not its parts
+                    check_index_fits(self, index)  # nothing to write, but torch checks it
+                    continue  # only the value written is checked, not its parts
                 if isinstance(sub, NonTensorData) and isinstance(entry, _Tensor):
                     # a number kept as a Python value (a nocast record's row) fills the
                     # tensor; a value that is not a number is refused, naming the entry
@@ -218,13 +219,19 @@ def check_empty_source(destination: TensorCollection, index: Any, value: TensorC
         DimError: (an ``IndexError``) the index does not fit the destination's batch size.
         BatchSizeError: (a ``RuntimeError``) the source's batch size does not broadcast.
     """
+    check_index_fits(destination, index)
+    error = source_batch_error(destination, index, value, empty=True)
+    if error is not None:
+        raise error
+
+
+def check_index_fits(destination: TensorCollection, index: Any) -> None:
+    """``index`` checked against ``destination``'s batch size, as torch checks an index
+    into a tensor of that size (a ``DimError``, an ``IndexError``, when it does not fit)."""
     if -1 in destination.batch_size:
         _check_ragged_index(destination.batch_size, index)
     else:
         _batch.indexed_shape(destination.batch_size, index)  # out of range or ill-formed
-    error = source_batch_error(destination, index, value, empty=True)
-    if error is not None:
-        raise error
 
 
 def _check_ragged_index(batch_size: torch.Size, index: Any) -> None:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 # memory or replaces the entry (or, for ``set_`` and a view's rows, raises its own error).
 _PEER_REFUSES = (
     re.compile(r"Cannot call `?\w+`? on a (PersistentTensorDict|_SubTensorDict)"),
-    re.compile(r"Selection can't process None"),
+    re.compile(r"Selection can't process None|Index \(\d+\) out of range for \(0-0\)"),
     re.compile(r"Indexing elements must be in increasing order"),
     re.compile(r"Indexing arrays must have integer dtypes"),
     re.compile(r"no appropriate function for conversion path"),
@@ -40,7 +40,7 @@ _PEER_REFUSES = (
     re.compile(r"`_SubTensorDict\.set\(key, value, inplace=False\)` is prohibited"),  # view.set
     re.compile(r"Calling nonzero on 0d arrays is not allowed"),  # masked_fill_ of a 0-dim file
     re.compile(r"set_non_tensor is not compatible with the tensordict type Persistent"),
-    re.compile(r"Only one indexing vector or array is currently allowed"),  # h5py, 2 masks
+    re.compile(r"Only one indexing vector or array is|Only 1D arrays allowed for fancy"),  # h5py
     re.compile(r"Python integer -?\d+ out of bounds for u?int"),  # numpy: a number out of
     # an integer dtype's range (masked_fill_): tclass raises torch's in-place error
     # a collection written at rows the peer's file does not broadcast it to (it compares

@@ -114,7 +114,7 @@ def _tensor_spread_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: An
     for line in finding.detail:
         found = _DIMS_LINE.search(line) or _SHAPES_LINE.search(line)
         if found is not None:
-            theirs, ours = (side.count(",") for side in found.groups()[1:])
+            theirs, ours = (side.rstrip(", ").count(",") for side in found.groups()[1:])
             if theirs > ours:
                 continue
         if _RAGGED_READ.match(line) is None:
@@ -209,7 +209,7 @@ _EMPTY_LAZY = re.compile(
 
 
 _REDUCTIONS = ("sum", "mean", "prod", "std", "var", "max", "min", "amax", "amin", "any", "all")
-_REDUCTIONS += ("nansum", "nanmean", "norm", "logsumexp")
+_REDUCTIONS += ("nansum", "nanmean", "norm", "logsumexp", "quantile")
 
 
 def _values_not_merged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

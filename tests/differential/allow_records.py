@@ -89,6 +89,24 @@ def _from_dict_batch_dims(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     )
 
 
+_INFERRED_PAST_EMPTY = re.compile(
+    r"^result(\['\w+'\])*\.(batch_size: peer \(\), tclass \(|names: peer \[\], tclass \[)"
+    r"|^result(\['\w+'\])+\[\d+\]: length: peer 0, tclass \d+$"
+)
+
+
+def _inferred_past_empty_dicts(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``TensorDict.from_dict`` / ``from_any`` of a dict holding an empty dict: the batch
+    size inferred from the rest (``batch_dims=n``: ``n`` dims), where the peer's gives
+    ``[]`` (depending on the key order), and its nested collections and values with it."""
+    if finding.kind != "result" or finding.step.op not in ("from_dict", "from_any"):
+        return False
+    if not finding.detail[0].startswith("result.batch_size: peer (), tclass ("):
+        return False
+    empty = [k for k, v in mine.value.items() if hasattr(v, "keys") and not list(v.keys())]
+    return bool(empty) and all(_INFERRED_PAST_EMPTY.match(line) for line in finding.detail)
+
+
 _KEYS_LINE = re.compile(r"^result(\[\d+\])*: keys: peer (\[[^\]]*\]), tclass (\[[^\]]*\])$")
 
 

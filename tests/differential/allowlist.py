@@ -8,6 +8,7 @@ the reason it is not fixed yet, and reported as open by the runner.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -32,6 +33,7 @@ from .allow_h5 import (
 )
 from .allow_new import _NEW_LIKE, _names_fit_the_batch
 from .allow_ops import (
+    _MAPPED_THERE,
     _REDUCTIONS,
     _VALUES_DROPPED,
     _any_of,
@@ -71,6 +73,7 @@ from .allow_records import (
     _exclusive_keys_refused,
     _from_dict_batch_dims,
     _frozen_locked,
+    _inferred_past_empty_dicts,
     _kept_as_annotated,
     _key_below_a_value,
     _missing_key_first,
@@ -127,6 +130,48 @@ if TYPE_CHECKING:
     from .world import Facts
 
 
+def _selected_as_indexed(finding: Finding, facts: Facts, peer: Outcome, mine: Outcome) -> bool:
+    """``masked_select`` is ``x[mask]``: of a memory-mapped entry, with no element
+    selected, a plain tensor (``_memory_mapped_as_indexed``)."""
+    if finding.kind != "result" or finding.step.op != "masked_select":
+        return False
+    return all(
+        (found := _MAPPED_THERE.search(line)) is not None and re.search(r"\b0\b", found.group(1))
+        for line in finding.detail
+    )
+
+
+def _names_through_saved_nested(
+    finding: Finding, facts: Facts, peer: Outcome, mine: Outcome
+) -> bool:
+    """``named_apply(fn, names=...)`` of a memory-mapped collection with a nested one of
+    more batch dims: the peer fails giving the nested one the names (it names it as it
+    does in memory, the names and ``None`` for the extra dims, as tclass does)."""
+    if finding.kind != "peer-raises" or finding.step.op not in ("named_apply", "apply"):
+        return False
+    return "the length of the dimension names must equate" in str(peer.error)
+
+
+def _h5_set_returns_self(finding: Finding, facts: Facts, peer: Outcome, mine: Outcome) -> bool:
+    """``file.set_(("m", "c"), v)``: tclass returns the file, as ``set_`` returns the
+    collection it was called on, where the peer's file returns the nested group."""
+    if not facts.h5 or finding.kind != "result" or finding.step.op != "set_":
+        return False
+    return finding.detail[0].startswith("result: keys:") and "set_((" in finding.step.src
+
+
+def _new_batch_named(finding: Finding, facts: Facts, peer: Outcome, mine: Outcome) -> bool:
+    """``new_zeros`` / ``new_ones`` / ``new_full`` to a batch size of fewer dims: tclass
+    names the new dims right-aligned (none for ``[]``), where the peer keeps all the old
+    names, more names than its result has dims."""
+    if finding.kind != "result" or finding.step.op not in ("new_zeros", "new_ones", "new_full"):
+        return False
+    if not all(".names: " in line for line in finding.detail):
+        return False
+    value = peer.value
+    return hasattr(value, "names") and len(value.names) != value.batch_dims
+
+
 @dataclass(frozen=True)
 class Entry:
     name: str
@@ -151,7 +196,7 @@ ENTRIES: list[Entry] = [
         _any_of(
             _number_written_around_values,
             _values_written_in_place,
-            _values_kept(*_VALUES_DROPPED, *_NEW_LIKE),
+            _values_kept(*_VALUES_DROPPED, *_NEW_LIKE),  # (new_full/ones/zeros: lazy stacks too)
             _through_a_value,
             _empty_values_shaped,
             _empty_values_kept,
@@ -187,6 +232,7 @@ ENTRIES: list[Entry] = [
             _separated_once,
             _namedtuple_number_kept,
             _mixed_keys_unsorted,
+            _names_through_saved_nested,
         ),
     ),
     Entry(
@@ -198,6 +244,7 @@ ENTRIES: list[Entry] = [
             _too_many_indices,
             _beyond_the_index,
             _memory_mapped_as_indexed,
+            _selected_as_indexed,
             _record_written_at_none,
             _broadcast_as_torch,
         ),
@@ -219,6 +266,7 @@ ENTRIES: list[Entry] = [
             _names_read_live,
             _stack_dim_name_kept,
             _empty_set_under_node,
+            _new_batch_named,
         ),
     ),
     Entry(
@@ -256,7 +304,11 @@ ENTRIES: list[Entry] = [
         "records-predictable",
         "**Tensorclasses are predictable.**",
         _any_of(
-            _from_dict_batch_dims, _tolist_lists_fields, _contains_a_field, _namedtuple_of_record
+            _from_dict_batch_dims,
+            _tolist_lists_fields,
+            _contains_a_field,
+            _namedtuple_of_record,
+            _inferred_past_empty_dicts,
         ),
     ),
     Entry(
@@ -321,6 +373,7 @@ ENTRIES: list[Entry] = [
             _h5_keys_listed,
             _h5_missing_renamed,
             _h5_params_read,
+            _h5_set_returns_self,
         ),
     ),
     Entry(

@@ -740,3 +740,25 @@ def test_batch_size_wins_over_batch_dims_for_a_tuple_but_not_for_a_dict() -> Non
         )
     with pytest.raises(errors.BatchSizeError, match="either batch_size or batch_dims"):
         tclass.from_any({"obs": torch.zeros(2, 3)}, batch_dims=1, batch_size=[2])
+
+
+@pytest.mark.parametrize("locked", [False, True])
+def test_to_namedtuple_and_to_dict_leave_out_none_values(locked: bool) -> None:
+    """``None`` values are left out of ``to_namedtuple()`` (at every level) and of
+    ``to_dict(retain_none=False)``, as the peer's; ``to_dict()`` keeps them."""
+    td = TensorDict(
+        {"a": torch.zeros(2), "s": None, "n": TensorDict({"s": None, "b": torch.ones(2)}, [2])},
+        [2],
+    )
+    if locked:
+        td.lock_()
+    named = td.to_namedtuple()
+    assert named._fields == ("a", "n")
+    assert named.n._fields == ("b",)
+    back = TensorDict.from_namedtuple(named, batch_size=[2])
+    assert list(back.keys(True, True)) == ["a", ("n", "b")]
+    assert set(td.to_dict(retain_none=False)) == {"a", "n"}
+    assert set(td.to_dict(retain_none=False)["n"]) == {"b"}
+    assert td.to_dict()["s"] is None
+    values = TensorDict({"s": NonTensorStack(None, 1), "t": NonTensorStack(None, None)}, [2])
+    assert values.to_dict(retain_none=False) == {"s": [None, 1]}  # a None in one element stays

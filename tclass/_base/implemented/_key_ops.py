@@ -224,9 +224,12 @@ class KeyOps(TensorCollection):
                 repeated.append(path)
                 continue
             (present if path in self else missing).append(path)
+        locked = bool(present) and self.is_locked
+        if locked and present[0] == unravel_key(keys[0]):
+            raise _locked("remove entries from", self)  # the first key decides, as the peer
         if (missing or repeated) and strict and default is _NO_DEFAULT:
             raise self._missing_key((missing or repeated)[0])
-        if present and self.is_locked:
+        if locked:
             raise _locked("remove entries from", self)
         # As the peer: the empty tree of this collection, with its Python values (they
         # go with both parts), then each key in the order given, then no empty nodes.

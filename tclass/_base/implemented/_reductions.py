@@ -881,13 +881,18 @@ def _all_true(leaves: list[torch.Tensor]) -> bool:
                     if found:
                         return False
                     continue
-            if int(leaf.count_nonzero()) != leaf.numel():
+            if leaf.dtype in _NOT_COUNTED:
+                if not leaf.all():
+                    return False
+            elif int(leaf.count_nonzero()) != leaf.numel():
                 return False
         elif not leaf.all():
             return False
     return True
 
 
+# dtypes whose elements torch's CPU ``count_nonzero`` cannot count: ``all()`` / ``any()``
+_NOT_COUNTED = frozenset({torch.uint16, torch.uint32, torch.uint64})
 _BYTES_READ_LIMIT = 1 << 16  # elements (bytes) of a bool tensor read through its memory
 
 
@@ -911,7 +916,7 @@ def _zero_byte(leaf: torch.Tensor) -> bool | None:
 def _any_true(leaves: list[torch.Tensor]) -> bool:
     """Whether any element of any tensor is true (see :func:`_all_true`)."""
     for leaf in leaves:
-        if leaf.is_cpu:
+        if leaf.is_cpu and leaf.dtype not in _NOT_COUNTED:
             if int(leaf.count_nonzero()):
                 return True
         elif leaf.any():

@@ -1,0 +1,97 @@
+"""Regressions from the differential fuzzer's windows (``tests/differential``): each test
+is the shortest program of one signature, checked against the peer's answer."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tclass import NonTensorData, TensorDict
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_masked_select_of_no_batch_dims_keeps_a_python_value(keep: bool) -> None:
+    """A 0-dim mask adds one dim, as ``x[mask]`` does: a Python value stays one value
+    (the peer's ``NonTensorData`` of batch size ``[1]`` / ``[0]``), not a stack of one."""
+    td = TensorDict({"a": torch.zeros(()), "v": "pong", "n": {"b": torch.ones(2)}}, [])
+    out = td.masked_select(torch.tensor(keep))
+    size = 1 if keep else 0
+    assert out.batch_size == torch.Size([size])
+    assert type(out.get("v")) is NonTensorData
+    assert out["v"] == "pong"
+    assert out["n", "b"].shape == (size, 2)
+    assert out["a"].shape == (size,)
+
+
+def test_masked_select_refuses_a_mask_of_another_shape() -> None:
+    td = TensorDict({"a": torch.zeros(())}, [])
+    with pytest.raises(ValueError, match="batch size"):
+        td.masked_select(torch.ones(2, dtype=torch.bool))
+
+
+def test_new_tensor_has_unnamed_dims() -> None:
+    """``new_tensor`` makes new dims, unnamed (the peer's, as torch's ``new_tensor``), also
+    when ``data`` is a named collection of the same batch size."""
+    td = TensorDict(
+        {"a": torch.zeros(3, 2), "n": TensorDict({"b": torch.zeros(3)}, [3])}, [3], names=["i"]
+    )
+    with pytest.warns(UserWarning):
+        made = td.new_tensor(td.clone())
+    assert made.names == [None]
+    assert made["n"].names == [None]
+    assert made.batch_size == torch.Size([3])
+    assert td.names == ["i"]  # the source keeps its names
+    assert td.new_tensor([1.0, 2.0, 3.0]).names == [None]
+
+
+def test_new_zeros_names_follow_the_new_batch_size() -> None:
+    td = TensorDict({"a": torch.zeros(3, 2)}, [3], names=["i"])
+    assert td.new_zeros(()).names == []
+    assert td.new_zeros(4).names == ["i"]
+
+
+@pytest.mark.parametrize("index", [(-2,), (-2, slice(-3, 0, 3)), (5,), (0, 7)])
+def test_write_at_an_index_out_of_range_of_nested_collections_without_tensors(
+    index: tuple[object, ...],
+) -> None:
+    """``td[idx] = rows`` where only empty nested collections are written: the index is
+    still checked against the batch size, as torch (and the peer's) ``IndexError``."""
+    td = TensorDict({"m": {}}, batch_size=[1, 3])
+    rows = td[0, :1].clone()
+    with pytest.raises(IndexError, match="out of bounds"):
+        td[index] = rows
+    td[0, 1:2] = rows  # an index that fits writes (nothing)
+    assert list(td.keys()) == ["m"]
+
+
+@pytest.mark.parametrize("dtype", [torch.uint16, torch.uint32, torch.uint64])
+def test_any_and_all_of_unsigned_dtypes_torch_cannot_count(dtype: torch.dtype) -> None:
+    """``any()`` / ``all()`` of ``uint16``/``uint32``/``uint64`` tensors, which torch's CPU
+    ``count_nonzero`` refuses: answered as torch's own ``any()`` / ``all()`` answer."""
+    empty = TensorDict({"x": torch.zeros(0, 2, dtype=dtype)}, [0])
+    assert not bool(empty.any())
+    assert bool(empty.all())
+    td = TensorDict({"x": torch.tensor([0, 3], dtype=dtype)}, [2])
+    assert bool(td.any())
+    assert not bool(td.all())
+    assert bool(TensorDict({"x": torch.tensor([1, 3], dtype=dtype)}, [2]).all())
+
+
+@pytest.mark.parametrize(
+    ("keys", "error"),
+    [
+        ((("d",), "a", "d"), RuntimeError),  # a key given twice, the first one present
+        (("a", "zz"), RuntimeError),
+        (("zz", "a"), KeyError),  # the first key is missing
+    ],
+)
+def test_separates_of_a_locked_collection_raises_for_its_first_key(
+    keys: tuple[object, ...], error: type[Exception]
+) -> None:
+    """As the peer, which pops the keys in order: a locked collection refuses the removal
+    when the first key is present, and a missing first key is a ``KeyError``; nothing
+    changes either way."""
+    td = TensorDict({"d": torch.zeros(2), "a": torch.zeros(2)}, [2]).lock_()
+    with pytest.raises(error):
+        td.separates(*keys, filter_empty=False)
+    assert list(td.keys()) == ["d", "a"]
