@@ -55,7 +55,6 @@ from tclass._core._memmap_files import (
     file_tensor,
     fit,
     map_existing,
-    storage_from_file,
     write_all,
 )
 from tclass.errors import (
@@ -764,7 +763,8 @@ def in_memory_map(tensor: torch.Tensor) -> bool:
     or a view of one that torch's own ops returned as a plain tensor (``td.view(-1)``,
     ``td.unsqueeze(0)``, ``td.permute(...)``, ``td.detach()`` of a memory-mapped
     collection), whose writes reach the file all the same; the anonymous map of one made
-    without a file (``memmap_()`` without a folder) too, so that ``is_memmap()`` and
+    without a file (``memmap_()`` without a folder) and a copy-on-write map of a file (the
+    leaves of a loaded archive, ``load_memmap(mode="r")``) too, so that ``is_memmap()`` and
     ``is_shared()`` do not change with a view of the same data."""
     if isinstance(tensor, MemoryMappedTensor):
         return True
@@ -774,7 +774,9 @@ def in_memory_map(tensor: torch.Tensor) -> bool:
     if tensor.device.type != "cpu" or tensor.is_sparse or tensor.layout is not torch.strided:
         return False
     storage = tensor.untyped_storage()
-    return storage.filename is not None or storage in _ANONYMOUS_MAPS
+    return (
+        storage.filename is not None or storage in _ANONYMOUS_MAPS or storage in _files.PRIVATE_MAPS
+    )
 
 
 def _gather_rows(tensor: MemoryMappedTensor, index: torch.Tensor) -> torch.Tensor | None:
@@ -882,7 +884,7 @@ def map_opened_file(
     proto = PROTOS.get(dtype)
     mapped = proto.new() if proto is not None else blank(dtype)
     source = f"{_files.PROC_FD}/{fd}" if _files.PROC_FD is not None else path
-    mapped.set_(storage_from_file(source, mode == "r+", nbytes), 0, shape)  # type: ignore[call-overload]
+    mapped.set_(_files.map_file(source, mode == "r+", nbytes), 0, shape)  # type: ignore[call-overload]
     mapped.__class__ = MemoryMappedTensor
     out: MemoryMappedTensor = mapped  # type: ignore[assignment]  # now of its class
     out._filename = path

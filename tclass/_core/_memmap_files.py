@@ -11,6 +11,7 @@ import errno
 import math
 import os
 import stat
+import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn, TypeVar
 
@@ -39,6 +40,7 @@ __all__ = [
     "create_file",
     "file_tensor",
     "fit",
+    "map_file",
     "map_existing",
     "map_fd",
     "open_or_raise",
@@ -76,6 +78,21 @@ WRITE_FLAGS = OPEN_FLAGS | os.O_RDWR | os.O_NOFOLLOW
 # Typed by torch as returning any storage; from an UntypedStorage, it is one.
 storage_from_file: Callable[[str, bool, int], torch.UntypedStorage]
 storage_from_file = torch.UntypedStorage.from_file  # type: ignore[assignment]
+# The copy-on-write maps of a file (``shared=False``): torch records no file name for
+# them, so that their plain views (an archive's leaves, ``detach()``, ``t[1:]``) are told
+# from memory by this set (see ``in_memory_map``).
+PRIVATE_MAPS: weakref.WeakSet[torch.UntypedStorage] = weakref.WeakSet()
+
+
+def map_file(source: str, shared: bool, nbytes: int) -> torch.UntypedStorage:
+    """torch's mapping of the first ``nbytes`` of ``source`` (``storage_from_file``),
+    recorded in ``PRIVATE_MAPS`` when copy-on-write."""
+    storage = storage_from_file(source, shared, nbytes)
+    if not shared:
+        PRIVATE_MAPS.add(storage)
+    return storage
+
+
 _empty = torch.empty
 _M = TypeVar("_M", bound="MemoryMappedTensor")
 # An empty CPU tensor of each dtype met: its ``new()`` starts each mapped tensor (under
@@ -208,7 +225,7 @@ def file_tensor(
     if nbytes:
         mapped = blank(dtype)
         source = f"{PROC_FD}/{fd}" if PROC_FD and fd >= 0 else path
-        mapped.set_(storage_from_file(source, mode == "r+", nbytes), 0, shape)  # type: ignore[call-overload]
+        mapped.set_(map_file(source, mode == "r+", nbytes), 0, shape)  # type: ignore[call-overload]
         mapped.__class__ = cls
         out: _M = mapped  # type: ignore[assignment]  # now of its class
     else:  # mmap cannot map 0 bytes
@@ -240,9 +257,7 @@ def map_fd(fd: int, path: str, numel: int, dtype: torch.dtype, shared: bool) -> 
 # hence the size checks before. shared=False is a private copy-on-write mapping of a
 # read-only open.
 def file_storage(fd: int, path: str, nbytes: int, shared: bool) -> torch.UntypedStorage:
-    return storage_from_file(
-        f"{PROC_FD}/{fd}" if PROC_FD else path, shared, nbytes
-    )  # as file_tensor
+    return map_file(f"{PROC_FD}/{fd}" if PROC_FD else path, shared, nbytes)  # as file_tensor
 
 
 def open_or_raise(path: str, flags: int, hint: str = "") -> int:

@@ -218,6 +218,23 @@ def test_a_default_load_is_copy_on_write(tmp_path: Path) -> None:
     assert TensorDict.load_memmap(tmp_path / "d.tdz", mode="r")["reward"][0] == 0.0
 
 
+@pytest.mark.parametrize(("name", "mode"), [("d.tdz", None), ("d.tdz", "r"), ("d", "r")])
+def test_copy_on_write_leaves_are_memory_mapped_not_shared(
+    tmp_path: Path, name: str, mode: Any
+) -> None:
+    """An archive's leaves (and a folder's loaded with mode='r') map the file
+    copy-on-write: is_memmap() is true and is_shared() false (the peer's answer), for the
+    collection and for plain views of it alike; a compressed archive is read into memory."""
+    data = TensorDict({"a": torch.ones(3, 4), "n": {"b": torch.zeros(3, 4)}}, batch_size=[3, 4])
+    data.save(tmp_path / name)
+    loaded = TensorDict.load_memmap(tmp_path / name, mode=mode)
+    for view in (loaded, loaded.detach(), loaded[1:], loaded.view(-1)):
+        assert view.is_memmap() and not view.is_shared()
+    data.save(tmp_path / "c.tdz", compression="deflate")
+    inflated = TensorDict.load_memmap(tmp_path / "c.tdz")
+    assert not inflated.is_memmap() and not inflated.is_shared()
+
+
 def test_mode_r_plus_writes_reach_the_archive(tmp_path: Path) -> None:
     sample().save(tmp_path / "d.tdz")
     loaded = TensorDict.load_memmap(tmp_path / "d.tdz", mode="r+")
