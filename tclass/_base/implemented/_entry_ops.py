@@ -346,7 +346,7 @@ class EntryOps(TensorCollection):
         allowed = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
         pairs = [
             (path, value)
-            for path, value in _pairs(input_dict_or_td, {}, ())
+            for path, value in _pairs(input_dict_or_td, {}, (), whole_lazy=True)
             if allowed is None or any(path[: len(a)] == a for a in allowed)
         ]
         self._check_nested_writes(pairs, idx, "update_at_")

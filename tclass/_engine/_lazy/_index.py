@@ -430,6 +430,8 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
     if -1 in stack._batch_size:
         _write_members(stack, () if index is Ellipsis else items, value)  # ...: every member
         return
+    if _write_separable(stack, items, value, _selected_shape(stack, items)):
+        return
     ids, positions = _probe(stack, items)
     selected = ids.shape
     for number in sorted(set(ids.reshape(-1).tolist())):
@@ -442,6 +444,99 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
             continue
         where = torch.unravel_index(positions[mask], member.batch_size)
         member[where] = _part_of(value, mask, selected)
+
+
+def _write_separable(
+    stack: LazyStackedTensorDict, items: tuple[Any, ...], value: Any, selected: torch.Size
+) -> bool:
+    """Writes ``value`` member by member, as the peer, when the index splits in two (see
+    :func:`_member_dim`): the item at the stack dim picks members (an int, a slice or a
+    1-d tensor) and the rest indexes each member as a collection is indexed (with ints
+    and slices, a basic index: values of another dtype are cast, an int reaching no
+    batch dims takes a value without them). Each member gets its part of ``value`` along
+    the selection's member dim (the last write to a member picked twice wins, as in
+    torch). Returns False, writing nothing, for any other index."""
+    ndim = len(stack._batch_size)
+    if items == (Ellipsis,):
+        items = ()  # every element (a write into a whole nested lazy stack)
+    if len(items) > ndim or any(item is None for item in items) or not selected.numel():
+        return False
+    items = items + (_ALL,) * (ndim - len(items))
+    d = stack._stack_dim
+    along = _member_dim(items, d)
+    if along is None:
+        return False
+    picked, rest = items[d], items[:d] + items[d + 1 :]
+    count = len(stack._members)
+    if type(picked) is int:
+        numbers = [_checked(stack, picked) % count]
+    elif type(picked) is slice:
+        numbers = list(range(count))[picked]
+    else:
+        numbers = [number % count for number in _member_numbers(stack, picked)]
+    if type(picked) is not int and not _spans(value, selected):
+        return False  # a dict read at the selection's batch size refuses it (below)
+    whole = all(type(item) is slice and item == _ALL for item in rest)
+    for j, number in enumerate(numbers):
+        at = (_ALL,) * along + (j,)
+        part = value if type(picked) is int else _part_of(value, at, selected)
+        member = stack._members[number]
+        if whole or not member.batch_size:
+            _write_whole(member, part)
+        else:
+            member[rest] = part
+    return True
+
+
+def _selected_shape(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> torch.Size:
+    """The batch size ``items`` selects; a slice of negative step off the stack dim (which
+    a nested lazy stack member takes along its own stack dim) counted as its length."""
+    batch = stack._batch_size
+    forwards = list(items)
+    consumed = 0
+    for position, item in enumerate(items):
+        if type(item) is slice and item.step is not None and item.step < 0:
+            size = len(range(batch[consumed])[item])
+            forwards[position] = slice(0, size)
+        consumed += item is not Ellipsis and _batch.index_dims_consumed(item)
+    return _probe(stack, tuple(forwards))[0].shape
+
+
+def _member_dim(items: tuple[Any, ...], d: int) -> int | None:
+    """Where the dim running over the members lands in the selection of ``items`` (one
+    per batch dim; any value when an int picks one member), or None when the index does
+    not split into the stack dim's item and the members' index: more than one tensor,
+    one of more than one dim, or a tensor and ints split apart by a slice (torch then
+    moves the tensor's dim in front, which the members' index would not)."""
+    tensors = [i for i, item in enumerate(items) if isinstance(item, torch.Tensor)]
+    if len(tensors) > 1 or any(items[i].ndim != 1 for i in tensors):
+        return None
+    if not all(type(item) in (int, slice) for i, item in enumerate(items) if i not in tensors):
+        return None
+    advanced = [i for i, item in enumerate(items) if type(item) is not slice]
+    contiguous = not advanced or advanced[-1] - advanced[0] + 1 == len(advanced)
+    if tensors and not contiguous:
+        if tensors != [d]:
+            return None
+        return 0  # torch puts the picked members' dim first
+    return d - sum(type(item) is int for item in items[:d])
+
+
+def _spans(value: Any, selected: torch.Size) -> bool:
+    """Whether every tensor of a plain dict ``value`` (nested dicts too) has the
+    selection's batch dims, as a dense collection reads the dict at the indexed batch
+    size (a member's part, which lacks the member dim, would take a tensor without it)."""
+    if isinstance(value, TensorCollection) or not isinstance(value, Mapping):
+        return True
+    if type(value) is EntryWrites:
+        return True
+    n = len(selected)
+    return all(
+        _spans(sub, selected)
+        if isinstance(sub, Mapping)
+        else not isinstance(sub, torch.Tensor) or sub.shape[:n] == selected
+        for sub in value.values()
+    )
 
 
 def _members_backwards(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -649,6 +649,39 @@ class LazyStackOps(TensorDictBase):
         self[index] = nested
         return self
 
+    def update_at_(
+        self,
+        input_dict_or_td: Mapping[Any, Any] | TensorCollection,
+        idx: Any,
+        clone: bool = False,
+        *,
+        non_blocking: bool = False,
+        keys_to_update: Sequence[Any] | None = None,
+    ) -> Self:
+        """Writes every value into the elements ``idx`` of the existing entry of its key;
+        a lazy source (whose members' entries may differ in shape, with no dense value) is
+        written member by member, as the peer: split among the members ``idx`` picks,
+        nothing stacked.
+
+        Raises:
+            KeyNotFoundError: for a key this collection does not have.
+        """
+        source = input_dict_or_td
+        if (
+            not (isinstance(source, TensorCollection) and source._is_lazy)
+            or _ellipsis_reaches_features(idx)  # read entry by entry, as set_at_ reads it
+        ):
+            return super().update_at_(
+                source, idx, clone, non_blocking=non_blocking, keys_to_update=keys_to_update
+            )
+        if keys_to_update is not None:
+            source = source.select(*keys_to_update, strict=False)
+        for path in source.keys(True, True):  # (not read: members may differ in shape)
+            if path not in self:
+                raise self._missing_key(path)
+        self[idx] = source.clone() if clone else source
+        return self
+
     def _has_path(self, path: tuple[str, ...]) -> bool:
         return bool(self._members) and all(path in m.keys(True) for m in self._members)
 
@@ -687,6 +720,9 @@ class LazyStackOps(TensorDictBase):
     # --- entries by key, read from the members without stacking them ----------------------
 
     def _entry_class(self, key: str) -> type:
+        first = self._members[0] if self._members else None
+        if isinstance(first, LazyStackOps) and issubclass(first._entry_class(key), torch.Tensor):
+            return torch.Tensor  # (nothing stacked: nested members may differ in shape)
         parts = self._parts(key)
         if isinstance(parts[0], torch.Tensor):
             return torch.Tensor

@@ -576,7 +576,10 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
 
     def _index_slice(self, index: slice) -> Self:
         step = index.step
-        if step is not None and (step == 0 or (step < 0 and self._stack_dim != 0)):
+        backwards = step is not None and step < 0 and self._stack_dim != 0
+        if backwards and all(isinstance(m, LazyStackedTensorDict) for m in self._members):
+            backwards = False  # each member's own check: a nested stack along its stack dim
+        if step is not None and (step == 0 or backwards):
             msg = (
                 "slice step cannot be zero"
                 if step == 0
