@@ -590,7 +590,9 @@ class LazyStackOps(TensorDictBase):
 
     def _expanded(self, shape: tuple[int, ...], leaf_op: str) -> Self:
         """Expands each member; new leading dims shift the stack dim, and a stack dim of
-        size 1 expands to that member repeated (shared, as expand shares memory)."""
+        size 1 expands to that member repeated (shared, as expand shares memory). The
+        result of ``expand`` is unlocked, that of ``broadcast_to`` has this stack's lock,
+        as the peer's (its ``broadcast_to`` is one of its batch ops, as ``flip``, ``tile``)."""
         target = _batch.expand_shape(shape, self._batch_size)
         new_d = self._stack_dim + len(target) - len(self._batch_size)
         member_shape = remove_dim(target, new_d)
@@ -598,7 +600,10 @@ class LazyStackOps(TensorDictBase):
         if target[new_d] != len(members):  # expand_shape allows this from size 1 only
             members = members * target[new_d]
         expanded = self._restacked(members, new_d, target)
-        return self._densified(expanded.unlock_() if expanded.is_locked else expanded)
+        out = self._densified(expanded.unlock_() if expanded.is_locked else expanded)
+        if leaf_op == "broadcast_to" and self.is_locked and not out.is_locked:
+            out.lock_()
+        return out
 
     # --- entries, member by member ----------------------------------------------------------
 
