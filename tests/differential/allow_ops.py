@@ -543,6 +543,7 @@ _PEER_INTERNAL = (
     "object has no attribute '_set_tuple'",  # a file's set / set_ through a dataset
     "object has no attribute '_metadata'",  # load_state_dict of a TensorDictParams' clone
     "not supported between instances of 'str' and 'tuple'",  # its KeyError's sorted keys
+    '"add_stub" not implemented for',  # its clone: _foreach_add(0) of uint16/32/64 tensors
 )
 
 
@@ -853,6 +854,10 @@ _PARAMS_MEMBER_KEPT = re.compile(
 )
 _PARAMS_NESTED_LOCK = re.compile(r"^result(?:\['[^']*'\])+\.is_locked: peer True, tclass False$")
 _KEYS = re.compile(r"^result: keys: peer \[(.*)\], tclass \[(.*)\]$")
+# a nested entry that ``update`` wrote: a parameter, where the peer's is a plain tensor
+_PARAMS_NESTED_WRAPPED = re.compile(
+    r"^result(?:\['[^']*'\]){2,}: peer Tensor(\[[^\]]*\]\]), tclass Parameter\1$"
+)
 
 
 def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -861,7 +866,9 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     one, and its ``select``, work (the peer raises); ``set_`` of a missing nested key
     creates it (the peer drops it); an op on one without tensors gives a TensorDict (the peer's a
     TensorDictParams); ``to`` of a locked one unlocks its nested TensorDicts too, and
-    ``to`` of a lazy stack keeps its TensorDictParams members (the peer's are TensorDicts)."""
+    ``to`` of a lazy stack keeps its TensorDictParams members (the peer's are TensorDicts);
+    ``update`` of plain tensors makes nested entries parameters as top-level ones (the
+    peer's nested ones are plain tensors, no longer registered)."""
     if not any("TensorDictParams(" in line for line in finding.lines):
         return False
     if finding.kind == "peer-raises":
@@ -871,6 +878,10 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         return text is not None and text in str(peer.error)
     if finding.kind != "result":
         return False
+    if finding.step.op == "update" and all(
+        _PARAMS_NESTED_WRAPPED.match(line) for line in finding.detail
+    ):
+        return True
     if finding.step.op == "set_":
         found = [_KEYS.match(line) for line in finding.detail]
         return all(m is not None and m.group(2).startswith(m.group(1)) for m in found)
