@@ -174,14 +174,21 @@ def _first_of_tuple(finding: Finding) -> bool:
     return "dim-tuple" in finding.step.tags and finding.step.op in _FIRST_OF_TUPLE
 
 
+# the last call of a chain: ``x.float().norm()`` -> ``norm``
+_LAST_CALL = re.compile(r"^x(?:\.\w+\([^()]*\))+?\.(\w+)\([^()]*\)$")
+
+
 def _values_kept(*ops: str) -> Covers:
     """``ops`` keep per-element Python values (a ``NonTensorStack``) or a value as values,
     where the peer turns them into a ``TensorDict`` without keys (a lazy stack without
     keys, for a stack): its reductions of a value stack, its ``==`` / ``!=`` with a number,
-    its ``|`` / ``^`` of per-element numbers (a bool tensor)."""
+    its ``|`` / ``^`` of per-element numbers (a bool tensor). A step that chains calls
+    (``x.float().norm()``, named after its first) is judged by its last one."""
 
     def covers(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-        if finding.kind != "result" or finding.step.op not in ops:
+        last = _LAST_CALL.search(finding.step.src)
+        named = finding.step.op in ops or (last is not None and last.group(1) in ops)
+        if finding.kind != "result" or not named:
             return False
         return all(
             "peer TensorDict(batch_size=" in line
