@@ -565,6 +565,7 @@ def test_expand_adds_leading_dims(d: int) -> None:
     lazy, dense = tclass.lazy_stack(members, d), tclass.stack(members, d)
     _assert_matches(lazy.expand(5, *lazy.batch_size), dense.expand(5, *dense.batch_size))
 
+
 @pytest.mark.parametrize("ragged", [False, True])
 def test_broadcast_to_keeps_the_lock_and_expand_does_not(ragged: bool) -> None:
     # as the peer's: broadcast_to is one of its batch ops (flip, tile, narrow...), which
@@ -579,7 +580,6 @@ def test_broadcast_to_keeps_the_lock_and_expand_does_not(ragged: bool) -> None:
     assert not lazy.expand(2, 1, 2).is_locked
     fresh = [TensorDict({"a": torch.ones(1)}, [1]), TensorDict({"a": torch.ones(1)}, [1])]
     assert not tclass.lazy_stack(fresh, 1).broadcast_to([2, 1, 2]).is_locked
-
 
 
 SPLITS: dict[str, Callable[[Any], Any]] = {
