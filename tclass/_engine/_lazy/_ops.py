@@ -24,6 +24,7 @@ from tclass._core import _batch, _keys, _names
 from tclass._core._batch import format_shape
 from tclass._core._names import DimName
 from tclass._core._options import OPTIONS
+from tclass._core._records import storage_of
 from tclass._core._shape_op import ShapeOp
 from tclass._engine._lazy._parts import (
     check_members,
@@ -283,7 +284,7 @@ class LazyStackOps(TensorDictBase):
                 # fn to: the new, empty TensorDict (as the peer)
                 size, names = options["batch_size"], options.get("names")
                 return cast(Self, TensorDict({}, size, self.device, names))
-            dense = self.to_tensordict()
+            dense = self._dense_storage("apply")
             out: Any = dense.apply(fn, *others, **options)
             kept = out is not None and out.batch_dims == dense.batch_dims
             if kept and "names" not in options:  # as the peer's: the stack's names, per dim
@@ -308,7 +309,7 @@ class LazyStackOps(TensorDictBase):
         """``fn(key, tensor, *others)`` on every member (see ``TensorDict.named_apply``);
         with a ``batch_size``, on the stacked tensors, as :meth:`apply`."""
         if batch_size is not None:
-            dense = self.to_tensordict()
+            dense = self._dense_storage("named_apply")
             result = dense.named_apply(
                 fn, *others, nested_keys=nested_keys, batch_size=batch_size, **options
             )
@@ -326,6 +327,13 @@ class LazyStackOps(TensorDictBase):
             for i, member in enumerate(self._members)
         ]
         return self._restacked_results(results, full, member_size)
+
+    def _dense_storage(self, action: str) -> TensorDict:
+        """The dense stack ``apply(batch_size=...)`` works on: a TensorDict (a stack of
+        records gives its fields' storage), whose nested records keep their classes, as
+        the peer's (``to_tensordict()`` would make them TensorDicts)."""
+        dense = storage_of(self._dense(f"{action}(batch_size=...)"))
+        return dense if isinstance(dense, TensorDict) else self.to_tensordict()
 
     def _member_options(
         self, options: ApplyOptions, op: str
