@@ -823,10 +823,13 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
         if batch is None:
             batch = infer_batch_size(data, cap)
             data = _nested_inferred(cls, data, batch, cap, device)
+        given = data
         if not info.has_user_init:
             data = {**dict.fromkeys(_required_fields(cls)), **data}
         constructor: Callable[..., Self] = cls
-        return constructor(**data, batch_size=batch, device=device, names=names)
+        record = constructor(**data, batch_size=batch, device=device, names=names)
+        _in_key_order(record, given)
+        return record
 
     @classmethod
     def allocate(
@@ -905,6 +908,25 @@ def _as_plain(td: TensorDict) -> TensorDict:
         elif isinstance(storage, TensorDict):
             td._put(key, _as_plain(storage))
     return td
+
+
+def _in_key_order(record: Any, data: Mapping[str, Any]) -> None:
+    """Orders the entries of a record ``from_dict`` just built (and of its nested records
+    built from mappings) as ``data`` lists its keys, as the peer's ``from_dict`` stores
+    them (``Rec.from_dict(loaded.to_dict())`` keeps a loaded record's order): fields
+    ``data`` leaves out come after. A fresh record's own storage, no view shares it."""
+    storage = storage_of(record)
+    if not isinstance(storage, TensorDict):
+        return
+    entries = storage._entries()
+    order = [key for key in data if key in entries]
+    if order != list(entries)[: len(order)]:
+        items = [(key, entries[key]) for key in (*order, *(k for k in entries if k not in data))]
+        entries.clear()
+        entries.update(items)
+    for key, value in data.items():
+        if isinstance(value, Mapping) and is_record(entries.get(key)):
+            _in_key_order(entries[key], value)
 
 
 def _nested_inferred(

@@ -29,14 +29,24 @@ def _separated_keys(src: str) -> list[tuple[str, ...]] | None:
     return [(key,) if isinstance(key, str) else tuple(key) for key in keys]
 
 
+# a lazy stack member's entry: the file's tensor in tclass, a copy in the peer
+_MEMBER_MAPPED = re.compile(
+    r"^result\.<members>.*: peer Tensor(\[[^\]]*\]\]), tclass MemoryMappedTensor\1$"
+)
+
+
 def _separated_once(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``separates`` given a key twice, or one key inside another (``("inner", "y")``
     and ``"inner"``, in either order): tclass returns all it removes, where the peer's
     later key overwrites the earlier one's part of its result (with ``None`` under
     ``strict=False``, or with what is left of the nested collection), so an entry
-    removed is lost. Every line is about such a later key."""
+    removed is lost. Every line is about such a later key. Of a lazy stack, the members'
+    own tensors (a memory-mapped one stays so, as a TensorDict's ``separates`` gives in
+    both), where the peer's result holds copies, plain tensors."""
     if finding.kind != "result" or finding.step.op != "separates":
         return False
+    if all(_MEMBER_MAPPED.search(line) for line in finding.detail):
+        return True
     keys = _separated_keys(finding.step.src)
     if not keys:
         return False

@@ -174,14 +174,21 @@ def _first_of_tuple(finding: Finding) -> bool:
     return "dim-tuple" in finding.step.tags and finding.step.op in _FIRST_OF_TUPLE
 
 
+# the last call of a chain: ``x.float().norm()`` -> ``norm``
+_LAST_CALL = re.compile(r"^x(?:\.\w+\([^()]*\))+?\.(\w+)\([^()]*\)$")
+
+
 def _values_kept(*ops: str) -> Covers:
     """``ops`` keep per-element Python values (a ``NonTensorStack``) or a value as values,
     where the peer turns them into a ``TensorDict`` without keys (a lazy stack without
     keys, for a stack): its reductions of a value stack, its ``==`` / ``!=`` with a number,
-    its ``|`` / ``^`` of per-element numbers (a bool tensor)."""
+    its ``|`` / ``^`` of per-element numbers (a bool tensor). A step that chains calls
+    (``x.float().norm()``, named after its first) is judged by its last one."""
 
     def covers(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-        if finding.kind != "result" or finding.step.op not in ops:
+        last = _LAST_CALL.search(finding.step.src)
+        named = finding.step.op in ops or (last is not None and last.group(1) in ops)
+        if finding.kind != "result" or not named:
             return False
         return all(
             "peer TensorDict(batch_size=" in line
@@ -352,7 +359,8 @@ def _kept_in_place(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool
 # The ops whose result dtypes are torch's for each entry (README, "Math goes where the
 # peer stops": "Math dtypes are torch's, entry by entry").
 _TORCH_DTYPES = ("+", "-", "*", "**", "r+", "r-", "r*", "add", "sub", "mul", "pow")
-_TORCH_DTYPES += ("maximum", "minimum", "|", "^", "&", "r|", "r^", "r&")
+_TORCH_DTYPES += ("maximum", "minimum", "torch.maximum", "torch.minimum")
+_TORCH_DTYPES += ("|", "^", "&", "r|", "r^", "r&")
 _TENSOR_OPERAND = re.compile(r"torch\.tensor\(|\bt\(\[")
 _TENSOR_WITH_DIMS = re.compile(r"\bt\(\[\d")
 _BOOL_ALPHA = re.compile(r"\.(add|sub)_?\(True, alpha=")
@@ -542,6 +550,7 @@ _PEER_INTERNAL = (
     "object has no attribute '_set_tuple'",  # a file's set / set_ through a dataset
     "object has no attribute '_metadata'",  # load_state_dict of a TensorDictParams' clone
     "not supported between instances of 'str' and 'tuple'",  # its KeyError's sorted keys
+    '"add_stub" not implemented for',  # its clone: _foreach_add(0) of uint16/32/64 tensors
 )
 
 
@@ -852,6 +861,10 @@ _PARAMS_MEMBER_KEPT = re.compile(
 )
 _PARAMS_NESTED_LOCK = re.compile(r"^result(?:\['[^']*'\])+\.is_locked: peer True, tclass False$")
 _KEYS = re.compile(r"^result: keys: peer \[(.*)\], tclass \[(.*)\]$")
+# a nested entry that ``update`` wrote: a parameter, where the peer's is a plain tensor
+_PARAMS_NESTED_WRAPPED = re.compile(
+    r"^result(?:\['[^']*'\]){2,}: peer Tensor(\[[^\]]*\]\]), tclass Parameter\1$"
+)
 
 
 def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -860,7 +873,9 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     one, and its ``select``, work (the peer raises); ``set_`` of a missing nested key
     creates it (the peer drops it); an op on one without tensors gives a TensorDict (the peer's a
     TensorDictParams); ``to`` of a locked one unlocks its nested TensorDicts too, and
-    ``to`` of a lazy stack keeps its TensorDictParams members (the peer's are TensorDicts)."""
+    ``to`` of a lazy stack keeps its TensorDictParams members (the peer's are TensorDicts);
+    ``update`` of plain tensors makes nested entries parameters as top-level ones (the
+    peer's nested ones are plain tensors, no longer registered)."""
     if not any("TensorDictParams(" in line for line in finding.lines):
         return False
     if finding.kind == "peer-raises":
@@ -870,6 +885,10 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         return text is not None and text in str(peer.error)
     if finding.kind != "result":
         return False
+    if finding.step.op == "update" and all(
+        _PARAMS_NESTED_WRAPPED.match(line) for line in finding.detail
+    ):
+        return True
     if finding.step.op == "set_":
         found = [_KEYS.match(line) for line in finding.detail]
         return all(m is not None and m.group(2).startswith(m.group(1)) for m in found)

@@ -221,10 +221,21 @@ def _key_below_a_value(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
 def _missing_key_first(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``update_`` of a source with a key the destination lacks and another that does not
     fit: tclass's ``KeyNotFoundError`` (checked before any write), where the peer, going
-    key by key, may raise torch's error of the one that does not fit first."""
-    if finding.kind != "family" or finding.step.op != "update_":
+    key by key, may raise torch's error of the one that does not fit first. A nested key
+    the destination lacks (``update_({"inner": Inner(y=..., z=...)})`` where ``inner.z``
+    is unset) is tclass's ``KeyNotFoundError`` too, where the peer skips it silently."""
+    if finding.step.op != "update_" or type(mine.error).__name__ != "KeyNotFoundError":
         return False
-    return type(mine.error).__name__ == "KeyNotFoundError" and type(peer.error) is RuntimeError
+    if finding.kind == "family":
+        return type(peer.error) is RuntimeError
+    found = re.search(r"key (\('[^)]*\)) was not found", str(mine.error))
+    if finding.kind != "tclass-raises" or found is None or peer.value is None:
+        return False
+    key = ast.literal_eval(found.group(1))
+    try:
+        return peer.value.get(key, None) is None  # the peer wrote nothing there
+    except KeyError:
+        return True
 
 
 def _contains_a_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -265,12 +276,14 @@ def _mixed_keys_unsorted(finding: Finding, facts: Facts, peer: Any, mine: Any) -
 
 
 # What the peer raises saving a TensorDictParams, by op: ``save`` / ``dumps`` (and a
-# ``load`` of what they save) of a locked one, its lock check as for ``memmap``; and
+# ``load`` of what they save, ``load_memmap`` of what ``memmap`` writes) of a locked one,
+# its lock check as for ``memmap``; and
 # ``consolidate(filename=...)``, whose metadata of the parameters it cannot write as JSON.
 _PARAMS_SAVE_REFUSED = {
     "save": "Cannot modify locked TensorDict",
     "dumps": "Cannot modify locked TensorDict",
     "load": "Cannot modify locked TensorDict",
+    "load_memmap": "Cannot modify locked TensorDict",
     "consolidate": "Failed to convert the metadata to json",
 }
 

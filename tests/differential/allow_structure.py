@@ -146,7 +146,7 @@ def _members_lock_as_the_stack(finding: Finding, facts: Facts, peer: Any, mine: 
 
 _SIZES = re.compile(
     r"\]\.(?:batch_size|names): peer [\[(]([^\])]*)[\])], tclass [\[(]([^\])]*)[\])]$"
-    r"|\]: peer (?:Tensor|Parameter)\[([\w.]+), shape \[([^\]]*)\]\], "
+    r"|\]: peer (?:Tensor|Parameter|MemoryMappedTensor)\[([\w.]+), shape \[([^\]]*)\]\], "
     r"tclass Tensor\[\3, shape \[([^\]]*)\]\]$"
 )
 
@@ -191,10 +191,10 @@ def _front_dim_kept(line: str) -> bool:
 
 
 def _flattened_without_dims(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """``flatten`` of a collection without batch dims: batch size ``[1]`` in both, and
-    every entry with a dim of size 1 in front, as torch's ``flatten`` of a 0-d tensor,
-    where the peer's ``flatten(-1, 0)`` leaves the entries as they were (their first own
-    dim taken for the new batch dim), and a Python value one value where tclass holds it
+    """``flatten`` of a collection without batch dims: batch size ``[1]`` in both, each
+    entry with a dim of size 1 in front, as torch's ``flatten`` of a 0-d tensor, where
+    the peer's ``flatten(-1, 0)`` leaves the entries as they were (first own dim taken for
+    the new batch dim, a file kept), and a Python value one value where tclass holds it
     once for the new dim (a list of one, as the peer's own ``flatten(0, 0)`` gives)."""
     if finding.kind != "result" or finding.step.op != "flatten":
         return False

@@ -566,6 +566,22 @@ def test_expand_adds_leading_dims(d: int) -> None:
     _assert_matches(lazy.expand(5, *lazy.batch_size), dense.expand(5, *dense.batch_size))
 
 
+@pytest.mark.parametrize("ragged", [False, True])
+def test_broadcast_to_keeps_the_lock_and_expand_does_not(ragged: bool) -> None:
+    # as the peer's: broadcast_to is one of its batch ops (flip, tile, narrow...), which
+    # keep the lock; expand of a lazy stack gives an unlocked result
+    members = [TensorDict({"a": torch.ones(1)}, [1]), TensorDict({"a": torch.ones(1)}, [1])]
+    if ragged:
+        members[1]["w"] = torch.zeros(1, 2)
+    lazy = tclass.lazy_stack(members, 1).lock_()
+    out = lazy.broadcast_to([2, 1, 2])
+    assert out.batch_size == torch.Size([2, 1, 2]) and out.is_locked
+    assert torch.equal(out["a"], torch.ones(2, 1, 2))
+    assert not lazy.expand(2, 1, 2).is_locked
+    fresh = [TensorDict({"a": torch.ones(1)}, [1]), TensorDict({"a": torch.ones(1)}, [1])]
+    assert not tclass.lazy_stack(fresh, 1).broadcast_to([2, 1, 2]).is_locked
+
+
 SPLITS: dict[str, Callable[[Any], Any]] = {
     "unbind": lambda t, dim: t.unbind(dim),
     "split1": lambda t, dim: t.split(1, dim),

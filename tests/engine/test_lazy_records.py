@@ -194,3 +194,21 @@ def test_record_pickle_and_repr() -> None:
     assert text.startswith("Agent(batch_size=[2,4], fields={") and "obs: f32[-1]" in text
     assert "stack_dim" not in text
     assert "name: str" in text and "stack_dim=0" in repr(x._tensordict)
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_apply_with_batch_size_keeps_the_nested_record_classes(named: bool) -> None:
+    # as the peer's: apply(fn, batch_size=...) works on the dense stack, a TensorDict
+    # whose nested records keep their classes (to_tensordict() made them TensorDicts)
+    lazy = LazyStackedTensorDict(_agent("a"), _agent("b"), stack_dim=0)
+    if named:
+        out = lazy.named_apply(lambda key, v: v * 2, batch_size=[2, 4])
+    else:
+        out = lazy.apply(lambda v: v * 2, batch_size=[2, 4])
+    assert type(out) is TensorDict and out.batch_size == torch.Size([2, 4])
+    assert type(out["inner"]) is Inner
+    assert torch.equal(out["inner"].x, torch.stack([m.inner.x for m in lazy.tensordicts]) * 2)
+    assert torch.equal(out["obs"], torch.stack([m.obs for m in lazy.tensordicts]) * 2)
+    # a stack of TensorDicts holding records keeps them too
+    plain = tclass.lazy_stack([TensorDict({"r": _agent("c")}, [4]) for _ in range(2)])
+    assert type(plain.apply(torch.clone, batch_size=[2, 4])["r", "inner"]) is Inner

@@ -95,3 +95,38 @@ def test_nested_mapping_without_tensors_takes_the_record_batch() -> None:
 def test_nested_mismatch_still_raises() -> None:
     with pytest.raises(ValueError, match="inner"):
         Outer.from_dict({"inner": {"v": torch.zeros(2)}, "w": torch.ones(3)}, batch_size=[3])
+
+
+@tensorclass
+class Pair:
+    y: torch.Tensor
+    z: torch.Tensor | None = None
+
+
+@tensorclass
+class Keyed:
+    x: torch.Tensor
+    label: str
+    pair: Pair
+    opt: torch.Tensor | None = None
+
+
+@pytest.mark.parametrize("batch", [{"batch_size": [2]}, {"auto_batch_size": True}])
+def test_from_dict_keeps_the_mapping_key_order(batch: dict[str, Any]) -> None:
+    # as the peer's from_dict: the entries in the mapping's order, nested records' too,
+    # so Rec.from_dict(loaded.to_dict()) keeps a loaded record's order
+    data = {
+        "opt": torch.ones(2),
+        "pair": {"z": torch.zeros(2), "y": torch.ones(2)},
+        "label": "a",
+        "x": torch.arange(2),
+    }
+    rec = Keyed.from_dict(data, **batch)
+    assert list(rec.to_dict()) == ["opt", "pair", "label", "x"]
+    assert list(rec.pair.to_dict()) == ["z", "y"]
+    assert list(rec.to_tensordict().keys()) == ["opt", "pair", "label", "x"]
+    assert torch.equal(rec.x, torch.arange(2)) and rec.label == "a"
+    # fields the mapping leaves out come after the given ones
+    short = Keyed.from_dict({"label": "b", "x": torch.zeros(2)}, batch_size=[2])
+    assert list(short.to_dict()) == ["label", "x", "pair", "opt"]
+    assert list(short.to_tensordict().keys()) == ["label", "x"]

@@ -24,6 +24,7 @@ from tclass._core import _batch, _keys, _names
 from tclass._core._batch import format_shape
 from tclass._core._names import DimName
 from tclass._core._options import OPTIONS
+from tclass._core._records import storage_of
 from tclass._core._shape_op import ShapeOp
 from tclass._engine._lazy._parts import (
     check_members,
@@ -283,7 +284,7 @@ class LazyStackOps(TensorDictBase):
                 # fn to: the new, empty TensorDict (as the peer)
                 size, names = options["batch_size"], options.get("names")
                 return cast(Self, TensorDict({}, size, self.device, names))
-            dense = self.to_tensordict()
+            dense = self._dense_storage("apply")
             out: Any = dense.apply(fn, *others, **options)
             kept = out is not None and out.batch_dims == dense.batch_dims
             if kept and "names" not in options:  # as the peer's: the stack's names, per dim
@@ -308,7 +309,7 @@ class LazyStackOps(TensorDictBase):
         """``fn(key, tensor, *others)`` on every member (see ``TensorDict.named_apply``);
         with a ``batch_size``, on the stacked tensors, as :meth:`apply`."""
         if batch_size is not None:
-            dense = self.to_tensordict()
+            dense = self._dense_storage("named_apply")
             result = dense.named_apply(
                 fn, *others, nested_keys=nested_keys, batch_size=batch_size, **options
             )
@@ -326,6 +327,13 @@ class LazyStackOps(TensorDictBase):
             for i, member in enumerate(self._members)
         ]
         return self._restacked_results(results, full, member_size)
+
+    def _dense_storage(self, action: str) -> TensorDict:
+        """The dense stack ``apply(batch_size=...)`` works on: a TensorDict (a stack of
+        records gives its fields' storage), whose nested records keep their classes, as
+        the peer's (``to_tensordict()`` would make them TensorDicts)."""
+        dense = storage_of(self._dense(f"{action}(batch_size=...)"))
+        return dense if isinstance(dense, TensorDict) else self.to_tensordict()
 
     def _member_options(
         self, options: ApplyOptions, op: str
@@ -590,7 +598,9 @@ class LazyStackOps(TensorDictBase):
 
     def _expanded(self, shape: tuple[int, ...], leaf_op: str) -> Self:
         """Expands each member; new leading dims shift the stack dim, and a stack dim of
-        size 1 expands to that member repeated (shared, as expand shares memory)."""
+        size 1 expands to that member repeated (shared, as expand shares memory). The
+        result of ``expand`` is unlocked, that of ``broadcast_to`` has this stack's lock,
+        as the peer's (its ``broadcast_to`` is one of its batch ops, as ``flip``, ``tile``)."""
         target = _batch.expand_shape(shape, self._batch_size)
         new_d = self._stack_dim + len(target) - len(self._batch_size)
         member_shape = remove_dim(target, new_d)
@@ -598,7 +608,10 @@ class LazyStackOps(TensorDictBase):
         if target[new_d] != len(members):  # expand_shape allows this from size 1 only
             members = members * target[new_d]
         expanded = self._restacked(members, new_d, target)
-        return self._densified(expanded.unlock_() if expanded.is_locked else expanded)
+        out = self._densified(expanded.unlock_() if expanded.is_locked else expanded)
+        if leaf_op == "broadcast_to" and self.is_locked and not out.is_locked:
+            out.lock_()
+        return out
 
     # --- entries, member by member ----------------------------------------------------------
 
