@@ -641,9 +641,7 @@ def _masked_select_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any)
     if finding.kind != "result" or finding.step.op != "masked_select":
         return False
     parsed = [_names_of(line) for line in finding.detail]
-    return all(
-        p is not None and len(p[1]) == len(p[2]) == 1 and p[2] == ["None"] for p in parsed
-    )
+    return all(p is not None and len(p[1]) == len(p[2]) == 1 and p[2] == ["None"] for p in parsed)
 
 
 def _pad_sequence_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

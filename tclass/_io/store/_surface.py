@@ -355,4 +355,5 @@ class RowsInMemory(ShapeOps):
         """The rows where ``mask`` is true, read into a TensorDict (as the peer's): the
         rows are read first, so the result's new dim is unnamed whatever the file's names
         (a view's names are the file's and cannot be changed)."""
-        return self._in_place(self.to_tensordict().masked_select(mask), inplace, "masked_select")
+        picked = cast(Self, self.to_tensordict().masked_select(mask))
+        return self._in_place(picked, inplace, "masked_select")
