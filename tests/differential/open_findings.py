@@ -264,6 +264,11 @@ Added on 2026-12-05 (branch fuzz35b, fresh windows): programs 2,400,000-2,405,99
 fixes; the 16 bug signatures those windows still show are added, marked "fuzz35b".
 Unexplained (open or new) findings as the runner counts them: 54 -> 29, 2 -> 2 and 24 -> 6
 (9.0 -> 4.83, 0.67 -> 0.67 and 4.0 -> 1.0 per 1000); none of them new after.
+Pruned on 2026-12-05 (issue 27, branch bugs35): the same windows 2,400,000-2,405,999
+(``--families index,entries``) and 2,600,000-2,605,999 (``--families math,combine``) run
+before and after that branch's fixes (3) and decisions (3), by the same rule; 6 fuzz35b
+lines removed. Open (unexplained) findings: 24 -> 20 and 4 -> 2 programs (4.0 -> 3.33 and
+0.67 -> 0.33 per 1000); new 0 -> 0.
 """
 
 from __future__ import annotations
