@@ -846,7 +846,7 @@ _PARAMS_PEER_RAISES = {
     "memmap_": "Cannot build a memmap TensorDict in-place",
 }
 _PARAMS_KIND = re.compile(
-    r"^result(?:\.<members>\[\d+\]\[\d+\])?\.kind: peer 'TensorDictParams', tclass 'TensorDict'$"
+    r"^result(?:\.<members>\[\d+\]\[\d+\])*\.kind: peer 'TensorDictParams', tclass 'TensorDict'$"
 )
 _PARAMS_MEMBER_KEPT = re.compile(
     r"^result\.<members>\[\d+\]\[\d+\]\.kind: peer 'TensorDict', tclass 'TensorDictParams'$"
