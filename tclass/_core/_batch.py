@@ -521,6 +521,19 @@ def convert_ellipsis_to_idx(idx: Any, batch_size: Sequence[int]) -> Any:
     return normalize_index(idx, len(batch_size))
 
 
+def writes_nothing(target: torch.Tensor, source: torch.Tensor) -> bool:
+    """Whether ``target.copy_(source)`` writes no element: ``target`` has none and
+    ``source`` broadcasts to its shape. A failed copy of that kind (autograd refusing a
+    parameter) is then a no-op, as the peer's write of it is."""
+    if target.numel() != 0:
+        return False
+    try:
+        fits = torch.broadcast_shapes(source.shape, target.shape) == target.shape  # type: ignore[no-untyped-call]
+    except RuntimeError:
+        return False
+    return bool(fits)
+
+
 def moved_order(source: Sequence[int], destination: Sequence[int], ndim: int) -> tuple[int, ...]:
     """The permutation ``movedim(source, destination)`` applies (dims non-negative): for
     each result dim, the dim it comes from.

@@ -682,7 +682,8 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
         try:
             target.copy_(source, non_blocking=non_blocking)
         except RuntimeError as error:
-            raise copy_error(key, source, target, error) from None
+            if not _batch.writes_nothing(target, source):  # (nothing to write: as the peer)
+                raise copy_error(key, source, target, error) from None
         return self
 
     def _preallocate(self, key: str, index: Any, sub: Any) -> Value:

@@ -374,6 +374,26 @@ def test_update_at_writes_the_indexed_elements() -> None:
         td.update_at_({"nope": torch.zeros(3)}, 0)
 
 
+def test_update_at_reads_an_ellipsis_over_a_nested_collections_batch_dims() -> None:
+    # as the peer: rows given as a collection write a nested one as nested[idx] = rows,
+    # its `...` covering the nested batch dims; a leaf of the collection reads it as is
+    td = TensorDict(
+        {"a": torch.zeros(2, 1), "n": TensorDict({"d": torch.zeros(2, 1, 3, 3)}, [2, 1, 3])},
+        [2, 1],
+    )
+    index = (..., 0, None)  # on [2, 1]: dim 1; on the nested [2, 1, 3]: dim 2
+    rows = TensorDict(
+        {"a": torch.ones(2, 1), "n": TensorDict({"d": torch.ones(2, 1, 1, 3)}, [2, 1, 1])}, [2, 1]
+    )
+    td.update_at_(rows, index)
+    assert td["n", "d"][:, :, 0].eq(1).all() and td["n", "d"][:, :, 1:].eq(0).all()
+    assert td["a"].eq(1).all()
+    flat = TensorDict({"n": TensorDict({"d": torch.zeros(2, 1, 3)}, [2, 1])}, [2])
+    # rows as a mapping: each leaf reads the index as it is, as the peer's
+    flat.update_at_({"n": {"d": torch.full((2, 1, 1), 2.0)}}, (..., 0, None))
+    assert flat["n", "d"][..., 0].eq(2).all() and flat["n", "d"][..., 1:].eq(0).all()
+
+
 def test_in_place_writes_replace_python_values() -> None:
     td = TensorDict({"a": torch.zeros(2), "env": "pong", "n": {"tag": "t"}}, [2]).lock_()
     td.update_({"env": "breakout", "n": {"tag": "u"}})  # as the peer: locked, in place

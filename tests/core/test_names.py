@@ -232,6 +232,17 @@ def test_name_rules_are_the_peers(
     assert op(theirs).names == expected, name
 
 
+def test_masked_select_leaves_its_new_dim_unnamed_with_python_values_too() -> None:
+    # deliberate (README "checked-as-torch"): the peer keeps a one-dim batch's name when
+    # a Python value is held, and drops it otherwise; tclass's new dim is always unnamed
+    mask = torch.tensor([True, False, True])
+    for entries in ({"a": torch.zeros(3)}, {"a": torch.zeros(3), "s": "x"}):
+        td = TensorDict(entries, [3], names=["j"])
+        picked = td.masked_select(mask)
+        assert picked.names == [None] and picked.batch_size == (2,) and td.names == ["j"]
+    assert td[mask].names == ["j"]  # indexing with the mask keeps the dim, and its name
+
+
 def test_stacking_collections_with_different_names_drops_them() -> None:
     td = _td()
     assert torch.stack([td, td.rename("p", "q")]).names == [None, None, None]

@@ -854,7 +854,7 @@ _PARAMS_PEER_RAISES = {
     "memmap_": "Cannot build a memmap TensorDict in-place",
 }
 _PARAMS_KIND = re.compile(
-    r"^result(?:\.<members>\[\d+\]\[\d+\])?\.kind: peer 'TensorDictParams', tclass 'TensorDict'$"
+    r"^result(?:\.<members>\[\d+\]\[\d+\])*\.kind: peer 'TensorDictParams', tclass 'TensorDict'$"
 )
 _PARAMS_MEMBER_KEPT = re.compile(
     r"^result\.<members>\[\d+\]\[\d+\]\.kind: peer 'TensorDict', tclass 'TensorDictParams'$"
@@ -865,6 +865,24 @@ _KEYS = re.compile(r"^result: keys: peer \[(.*)\], tclass \[(.*)\]$")
 _PARAMS_NESTED_WRAPPED = re.compile(
     r"^result(?:\['[^']*'\]){2,}: peer Tensor(\[[^\]]*\]\]), tclass Parameter\1$"
 )
+# what comes with a kept member: unlocked, as its own ``to`` gives (the peer's TensorDict
+# is locked as the member was), its leaves parameters (the peer's tensors)
+_PARAMS_MEMBER_UNLOCKED = re.compile(
+    r"^result(?:\['[^']*'\]|\.<members>\[\d+\]\[\d+\])*"
+    r"\.is_locked: peer True, tclass False$"
+)
+_PARAMS_MEMBER_LEAF = re.compile(r": peer Tensor(\[[^\]]*\]\]), tclass Parameter\1$")
+
+
+def _members_kept(lines: list[str]) -> bool:
+    """A lazy stack's ``to`` that keeps its TensorDictParams members: their kind, lock
+    and parameters."""
+    return any(_PARAMS_MEMBER_KEPT.match(line) for line in lines) and all(
+        _PARAMS_MEMBER_KEPT.match(line)
+        or _PARAMS_MEMBER_UNLOCKED.match(line)
+        or _PARAMS_MEMBER_LEAF.search(line)
+        for line in lines
+    )
 
 
 def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -896,9 +914,7 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         "TensorDictParams"
     ):
         return all(_PARAMS_NESTED_LOCK.match(line) for line in finding.detail)
-    if re.search(r"\.to\(", finding.step.src) and all(
-        _PARAMS_MEMBER_KEPT.match(line) for line in finding.detail
-    ):
+    if re.search(r"\.to\(", finding.step.src) and _members_kept(finding.detail):
         return True  # a lazy stack's ``to`` keeps its TensorDictParams members
     return all(_PARAMS_KIND.match(line) for line in finding.detail) and not _holds_tensors(
         mine.value

@@ -635,6 +635,15 @@ def _broadcast_index_unnamed(finding: Finding, facts: Facts, peer: Any, mine: An
     )
 
 
+def _masked_select_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``masked_select``'s new dim is unnamed, as torch's; the peer keeps the name of a
+    one-dim batch when the collection holds a Python value (unnamed without one)."""
+    if finding.kind != "result" or finding.step.op != "masked_select":
+        return False
+    parsed = [_names_of(line) for line in finding.detail]
+    return all(p is not None and len(p[1]) == len(p[2]) == 1 and p[2] == ["None"] for p in parsed)
+
+
 def _pad_sequence_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``pad_sequence``'s result has unnamed dims, where the peer keeps the members' names
     at a level that holds a Python value."""

@@ -244,7 +244,9 @@ def reduction_kwargs(c: Chooser, info: Info, facts: Facts) -> Step:
     else:
         name = "norm"
         src = c.choice(("x.norm()", "x.norm(dtype=torch.float64)", "x.float().norm()"))
-    op = src.split("(")[0].removeprefix("x.").removeprefix("torch.")
+    # the op is the reduction (``x.float().norm()`` is a norm, not a cast)
+    op = "norm" if src == "x.float().norm()" else src.split("(")[0]
+    op = op.removeprefix("x.").removeprefix("torch.")
     if "reduce=True" in src:
         tags.append("reduce")
     return step(src, op, "math", tags=tuple(tags))

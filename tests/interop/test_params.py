@@ -441,6 +441,28 @@ def test_apply_in_place_writes_through_autograd_as_the_peer() -> None:
     assert (params.detach() == before).all() and params["a"].requires_grad
 
 
+def test_apply_in_place_over_parameters_without_elements_writes_nothing_as_the_peer() -> None:
+    """A parameter with no element takes an in-place write of no element (the peer lets
+    it pass; autograd would refuse the copy): apply(inplace=True) returns the params,
+    the same parameters; one with elements is still refused."""
+    params = TensorDictParams(
+        TensorDict({"a": torch.zeros(2, 0), "n": {"b": torch.zeros(2, 0, 3)}}, [2, 0])
+    )
+    weight = params["a"]
+    calls = (
+        lambda: params.apply(lambda t: t + 1, inplace=True),
+        lambda: params.apply(lambda t, o: t + o, params.clone(), inplace=True, default=None),
+        lambda: params.named_apply(lambda k, t: t + 1, inplace=True),
+    )
+    for call in calls:
+        assert call() is params
+        assert params["a"] is weight and isinstance(params["n", "b"], nn.Parameter)
+    with pytest.raises(errors.InPlaceWriteError, match="Failed to update 'a'"):
+        TensorDictParams(TensorDict({"a": torch.zeros(2)}, [2])).apply(
+            lambda t: t + 1, inplace=True
+        )
+
+
 def test_zero_of_a_parent_zeroes_nested_params_data_as_their_own_zero() -> None:
     """The peer's zero_ calls each nested collection's own zero_, and a TensorDictParams'
     zero_ writes its parameters' data: a TensorDict holding one zeroes it too."""

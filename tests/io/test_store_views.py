@@ -432,3 +432,20 @@ def test_fill_and_apply_of_records_over_a_file_write_through_and_check_their_fie
     again = (Bounded.from_h5 if backend == "h5" else Bounded.from_zarr)(where)
     assert again.p.tolist() == written and again.free[1].item() == 0.5
     again.close()
+
+
+def test_masked_select_of_a_named_view_reads_the_rows_with_an_unnamed_dim(
+    ptd: PersistentTensorDict,
+) -> None:
+    # the view's names are the file's and cannot change: the rows are read, then selected
+    ptd.names = ["rows"]
+    view = ptd[2:6]
+    assert isinstance(view, PersistentTensorDictView) and view.names == ["rows"]
+    picked = view.masked_select(torch.tensor([True, False, True, True]))
+    assert type(picked) is TensorDict and picked.names == [None]
+    assert picked["r"].tolist() == [2, 4, 5] and picked["n", "x"].shape == (3, 2)
+    assert ptd.names == ["rows"] and view.names == ["rows"]  # the file keeps its names
+    whole = ptd.masked_select(torch.arange(10) % 2 == 0)
+    assert type(whole) is TensorDict and whole.names == [None] and whole.batch_size == (5,)
+    with pytest.raises(UnsupportedError, match="inplace=False"):
+        view.masked_select(torch.ones(4, dtype=torch.bool), inplace=True)

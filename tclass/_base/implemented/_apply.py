@@ -394,6 +394,8 @@ class ApplyOps(TensorCollection):
             except ReadOnlyError:
                 raise
             except RuntimeError as error:
+                if _batch.writes_nothing(value, result):
+                    continue  # no element to write (a parameter holding none, as the peer)
                 raise _write_refused(key, value, error) from None
         return self
 

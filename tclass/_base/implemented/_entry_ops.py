@@ -28,6 +28,7 @@ from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import (
     ArgumentError,
     BatchSizeError,
+    DimError,
     HeterogeneousEntryError,
     KeyConflictError,
     ShapeError,
@@ -354,8 +355,26 @@ class EntryOps(TensorCollection):
             if self.entry_class(path) is UnbatchedTensor:  # (nothing read)
                 self.set_(path, value)  # no batch dims: written whole, as td[idx] = rows
             else:
-                self.set_at_(path, value, idx)
+                self.set_at_(path, value, self._row_index(path, idx, input_dict_or_td))
         return self
+
+    def _row_index(self, path: tuple[str, ...], idx: Any, rows: Any) -> Any:
+        """The index ``update_at_`` writes the leaf ``path`` at. The peer writes a nested
+        collection of ``rows`` (a collection) as ``nested[idx] = rows[key]``: its ``...``
+        covers the nested collection's batch dims (spelled out here); a leaf of this
+        collection, or rows given as a mapping, read ``idx`` as it is (``...`` then
+        reaches the leaf's feature dims too, as ``set_at_``)."""
+        if len(path) == 1 or not isinstance(rows, TensorCollection):
+            return idx
+        if type(idx) is not tuple or not any(item is Ellipsis for item in idx):
+            return idx  # (the same elements either way)
+        nested = self.get(path[0], None)
+        if not isinstance(nested, TensorCollection) or nested._is_lazy or self._is_lazy:
+            return idx
+        try:
+            return _batch.convert_ellipsis_to_idx(idx, nested.batch_size)
+        except DimError:  # more dims than the batch: the leaf's write says so
+            return idx
 
     def _check_nested_writes(
         self, pairs: Sequence[tuple[tuple[str, ...], Any]], index: Any, op: str

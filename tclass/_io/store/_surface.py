@@ -352,5 +352,8 @@ class RowsInMemory(ShapeOps):
         return tuple(in_memory(piece) for piece in pieces)
 
     def masked_select(self, mask: torch.Tensor, *, inplace: bool = False) -> Self:
-        """The rows where ``mask`` is true, read into a TensorDict (as the peer's)."""
-        return in_memory(super().masked_select(mask, inplace=inplace))  # type: ignore[no-any-return]
+        """The rows where ``mask`` is true, read into a TensorDict (as the peer's): the
+        rows are read first, so the result's new dim is unnamed whatever the file's names
+        (a view's names are the file's and cannot be changed)."""
+        picked = cast(Self, self.to_tensordict().masked_select(mask))
+        return self._in_place(picked, inplace, "masked_select")
