@@ -523,6 +523,12 @@ class NonTensorData(_NonTensorNode):
     def _rebatched(self, batch_size: torch.Size) -> Self:
         return self._make(self.data, batch_size, self._device)  # type: ignore[return-value]
 
+    def _cut_batch_dims(self, count: int) -> bool:
+        # in place also under a lock, as the peer: a lock guards the value, not the batch
+        # size (a locked collection's batch size may change too)
+        self._batch_size = self._batch_size[:count]
+        return True
+
     def _rebuilt(
         self,
         results: Iterator[torch.Tensor],

@@ -500,6 +500,36 @@ def test_auto_batch_size_() -> None:
     assert TensorDict({"s": "a"}, [2, 3]).auto_batch_size_(batch_dims=1).batch_size == (2,)
 
 
+def test_auto_batch_size_counts_python_values() -> None:
+    """A Python value counts with its batch size, and one shared value is cut to
+    ``batch_dims`` dims, as the peer's (fuzz35b: its value stayed ``[3, 4, 3]``)."""
+    td = TensorDict({"s": "x y", "n": {"v": "q"}}, [3, 4, 3], names=["i", None, "k"])
+    td.clone().auto_batch_size_(1)  # a clone: the original keeps its values
+    assert td.get("s").batch_size == (3, 4, 3)
+    td.auto_batch_size_(1)
+    assert td.batch_size == (3,) and td.names == ["i"]
+    assert td.get("s").batch_size == (3,) and td.get(("n", "v")).batch_size == (3,)
+    assert td["s"] == "x y" and td[0]["n", "v"] == "q"
+    # the value's dims bound the batch size a longer tensor would give
+    td = TensorDict({"s": "x", "t": torch.zeros(3, 4, 5)}, [3])
+    assert td.auto_batch_size_().batch_size == (3,)
+    td = TensorDict({"s": "x", "t": torch.zeros(3, 4, 5)}, [3, 4])
+    assert td.auto_batch_size_().batch_size == (3, 4)
+    td = TensorDict({"n": {"v": "q", "t": torch.zeros(3, 4, 3, 2)}}, [3, 4, 3])
+    assert td.auto_batch_size_()["n"].batch_size == (3, 4, 3)
+    # a stack of values counts too and keeps its batch size (the peer's is lazy)
+    td = TensorDict({"s": NonTensorStack("a", "b", "c"), "t": torch.zeros(3, 4)}, [3])
+    assert td.auto_batch_size_().batch_size == (3,)
+    stacks = NonTensorStack(*[NonTensorStack("a", "b") for _ in range(3)])
+    td = TensorDict({"s": stacks, "t": torch.zeros(3, 2, 4)}, [3, 2]).auto_batch_size_(1)
+    assert td.batch_size == (3,) and td.get("s").batch_size == (3, 2)
+    # a value without batch dims does not count; a locked collection is cut as well
+    td = TensorDict({"s": NonTensorData("x"), "t": torch.zeros(3, 4)}, [])
+    assert td.auto_batch_size_().batch_size == (3, 4)
+    td = TensorDict({"s": "x", "t": torch.zeros(3, 4)}, [3, 4]).lock_()
+    assert td.auto_batch_size_(1).get("s").batch_size == (3,) and td["s"] == "x"
+
+
 def test_auto_device_() -> None:
     td = TensorDict({"a": torch.zeros(2), "b": {"c": torch.zeros(2)}}, [2])
     assert td.device is None

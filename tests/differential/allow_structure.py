@@ -637,7 +637,9 @@ def _broadcast_index_unnamed(finding: Finding, facts: Facts, peer: Any, mine: An
 
 def _masked_select_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``masked_select``'s new dim is unnamed, as torch's; the peer keeps the name of a
-    one-dim batch when the collection holds a Python value (unnamed without one)."""
+    one-dim batch when the collection holds a Python value, or when the mask selects
+    nothing and it holds a nested collection (a lazy stack's members too; lazy35's
+    programs 3,000,148 and 3,002,697 of index,entries), and drops it otherwise."""
     if finding.kind != "result" or finding.step.op != "masked_select":
         return False
     parsed = [_names_of(line) for line in finding.detail]

@@ -159,6 +159,13 @@ class TensorCollection:
         """Sets the batch size to ``new``, already checked with ``_check_new_batch_size``."""
         raise NotImplementedError
 
+    def _cut_batch_dims(self, count: int) -> bool:
+        """Keeps the first ``count`` dims of the batch size of one shared Python value, in
+        place (what the peer's ``auto_batch_size_`` does to one): ``False``, nothing done,
+        for any other collection."""
+        del count
+        return False
+
     def _key_names(self) -> list[str]:
         """The direct keys, in order, without reading the values (a lazy stack would
         have to stack them)."""

@@ -439,9 +439,11 @@ class EntryOps(TensorCollection):
     ) -> Self:
         """Sets the batch size to the largest leading shape every entry shares (at most
         ``batch_dims`` dims), nested collections first; with ``keep_compliant_size``, a
-        nested collection whose batch size already fits keeps it. Python values and
-        unbatched tensors do not count: a collection holding nothing else (or nothing)
-        keeps its batch size, cut to ``batch_dims`` dims if given, as the peer's."""
+        nested collection whose batch size already fits keeps it. A Python value counts
+        with its batch size (none: it does not), one shared value first cut to
+        ``batch_dims`` dims (without ``keep_compliant_size``), as the peer's; unbatched
+        tensors do not count: a collection holding nothing else (or nothing) keeps its
+        batch size, cut to ``batch_dims`` dims if given, as the peer's."""
         shapes: list[torch.Size] = []
         for _, value in self._items():
             if _is_node(value):
@@ -449,6 +451,11 @@ class EntryOps(TensorCollection):
                 if not (keep_compliant_size and fits and value.batch_dims > self.batch_dims):
                     value.auto_batch_size_(batch_dims, keep_compliant_size)
                 shapes.append(value.batch_size)
+            elif isinstance(value, TensorCollection) and value._is_value_node:
+                if batch_dims and not keep_compliant_size and value.batch_dims > batch_dims:
+                    value._cut_batch_dims(batch_dims)  # one shared value's (not a stack's)
+                if value.batch_dims:
+                    shapes.append(value.batch_size)
             elif isinstance(value, torch.Tensor) and value.__class__ is not UnbatchedTensor:
                 shapes.append(value.shape)
         if not shapes:  # nothing to infer a batch size from: cut to batch_dims, as the peer
