@@ -291,3 +291,17 @@ def test_a_value_set_through_a_view_of_a_file_without_rows_is_written(tmp_path: 
         full[:1]["s"] = "pong"
     ptd.close()
     full.close()
+
+
+def test_set_non_tensor_at_a_new_nested_key_of_a_lazy_stack_of_files_is_written(
+    tmp_path: Path,
+) -> None:
+    """Each member file gets the group and the value (the peer's get the group and drop
+    the value: fuzz35b's program 2,405,544, a deliberate difference)."""
+    files = [TensorDict({}, [2]).to_h5(tmp_path / f"w{i}.h5") for i in range(2)]
+    lazy = LazyStackedTensorDict.lazy_stack(files, 1)
+    lazy.set_non_tensor(("zz", "a"), "v")
+    assert ("zz", "a") in lazy.keys(True)
+    for member in files:
+        assert member.get_non_tensor(("zz", "a")) == "v"
+    assert lazy.get_non_tensor(("zz", "a")) == [["v", "v"], ["v", "v"]]  # as in memory
