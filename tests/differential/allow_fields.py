@@ -7,11 +7,10 @@ takes a finding and says whether the README bullet of its entry covers it."""
 from __future__ import annotations
 
 import ast
-import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from .allow_ops import _KEYS_LINE
+from .allow_ops import _fewer_in_order, _keys_of
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -69,11 +68,8 @@ def _none_field_unset(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     for line in finding.detail:
         if _NONE_AS_LIST.match(line):
             continue
-        keys = _KEYS_LINE.search(line)
-        if keys is None:
-            return False
-        theirs, ours = (json.loads(group.replace("'", '"')) for group in keys.groups())
-        if not set(ours) < set(theirs) or [key for key in theirs if key in ours] != ours:
+        keys = _keys_of(line)
+        if keys is None or not _fewer_in_order(keys[1], keys[0]):
             return False
     return True
 
@@ -202,12 +198,10 @@ def _values_through_apply(finding: Finding, facts: Facts, peer: Any, mine: Any) 
         field = _FIELD_DROPPED.match(line)  # a record's field: the peer reads it None
         if field is not None and _holds_value(mine.value, field.group(1)):
             continue
-        keys = _KEYS_LINE.search(line)
-        if keys is None:
+        keys = _keys_of(line)
+        if keys is None or not _fewer_in_order(*keys):
             return False
-        theirs, ours = (json.loads(group.replace("'", '"')) for group in keys.groups())
-        if not set(theirs) < set(ours) or [key for key in ours if key in theirs] != theirs:
-            return False
+        theirs, ours = keys
         extra = [key for key in ours if key not in theirs]
         if line.startswith("result: ") and not all(mine.value.is_non_tensor(k) for k in extra):
             return False

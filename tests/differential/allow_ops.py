@@ -600,6 +600,20 @@ _LOCK_LINE = re.compile(r"\.is_locked: peer (True|False), tclass (True|False)$")
 _KEYS_LINE = re.compile(r": keys: peer (\[[^\]]*\]), tclass (\[[^\]]*\])$")
 
 
+def _keys_of(line: str) -> tuple[list[Any], list[Any]] | None:
+    """The peer's and tclass's keys of a ``keys`` line, or None for another line."""
+    keys = _KEYS_LINE.search(line)
+    if keys is None:
+        return None
+    theirs, ours = (json.loads(group.replace("'", '"')) for group in keys.groups())
+    return theirs, ours
+
+
+def _fewer_in_order(fewer: list[Any], more: list[Any]) -> bool:
+    """Whether ``fewer`` is some of ``more``'s keys (not all), in ``more``'s order."""
+    return set(fewer) < set(more) and [key for key in more if key in fewer] == fewer
+
+
 def _empty_tensors_have_no_file(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A memory-mapped collection saved elsewhere without ``copy_existing=True``: tclass
     answers only when its file-backed tensors have no elements (no file), where the peer

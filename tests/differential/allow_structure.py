@@ -18,6 +18,8 @@ from .allow_ops import (
     _REDUCTIONS,
     _VALUES_DROPPED,
     _about_values,
+    _fewer_in_order,
+    _keys_of,
     _tagged,
 )
 
@@ -1008,10 +1010,7 @@ def _state_dict_keys_skipped(finding: Finding, facts: Facts, peer: Any, mine: An
     if "strict=False" not in finding.step.src:
         return False
     for line in finding.detail:
-        keys = _KEYS_LINE.search(line)
-        if keys is None:
-            return False
-        theirs, ours = (json.loads(group.replace("'", '"')) for group in keys.groups())
-        if not set(ours) < set(theirs) or [key for key in theirs if key in ours] != ours:
+        keys = _keys_of(line)
+        if keys is None or not _fewer_in_order(keys[1], keys[0]):
             return False
     return True

@@ -467,13 +467,7 @@ def _write_separable(
     if along is None:
         return False
     picked, rest = items[d], items[:d] + items[d + 1 :]
-    count = len(stack._members)
-    if type(picked) is int:
-        numbers = [_checked(stack, picked) % count]
-    elif type(picked) is slice:
-        numbers = list(range(count))[picked]
-    else:
-        numbers = [number % count for number in _member_numbers(stack, picked)]
+    numbers = _members_picked(stack, picked)
     if type(picked) is not int and not _spans(value, selected):
         return False  # a dict read at the selection's batch size refuses it (below)
     whole = all(type(item) is slice and item == _ALL for item in rest)
@@ -568,13 +562,7 @@ def _write_members(stack: LazyStackedTensorDict, items: tuple[Any, ...], value: 
     d = stack._stack_dim
     items = _ragged_items(stack, items, "this indexed write")
     picked, rest = items[d], items[:d] + items[d + 1 :]
-    count = len(stack._members)
-    if type(picked) is int:
-        numbers = [_checked(stack, picked) % count]
-    elif type(picked) is slice:
-        numbers = list(range(count))[picked]
-    else:
-        numbers = [int(n) for n in _member_numbers(stack, picked)]
+    numbers = _members_picked(stack, picked)
     parts: list[Any] = [value] * len(numbers)
     if type(picked) is not int and isinstance(value, (TensorCollection, torch.Tensor)):
         # The dim of the selection that runs over the members: one part of value each.
@@ -588,6 +576,17 @@ def _write_members(stack: LazyStackedTensorDict, items: tuple[Any, ...], value: 
             _write_whole(member, part)
         else:
             member[rest] = part
+
+
+def _members_picked(stack: LazyStackedTensorDict, picked: Any) -> list[int]:
+    """The numbers (from 0) of the members an index along the stack dim picks: an int,
+    a slice or a 1-d tensor (numbers or a mask)."""
+    count = len(stack._members)
+    if type(picked) is int:
+        return [_checked(stack, picked) % count]
+    if type(picked) is slice:
+        return list(range(count))[picked]
+    return [number % count for number in _member_numbers(stack, picked)]
 
 
 def _member_numbers(stack: LazyStackedTensorDict, picked: Any) -> list[int]:
