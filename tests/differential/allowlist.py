@@ -31,6 +31,13 @@ from .allow_h5 import (
     _h5_peer_refuses,
     _h5_result_kept,
 )
+from .allow_names import (
+    _broadcast_index_unnamed,
+    _masked_select_unnamed,
+    _names_unique,
+    _pad_sequence_unnamed,
+    _stack_dim_name_kept,
+)
 from .allow_new import _NEW_LIKE, _names_fit_the_batch
 from .allow_ops import (
     _MAPPED_THERE,
@@ -87,7 +94,6 @@ from .allow_records import (
 from .allow_structure import (
     _absent_field_filled,
     _beyond_the_index,
-    _broadcast_index_unnamed,
     _checked_as_torch,
     _contains_as_dense,
     _copy_unlocked,
@@ -100,22 +106,18 @@ from .allow_structure import (
     _lazy_batch_size_set,
     _loaded_is_memmap,
     _lock_follows_sharing,
-    _masked_select_unnamed,
     _members_lock_as_the_stack,
     _moved_nodes_keep_their_lock,
-    _names_unique,
     _narrowed_stack_contiguous,
     _nested_names_kept,
     _no_members_taken,
     _nothing_mapped,
     _number_written_around_values,
-    _pad_sequence_unnamed,
     _ragged_dim,
     _ragged_values_loaded,
     _records_kept,
     _shaped_as_torch,
     _shared_value_as_one,
-    _stack_dim_name_kept,
     _state_dict_keys_skipped,
     _stays_lazy,
     _too_many_indices,

@@ -1,0 +1,102 @@
+"""The rules of the deliberate differences (``allowlist.ENTRIES``) about dim names: names
+dropped or kept by lazy stacks, indices and ``masked_select`` / ``pad_sequence`` results, and
+names a lazy stack refuses. Each rule takes a finding and says whether the README bullet of
+its entry covers it."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .engine import Finding
+    from .world import Facts
+
+
+_NAMES_LINE = re.compile(r"^result(\[.*\])?\.names: peer (\[[^\]]*\]), tclass (\[[^\]]*\])$")
+
+
+def _names_of(line: str) -> tuple[str, list[str], list[str]] | None:
+    """The path and both sides' names of a ``....names: peer [...], tclass [...]`` line."""
+    found = _NAMES_LINE.match(line)
+    if found is None:
+        return None
+    sides = [re.findall(r"'[^']*'|None", side) for side in found.groups()[1:]]
+    return found.group(1) or "", sides[0], sides[1]
+
+
+_ONE_NAME = re.compile(
+    r"^result(\[[^\]]*\])*\.names: peer \[None((?:, None)*)\], tclass \['[a-z]+'\2\]$"
+)
+
+
+def _nested_names_dropped(line: str) -> bool:
+    found = _NAMES_LINE.match(line)
+    if found is None or found.group(1) is None:
+        return False
+    theirs, mine = (side.strip("[]").split(", ") for side in found.group(2, 3))
+    return len(theirs) == len(mine) and set(theirs) == {"None"}
+
+
+def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """The name of the one dim of a lazy stack of members without batch dims, kept by
+    ``to_tensordict`` / ``contiguous`` / ``apply(batch_size=)``, where the peer drops it."""
+    if finding.kind != "result" or facts.kind != "lazy":
+        return False
+    if finding.step.op not in ("to_tensordict", "contiguous", "apply", "named_apply"):
+        return False
+    return all(_ONE_NAME.match(line) for line in finding.detail)
+
+
+def _broadcast_index_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Tensor indices over several named dims: the dim they broadcast to unnamed in
+    tclass, named after one of those dims in the peer when the other's index has one
+    element."""
+    if finding.kind != "result" or finding.step.op not in ("getitem", "get_at"):
+        return False
+    src = finding.step.src
+    lists = len(re.findall(r"[\[,]\s*\[", src))  # list indices: x[[-1], mask]
+    if src.count("torch.tensor(") + src.count("t([") + lists < 2:
+        return False
+    parsed = [_names_of(line) for line in finding.detail]
+    return all(
+        p is not None
+        and len(p[1]) == len(p[2])
+        and all(a == b or b == "None" for a, b in zip(p[1], p[2]))
+        for p in parsed
+    )
+
+
+def _masked_select_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``masked_select``'s new dim is unnamed, as torch's; the peer keeps the name of a
+    one-dim batch when the collection holds a Python value, or when the mask selects
+    nothing and it holds a nested collection (a lazy stack's members too; lazy35's
+    programs 3,000,148 and 3,002,697 of index,entries), and drops it otherwise."""
+    if finding.kind != "result" or finding.step.op != "masked_select":
+        return False
+    parsed = [_names_of(line) for line in finding.detail]
+    return all(p is not None and len(p[1]) == len(p[2]) == 1 and p[2] == ["None"] for p in parsed)
+
+
+def _pad_sequence_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``pad_sequence``'s result has unnamed dims, where the peer keeps the members' names
+    at a level that holds a Python value."""
+    if finding.kind != "result" or finding.step.op != "pad_sequence":
+        return False
+    parsed = [_names_of(line) for line in finding.detail]
+    return all(p is not None and set(p[2]) == {"None"} for p in parsed)
+
+
+def _names_unique(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Names repeated across a lazy stack's dims, or of the wrong length with ``None``
+    entries: tclass's ``DimNameError``, as for a TensorDict in both libraries, where the
+    peer 0.15 accepts them with a FutureWarning."""
+    if finding.kind not in ("tclass-raises", "family") or type(mine.error).__name__ not in (
+        "DimNameError",
+        "DimNameCountError",  # (a DimNameError for a list of the wrong length)
+    ):
+        return False
+    message = str(mine.error)
+    return "dim names must be unique" in message or (
+        "dims but the batch has" in message and "None" in message
+    )
