@@ -19,6 +19,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection
+from tclass._core._batch import convert_ellipsis_to_idx
 from tclass._core._keys import key_path, lies_inside, unravel_key
 from tclass._core._records import is_record
 from tclass.errors import (
@@ -388,8 +389,10 @@ class KeyOps(TensorCollection):
         returns ``self``. Works on locked and memory-mapped collections.
 
         ``fast=True`` writes tensors only: Python values in ``tensordict`` are skipped
-        with an :class:`~tclass.errors.IgnoredValuesWarning`, as the peer does;
-        ``fast=False`` is :meth:`update_at_`, which writes them too.
+        with an :class:`~tclass.errors.IgnoredValuesWarning`, as the peer does; a ``...``
+        in ``idx`` stands for the batch dims it skips (``(..., 0)`` writes the last batch
+        dim's first elements, as the peer's fast path and ``self[idx] = tensordict``);
+        ``fast=False`` is :meth:`update_at_`, which writes the Python values too.
 
         Raises:
             KeyNotFoundError: (a ``KeyError``) a key of ``tensordict`` is not an entry.
@@ -417,6 +420,7 @@ class KeyOps(TensorCollection):
         for path, _ in tensors:
             if path not in self:
                 raise self._missing_key(path[0] if len(path) == 1 else path)
+        idx = convert_ellipsis_to_idx(idx, self.batch_size)  # (set_at_ indexes the tensor)
         for path, tensor in tensors:
             self.set_at_(path, tensor, idx, non_blocking=non_blocking)
         return self
