@@ -23,7 +23,7 @@ from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._linked_list import LinkedList, link_nested, only_none
 from tclass._core._names import DimName
-from tclass._core._records import is_record
+from tclass._core._records import is_record, storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import (
     ArgumentError,
@@ -438,8 +438,10 @@ class EntryOps(TensorCollection):
         self, batch_dims: int | None = None, keep_compliant_size: bool = False
     ) -> Self:
         """Sets the batch size to the largest leading shape every entry shares (at most
-        ``batch_dims`` dims), nested collections first; with ``keep_compliant_size``, a
-        nested collection whose batch size already fits keeps it. A Python value counts
+        ``batch_dims`` dims), nested collections first (a lazy stack keeps its batch size,
+        as the peer leaves it); with ``keep_compliant_size`` and ``batch_dims``, a nested
+        collection (not those below it) that has ``batch_dims`` dims or more keeps its
+        batch size, as the peer's. A Python value counts
         with its batch size (none: it does not), one shared value first cut to
         ``batch_dims`` dims (without ``keep_compliant_size``), as the peer's; unbatched
         tensors do not count: a collection holding nothing else (or nothing) keeps its
@@ -447,9 +449,10 @@ class EntryOps(TensorCollection):
         shapes: list[torch.Size] = []
         for _, value in self._items():
             if _is_node(value):
-                fits = value.batch_size[: len(self.batch_size)] == self.batch_size
-                if not (keep_compliant_size and fits and value.batch_dims > self.batch_dims):
-                    value.auto_batch_size_(batch_dims, keep_compliant_size)
+                keep = keep_compliant_size and batch_dims is not None
+                keep = keep and value.batch_dims >= (batch_dims or 0)
+                if not keep and not storage_of(value)._is_lazy:  # lazy: as the peer, kept
+                    value.auto_batch_size_(batch_dims)  # (keep_compliant_size: one level)
                 shapes.append(value.batch_size)
             elif isinstance(value, TensorCollection) and value._is_value_node:
                 if batch_dims and not keep_compliant_size and value.batch_dims > batch_dims:

@@ -26,6 +26,7 @@ from tclass._core._names import DimName
 from tclass._core._options import OPTIONS
 from tclass._core._records import storage_of
 from tclass._core._shape_op import ShapeOp
+from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._parts import (
     check_members,
     insert_dim,
@@ -816,20 +817,30 @@ class LazyStackOps(TensorDictBase):
     def auto_batch_size_(
         self, batch_dims: int | None = None, keep_compliant_size: bool = False
     ) -> Self:
-        """Every member's batch size inferred (``batch_dims`` counts the stack dim); the
-        members must then agree."""
-        inner = None if batch_dims is None else max(batch_dims - 1, 0)
-        for member in self._members:
-            member.auto_batch_size_(inner, keep_compliant_size)
-        sizes = {member.batch_size for member in self._members}
-        if len(sizes) > 1:
-            msg = (
-                f"auto_batch_size_: the members of this lazy stack inferred different batch "
-                f"sizes {sorted(map(list, sizes))}; members of a lazy stack share one"
-            )
-            raise ShapeError(msg)
-        (member_batch,) = sizes or {remove_dim(self._batch_size, self._stack_dim)}
-        self._relayout(member_batch)
+        """The largest leading shape the stack's entries share (at most ``batch_dims``
+        dims), as the peer infers it: a dim whose size differs between the members ends
+        it, and the nested collections (lazy stacks of the members') keep their batch
+        sizes, as the peer leaves lazy ones (``keep_compliant_size`` has nothing to keep).
+        A new batch size is set as ``batch_size = ...`` sets it: one that keeps the stack
+        dim changes the members' (the peer refuses any change).
+
+        Raises:
+            BatchSizeError: if the inferred batch size drops the stack dim.
+        """
+        shapes = [
+            self._item_shape(key)
+            for key in self._key_names()
+            if not isinstance(self._parts(key)[0], UnbatchedTensor)
+        ]
+        if not shapes:  # nothing to infer a batch size from: cut to batch_dims, as the peer
+            common = self._batch_size[:batch_dims] if batch_dims else self._batch_size
+        else:
+            common = _batch.common_prefix(shapes)
+            if -1 in common:  # a dim the members differ in is no batch dim
+                common = common[: common.index(-1)]
+            common = common if batch_dims is None else common[:batch_dims]
+        if common != self._batch_size:
+            self.batch_size = common  # type: ignore[misc]  # (the stack's setter)
         return self
 
     def _densified(self, result: Any) -> Self:
