@@ -21,6 +21,7 @@ from tclass._core._batch import BatchSizeLike
 from tclass._core._keys import key_path
 from tclass._core._names import DimName
 from tclass._core._records import field_names_of, storage_of
+from tclass._engine._nontensor import _NonTensorNode
 from tclass._tensorclass._guards import apply_in_place_checked, check_fill
 from tclass._tensorclass._writes import check_entry_write, check_written_types, stored_value
 from tclass.errors import UnknownFieldError
@@ -321,6 +322,17 @@ class RecordStorageOps(TensorDictBase):
     ) -> Self:
         self._tensordict.auto_batch_size_(batch_dims, keep_compliant_size)
         return self
+
+    def setdefault(self, key: Any, default: Any, inplace: bool = False) -> Any:
+        """The entry ``key`` (``default`` stored there first if it is unset or ``None``);
+        a Python value comes back as the ``NonTensorData`` (or ``NonTensorStack``) that
+        holds it, as the peer's record answers its storage's ``setdefault`` (where
+        ``get`` gives the value itself)."""
+        value = super().setdefault(key, default, inplace)
+        if value is None or isinstance(value, (torch.Tensor, TensorCollection)):
+            return value
+        node = self._tensordict.get(key, None)
+        return node if isinstance(node, _NonTensorNode) else value
 
     def flatten_keys(
         self,

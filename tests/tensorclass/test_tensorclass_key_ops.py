@@ -185,3 +185,23 @@ def test_a_dict_given_to_a_python_value_field_through_update_is_kept() -> None:
         else:
             rec.set("label", given)
         assert type(rec.label) is dict and rec.label["q"] is given["q"]
+
+
+def test_setdefault_of_a_python_value_field_gives_its_node() -> None:
+    """Found by the differential fuzzer: as the peer's records (which answer their
+    storage's ``setdefault``), ``setdefault`` of a field holding a Python value gives the
+    ``NonTensorData`` holding it (``get`` gives the value); tensors and nested records
+    come back as ``get`` gives them, and an unset field is set first."""
+    rec = Rec(obs=torch.zeros(3), inner=Inner(x=None, batch_size=[3]), env="a", batch_size=[3])
+    node = rec.setdefault("env", "b")
+    assert isinstance(node, tclass.NonTensorData) and node.data == "a"
+    assert node.batch_size == (3,) and rec.get("env") == "a"
+    assert rec.setdefault("obs", torch.ones(3)) is rec.obs
+    assert type(rec.setdefault("inner", None)) is Inner
+    assert torch.equal(rec.setdefault(("inner", "x"), torch.ones(3, 2)), torch.ones(3, 2))
+    unset = Rec(obs=torch.zeros(3), inner=None, env=None, batch_size=[3])
+    assert unset.setdefault("env", "c").data == "c" and unset.env == "c"
+    stack = tclass.lazy_stack([rec.clone(), rec.clone().set("env", "z")])
+    values = stack.setdefault("env", "q")  # (the peer's wraps it in the record class)
+    assert isinstance(values, tclass.NonTensorStack)
+    assert values.tolist() == [["a"] * 3, ["z"] * 3]
