@@ -64,10 +64,19 @@ _RESULT_LINES = (
 )
 
 
+# a write at a mask over several batch dims (``set_at_(k, v, mask)``): the peer's file
+# expands the mask's rows against the dataset's dims and fails; tclass writes the rows
+_MASK_ROWS_EXPANDED = re.compile(r"The expanded size of the tensor \(\d+\) must match the")
+
+
 def _h5_peer_refuses(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     if not facts.h5 or finding.kind not in ("peer-raises", "family"):
         return False
-    return any(p.search(str(peer.error)) for p in _PEER_REFUSES)
+    message = str(peer.error)
+    if finding.step.op in ("set_at_", "update_at_") and "'bool'" in finding.step.src:
+        if _MASK_ROWS_EXPANDED.search(message):
+            return True
+    return any(p.search(message) for p in _PEER_REFUSES)
 
 
 def _h5_missing_renamed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

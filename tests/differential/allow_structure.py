@@ -273,28 +273,14 @@ def _contains_as_dense(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
 
 
 def _lazy_batch_size_set(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """A new batch size of a lazy stack that keeps its stack dim, which the peer refuses;
-    ``auto_batch_size_`` of a collection holding lazy stacks, which tclass sets as a
-    TensorDict's nodes (cut to the batch dims asked for, or all their leaves share),
-    where the peer leaves them as they were."""
-    if finding.kind == "result" and finding.step.op == "auto_batch_size_":
-        return all(_prefix_dims(line) for line in finding.detail)
-    if finding.kind != "peer-raises" or finding.step.op != "set_batch_size":
+    """A new batch size of a lazy stack that keeps its stack dim, set or inferred by
+    ``auto_batch_size_`` (from the stack's own entries, its nested collections left as
+    they were, as the peer), which the peer refuses."""
+    if finding.kind != "peer-raises":
+        return False
+    if finding.step.op not in ("set_batch_size", "auto_batch_size_"):
         return False
     return "Modifying the batch size of a lazy representation" in str(peer.error)
-
-
-_DIMS_LINE = re.compile(
-    r"\.(batch_size|names): peer [\[(]([^\])]*)[\])], tclass [\[(]([^\])]*)[\])]$"
-)
-
-
-def _prefix_dims(line: str) -> bool:
-    found = _DIMS_LINE.search(line)
-    if found is None:
-        return False
-    short, long = sorted((found.group(n).rstrip(",").split(", ") for n in (2, 3)), key=len)
-    return len(short) < len(long) and long[: len(short)] == short
 
 
 def _no_members_taken(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -804,7 +790,9 @@ def _too_many_indices(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
 def _beyond_the_index(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """What tclass answers as torch does for a tensor of the batch size, where the peer
     checks and refuses: an indexed write or ``set_`` of a value that broadcasts
-    (``td[...] = td[0]``), ``gather`` with an empty index, ``flatten`` without batch dims."""
+    (``td[...] = td[0]``), ``gather`` with an empty index, ``flatten`` without batch dims,
+    ``copy_at_`` (``fast=True``) at an advanced index or of a collection that is not a
+    TensorDict, written as ``update_at_`` writes (the peer's fast path refuses)."""
     if finding.kind != "peer-raises":
         return False
     message = str(peer.error)
@@ -816,6 +804,8 @@ def _beyond_the_index(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
         return "Incompatible end_dim" in message and "shape torch.Size([])" in message
     if finding.step.op == "set_":
         return message.startswith("batch dimension mismatch")
+    if finding.step.op == "copy_at_":  # the peer's fast path, where it cannot copy fast
+        return "requires the optimized tensor-only copy path" in message
     return finding.step.op == "setitem" and "which differs from the source batch size" in message
 
 
@@ -833,7 +823,11 @@ _CHECKED_AS_TORCH = {
         ("set_", "cannot copy a value of shape"),
         ("setitem", "without entries writes nothing"),
     ),
-    "InPlaceWriteError": (("set_", "cannot be copied into"), ("update_", "cannot be copied into")),
+    "InPlaceWriteError": (
+        ("set_", "cannot be copied into"),
+        ("update_", "cannot be copied into"),
+        ("set_", "torch cannot make one of it"),  # a Python value into a file's dataset
+    ),
     "BatchMismatchError": tuple(
         (op, "does not start with the batch size")
         for op in ("set", "setitem_key", "rename_key_", "update_")

@@ -149,10 +149,15 @@ def _names_through_saved_nested(
 ) -> bool:
     """``named_apply(fn, names=...)`` of a memory-mapped collection with a nested one of
     more batch dims: the peer fails giving the nested one the names (it names it as it
-    does in memory, the names and ``None`` for the extra dims, as tclass does)."""
+    does in memory, the names and ``None`` for the extra dims, as tclass does); and
+    ``apply(fn, names=...)`` of a named collection holding a nested one, whose new names
+    the peer refines over the nested result's old ones and fails ("cannot coerce")."""
     if finding.kind != "peer-raises" or finding.step.op not in ("named_apply", "apply"):
         return False
-    return "the length of the dimension names must equate" in str(peer.error)
+    message = str(peer.error)
+    if "refine_names: cannot coerce TensorDict names" in message:
+        return "names=" in finding.step.src
+    return "the length of the dimension names must equate" in message
 
 
 def _h5_set_returns_self(finding: Finding, facts: Facts, peer: Outcome, mine: Outcome) -> bool:
