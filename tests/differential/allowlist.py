@@ -89,6 +89,7 @@ from .allow_records import (
     _namedtuple_number_kept,
     _namedtuple_of_record,
     _params_saved,
+    _state_dict_values_kept,
     _tolist_lists_fields,
 )
 from .allow_structure import (
@@ -236,6 +237,7 @@ ENTRIES: list[Entry] = [
             _namedtuple_number_kept,
             _mixed_keys_unsorted,
             _names_through_saved_nested,
+            _state_dict_values_kept,
         ),
     ),
     Entry(
