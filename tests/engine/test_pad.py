@@ -1083,7 +1083,7 @@ def test_a_pad_by_nothing_keeps_how_a_value_stack_is_nested() -> None:
 def test_pad_of_a_ragged_lazy_stack_keeps_the_ragged_dim() -> None:
     # the batch size along a ragged dim (-1) is the members', not -1 plus the padding
     for entries in ({"a": torch.zeros(2)}, {}):
-        first = TensorDict({k: v for k, v in entries.items()}, [2])
+        first = TensorDict(dict(entries), [2])
         second = TensorDict({k: v[:1] for k, v in entries.items()}, [1])
         stack = tclass.lazy_stack([first, second])
         assert stack.batch_size == (2, -1)

@@ -1,8 +1,9 @@
 """Reshaping and reordering a lazy stack (a layer of ``LazyStackedTensorDict`` over
 ``LazyStackOps``): ``view`` and ``reshape`` regroup the members into nested lazy stacks
 when the new shape only merges or splits adjacent dims; ``flip``, ``roll``, ``narrow``,
-``repeat``, ``repeat_interleave``, ``split``, ``tensor_split`` and ``chunk`` along the stack dim reorder,
-share or select the members themselves, and along another dim run on each member."""
+``repeat``, ``repeat_interleave``, ``split``, ``tensor_split`` and ``chunk`` along the
+stack dim reorder, share or select the members themselves, and along another dim run on
+each member."""
 
 from __future__ import annotations
 
