@@ -715,6 +715,22 @@ def _ragged_dim(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     )
 
 
+def _ragged_pad_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``pad`` of a lazy stack with a ragged dim: tclass's result stays a lazy stack, ``-1``
+    along that dim (its members padded), where the peer pads a dense stack whose size
+    there is ``-1`` plus the padding (program 3,203,281 of shape,combine,math)."""
+    if finding.kind != "result" or finding.step.op != "pad":
+        return False
+    size = getattr(mine.value, "batch_size", ())
+    if type(mine.value).__name__ != "LazyStackedTensorDict" or -1 not in size:
+        return False
+    peer_size = getattr(peer.value, "batch_size", None)
+    if peer_size is None or -1 in peer_size or len(peer_size) != len(size):
+        return False
+    shown = ("result.kind: ", "result.batch_size: ", "result.<members>: ")
+    return all(line.startswith(shown) for line in finding.detail)
+
+
 # What the peer 0.15 says refusing to write a number into a Python value.
 _NUMBER_REFUSED = (
     "update a leaf in-place with a shared tensordict",  # a memory-mapped collection's

@@ -115,6 +115,7 @@ from .allow_structure import (
     _nothing_mapped,
     _number_written_around_values,
     _ragged_dim,
+    _ragged_pad_kept,
     _ragged_values_loaded,
     _records_kept,
     _shaped_as_torch,
@@ -187,7 +188,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "ragged-dim-unsupported",
         "Along the ragged dim of a lazy stack (a `-1` in its batch size), `unbind`,",
-        _ragged_dim,
+        _any_of(_ragged_dim, _ragged_pad_kept),
     ),
     Entry(
         "ragged-values-keep-sizes",
