@@ -27,6 +27,7 @@ from tclass._base._tensordict_base import TensorDictBase
 from tclass._core._batch import format_shape
 from tclass._core._records import storage_of
 from tclass._core._unbatched import UnbatchedTensor
+from tclass._engine._lazy._parts import stacked_size
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._nontensor_stack import NonTensorStack, join_non_tensor
@@ -194,6 +195,8 @@ def _pad_lazy(stack: LazyStackedTensorDict, pairs: _Pairs, fill: float) -> Any:
     left, right = pairs[d] if d < len(pairs) else (0, 0)
     members = _grown(members, left, right, fill)
     size = _padded_shape(stack.batch_size, pairs)
+    if members and -1 in stack.batch_size:  # a ragged dim stays ragged (not -1 + pads)
+        size = stacked_size(members, d)
     return type(stack)._from_members(members, d, size)
 
 

@@ -172,6 +172,12 @@ def test_popitem_and_clear() -> None:
         td.popitem()
     with pytest.raises(RuntimeError, match="locked"):
         _td().lock_().clear()
+    # the lock is checked before the emptiness, as the peer: a locked empty one (a
+    # TensorDict, a lazy stack) raises the lock error, not the KeyError
+    empties = [TensorDict({}, [4, 3]), tclass.lazy_stack([TensorDict({}, [1])] * 2)]
+    for empty in empties:
+        with pytest.raises(RuntimeError, match="locked"):
+            empty.lock_().popitem()
 
 
 def test_replace_gives_a_copy_with_entries_changed() -> None:

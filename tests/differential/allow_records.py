@@ -263,6 +263,24 @@ def _namedtuple_number_kept(finding: Finding, facts: Facts, peer: Any, mine: Any
     )
 
 
+# a Python value of a record's field, one element of its per-element stack
+_ELEMENT_VALUE = re.compile(
+    r"^result\['(n|s|lst|v|label)'\](\[\d+\])+: "
+    r"peer (-?\d+|'[^']*'|None), tclass (-?\d+|'[^']*'|None)$"
+)
+
+
+def _state_dict_values_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``load_state_dict`` of a record whose Python values differ per element: tclass
+    keeps them, where the peer's state dict takes one value of their stack (its
+    ``.data``: "Cannot get the non-unique data" or, for a stack loaded from a folder,
+    the first element's) and writes it into every element (program 3,101,876 of the
+    records family)."""
+    if finding.kind != "result" or finding.step.op != "load_state_dict":
+        return False
+    return all(_ELEMENT_VALUE.match(line) for line in finding.detail)
+
+
 def _mixed_keys_unsorted(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A mapping (``fromkeys``, ``from_dict``) with a plain key that is also the parent of
     a nested key, among other nested keys: the peer fails sorting its keys ("'<' not

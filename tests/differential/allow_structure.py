@@ -436,7 +436,8 @@ def _empty_values_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
 # its stack, which it has none of: a node shorter than the batch or a list of another
 # length, an empty lazy stack without keys in its place, a read that fails ("items cannot
 # be empty"), None where such a member's own ``apply`` dropped it, or the one value its
-# stack was built from (``unbind`` of an ``expand`` over no elements).
+# stack was built from (``unbind`` of an ``expand`` or ``unsqueeze`` over no elements:
+# program 3,202,084 of shape,combine,math).
 _REBUILT_LINES = (
     re.compile(r": length: peer \d+, tclass \d+$"),
     re.compile(
@@ -449,7 +450,7 @@ _REBUILT_LINES = (
     re.compile(
         r": peer value \(\('py', .*\), tclass values \(\('seq', 'list', \[\]\), \[[\d, ]*\]\)$"
     ),
-    re.compile(r": peer py \(.*\), tclass list of 0$"),
+    re.compile(r": peer py \(.*\), tclass list of \d+$"),  # (of nested empty lists)
 )
 
 
@@ -699,6 +700,22 @@ def _ragged_dim(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     return type(mine.error).__name__ == "HeterogeneousEntryError" and (
         "of this lazy stack (batch size" in message and ") is ragged" in message
     )
+
+
+def _ragged_pad_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``pad`` of a lazy stack with a ragged dim: tclass's result stays a lazy stack, ``-1``
+    along that dim (its members padded), where the peer pads a dense stack whose size
+    there is ``-1`` plus the padding (program 3,203,281 of shape,combine,math)."""
+    if finding.kind != "result" or finding.step.op != "pad":
+        return False
+    size = getattr(mine.value, "batch_size", ())
+    if type(mine.value).__name__ != "LazyStackedTensorDict" or -1 not in size:
+        return False
+    peer_size = getattr(peer.value, "batch_size", None)
+    if peer_size is None or -1 in peer_size or len(peer_size) != len(size):
+        return False
+    shown = ("result.kind: ", "result.batch_size: ", "result.<members>: ")
+    return all(line.startswith(shown) for line in finding.detail)
 
 
 # What the peer 0.15 says refusing to write a number into a Python value.

@@ -89,6 +89,7 @@ from .allow_records import (
     _namedtuple_number_kept,
     _namedtuple_of_record,
     _params_saved,
+    _state_dict_values_kept,
     _tolist_lists_fields,
 )
 from .allow_structure import (
@@ -114,6 +115,7 @@ from .allow_structure import (
     _nothing_mapped,
     _number_written_around_values,
     _ragged_dim,
+    _ragged_pad_kept,
     _ragged_values_loaded,
     _records_kept,
     _shaped_as_torch,
@@ -191,7 +193,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "ragged-dim-unsupported",
         "Along the ragged dim of a lazy stack (a `-1` in its batch size), `unbind`,",
-        _ragged_dim,
+        _any_of(_ragged_dim, _ragged_pad_kept),
     ),
     Entry(
         "ragged-values-keep-sizes",
@@ -241,6 +243,7 @@ ENTRIES: list[Entry] = [
             _namedtuple_number_kept,
             _mixed_keys_unsorted,
             _names_through_saved_nested,
+            _state_dict_values_kept,
         ),
     ),
     Entry(

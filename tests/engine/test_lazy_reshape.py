@@ -111,3 +111,19 @@ def test_unflatten_names_the_dims_as_the_dense_unflatten(dim: int, sizes: list[i
     assert out.batch_size == dense.batch_size
     assert out.names == dense.names
     assert torch.equal(out["a"], dense["a"])
+
+
+def test_tensor_split_along_another_dim_splits_each_member() -> None:
+    members = [TensorDict({"a": torch.arange(6.0).view(3, 2)}, [3, 2]) for _ in range(2)]
+    stack = tclass.lazy_stack(members, 1)
+    stack.names = ["i", "s", "j"]
+    pieces = stack.tensor_split([1], 0)
+    assert [p.batch_size for p in pieces] == [torch.Size([1, 2, 2]), torch.Size([2, 2, 2])]
+    assert all(isinstance(p, LazyStackedTensorDict) for p in pieces)
+    assert pieces[1].names == ["i", "s", "j"]
+    pieces[1].tensordicts[0]["a"].fill_(-1.0)  # the members' pieces are views of them
+    assert members[0]["a"][1:].eq(-1.0).all() and members[0]["a"][0].ge(0).all()
+    by_stack_dim = stack.tensor_split(2, 1)  # along the stack dim: the members themselves
+    assert by_stack_dim[0].tensordicts[0] is members[0]
+    with pytest.raises(IndexError):
+        stack.tensor_split(2, 3)

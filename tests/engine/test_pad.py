@@ -1078,3 +1078,17 @@ def test_a_pad_by_nothing_keeps_how_a_value_stack_is_nested() -> None:
     assert padded.squeeze(-1)["label"] == td.squeeze(-1)["label"] == "pong"
     assert padded.get("label") is not td.get("label")
     assert pad(td, [0, 1]).get("label").tolist() == [[None]]  # a new slot: None
+
+
+def test_pad_of_a_ragged_lazy_stack_keeps_the_ragged_dim() -> None:
+    # the batch size along a ragged dim (-1) is the members', not -1 plus the padding
+    for entries in ({"a": torch.zeros(2)}, {}):
+        first = TensorDict(dict(entries), [2])
+        second = TensorDict({k: v[:1] for k, v in entries.items()}, [1])
+        stack = tclass.lazy_stack([first, second])
+        assert stack.batch_size == (2, -1)
+        out = tclass.pad(stack, [1, 0, 1, 1], value=-1)
+        assert out.batch_size == (3, -1)
+        assert [m.batch_size for m in out.tensordicts] == [(4,), (4,), (3,)]  # new: as member 0
+        if entries:
+            assert out.tensordicts[1]["a"].tolist() == [-1.0, 0.0, 0.0, -1.0]

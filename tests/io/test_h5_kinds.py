@@ -305,3 +305,21 @@ def test_set_non_tensor_at_a_new_nested_key_of_a_lazy_stack_of_files_is_written(
     for member in files:
         assert member.get_non_tensor(("zz", "a")) == "v"
     assert lazy.get_non_tensor(("zz", "a")) == [["v", "v"], ["v", "v"]]  # as in memory
+
+
+def test_tensor_split_of_a_lazy_stack_of_files_reads_each_members_pieces(tmp_path: Path) -> None:
+    # along a dim other than the stack dim, each member's own tensor_split, as the peer's
+    # (split): a file's pieces are read into memory, not the file itself or views of it
+    files = [PersistentTensorDict.from_dict(_named(), tmp_path / f"f{i}.h5") for i in range(2)]
+    stack = LazyStackedTensorDict(*files, stack_dim=0)
+    (whole,) = stack.tensor_split([], -1)
+    halves = stack.tensor_split(torch.tensor([1]), 1)
+    for piece in (whole, *halves):
+        assert isinstance(piece, LazyStackedTensorDict)
+        assert all(type(m) is TensorDict for m in piece.tensordicts)
+    assert whole.batch_size == torch.Size([2, 2]) and halves[1].batch_size == torch.Size([2, 1])
+    assert torch.equal(halves[1]["b"], stack["b"][:, 1:])
+    whole["b"].zero_()  # a copy: the files are unchanged
+    assert files[0]["b"].sum() > 0
+    for f in files:
+        f.close()

@@ -127,6 +127,24 @@ def test_update_with_a_nested_mapping_merges_into_the_group(ptd: PersistentTenso
     assert isinstance(ptd["n"], torch.Tensor)
 
 
+def test_a_collection_set_over_a_group_of_more_batch_dims_merges_into_it(
+    tmp_path: Path,
+) -> None:
+    # as the peer's file: ptd[key] = dict (or collection) updates the group whatever the
+    # value's batch size, each entry checked against the group's (a TensorDict replaces)
+    nested = TensorDict({"d": torch.zeros(1, 2, 1, 2)}, [1, 2, 1])
+    source = TensorDict({"a": torch.zeros(1, 2, 3), "n": nested}, [1, 2])
+    ptd = PersistentTensorDict.from_dict(source, filename=tmp_path / "m.h5")
+    ptd["n"] = {"q": torch.ones(1, 2, 1)}
+    assert sorted(ptd["n"].keys()) == ["d", "q"] and ptd["n"].batch_size == (1, 2, 1)
+    ptd.set("n", TensorDict({"r": torch.ones(1, 2, 1, 3)}, [1, 2]))
+    assert sorted(ptd["n"].keys()) == ["d", "q", "r"]
+    with pytest.raises(RuntimeError, match="batch dimension mismatch"):
+        ptd["n"] = {"s": torch.ones(1, 2)}  # fits the parent, not the group
+    assert "s" not in ptd["n"].keys()
+    ptd.close()
+
+
 def test_update_with_keys_to_update_writes_only_those(ptd: PersistentTensorDict) -> None:
     other = TensorDict(
         {"a": torch.ones(2, 3), "n": {"b": torch.ones(2, 3, 4), "c": torch.ones(2, 3)}},

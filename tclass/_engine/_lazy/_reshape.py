@@ -1,8 +1,9 @@
 """Reshaping and reordering a lazy stack (a layer of ``LazyStackedTensorDict`` over
 ``LazyStackOps``): ``view`` and ``reshape`` regroup the members into nested lazy stacks
 when the new shape only merges or splits adjacent dims; ``flip``, ``roll``, ``narrow``,
-``repeat``, ``repeat_interleave``, ``split`` and ``chunk`` along the stack dim reorder,
-share or select the members themselves, and along another dim run on each member."""
+``repeat``, ``repeat_interleave``, ``split``, ``tensor_split`` and ``chunk`` along the
+stack dim reorder, share or select the members themselves, and along another dim run on
+each member."""
 
 from __future__ import annotations
 
@@ -297,6 +298,20 @@ class LazyReshapeOps(LazyStackOps):
         check_regular(self, [dim], "split")
         pieces = [m.split(split_size, dim if dim < d else dim - 1) for m in self._members]
         return tuple(self._restacked(list(group)) for group in zip(*pieces))
+
+    def tensor_split(
+        self, indices_or_sections: int | Sequence[int] | torch.Tensor, dim: int = 0
+    ) -> tuple[Self, ...]:
+        """As ``TensorDictBase.tensor_split``; along a dim other than the stack dim (and
+        not ragged), each member's own ``tensor_split`` restacked, as ``split``: a
+        member over a file gives its pieces read into memory, as the peer's."""
+        n = _batch.normalize_dim(dim, len(self._batch_size), op="tensor_split")
+        d = self._stack_dim
+        if n == d or self._batch_size[n] == -1 or not self._members:
+            return TensorDictBase.tensor_split(self, indices_or_sections, dim)
+        inner = n if n < d else n - 1
+        pieces = [m.tensor_split(indices_or_sections, inner) for m in self._members]
+        return tuple(self._carry(self._restacked(list(g)), None) for g in zip(*pieces))
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple[Self, ...]:
         dim = _batch.normalize_dim(dim, len(self._batch_size), op="chunk")

@@ -96,8 +96,8 @@ class StoreWrites(TensorDictBase):
         """Write ``value`` under ``key``: a tensor becomes an array, a collection or dict
         a group, a Python value an array in the store's format for values. A tensor is
         written into an existing array of its shape and dtype (keeping its chunks and
-        compression); a collection or dict is merged into an existing group of its batch
-        size, as the peer's file merges it (the group's other entries stay); an entry of
+        compression); a collection or dict is merged into an existing group, as the
+        peer's file merges it (the group's other entries stay); an entry of
         another kind, shape or dtype is replaced. With ``inplace`` and an existing entry,
         the data is written into it.
 
@@ -204,18 +204,19 @@ class StoreWrites(TensorDictBase):
     ) -> None:
         """A group holding ``value`` (the storage of ``record``, whose class's schema is
         written with it and which reads back as a record of that class). Over a group of
-        the same batch size that holds no record, ``value`` is merged into the group
-        entry by entry (the entries it lacks stay), as the peer's file writes it."""
+        any batch size that holds no record, ``value`` is merged into the group entry by
+        entry (the entries it lacks stay; each must fit the group's batch size), as the
+        peer's file writes it."""
         if value.batch_size[: len(self._batch_size)] != self._batch_size:
             # a shorter batch size (built without one) becomes this one when the entries
             # fit, as a TensorDict stores it; else BatchMismatchError
             value = fit_to_batch(cast(Any, value), self._batch_size, key)
         node = group[key] if key in group else None
         if node is not None and is_group(node) and record is None and key not in self._records:
-            child = self._child_of(key, node)
-            if child.batch_size == value.batch_size:
-                child.update(value)
-                return
+            # merged whatever its batch size, as the peer's file updates the group: each
+            # entry must fit the group's batch size (else its BatchMismatchError)
+            self._child_of(key, node).update(value)
+            return
         made = self._replace(group, key, partial(group.create_group, key), warn)
         child = self._child_of(key, made)
         child._batch_size = value.batch_size
