@@ -66,9 +66,13 @@ def _softmax_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     """``softmax`` along the stack dim of a lazy stack whose members differ in shape:
     tclass's ``HeterogeneousEntryError`` (the dense stack it needs does not exist, as for
     ``cummax`` / ``cummin`` / ``cumsum`` in both), where the peer runs ``softmax`` on each
-    member along that member's own dim instead, a wrong result."""
+    member along that member's own dim instead, a wrong result; or, where a member holds
+    an integer entry, torch's ``NotImplementedError`` for it (a softmax tclass never
+    starts)."""
+    if finding.kind == "family" and not isinstance(peer.error, NotImplementedError):
+        return False
     return (
-        finding.kind == "tclass-raises"
+        finding.kind in ("tclass-raises", "family")
         and finding.step.op == "softmax"
         and type(mine.error).__name__ == "HeterogeneousEntryError"
         and "an operation along the stack dim" in str(mine.error)
