@@ -168,12 +168,12 @@ class KeyOps(TensorCollection):
             KeyNotFoundError: (a ``KeyError``) if there is no entry.
             LockedError: (a ``RuntimeError``) if the collection is locked.
         """
+        if self.is_locked:  # (first, also where there is no entry, as the peer)
+            raise _locked("remove an entry from", self)
         keys = self._key_names()
         if not keys:
             msg = f"popitem(): the {type(self).__name__} holds no entry"
             raise KeyNotFoundError(msg)
-        if self.is_locked:
-            raise _locked("remove an entry from", self)
         key = keys[-1]
         return key, self.pop(key)
 
