@@ -212,7 +212,8 @@ def _h5_keys_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     collection (the peer's file lists it before them, its TensorDict after); ``set()``
     on a file gives the file (the peer's result can lack entries the file holds, or be
     the group a nested key was set in); ``"k" in ptd.keys(True, True)`` holds for a group
-    ``k``, as for a TensorDict in both (the peer's file says False)."""
+    ``k`` (``("n", "k")`` for a nested one), as for a TensorDict in both (the peer's file
+    says False)."""
     if not facts.h5 or finding.kind != "result":
         return False
     if finding.step.op in ("keys", "items", "values") and isinstance(peer.value, list):
@@ -223,8 +224,8 @@ def _h5_keys_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
         path = re.match(r"x\.set\(\('(\w+)', ", finding.step.src)  # the peer's: the group
         return path is not None and list(peer.value.keys()) == list(mine.value[path[1]].keys())
     if finding.step.op == "contains" and (peer.value, mine.value) == (False, True):
-        key = re.match(r"\(?'(\w+)',?\)? in x\.keys\(True, True\)$", finding.step.src)
-        return key is not None and _made_a_group(finding.lines[:-1], key[1])
+        key = re.match(r"\(?(?:'\w+', )*'(\w+)',?\)? in x\.keys\(True, True\)$", finding.step.src)
+        return key is not None and _made_a_group(finding.lines[:-1], key[1])  # (its last part)
     return False
 
 
