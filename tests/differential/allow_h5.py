@@ -234,7 +234,8 @@ def _h5_params_read(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     parameters: writes through it leave the file as it was, and its in-place math
     writes the parameters and returns them (the peer's holds the file, registers none
     of its tensors and writes the file, but its in-place math writes nothing, or fails,
-    and on a file without tensors returns a TensorDict)."""
+    and on a file without tensors returns a TensorDict); ``params[...]`` is the params
+    themselves (the peer's a view of the file)."""
     if not facts.h5 or facts.derived != "params":
         return False
     wrapped = [i for i, line in enumerate(finding.lines, 1) if _WRAPS_X.search(line)]
@@ -243,12 +244,17 @@ def _h5_params_read(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     if finding.kind == "alias":
         found = re.match(r"<result of line (\d+)>", finding.step.src)
         return found is not None and int(found.group(1)) < wrapped[0]
+    if finding.kind == "result" and finding.step.op == "getitem":  # params[...]: itself
+        return all(_PARAMS_FILE_VIEW.search(line) for line in finding.detail)
     if finding.kind != "result" or not finding.step.op.endswith("_"):
         return False
     return all(_PARAMS_IN_PLACE.search(line) for line in finding.detail)
 
 
 _WRAPS_X = re.compile(r"L\.TensorDictParams\(x[,)]")
+_PARAMS_FILE_VIEW = re.compile(
+    r"^result\.kind: peer 'PersistentTensorDictView', tclass 'TensorDictParams'$"
+)
 _PARAMS_IN_PLACE = re.compile(
     r": values differ: |^result\.kind: peer 'TensorDict', tclass 'TensorDictParams'$"
 )
