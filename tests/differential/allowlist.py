@@ -149,9 +149,13 @@ def _names_through_saved_nested(
 ) -> bool:
     """``named_apply(fn, names=...)`` of a memory-mapped collection with a nested one of
     more batch dims: the peer fails giving the nested one the names (it names it as it
-    does in memory, the names and ``None`` for the extra dims, as tclass does)."""
+    does in memory, the names and ``None`` for the extra dims, as tclass does); so does
+    ``apply(fn, names=...)`` where a nested collection has other names (its
+    ``refine_names`` error; tclass gives the nested one the new names)."""
     if finding.kind != "peer-raises" or finding.step.op not in ("named_apply", "apply"):
         return False
+    if "names=" in finding.step.src and "refine_names: cannot coerce" in str(peer.error):
+        return True
     return "the length of the dimension names must equate" in str(peer.error)
 
 
