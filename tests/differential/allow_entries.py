@@ -77,3 +77,34 @@ def _softmax_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         and type(mine.error).__name__ == "HeterogeneousEntryError"
         and "an operation along the stack dim" in str(mine.error)
     )
+
+
+# an entry the peer holds as a plain list, tclass as one value stack
+_LIST_OF_STACKS = re.compile(r"^result((?:\['\w+'\])+): peer list of \d+, tclass nontensor \(")
+
+
+def _nested_lists_stacked_whole(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Lists of Python values nested three deep or more (``{"s": [[["a", "a"]]]}``, which
+    ``to_dict()`` gives for a value stack of three dims): one ``NonTensorStack`` over all
+    their levels in tclass, as two-deep ones in both; the peer stacks the two inner levels
+    and keeps the outer ones a plain Python list of stacks as the entry (which its own
+    batch-size check then fails on)."""
+    if finding.kind != "result":
+        return False
+    for line in finding.detail:
+        found = _LIST_OF_STACKS.match(line)
+        if found is None:
+            return False
+        entry = peer.value
+        for key in re.findall(r"\['(\w+)'\]", found.group(1)):
+            entry = entry.get(key) if hasattr(entry, "get") else None
+        if not isinstance(entry, list) or not _stacks_in_lists(entry):
+            return False
+    return True
+
+
+def _stacks_in_lists(value: Any) -> bool:
+    """Whether ``value`` is the peer's stacks held in (nested) plain lists."""
+    if isinstance(value, list):
+        return bool(value) and all(_stacks_in_lists(item) for item in value)
+    return type(value).__name__ == "NonTensorStack"

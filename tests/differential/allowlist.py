@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .allow_entries import _separated_once, _softmax_on_ragged
+from .allow_entries import _nested_lists_stacked_whole, _separated_once, _softmax_on_ragged
 from .allow_fields import (
     _cast_to_the_field,
     _dict_kept_in_value_field,
@@ -213,6 +213,7 @@ ENTRIES: list[Entry] = [
             _new_entries_saved,
             _saved_later,
             _key_below_a_value,
+            _nested_lists_stacked_whole,
         ),
     ),
     Entry(
