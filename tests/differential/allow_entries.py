@@ -108,3 +108,27 @@ def _stacks_in_lists(value: Any) -> bool:
     if isinstance(value, list):
         return bool(value) and all(_stacks_in_lists(item) for item in value)
     return type(value).__name__ == "NonTensorStack"
+
+
+_KEY_SETS = re.compile(
+    r"key sets don't match: got state_dict extra keys\s*(\{.*?\})\s*and tensordict extra keys"
+    r"\s*(\{.*?\})",
+    re.DOTALL,
+)
+
+
+def _dotted_keys_loaded(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``load_state_dict`` of a collection holding a Python value whose keys have a ``.``
+    (``flatten_keys(".")``): tclass loads each key as it is, where the peer splits them
+    at the dots and finds the key sets differ (its extra keys: their first parts)."""
+    if finding.kind != "peer-raises" or finding.step.op != "load_state_dict":
+        return False
+    found = _KEY_SETS.search(str(peer.error))
+    if found is None:
+        return False
+    try:
+        split, whole = (ast.literal_eval(side) for side in found.groups())
+    except (ValueError, SyntaxError):
+        return False
+    dotted = {key for key in whole if isinstance(key, str) and "." in key}
+    return bool(dotted) and dotted == set(whole) and split <= {k.split(".")[0] for k in dotted}

@@ -13,7 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .allow_entries import _nested_lists_stacked_whole, _separated_once, _softmax_on_ragged
+from .allow_entries import (
+    _dotted_keys_loaded,
+    _nested_lists_stacked_whole,
+    _separated_once,
+    _softmax_on_ragged,
+)
 from .allow_fields import (
     _cast_to_the_field,
     _dict_kept_in_value_field,
@@ -241,6 +246,7 @@ ENTRIES: list[Entry] = [
             _namedtuple_number_kept,
             _mixed_keys_unsorted,
             _names_through_saved_nested,
+            _dotted_keys_loaded,
         ),
     ),
     Entry(
