@@ -178,6 +178,10 @@ def test_popitem_and_clear() -> None:
     for empty in empties:
         with pytest.raises(RuntimeError, match="locked"):
             empty.lock_().popitem()
+    # A locked collection refuses popitem before looking for an entry, as the peer's
+    with pytest.raises(errors.LockedError, match="locked"):
+        td.lock_().popitem()
+    assert list(td.keys()) == []
 
 
 def test_replace_gives_a_copy_with_entries_changed() -> None:

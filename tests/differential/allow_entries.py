@@ -66,10 +66,69 @@ def _softmax_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     """``softmax`` along the stack dim of a lazy stack whose members differ in shape:
     tclass's ``HeterogeneousEntryError`` (the dense stack it needs does not exist, as for
     ``cummax`` / ``cummin`` / ``cumsum`` in both), where the peer runs ``softmax`` on each
-    member along that member's own dim instead, a wrong result."""
+    member along that member's own dim instead, a wrong result; or, where a member holds
+    an integer entry, torch's ``NotImplementedError`` for it (a softmax tclass never
+    starts)."""
+    if finding.kind == "family" and not isinstance(peer.error, NotImplementedError):
+        return False
     return (
-        finding.kind == "tclass-raises"
+        finding.kind in ("tclass-raises", "family")
         and finding.step.op == "softmax"
         and type(mine.error).__name__ == "HeterogeneousEntryError"
         and "an operation along the stack dim" in str(mine.error)
     )
+
+
+# an entry the peer holds as a plain list, tclass as one value stack
+_LIST_OF_STACKS = re.compile(r"^result((?:\['\w+'\])+): peer list of \d+, tclass nontensor \(")
+
+
+def _nested_lists_stacked_whole(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Lists of Python values nested three deep or more (``{"s": [[["a", "a"]]]}``, which
+    ``to_dict()`` gives for a value stack of three dims): one ``NonTensorStack`` over all
+    their levels in tclass, as two-deep ones in both; the peer stacks the two inner levels
+    and keeps the outer ones a plain Python list of stacks as the entry (which its own
+    batch-size check then fails on)."""
+    if finding.kind != "result":
+        return False
+    for line in finding.detail:
+        found = _LIST_OF_STACKS.match(line)
+        if found is None:
+            return False
+        entry = peer.value
+        for key in re.findall(r"\['(\w+)'\]", found.group(1)):
+            entry = entry.get(key) if hasattr(entry, "get") else None
+        if not isinstance(entry, list) or not _stacks_in_lists(entry):
+            return False
+    return True
+
+
+def _stacks_in_lists(value: Any) -> bool:
+    """Whether ``value`` is the peer's stacks held in (nested) plain lists."""
+    if isinstance(value, list):
+        return bool(value) and all(_stacks_in_lists(item) for item in value)
+    return type(value).__name__ == "NonTensorStack"
+
+
+_KEY_SETS = re.compile(
+    r"key sets don't match: got state_dict extra keys\s*(\{.*?\})\s*and tensordict extra keys"
+    r"\s*(\{.*?\})",
+    re.DOTALL,
+)
+
+
+def _dotted_keys_loaded(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``load_state_dict`` of a collection holding a Python value whose keys have a ``.``
+    (``flatten_keys(".")``): tclass loads each key as it is, where the peer splits them
+    at the dots and finds the key sets differ (its extra keys: their first parts)."""
+    if finding.kind != "peer-raises" or finding.step.op != "load_state_dict":
+        return False
+    found = _KEY_SETS.search(str(peer.error))
+    if found is None:
+        return False
+    try:
+        split, whole = (ast.literal_eval(side) for side in found.groups())
+    except (ValueError, SyntaxError):
+        return False
+    dotted = {key for key in whole if isinstance(key, str) and "." in key}
+    return bool(dotted) and dotted == set(whole) and split <= {k.split(".")[0] for k in dotted}

@@ -37,16 +37,16 @@ _DICT_KEPT = re.compile(r"^result(\.<members>\S*)?\['\w+'\]: peer TensorDict\(.*
 
 
 def _dict_kept_in_value_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """A dict given through ``update`` to a record's field annotated with a Python type
-    (``rec.update({"label": {"q": t}})``): kept as given in tclass, as the assignment keeps
-    it in both libraries, where the peer's ``update`` makes it a TensorDict; into a saved
-    record, where such a value is written to the folder, a ``NotSerializableError`` when
-    the dict holds tensors, set or assigned too (the peer keeps it in memory only: a
-    reload gives the old value)."""
+    """A dict given through ``update`` (or ``replace``) to a record's field annotated with
+    a Python type (``rec.update({"label": {"q": t}})``): kept as given in tclass, as the
+    assignment keeps it in both libraries, where the peer's ``update`` makes it a
+    TensorDict; into a saved record, where such a value is written to the folder, a
+    ``NotSerializableError`` when the dict holds tensors, set or assigned too (the peer
+    keeps it in memory only: a reload gives the old value)."""
     if finding.kind == "tclass-raises" and finding.step.op in _VALUE_WRITES:
         refused = type(mine.error).__name__ == "NotSerializableError"
         return refused and "is of type torch.Tensor" in str(mine.error)
-    if finding.kind != "result" or finding.step.op != "update":
+    if finding.kind != "result" or finding.step.op not in ("update", "replace"):
         return False
     return all(_DICT_KEPT.match(line) for line in finding.detail)
 

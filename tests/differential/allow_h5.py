@@ -221,7 +221,8 @@ def _h5_keys_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     collection (the peer's file lists it before them, its TensorDict after); ``set()``
     on a file gives the file (the peer's result can lack entries the file holds, or be
     the group a nested key was set in); ``"k" in ptd.keys(True, True)`` holds for a group
-    ``k``, as for a TensorDict in both (the peer's file says False)."""
+    ``k`` (``("n", "k")`` for a nested one), as for a TensorDict in both (the peer's file
+    says False)."""
     if not facts.h5 or finding.kind != "result":
         return False
     if finding.step.op in ("keys", "items", "values") and isinstance(peer.value, list):
@@ -232,8 +233,8 @@ def _h5_keys_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
         path = re.match(r"x\.set\(\('(\w+)', ", finding.step.src)  # the peer's: the group
         return path is not None and list(peer.value.keys()) == list(mine.value[path[1]].keys())
     if finding.step.op == "contains" and (peer.value, mine.value) == (False, True):
-        key = re.match(r"\(?'(\w+)',?\)? in x\.keys\(True, True\)$", finding.step.src)
-        return key is not None and _made_a_group(finding.lines[:-1], key[1])
+        key = re.match(r"\(?(?:'\w+', )*'(\w+)',?\)? in x\.keys\(True, True\)$", finding.step.src)
+        return key is not None and _made_a_group(finding.lines[:-1], key[1])  # (its last part)
     return False
 
 
@@ -245,7 +246,8 @@ def _h5_params_read(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     and on a file without tensors returns a TensorDict). So the file (a result of a line
     before the wrap) is not written through the parameters, and the parameters are
     written through their views (``unbind``, an index: the peer's are copies read from
-    the file; program 2,904,809 of the six families)."""
+    the file; program 2,904,809 of the six families), and ``params[...]`` is the params
+    themselves (the peer's a view of the file)."""
     if not facts.h5 or facts.derived != "params":
         return False
     wrapped = [i for i, line in enumerate(finding.lines, 1) if _WRAPS_X.search(line)]
@@ -254,12 +256,17 @@ def _h5_params_read(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     if finding.kind == "alias":
         found = re.match(r"<result of line (\d+)>", finding.step.src)
         return found is not None
+    if finding.kind == "result" and finding.step.op == "getitem":  # params[...]: itself
+        return all(_PARAMS_FILE_VIEW.search(line) for line in finding.detail)
     if finding.kind != "result" or not finding.step.op.endswith("_"):
         return False
     return all(_PARAMS_IN_PLACE.search(line) for line in finding.detail)
 
 
 _WRAPS_X = re.compile(r"L\.TensorDictParams\(x[,)]")
+_PARAMS_FILE_VIEW = re.compile(
+    r"^result\.kind: peer 'PersistentTensorDictView', tclass 'TensorDictParams'$"
+)
 _PARAMS_IN_PLACE = re.compile(
     r": values differ: |^result\.kind: peer 'TensorDict', tclass 'TensorDictParams'$"
 )

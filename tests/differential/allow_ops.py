@@ -358,7 +358,7 @@ def _kept_in_place(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool
 
 # The ops whose result dtypes are torch's for each entry (README, "Math goes where the
 # peer stops": "Math dtypes are torch's, entry by entry").
-_TORCH_DTYPES = ("+", "-", "*", "**", "r+", "r-", "r*", "add", "sub", "mul", "pow")
+_TORCH_DTYPES = ("+", "-", "*", "**", "r+", "r-", "r*", "add", "sub", "rsub", "mul", "pow")
 _TORCH_DTYPES += ("maximum", "minimum", "torch.maximum", "torch.minimum")
 _TORCH_DTYPES += ("|", "^", "&", "r|", "r^", "r&")
 _TENSOR_OPERAND = re.compile(r"torch\.tensor\(|\bt\(\[")

@@ -38,8 +38,17 @@ _ELEMENT_CAST = re.compile(r"\['lst'\](\[\d+\])*: peer py \('str', .*\), tclass 
 _LIST_BESIDE_TENSOR = re.compile(r"\['v'\](\[\d+\])*: peer Tensor\[.*?\]\], tclass error \(")
 
 
+# nested empty lists (``to_dict()`` of a value stack over no elements) given to a ``str``
+# field through ``from_dict``: kept, where the peer makes them a float tensor
+_EMPTY_LISTS_KEPT = re.compile(
+    r"\['(label|s)'\]: peer Tensor\[torch\.float32, shape \[[^\]]*\b0\]\], tclass list of \d+$"
+)
+
+
 def _cast_line(line: str, lines: list[str]) -> bool:
     if _NUMBER_KEPT.search(line):
+        return True
+    if _EMPTY_LISTS_KEPT.search(line) and ".from_dict(" in lines[-1]:
         return True
     if _LIST_BESIDE_TENSOR.search(line) and re.search(r"\bv=\[", lines[0]):
         return True
@@ -55,7 +64,8 @@ def _kept_as_annotated(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     the number a 0-d tensor and the list a tensor (``from_dict`` bypasses its ``nocast``
     and ``autocast``), and keeps a list given to ``Optional[Tensor]``. A list the peer
     makes a tensor may not fit the batch, nor a number a batch of elements: the peer raises
-    there."""
+    there. Nested empty lists given to a ``str`` field through ``from_dict`` stay lists
+    (the peer's a float tensor with no elements)."""
     if finding.kind == "peer-raises":
         message = finding.detail[0]
         if "Python scalars are stored as 0-dim tensors" in message:

@@ -13,7 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .allow_entries import _separated_once, _softmax_on_ragged
+from .allow_entries import (
+    _dotted_keys_loaded,
+    _nested_lists_stacked_whole,
+    _separated_once,
+    _softmax_on_ragged,
+)
 from .allow_fields import (
     _cast_to_the_field,
     _dict_kept_in_value_field,
@@ -216,6 +221,7 @@ ENTRIES: list[Entry] = [
             _new_entries_saved,
             _saved_later,
             _key_below_a_value,
+            _nested_lists_stacked_whole,
         ),
     ),
     Entry(
@@ -244,6 +250,7 @@ ENTRIES: list[Entry] = [
             _mixed_keys_unsorted,
             _names_through_saved_nested,
             _state_dict_values_kept,
+            _dotted_keys_loaded,
         ),
     ),
     Entry(

@@ -2,7 +2,8 @@
 that keeps the dims up to the stack dim gives a lazy stack of the members emptied (each
 with that batch size without the stack dim); another one gives a TensorDict. And the
 nested collections of ``empty(recurse=True, batch_size=...)``: one whose batch size is
-the start of the new one gets it, one that starts with it keeps its own, another raises."""
+the start of the new one gets it, one that starts with it keeps its own, another raises.
+A new batch size keeps the names of the dims it keeps (the peer's batch-size setter)."""
 
 from __future__ import annotations
 
@@ -56,3 +57,18 @@ def test_nested_batch_sizes_under_a_new_batch_size() -> None:
     with pytest.raises(errors.BatchSizeError, match="entry 'm', whose batch size") as caught:
         td.empty(True, batch_size=[5])
     assert isinstance(caught.value, RuntimeError)  # as the peer's
+
+
+@pytest.mark.parametrize(
+    ("batch_size", "names"),
+    [([2], ["j"]), ([3], ["j"]), ([2, 0], ["j", "i"]), ([2, 0, 4], ["j", "i", None]), ([], [])],
+)
+def test_a_new_batch_size_keeps_the_names_of_the_first_dims(
+    batch_size: list[int], names: list[str | None]
+) -> None:
+    td = TensorDict({"a": torch.zeros(2, 0, 3), "n": {}}, [2, 0], names=["j", "i"])
+    assert td.empty(batch_size=batch_size).names == names  # as the peer's setter keeps them
+    assert td.empty(recurse=True, batch_size=[2]).names == ["j"]
+    stack = lazy_stack([TensorDict({"a": torch.zeros(2, 3)}, [2, 3], names=["j", "i"])], 1)
+    assert stack.empty(batch_size=[2]).names == ["j"]
+    assert stack.empty(batch_size=[2, 1, 3, 4]).names == ["j", None, "i", None]

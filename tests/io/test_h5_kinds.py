@@ -84,6 +84,31 @@ def test_in_place_math_on_a_lazy_stack_writes_its_file_member(
     assert torch.equal(stack[:, 1]["c"], expected(torch.ones(2, 3)))
 
 
+@pytest.mark.parametrize("name", sorted(IN_PLACE))
+def test_in_place_math_on_a_lazy_stack_of_lazy_stacks_writes_the_file_inside(
+    ptd: PersistentTensorDict, name: str
+) -> None:
+    op, expected = IN_PLACE[name]
+    before = ptd["n", "c"]
+    inner = _stack(ptd)  # [2, 2, 3]: the file's rows, then rows in memory
+    outer = LazyStackedTensorDict(inner, inner.to_tensordict().apply(torch.ones_like), stack_dim=0)
+    assert op(outer) is outer
+    assert torch.equal(ptd["n", "c"], expected(before))  # the file, read again
+    assert torch.equal(outer[0][:, 0]["c"], expected(before))
+    assert torch.equal(outer[1]["c"], expected(torch.ones(2, 2, 3)))
+
+
+def test_refused_in_place_math_on_a_lazy_stack_of_lazy_stacks_leaves_the_file_unchanged(
+    ptd: PersistentTensorDict,
+) -> None:
+    before = ptd["n", "c"]
+    inner = _stack(ptd)
+    outer = LazyStackedTensorDict(inner, inner.to_tensordict(), stack_dim=0)
+    with pytest.raises(InPlaceWriteError):
+        outer.add_(torch.full((2, 2, 2, 3), 1j))
+    assert torch.equal(ptd["n", "c"], before)
+
+
 def test_refused_in_place_math_on_a_lazy_stack_leaves_its_file_member_unchanged(
     ptd: PersistentTensorDict,
 ) -> None:

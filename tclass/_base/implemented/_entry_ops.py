@@ -626,7 +626,9 @@ class EntryOps(TensorCollection):
         names: Sequence[DimName] | None = None,
     ) -> Self:
         """A collection like this one (batch size, device, names) with no tensors; with
-        ``recurse``, the nested collections (and Python values) are kept, emptied."""
+        ``recurse``, the nested collections (and Python values) are kept, emptied. With
+        another ``batch_size`` (and no ``names``), the first dims keep their names, as the
+        peer's batch-size setter keeps them; new dims are unnamed."""
         size = self.batch_size if batch_size is None else _batch.as_batch_size(batch_size)
         target = self.device if device is _NO_DEFAULT else as_device(device)
         values: dict[str, Value] = {}
@@ -640,8 +642,9 @@ class EntryOps(TensorCollection):
         out = self._new_like(values, size, target)
         if names is not None:
             out._assign_names(_names.as_names(names, len(size)))
-        elif batch_size is None:
-            out = self._named_like_self(out)
+        elif self._dim_names is not None:  # the names of the dims kept, as the peer
+            kept = tuple(self._dim_names[: len(size)])
+            out._assign_names(kept + (None,) * (len(size) - len(kept)))
         return out
 
     def copy(self) -> Self:

@@ -449,16 +449,43 @@ class LazyStackOps(TensorDictBase):
         """In-place math (``zero_``, ``mul_``, ``+=``...). A member over a file (a
         ``PersistentTensorDict`` or its rows), whose reads are copies, is read into
         memory, the whole stack worked on there (checked before anything is written, as
-        always), and the member's results written back into the file."""
-        members = self._members
-        if not any(member._is_store for member in members):
+        always), and the member's results written back into the file; so is a member
+        that is a lazy stack holding one, at any depth."""
+        if not self._reads_copies():
             return super()._pointwise_(foreach, each, operands, kwargs, **options)
-        local = [member.to_tensordict() if member._is_store else member for member in members]
+        local = self._read_into_memory()
         self._restacked(local)._pointwise_(foreach, each, operands, kwargs, **options)
-        for member, done in zip(members, local):
+        self._written_back(local)
+        return self
+
+    def _reads_copies(self) -> bool:
+        """Whether a member, or a member of a lazy stack among them (at any depth), is
+        over a file: its tensors, read, are copies that in-place math cannot write to."""
+        return any(
+            member._is_store or (isinstance(member, LazyStackOps) and member._reads_copies())
+            for member in self._members
+        )
+
+    def _read_into_memory(self) -> list[TensorDictBase]:
+        """The members, those over a file read into memory (a lazy stack holding one
+        restacked from its own members so read)."""
+        local: list[TensorDictBase] = []
+        for member in self._members:
+            if member._is_store:
+                member = member.to_tensordict()
+            elif isinstance(member, LazyStackOps) and member._reads_copies():
+                member = member._restacked(member._read_into_memory())
+            local.append(member)
+        return local
+
+    def _written_back(self, local: Sequence[TensorDictBase]) -> None:
+        """Writes ``local`` (:meth:`_read_into_memory`'s members, changed in memory) into
+        the members over a file it was read from."""
+        for member, done in zip(self._members, local):
             if member._is_store:
                 member.update_(done)
-        return self
+            elif isinstance(member, LazyStackOps) and member._reads_copies():
+                member._written_back(cast(LazyStackOps, done)._members)
 
     def _collect(
         self, into: Gather, operands: tuple[Any, ...], batch_dims: int, prefix: tuple[str, ...]
