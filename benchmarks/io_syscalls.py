@@ -1,6 +1,7 @@
 """Counts the system calls of tclass's saves and loads against the peer's (``tensordict``).
 
-Usage: ``python benchmarks/io_syscalls.py [--show CASE]`` (needs ``strace``). A count does
+Usage: ``python benchmarks/io_syscalls.py [--cases load8,nested,...] [--show CASE]``
+(needs ``strace``). A count does
 not move with the machine's load, where a time does: on a busy machine, compare these.
 
 Each case runs in a child process under ``strace -f``, three times to warm up, then once
@@ -113,17 +114,22 @@ def counted(lines: list[str]) -> collections.Counter[str]:
     return collections.Counter(_CALL.match(line).group(1) for line in lines)  # type: ignore[union-attr]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--show", choices=CASES, help="print tclass's calls of this case")
-    options = parser.parse_args()
+    parser.add_argument("--cases", default=",".join(CASES), help="comma-separated cases")
+    options = parser.parse_args(argv)
+    cases = options.cases.split(",")
+    unknown = sorted(set(cases) - set(CASES))
+    if unknown:
+        parser.error(f"unknown cases {unknown}; the cases are {', '.join(CASES)}")
     if shutil.which("strace") is None:
         sys.exit("strace is not installed")
     if options.show:
         print("\n".join(calls("tclass", options.show)))
         return
     print(f"{'case':12s} {'tclass':>7s} {'peer':>7s}  tclass's calls (peer's)")
-    for case in CASES:
+    for case in cases:
         mine, theirs = counted(calls("tclass", case)), counted(calls("tensordict", case))
         names = sorted(mine.keys() | theirs.keys(), key=lambda n: -(mine[n] + theirs[n]))
         detail = ", ".join(f"{n} {mine[n]} ({theirs[n]})" for n in names)
