@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import shutil
 import subprocess
 import sys
 import warnings
@@ -237,6 +238,26 @@ def test_io_benchmark_quick_mode_runs_and_cleans_up(
     assert "by hand, atomic" in out  # memmap_like's floor with the staging folder
     assert "load_memmap 8 leaves (tensorclass) [cpu]" in out and "[wall]" in out
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.peer
+def test_io_syscalls_benchmark_counts_each_library() -> None:
+    """``benchmarks/io_syscalls.py --cases load8,nested`` counts both libraries' calls
+    under strace: one ``mmap`` per leaf each (8; 5 in the nested folders)."""
+    if shutil.which("strace") is None:
+        pytest.skip("needs strace")
+    pytest.importorskip("tensordict")
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "io_syscalls.py"), "--cases", "load8,nested"],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    if result.returncode and "PTRACE" in result.stderr:
+        pytest.skip("strace may not trace here")
+    assert result.returncode == 0, result.stderr
+    rows = result.stdout.splitlines()[1:]
+    assert [row.split()[0] for row in rows] == ["load8", "nested"]
+    assert "mmap 8 (8)" in rows[0] and "mmap 5 (5)" in rows[1]
+    assert all(int(row.split()[1]) > 0 and int(row.split()[2]) > 0 for row in rows)
 
 
 @pytest.mark.peer

@@ -76,10 +76,10 @@ from tclass._io.memmap._meta_file import (
 from tclass._io.memmap._read_leaf import (
     Observer,
     ReadOptions,
-    dir_name,
     faking,
     load_leaf,
     maps_directly,
+    open_child,
 )
 from tclass._io.memmap._saved_folder import SavedFolder, relink
 from tclass._io.memmap._values import check_pickle_allowed, json_types_value
@@ -437,7 +437,7 @@ def _load_child(
         if record_cls is not None
         else _ANY
     )
-    child = folder.folder(dir_name(folder, stored, key), f"the entry {key!r}")
+    child = open_child(folder, stored, key, f"the entry {key!r}")
     try:
         value = _load_node(child, options, want, batch)
     except SchemaDiffers:

@@ -34,7 +34,15 @@ from tclass.errors import (
     UnsupportedError,
 )
 
-__all__ = ["Observer", "ReadOptions", "dir_name", "faking", "load_leaf", "maps_directly"]
+__all__ = [
+    "Observer",
+    "ReadOptions",
+    "dir_name",
+    "faking",
+    "load_leaf",
+    "maps_directly",
+    "open_child",
+]
 
 
 class Observer(Protocol):
@@ -176,12 +184,32 @@ def dir_name(folder: Folder, stored: str, key: str) -> str:
     if not folder.exists(name) and _plain_name(stored) and stored and folder.exists(stored):
         return stored  # legacy raw name
     if not folder.exists(name) and _path_like(key):
-        msg = (
-            f"{folder.child_path(name)!r} is missing, and the key {key!r} is a path; "
-            "the folder is damaged or crafted"
-        )
-        raise UnsafePathError(msg)
+        _raise_path_key(folder, name, key)
     return name
+
+
+def open_child(folder: Folder, stored: str, key: str, what: str) -> Folder:
+    """The sub-folder of the entry ``key`` (saved as ``stored``), opened: as
+    ``folder.folder(dir_name(...))``, without looking for the folder first (the usual
+    case: one open, no ``stat``); only when it is missing are the legacy raw name and a
+    path-like key considered, with :func:`dir_name`'s outcomes."""
+    name = file_name(stored)
+    try:
+        return folder.folder(name, what)
+    except MissingFileError:
+        if name != stored and _plain_name(stored) and stored and folder.exists(stored):
+            return folder.folder(stored, what)  # legacy raw name
+        if _path_like(key):
+            _raise_path_key(folder, name, key)
+        raise
+
+
+def _raise_path_key(folder: Folder, name: str, key: str) -> NoReturn:
+    msg = (
+        f"{folder.child_path(name)!r} is missing, and the key {key!r} is a path; "
+        "the folder is damaged or crafted"
+    )
+    raise UnsafePathError(msg)
 
 
 def _path_like(key: str) -> bool:

@@ -221,19 +221,25 @@ def final_root(prefix: str | os.PathLike[str]) -> tuple[str, bool]:
 
 
 def _check_replaceable(root: str) -> None:
-    """Refuse to replace a folder that holds anything but a saved tree (user files)."""
-    entries = os.listdir(root)
-    if entries and META not in entries:
-        for name in entries:
-            if os.path.islink(os.path.join(root, name)):
-                _refuse_symlink(root, os.path.join(root, name))
-        msg = (
-            f"cannot save into {root!r}: the folder is not empty and holds no saved "
-            f"tree ({META} is missing). Saving replaces the whole folder; choose an empty "
-            "or new folder"
-        )
-        raise FileConflictError(msg)
-    for dirpath, dirnames, filenames in os.walk(root):
+    """Refuse to replace a folder that holds anything but a saved tree (user files).
+    One walk of the folder (its first step lists ``root`` itself), as one listing."""
+
+    def raise_at_root(error: OSError) -> None:
+        if error.filename == root:  # the folder itself unreadable: as os.listdir raises
+            raise error
+
+    walk = os.walk(root, onerror=raise_at_root)
+    for dirpath, dirnames, filenames in walk:
+        if dirpath == root and (dirnames or filenames) and META not in (*dirnames, *filenames):
+            for name in (*dirnames, *filenames):
+                if os.path.islink(os.path.join(root, name)):
+                    _refuse_symlink(root, os.path.join(root, name))
+            msg = (
+                f"cannot save into {root!r}: the folder is not empty and holds no saved "
+                f"tree ({META} is missing). Saving replaces the whole folder; choose an empty "
+                "or new folder"
+            )
+            raise FileConflictError(msg)
         for name in filenames:
             if (
                 name not in _FORMAT_FILES
