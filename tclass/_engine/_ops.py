@@ -20,8 +20,8 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _names
 from tclass._core._batch import format_shape
 from tclass._core._device import as_device
-from tclass._core._jagged import cat_rows
 from tclass._core._dispatch import implements
+from tclass._core._jagged import cat_rows
 from tclass._core._options import OPTIONS
 from tclass._core._records import (
     bounds_values,
