@@ -1,6 +1,8 @@
-"""``torch.cat`` of collections whose leaves are jagged nested tensors, along the batch
-dim: the rows of every member one after the other, as the peer concatenates them (torch
-itself refuses ``cat`` of nested tensors on dim 0)."""
+"""Collections whose leaves are jagged nested tensors (``densify(layout=torch.jagged)``,
+a ``DataLoader`` over one): ``torch.cat`` along the batch dim gives the rows of every
+member one after the other, as the peer concatenates them (torch itself refuses ``cat``
+of nested tensors on dim 0), and rows picked by any index keep ``-1`` for the ragged dim
+in the batch size, as the peer's."""
 
 from __future__ import annotations
 
@@ -52,3 +54,20 @@ def test_cat_of_jagged_leaves_keeps_the_error_where_it_cannot_join() -> None:
         torch.cat([a, dense])
     with pytest.raises(errors.StackError, match="'x'"):
         torch.stack([a, TensorDict(x=_jagged(2, 2), batch_size=[2])])
+
+
+@pytest.mark.parametrize(
+    "index",
+    [[0, 3], torch.tensor([0, 3]), torch.tensor([True, False, False, True]), slice(0, 4, 3)],
+    ids=["list", "tensor", "mask", "slice"],
+)
+def test_rows_of_a_densified_stack_keep_the_ragged_dim_as_minus_one(index: object) -> None:
+    stack = tclass.lazy_stack(
+        [TensorDict(tok=torch.arange(n), batch_size=[n]) for n in (1, 2, 3, 4)]
+    )
+    dense = stack.densify(layout=torch.jagged)
+    assert dense.batch_size == torch.Size([4, -1])
+    rows = dense[index]
+    assert rows.batch_size == torch.Size([2, -1])  # not the ragged dim's symbol, j3
+    assert _rows(rows["tok"]) == [[0], [0, 1, 2, 3]]
+    assert dense.__getitems__([0, 3]).batch_size == torch.Size([2, -1])  # a DataLoader's read
