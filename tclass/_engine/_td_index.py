@@ -311,7 +311,8 @@ class IndexingOps(TensorDictBase):
             shape = shape[: len(shape) - feature_dims] if feature_dims else shape
             if isinstance(result, _Tensor) and result.is_nested:
                 # a ragged dim reads as a symbol (j3): the batch size has -1 there
-                return torch.Size(-1 if isinstance(d, torch.SymInt) else d for d in shape)
+                dims: list[Any] = list(shape)  # ints, and the symbol (a torch.SymInt)
+                return torch.Size(-1 if isinstance(d, torch.SymInt) else d for d in dims)
             return shape
         return _batch.indexed_shape(self._batch_size, index)
 
