@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["index_rows", "is_jagged", "leaf_shape", "split_rows"]
+__all__ = ["cat_rows", "index_rows", "is_jagged", "leaf_shape", "split_rows"]
 
 
 def is_jagged(value: object) -> bool:
@@ -60,6 +60,19 @@ def split_rows(value: Any, sizes: Sequence[int], dim: int) -> Sequence[Any]:
         pieces.append(_gather(value, list(range(start, start + size))))
         start += size
     return pieces
+
+
+def cat_rows(values: Sequence[Any]) -> torch.Tensor | None:
+    """The rows of jagged ``values`` one after the other, as one new jagged tensor: the
+    ``torch.cat`` along the first dim that torch refuses for nested tensors (as the peer
+    concatenates them). None unless every value is jagged with its ragged dim right after
+    the first (the caller then raises torch's own error)."""
+    if not values or not all(is_jagged(v) and v._ragged_idx == 1 for v in values):
+        return None
+    parts = [part for value in values for part in value.unbind(0)]
+    if not parts:
+        return _gather(values[0], [])
+    return torch.nested.as_nested_tensor(parts, layout=torch.jagged)
 
 
 def _rows(index: Any, size: int) -> int | list[int] | None:

@@ -14,6 +14,7 @@ script's ``__main__`` classes are when another program loads their folder.
 
 from __future__ import annotations
 
+import sys
 import weakref
 from collections.abc import Callable, Sequence
 
@@ -109,11 +110,26 @@ def resolve_class(
 def _live(name: str) -> list[type]:
     """The live classes saved under ``name``: registered under it, or renamed to it after
     they were created (``cls.__qualname__ = ...``, as class factories do)."""
-    live = [cls for cls in (ref() for ref in _CLASSES.get(name, ())) if cls is not None]
+    names = (name, *_main_alias(name))
+    live = [cls for n in names for cls in (ref() for ref in _CLASSES.get(n, ())) if cls is not None]
     if live:
         return live
     renamed = (ref() for refs in list(_CLASSES.values()) for ref in refs)
-    return [cls for cls in renamed if cls is not None and _full_name(cls) == name]
+    return [cls for cls in renamed if cls is not None and _full_name(cls) in names]
+
+
+def _main_alias(name: str) -> tuple[str, ...]:
+    """The other name of a class of the main script: multiprocessing runs it as
+    ``__mp_main__`` in the processes it spawns and makes ``__main__`` and ``__mp_main__``
+    one module in every process, so pickle finds a class sent from one in the other
+    (a record a spawned worker sends names ``__mp_main__.Ep``, the parent's is
+    ``__main__.Ep``). Only while they are one module, as pickle sees them."""
+    module, _, rest = name.partition(".")
+    other = {"__main__": "__mp_main__", "__mp_main__": "__main__"}.get(module)
+    if other is None or not rest:
+        return ()
+    main = sys.modules.get("__main__")
+    return (f"{other}.{rest}",) if main is not None and sys.modules.get(other) is main else ()
 
 
 def _same_name(classes: tuple[type, ...], short: str) -> list[type]:

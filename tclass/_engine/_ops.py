@@ -21,6 +21,7 @@ from tclass._core import _batch, _names
 from tclass._core._batch import format_shape
 from tclass._core._device import as_device
 from tclass._core._dispatch import implements
+from tclass._core._jagged import cat_rows
 from tclass._core._options import OPTIONS
 from tclass._core._records import (
     bounds_values,
@@ -406,8 +407,12 @@ def _join(
             else:
                 values[key] = join_tensors(parts, dim, out=target)
         except (RuntimeError, TypeError):
-            _raise_entry_mismatch(op, path + (key,), parts, dim if op == "cat" else None)
-            raise
+            # torch does not concatenate jagged nested tensors along their batch dim
+            joined = cat_rows(parts) if op == "cat" and dim == 0 and target is None else None
+            if joined is None:
+                _raise_entry_mismatch(op, path + (key,), parts, dim if op == "cat" else None)
+                raise
+            values[key] = joined
     return values
 
 

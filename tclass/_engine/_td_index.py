@@ -308,7 +308,12 @@ class IndexingOps(TensorDictBase):
                 continue  # kept whole: no batch dims to read
             feature_dims = self._tensors[key].ndim - len(self._batch_size)
             shape = result.shape
-            return shape[: len(shape) - feature_dims] if feature_dims else shape
+            shape = shape[: len(shape) - feature_dims] if feature_dims else shape
+            if isinstance(result, _Tensor) and result.is_nested:
+                # a ragged dim reads as a symbol (j3): the batch size has -1 there
+                dims: list[Any] = list(shape)  # ints, and the symbol (a torch.SymInt)
+                return torch.Size(-1 if isinstance(d, torch.SymInt) else d for d in dims)
+            return shape
         return _batch.indexed_shape(self._batch_size, index)
 
     def _get_nested(self, key: Any) -> Any:

@@ -7,7 +7,7 @@ Each function takes the method's arguments positionally, in the method's order."
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
@@ -49,6 +49,11 @@ class Handle(Generic[R]):
 
     def is_completed(self) -> bool:
         raise NotImplementedError
+
+    def __iter__(self) -> Iterator[Handle[R]]:
+        """The handle itself, once: the peer's ``isend`` / ``irecv`` return a list of
+        works, waited on as ``for work in works: work.wait()``."""
+        return iter((self,))
 
 
 class Transfer(Handle[R]):
@@ -400,8 +405,11 @@ def broadcast(
         messages = _outgoing(record, wire, threshold, bucket, with_tree=True)
         _wait([peer.post(message, index) for index, message in enumerate(messages)])
         return record
-    result = _incoming(record, peer, wire, build=True)
-    if result is not record and device is not None:
+    # As the peer: a new record on the receiving ranks, whatever this one holds, which
+    # is left as it was (its structure need not match: the peer's ranks often pass an
+    # empty TensorDict, or a record of their own that they keep).
+    result = _incoming(TensorDict(), peer, wire, build=True)
+    if device is not None:
         result = result.to(device)
     return result  # type: ignore[no-any-return]
 

@@ -331,6 +331,11 @@ DENSE_DIFFERS: dict[tuple[str, str], str] = {
         for kind in ("lazy_dim0", "lazy_dim1", "lazy_nested")
     },
     **{
+        (store, "share_memory_"): "refused, as the peer's: a file's entries are read anew "
+        "each time, so there is nothing to share (the dense one shares its tensors)"
+        for store in ("h5", "zarr")
+    },
+    **{
         (store, "__ixor__"): "the dense bool() shares its bool tensors, so ^= changes it; a "
         "file's entries are read, not shared"
         for store in ("h5", "zarr")

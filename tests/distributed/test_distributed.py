@@ -336,8 +336,8 @@ def test_a_plain_tensor_is_not_taken_for_a_record(ranks: Ranks) -> None:
 def async_exchange(rank: int) -> list[bool]:
     """Both ranks send and receive at once, on separate tag ranges."""
     mine, theirs = _record(rank), _record(rank)
-    sending = mine.isend(1 - rank, init_tag=100 * rank)
-    receiving = theirs.irecv(1 - rank, init_tag=100 * (1 - rank))
+    sending = mine.isend(1 - rank, init_tag=100 * rank, return_early=True)
+    receiving = theirs.irecv(1 - rank, init_tag=100 * (1 - rank), return_premature=True)
     assert sending.wait(timeout=20) is mine
     out = receiving.wait(timeout=20)
     return [
@@ -356,7 +356,7 @@ def irecv_error(rank: int) -> str:
     if rank == 0:
         _record(0).send(1)
         return ""
-    handle = TensorDict(a=torch.zeros(2), batch_size=[2]).irecv(0)
+    handle = TensorDict(a=torch.zeros(2), batch_size=[2]).irecv(0, return_premature=True)
     try:
         handle.wait()
     except StructureMismatchError as error:
@@ -366,6 +366,30 @@ def irecv_error(rank: int) -> str:
 
 def test_irecv_raises_from_wait(ranks: Ranks) -> None:
     assert ranks.run(irecv_error)[1] == "StructureMismatchError"
+
+
+def waited_exchange(rank: int) -> list[Any]:
+    """The peer's flags: without them isend / irecv return once the transfer is done (so
+    the record can be read or changed at once), with them the handle is waited on as
+    the peer's list of works is."""
+    td = TensorDict(a=torch.full((3,), float(rank)), batch_size=[3])
+    if rank == 0:
+        done = td.isend(dst=1).is_completed()
+        td["a"] += 1  # safe: isend returned once sent
+        works = td.isend(dst=1, return_early=True)
+        for work in works:
+            work.wait()
+        return [done]
+    td.irecv(src=0)
+    first = td["a"].tolist()  # read at once: irecv returned once it held the data
+    works = td.irecv(src=0, return_premature=True)
+    for work in works:
+        work.wait()
+    return [first, td["a"].tolist()]
+
+
+def test_isend_irecv_wait_unless_given_the_peers_flags(ranks: Ranks) -> None:
+    assert ranks.run(waited_exchange) == [[True], [[0.0] * 3, [1.0] * 3]]
 
 
 def into_memmap(rank: int, folder: str) -> bool:
@@ -386,20 +410,26 @@ def test_recv_into_a_memory_mapped_record_writes_its_files(ranks: Ranks, tmp_pat
 
 
 def broadcast_cases(rank: int) -> list[Any]:
-    filled = _record(rank).broadcast(0)
+    own = _record(rank)
+    got = own.broadcast(0)
     built = (_step(0, env="built") if rank == 0 else TensorDict()).broadcast(0)
+    # a receiver's record of another structure is no matter either, as in the peer
+    other = (_record(0) if rank == 0 else TensorDict(z=torch.ones(2), batch_size=[2])).broadcast(0)
     return [
-        _same(filled, _record(0)),
+        _same(got, _record(0)),
+        (got is own) == (rank == 0),
+        _same(own, _record(rank)),  # the receiver's own record is left as it was
         type(built).__name__,
         built.env,
         built.batch_size,
         _same(built, _step(0)),
+        _same(other, _record(0)),
     ]
 
 
-def test_broadcast_fills_or_builds(ranks: Ranks) -> None:
+def test_broadcast_returns_the_senders_record_and_leaves_the_receivers(ranks: Ranks) -> None:
     for result in ranks.run(broadcast_cases):
-        assert result == [True, "Step", "built", torch.Size([3]), True]
+        assert result == [True, True, True, "Step", "built", torch.Size([3]), True, True]
 
 
 def reduce_cases(rank: int) -> list[Any]:

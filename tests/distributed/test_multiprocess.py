@@ -292,3 +292,57 @@ def test_memory_mapped_tensors_share_files_not_bytes(tmp_path: Path) -> None:
     back.fill_(5)
     assert tensor[2:6, 1].tolist() == [5.0] * 4 and tensor.sum() == 20
     assert tclass.TensorDict(v=view, batch_size=[4]).is_memmap()
+
+
+_MAIN_SCRIPT = """
+import torch
+import torch.multiprocessing as mp
+from tclass import TensorClass, lazy_stack
+
+
+class Ep(TensorClass):
+    r: torch.Tensor
+    tag: str = "x"
+
+
+def producer(queue, done):
+    queue.put(Ep(r=torch.arange(3.0), tag="sent", batch_size=[3]).consolidate())
+    queue.put(lazy_stack([Ep(r=torch.ones(n), batch_size=[n]) for n in (1, 2)]))
+    done.wait(60)
+
+
+if __name__ == "__main__":
+    ctx = mp.get_context("spawn")
+    queue, done = ctx.Queue(), ctx.Event()
+    worker = ctx.Process(target=producer, args=(queue, done))
+    worker.start()
+    got, stack = queue.get(timeout=60), queue.get(timeout=60)
+    done.set()
+    worker.join(60)
+    print(type(got).__name__, got.tag, got.r.tolist(), type(stack[1]).__name__, stack.batch_size)
+"""
+
+
+def test_a_record_of_the_main_scripts_class_comes_back_from_a_spawned_worker(
+    tmp_path: Path,
+) -> None:
+    """The worker runs the script as ``__mp_main__``, so what it sends names
+    ``__mp_main__.Ep``; multiprocessing makes that module the parent's ``__main__``, and
+    the class is found there, as pickle finds it (it was a ClassResolutionError)."""
+    script = tmp_path / "main_script.py"
+    script.write_text(_MAIN_SCRIPT)
+    env = {**os.environ, "PYTHONPATH": str(Path(tclass.__file__).resolve().parents[1])}
+    result = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=180, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [
+        "Ep",
+        "sent",
+        "[0.0,",
+        "1.0,",
+        "2.0]",
+        "Ep",
+        "torch.Size([2,",
+        "-1])",
+    ]

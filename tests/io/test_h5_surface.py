@@ -178,3 +178,14 @@ def test_a_collection_without_batch_dims_takes_the_files_batch(
     with pytest.raises(BatchSizeError, match="other"):
         ptd["other"] = TensorDict({"x": torch.ones(5)}, [])
     assert "other" not in ptd.keys()
+
+
+def test_share_memory_is_refused_as_in_the_peer(ptd: PersistentTensorDict) -> None:
+    # the entries live in the file; sharing fresh reads would read it all for nothing
+    with pytest.raises(UnsupportedError, match="share_memory_") as caught:
+        ptd.share_memory_()
+    assert isinstance(caught.value, NotImplementedError)  # what the peer raises
+    assert "to_tensordict()" in str(caught.value)
+    assert not ptd.is_locked  # nothing changed
+    shared = ptd.to_tensordict().share_memory_()
+    assert shared.is_shared() and shared["a"].tolist() == ptd["a"].tolist()

@@ -81,11 +81,15 @@ class DistributedOps:
         return_early: bool = False,
         consolidated: bool | None = None,
     ) -> Handle[Self]:
-        """:meth:`send` without waiting: every message is in flight when this returns.
-        Call ``wait()`` on the handle (which returns this record) before changing the
-        record's tensors (``return_early`` is accepted for the peer's code: the handle
-        is always returned at once)."""
-        return DISTRIBUTED.isend(self, dst, group, group_dst, init_tag, consolidated)
+        """:meth:`send` with every message in flight at once. As the peer's: with
+        ``return_early=True`` it returns while they are, and ``wait()`` on the handle
+        (which returns this record; iterating the handle gives it too, as the peer's
+        list of works) must come before changing the record's tensors; otherwise it
+        waits for them before it returns (the handle is then completed)."""
+        handle = DISTRIBUTED.isend(self, dst, group, group_dst, init_tag, consolidated)
+        if not return_early:
+            handle.wait()
+        return handle
 
     def recv(
         self,
@@ -129,11 +133,16 @@ class DistributedOps:
         pseudo_rand: bool = False,
         consolidated: bool | None = None,
     ) -> Handle[Self]:
-        """:meth:`recv` in a background thread; the handle's ``wait()`` returns this
-        record once it holds the data, or raises what :meth:`recv` would. Do not read
-        the record before then (``return_premature`` is accepted for the peer's code:
-        the handle is always returned at once)."""
-        return DISTRIBUTED.irecv(self, src, group, group_src, init_tag)
+        """:meth:`recv` in a background thread. As the peer's: with
+        ``return_premature=True`` it returns at once, and the handle's ``wait()``
+        (iterating the handle gives it too, as the peer's list of works) returns this
+        record once it holds the data, or raises what :meth:`recv` would: do not read
+        the record before then; otherwise it waits before it returns (and raises
+        there)."""
+        handle = DISTRIBUTED.irecv(self, src, group, group_src, init_tag)
+        if not return_premature:
+            handle.wait()
+        return handle
 
     def broadcast(
         self,
@@ -146,18 +155,16 @@ class DistributedOps:
     ) -> Self:
         """Sends rank ``src``'s record to every rank of the group; every rank calls it.
 
-        On ``src``, returns this record. On the others, this record is either
-        pre-allocated with ``src``'s structure (filled in place and returned) or empty
-        (``TensorDict()``, as with the peer): then a new record of ``src``'s class is
-        built and returned, its classes found by name among those defined in this
-        process (nothing is unpickled).
+        On ``src``, returns this record. On the others, returns a new record of
+        ``src``'s class, its classes found by name among those defined in this process
+        (nothing is unpickled), and leaves this one as it was, whatever it holds
+        (``TensorDict()`` will do), as the peer's does; to receive into a record's own
+        memory (its files, shared memory), use :meth:`recv`.
 
         Args:
             device: on the receiving ranks, where a newly built record goes (default:
                 the wire device, CPU with gloo).
 
-        Raises:
-            StructureMismatchError: on a receiving rank whose non-empty record differs.
         """
         return DISTRIBUTED.broadcast(self, src, group, group_src, device, consolidated)
 

@@ -745,6 +745,16 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
             "memory-mapped copy"
         )
 
+    def share_memory_(self) -> Self:
+        """Not possible, as in the peer: the entries live in the store, and each read is
+        a new tensor (sharing them would read the whole store for nothing)."""
+        raise UnsupportedError(
+            "Cannot call share_memory_ on a PersistentTensorDict: its entries live in the "
+            f"{self._group.file.format}, and every read makes a new tensor. Call "
+            "ptd.to_tensordict().share_memory_() for a shared copy in memory, or pass the "
+            "PersistentTensorDict itself to other processes (it pickles as its file)"
+        )
+
     # --- python protocols ----------------------------------------------------------------
 
     def __reduce__(self) -> tuple[Any, ...]:
