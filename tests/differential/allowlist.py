@@ -13,7 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .allow_entries import _separated_once, _softmax_on_ragged
+from .allow_entries import (
+    _separated_once,
+    _separates_kept_empty,
+    _softmax_on_ragged,
+    _split_parts_keep_nested_dims,
+    _split_strict_on_lazy,
+)
 from .allow_fields import (
     _cast_to_the_field,
     _dict_kept_in_value_field,
@@ -233,6 +239,9 @@ ENTRIES: list[Entry] = [
             _peer_fails_inside,
             _mixed_field_refused,
             _separated_once,
+            _separates_kept_empty,
+            _split_parts_keep_nested_dims,
+            _split_strict_on_lazy,
             _namedtuple_number_kept,
             _mixed_keys_unsorted,
             _names_through_saved_nested,
