@@ -158,3 +158,27 @@ def test_negative_step_picks_members_backwards() -> None:
     # the stack dim second: a negative step on it picks the members, on dim 0 it fails
     lazy1 = tclass.lazy_stack([a, b], 1)
     assert torch.equal(lazy1[:, ::-1]["x"], lazy1["x"].flip(1))
+
+
+@pytest.mark.parametrize("rows", [0, 2], ids=["no-elements", "elements"])
+def test_an_int_on_the_stack_dim_with_a_tensor_elsewhere_indexes_that_member(rows: int) -> None:
+    """``stack[:1, -3, mask]`` with the int on the stack dim: the member it picks,
+    indexed by the rest (torch selects an int first), so a member that is a lazy stack
+    stays one, as in the peer, also where the mask selects nothing; the values are the
+    dense stack's."""
+    members = [
+        TensorDict({"b": torch.arange(rows * 3 * 2.0).reshape(rows, 3, 2) + i}, [rows, 3])
+        for i in range(2)
+    ]
+    inner = tclass.lazy_stack(members, 0)
+    outer = tclass.lazy_stack([inner, inner.clone(), inner.clone() + 10], 1)
+    mask = torch.zeros(rows, 3, dtype=torch.bool)
+    if rows:
+        mask[0, 1] = mask[1, 2] = True
+    got = outer[0:3:3, -3, mask]
+    assert type(got) is tclass.LazyStackedTensorDict and got.batch_size == (1, int(mask.sum()))
+    assert type(got.tensordicts[0]) is TensorDict
+    torch.testing.assert_close(got["b"], outer.contiguous()[0:3:3, -3, mask]["b"])
+    whole = outer[0, -1, mask]
+    assert type(whole) is TensorDict
+    torch.testing.assert_close(whole["b"], outer.contiguous()[0, -1, mask]["b"])

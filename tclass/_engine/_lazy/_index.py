@@ -66,6 +66,11 @@ def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
         return _index_basic(stack, items)
     if -1 in stack._batch_size:
         return _pick_members(stack, items)
+    at = _stack_item_position(stack, items)
+    if at < len(items) and type(items[at]) is int:  # as torch (an int selects first) and
+        # the peer: the member, indexed by the rest (a lazy member stays lazy)
+        member = stack._members[_checked(stack, items[at])]
+        return _named(stack, items, member[items[:at] + items[at + 1 :]], owned=False)
     each = _index_each_member(stack, items)
     if each is not None:
         return _named(stack, items, each, owned=False)
