@@ -182,3 +182,30 @@ def test_an_int_on_the_stack_dim_with_a_tensor_elsewhere_indexes_that_member(row
     whole = outer[0, -1, mask]
     assert type(whole) is TensorDict
     torch.testing.assert_close(whole["b"], outer.contiguous()[0, -1, mask]["b"])
+
+
+def test_an_int_before_a_slice_does_not_move_the_dims_a_tensor_picks_members_along() -> None:
+    """``stack[0, :2, idx]`` with ``idx`` on the stack dim: torch selects the int first,
+    so the tensor's dim stays in place (batch size ``[1, 3]``, unlike numpy's ``[3, 1]``)
+    and the result is a lazy stack along it of the picked members' parts, as the peer's."""
+    member = TensorDict({"d": torch.arange(2.0).reshape(2, 1, 1)}, [2, 1])
+    for count in (1, 2):
+        stack = tclass.lazy_stack([member.clone() + i for i in range(count)], 2)
+        got = stack[0, :2, torch.tensor([0, -1, -1])]
+        assert got.batch_size == (1, 3) and got.stack_dim == 1
+        assert all(type(part) is TensorDict and part.batch_size == (1,) for part in got.tensordicts)
+        dense = stack.contiguous()[0, :2, torch.tensor([0, -1, -1])]
+        torch.testing.assert_close(got["d"], dense["d"])
+
+
+def test_the_names_and_dims_of_tensor_indices_around_an_int_follow_torch() -> None:
+    """An int (or a 0-d integer tensor) selects first in torch, so tensor indices around
+    it are adjacent (``td[:, i, 0, i]`` keeps their dim in place, named ``None`` after
+    ``"a"``) and a 0-d tensor on a lazy stack's stack dim picks the member."""
+    td = TensorDict({"a": torch.zeros(2, 3, 4, 5)}, [2, 3, 4, 5], names=["a", "b", "c", "d"])
+    i = torch.tensor([0, 1])
+    assert td[:, i, 0, i].names == ["a", None]
+    assert td[torch.tensor(0), :, i].names == ["b", "c", "d"]
+    stack = tclass.lazy_stack([TensorDict({"a": torch.zeros(2, 4, 5)}, [2, 4, 5])] * 3, 1)
+    got = stack[torch.tensor(0), :, [0, 1]]
+    assert got.batch_size == (3, 2, 5) and got.stack_dim == 0
