@@ -184,6 +184,19 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     return True
 
 
+def _copied_where_fast_refuses(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``copy_at_`` (``fast=True``, the default) at a tensor index, into a lazy stack or a
+    record, or of a value that broadcasts: tclass writes each tensor as ``set_at_`` does
+    (what the peer's ``fast=False`` writes), where the peer's fast path refuses what it
+    cannot copy its fast way ("requires the optimized tensor-only copy path")."""
+    return (
+        finding.kind == "peer-raises"
+        and finding.step.op == "copy_at_"
+        and mine.error is None
+        and "requires the optimized tensor-only copy path" in str(peer.error)
+    )
+
+
 def _softmax_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``softmax`` along the stack dim of a lazy stack whose members differ in shape:
     tclass's ``HeterogeneousEntryError`` (the dense stack it needs does not exist, as for

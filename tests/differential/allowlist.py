@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .allow_entries import (
+    _copied_where_fast_refuses,
     _separated_once,
     _separates_kept_empty,
     _softmax_on_ragged,
@@ -242,6 +243,7 @@ ENTRIES: list[Entry] = [
             _separates_kept_empty,
             _split_parts_keep_nested_dims,
             _split_strict_on_lazy,
+            _copied_where_fast_refuses,
             _namedtuple_number_kept,
             _mixed_keys_unsorted,
             _names_through_saved_nested,
