@@ -1,12 +1,15 @@
-"""More rules of the deliberate differences (``allowlist.ENTRIES``), for the entries and
-math families (``allow_ops.py`` is at its size bar): where the peer's answer loses an
-entry or is computed along another dim, and tclass keeps it or refuses."""
+"""More rules of the deliberate differences (``allowlist.ENTRIES``), for the entries,
+math and combine families (``allow_ops.py`` and ``allow_structure.py`` are at their size
+bar): where the peer's answer loses an entry or is computed along another dim, or has a
+structure that depends on its pytree, and tclass keeps it, refuses or restacks."""
 
 from __future__ import annotations
 
 import ast
 import re
 from typing import TYPE_CHECKING, Any
+
+import torch
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -195,6 +198,35 @@ def _copied_where_fast_refuses(finding: Finding, facts: Facts, peer: Any, mine: 
         and mine.error is None
         and "requires the optimized tensor-only copy path" in str(peer.error)
     )
+
+
+def _restacked_by_member(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``torch.stack`` of lazy stacks of as many members, along another dim: tclass
+    restacks them member by member whatever the members' kind, where the peer does so only
+    when its pytree finds as many leaves in each (a ``TensorDictParams`` member is one
+    leaf to it) and otherwise gives a lazy stack of the lazy stacks. The same batch size
+    and entries."""
+    if finding.kind != "result" or finding.step.op != "stack":
+        return False
+    if not any("TensorDictParams(" in line for line in finding.lines):
+        return False
+    lazy = "LazyStackedTensorDict"
+    ours, theirs = mine.value, peer.value
+    if not type(ours).__name__ == type(theirs).__name__ == lazy:
+        return False
+    if not all(type(member).__name__ == lazy for member in theirs.tensordicts):
+        return False
+    if ours.batch_size != theirs.batch_size:
+        return False
+    if not all(line.startswith("result.<members>") for line in finding.detail):
+        return False
+    try:
+        keys = list(ours.keys(include_nested=True, leaves_only=True))
+        return sorted(map(str, keys)) == sorted(
+            map(str, theirs.keys(include_nested=True, leaves_only=True))
+        ) and all(torch.equal(ours.get(key), theirs.get(key)) for key in keys)
+    except (RuntimeError, TypeError, ValueError, KeyError):
+        return False
 
 
 def _softmax_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from .allow_entries import (
     _copied_where_fast_refuses,
+    _restacked_by_member,
     _separated_once,
     _separates_kept_empty,
     _softmax_on_ragged,
@@ -231,6 +232,7 @@ ENTRIES: list[Entry] = [
             _pad_sequence_unnamed,
             _contains_as_dense,
             _exclusive_keys_refused,
+            _restacked_by_member,
         ),
     ),
     Entry(
