@@ -19,6 +19,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection
+from tclass._core._batch import convert_ellipsis_to_idx
 from tclass._core._keys import key_path, lies_inside, unravel_key
 from tclass._core._records import is_record
 from tclass.errors import (
@@ -417,6 +418,9 @@ class KeyOps(TensorCollection):
         for path, _ in tensors:
             if path not in self:
                 raise self._missing_key(path[0] if len(path) == 1 else path)
+        # ``idx`` indexes the batch dims (as ``self[idx]``): its ``...`` covers them only,
+        # not a leaf's feature dims, as the peer spells it out
+        idx = convert_ellipsis_to_idx(idx, self.batch_size)
         for path, tensor in tensors:
             self.set_at_(path, tensor, idx, non_blocking=non_blocking)
         return self
