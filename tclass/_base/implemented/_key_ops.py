@@ -420,7 +420,8 @@ class KeyOps(TensorCollection):
                 raise self._missing_key(path[0] if len(path) == 1 else path)
         # ``idx`` indexes the batch dims (as ``self[idx]``): its ``...`` covers them only,
         # not a leaf's feature dims, as the peer spells it out
-        idx = convert_ellipsis_to_idx(idx, self.batch_size)
+        if tensors:  # (nothing to write: the index is not read, as the peer's)
+            idx = convert_ellipsis_to_idx(idx, self.batch_size)
         for path, tensor in tensors:
             self.set_at_(path, tensor, idx, non_blocking=non_blocking)
         return self
