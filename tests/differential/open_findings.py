@@ -305,17 +305,22 @@ and 2,400,000-2,405,999 and 3,000,000-3,003,999 (``--families index,entries``) r
 (5ef84b7) and after, by the same rule. Fixed: scans along a lazy stack's stack dim keep its
 tree (``softmax`` of lazy stacks of lazy stacks), an int on the stack dim with a tensor
 elsewhere picks that member, tensor indices around an int stay adjacent (torch selects ints
-first), ``copy_at_``'s ``...`` covers the batch dims only. Allowlisted, README bullets
+first), ``copy_at_``'s ``...`` covers the batch dims only (program 3,003,308),
+``bitwise_and`` / ``logical_and`` of a collection without tensors drop empty nested
+collections as the peer's (program 4,101,304). Allowlisted, README bullets
 extended: ``split_keys`` parts keep a nested node's own batch dims, a key then its parent,
 strict ``split_keys`` of a lazy stack; ``separates`` keeps empty nested collections it did
 not empty (the peer's ``filter_empty_()`` drops them all, against its docstring) and a
 record's nested field; ``copy_at_(fast=True)`` where the peer's fast path refuses (its
 ``fast=False`` gives tclass's result); ``named_apply(batch_size=)`` keeps values as
 ``apply``; ``torch.stack`` of lazy stacks with a ``TensorDictParams`` member restacked by
-member. Unexplained (open or new): 15 -> 0 (1.88 -> 0 per 1000; 10 open groups -> 0, new 0
--> 0) and 35 -> 9 programs (3.5 -> 0.9 per 1000); the 9 left are not this branch's
-(``setdefault``, ``auto_batch_size_``, ``set_``, ``set_at_``, ``apply``: new, reported
-by left35; fuzz35b's ``update_at_``; one alias line).
+member; ``copy_at_`` / ``update_at_`` at an index out of range of a collection without
+entries (the ``DimError`` of getitem). Unexplained (open or new): 15 -> 0 (1.88 -> 0 per
+1000; 10 open groups -> 0, new 0 -> 0) and 35 -> 9 programs (3.5 -> 0.9 per 1000); the 9
+left are not this branch's (``setdefault``, ``auto_batch_size_``, ``set_``, ``set_at_``,
+``apply``: new, reported by left35; fuzz35b's ``update_at_``; one alias line). Programs
+4,100,000-4,103,999 (``--families index,shape,math``): 3 new on main and on this branch
+before the last two fixes (the same 3: no program changed by the index fixes), 0 after.
 """
 
 from __future__ import annotations
