@@ -290,7 +290,8 @@ def indexed(names: Names, items: tuple[Any, ...]) -> Names:
                 block = [None] * _broadcast_ndim([items[i] for i in advanced])
             dim += consumed
     if block_at >= 0:
-        adjacent = advanced == list(range(advanced[0], advanced[-1] + 1))
+        between = items[advanced[0] : advanced[-1] + 1]  # ints select first, as torch's
+        adjacent = not any(item is None or type(item) is slice for item in between)
         at = block_at if adjacent else 0
         out[at:at] = block
     out.extend(names[dim:])

@@ -3,8 +3,8 @@
 As the peer: a binary operation with a number, a 0-d tensor or another collection leaves
 out the nested collections that hold nothing, unless the collection holds no tensor at
 all (then the result is a copy of its structure); a tensor operand with dims (spread over
-the batch dims) keeps them; ``&`` leaves them out in every case, ``%`` also without a
-tensor. ``clamp`` with one bound
+the batch dims) keeps them; ``&`` leaves them out in every case, ``%``, ``bitwise_and``
+and ``logical_and`` also without a tensor. ``clamp`` with one bound
 is ``clamp_min`` / ``clamp_max``.
 """
 
@@ -48,6 +48,9 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "mod number": lambda x: x % 2,
     "mod collection": lambda x: x.mod(x.clone()),
     "mod batch tensor": lambda x: x % torch.full((3,), 2.0),
+    "bitwise_and mask": lambda x: x.bool().bitwise_and(x != 0),
+    "bitwise_and batch tensor": lambda x: x.bool().bitwise_and(torch.ones(3, dtype=torch.bool)),
+    "logical_and mask": lambda x: x.logical_and(x != 0),
 }
 
 EXPECTED: dict[str, tuple[list[str], list[str]]] = {
@@ -69,6 +72,10 @@ EXPECTED: dict[str, tuple[list[str], list[str]]] = {
     "mod number": (["d", "s"], ["s"]),  # the peer's `%` makes no copy without a tensor
     "mod collection": (["d", "s"], ["s"]),
     "mod batch tensor": (["d", "m", "s"], ["m", "s"]),
+    # bitwise_and / logical_and: as `%`, also without a tensor (found by the fuzzer)
+    "bitwise_and mask": (["d", "s"], ["s"]),
+    "bitwise_and batch tensor": (["d", "m", "s"], ["m", "s"]),
+    "logical_and mask": (["d", "s"], ["s"]),
 }
 
 

@@ -292,6 +292,17 @@ def test_copy_at_writes_the_rows_in_place() -> None:
     assert values["a"][0].tolist() == _td()["a"][1].tolist()
 
 
+def test_copy_at_reads_an_ellipsis_over_the_batch_dims() -> None:
+    """``copy_at_(src, (..., i))``: the ``...`` covers the batch dims only, as
+    ``td[(..., i)]`` reads them (as the peer spells it out), so a leaf with feature dims is
+    written at batch dim ``-1``, not at its own last dim."""
+    td = TensorDict(b=torch.ones(3, 2, 2), c=torch.ones(3, 2, 2, 2), batch_size=[3, 2, 2])
+    index = (..., slice(None, -1, 3))
+    td.copy_at_(td[index].clone().zero_(), index)
+    assert td["c"][:, :, 0].sum() == 0 and td["c"][:, :, 1].sum() == 12
+    assert td["b"][:, :, 0].sum() == 0 and td["b"][:, :, 1].sum() == 6
+
+
 # --- autograd -------------------------------------------------------------------------------
 
 

@@ -1,6 +1,7 @@
-"""More rules of the deliberate differences (``allowlist.ENTRIES``), for the entries and
-math families (``allow_ops.py`` is at its size bar): where the peer's answer loses an
-entry or is computed along another dim, and tclass keeps it or refuses."""
+"""More rules of the deliberate differences (``allowlist.ENTRIES``), for the entries,
+math and combine families (``allow_ops.py`` and ``allow_structure.py`` are at their size
+bar): where the peer's answer loses an entry or is computed along another dim, or has a
+structure that depends on its pytree, and tclass keeps it, refuses or restacks."""
 
 from __future__ import annotations
 
@@ -8,14 +9,17 @@ import ast
 import re
 from typing import TYPE_CHECKING, Any
 
+import torch
+
 if TYPE_CHECKING:
     from .engine import Finding
     from .world import Facts
 
 
 def _separated_keys(src: str) -> list[tuple[str, ...]] | None:
-    """The keys ``x.separates(...)`` in ``src`` is given, as paths (None: not a call of
-    string and tuple keys)."""
+    """The keys ``x.separates(...)`` in ``src`` is given, as paths, or those of the key
+    lists of ``x.split_keys(...)`` in order (None: not such a call of string and tuple
+    keys)."""
     try:
         call = ast.parse(src, mode="eval").body
     except SyntaxError:
@@ -26,7 +30,29 @@ def _separated_keys(src: str) -> list[tuple[str, ...]] | None:
         keys = [ast.literal_eval(arg) for arg in call.args]
     except ValueError:
         return None
+    if src.startswith("x.split_keys("):
+        if not all(isinstance(keys_set, list) for keys_set in keys):
+            return None
+        keys = [key for key_set in keys for key in key_set]
     return [(key,) if isinstance(key, str) else tuple(key) for key in keys]
+
+
+_KEYS_LINE = re.compile(r"^(.*): keys: peer (\[.*\]), tclass (\[.*\])$")
+
+
+def _keys_of(line: str) -> tuple[str, list[Any], list[Any]] | None:
+    """A line ``<path>: keys: peer [...], tclass [...]``: the path and the two key lists."""
+    found = _KEYS_LINE.match(line)
+    if found is None:
+        return None
+    try:
+        return found.group(1), ast.literal_eval(found.group(2)), ast.literal_eval(found.group(3))
+    except (ValueError, SyntaxError):
+        return None
+
+
+def _path_of(line: str) -> tuple[str, ...]:
+    return tuple(re.findall(r"\['([^']*)'\]", line.split(": ")[0]))
 
 
 # a lazy stack member's entry: the file's tensor in tclass, a copy in the peer
@@ -36,16 +62,17 @@ _MEMBER_MAPPED = re.compile(
 
 
 def _separated_once(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """``separates`` given a key twice, or one key inside another (``("inner", "y")``
-    and ``"inner"``, in either order): tclass returns all it removes, where the peer's
-    later key overwrites the earlier one's part of its result (with ``None`` under
-    ``strict=False``, or with what is left of the nested collection), so an entry
-    removed is lost. Every line is about such a later key. Of a lazy stack, the members'
-    own tensors (a memory-mapped one stays so, as a TensorDict's ``separates`` gives in
-    both), where the peer's result holds copies, plain tensors."""
-    if finding.kind != "result" or finding.step.op != "separates":
+    """``separates`` (or ``split_keys``) given a key twice, or one key inside another
+    (``("inner", "y")`` and ``"inner"``, in either order): tclass returns all it removes,
+    where the peer's later key overwrites the earlier one's part of its result (with
+    ``None`` under ``strict=False``, or with what is left of the nested collection, which
+    ``separates`` then drops as empty), so an entry removed is lost. Every line is about
+    such a later key (a keys line: the keys only tclass lists lead to one). Of a lazy
+    stack, the members' own tensors (a memory-mapped one stays so, as a TensorDict's
+    ``separates`` gives in both), where the peer's result holds copies, plain tensors."""
+    if finding.kind != "result" or finding.step.op not in ("separates", "split_keys"):
         return False
-    if all(_MEMBER_MAPPED.search(line) for line in finding.detail):
+    if finding.step.op == "separates" and all(_MEMBER_MAPPED.search(x) for x in finding.detail):
         return True
     keys = _separated_keys(finding.step.src)
     if not keys:
@@ -55,11 +82,138 @@ def _separated_once(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
         for i, key in enumerate(keys)
         if any(key == earlier[: len(key)] or earlier == key[: len(earlier)] for earlier in keys[:i])
     }
+
+    def about_later(path: tuple[str, ...]) -> bool:
+        return any(path[: len(key)] == key or key[: len(path)] == path for key in later)
+
     for line in finding.detail:
-        path = tuple(re.findall(r"\['([^']*)'\]", line.split(": ")[0]))
-        if not any(path[: len(key)] == key for key in later):
+        path, listed = _path_of(line), _keys_of(line)
+        if listed is not None and path not in later:
+            _, theirs, ours = listed
+            extra = [key for key in ours if key not in theirs]
+            if len(theirs) + len(extra) != len(ours) or not extra:
+                return False
+            if not all(isinstance(key, str) and about_later(path + (key,)) for key in extra):
+                return False
+        elif not any(path[: len(key)] == key for key in later):
             return False
     return bool(later)
+
+
+# a nested node's batch size or names in a part of ``split_keys``
+_NESTED_DIMS = re.compile(r"^result.*\['[^']*'\].*\.(batch_size|names): peer (.*), tclass (.*)$")
+
+
+def _split_parts_keep_nested_dims(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``split_keys`` (without ``reproduce_struct``) of a nested key whose node has batch
+    dims of its own: tclass's part keeps the node's batch size and names, as ``select``,
+    ``separates`` and ``split_keys(reproduce_struct=True)`` give in both, where the peer's
+    part rebuilds the node with the part's batch size (its first dims). Every line is
+    about a nested node whose peer dims are the first of tclass's."""
+    if finding.kind != "result" or finding.step.op != "split_keys":
+        return False
+    for line in finding.detail:
+        found = _NESTED_DIMS.match(line)
+        if found is None:
+            return False
+        try:
+            theirs, ours = ast.literal_eval(found.group(2)), ast.literal_eval(found.group(3))
+        except (ValueError, SyntaxError):
+            return False
+        if len(theirs) >= len(ours) or list(ours[: len(theirs)]) != list(theirs):
+            return False
+    return True
+
+
+def _split_strict_on_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``split_keys`` (``strict=True``) of a lazy stack with a key that an earlier set
+    took: tclass's ``KeyNotFoundError``, as the peer's ``TensorDict`` raises, where the
+    peer's lazy stack falls back to splitting each member with ``strict=False``."""
+    if finding.kind != "tclass-raises" or finding.step.op != "split_keys":
+        return False
+    if type(mine.error).__name__ != "KeyNotFoundError" or "strict=False" in finding.step.src:
+        return False
+    if not all(type(part).__name__ == "LazyStackedTensorDict" for part in peer.value):
+        return False
+    keys = _separated_keys(finding.step.src) or []
+    taken = [
+        key
+        for i, key in enumerate(keys)
+        if any(key[: len(earlier)] == earlier for earlier in keys[:i])
+    ]
+    return any(f"key {key!r} was not found" in str(mine.error) for key in taken) or any(
+        f"key {key[0]!r} was not found" in str(mine.error) for key in taken if len(key) == 1
+    )
+
+
+def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """After ``separates`` (``filter_empty=True``, the default), or in its result: tclass
+    keeps the nested collections the removal did not empty (one empty before the call)
+    and a record's nested record field, where the peer's ``filter_empty_()`` drops every
+    empty nested collection. Every line lists keys (or a listing of keys one
+    longer): only tclass's has some, each an empty collection in tclass's result."""
+    if finding.kind != "result":
+        return False
+    earlier = finding.lines[:-1] if finding.step.op != "separates" else finding.lines
+    if not any(
+        re.match(r"^(x = )?x\.separates\(", line) and "filter_empty=False" not in line
+        for line in earlier
+    ):
+        return False
+    if all(re.match(r"^result(\[1\])?: length: ", line) for line in finding.detail):
+        theirs, ours = peer.value, mine.value  # a listing of keys (x.sorted_keys)
+        return (
+            finding.step.src in ("x.sorted_keys", "list(x.keys())")
+            and isinstance(theirs, list)
+            and isinstance(ours, list)
+            and len(theirs) < len(ours)
+            and [key for key in ours if key in theirs] == theirs
+        )
+    for line in finding.detail:
+        listed = _keys_of(line)
+        if listed is None or not re.fullmatch(r"result(\['[^']*'\])*", listed[0]):
+            return False
+        node = mine.value
+        for key in _path_of(line):
+            node = node.get(key, None) if hasattr(node, "get") else None
+        theirs, ours = listed[1], listed[2]
+        extra = [key for key in ours if key not in theirs]
+        if not extra or len(theirs) + len(extra) != len(ours) or node is None:
+            return False
+        for key in extra:
+            value = node.get(key, None) if isinstance(key, str) else None
+            if not hasattr(value, "is_empty") or not value.is_empty():
+                return False
+    return True
+
+
+def _restacked_by_member(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``torch.stack`` of lazy stacks of as many members, along another dim: tclass
+    restacks them member by member whatever the members' kind, where the peer does so only
+    when its pytree finds as many leaves in each (a ``TensorDictParams`` member is one
+    leaf to it) and otherwise gives a lazy stack of the lazy stacks. The same batch size
+    and entries."""
+    if finding.kind != "result" or finding.step.op != "stack":
+        return False
+    if not any("TensorDictParams(" in line for line in finding.lines):
+        return False
+    lazy = "LazyStackedTensorDict"
+    ours, theirs = mine.value, peer.value
+    if not type(ours).__name__ == type(theirs).__name__ == lazy:
+        return False
+    if not all(type(member).__name__ == lazy for member in theirs.tensordicts):
+        return False
+    if ours.batch_size != theirs.batch_size:
+        return False
+    if not all(line.startswith("result.<members>") for line in finding.detail):
+        return False
+    try:
+        keys = list(ours.keys(include_nested=True, leaves_only=True))
+        return sorted(map(str, keys)) == sorted(
+            map(str, theirs.keys(include_nested=True, leaves_only=True))
+        ) and all(torch.equal(ours.get(key), theirs.get(key)) for key in keys)
+    except (RuntimeError, TypeError, ValueError, KeyError):
+        return False
 
 
 def _softmax_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

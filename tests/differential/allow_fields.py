@@ -183,12 +183,13 @@ def _holds_value(record: Any, key: str) -> bool:
 
 
 def _values_through_apply(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """``apply(fn, batch_size=...)`` of a collection that holds per-element Python values
-    (or of a lazy stack that holds values): kept where the new batch size keeps their
+    """``apply(fn, batch_size=...)`` (or ``named_apply``) of a collection that holds
+    per-element Python values (or of a lazy stack that holds values): kept where the new
+    batch size keeps their
     dims, ``None`` when no leaf is left (a lazy stack computed on its dense form), where
     the peer drops them (a lazy stack's single values too) and keeps the nodes that held
     them."""
-    if finding.kind != "result" or finding.step.op != "apply":
+    if finding.kind != "result" or finding.step.op not in ("apply", "named_apply"):
         return False
     if "batch_size=" not in finding.step.src:
         return False

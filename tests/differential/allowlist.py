@@ -16,8 +16,12 @@ from typing import TYPE_CHECKING
 from .allow_entries import (
     _dotted_keys_loaded,
     _nested_lists_stacked_whole,
+    _restacked_by_member,
     _separated_once,
+    _separates_kept_empty,
     _softmax_on_ragged,
+    _split_parts_keep_nested_dims,
+    _split_strict_on_lazy,
 )
 from .allow_fields import (
     _cast_to_the_field,
@@ -237,6 +241,7 @@ ENTRIES: list[Entry] = [
             _pad_sequence_unnamed,
             _contains_as_dense,
             _exclusive_keys_refused,
+            _restacked_by_member,
         ),
     ),
     Entry(
@@ -246,6 +251,9 @@ ENTRIES: list[Entry] = [
             _peer_fails_inside,
             _mixed_field_refused,
             _separated_once,
+            _separates_kept_empty,
+            _split_parts_keep_nested_dims,
+            _split_strict_on_lazy,
             _namedtuple_number_kept,
             _mixed_keys_unsorted,
             _names_through_saved_nested,

@@ -158,3 +158,54 @@ def test_negative_step_picks_members_backwards() -> None:
     # the stack dim second: a negative step on it picks the members, on dim 0 it fails
     lazy1 = tclass.lazy_stack([a, b], 1)
     assert torch.equal(lazy1[:, ::-1]["x"], lazy1["x"].flip(1))
+
+
+@pytest.mark.parametrize("rows", [0, 2], ids=["no-elements", "elements"])
+def test_an_int_on_the_stack_dim_with_a_tensor_elsewhere_indexes_that_member(rows: int) -> None:
+    """``stack[:1, -3, mask]`` with the int on the stack dim: the member it picks,
+    indexed by the rest (torch selects an int first), so a member that is a lazy stack
+    stays one, as in the peer, also where the mask selects nothing; the values are the
+    dense stack's."""
+    members = [
+        TensorDict({"b": torch.arange(rows * 3 * 2.0).reshape(rows, 3, 2) + i}, [rows, 3])
+        for i in range(2)
+    ]
+    inner = tclass.lazy_stack(members, 0)
+    outer = tclass.lazy_stack([inner, inner.clone(), inner.clone() + 10], 1)
+    mask = torch.zeros(rows, 3, dtype=torch.bool)
+    if rows:
+        mask[0, 1] = mask[1, 2] = True
+    got = outer[0:3:3, -3, mask]
+    assert type(got) is tclass.LazyStackedTensorDict and got.batch_size == (1, int(mask.sum()))
+    assert type(got.tensordicts[0]) is TensorDict
+    torch.testing.assert_close(got["b"], outer.contiguous()[0:3:3, -3, mask]["b"])
+    whole = outer[0, -1, mask]
+    assert type(whole) is TensorDict
+    torch.testing.assert_close(whole["b"], outer.contiguous()[0, -1, mask]["b"])
+
+
+def test_an_int_before_a_slice_does_not_move_the_dims_a_tensor_picks_members_along() -> None:
+    """``stack[0, :2, idx]`` with ``idx`` on the stack dim: torch selects the int first,
+    so the tensor's dim stays in place (batch size ``[1, 3]``, unlike numpy's ``[3, 1]``)
+    and the result is a lazy stack along it of the picked members' parts, as the peer's."""
+    member = TensorDict({"d": torch.arange(2.0).reshape(2, 1, 1)}, [2, 1])
+    for count in (1, 2):
+        stack = tclass.lazy_stack([member.clone() + i for i in range(count)], 2)
+        got = stack[0, :2, torch.tensor([0, -1, -1])]
+        assert got.batch_size == (1, 3) and got.stack_dim == 1
+        assert all(type(part) is TensorDict and part.batch_size == (1,) for part in got.tensordicts)
+        dense = stack.contiguous()[0, :2, torch.tensor([0, -1, -1])]
+        torch.testing.assert_close(got["d"], dense["d"])
+
+
+def test_the_names_and_dims_of_tensor_indices_around_an_int_follow_torch() -> None:
+    """An int (or a 0-d integer tensor) selects first in torch, so tensor indices around
+    it are adjacent (``td[:, i, 0, i]`` keeps their dim in place, named ``None`` after
+    ``"a"``) and a 0-d tensor on a lazy stack's stack dim picks the member."""
+    td = TensorDict({"a": torch.zeros(2, 3, 4, 5)}, [2, 3, 4, 5], names=["a", "b", "c", "d"])
+    i = torch.tensor([0, 1])
+    assert td[:, i, 0, i].names == ["a", None]
+    assert td[torch.tensor(0), :, i].names == ["b", "c", "d"]
+    stack = tclass.lazy_stack([TensorDict({"a": torch.zeros(2, 4, 5)}, [2, 4, 5])] * 3, 1)
+    got = stack[torch.tensor(0), :, [0, 1]]
+    assert got.batch_size == (3, 2, 5) and got.stack_dim == 0

@@ -196,3 +196,27 @@ def test_new_empty_with_empty_lazy_gives_lazy_stacks_of_empty_members() -> None:
     assert type(td.new_empty((10, 1))["sparse"]) is TensorDict  # without it: dense, as the peer
     top = td["sparse"].new_empty((3, 4), empty_lazy=True)
     assert type(top) is LazyStackedTensorDict and len(top.tensordicts) == 4
+
+
+# --- scans along the stack dim keep the tree ----------------------------------------------------
+
+
+@pytest.mark.parametrize("op", ["softmax", "cumsum", "cumprod"])
+def test_scan_along_the_stack_dim_keeps_nested_lazy_members(op: str) -> None:
+    """A scan along the stack dim gives each leaf its slice of the dense result, in a tree
+    shaped as the stack: member lazy stacks stay lazy stacks (as the peer's ``softmax``),
+    also without entries; the values are the dense stack's."""
+    inner = [
+        tclass.lazy_stack([TensorDict(a=torch.tensor(float(i + j))) for j in range(2)])
+        for i in range(3)
+    ]
+    outer = tclass.lazy_stack(inner, 0)
+    got = getattr(outer, op)(0)
+    assert type(got) is LazyStackedTensorDict and got.batch_size == torch.Size([3, 2])
+    assert all(type(m) is LazyStackedTensorDict for m in got.tensordicts)
+    assert all(type(m) is TensorDict for m in got.tensordicts[0].tensordicts)
+    torch.testing.assert_close(got["a"], getattr(outer.contiguous()["a"], op)(0))
+    empty = tclass.lazy_stack([TensorDict(), TensorDict()]).unflatten(0, [2, 1, -1])
+    out = getattr(empty, op)(-3)
+    assert type(out.tensordicts[0].tensordicts[0]) is LazyStackedTensorDict
+    assert out.batch_size == torch.Size([2, 1, 1])

@@ -420,7 +420,10 @@ class KeyOps(TensorCollection):
         for path, _ in tensors:
             if path not in self:
                 raise self._missing_key(path[0] if len(path) == 1 else path)
-        idx = convert_ellipsis_to_idx(idx, self.batch_size)  # (set_at_ indexes the tensor)
+        # ``idx`` indexes the batch dims (as ``self[idx]``): its ``...`` covers them only,
+        # not a leaf's feature dims, as the peer spells it out
+        if tensors:  # (nothing to write: the index is not read, as the peer's)
+            idx = convert_ellipsis_to_idx(idx, self.batch_size)
         for path, tensor in tensors:
             self.set_at_(path, tensor, idx, non_blocking=non_blocking)
         return self

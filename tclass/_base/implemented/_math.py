@@ -550,12 +550,16 @@ class MathOps(LeafWalkOps):
     @implements(torch.bitwise_and)
     def bitwise_and(self, other: Operand, *, default: Any = None) -> Self:
         """``torch.bitwise_and`` of every tensor with ``other`` (``&`` on bool masks)."""
-        return self._binary(None, torch.bitwise_and, other, default, None, "bitwise_and")
+        return self._binary(  # a collection without tensors drops them too, as the peer's
+            None, torch.bitwise_and, other, default, None, "bitwise_and", without_tensors=True
+        )
 
     @implements(torch.logical_and)
     def logical_and(self, other: Operand, *, default: Any = None) -> Self:
         """``torch.logical_and`` of every tensor with ``other`` (a bool collection)."""
-        return self._binary(None, torch.logical_and, other, default, None, "logical_and")
+        return self._binary(  # a collection without tensors drops them too, as the peer's
+            None, torch.logical_and, other, default, None, "logical_and", without_tensors=True
+        )
 
     # --- ternary -------------------------------------------------------------------------
 

@@ -57,6 +57,14 @@ def _is_basic(item: object) -> bool:
     return item is None or type(item) is int or type(item) is slice
 
 
+def _selects(item: object) -> bool:
+    """An int, or a 0-d integer tensor: torch selects along its dim first (it neither
+    adds a dim nor parts the tensor indices around it)."""
+    if isinstance(item, torch.Tensor):
+        return item.ndim == 0 and item.dtype is not torch.bool
+    return type(item) is int
+
+
 def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
     """``stack[index]`` for any index other than a key, an int or a slice."""
     if index is Ellipsis:
@@ -66,6 +74,11 @@ def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
         return _index_basic(stack, items)
     if -1 in stack._batch_size:
         return _pick_members(stack, items)
+    at = _stack_item_position(stack, items)
+    if at < len(items) and type(items[at]) is int:  # as torch (an int selects first) and
+        # the peer: the member, indexed by the rest (a lazy member stays lazy)
+        member = stack._members[_checked(stack, items[at])]
+        return _named(stack, items, member[items[:at] + items[at + 1 :]], owned=False)
     each = _index_each_member(stack, items)
     if each is not None:
         return _named(stack, items, each, owned=False)
@@ -272,13 +285,16 @@ def stack_item_is_tensor(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -
 
 def _advanced_dims(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> tuple[int, int]:
     """Where the dims of a tensor index that picks members land in the result, as
-    ``(first dim, count)`` (torch's rule: in place when the tensors and ints are
-    contiguous, in front otherwise); ``(0, 0)`` when no tensor picks members."""
+    ``(first dim, count)`` (torch's rule: in place when the tensors are contiguous, in
+    front otherwise; an int selects first, so it does not part them, unlike numpy's);
+    ``(0, 0)`` when no tensor picks members."""
     if not stack_item_is_tensor(stack, items):
         return 0, 0
-    advanced = [i for i, item in enumerate(items) if not (item is None or type(item) is slice)]
-    contiguous = advanced[-1] - advanced[0] + 1 == len(advanced)
-    start = sum(type(item) is not int for item in items[: advanced[0]]) if contiguous else 0
+    tensors = [i for i, item in enumerate(items) if not _is_basic(item)]
+    advanced = [i for i in tensors if not _selects(items[i])] or tensors
+    between = items[advanced[0] : advanced[-1] + 1]
+    contiguous = not any(item is None or type(item) is slice for item in between)
+    start = sum(not _selects(item) for item in items[: advanced[0]]) if contiguous else 0
     # tensors broadcast together; a mask of any dims gives one dim
     ndims = [
         1 if item.dtype is torch.bool else item.ndim

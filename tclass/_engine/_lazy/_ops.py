@@ -553,8 +553,9 @@ class LazyStackOps(TensorDictBase):
             return tuple(stack if along.lazy else self._densified(stack) for stack in stacks)
         dense = self._dense(f"an operation along the stack dim {d}")
         outs = dense._reduced(along)
-        if along.lazy and along.scan:  # the batch is unchanged: cut along the stack dim again
-            outs = tuple(self._restacked(list(out.unbind(d))) for out in outs)
+        if along.lazy and along.scan:  # the batch is unchanged: each leaf gets its slice,
+            # in a tree shaped as this one (nested lazy stacks stay lazy), as the peer's
+            outs = tuple(self._pointwise(None, _slice_of, (out,), lock=False) for out in outs)
         return cast("tuple[Self, ...]", outs)
 
     def _joined(self) -> Any:
@@ -911,3 +912,8 @@ def _ellipsis_reaches_features(index: Any) -> bool:
     """Whether ``index`` has an Ellipsis with more after it (which torch reads on a
     tensor's every dim, so it may reach the dims after the batch dims)."""
     return isinstance(index, tuple) and any(part is Ellipsis for part in index[:-1])
+
+
+def _slice_of(tensor: torch.Tensor, piece: torch.Tensor) -> torch.Tensor:
+    """The piece of a dense result that goes where ``tensor`` was."""
+    return piece
