@@ -15,6 +15,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from tclass import TensorClass, TensorDict
+from tclass._base.implemented import _scalar_operand
 from tclass._base.implemented._scalar_operand import tensor_operand
 
 NUMBERS = [0.99, 0.01, 1 / 3, -7, 3, 0, -0.0, 1e-30, 1e30, 2**24, -(2**24), math.inf, math.nan]
@@ -223,8 +224,6 @@ def test_in_place_math_with_a_number_reads_the_tensors_once(
 def test_the_zero_d_operand_is_kept_and_never_written() -> None:
     # Built once per (number, dtype) and given to every call; the in-place kernels write
     # the collection's tensors, never it, and a result is never it.
-    from tclass._base.implemented import _scalar_operand
-
     _scalar_operand._ZERO_D.clear()
     td = _tree(torch.float32)
     before = td.clone()
@@ -248,8 +247,6 @@ def test_the_zero_d_operand_is_kept_and_never_written() -> None:
 
 @pytest.mark.parametrize("number", [0, 0.0, -0.0, math.nan])
 def test_zeros_and_nan_are_not_kept(number: float) -> None:
-    from tclass._base.implemented import _scalar_operand
-
     _scalar_operand._ZERO_D.clear()
     leaves = [torch.ones(2)]
     first = tensor_operand(torch._foreach_add, leaves, [number], {})
@@ -263,8 +260,6 @@ def test_zeros_and_nan_are_not_kept(number: float) -> None:
 
 
 def test_inference_mode_operands_are_not_kept() -> None:
-    from tclass._base.implemented import _scalar_operand
-
     _scalar_operand._ZERO_D.clear()
     td = _tree(torch.float32)
     with torch.inference_mode():
