@@ -15,6 +15,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from tclass import TensorClass, TensorDict
+from tclass._base.implemented import _scalar_operand
 from tclass._base.implemented._scalar_operand import tensor_operand
 
 NUMBERS = [0.99, 0.01, 1 / 3, -7, 3, 0, -0.0, 1e-30, 1e30, 2**24, -(2**24), math.inf, math.nan]
@@ -218,3 +219,56 @@ def test_in_place_math_with_a_number_reads_the_tensors_once(
         assert grads.mul_(0.5) is grads
     assert torch.equal(grads["a"], torch.full((3,), 0.5))
     assert torch.equal(weights.detach(), torch.full((3,), 0.5))
+
+
+def test_the_zero_d_operand_is_kept_and_never_written() -> None:
+    # Built once per (number, dtype) and given to every call; the in-place kernels write
+    # the collection's tensors, never it, and a result is never it.
+    _scalar_operand._ZERO_D.clear()
+    td = _tree(torch.float32)
+    before = td.clone()
+    first = tensor_operand(torch._foreach_mul_, [td["a"]], [0.75], {})
+    assert first is not None
+    kept = first[0][0]
+    for _ in range(3):
+        td.mul_(0.75).add_(0.75)
+        out = td * 0.75
+        assert all(value is not kept for value in out.values(True, True))
+    assert kept.item() == 0.75 and kept.dtype == torch.float32 and kept.shape == ()
+    again = tensor_operand(torch._foreach_add, [td["a"]], [0.75], {})
+    assert again is not None and again[0][0] is kept
+    wide = tensor_operand(torch._foreach_add, [td["a"].double()], [0.75], {})
+    assert wide is not None and wide[0][0] is not kept and wide[0][0].dtype == torch.float64
+    want = before["n", "s"].clone()
+    for _ in range(3):
+        want = want.mul_(0.75).add_(0.75)
+    assert torch.equal(_bits(td["n", "s"]), _bits(want))
+
+
+@pytest.mark.parametrize("number", [0, 0.0, -0.0, math.nan])
+def test_zeros_and_nan_are_not_kept(number: float) -> None:
+    _scalar_operand._ZERO_D.clear()
+    leaves = [torch.ones(2)]
+    first = tensor_operand(torch._foreach_add, leaves, [number], {})
+    second = tensor_operand(torch._foreach_add, leaves, [number], {})
+    assert first is not None and second is not None
+    assert first[0][0] is not second[0][0]
+    assert not _scalar_operand._ZERO_D
+    # -0.0 after 0.0 is its own operand (x + -0.0 keeps a -0.0 that x + 0.0 does not)
+    got = (TensorDict({"a": torch.tensor([-0.0])}, []) + number)["a"]
+    assert torch.equal(_bits(got), _bits(torch.tensor([-0.0]) + number))
+
+
+def test_inference_mode_operands_are_not_kept() -> None:
+    _scalar_operand._ZERO_D.clear()
+    td = _tree(torch.float32)
+    with torch.inference_mode():
+        out = td * 0.5
+    assert not _scalar_operand._ZERO_D
+    assert torch.equal(out["a"], td["a"] * 0.5)
+    out = td * 0.5  # outside: kept, and not an inference tensor
+    (kept,) = _scalar_operand._ZERO_D.values()
+    assert not kept.is_inference()
+    with torch.inference_mode():
+        assert torch.equal((td * 0.5)["a"], td["a"] * 0.5)
+    assert torch.equal(out["a"], td["a"] * 0.5)
