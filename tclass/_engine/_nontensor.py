@@ -636,12 +636,14 @@ class MetaData(NonTensorData, Generic[_V]):
     a ``MetaData`` when called, checking the value's type, and ``isinstance(node,
     MetaData[str])`` tells whether a ``MetaData`` holds a ``str``.
 
-    As the peer's, a ``MetaData`` keeps one value (and its type) through stacking equal
-    values, ``unsqueeze`` and ``expand``, where a :class:`NonTensorData` becomes a
-    :class:`NonTensorStack`; stacking different values gives a stack for both.
+    As the peer's, a ``MetaData`` keeps one value (and its type) through stacking
+    members that hold one object (``is``, not ``==``), ``unsqueeze`` and ``expand``,
+    where a :class:`NonTensorData` becomes a :class:`NonTensorStack`; stacking other
+    values (equal copies included: a clone's, a reload's) gives a stack for both.
 
     Example:
-        >>> torch.stack([MetaData("run-7"), MetaData("run-7")])
+        >>> run = "run-7"
+        >>> torch.stack([MetaData(run), MetaData(run)])
         MetaData(data=run-7, batch_size=torch.Size([2]), device=None)
     """
 

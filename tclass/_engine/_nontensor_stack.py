@@ -577,8 +577,10 @@ def join_non_tensor(
 ) -> _NonTensorNode:
     """Stacks or concatenates non-tensor nodes (``dim`` already normalized), as the peer
     does: stacking gives one value per member (a ``NonTensorStack``, equal values
-    included) unless ``set_capture_non_tensor_stack(True)`` is on or the parts are
-    ``MetaData``; concatenating parts that hold one equal value keeps that one value."""
+    included) unless ``set_capture_non_tensor_stack(True)`` is on (equal values) or the
+    parts are ``MetaData`` holding one object (``is``, not ``==``, as the peer: equal
+    copies, a clone's or a reload's, stack to one value per member); concatenating parts
+    that hold one equal value keeps that one value."""
     first = parts[0]
     kind = type(first)
     if kind is MetaData or (
@@ -586,12 +588,13 @@ def join_non_tensor(
     ):
         # One value shared by every part, in a single pass.
         data, device, batch = first.data, first._device, first._batch_size
+        by_identity = kind is MetaData and op == "stack"
         total = 0
         for part in parts:
             if (
                 type(part) is not kind
                 or part._device != device
-                or (part.data is not data and not same_value(part.data, data))
+                or (part.data is not data and (by_identity or not same_value(part.data, data)))
             ):
                 break
             if op == "stack":

@@ -369,6 +369,23 @@ class TestMetaData:
         different = torch.stack([MetaData("x"), MetaData("y")])
         assert type(different) is NonTensorStack and different.tolist() == ["x", "y"]
 
+    def test_stacking_compares_by_identity(self) -> None:
+        # As the peer (its MetaData docstring: "with ``is``, not ``==``"): equal copies, a
+        # clone's or a reload's, stack to one value per member, in dense and lazy stacks.
+        td = TensorDict({"x": torch.zeros(3), "m": MetaData({"a": 1})}, [3])
+        copy = td.clone()
+        assert copy["m"] == td["m"] and copy["m"] is not td["m"]
+        for stacked in (torch.stack([td, copy]), tclass.lazy_stack([td, copy])):
+            node = stacked.get("m")
+            assert type(node) is NonTensorStack, type(stacked)
+            assert node.tolist() == [[{"a": 1}] * 3] * 2
+        for stacked in (torch.stack([td, td]), tclass.lazy_stack([td, td])):
+            assert type(stacked.get("m")) is MetaData and stacked["m"] is td["m"]
+        equal = torch.stack([MetaData([1]), MetaData([1])])
+        assert type(equal) is NonTensorStack and equal.tolist() == [[1], [1]]
+        # concatenating keeps one value when the parts hold equal ones (as the peer)
+        assert type(torch.cat([td, copy]).get("m")) is MetaData
+
     def test_inside_a_tensordict(self) -> None:
         td = TensorDict({"m": MetaData("x")}, [3])
         assert type(td.get("m")) is MetaData and td["m"] == "x"
