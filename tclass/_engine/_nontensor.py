@@ -62,7 +62,14 @@ from tclass.errors import (
 if TYPE_CHECKING:
     from tclass._engine._nontensor_stack import NonTensorStack
 
-__all__ = ["MetaData", "NonTensorData", "is_non_tensor", "same_value", "write_one_value"]
+__all__ = [
+    "MetaData",
+    "NonTensorData",
+    "is_non_tensor",
+    "keep_kind",
+    "same_value",
+    "write_one_value",
+]
 
 _new_instance = object.__new__
 
@@ -711,9 +718,21 @@ def write_one_value(target: Any, stored: Any) -> bool:
     ``exclude`` / ``select`` result and its source, nested nodes alike) sees the new value,
     as they see a tensor written by ``set_``. False (the node to replace) for a node of
     several values or a change of kind."""
-    if type(target) is not NonTensorData or type(stored) is not NonTensorData:
+    if type(target) not in _ONE_VALUE or type(stored) is not type(target):
         return False
     if stored.batch_size != target.batch_size:
         return False
     target._data = stored.data  # set_ writes into a locked collection too
     return True
+
+
+def keep_kind(target: Any, stored: Any) -> Any:
+    """``stored`` (a value ``set_`` writes over ``target``) as a ``MetaData`` when
+    ``target`` is one and ``stored`` wraps a plain value: an in-place write keeps the
+    node's kind, as the peer's writes into the node."""
+    if type(target) is MetaData and type(stored) is NonTensorData:
+        return MetaData._make(stored.data, stored.batch_size, stored.device)
+    return stored
+
+
+_ONE_VALUE = (NonTensorData, MetaData)

@@ -393,6 +393,29 @@ class TestMetaData:
         assert type(td.unsqueeze(0).get("m")) is MetaData
         assert td.unsqueeze(0).get("m").batch_size == torch.Size([1, 3])
 
+    @pytest.mark.parametrize(
+        "write",
+        [
+            lambda td: td.set_("m", "y"),
+            lambda td: td.update_({"m": "y"}),
+            lambda td: td.update({"m": "y"}, inplace=True),
+            lambda td: td.set_("m", MetaData("y")),
+        ],
+    )
+    def test_in_place_writes_keep_the_class(self, tmp_path: Path, write: Any) -> None:
+        # As the peer, which writes into the node: a plain value written in place into a
+        # MetaData leaves a MetaData (it was replaced by a NonTensorData), also in a folder.
+        td = TensorDict({"x": torch.zeros(3), "m": MetaData("x")}, [3])
+        node = td.get("m")
+        write(td)
+        assert td.get("m") is node and type(node) is MetaData and node.data == "y"
+        saved = TensorDict({"x": torch.zeros(3), "m": MetaData("x")}, [3]).memmap(tmp_path / "a")
+        write(saved)
+        for got in (saved, TensorDict.load_memmap(tmp_path / "a")):
+            assert type(got.get("m")) is MetaData and got["m"] == "y"
+        # set() replaces the entry: a plain value is a NonTensorData there, as in the peer
+        assert type(td.set("m", "z").get("m")) is NonTensorData
+
     @pytest.mark.parametrize("name", ["folder", "file.tdz"])
     def test_saving_keeps_the_class(self, tmp_path: Path, name: str) -> None:
         td = TensorDict({"m": MetaData("x"), "n": NonTensorData("y")}, [3])
