@@ -44,6 +44,7 @@ from tclass._engine._nontensor_ops import NonTensorOps
 from tclass._engine._typed_metadata import typed_metadata
 from tclass._engine._value_positions import (
     batch_shapes,
+    copy_containers,
     copy_value,
     same_value,
 )
@@ -547,6 +548,10 @@ class NonTensorData(_NonTensorNode):
 
     def clone(self, recurse: bool = True) -> Self:
         data = copy_value(self.data) if recurse else self.data
+        return self._make(data, self._batch_size, self._device)  # type: ignore[return-value]
+
+    def _shallow_clone(self) -> Self:
+        data = copy_containers(self.data)  # as the peer's collections copy it (see base)
         return self._make(data, self._batch_size, self._device)  # type: ignore[return-value]
 
     def _written(self, index: Any, value: Any) -> _NonTensorNode:

@@ -34,6 +34,7 @@ from tclass._core._safe_globals import allow_unpickling
 from tclass._engine._nontensor import MetaData, NonTensorData, _NonTensorNode, _rebuild_values
 from tclass._engine._value_positions import (
     StackDims,
+    copy_containers,
     copy_value,
     dims_after_index,
     dims_after_reshape,
@@ -380,6 +381,12 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
 
     def clone(self, recurse: bool = True) -> Self:
         values = copy.deepcopy(self._values) if recurse else list(self._values)
+        return self._copy_with(values)
+
+    def _shallow_clone(self) -> Self:
+        return self._copy_with(list(map(copy_containers, self._values)))  # as the peer's (base)
+
+    def _copy_with(self, values: list[Any]) -> Self:
         out = self._make(values, self._shape, self._device, self._stack_dims)
         out._held = self._held  # (over no elements: the value its members hold)
         return out  # type: ignore[return-value]

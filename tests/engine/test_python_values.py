@@ -416,6 +416,33 @@ class TestMetaData:
         # set() replaces the entry: a plain value is a NonTensorData there, as in the peer
         assert type(td.set("m", "z").get("m")) is NonTensorData
 
+    def test_shallow_clones_copy_the_containers(self) -> None:
+        # As the peer (its tree_map copy): a collection's clone(False) / copy() gives each
+        # Python value new dict / list / tuple containers over the same leaves, so editing
+        # the copy's dict leaves the source's alone; a MetaData's own clone(False) shares it.
+        cfg, leaf = {"k": [1], "t": (2,)}, object()
+        td = TensorDict(
+            {"x": torch.zeros(2), "m": MetaData(cfg), "n": NonTensorData([leaf]),
+             "s": NonTensorStack([1], [2]), "sub": {"v": NonTensorData({"a": 1})}},
+            [2],
+        )  # fmt: skip
+        for copy_ in (td.clone(False), td.copy()):
+            assert copy_["x"] is td["x"] and copy_["m"] == cfg and copy_["m"] is not cfg
+            assert copy_["m"]["k"] is not cfg["k"] and copy_["n"][0] is leaf
+            assert copy_["s"][0] is not td["s"][0] and copy_["s"] == [[1], [2]]
+            assert copy_["sub", "v"] is not td["sub", "v"] and copy_["sub", "v"] == {"a": 1}
+            copy_["m"]["k"].append(9)
+            assert cfg == {"k": [1], "t": (2,)}
+        assert td.get("m").clone(False).data is cfg
+
+        @tclass.tensorclass
+        class Run:
+            x: torch.Tensor
+            cfg: dict[str, Any]
+
+        run = Run(x=torch.zeros(2), cfg=cfg, batch_size=[2])
+        assert run.clone(False).cfg == cfg and run.clone(False).cfg is not cfg
+
     @pytest.mark.parametrize("name", ["folder", "file.tdz"])
     def test_saving_keeps_the_class(self, tmp_path: Path, name: str) -> None:
         td = TensorDict({"m": MetaData("x"), "n": NonTensorData("y")}, [3])
