@@ -44,6 +44,7 @@ from tclass._engine._nontensor_ops import NonTensorOps
 from tclass._engine._typed_metadata import typed_metadata
 from tclass._engine._value_positions import (
     batch_shapes,
+    copy_containers,
     copy_value,
     same_value,
 )
@@ -62,7 +63,14 @@ from tclass.errors import (
 if TYPE_CHECKING:
     from tclass._engine._nontensor_stack import NonTensorStack
 
-__all__ = ["MetaData", "NonTensorData", "is_non_tensor", "same_value", "write_one_value"]
+__all__ = [
+    "MetaData",
+    "NonTensorData",
+    "is_non_tensor",
+    "keep_kind",
+    "same_value",
+    "write_one_value",
+]
 
 _new_instance = object.__new__
 
@@ -542,6 +550,10 @@ class NonTensorData(_NonTensorNode):
         data = copy_value(self.data) if recurse else self.data
         return self._make(data, self._batch_size, self._device)  # type: ignore[return-value]
 
+    def _shallow_clone(self) -> Self:
+        data = copy_containers(self.data)  # as the peer's collections copy it (see base)
+        return self._make(data, self._batch_size, self._device)  # type: ignore[return-value]
+
     def _written(self, index: Any, value: Any) -> _NonTensorNode:
         target = None  # the selection's batch size, worked out once (see _check_fits)
         if isinstance(value, _NonTensorNode):
@@ -636,12 +648,14 @@ class MetaData(NonTensorData, Generic[_V]):
     a ``MetaData`` when called, checking the value's type, and ``isinstance(node,
     MetaData[str])`` tells whether a ``MetaData`` holds a ``str``.
 
-    As the peer's, a ``MetaData`` keeps one value (and its type) through stacking equal
-    values, ``unsqueeze`` and ``expand``, where a :class:`NonTensorData` becomes a
-    :class:`NonTensorStack`; stacking different values gives a stack for both.
+    As the peer's, a ``MetaData`` keeps one value (and its type) through stacking
+    members that hold one object (``is``, not ``==``), ``unsqueeze`` and ``expand``,
+    where a :class:`NonTensorData` becomes a :class:`NonTensorStack`; stacking other
+    values (equal copies included: a clone's, a reload's) gives a stack for both.
 
     Example:
-        >>> torch.stack([MetaData("run-7"), MetaData("run-7")])
+        >>> run = "run-7"
+        >>> torch.stack([MetaData(run), MetaData(run)])
         MetaData(data=run-7, batch_size=torch.Size([2]), device=None)
     """
 
@@ -709,9 +723,21 @@ def write_one_value(target: Any, stored: Any) -> bool:
     ``exclude`` / ``select`` result and its source, nested nodes alike) sees the new value,
     as they see a tensor written by ``set_``. False (the node to replace) for a node of
     several values or a change of kind."""
-    if type(target) is not NonTensorData or type(stored) is not NonTensorData:
+    if type(target) not in _ONE_VALUE or type(stored) is not type(target):
         return False
     if stored.batch_size != target.batch_size:
         return False
     target._data = stored.data  # set_ writes into a locked collection too
     return True
+
+
+def keep_kind(target: Any, stored: Any) -> Any:
+    """``stored`` (a value ``set_`` writes over ``target``) as a ``MetaData`` when
+    ``target`` is one and ``stored`` wraps a plain value: an in-place write keeps the
+    node's kind, as the peer's writes into the node."""
+    if type(target) is MetaData and type(stored) is NonTensorData:
+        return MetaData._make(stored.data, stored.batch_size, stored.device)
+    return stored
+
+
+_ONE_VALUE = (NonTensorData, MetaData)

@@ -34,6 +34,7 @@ from tclass._core._safe_globals import allow_unpickling
 from tclass._engine._nontensor import MetaData, NonTensorData, _NonTensorNode, _rebuild_values
 from tclass._engine._value_positions import (
     StackDims,
+    copy_containers,
     copy_value,
     dims_after_index,
     dims_after_reshape,
@@ -380,6 +381,12 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
 
     def clone(self, recurse: bool = True) -> Self:
         values = copy.deepcopy(self._values) if recurse else list(self._values)
+        return self._copy_with(values)
+
+    def _shallow_clone(self) -> Self:
+        return self._copy_with(list(map(copy_containers, self._values)))  # as the peer's (base)
+
+    def _copy_with(self, values: list[Any]) -> Self:
         out = self._make(values, self._shape, self._device, self._stack_dims)
         out._held = self._held  # (over no elements: the value its members hold)
         return out  # type: ignore[return-value]
@@ -577,8 +584,10 @@ def join_non_tensor(
 ) -> _NonTensorNode:
     """Stacks or concatenates non-tensor nodes (``dim`` already normalized), as the peer
     does: stacking gives one value per member (a ``NonTensorStack``, equal values
-    included) unless ``set_capture_non_tensor_stack(True)`` is on or the parts are
-    ``MetaData``; concatenating parts that hold one equal value keeps that one value."""
+    included) unless ``set_capture_non_tensor_stack(True)`` is on (equal values) or the
+    parts are ``MetaData`` holding one object (``is``, not ``==``, as the peer: equal
+    copies, a clone's or a reload's, stack to one value per member); concatenating parts
+    that hold one equal value keeps that one value."""
     first = parts[0]
     kind = type(first)
     if kind is MetaData or (
@@ -586,12 +595,13 @@ def join_non_tensor(
     ):
         # One value shared by every part, in a single pass.
         data, device, batch = first.data, first._device, first._batch_size
+        by_identity = kind is MetaData and op == "stack"
         total = 0
         for part in parts:
             if (
                 type(part) is not kind
                 or part._device != device
-                or (part.data is not data and not same_value(part.data, data))
+                or (part.data is not data and (by_identity or not same_value(part.data, data)))
             ):
                 break
             if op == "stack":

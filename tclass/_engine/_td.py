@@ -45,7 +45,7 @@ from tclass._engine._entry_values import (
     keys_below,
     takes_lazy_layout,
 )
-from tclass._engine._nontensor import NonTensorData, _NonTensorNode, write_one_value
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode, keep_kind, write_one_value
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._repr import compact_repr
@@ -647,7 +647,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
             path = _keys.key_path(key)
             parent = self if len(path) == 1 else self._get_nested(path[:-1])
             if isinstance(parent, TensorDict):
-                stored = parent._validate(path[-1], value)
+                stored = keep_kind(target, parent._validate(path[-1], value))
                 # written into the node itself where it holds one value (the peer): every
                 # collection sharing it sees the write; not in a folder (written there)
                 if parent._saved_at is not None or not write_one_value(target, stored):

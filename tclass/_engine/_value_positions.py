@@ -269,6 +269,20 @@ def copy_value(value: object) -> object:
     return value if isinstance(value, _ATOMIC) else copy.deepcopy(value)
 
 
+def copy_containers(value: object) -> object:
+    """``value`` with new ``dict``, ``list`` and ``tuple`` containers all the way down and
+    the same leaves: what a shallow clone gives each Python value, as the peer's (its
+    ``tree_map`` copy), so that editing a clone's dict leaves the source's alone."""
+    kind = type(value)
+    if kind is dict:
+        return {key: copy_containers(item) for key, item in value.items()}  # type: ignore[attr-defined]
+    if kind is list:
+        return [copy_containers(item) for item in value]  # type: ignore[attr-defined]
+    if kind is tuple:
+        return tuple(copy_containers(item) for item in value)  # type: ignore[attr-defined]
+    return value
+
+
 # --- where the stack dims of a value stack go ----------------------------------------------
 # A NonTensorStack knows the dims its values were stacked along (``StackDims``: the dims
 # of the peer's stack of stacks, outermost first; ``None`` when an operation mixed the

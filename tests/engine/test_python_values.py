@@ -369,12 +369,79 @@ class TestMetaData:
         different = torch.stack([MetaData("x"), MetaData("y")])
         assert type(different) is NonTensorStack and different.tolist() == ["x", "y"]
 
+    def test_stacking_compares_by_identity(self) -> None:
+        # As the peer (its MetaData docstring: "with ``is``, not ``==``"): equal copies, a
+        # clone's or a reload's, stack to one value per member, in dense and lazy stacks.
+        td = TensorDict({"x": torch.zeros(3), "m": MetaData({"a": 1})}, [3])
+        copy = td.clone()
+        assert copy["m"] == td["m"] and copy["m"] is not td["m"]
+        for stacked in (torch.stack([td, copy]), tclass.lazy_stack([td, copy])):
+            node = stacked.get("m")
+            assert type(node) is NonTensorStack, type(stacked)
+            assert node.tolist() == [[{"a": 1}] * 3] * 2
+        for stacked in (torch.stack([td, td]), tclass.lazy_stack([td, td])):
+            assert type(stacked.get("m")) is MetaData and stacked["m"] is td["m"]
+        equal = torch.stack([MetaData([1]), MetaData([1])])
+        assert type(equal) is NonTensorStack and equal.tolist() == [[1], [1]]
+        # concatenating keeps one value when the parts hold equal ones (as the peer)
+        assert type(torch.cat([td, copy]).get("m")) is MetaData
+
     def test_inside_a_tensordict(self) -> None:
         td = TensorDict({"m": MetaData("x")}, [3])
         assert type(td.get("m")) is MetaData and td["m"] == "x"
         assert type(td[0].get("m")) is MetaData
         assert type(td.unsqueeze(0).get("m")) is MetaData
         assert td.unsqueeze(0).get("m").batch_size == torch.Size([1, 3])
+
+    @pytest.mark.parametrize(
+        "write",
+        [
+            lambda td: td.set_("m", "y"),
+            lambda td: td.update_({"m": "y"}),
+            lambda td: td.update({"m": "y"}, inplace=True),
+            lambda td: td.set_("m", MetaData("y")),
+        ],
+    )
+    def test_in_place_writes_keep_the_class(self, tmp_path: Path, write: Any) -> None:
+        # As the peer, which writes into the node: a plain value written in place into a
+        # MetaData leaves a MetaData (it was replaced by a NonTensorData), also in a folder.
+        td = TensorDict({"x": torch.zeros(3), "m": MetaData("x")}, [3])
+        node = td.get("m")
+        write(td)
+        assert td.get("m") is node and type(node) is MetaData and node.data == "y"
+        saved = TensorDict({"x": torch.zeros(3), "m": MetaData("x")}, [3]).memmap(tmp_path / "a")
+        write(saved)
+        for got in (saved, TensorDict.load_memmap(tmp_path / "a")):
+            assert type(got.get("m")) is MetaData and got["m"] == "y"
+        # set() replaces the entry: a plain value is a NonTensorData there, as in the peer
+        assert type(td.set("m", "z").get("m")) is NonTensorData
+
+    def test_shallow_clones_copy_the_containers(self) -> None:
+        # As the peer (its tree_map copy): a collection's clone(False) / copy() gives each
+        # Python value new dict / list / tuple containers over the same leaves, so editing
+        # the copy's dict leaves the source's alone; a MetaData's own clone(False) shares it.
+        cfg, leaf = {"k": [1], "t": (2,)}, object()
+        td = TensorDict(
+            {"x": torch.zeros(2), "m": MetaData(cfg), "n": NonTensorData([leaf]),
+             "s": NonTensorStack([1], [2]), "sub": {"v": NonTensorData({"a": 1})}},
+            [2],
+        )  # fmt: skip
+        for copy_ in (td.clone(False), td.copy()):
+            assert copy_["x"] is td["x"] and copy_["m"] == cfg and copy_["m"] is not cfg
+            assert copy_["m"]["k"] is not cfg["k"] and copy_["n"][0] is leaf
+            assert copy_["s"][0] is not td["s"][0] and copy_["s"] == [[1], [2]]
+            assert copy_["sub", "v"] is not td["sub", "v"] and copy_["sub", "v"] == {"a": 1}
+            copy_["m"]["k"].append(9)
+            assert cfg == {"k": [1], "t": (2,)}
+        assert td.get("m").clone(False).data is cfg
+
+        @tclass.tensorclass
+        class Run:
+            x: torch.Tensor
+            cfg: dict[str, Any]
+
+        run = Run(x=torch.zeros(2), cfg=cfg, batch_size=[2])
+        assert run.clone(False).cfg == cfg and run.clone(False).cfg is not cfg
 
     @pytest.mark.parametrize("name", ["folder", "file.tdz"])
     def test_saving_keeps_the_class(self, tmp_path: Path, name: str) -> None:

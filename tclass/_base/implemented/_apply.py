@@ -407,10 +407,18 @@ class ApplyOps(TensorCollection):
             values = {key: value.clone() for key, value in self._items()}
         else:  # new containers all the way down, sharing the tensors
             values = {
-                key: value.clone(False) if isinstance(value, TensorCollection) else value
+                key: value._shallow_clone() if isinstance(value, TensorCollection) else value
                 for key, value in self._items()
             }
         return self._new_like(values, self.batch_size, self.device)
+
+    def _shallow_clone(self) -> Self:
+        """What a parent's ``clone(recurse=False)`` holds in this one's place: its own
+        ``clone(False)``; a node of Python values (engine) copies their ``dict`` /
+        ``list`` / ``tuple`` containers too, as the peer's collections do (its ``tree_map``
+        copy), so that editing a shallow copy's dict leaves the source's alone (the
+        node's own ``clone(False)`` shares the value, as the peer's)."""
+        return self.clone(False)
 
     def detach(self) -> Self:
         """Every tensor detached from the autograd graph (shares storage); the lock
