@@ -311,12 +311,15 @@ nested lazy stacks alone and a lazy stack infers from its own entries, and
 named collection with a nested one, ``set_`` of a str into a file's bool dataset and
 ``set_at_`` of a file at a mask over several dims (peer faults, allowlisted). Unexplained
 (open or new): 21 -> 5 programs (5.25 -> 1.25 per 1000; new 10 -> 2, open 11 -> 3; the 5
-left are the ``split_keys`` / ``separates`` ones of other branches and an alias line).Checked on 2026-12-05 (issue 27, branch nu39; none removed, none added): 278 hand-written
+left are the ``split_keys`` / ``separates`` ones of other branches and an alias line).
+Checked on 2026-12-05 (issue 27, branch nu39; none removed, none added): 347 hand-written
 user programs on stores and process boundaries (HDF5 and zarr files, their views, lazy
 stacks of files and records over them, ``TensorDictParams``, Ray put/get, tasks and actors,
-``torch.save``/``load``, pickle, spawn pools and queues) run on both libraries: the
-differences are documented ones, and one undocumented strictness (a read-only file
-refuses ``update_``/``add_``/``copy_``, which the peer's drop silently) now is.
+``torch.save``/``load``, pickle, spawn pools, queues and DataLoader workers) run on both
+libraries: 270 -> 279 identical; fixed: ``TensorDictParams`` of a record holding a nested
+record (failed); documented: a read-only file refuses ``update_``/``add_``/``copy_`` (the
+peer's drop them silently); open: ops on ``TensorDictParams(record)`` give TensorDicts where
+the peer's give the record's class (13 programs).
 """
 
 from __future__ import annotations
