@@ -249,7 +249,9 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
             elif isinstance(value, torch.Tensor):
                 converted = self._convert(value)
             else:
-                if isinstance(value, TensorCollection) and not isinstance(value, _NonTensorNode):
+                if is_record(value):  # a nested record: its fields, in its TensorDict
+                    self._convert_leaves(storage_of(value))
+                elif isinstance(value, TensorCollection) and not isinstance(value, _NonTensorNode):
                     self._convert_leaves(value)
                 continue
             if converted is not value:

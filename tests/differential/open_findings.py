@@ -361,6 +361,14 @@ left are not this branch's (``setdefault``, ``auto_batch_size_``, ``set_``, ``se
 ``apply``: new, reported by left35; fuzz35b's ``update_at_``; one alias line). Programs
 4,100,000-4,103,999 (``--families index,shape,math``): 3 new on main and on this branch
 before the last two fixes (the same 3: no program changed by the index fixes), 0 after.
+Checked on 2026-12-05 (issue 27, branch nu39; none removed, none added): 347 hand-written
+user programs on stores and process boundaries (HDF5 and zarr files, their views, lazy
+stacks of files and records over them, ``TensorDictParams``, Ray put/get, tasks and actors,
+``torch.save``/``load``, pickle, spawn pools, queues and DataLoader workers) run on both
+libraries: 270 -> 279 identical; fixed: ``TensorDictParams`` of a record holding a nested
+record (failed); documented: a read-only file refuses ``update_``/``add_``/``copy_`` (the
+peer's drop them silently); open: ops on ``TensorDictParams(record)`` give TensorDicts where
+the peer's give the record's class (13 programs).
 """
 
 from __future__ import annotations

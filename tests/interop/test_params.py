@@ -94,6 +94,27 @@ def test_a_record_is_wrapped_in_place_its_fields_the_parameters() -> None:
     assert [name for name, _ in holder.named_parameters()] == ["params.weight"]
 
 
+class Block(tclass.TensorClass):
+    scale: torch.Tensor
+    layer: Layer
+
+
+def test_a_record_with_a_nested_record_is_wrapped_its_nested_fields_too() -> None:
+    """A nested record's fields were walked as a TensorDict's and the wrap failed
+    ("'Layer' object has no attribute '_put'"); the peer wraps it."""
+    block = Block(
+        scale=torch.ones(3), layer=Layer(weight=torch.ones(3, 2), batch_size=[3]), batch_size=[3]
+    )
+    params = TensorDictParams(block)
+    assert [name for name, _ in params.named_parameters()] == ["scale", "layer.weight"]
+    assert type(block.layer.weight) is nn.Parameter
+    assert params["layer", "weight"] is block.layer.weight and params["layer", "name"] == "layer"
+    (params["layer", "weight"] * 3).sum().backward()
+    assert (block.layer.weight.grad == 3).all()
+    with torch.no_grad():
+        assert (params.sum(dim=0)["layer", "weight"] == 3).all()
+
+
 def test_a_parent_module_sees_them() -> None:
     model = net()
     holder = Holder(TensorDictParams(TensorDict.from_module(model)))

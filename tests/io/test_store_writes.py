@@ -327,6 +327,32 @@ def test_locked_and_read_only_files_still_refuse(tmp_path: Path, backend: str) -
     read_only.close()
 
 
+IN_PLACE: dict[str, Callable[[PersistentTensorDict], Any]] = {
+    "update_": lambda p: p.update_({"x": torch.ones(3, 4)}),
+    "add_": lambda p: p.add_(1),
+    "mul_ of a view": lambda p: p[1:].mul_(2),
+    "copy_": lambda p: p.copy_(p.to_tensordict() + 1),
+    "apply_": lambda p: p.apply_(lambda x: x + 1),
+    "update_at_": lambda p: p.update_at_({"x": torch.ones(4)}, 0),
+}
+
+
+@pytest.mark.parametrize("write", list(IN_PLACE))
+def test_a_read_only_file_refuses_in_place_writes_the_peer_drops(
+    tmp_path: Path, backend: str, write: str
+) -> None:
+    # The peer's update_, add_ and copy_ into an HDF5 file opened with mode="r" return
+    # as if they had written, and the file keeps its old values: refused here, naming the fix.
+    path = laid_out(tmp_path / f"f.{backend}", backend)
+    read_only = open_again(path, backend, "r")
+    with pytest.raises(FilePermissionError, match=f"{path.name}.*open it with mode='r\\+'"):
+        IN_PLACE[write](read_only)
+    read_only.close()
+    reopened = open_again(path, backend, "r")
+    assert not reopened["x"].any() and not reopened["n", "b"].any()
+    reopened.close()
+
+
 # --- mistakes: TclassErrors naming the entry, and nothing written --------------------------
 
 
