@@ -9,6 +9,7 @@ import torch
 
 import tclass
 from tclass import MemoryMappedTensor, TensorDict
+from tclass.errors import DimError
 
 
 def test_a_none_index_keeps_the_members_memory_mapped_leaves(tmp_path: Path) -> None:
@@ -209,3 +210,28 @@ def test_the_names_and_dims_of_tensor_indices_around_an_int_follow_torch() -> No
     stack = tclass.lazy_stack([TensorDict({"a": torch.zeros(2, 4, 5)}, [2, 4, 5])] * 3, 1)
     got = stack[torch.tensor(0), :, [0, 1]]
     assert got.batch_size == (3, 2, 5) and got.stack_dim == 0
+
+
+@pytest.mark.parametrize("ragged", [False, True], ids=["regular", "ragged"])
+def test_a_0d_tensor_on_the_stack_dim_with_a_tensor_elsewhere_indexes_that_member(
+    ragged: bool,
+) -> None:
+    """``stack[torch.tensor(1), idx]``: a 0-d integer tensor selects as an int does (in
+    torch and in the peer), so the result is member 1 indexed by ``idx``, a TensorDict
+    as the peer's (it was a lazy stack of its rows), also on a ragged stack; out of range
+    it is the int's DimError (an IndexError, as the peer's)."""
+    members = [
+        TensorDict({"a": torch.arange(4.0) + i, "r": torch.ones(4, i + 1 if ragged else 1)}, [4])
+        for i in range(3)
+    ]
+    stack = tclass.lazy_stack(members, 0)
+    for picker in (torch.tensor(1), torch.tensor(-2)):
+        got = stack[picker, torch.tensor([0, 2])]
+        assert type(got) is TensorDict and got.batch_size == (2,)
+        assert got["a"].tolist() == [1.0, 3.0] and got["r"].shape == (2, 2 if ragged else 1)
+        masked = stack[picker, torch.tensor([True, False, True, False])]
+        assert type(masked) is TensorDict and masked["a"].tolist() == [1.0, 3.0]
+    assert stack[torch.tensor(1)] is members[1]
+    with pytest.raises(DimError, match="index 5 is out of range") as caught:
+        stack[torch.tensor(5), torch.tensor([0])]
+    assert isinstance(caught.value, IndexError)

@@ -75,9 +75,10 @@ def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
     if -1 in stack._batch_size:
         return _pick_members(stack, items)
     at = _stack_item_position(stack, items)
-    if at < len(items) and type(items[at]) is int:  # as torch (an int selects first) and
-        # the peer: the member, indexed by the rest (a lazy member stays lazy)
-        member = stack._members[_checked(stack, items[at])]
+    if at < len(items) and _selects(items[at]):  # as torch (an int or a 0-d integer
+        # tensor selects first) and the peer: the member, indexed by the rest (a lazy
+        # member stays lazy)
+        member = stack._members[_checked(stack, int(items[at]))]
         return _named(stack, items, member[items[:at] + items[at + 1 :]], owned=False)
     each = _index_each_member(stack, items)
     if each is not None:
@@ -239,10 +240,10 @@ def _pick_members(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
     items = _ragged_items(stack, items, "indexing with a tensor")
     d = stack._stack_dim
     picked, rest = items[d], items[:d] + items[d + 1 :]
+    if _selects(picked):  # an int or a 0-d integer tensor: that member (as the peer)
+        return stack._members[_checked(stack, int(picked))][rest]
     if isinstance(picked, torch.Tensor):
         members = [stack._members[number] for number in _member_numbers(stack, picked)]
-    elif type(picked) is int:
-        return stack._members[_checked(stack, picked)][rest]
     else:
         members = stack._members[picked]
     if not members:
