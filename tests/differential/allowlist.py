@@ -14,10 +14,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .allow_entries import (
+    _batch_past_unset_field,
     _dotted_keys_loaded,
+    _locked_record_updated_at,
     _nested_lists_stacked_whole,
+    _new_entry_copied,
     _separated_once,
     _softmax_on_ragged,
+    _written_into_no_elements,
 )
 from .allow_fields import (
     _cast_to_the_field,
@@ -219,6 +223,7 @@ ENTRIES: list[Entry] = [
             _empty_gives_new_nodes,
             _stack_of_values_not_empty,
             _new_entries_saved,
+            _new_entry_copied,
             _saved_later,
             _key_below_a_value,
             _nested_lists_stacked_whole,
@@ -251,6 +256,7 @@ ENTRIES: list[Entry] = [
             _names_through_saved_nested,
             _state_dict_values_kept,
             _dotted_keys_loaded,
+            _locked_record_updated_at,
         ),
     ),
     Entry(
@@ -286,6 +292,7 @@ ENTRIES: list[Entry] = [
             _stack_dim_name_kept,
             _empty_set_under_node,
             _new_batch_named,
+            _written_into_no_elements,
         ),
     ),
     Entry(
@@ -353,6 +360,7 @@ ENTRIES: list[Entry] = [
             _none_field_listed,
             _none_field_not_written,
             _none_field_kept_by_apply,
+            _batch_past_unset_field,
         ),
     ),
     Entry(
