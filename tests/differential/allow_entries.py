@@ -176,7 +176,7 @@ def _written_into_no_elements(finding: Finding, facts: Facts, peer: Any, mine: A
     return True
 
 
-_NESTED_BATCH = re.compile(r"^result(\['\w+'\])+\.(batch_size|names): peer ")
+_NESTED_BATCH = re.compile(r"^result(?:\['\w+'\])+\.(batch_size|names): peer (.*), tclass (.*)$")
 
 
 def _batch_past_unset_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -190,7 +190,19 @@ def _batch_past_unset_field(finding: Finding, facts: Facts, peer: Any, mine: Any
         return False
     if not finding.lines[0].lstrip().startswith("x = Rec("):
         return False
-    return all(_NESTED_BATCH.match(line) for line in finding.detail)
+    for line in finding.detail:  # the peer's nested batch size: a prefix of tclass's
+        found = _NESTED_BATCH.match(line)
+        if found is None:
+            return False
+        try:
+            peer_dims, my_dims = (ast.literal_eval(side) for side in found.group(2, 3))
+        except (ValueError, SyntaxError):
+            return False
+        if found.group(1) == "batch_size" and not (
+            len(peer_dims) < len(my_dims) and tuple(my_dims[: len(peer_dims)]) == peer_dims
+        ):
+            return False
+    return True
 
 
 def _locked_record_updated_at(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
