@@ -286,3 +286,84 @@ def _dotted_keys_loaded(finding: Finding, facts: Facts, peer: Any, mine: Any) ->
         return False
     dotted = {key for key in whole if isinstance(key, str) and "." in key}
     return bool(dotted) and dotted == set(whole) and split <= {k.split(".")[0] for k in dotted}
+
+
+_CONFLICT_FILE = re.compile(r"the tensor for '(?:[^']*/)?([^'/]+)\.memmap' is saved in")
+_LOADS = re.compile(r"load_memmap\(|\.load\(")
+
+
+def _new_entry_copied(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``memmap(other_folder)`` of a loaded collection after a new key was set into it
+    (``loaded.setdefault("zz", t)``): a ``FileConflictError`` asking for
+    ``copy_existing=True`` in tclass, whose new entry is a file of the loaded folder, as
+    its loaded entries are in both libraries; the peer's new entry is a plain tensor in
+    memory, which it copies."""
+    if finding.kind != "tclass-raises" or finding.step.op not in ("memmap", "memmap_"):
+        return False
+    found = _CONFLICT_FILE.search(str(mine.error))
+    if type(mine.error).__name__ != "FileConflictError" or found is None:
+        return False
+    loads = [i for i, line in enumerate(finding.lines) if _LOADS.search(line)]
+    if not loads:
+        return False
+    quoted = re.compile(rf"""["']{re.escape(found.group(1))}["']""")
+    before, after = finding.lines[: loads[-1] + 1], finding.lines[loads[-1] + 1 : -1]
+    return not any(map(quoted.search, before)) and any(map(quoted.search, after))
+
+
+_EMPTY_SHAPES = re.compile(
+    r"^result\S*: peer Tensor\[([\w.]+), shape \[0((?:, \d+)*)\]\], "
+    r"tclass Tensor\[\1, shape \[0((?:, \d+)*)\]\]$"
+)
+
+
+def _written_into_no_elements(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An indexed write into a record with no elements (``rec.update_at_(v, I[:-1,
+    None])`` of batch size ``[0]``): its entries keep their shapes, as a tensor's
+    ``t[:-1, None] = v`` does, where the peer's record takes the written value's shapes."""
+    if finding.kind != "result" or finding.step.op not in ("update_at_", "set_at_"):
+        return False
+    for line in finding.detail:
+        found = _EMPTY_SHAPES.match(line)
+        if found is None or len(found.group(2)) <= len(found.group(3)):
+            return False
+    return True
+
+
+_NESTED_BATCH = re.compile(r"^result(?:\['\w+'\])+\.(batch_size|names): peer (.*), tclass (.*)$")
+
+
+def _batch_past_unset_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``auto_batch_size_`` of a record after ``update(rec.to_dict())`` where a nested
+    record's field is ``None``: tclass leaves the field unset (``none-field-unset``), so
+    the nested record's batch size comes from its tensors; the peer's ``None`` entry,
+    shaped as the nested batch, holds it at that batch size."""
+    if finding.kind != "result" or finding.step.op != "auto_batch_size_":
+        return False
+    if not any(".update(" in line or "from_dict(" in line for line in finding.lines[:-1]):
+        return False
+    if not finding.lines[0].lstrip().startswith("x = Rec("):
+        return False
+    for line in finding.detail:  # the peer's nested batch size: a prefix of tclass's
+        found = _NESTED_BATCH.match(line)
+        if found is None:
+            return False
+        try:
+            peer_dims, my_dims = (ast.literal_eval(side) for side in found.group(2, 3))
+        except (ValueError, SyntaxError):
+            return False
+        if found.group(1) == "batch_size" and not (
+            len(peer_dims) < len(my_dims) and tuple(my_dims[: len(peer_dims)]) == peer_dims
+        ):
+            return False
+    return True
+
+
+def _locked_record_updated_at(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``update_at_`` of a locked record (memory-mapped) at an index that keeps every
+    batch dim (``rec.update_at_(rec[...].apply(fn), I[...])``): written in place, where
+    the peer's record calls ``update`` on its TensorDict, which the lock refuses."""
+    if finding.kind != "peer-raises" or finding.step.op != "update_at_":
+        return False
+    record = re.match(r"\s*x = (Rec|Inner|Auto|NoCast|TOnly|Frozen)\(", finding.lines[0])
+    return record is not None and "Cannot modify locked TensorDict" in str(peer.error)

@@ -42,7 +42,11 @@ def _dict_kept_in_value_field(finding: Finding, facts: Facts, peer: Any, mine: A
     assignment keeps it in both libraries, where the peer's ``update`` makes it a
     TensorDict; into a saved record, where such a value is written to the folder, a
     ``NotSerializableError`` when the dict holds tensors, set or assigned too (the peer
-    keeps it in memory only: a reload gives the old value)."""
+    keeps it in memory only: a reload gives the old value), and by ``set_`` (the peer's
+    ``_InplaceWriteError``, a ``ValueError``, as in memory)."""
+    if finding.kind == "family" and finding.step.op == "set_":  # the peer's set_ refuses it
+        refused = type(mine.error).__name__ == "NotSerializableError"
+        return refused and "_InplaceWriteError" in type(peer.error).__name__
     if finding.kind == "tclass-raises" and finding.step.op in _VALUE_WRITES:
         refused = type(mine.error).__name__ == "NotSerializableError"
         return refused and "is of type torch.Tensor" in str(mine.error)

@@ -48,6 +48,8 @@ _PEER_REFUSES = (
     re.compile(r"Cannot broadcast the tensordict .* to the shape of the indexed persistent"),
     # its items(is_leaf=...) (non_tensor_items) on a file, or a TensorDictParams of one
     re.compile(r"is_leaf .* is not supported within tensordicts of type PersistentTensorDict"),
+    # replace() of a view's group by a value (its file and a TensorDict replace it)
+    re.compile(r"Tried to replace a tensordict with an incompatible object of type"),
 )
 # Differences of the result: the peer's copies of a file are files (``clone``, and the
 # math on a file or a view of one without tensors), its reads of strings bytes and of numbers numpy
@@ -242,7 +244,8 @@ def _h5_params_read(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     """A ``TensorDictParams`` of a file holds the file's entries read into memory, as
     parameters: writes through it leave the file as it was, and its in-place math
     writes the parameters and returns them (the peer's holds the file, registers none
-    of its tensors and writes the file, but its in-place math writes nothing, or fails,
+    of its tensors and writes the file, but its in-place math and ``load_state_dict``
+    write nothing, or fail,
     and on a file without tensors returns a TensorDict). So the file (a result of a line
     before the wrap) is not written through the parameters, and the parameters are
     written through their views (``unbind``, an index: the peer's are copies read from
@@ -258,7 +261,8 @@ def _h5_params_read(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
         return found is not None
     if finding.kind == "result" and finding.step.op == "getitem":  # params[...]: itself
         return all(_PARAMS_FILE_VIEW.search(line) for line in finding.detail)
-    if finding.kind != "result" or not finding.step.op.endswith("_"):
+    written = finding.step.op.endswith("_") or finding.step.op == "load_state_dict"
+    if finding.kind != "result" or not written:  # (the peer's load_state_dict writes nothing)
         return False
     return all(_PARAMS_IN_PLACE.search(line) for line in finding.detail)
 

@@ -14,14 +14,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .allow_entries import (
+    _batch_past_unset_field,
     _dotted_keys_loaded,
+    _locked_record_updated_at,
     _nested_lists_stacked_whole,
+    _new_entry_copied,
     _restacked_by_member,
     _separated_once,
     _separates_kept_empty,
     _softmax_on_ragged,
     _split_parts_keep_nested_dims,
     _split_strict_on_lazy,
+    _written_into_no_elements,
 )
 from .allow_fields import (
     _cast_to_the_field,
@@ -223,6 +227,7 @@ ENTRIES: list[Entry] = [
             _empty_gives_new_nodes,
             _stack_of_values_not_empty,
             _new_entries_saved,
+            _new_entry_copied,
             _saved_later,
             _key_below_a_value,
             _nested_lists_stacked_whole,
@@ -259,6 +264,7 @@ ENTRIES: list[Entry] = [
             _names_through_saved_nested,
             _state_dict_values_kept,
             _dotted_keys_loaded,
+            _locked_record_updated_at,
         ),
     ),
     Entry(
@@ -294,6 +300,7 @@ ENTRIES: list[Entry] = [
             _stack_dim_name_kept,
             _empty_set_under_node,
             _new_batch_named,
+            _written_into_no_elements,
         ),
     ),
     Entry(
@@ -361,6 +368,7 @@ ENTRIES: list[Entry] = [
             _none_field_listed,
             _none_field_not_written,
             _none_field_kept_by_apply,
+            _batch_past_unset_field,
         ),
     ),
     Entry(
