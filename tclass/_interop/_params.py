@@ -53,7 +53,7 @@ from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass._interop._pytree import register_collection
-from tclass.errors import ArgumentError, LockedError, UnsupportedError
+from tclass.errors import ArgumentError, LockedError, UnknownFieldError, UnsupportedError
 
 __all__ = ["TensorDictParams"]
 
@@ -438,11 +438,32 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
     def set(
         self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
     ) -> Self:
-        """Stores ``value`` (its tensors converted to parameters or buffers)."""
+        """Stores ``value`` (its tensors converted to parameters or buffers).
+
+        Raises:
+            UnknownFieldError: (an ``AttributeError``, as the peer's) a key that is not a
+                field of the record wrapped (the record's own ``set`` refuses it).
+        """
+        self._check_field(key)
         td = self._writable(key)
         with td.unlock_():
             td.set(key, _converted(value, self._convert), inplace=inplace)
         return self
+
+    def _check_field(self, key: Any) -> None:
+        """Refuses a top-level key that is not a field of the record wrapped."""
+        if self._record is None:
+            return
+        top = key[0] if isinstance(key, tuple) and key else key
+        fields = self._record.__tclass_info__.field_names  # (records are duck-typed here)
+        if isinstance(top, str) and top not in fields:
+            name = self._record.__name__
+            msg = (
+                f"TensorDictParams of a {name}: {top!r} is not a field of {name} (fields: "
+                f"{', '.join(fields)}); declare it in {name}, or wrap a TensorDict "
+                "(record.to_tensordict()) to hold other entries"
+            )
+            raise UnknownFieldError(msg)
 
     def __setitem__(self, index: Any, value: Any) -> None:
         """``params["key"] = v`` sets an entry (converted); any other index writes rows

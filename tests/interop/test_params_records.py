@@ -164,3 +164,17 @@ def test_a_nested_tensordict_attribute_is_a_params_of_tensordicts() -> None:
     nested = params.a
     assert type(nested) is TensorDictParams and type(nested.sum(dim=0)) is TensorDict
     assert type(params.sum(dim=0)) is rec_cls
+
+
+def test_setting_a_key_that_is_not_a_field_is_refused_as_the_peers() -> None:
+    ours, _ = _params(tclass)
+    theirs, _ = _params(peer)
+    with pytest.raises(AttributeError, match="'c'"):
+        theirs.set("c", torch.zeros(4))
+    with pytest.raises(tclass.errors.UnknownFieldError, match="'c' is not a field of Rec"):
+        ours.set("c", torch.zeros(4))
+    with pytest.raises(AttributeError, match="'c' is not a field of Rec"):
+        ours["c"] = torch.zeros(4)  # (the peer's refuses any string index: a ValueError)
+    assert sorted(ours.keys()) == ["a", "b"]
+    ours.set("a", torch.ones(4))  # a field: set, and made a parameter
+    assert isinstance(ours.get("a"), nn.Parameter) and ours.sum(dim=0).a.item() == 4.0
