@@ -14,6 +14,15 @@ registers, and what ``nn.Module`` writes into them (``module.to()``, ``load_stat
 with ``assign=True``) lands in the TensorDict. Operations that read data out (indexing,
 ``apply``, ``detach``, ``==``...) return plain TensorDicts, as in the peer; ``clone``,
 ``to`` and ``copy`` return a ``TensorDictParams`` (``clone`` with new parameters).
+
+A ``TensorDictParams`` of a record (``TensorDictParams(Rec(...))``) keeps the record's
+class (``_record``) and gives its results in it, as the peer's (which holds the record):
+``params.sum(0)``, ``params[:2]``, ``params.detach()``, ``select``, ``apply``, ``unbind``...
+are ``Rec`` instances, ``clone``/``to``/``copy`` a ``TensorDictParams`` that keeps the
+class; ``to_tensordict``, ``split``, ``chunk``, ``gather``, ``torch.stack`` and ``cat``
+give TensorDicts, as the peer's. Records are rebuilt by their class's
+``_from_tensordict_unchecked`` over the result's TensorDict (duck-typed, as every layer
+below the facade handles records: see ``_core/_records.py``).
 """
 
 from __future__ import annotations
@@ -44,7 +53,7 @@ from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass._interop._pytree import register_collection
-from tclass.errors import ArgumentError, LockedError, UnsupportedError
+from tclass.errors import ArgumentError, LockedError, UnknownFieldError, UnsupportedError
 
 __all__ = ["TensorDictParams"]
 
@@ -179,6 +188,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
 
     _param_td: TensorDict
     no_convert: bool
+    _record: Any = None  # the record class wrapped (its results are rebuilt in it)
     _copies_without_grad: ClassVar[bool] = True  # copy_ writes the parameters' data
 
     def __init__(
@@ -227,6 +237,13 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
                 msg += ": convert it with .to_tensordict() first"
             raise ArgumentError(msg)
         self.no_convert = no_convert
+        self._record = (
+            parameters._record
+            if isinstance(parameters, TensorDictParams)
+            else type(parameters)
+            if is_record(parameters)
+            else None
+        )
         self._lock_content = lock
         self._root_locked = False
         self._param_td = td
@@ -258,18 +275,28 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
                 with cast(TensorDict, td).unlock_():
                     cast(TensorDict, td)._put(key, converted)
 
-    def _wrap(self, td: TensorDict, no_convert: bool | None = None) -> TensorDictParams:
+    def _wrap(
+        self, td: TensorDict, no_convert: bool | None = None, record: Any = ...
+    ) -> TensorDictParams:
         """A new TensorDictParams over ``td`` (whose leaves are already converted), of
-        ``no_convert`` (by default this one's)."""
+        ``no_convert`` and ``record`` (by default this one's)."""
         out = TensorDictParams.__new__(TensorDictParams)
         nn.Module.__init__(out)
         out.no_convert = self.no_convert if no_convert is None else no_convert
+        out._record = self._record if record is ... else record
         out._lock_content, out._root_locked = False, False
         out._param_td = td
         out._install_views()
         return out
 
-    # --- collection primitives: the wrapped TensorDict's -------------------------------
+    def _as_record(self, td: Any) -> Any:
+        """A result of the wrapped TensorDict as the peer's: in the record class wrapped
+        (``td`` itself when none, or when it is not a TensorDict)."""
+        if self._record is None or not isinstance(td, TensorDict):
+            return td
+        return self._record._from_tensordict_unchecked(td)
+
+    # --- collection primitives: the wrapped TensorDict's (in the record class) ---------
 
     @property
     def batch_size(self) -> torch.Size:
@@ -307,19 +334,20 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
     def _new_like(
         self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
     ) -> Self:
-        return self._param_td._new_like(values, batch_size, device)  # type: ignore[return-value]
+        return self._as_record(self._param_td._new_like(values, batch_size, device))  # type: ignore[no-any-return]
 
     def _map_values(
         self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
     ) -> Self:
         if device is ...:
-            return self._param_td._map_values(fn, batch_size)  # type: ignore[return-value]
-        return self._param_td._map_values(fn, batch_size, device)  # type: ignore[return-value]
+            return self._as_record(self._param_td._map_values(fn, batch_size))  # type: ignore[no-any-return]
+        return self._as_record(self._param_td._map_values(fn, batch_size, device))  # type: ignore[no-any-return]
 
     def _map_values_split(
         self, fn: Callable[[Value], Sequence[Value]], batch_sizes: Sequence[torch.Size]
     ) -> tuple[Self, ...]:
-        return self._param_td._map_values_split(fn, batch_sizes)  # type: ignore[return-value]
+        parts = self._param_td._map_values_split(fn, batch_sizes)
+        return tuple(map(self._as_record, parts))
 
     def _check_new_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
         self._param_td._check_new_batch_size(new, prefix)
@@ -369,7 +397,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
             value = td._entry(name)
             if not isinstance(value, TensorDict):
                 raise
-            return self._wrap(value)
+            return self._wrap(value, record=None)
 
     def get(self, key: Any, default: Any = _NO_DEFAULT) -> Any:
         """The entry at ``key`` (a parameter or buffer, or a nested TensorDict), or
@@ -379,11 +407,14 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         return self._param_td.get(key, default)
 
     def __getitem__(self, index: Any) -> Any:
-        """An entry by key; any other index gives a plain TensorDict of the rows, or this
-        object where the index takes all of it (``params[...]``, as a TensorDict's
-        ``td[...]`` is ``td``)."""
+        """An entry by key; any other index gives a plain TensorDict of the rows (a record
+        of its class for the parameters of a record), or this object where the index
+        takes all of it (``params[...]``, as a TensorDict's ``td[...]`` is ``td``; a
+        record over the same tensors for the parameters of a record, as the peer's)."""
         rows = self._param_td[index]
-        return self if rows is self._param_td else rows
+        if rows is self._param_td:
+            return self if self._record is None else self._as_record(copy_module.copy(rows))
+        return self._as_record(rows)
 
     def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
         """A plain TensorDict holding copies of the entries (plain tensors, not
@@ -407,11 +438,32 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
     def set(
         self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
     ) -> Self:
-        """Stores ``value`` (its tensors converted to parameters or buffers)."""
+        """Stores ``value`` (its tensors converted to parameters or buffers).
+
+        Raises:
+            UnknownFieldError: (an ``AttributeError``, as the peer's) a key that is not a
+                field of the record wrapped (the record's own ``set`` refuses it).
+        """
+        self._check_field(key)
         td = self._writable(key)
         with td.unlock_():
             td.set(key, _converted(value, self._convert), inplace=inplace)
         return self
+
+    def _check_field(self, key: Any) -> None:
+        """Refuses a top-level key that is not a field of the record wrapped."""
+        if self._record is None:
+            return
+        top = key[0] if isinstance(key, tuple) and key else key
+        fields = self._record.__tclass_info__.field_names  # (records are duck-typed here)
+        if isinstance(top, str) and top not in fields:
+            name = self._record.__name__
+            msg = (
+                f"TensorDictParams of a {name}: {top!r} is not a field of {name} (fields: "
+                f"{', '.join(fields)}); declare it in {name}, or wrap a TensorDict "
+                "(record.to_tensordict()) to hold other entries"
+            )
+            raise UnknownFieldError(msg)
 
     def __setitem__(self, index: Any, value: Any) -> None:
         """``params["key"] = v`` sets an entry (converted); any other index writes rows
@@ -478,22 +530,38 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
     def select(
         self, *keys: Any, inplace: bool = False, strict: bool = True, as_tensordict: bool = False
     ) -> Any:
-        """A plain TensorDict of the entries ``keys`` (this object, with ``inplace``)."""
+        """A plain TensorDict of the entries ``keys`` (a record of its class for the
+        parameters of a record; this object, with ``inplace``)."""
         if inplace:
             td = self._writable()
             with td.unlock_():
                 td.select(*keys, inplace=True, strict=strict)
             return self
-        return self._param_td.select(*keys, strict=strict)
+        return self._as_record(self._param_td.select(*keys, strict=strict))
 
     def exclude(self, *keys: Any, inplace: bool = False) -> Any:
-        """A plain TensorDict without the entries ``keys`` (this object, with ``inplace``)."""
+        """A plain TensorDict without the entries ``keys`` (a record of its class for the
+        parameters of a record; this object, with ``inplace``)."""
         if inplace:
             td = self._writable()
             with td.unlock_():
                 td.exclude(*keys, inplace=True)
             return self
-        return self._param_td.exclude(*keys)
+        return self._as_record(self._param_td.exclude(*keys))
+
+    def _split_by_sizes(self, sizes: list[int], dim: int) -> tuple[Self, ...]:
+        """``split`` and ``chunk``: plain TensorDicts, for the parameters of a record too,
+        as the peer's (whose own ``split`` builds TensorDicts)."""
+        return self._param_td._split_by_sizes(sizes, dim)  # type: ignore[return-value]
+
+    def gather(
+        self, dim: int, index: torch.Tensor, out: Self | None = None, *, inplace: bool = False
+    ) -> Self:
+        """As :meth:`TensorDictBase.gather`; a plain TensorDict for the parameters of a
+        record too, as the peer's (``out`` and ``inplace`` write as a TensorDict's)."""
+        if out is None and not inplace:
+            return self._param_td.gather(dim, index)  # type: ignore[return-value]
+        return super().gather(dim, index, out, inplace=inplace)
 
     def type(  # type: ignore[override]  # the collection's cast, not nn.Module.type
         self, dst_type: torch.dtype, *, cast_filter: CastFilter | None = None
@@ -828,7 +896,8 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         return id(self)
 
     def __repr__(self) -> str:
-        return f"TensorDictParams(params={self._param_td!r})"
+        held = self._param_td if self._record is None else self[...]  # (a record: its class)
+        return f"TensorDictParams(params={held!r})"
 
     def __getstate__(self) -> dict[str, Any]:
         views = ("_parameters", "_buffers")  # rebuilt over the TensorDict
