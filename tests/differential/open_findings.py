@@ -198,6 +198,14 @@ index,entries``) and 1,000,000-1,002,999 (``--families records``) run on main an
 that branch's fixes (the programs unexplained after replayed on the final code), by the
 same rule. Unexplained (open or new): 19 -> 5, 24 -> 5 and 6 -> 3 (2.38 -> 0.63, 3.00 ->
 0.63 and 2.00 -> 1.00 per 1000; 49 -> 13 in 19,000 programs).
+Added on 2026-12-05 (issue 27, branch fz37f, fresh windows; none removed, 2 added, marked
+"fz37f", both ``separates`` findings left to their branch): programs 3,800,000-3,804,999
+(``--families shape,combine,math``), 3,900,000-3,902,999 (``--families records``) and
+4,200,000-4,202,999 (``--families entries``) run on main and after that branch's fixes (a
+one-part key merged by a record's ``update``, a record over a locked lazy stack indexed
+locked, ``exclude(inplace=True)`` of a key with its parent; four rules of existing entries
+extended). Unexplained (open or new): 1 -> 0, 3 -> 0 and 6 -> 2 (0.20 -> 0, 1.00 -> 0 and
+2.00 -> 0.67 per 1000); no program newly unexplained.
 Added on 2026-12-05 (issue 27, branch fuzz34c; none removed, 5 added at the end): programs
 1,400,000-1,405,999 (``--families shape,combine,math``), 1,500,000-1,505,999 (all six
 families) and 1,600,000-1,602,999 (``--families records``) run on main and after that
@@ -858,4 +866,6 @@ OPEN: dict[str, str] = {
     "entries/setdefault/result: result.kind: peer 'Rec', tclass 'TensorDict": "the results differ (1 in 6,000 index,entries programs at seed 3,300,000, 2026-12-05, fz37d: setdefault('opt', t) of a record whose Optional[Tensor] field holds an empty TensorDict (x.set(('opt',), td)): the peer returns the record, tclass the TensorDict the field holds; left to the setdefault branch)",
     "entries/setdefault/result: result: peer value (('py', 'str', 'x y": "the results differ (1 in 6,000 index,entries programs at seed 3,300,000, 2026-12-05, fz37d: setdefault('label', t) of a record after apply(lambda v: None): the peer returns the label's value node (NonTensorData over the batch), tclass the str; left to the setdefault branch)",
     "entries/setdefault/result: result: peer value (('py', 'str', 'pon": "the results differ (1 in 6,000 index,entries programs at seed 3,300,000, 2026-12-05, fz37d: as the line above, after apply(fn, batch_size=[]); left to the setdefault branch)",
+    "entries/from_any/result: result.batch_size: peer (, , ), tclass ()": "the results differ (1 in 3,000 entries programs at seed 4,200,000, 2026-12-05, fz37f: shows at the step after x.separates('d', strict=False) of an HDF5 file (PersistentTensorDict.from_dict): the peer's separates leaves 'd' in the file, tclass's removes it, so from_any(x.to_dict(), auto_batch_size=True) has no key in tclass; left to the separates branch)",
+    "alias/alias/alias: result['m']": "a result changes differently later (1 in 3,000 entries programs at seed 4,200,000, 2026-12-05, fz37f: x.separates(('zz', 'a')) of a TensorDict whose ('zz', 'a') is an empty TensorDict: the peer's separates (filter_empty) also drops the empty nested TensorDict ('m', 'n') elsewhere in x, tclass keeps it; left to the separates branch)",
 }
