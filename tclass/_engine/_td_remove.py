@@ -192,8 +192,10 @@ class RemovalOps(TensorDictBase):
         nested TensorDicts themselves. With no keys, ``copy()``.
         """
         if inplace:
-            for key in keys:
-                _pop_path(self, _keys.key_path(key))
+            paths = [_keys.key_path(key) for key in keys]
+            for path in paths:  # a key under another excluded one is left to it, as the
+                if not any(path[: len(p)] == p for p in paths if len(p) < len(path)):
+                    _pop_path(self, path)  # peer: the nested node it names is not written
             return self
         if not keys:  # as the peer: a copy, whose nested TensorDicts are new (unlocked)
             return self.copy()

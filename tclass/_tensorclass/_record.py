@@ -357,12 +357,15 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
 
     def __getitem__(self, index: BatchIndex) -> Self:
         """Indexes every field along the batch dims (views for basic indices)."""
-        if index.__class__ is int:
+        lazy = isinstance(self._tensordict, LazyStackedTensorDict)
+        if index.__class__ is int and not lazy:
             return self._wrap(self._tensordict._index_int(index))
-        if index.__class__ is slice:
+        if index.__class__ is slice and not lazy:
             return self._wrap(self._tensordict._index_slice(index))
         if isinstance(index, str) or (type(index) is tuple and index and isinstance(index[0], str)):
             raise self._string_index(index)
+        if lazy:  # its own indexing: a result of a locked stack is locked, as the peer's
+            return self._wrap(self._tensordict[index])
         return self._wrap(self._tensordict._index(index))
 
     def __setitem__(self, index: BatchIndex, value: Any) -> None:

@@ -68,6 +68,8 @@ def _planned(
     merges: list[tuple[Any, Any, list[tuple[str, ...]] | None]] = []
     pairs = source._items() if isinstance(source, TensorCollection) else source.items()
     for key, value in pairs:
+        if type(key) is tuple and len(key) == 1:
+            key = key[0]  # ``("inner",)`` is the field ``"inner"``: merged into as it is
         below = None if allowed is None else keys_below(key_path(key), allowed)
         if below == []:
             continue  # neither this key nor anything under it was asked for

@@ -250,7 +250,9 @@ def _h5_params_read(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     before the wrap) is not written through the parameters, and the parameters are
     written through their views (``unbind``, an index: the peer's are copies read from
     the file; program 2,904,809 of the six families), and ``params[...]`` is the params
-    themselves (the peer's a view of the file)."""
+    themselves (the peer's a view of the file); its ``load_state_dict`` loads the
+    parameters (the peer's writes neither them nor the file: program 4,202,883 of
+    ``--families entries``)."""
     if not facts.h5 or facts.derived != "params":
         return False
     wrapped = [i for i, line in enumerate(finding.lines, 1) if _WRAPS_X.search(line)]

@@ -503,7 +503,27 @@ def _keys_mismatch_over_no_elements(finding: Finding, peer: Any, mine: Any) -> b
     if finding.kind == "family":
         return re.search(r"batch_size=\[(\d+,)*0[,\]]", message) is not None
     named = set(re.findall(r"'(\w+)'", found.group(1) or ""))
+    if named and finding.step.op in _COMPARED and ".apply(" in finding.step.src:
+        return named <= _compared_over_no_elements(mine.value)  # (program 3,803,383)
     return bool(named) and named <= _empty_value_keys(mine.value)
+
+
+_COMPARED = ("==", "!=", "<", "<=", ">", ">=")
+
+
+def _compared_over_no_elements(value: Any) -> set[str]:
+    """The keys, at any depth of a comparison's result, of entries with no elements: a
+    Python value there compared with an ``apply`` result that kept it is one, as the
+    comparison of any value stacks is a bool tensor."""
+    found: set[str] = set()
+    source = getattr(value, "_tensordict", value)
+    for key in getattr(source, "keys", list)():
+        child = source.get(key)
+        if isinstance(child, torch.Tensor) and child.numel() == 0:
+            found.add(key)
+        elif hasattr(child, "batch_size") and child.batch_size.numel() == 0:
+            found |= _compared_over_no_elements(child)
+    return found
 
 
 def _shaped_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

@@ -552,6 +552,19 @@ class TestSelectExclude:
         assert td["b"] is sub
         assert list(sub.keys()) == ["d"]
 
+    @pytest.mark.parametrize("keys", [(("b", "c"), "b"), ("b", ("b", "c")), ("b", ("b", "c"), "a")])
+    def test_exclude_inplace_a_key_with_its_parent(self, keys: tuple[Any, ...]) -> None:
+        """As the peer: a key under another excluded one is not removed on its own, so a
+        nested TensorDict shared with another collection (``exclude`` out of place shares
+        them) is left whole."""
+        td = _td()
+        sub = td["b"]
+        out = td.exclude("zz")
+        assert out["b"] is sub
+        assert out.exclude(*keys, inplace=True) is out and "b" not in out.keys()
+        assert set(sub.keys()) == {"c", "d"} and td["b"] is sub
+        assert out.exclude(("a",), ("a", "x"), inplace=True) is out and "a" not in out.keys()
+
     def test_locked(self) -> None:
         td = _td().lock_()
         assert list(td.select("a").keys()) == ["a"]  # out of place is fine

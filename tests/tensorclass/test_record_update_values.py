@@ -9,7 +9,7 @@ from typing import Annotated
 import pytest
 import torch
 
-from tclass import NonTensorData, Spec, TensorClass, errors, lazy_stack
+from tclass import NonTensorData, Spec, TensorClass, TensorDict, errors, lazy_stack
 
 
 class Step(TensorClass):
@@ -93,3 +93,20 @@ def test_update_in_place_of_a_field_whose_members_differ_in_shape() -> None:
         stack.update_({"obs": torch.tensor([1.0, 2.0])})
         assert torch.equal(stack[0].obs, torch.tensor(1.0))
         assert torch.equal(stack[1].obs, torch.full((3, 2), 2.0))
+
+
+class Outer(TensorClass):
+    step: Step
+    tag: str | None = None
+
+
+@pytest.mark.parametrize("key", ["step", ("step",)])
+def test_a_collection_for_a_nested_record_merges_by_either_key(key: object) -> None:
+    """``update({("step",): td})``: a one-part path names the field as its string does,
+    so an empty TensorDict merges into the nested record (nothing changes), as the peer."""
+    outer = Outer(_step(), "t", batch_size=[3])
+    obs = outer.step.obs
+    for source in ({key: TensorDict({}, batch_size=[3])}, {key: {"reward": torch.ones(3)}}):
+        assert outer.update(source, inplace=False) is outer
+    assert outer.step.obs is obs and outer.step.note == "a"
+    assert torch.equal(outer.step.reward, torch.ones(3))

@@ -590,6 +590,19 @@ class TestLockAndFacts:
         with pytest.raises(LockedError):
             rec.inner.x = torch.zeros(4, 3)
 
+    def test_index_of_a_locked_lazy_stack_is_locked(self) -> None:
+        """As the peer: a record over a locked lazy stack indexes to locked records (its
+        stack's own indexing), and the fields of a string index are still refused; a
+        record over a locked TensorDict indexes to unlocked ones."""
+        stack = tclass.lazy_stack([make(), make(offset=1)], 1).lock_()
+        for index in (0, None, (None, 0), slice(0, 2), (slice(None), 0), ...):
+            assert stack[index].is_locked, index
+            assert stack[index].inner.is_locked, index
+        assert not tclass.lazy_stack([make(), make()], 1)[0].is_locked
+        assert not make().lock_()[0].is_locked
+        with pytest.raises(errors.FieldIndexError, match="indexed along its batch dims"):
+            stack["obs"]
+
     def test_facts(self) -> None:
         rec = make()
         assert rec.batch_size == rec.shape == torch.Size([4, 3])
