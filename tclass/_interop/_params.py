@@ -18,7 +18,6 @@ with ``assign=True``) lands in the TensorDict. Operations that read data out (in
 
 from __future__ import annotations
 
-import copy as copy_module
 import weakref
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any, ClassVar, cast
@@ -207,7 +206,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
             )
             raise UnsupportedError(msg)
         if isinstance(parameters, TensorDictParams):
-            no_convert, td = parameters.no_convert, copy_module.copy(parameters._param_td)
+            no_convert, td = parameters.no_convert, parameters._param_td._copy_top()
         elif isinstance(parameters, TensorDict):
             td = parameters
         elif is_record(parameters) and isinstance(storage_of(parameters), TensorDict):
@@ -662,11 +661,6 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
     def copy(self) -> Self:
         """A new TensorDictParams over the same tensors (a shallow copy)."""
         return self.clone(recurse=False)
-
-    __copy__ = copy
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
-        return self._wrap(copy_module.deepcopy(self._param_td, memo))  # type: ignore[return-value]
 
     # --- saving and loading: the wrapped TensorDict's (the folder holds a TensorDict) -----
 

@@ -361,6 +361,13 @@ left are not this branch's (``setdefault``, ``auto_batch_size_``, ``set_``, ``se
 ``apply``: new, reported by left35; fuzz35b's ``update_at_``; one alias line). Programs
 4,100,000-4,103,999 (``--families index,shape,math``): 3 new on main and on this branch
 before the last two fixes (the same 3: no program changed by the index fixes), 0 after.
+
+copy37 (session 14, issue 27): ``copy.copy`` / ``copy()`` are ``clone(recurse=False)``
+(nested collections, records, lazy-stack members, legacy views and Python-value nodes
+new, their ``dict`` / ``list`` containers copied, tensors shared, unlocked) and
+``copy.deepcopy`` is ``clone()`` (unlocked; a ``TensorDictParams`` copy converts nothing
+set later; a ``PersistentTensorDict``'s reads into memory instead of sharing the file), as
+the peer's; tests/*/test_*copy*.py run each check on both libraries.
 """
 
 from __future__ import annotations
