@@ -830,7 +830,9 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
             ),
         )
 
-    def __copy__(self) -> Self:
+    def _copy_top(self) -> Self:
+        """A new TensorDict holding the same entries (nested collections shared): the
+        one-level copy internal edits start from (``copy.copy`` copies the whole tree)."""
         return self._new_like(dict(self._tensors), self._batch_size, self._device)
 
     def __repr__(self) -> str:

@@ -41,7 +41,7 @@ class RemovalOps(TensorDictBase):
         _saved_at: SavedAt | None
 
         def _remove_entry(self, key: str) -> Value: ...
-        def __copy__(self) -> Self: ...
+        def _copy_top(self) -> Self: ...
     else:
         __slots__ = ()
 
@@ -251,7 +251,7 @@ def _drop_path(out: RemovalOps, path: tuple[str, ...]) -> None:
             return
         if not isinstance(child, RemovalOps):
             return
-        child = child.__copy__()
+        child = child._copy_top()
         node._tensors[part] = child
         node = child
     node._tensors.pop(path[-1], None)

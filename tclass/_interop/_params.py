@@ -27,7 +27,6 @@ below the facade handles records: see ``_core/_records.py``).
 
 from __future__ import annotations
 
-import copy as copy_module
 import weakref
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any, ClassVar, cast
@@ -217,7 +216,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
             )
             raise UnsupportedError(msg)
         if isinstance(parameters, TensorDictParams):
-            no_convert, td = parameters.no_convert, copy_module.copy(parameters._param_td)
+            no_convert, td = parameters.no_convert, parameters._param_td._copy_top()
         elif isinstance(parameters, TensorDict):
             td = parameters
         elif is_record(parameters) and isinstance(storage_of(parameters), TensorDict):
@@ -413,7 +412,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         record over the same tensors for the parameters of a record, as the peer's)."""
         rows = self._param_td[index]
         if rows is self._param_td:
-            return self if self._record is None else self._as_record(copy_module.copy(rows))
+            return self if self._record is None else self._as_record(rows._copy_top())
         return self._as_record(rows)
 
     def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
@@ -732,11 +731,6 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
     def copy(self) -> Self:
         """A new TensorDictParams over the same tensors (a shallow copy)."""
         return self.clone(recurse=False)
-
-    __copy__ = copy
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
-        return self._wrap(copy_module.deepcopy(self._param_td, memo))  # type: ignore[return-value]
 
     # --- saving and loading: the wrapped TensorDict's (the folder holds a TensorDict) -----
 

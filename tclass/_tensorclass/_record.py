@@ -11,6 +11,7 @@ runs only when a user constructs a record.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import difflib
 import os
@@ -870,7 +871,8 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
         records too."""
         if args:
             changes = {**replacements(args), **changes}
-        td = self._tensordict.__copy__()
+        storage = self._tensordict  # a one-level copy; a lazy stack's copy has new members
+        td = storage._copy_top() if isinstance(storage, TensorDict) else copy.copy(storage)
         for name, value in changes.items():
             if name not in self.__tclass_info__.field_names:
                 raise self._unknown_field(name)
@@ -882,9 +884,6 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
 
     def __repr__(self) -> str:
         return compact_repr(self)
-
-    def __copy__(self) -> Self:
-        return self._from_tensordict_unchecked(self._tensordict.__copy__())
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (type(self), self._tensordict))

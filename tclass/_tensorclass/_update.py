@@ -133,7 +133,7 @@ def _checked_trial(record: TensorClass, fields: Mapping[Any, Any]) -> TensorDict
             if info.specs is not None and isinstance(stored, torch.Tensor):
                 info.specs.check_assign({}, name, stored, len(td.batch_size))
         return None
-    trial = td.__copy__()
+    trial = td._copy_top()
     store_fields(cls, trial, fields)
     check_specs(cls, trial)  # several fields may change a named dim's size together
     return trial

@@ -391,6 +391,13 @@ peer RuntimeError" line removed (allowed in the first window after; programs
 Unexplained (new + open): 2 + 2 -> 0 + 2 and 9 + 5 -> 0 + 9 (0.80 -> 0.40 and 2.80 ->
 1.80 per 1000); the 11 left are other branches' (``separates``' ``filter_empty`` and file
 views, ``split_keys``), the 5 new of them added here.
+
+copy37 (session 14, issue 27): ``copy.copy`` / ``copy()`` are ``clone(recurse=False)``
+(nested collections, records, lazy-stack members, legacy views and Python-value nodes
+new, their ``dict`` / ``list`` containers copied, tensors shared, unlocked) and
+``copy.deepcopy`` is ``clone()`` (unlocked; a ``TensorDictParams`` copy converts nothing
+set later; a ``PersistentTensorDict``'s reads into memory instead of sharing the file), as
+the peer's; tests/*/test_*copy*.py run each check on both libraries.
 """
 
 from __future__ import annotations

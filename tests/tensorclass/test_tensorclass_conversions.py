@@ -354,10 +354,14 @@ class TestCopyPickle:
     def test_copy_shares_tensors(self) -> None:
         rec = make()
         got = copy.copy(rec)
-        assert got is not rec and got.obs is rec.obs and got.inner is rec.inner
+        # as the peer's (``clone(recurse=False)``): the leaves shared, the structure new
+        assert got is not rec and got.obs is rec.obs and got.inner.x is rec.inner.x
+        assert got.inner is not rec.inner
         got.obs = torch.zeros(4, 3, 2)
         got.env = "other"
+        got.inner.x = torch.zeros_like(rec.inner.x)
         assert rec.env == "pong" and not (rec.obs == 0).all()
+        assert got.inner.x is not rec.inner.x  # setting the copy's nested field left the source's
 
     def test_deepcopy(self) -> None:
         rec = self._rich()

@@ -412,6 +412,18 @@ class ApplyOps(TensorCollection):
             }
         return self._new_like(values, self.batch_size, self.device)
 
+    def __copy__(self) -> Self:
+        """``copy.copy`` and ``copy()``: ``clone(recurse=False)``, as the peer's (new
+        collections all the way down, nested ones and Python-value nodes included, over
+        the same tensors); a node of Python values copies its ``dict`` / ``list`` /
+        ``tuple`` containers too, as the peer's ``copy()`` of one (``_shallow_clone``)."""
+        return self._shallow_clone()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
+        """``copy.deepcopy``: ``clone()``, as the peer's (the tensors copied; the copy is
+        not locked, whatever the source)."""
+        return self.clone()
+
     def _shallow_clone(self) -> Self:
         """What a parent's ``clone(recurse=False)`` holds in this one's place: its own
         ``clone(False)``; a node of Python values (engine) copies their ``dict`` /

@@ -11,6 +11,7 @@ here, as in the peer: ``is_empty`` and ``depth`` see them.
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeGuard, cast
@@ -648,8 +649,9 @@ class EntryOps(TensorCollection):
         return out
 
     def copy(self) -> Self:
-        """A shallow copy: new collections all the way down, sharing the tensors."""
-        return self.clone(recurse=False)
+        """A shallow copy, ``copy.copy(self)``: new collections all the way down, sharing
+        the tensors (a node of Python values copies its containers, as the peer's)."""
+        return copy.copy(self)
 
     # --- conversions -------------------------------------------------------------------------
 

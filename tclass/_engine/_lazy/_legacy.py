@@ -571,9 +571,6 @@ class LegacyLazyView(SourceLock, TensorDictBase):
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self._source, self._op))
 
-    def __copy__(self) -> Self:
-        return type(self)(self._source, self._op)
-
     def __repr__(self) -> str:
         source = repr(self._source).replace("\n", "\n    ")
         return f"{type(self).__name__}(\n    source={source},\n    op={self._op})"

@@ -21,7 +21,6 @@ over the stack dim, ...) build the dense stack first, which works when the membe
 
 from __future__ import annotations
 
-import copy
 import math
 import operator
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
@@ -895,11 +894,6 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
             _rebuild,
             (type(self), self._members, self._stack_dim, self._batch_size, self._stack_dim_name),
         )
-
-    def __copy__(self) -> Self:
-        out = self._restacked([copy.copy(member) for member in self._members])
-        out._stack_dim_name = self._stack_dim_name
-        return out
 
     def __repr__(self) -> str:
         return compact_repr(self)

@@ -1,0 +1,42 @@
+"""``copy.copy`` / ``copy.deepcopy`` of a TensorDictParams, checked on tclass and on the
+peer: ``clone(recurse=False)`` (the same parameters in new nested collections) and
+``clone()`` (new parameters; tensors set into the copy later stay plain tensors)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+import tclass
+
+
+@pytest.fixture(params=["tclass", "tensordict"])
+def make(request: pytest.FixtureRequest) -> Any:
+    if request.param == "tensordict":
+        peer = pytest.importorskip("tensordict")
+        from tensordict.nn import TensorDictParams as PeerParams
+
+        return lambda data: PeerParams(peer.TensorDict(data, []))
+    return lambda data: tclass.TensorDictParams(tclass.TensorDict(data, []))
+
+
+def test_copy_shares_the_parameters_in_new_collections(make: Any) -> None:
+    params = make({"sub": {"w": nn.Parameter(torch.zeros(2))}, "b": torch.ones(2)})
+    out = copy.copy(params)
+    assert type(out) is type(params) and out["sub"] is not params["sub"]
+    assert out["sub", "w"] is params["sub", "w"] and isinstance(out["b"], nn.Parameter)
+    out.set("z", torch.zeros(1))
+    assert "z" not in params.keys() and type(out.get("z")) is torch.Tensor
+
+
+def test_deepcopy_makes_new_parameters(make: Any) -> None:
+    params = make({"sub": {"w": nn.Parameter(torch.zeros(2))}, "b": torch.ones(2)})
+    out = copy.deepcopy(params)
+    assert out["sub", "w"] is not params["sub", "w"] and isinstance(out["sub", "w"], nn.Parameter)
+    assert torch.equal(out["sub", "w"], params["sub", "w"]) and not out.is_locked
+    out.set("z", torch.zeros(1))  # the copy converts nothing set later, as the peer's
+    assert type(out.get("z")) is torch.Tensor

@@ -1,0 +1,57 @@
+"""``copy.copy`` / ``copy.deepcopy`` of records, checked on tclass and on the peer: the
+peer's are ``clone(recurse=False)`` (nested records new, tensors shared) and ``clone()``."""
+
+from __future__ import annotations
+
+import copy
+from types import ModuleType
+from typing import Any
+
+import pytest
+import torch
+
+import tclass
+
+
+@pytest.fixture(params=["tclass", "tensordict"])
+def lib(request: pytest.FixtureRequest) -> ModuleType:
+    if request.param == "tensordict":
+        return pytest.importorskip("tensordict")
+    return tclass
+
+
+def _classes(lib: ModuleType) -> tuple[Any, Any]:
+    @lib.tensorclass
+    class Inner:
+        v: torch.Tensor
+
+    @lib.tensorclass
+    class Outer:
+        inner: Inner
+        w: torch.Tensor
+        name: str
+
+    return Inner, Outer
+
+
+def test_copy_gives_new_nested_records_over_the_same_tensors(lib: ModuleType) -> None:
+    inner_cls, outer_cls = _classes(lib)
+    rec = outer_cls(
+        inner=inner_cls(v=torch.zeros(2), batch_size=[2]), w=torch.ones(2), name="n", batch_size=[2]
+    )
+    out = copy.copy(rec)
+    assert type(out) is outer_cls and out is not rec and out.inner is not rec.inner
+    assert out.w is rec.w and out.inner.v is rec.inner.v and out.name == "n"
+    out.inner.v = torch.full((2,), 7.0)
+    out.name = "other"
+    assert (rec.inner.v == 0).all() and rec.name == "n"
+
+
+def test_deepcopy_copies_the_tensors(lib: ModuleType) -> None:
+    inner_cls, outer_cls = _classes(lib)
+    rec = outer_cls(
+        inner=inner_cls(v=torch.zeros(2), batch_size=[2]), w=torch.ones(2), name="n", batch_size=[2]
+    )
+    out = copy.deepcopy(rec)
+    assert out.inner is not rec.inner and out.name == "n"
+    assert out.inner.v.data_ptr() != rec.inner.v.data_ptr() and torch.equal(out.w, rec.w)
