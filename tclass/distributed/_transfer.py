@@ -201,7 +201,7 @@ def send(
     init_tag: int,
     consolidated: bool | None,
 ) -> None:
-    isend(record, dst, group, group_dst, init_tag, consolidated).wait()
+    isend(record, dst, group, group_dst, init_tag, consolidated, True)
 
 
 def isend(
@@ -211,13 +211,16 @@ def isend(
     group_dst: int | None,
     init_tag: int,
     consolidated: bool | None,
+    wait: bool,
 ) -> Handle[R]:
+    """:meth:`send` with every message posted at once; with ``wait``, completed before
+    it returns (the peer's default)."""
     device = _wire_device(group)
     threshold, bucket = _packing(consolidated)
     messages = _outgoing(record, device, threshold, bucket, with_tree=False)
     peer = _Peer("send", dst, group, group_dst, init_tag)
     works = [peer.post(message, index) for index, message in enumerate(messages)]
-    return Transfer(works, lambda: record, messages)
+    return _waited(Transfer(works, lambda: record, messages), wait)
 
 
 def recv(
@@ -229,11 +232,25 @@ def recv(
 
 
 def irecv(
-    record: R, src: int | None, group: ProcessGroup | None, group_src: int | None, init_tag: int
+    record: R,
+    src: int | None,
+    group: ProcessGroup | None,
+    group_src: int | None,
+    init_tag: int,
+    wait: bool,
 ) -> Handle[R]:
+    """:meth:`recv` in a background thread; with ``wait``, completed before it returns
+    (the peer's default: it raises there what :meth:`recv` would)."""
     device = _wire_device(group)
     peer = _Peer("recv", src, group, group_src, init_tag)
-    return BackgroundTransfer(lambda: _incoming(record, peer, device, build=False), device)
+    run = BackgroundTransfer(lambda: _incoming(record, peer, device, build=False), device)
+    return _waited(run, wait)
+
+
+def _waited(handle: Handle[R], wait: bool) -> Handle[R]:
+    if wait:
+        handle.wait()
+    return handle
 
 
 def init_remote(

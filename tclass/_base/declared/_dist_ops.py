@@ -86,10 +86,9 @@ class DistributedOps:
         (which returns this record; iterating the handle gives it too, as the peer's
         list of works) must come before changing the record's tensors; otherwise it
         waits for them before it returns (the handle is then completed)."""
-        handle = DISTRIBUTED.isend(self, dst, group, group_dst, init_tag, consolidated)
-        if not return_early:
-            handle.wait()
-        return handle
+        return DISTRIBUTED.isend(
+            self, dst, group, group_dst, init_tag, consolidated, not return_early
+        )
 
     def recv(
         self,
@@ -139,10 +138,7 @@ class DistributedOps:
         record once it holds the data, or raises what :meth:`recv` would: do not read
         the record before then; otherwise it waits before it returns (and raises
         there)."""
-        handle = DISTRIBUTED.irecv(self, src, group, group_src, init_tag)
-        if not return_premature:
-            handle.wait()
-        return handle
+        return DISTRIBUTED.irecv(self, src, group, group_src, init_tag, not return_premature)
 
     def broadcast(
         self,
