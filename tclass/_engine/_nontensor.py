@@ -722,6 +722,6 @@ def write_one_value(target: Any, stored: Any) -> bool:
         return False
     target._values = list(stored._flat_as(target.batch_size))
     if type(stored) is not NonTensorData:  # the elements are laid out as the source's
-        target._stack_dims = stored._stack_dims
+        target._stack_dims = getattr(stored, "_stack_dims", None)
     target._write_back()  # into the stack this one was read from by index, if any
     return True
