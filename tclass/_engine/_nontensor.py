@@ -24,7 +24,7 @@ import copy
 import math
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Generic
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, cast
 
 import numpy as np
 import torch
@@ -718,16 +718,26 @@ inline_inherited(NonTensorData)
 
 
 def write_one_value(target: Any, stored: Any) -> bool:
-    """``set_`` of a Python value over the one value ``target`` holds: written into the
-    node itself, as the peer writes it, so that every collection that shares the node (an
-    ``exclude`` / ``select`` result and its source, nested nodes alike) sees the new value,
-    as they see a tensor written by ``set_``. False (the node to replace) for a node of
-    several values or a change of kind."""
-    if type(target) not in _ONE_VALUE or type(stored) is not type(target):
+    """``set_`` of a Python value (or a node of values) over the node ``target`` of the
+    same batch size: written into the node itself, as the peer writes it, so that every
+    collection that shares the node (an ``exclude`` / ``select`` result and its source,
+    nested nodes alike) sees the new value, as they see a tensor written by ``set_``. A
+    stack of per-element values takes the value in each element (and stays a stack); a
+    node of one value (a ``MetaData`` too) takes one value. False (the node to replace)
+    for a change of kind or of batch size."""
+    if not isinstance(stored, _NonTensorNode) or stored.batch_size != target.batch_size:
         return False
-    if stored.batch_size != target.batch_size:
+    if type(target) in _ONE_VALUE:
+        if type(stored) is not type(target):
+            return False
+        cast(NonTensorData, target)._data = stored.data  # set_ writes into a locked one too
+        return True
+    if not isinstance(target, ENGINE.NonTensorStack) or -1 in target.batch_size:
         return False
-    target._data = stored.data  # set_ writes into a locked collection too
+    target._values = list(stored._flat_as(target.batch_size))
+    if type(stored) is not NonTensorData:  # the elements are laid out as the source's
+        target._stack_dims = getattr(stored, "_stack_dims", None)
+    target._write_back()  # into the stack this one was read from by index, if any
     return True
 
 

@@ -648,9 +648,16 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
             parent = self if len(path) == 1 else self._get_nested(path[:-1])
             if isinstance(parent, TensorDict):
                 stored = keep_kind(target, parent._validate(path[-1], value))
-                # written into the node itself where it holds one value (the peer): every
-                # collection sharing it sees the write; not in a folder (written there)
-                if parent._saved_at is not None or not write_one_value(target, stored):
+                # written into the node itself (the peer): every collection sharing it sees
+                # the write; in a folder, the folder is written first, then the node
+                if parent._saved_at is not None:
+                    if isinstance(target, NonTensorStack):  # the folder keeps a stack too
+                        shaped = target.clone(recurse=False)
+                        stored = shaped if write_one_value(shaped, stored) else stored
+                    stored = parent._store_entry(path[-1], stored)
+                    if write_one_value(target, stored):
+                        parent._tensors[path[-1]] = target  # the node kept, written
+                elif not write_one_value(target, stored):
                     parent._store_entry(path[-1], stored)
                 return self
             if isinstance(parent, TensorCollection):  # a record's field: its own rules

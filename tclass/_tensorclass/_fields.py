@@ -492,3 +492,16 @@ def _any_of(checks: list[Callable[[object], bool]]) -> Callable[[object], bool]:
     if len(checks) == 1:
         return checks[0]
     return lambda v: any(check(v) for check in checks)
+
+
+def per_element_list(stored: Any, shape: torch.Size, device: torch.device | None) -> Any:
+    """A list written over values held one per element (a stack of values, or the
+    members of a lazy stack), with one item per element of a 1-d batch: the items, one
+    per element, as the peer splits it (so ``update(x.to_dict())`` gives each element
+    its own value back); ``stored`` as it is otherwise (one value over the batch)."""
+    if type(stored) is not NonTensorData or len(shape) != 1:
+        return stored
+    data = stored.data
+    if type(data) is not list or len(data) != shape[0]:
+        return stored
+    return NonTensorStack._from_values(data, device)

@@ -23,6 +23,7 @@ from tclass._core._keys import key_path
 from tclass._core._records import is_record
 from tclass._engine._entry_values import keys_below
 from tclass._engine._nontensor import NonTensorData
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._tensorclass._builder import check_specs, store_fields
 from tclass._tensorclass._writes import check_row_write, merges_into
@@ -86,7 +87,7 @@ def _planned(
         elif clone and isinstance(value, (torch.Tensor, TensorDictBase)):
             fields[key] = value.clone()
         else:
-            fields[key] = value
+            fields[key] = _per_element(record, key, value)
     trial = None if inplace else _checked_trial(record, fields)
     actions: list[_Action] = []
     if trial is not None:
@@ -102,6 +103,23 @@ def _planned(
                 partial(target.update, value, clone, inplace, keys_to_update=below, is_leaf=is_leaf)
             )
     return actions
+
+
+def _per_element(record: TensorClass, key: Any, value: Any) -> Any:
+    """``value`` for the field ``key`` as ``update`` writes it: a list of one item per
+    element over values the field holds per element (a stack of values, the members of
+    a lazy stack), one value per element, as the peer splits it there (so that
+    ``update(x.to_dict())`` gives each element its own value back); else as it is (an
+    attribute set keeps a list one value over the batch, as the peer)."""
+    if type(key) is not str or type(value) is not list:
+        return value
+    td = record._tensordict
+    if not td._is_lazy and not isinstance(td._entries().get(key), NonTensorStack):
+        return value
+    batch = td.batch_size
+    if len(batch) != 1 or len(value) != batch[0]:
+        return value
+    return NonTensorStack._from_values(value, td.device)
 
 
 def _field(record: TensorClass, key: Any) -> Any:

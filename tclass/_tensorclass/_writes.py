@@ -33,7 +33,9 @@ from tclass._core._row_spec import FILL, RIGHT, RowSpecs
 from tclass._core._tracing import tracing
 from tclass._engine._entry_values import keys_below
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
+from tclass._tensorclass._fields import per_element_list
 from tclass.errors import (
     InPlaceWriteError,
     NoneFieldError,
@@ -219,7 +221,10 @@ def stored_value(record: Any, key: Any, value: Any, index: Any = ...) -> Any:
     if not isinstance(entry, _NonTensorNode):
         return value  # a tensor (a number in tensor form) or unset: the tensor rules
     shape = td.batch_size if index is ... else indexed_shape(td.batch_size, index)
-    return rule.store(value, shape, td.device)
+    stored = rule.store(value, shape, td.device)
+    if td._is_lazy or isinstance(entry, NonTensorStack):  # values held per element
+        return per_element_list(stored, shape, td.device)
+    return stored
 
 
 def check_kinds_kept(record: Any, values: Any, op: str, allowed: Allowed = None) -> None:

@@ -90,3 +90,32 @@ def test_keep_compliant_size_keeps_nested_batch_sizes_of_batch_dims_dims(
         td.auto_batch_size_(batch_dims, keep_compliant_size=True)
         results.append((td.batch_size, td["n"].batch_size))
     assert results[0] == results[1]
+
+
+def _empty_first(lib: Any, first: bool) -> Any:
+    a, e = torch.zeros(3, 4), lib.TensorDict({"f": lib.TensorDict({}, [])}, [3])
+    entries = {"e": e, "a": a} if first else {"a": a, "e": e}
+    return lib.TensorDict(entries, [])
+
+
+@pytest.mark.parametrize("first", [False, True], ids=["empty-last", "empty-first"])
+def test_an_empty_nested_collection_does_not_constrain_the_batch_size(first: bool) -> None:
+    """A nested collection without a leaf (whatever its batch size) holds nothing that
+    constrains its parent's batch size: it takes the parent's, as the peer's does when
+    it is not the first entry (the peer's takes its batch size when it is: order
+    dependent, a documented difference)."""
+    td = _empty_first(tclass, first).auto_batch_size_()
+    assert td.batch_size == torch.Size([3, 4])
+    assert td["e"].batch_size == td["e", "f"].batch_size == torch.Size([3, 4])
+    if not first:
+        assert _empty_first(peer, first).auto_batch_size_().batch_size == td.batch_size
+    assert _empty_first(tclass, first).auto_batch_size_(1).batch_size == torch.Size([3])
+    nested = tclass.TensorDict.from_dict(
+        {"c": torch.zeros(4), "m": {"m": {}, "b": torch.zeros(4, 2)}}, batch_dims=1
+    )
+    assert nested.batch_size == nested["m", "m"].batch_size == torch.Size([4])
+
+
+def test_only_empty_nested_collections_keep_counting() -> None:
+    td = tclass.TensorDict({"e": tclass.TensorDict({}, [3])}, []).auto_batch_size_()
+    assert td.batch_size == td["e"].batch_size == torch.Size([3])  # as the peer

@@ -111,15 +111,31 @@ _INFERRED_PAST_EMPTY = re.compile(
 
 
 def _inferred_past_empty_dicts(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """``TensorDict.from_dict`` / ``from_any`` of a dict holding an empty dict: the batch
+    """``TensorDict.from_dict`` / ``from_any`` of a dict holding an empty dict (at any
+    depth), or ``auto_batch_size_()`` of a collection holding an empty one: the batch
     size inferred from the rest (``batch_dims=n``: ``n`` dims), where the peer's gives
-    ``[]`` (depending on the key order), and its nested collections and values with it."""
-    if finding.kind != "result" or finding.step.op not in ("from_dict", "from_any"):
+    ``[]`` (an empty one first: the key order decides), and its nested collections and
+    values with it."""
+    if finding.kind != "result" or finding.step.op not in (
+        "from_dict",
+        "from_any",
+        "auto_batch_size_",
+    ):
         return False
     if not finding.detail[0].startswith("result.batch_size: peer (), tclass ("):
         return False
-    empty = [k for k, v in mine.value.items() if hasattr(v, "keys") and not list(v.keys())]
-    return bool(empty) and all(_INFERRED_PAST_EMPTY.match(line) for line in finding.detail)
+    return _holds_empty(mine.value) and all(
+        _INFERRED_PAST_EMPTY.match(line) for line in finding.detail
+    )
+
+
+def _holds_empty(node: Any) -> bool:
+    """Whether a nested collection of ``node`` (at any depth) holds no leaf."""
+    for _, value in node.items():
+        if hasattr(value, "keys") and hasattr(value, "items"):
+            if not list(value.keys(True, True)) or _holds_empty(value):
+                return True
+    return False
 
 
 _KEYS_LINE = re.compile(r"^result(\[\d+\])*: keys: peer (\[[^\]]*\]), tclass (\[[^\]]*\])$")

@@ -212,3 +212,25 @@ def test_apply_with_batch_size_keeps_the_nested_record_classes(named: bool) -> N
     # a stack of TensorDicts holding records keeps them too
     plain = tclass.lazy_stack([TensorDict({"r": _agent("c")}, [4]) for _ in range(2)])
     assert type(plain.apply(torch.clone, batch_size=[2, 4])["r", "inner"]) is Inner
+
+
+@pytest.mark.parametrize("stack_dim", [0, 1])
+def test_constructor_stack_of_records_indexes_to_records(stack_dim: int) -> None:
+    # As the peer: LazyStackedTensorDict(rec, rec2) stays a plain lazy stack, but indexing
+    # it (or unbinding a dim that is not the stack dim) re-stacks the members' pieces into
+    # a record of their class, whose fields read as attributes.
+    first = Robot(obs=torch.zeros(3, 2), batch_size=[3])
+    second = Robot(obs=torch.ones(3, 2), batch_size=[3])
+    stacked = LazyStackedTensorDict(first, second, stack_dim=stack_dim)
+    assert type(stacked) is LazyStackedTensorDict
+    row = stacked[0]
+    assert isinstance(row, Robot)
+    expected = torch.stack([first.obs[0], second.obs[0]]) if stack_dim == 1 else first.obs
+    assert torch.equal(row.obs, expected)
+    assert isinstance(stacked[:, 0], Robot) and isinstance(stacked[0:2], Robot)
+    assert all(isinstance(piece, Robot) for d in (0, 1) for piece in stacked.unbind(d))
+    other = 1 - stack_dim
+    stacked.unbind(other)[1].set_("obs", torch.full((2, 2), 7.0))  # reaches the members
+    assert (first.obs[1] == 7).all() and (second.obs[1] == 7).all()
+    plain = LazyStackedTensorDict(TensorDict(a=torch.zeros(3), batch_size=[3]), stack_dim=1)
+    assert type(plain[0]) is LazyStackedTensorDict  # TensorDict members: a lazy stack

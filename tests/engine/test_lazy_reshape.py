@@ -27,14 +27,35 @@ def _records_stack() -> LazyStackedTensorDict:
     return LazyStackedTensorDict(agent, agent.clone(), stack_dim=1)
 
 
-@pytest.mark.parametrize(
-    "op",
-    [lambda x: x.permute(1, 0), lambda x: x.unsqueeze(0), lambda x: x[0], lambda x: x.unbind(0)[1]],
-)
+@pytest.mark.parametrize("op", [lambda x: x.clone(), lambda x: x.apply(lambda t: t)])
 def test_a_lazy_stack_of_records_stays_one_where_an_op_keeps_it_lazy(op: Any) -> None:
     out = op(_records_stack())
     assert type(out) is LazyStackedTensorDict
     assert all(type(member) is Agent for member in out.tensordicts)
+
+
+def test_a_record_from_a_shape_op_writes_back_on_exit() -> None:
+    stacked = _records_stack()
+    with stacked.unsqueeze(0) as out:
+        assert type(out) is Agent
+        out.reward = torch.full((1, 2, 2), 5.0)
+    assert all(torch.equal(member.reward, torch.full((2,), 5.0)) for member in stacked.tensordicts)
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda x: x[0],
+        lambda x: x.unbind(0)[1],
+        lambda x: x.permute(1, 0)[:, 0],
+        lambda x: x.unsqueeze(0)[0, 0],
+        lambda x: x.unsqueeze(0).squeeze(0)[0],
+    ],
+)
+def test_a_lazy_stack_of_records_indexed_across_its_stack_dim_is_a_record(op: Any) -> None:
+    out = op(_records_stack())  # as the peer: the members' rows re-stacked as a record
+    assert type(out) is Agent
+    assert out.batch_size == torch.Size([2]) and out.obs.shape == torch.Size([2])
 
 
 @pytest.mark.parametrize(

@@ -3,11 +3,19 @@ what a write changes, and what else sees it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 import torch
 
-from tclass import NonTensorData, NonTensorStack, TensorDict
+from tclass import NonTensorData, NonTensorStack, TensorClass, TensorDict
 from tclass.errors import InPlaceWriteError
+
+
+class Labelled(TensorClass):
+    v: str
+    x: torch.Tensor
 
 
 def _source() -> TensorDict:
@@ -35,11 +43,45 @@ def test_set_of_a_value_leaves_a_copy_alone(op: str) -> None:
     assert (copied["v"], copied["n", "w"]) == ("a", "b")
 
 
-def test_set_of_a_value_over_several_values_replaces_them() -> None:
+@pytest.mark.parametrize("op", ["set_", "update_", "nested", "locked", "record"])
+def test_set_of_a_value_over_several_values_writes_each_in_place(op: str) -> None:
+    """As the peer: ``set_`` / ``update_`` of one value into a stack of per-element
+    values writes it into every element of that node, which stays a stack: another
+    reference to it sees the write."""
+    td = TensorDict({"v": NonTensorStack("a", "b"), "n": {"v": ["p", "q"]}}, batch_size=[2])
+    key: str | tuple[str, ...] = ("n", "v") if op == "nested" else "v"
+    target: Any = td
+    if op == "record":
+        target = Labelled(v=NonTensorStack("a", "b"), x=torch.zeros(2), batch_size=[2])
+        td = target._tensordict
+    before = td.get(key)
+    if op == "locked":
+        td.lock_()
+    if op == "update_":
+        target.update_({"v": "c"})
+    else:
+        target.set_(key, "c")
+    assert td.get(key) is before and isinstance(before, NonTensorStack)
+    assert before.tolist() == ["c", "c"]
+
+
+def test_set_of_a_stack_of_values_over_a_stack_copies_its_values() -> None:
     td = TensorDict({"v": NonTensorStack("a", "b")}, batch_size=[2])
+    before, source = td.get("v"), NonTensorStack("u", "w")
+    td.set_("v", source)
+    source[0] = "z"  # the written node holds its own values
+    assert td.get("v") is before and before.tolist() == ["u", "w"]
+
+
+def test_set_of_a_value_over_a_saved_value_stack_writes_the_node_and_the_folder(
+    tmp_path: Path,
+) -> None:
+    td = TensorDict({"v": ["a", "b"], "x": torch.zeros(2)}, batch_size=[2]).memmap(tmp_path)
     before = td.get("v")
     td.set_("v", "c")
-    assert td["v"] == "c" and before.tolist() == ["a", "b"]
+    assert td.get("v") is before and before.tolist() == ["c", "c"]
+    loaded = TensorDict.load_memmap(tmp_path)
+    assert isinstance(loaded.get("v"), NonTensorStack) and loaded.get("v").tolist() == ["c", "c"]
 
 
 @pytest.mark.parametrize("index", [Ellipsis, ()])

@@ -110,3 +110,36 @@ def test_a_collection_for_a_nested_record_merges_by_either_key(key: object) -> N
         assert outer.update(source, inplace=False) is outer
     assert outer.step.obs is obs and outer.step.note == "a"
     assert torch.equal(outer.step.reward, torch.ones(3))
+
+
+class Listed(TensorClass, autocast=True):
+    x: torch.Tensor
+    lst: list
+
+
+@pytest.mark.parametrize("kind", ["lazy", "dense"])
+@pytest.mark.parametrize("op", ["update", "update_", "attribute"])
+def test_a_list_over_values_held_per_element_is_split_among_them(kind: str, op: str) -> None:
+    """As the peer: a stack of records whose ``list`` field holds a value per element
+    takes a list of one item per element given to ``update`` as those values
+    (``update(x.to_dict())`` gives each element its own list back), not the whole list
+    in every element; an attribute set keeps the list one value (the peer's too).
+    (``update_``: the peer's lazy stack writes nothing, its dense one raises.)"""
+    members = [Listed(x=torch.zeros(()), lst=[1, 2]), Listed(x=torch.ones(()), lst=[])]
+    stacked = lazy_stack(members) if kind == "lazy" else torch.stack(members)
+    values = stacked.to_dict()
+    assert values["lst"] == [[1, 2], []]
+    values["lst"] = [[3], [4, 5]]
+    if op == "attribute":
+        stacked.lst = values["lst"]
+        assert [list(stacked[i].lst) for i in range(2)] == [[[3], [4, 5]]] * 2
+        return
+    getattr(stacked, op)(values)
+    assert [list(stacked[i].lst) for i in range(2)] == [[3], [4, 5]]
+    assert stacked.to_dict()["lst"] == [[3], [4, 5]]
+
+
+def test_a_list_over_one_value_stays_one_value() -> None:
+    record = Listed(x=torch.zeros(2), lst=[1, 2], batch_size=[2])  # one list, as the peer
+    record.update({"lst": [3, 4]})
+    assert record.lst == [3, 4] and record[0].lst == [3, 4]

@@ -56,6 +56,17 @@ class EntryWrites(dict[str, Any]):
     constructor reads it at the indexed batch size (a number a 0-dim tensor)."""
 
 
+def _fit_empty(node: TensorDictBase, batch_size: torch.Size) -> None:
+    """Gives ``node``, a nested collection without a leaf, and the collections below it
+    ``batch_size``: it holds nothing to constrain its parent's batch size, and takes it
+    (the peer's ``auto_batch_size_`` gives it its parent's too)."""
+    for _, value in node._items():
+        if _is_node(value):
+            _fit_empty(value, batch_size)
+    if node.batch_size != batch_size:
+        node.batch_size = batch_size  # type: ignore[misc]
+
+
 def _is_node(value: object) -> TypeGuard[TensorDictBase]:
     """A nested collection that holds entries (not a Python value)."""
     return isinstance(value, TensorCollection) and not value._is_leaf_node
@@ -448,11 +459,16 @@ class EntryOps(TensorCollection):
         tensors do not count: a collection holding nothing else (or nothing) keeps its
         batch size, cut to ``batch_dims`` dims if given, as the peer's."""
         shapes: list[torch.Size] = []
+        empty: list[TensorDictBase] = []  # nested collections without a leaf: they follow
         for _, value in self._items():
             if _is_node(value):
+                lazy = storage_of(value)._is_lazy
+                if not lazy and value.is_empty():
+                    empty.append(value)
+                    continue
                 keep = keep_compliant_size and batch_dims is not None
                 keep = keep and value.batch_dims >= (batch_dims or 0)
-                if not keep and not storage_of(value)._is_lazy:  # lazy: as the peer, kept
+                if not keep and not lazy:  # lazy: as the peer, kept
                     value.auto_batch_size_(batch_dims)  # (keep_compliant_size: one level)
                 shapes.append(value.batch_size)
             elif isinstance(value, TensorCollection) and value._is_value_node:
@@ -462,6 +478,9 @@ class EntryOps(TensorCollection):
                     shapes.append(value.batch_size)
             elif isinstance(value, torch.Tensor) and value.__class__ is not UnbatchedTensor:
                 shapes.append(value.shape)
+        if not shapes:  # only empty collections: their batch sizes count, as the peer's
+            shapes = [value.auto_batch_size_(batch_dims).batch_size for value in empty]
+            empty = []
         if not shapes:  # nothing to infer a batch size from: cut to batch_dims, as the peer
             if batch_dims and self.batch_dims > batch_dims:
                 self.batch_size = self.batch_size[:batch_dims]  # type: ignore[misc]
@@ -469,6 +488,8 @@ class EntryOps(TensorCollection):
         common = _batch.common_prefix(shapes)
         if batch_dims is not None:
             common = common[:batch_dims]
+        for value in empty:  # (the peer skips them after the first entry only)
+            _fit_empty(value, common)
         if common != self.batch_size:
             self.batch_size = common  # type: ignore[misc]
         return self

@@ -24,6 +24,7 @@ import torch
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._entry_ops import EntryWrites
 from tclass._core import _batch, _names
+from tclass._core._records import is_record, storage_of
 from tclass._engine._lazy._parts import check_regular, remove_dim, stacked_size
 from tclass._engine._td_setitem import check_empty_source
 from tclass.errors import ArgumentValueError, DimError
@@ -63,6 +64,23 @@ def _selects(item: object) -> bool:
     if isinstance(item, torch.Tensor):
         return item.ndim == 0 and item.dtype is not torch.bool
     return type(item) is int
+
+
+def as_records(out: LazyStackedTensorDict) -> Any:
+    """``out`` as a record of its members' class where it is a plain lazy stack of
+    records of one tensorclass (as the constructor builds, where ``lazy_stack`` gives a
+    record): the peer's indexing and ``unbind`` re-stack such members into a record, so
+    ``LazyStackedTensorDict(rec, rec2, stack_dim=1)[0].x`` reads the field. Any
+    other stack is returned as it is."""
+    members = out._members
+    if not members or not is_record(members[0]):
+        return out
+    cls = type(members[0])
+    if any(type(member) is not cls for member in members):
+        return out
+    record = cls._stack_lazily(members, out._stack_dim, out._batch_size)
+    storage_of(record)._stack_dim_name = out._stack_dim_name
+    return record
 
 
 def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:

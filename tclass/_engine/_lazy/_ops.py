@@ -27,6 +27,7 @@ from tclass._core._options import OPTIONS
 from tclass._core._records import storage_of
 from tclass._core._shape_op import ShapeOp
 from tclass._core._unbatched import UnbatchedTensor
+from tclass._engine._lazy._index import as_records
 from tclass._engine._lazy._parts import (
     check_members,
     insert_dim,
@@ -588,7 +589,7 @@ class LazyStackOps(TensorDictBase):
             out = self._restacked([m.unsqueeze(dim) for m in self._members], d + 1)
         else:
             out = self._restacked([m.unsqueeze(dim - 1) for m in self._members])
-        return self._carry(out, None, lock=False, inverse=lambda r: r.squeeze(dim))
+        return self._carried(out, inverse=lambda r: r.squeeze(dim))
 
     def squeeze(self, dim: int | None = None) -> Self:
         d = self._stack_dim
@@ -603,7 +604,9 @@ class LazyStackOps(TensorDictBase):
             new_d = d - sum(1 for i in dims if i < d)
             out = self._restacked([_squeeze_dims(m, member_dims) for m in self._members], new_d)
         batch_size = self._batch_size
-        return self._carry(out, None, lock=False, inverse=lambda r: r.reshape(batch_size))
+        if d in dims:
+            return self._carry(out, None, lock=False, inverse=lambda r: r.reshape(batch_size))
+        return self._carried(out, inverse=lambda r: r.reshape(batch_size))
 
     def permute(self, *dims_list: int | Sequence[int], dims: Sequence[int] | None = None) -> Self:
         order = _batch.permute_dims(_batch.permute_args(dims_list, dims), len(self._batch_size))
@@ -614,7 +617,15 @@ class LazyStackOps(TensorDictBase):
         member_order = [i if i < d else i - 1 for i in order if i != d]
         out = self._restacked([m.permute(*member_order) for m in self._members], order.index(d))
         back = [order.index(i) for i in range(len(order))]
-        return self._carry(out, None, lock=False, inverse=lambda r: r.permute(*back))
+        return self._carried(out, inverse=lambda r: r.permute(*back))
+
+    def _carried(self, out: Self, inverse: Callable[[Any], Any]) -> Self:
+        """``out`` (a lazy stack of this one's members' pieces) carried as ``_carry``
+        does, as a record of the members' class where they are records: the peer's
+        ``unsqueeze`` / ``squeeze`` / ``permute`` re-stack them with its ``lazy_stack``."""
+        wrapped = as_records(cast(Any, out))
+        self._carry(storage_of(wrapped), None, lock=False, inverse=inverse)
+        return cast(Self, wrapped)
 
     def transpose(self, dim0: int, dim1: int) -> Self:
         ndim = len(self._batch_size)

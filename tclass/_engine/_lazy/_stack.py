@@ -51,7 +51,7 @@ from tclass._core._records import storage_of
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._lazy._devices import LazyDevices
 from tclass._engine._lazy._entries import StackedEntries, lacks, refuse_through_tensor, walk_path
-from tclass._engine._lazy._index import empty_selection, index_lazy, write_lazy
+from tclass._engine._lazy._index import as_records, empty_selection, index_lazy, write_lazy
 from tclass._engine._lazy._locking import LazyLocking
 from tclass._engine._lazy._parts import (
     check_declared,
@@ -560,9 +560,11 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
             out = self._index_slice(index)
         else:
             out = self._index(index)
-        if self._lock_state() and isinstance(out, LazyStackedTensorDict) and not out.is_locked:
+        if not isinstance(out, LazyStackedTensorDict):
+            return out
+        if self._lock_state() and not out.is_locked:
             out.lock_()  # as the peer: a lazy stack indexed from a locked one is locked
-        return out
+        return as_records(out)
 
     def _index_int(self, index: int) -> Any:
         if self._stack_dim == 0:
@@ -873,7 +875,7 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
         check_regular(self, [dim], "unbind")
         pieces = [member.unbind(dim if dim < d else dim - 1) for member in self._members]
         new_d = d - 1 if dim < d else d
-        return tuple(self._restacked(list(group), new_d) for group in zip(*pieces))
+        return tuple(as_records(self._restacked(list(group), new_d)) for group in zip(*pieces))
 
     # --- python protocols ----------------------------------------------------------------
 
