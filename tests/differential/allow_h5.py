@@ -133,7 +133,7 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
         if op in ("setitem_key", "set") and keys and not keys.group(2) and _no_rows(mine):
             continue  # a value written through a view of a file without rows is kept
         reopened = op == "world" and facts.h5.endswith("reload")
-        read = op in ("getitem_key", "get", "rename_key_", "pop")
+        read = op in ("getitem_key", "get", "get_default", "rename_key_", "pop")
         if (read or reopened) and _more_batch_dims(line):
             continue  # a group's batch size as written (the peer's inferred one is shorter)
         return False

@@ -34,7 +34,7 @@ from typing_extensions import Self, Unpack
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.declared._persistence import H5Options, ZarrOptions
 from tclass._base.implemented._collection import TensorCollection
-from tclass._core import _keys
+from tclass._core import _keys, _names
 from tclass._core._device import DeviceLike, as_device, require_device
 from tclass._core._names import Names
 from tclass._core._records import is_record, storage_of
@@ -472,6 +472,8 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         except BatchSizeError as error:
             raise BatchSizeError(str(error)) from None
         self._batch_size = new
+        if self._names is not None:  # kept leading dims keep their names, as a TensorDict's
+            self._set_names(_names.resized(self._names, len(new)))
         self._write_meta()
 
     @property
