@@ -69,12 +69,18 @@ _RESULT_LINES = (
 # a write at a mask over several batch dims (``set_at_(k, v, mask)``): the peer's file
 # expands the mask's rows against the dataset's dims and fails; tclass writes the rows
 _MASK_ROWS_EXPANDED = re.compile(r"The expanded size of the tensor \(\d+\) must match the")
+# ``view.update_({missing: "text"})``: the peer's view refuses the Python value (a
+# ``TypeError``) before it looks for the key; tclass's ``KeyError`` for the missing key, as
+# the file's and a TensorDict's in both libraries
+_VALUE_FIRST = re.compile(r"Expected value to be a Tensor, a TensorDictBase or a tensorclass but")
 
 
 def _h5_peer_refuses(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     if not facts.h5 or finding.kind not in ("peer-raises", "family"):
         return False
     message = str(peer.error)
+    if finding.kind == "family" and finding.step.op == "update_" and _VALUE_FIRST.search(message):
+        return type(mine.error).__name__ == "KeyNotFoundError"  # the key checked first
     if finding.step.op in ("set_at_", "update_at_") and "'bool'" in finding.step.src:
         if _MASK_ROWS_EXPANDED.search(message):
             return True

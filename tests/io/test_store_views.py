@@ -470,6 +470,9 @@ def test_a_view_of_a_row_then_a_mask_keeps_the_dims_name(tmp_path: Path, backend
     assert ptd[1:][-1].names == ["j"] and ptd[None][0, 2:].names == ["i", "j"]
     ptd.names = ["x", "y"]  # the source's rename shows through its views
     assert view.names == ["y"] and view[None].names == [None, "y"]
+    again = pickle.loads(pickle.dumps(view))  # the file's names travel with it, as the peer's
+    assert again.names == ["y"] and again.source.names == ["x", "y"]
+    again.source.close()
     ptd.close()
 
 
