@@ -216,9 +216,21 @@ def _values_through_apply(finding: Finding, facts: Facts, peer: Any, mine: Any) 
 def _record_written_at_none(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A record without batch dims written at a ``None`` index (``x[None] = x[None].
     apply(...)``): written in place in tclass, so the collection it was read from sees
-    the write, where the peer swaps new tensors into the record."""
-    if finding.kind != "alias" or facts.kind != "record":
+    the write, where the peer swaps new tensors into the record; through
+    ``update_at_(v, I[None, ...])`` those have the written value's shape (a leading 1)."""
+    if facts.kind != "record":
+        return False
+    if finding.kind == "result" and finding.step.op == "update_at_":
+        at_none = re.search(r", I\[None(, \.\.\.)?\]\)$", finding.step.src)
+        return at_none is not None and all(map(_ONE_MORE_DIM.match, finding.detail))
+    if finding.kind != "alias":
         return False
     if not any(re.match(r"x\[None[^\]]*\] = ", line) for line in finding.lines):
         return False
     return all(": values differ: " in line for line in finding.detail)
+
+
+_ONE_MORE_DIM = re.compile(
+    r"^result\S*: peer Tensor\[([\w.]+), shape \[1(?:, (\d+(?:, \d+)*))?\]\], "
+    r"tclass Tensor\[\1, shape \[(\2)?\]\]$"
+)

@@ -69,12 +69,18 @@ _RESULT_LINES = (
 # a write at a mask over several batch dims (``set_at_(k, v, mask)``): the peer's file
 # expands the mask's rows against the dataset's dims and fails; tclass writes the rows
 _MASK_ROWS_EXPANDED = re.compile(r"The expanded size of the tensor \(\d+\) must match the")
+# ``view.update_({missing: "text"})``: the peer's view refuses the Python value (a
+# ``TypeError``) before it looks for the key; tclass's ``KeyError`` for the missing key, as
+# the file's and a TensorDict's in both libraries
+_VALUE_FIRST = re.compile(r"Expected value to be a Tensor, a TensorDictBase or a tensorclass but")
 
 
 def _h5_peer_refuses(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     if not facts.h5 or finding.kind not in ("peer-raises", "family"):
         return False
     message = str(peer.error)
+    if finding.kind == "family" and finding.step.op == "update_" and _VALUE_FIRST.search(message):
+        return type(mine.error).__name__ == "KeyNotFoundError"  # the key checked first
     if finding.step.op in ("set_at_", "update_at_") and "'bool'" in finding.step.src:
         if _MASK_ROWS_EXPANDED.search(message):
             return True
@@ -133,7 +139,7 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
         if op in ("setitem_key", "set") and keys and not keys.group(2) and _no_rows(mine):
             continue  # a value written through a view of a file without rows is kept
         reopened = op == "world" and facts.h5.endswith("reload")
-        read = op in ("getitem_key", "get", "rename_key_", "pop")
+        read = op in ("getitem_key", "get", "get_default", "rename_key_", "pop")
         if (read or reopened) and _more_batch_dims(line):
             continue  # a group's batch size as written (the peer's inferred one is shorter)
         return False

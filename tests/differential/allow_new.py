@@ -4,6 +4,7 @@ takes a finding and says whether the README bullet of its entry covers it."""
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -21,9 +22,29 @@ def _names_fit_the_batch(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     """``new_empty(())`` (any ``new_*`` to no batch dims) of a named collection: no
     names in tclass, as torch gives a 0-d tensor, where the peer keeps all of the
     source's names on a result without batch dims (``names[-0:]``), more names than
-    dims, which its later ops carry on."""
+    dims, which its later ops carry on. Likewise a file's new batch size of fewer dims
+    (``ptd.batch_size = [3]`` for ``[1, 1]``): the names of the dims it keeps, as a
+    TensorDict's, where the peer's file keeps all of its old names."""
+    if finding.kind == "result" and finding.step.op == "set_batch_size" and facts.h5:
+        return all(_leading_names_kept(line, mine) for line in finding.detail)
     if finding.kind != "result" or finding.step.op not in _NEW_FILLED:
         return False
     if getattr(mine.value, "batch_dims", None) != 0:
         return False
     return all(_NAMES_OF_NONE.match(line) for line in finding.detail)
+
+
+_NAMES = re.compile(r"^result\.names: peer (\[.*\]), tclass (\[.*\])$")
+
+
+def _leading_names_kept(line: str, mine: Any) -> bool:
+    """tclass's names: the peer's first ones, one per batch dim, the peer's more."""
+    found = _NAMES.match(line)
+    if found is None:
+        return False
+    try:
+        peer, kept = (ast.literal_eval(side) for side in found.group(1, 2))
+    except (ValueError, SyntaxError):
+        return False
+    n = getattr(mine.value, "batch_dims", None)
+    return len(kept) == n and len(peer) > n and kept == peer[:n]

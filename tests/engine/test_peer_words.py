@@ -187,3 +187,14 @@ def test_a_collection_without_batch_dims_takes_the_lazy_stacks_batch() -> None:
     assert (stack["inner", "x"] == 1).all()
     with pytest.raises(BatchSizeError, match="other"):
         stack["other"] = TensorDict({"x": torch.ones(5)}, [])
+
+
+def test_set_at_of_a_dtype_torch_cannot_index_put_is_torchs_not_implemented_error() -> None:
+    # torch's NotImplementedError (the peer's too), not a shape error: the shapes fit
+    td = TensorDict(a=torch.zeros(4, 1, dtype=torch.uint16), batch_size=[4])
+    empty = torch.tensor([], dtype=torch.long)
+    with pytest.raises(NotImplementedError, match="index_put") as caught:
+        td.set_at_("a", torch.zeros(0, dtype=torch.uint16), (empty, 0))
+    assert not isinstance(caught.value, TclassError)
+    td.set_at_("a", torch.ones(1, dtype=torch.uint16), 2)  # a write torch takes
+    assert td["a"][:, 0].tolist() == [0, 0, 1, 0]

@@ -127,8 +127,9 @@ def test_compose_equals_indexing_twice() -> None:
 
 @pytest.mark.parametrize(
     ("first", "second"),
-    [(..., None), (None, None), (..., (None, None)), (None, 0), (None, (0, None))],
-)
+    [(..., None), (None, None), (..., (None, None)), (None, 0), (None, (0, None)),
+     (None, []), (None, slice(1, None)), ((None, None), (slice(None), []))],
+)  # fmt: skip
 def test_views_of_a_file_of_batch_size_empty_keep_their_new_dims(
     tmp_path: Path, backend: str, first: Any, second: Any
 ) -> None:
@@ -449,3 +450,60 @@ def test_masked_select_of_a_named_view_reads_the_rows_with_an_unnamed_dim(
     assert type(whole) is TensorDict and whole.names == [None] and whole.batch_size == (5,)
     with pytest.raises(UnsupportedError, match="inplace=False"):
         view.masked_select(torch.ones(4, dtype=torch.bool), inplace=True)
+
+
+def test_a_view_of_a_view_keeps_the_names_each_index_keeps(ptd: PersistentTensorDict) -> None:
+    mask = torch.tensor([True, False, True, True])
+    ptd.names = ["rows"]
+    view = ptd[2:6][mask]
+    assert view.names == ["rows"] and view["r"].tolist() == [2, 4, 5]
+
+
+def test_a_view_of_a_row_then_a_mask_keeps_the_dims_name(tmp_path: Path, backend: str) -> None:
+    plain = TensorDict({"a": torch.arange(16.0).reshape(4, 4)}, [4, 4], names=["i", "j"])
+    ptd = PersistentTensorDict.from_dict(plain, filename=tmp_path / f"n.{backend}", backend=backend)
+    mask = torch.tensor([True, False, True, True])
+    view = ptd[-1][mask]
+    assert isinstance(view, PersistentTensorDictView) and view.names == ["j"]
+    assert view["a"].tolist() == plain[-1][mask]["a"].tolist()
+    assert ptd[3][torch.tensor([0, 2])].names == ["j"]
+    assert ptd[1:][-1].names == ["j"] and ptd[None][0, 2:].names == ["i", "j"]
+    ptd.names = ["x", "y"]  # the source's rename shows through its views
+    assert view.names == ["y"] and view[None].names == [None, "y"]
+    again = pickle.loads(pickle.dumps(view))  # the file's names travel with it, as the peer's
+    assert again.names == ["y"] and again.source.names == ["x", "y"]
+    again.source.close()
+    ptd.close()
+
+
+def test_a_new_batch_size_keeps_the_names_of_the_dims_it_keeps(
+    tmp_path: Path, backend: str
+) -> None:
+    plain = TensorDict({}, [1, 1], names=[None, "j"])
+    ptd = PersistentTensorDict.from_dict(plain, filename=tmp_path / f"b.{backend}", backend=backend)
+    ptd.batch_size = [3]  # as a TensorDict's: the leading dims' names stay, no more names
+    assert ptd.names == [None] and ptd.expand_as(torch.zeros(1, 1, 3)).names == [None] * 3
+    ptd.names = ["k"]
+    ptd.batch_size = [3, 2]
+    assert ptd.names == ["k", None]
+    ptd.close()
+
+
+def test_set_and_update_of_an_existing_entry_check_the_batch_size(
+    ptd: PersistentTensorDict,
+) -> None:
+    # as a TensorDict's set / update: the leading dims are the rows' (set_ broadcasts)
+    view = ptd[2:4]
+    for write in (
+        lambda: view.update({("n", "x"): torch.tensor(1.0)}),  # fewer dims than the batch
+        lambda: view.set(("n", "x"), torch.tensor(1.0)),
+        lambda: view.__setitem__("r", torch.tensor(1)),
+        lambda: view.update({"f": torch.ones(3)}),
+    ):
+        with pytest.raises(BatchMismatchError, match="does not start with the batch size"):
+            write()
+    assert (ptd["n", "x"] == 1).all() and (ptd["f"] == 0).all()
+    view.update_({("n", "x"): torch.tensor(5.0)})  # in place: broadcast into the rows
+    assert ptd["n", "x"][2:4].tolist() == [[5.0, 5.0], [5.0, 5.0]]
+    view.update({("n", "x"): torch.full((2, 2), 7.0)})
+    assert ptd["n", "x"][2:4].tolist() == [[7.0, 7.0], [7.0, 7.0]]

@@ -295,6 +295,8 @@ class EntryOps(TensorCollection):
             value = torch.as_tensor(value)  # a numpy array, as set() takes one
         try:
             target[index] = value
+        except NotImplementedError:  # a dtype torch cannot index_put: torch's own error
+            raise
         except RuntimeError as error:  # torch's words, with the key and shapes
             shape = _batch.format_shape(getattr(value, "shape", ()))
             msg = (

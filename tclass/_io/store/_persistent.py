@@ -34,7 +34,7 @@ from typing_extensions import Self, Unpack
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.declared._persistence import H5Options, ZarrOptions
 from tclass._base.implemented._collection import TensorCollection
-from tclass._core import _keys
+from tclass._core import _keys, _names
 from tclass._core._device import DeviceLike, as_device, require_device
 from tclass._core._names import Names
 from tclass._core._records import is_record, storage_of
@@ -472,6 +472,8 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         except BatchSizeError as error:
             raise BatchSizeError(str(error)) from None
         self._batch_size = new
+        if self._names is not None:  # kept leading dims keep their names, as a TensorDict's
+            self._set_names(_names.resized(self._names, len(new)))
         self._write_meta()
 
     @property
@@ -764,7 +766,8 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         where = (file.target, self._group.name, mode, list(self._batch_size), device)
         access = file.access
         options = (self._as_stack, self._dataset_kwargs, access.allow_external, records_of(self))
-        return (_reopen, (*where, *options, file.backend, access.allow_pickle))
+        names = None if self._names is None else list(self._names)
+        return (_reopen, (*where, *options, file.backend, access.allow_pickle, names))
 
     def __repr__(self) -> str:
         if not self._group.file.is_open:
@@ -776,8 +779,10 @@ def _reopen(
     filename: Any, group: str, mode: str, batch_size: list[int], device: str | None,
     as_stack: bool, kwargs: dict[str, Any], allow_external: bool = False,
     records: dict[str, Any] | None = None, backend: str = "h5", allow_pickle: bool = False,
+    names: list[Any] | None = None,
 ) -> PersistentTensorDict:  # fmt: skip
-    """A pickled collection opened again (its group of the same store, the same mode)."""
+    """A pickled collection opened again (its group of the same store, the same mode, the
+    dim names it had)."""
     root = BACKENDS[backend].reopen(filename, group, mode, Access(allow_external, allow_pickle))
     try:
         out = PersistentTensorDict._over(
@@ -785,6 +790,8 @@ def _reopen(
             as_stack, kwargs,
         )  # fmt: skip
         walk_file(out)
+        if names is not None:
+            out._set_names(tuple(names))
     except BaseException:
         root.file.close()
         raise

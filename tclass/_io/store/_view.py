@@ -89,10 +89,14 @@ def compose(first: Any, second: Any, batch: torch.Size) -> Any:
             return picked if len(items) == 1 else (picked, *items[1:])
     positions = torch.arange(batch.numel()).reshape(batch)[first][second]
     if not batch and positions.dim():  # no dim to index: only new dims of one row
-        if any(size != 1 for size in positions.shape):
+        sizes = tuple(positions.shape)
+        if sizes.count(0) == 1 and all(size in (0, 1) for size in sizes):
+            # no row: a 0-d False mask makes the one dim of size 0 (None the others)
+            return tuple(torch.tensor(False) if size == 0 else None for size in sizes)
+        if any(size != 1 for size in sizes):
             msg = (
                 f"the rows of a PersistentTensorDict of batch size [] at {first!r}, then "
-                f"{second!r}, repeat or drop its one row (batch size "
+                f"{second!r}, repeat its one row (or drop it along several dims; batch size "
                 f"{format_shape(positions.shape)}): read it into memory first "
                 "(.to_tensordict()) and index that"
             )
@@ -140,20 +144,26 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
     """The rows ``index`` of a ``PersistentTensorDict`` (see the module docstring): made
     by indexing it (``ptd[2:4]``), or a view (``view[0]``)."""
 
-    __slots__ = ("_source", "_selection", "_batch", "_lock_block", "__weakref__")
+    __slots__ = ("_source", "_selection", "_steps", "_batch", "_lock_block", "__weakref__")
 
     _source: PersistentTensorDict
 
     _is_store = True  # over a file: never copied as a TensorDict would be
     _saved_at = None  # records read this: a file is not a saved folder
 
-    def __init__(self, source: PersistentTensorDict, index: Any) -> None:
+    def __init__(
+        self, source: PersistentTensorDict, index: Any, steps: tuple[Any, ...] = ()
+    ) -> None:
+        """``steps``: the indices (normalized) of the views this one was made through,
+        after the first, so that the dim names follow each (a composed index of several
+        tensors would name no dim)."""
         batch = source.batch_size
         index = normalized(index, batch)
         items = index if type(index) is tuple else (index,)
-        _batch.normalize_index(items, len(batch))  # DimError for too many dims
+        normal = _batch.normalize_index(items, len(batch))  # DimError for too many dims
         self._source = source
         self._selection = index
+        self._steps = steps or (tuple(normal),)
         self._batch = _batch.indexed_shape(batch, index)  # DimError: out of range
         self._lock_block = None
 
@@ -171,10 +181,11 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         """The rows ``index`` of this view, as a view of the source."""
         second = normalized(index, self._batch)
         items = second if type(second) is tuple else (second,)
-        _batch.normalize_index(items, len(self._batch))
+        normal = _batch.normalize_index(items, len(self._batch))
         _batch.indexed_shape(self._batch, second)  # a DimError (an IndexError) now
         composed = compose(self._selection, second, self._source.batch_size)
-        return PersistentTensorDictView(self._source, composed)
+        steps = (*self._steps, tuple(normal))
+        return PersistentTensorDictView(self._source, composed, steps)
 
     # --- collection primitives ----------------------------------------------------------
 
@@ -278,10 +289,10 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
 
     @property
     def _dim_names(self) -> Names:
-        index = self._selection
-        items = index if type(index) is tuple else (index,)
-        nb = len(self._source.batch_size)
-        return _names.indexed(self._source._dim_names, _batch.normalize_index(items, nb))
+        names = self._source._dim_names
+        for items in self._steps:  # each view's index in turn, as the peer's sub-views
+            names = _names.indexed(names, items)
+        return names
 
     @property
     def names(self) -> list[Any]:  # str names usually: any hashable, as the peer
@@ -347,7 +358,7 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         view of a new PersistentTensorDict over the same file."""
         if recurse:
             return self.to_tensordict()  # type: ignore[return-value]
-        return type(self)(self._source.clone(False), self._selection)
+        return type(self)(self._source.clone(False), self._selection, self._steps)
 
     def is_contiguous(self) -> bool:
         """False, as the source's: the entries are in the store (``contiguous()`` reads
@@ -394,7 +405,7 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         if moved is self._source:
             return self
         if type(moved) is type(self._source):
-            return type(self)(moved, self._selection)
+            return type(self)(moved, self._selection, self._steps)
         return self.to_tensordict().to(*args, **kwargs)  # type: ignore[return-value]
 
     def cpu(self) -> Self:
@@ -403,7 +414,7 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
 
     def cuda(self, device: int | DeviceLike = None) -> Self:
         """The same rows, read onto a CUDA device."""
-        return type(self)(self._source.cuda(device), self._selection)
+        return type(self)(self._source.cuda(device), self._selection, self._steps)
 
     # --- writing: into the rows of the store ----------------------------------------------
 
@@ -495,11 +506,20 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
                 would have none: set it on the PersistentTensorDict), unless the file
                 has no rows.
         """
+        return self._set(key, value, inplace)
+
+    def _set(self, key: Any, value: Any, inplace: bool) -> Self:
+        """:meth:`set`: ``inplace`` broadcasts a tensor into an array's rows, as
+        ``set_`` and ``update_`` do; else its leading dims must be the rows' batch size,
+        as for a TensorDict's ``set`` of an existing key."""
         path = _keys.key_path(key)
         parent = self._parent(path)
         name = path[-1]
         if not parent._has_entry(name):
             parent._add(name, value)
+        elif not inplace and isinstance(value, torch.Tensor):
+            if tuple(value.shape[: len(parent._batch)]) != tuple(parent._batch):
+                raise BatchMismatchError(name, value.shape, parent._batch)
         parent._write_into(name, value)
         return self
 
@@ -582,7 +602,7 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
             if isinstance(found, PersistentTensorDictView):
                 found._update_entries(value, clone, inplace, inner, is_leaf)
             else:
-                self.set(path, value)
+                self._set(path, value, inplace)
         return self
 
     def set_at_(self, key: Any, value: Any, index: Any, *, non_blocking: bool = False) -> Self:
@@ -736,7 +756,7 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
     # --- python protocols ----------------------------------------------------------------
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self._source, self._selection))
+        return (type(self), (self._source, self._selection, self._steps))
 
     def __repr__(self) -> str:
         if not self._source._group.file.is_open:
