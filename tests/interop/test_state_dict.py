@@ -497,8 +497,8 @@ def test_node_entries_of_older_tensordict_state_dicts_are_node_facts() -> None:
 def test_load_state_dict_into_a_locked_record_with_per_element_values(tmp_path: Path) -> None:
     """Found by the differential fuzzer: a locked record whose ``str`` field became one
     value per element (``unsqueeze``) takes a state dict holding those same values back,
-    as the peer; other values are written in place, as its tensors are (the peer writes
-    them too)."""
+    as the peer; other values are written in place, as its tensors are, into each element
+    (the peer writes them so too: ``env`` stays a stack, of ``"b"`` now)."""
     rec = Rec(obs=torch.ones(4, 1), inner=Inner(x=torch.ones(4), batch_size=[4]), batch_size=[4])
     saved = rec.memmap(tmp_path / "rec").unsqueeze(1)
     assert saved.is_locked
@@ -508,7 +508,7 @@ def test_load_state_dict_into_a_locked_record_with_per_element_values(tmp_path: 
     other = saved.clone()
     other.env = "b"
     assert saved.load_state_dict(other.state_dict()) is saved
-    assert saved.is_locked and saved.env == "b"
+    assert saved.is_locked and saved.env == [["b"]] * 4
     td = TensorDict({"a": torch.zeros(2), "s": "a"}, batch_size=[2]).lock_()
     new = td.clone()
     new["s"] = "b"
