@@ -115,18 +115,42 @@ def _inferred_past_empty_dicts(finding: Finding, facts: Facts, peer: Any, mine: 
     depth), or ``auto_batch_size_()`` of a collection holding an empty one: the batch
     size inferred from the rest (``batch_dims=n``: ``n`` dims), where the peer's gives
     ``[]`` (an empty one first: the key order decides), and its nested collections and
-    values with it."""
+    values with it; or, for ``auto_batch_size_``, the empty one's own batch size (fewer
+    dims: standard window programs of ``--seed 0`` after left37)."""
     if finding.kind != "result" or finding.step.op not in (
         "from_dict",
         "from_any",
         "auto_batch_size_",
     ):
         return False
-    if not finding.detail[0].startswith("result.batch_size: peer (), tclass ("):
+    if not _holds_empty(mine.value):
         return False
-    return _holds_empty(mine.value) and all(
-        _INFERRED_PAST_EMPTY.match(line) for line in finding.detail
+    if finding.detail[0].startswith("result.batch_size: peer (), tclass ("):
+        return all(_INFERRED_PAST_EMPTY.match(line) for line in finding.detail)
+    # auto_batch_size_ of a collection whose empty nested one (first in its node) has a
+    # batch size of its own: the peer stops at it, tclass infers past it (more dims)
+    return finding.step.op == "auto_batch_size_" and all(
+        _longer_past_empty(line) for line in finding.detail
     )
+
+
+_SIZE_OR_NAMES = re.compile(
+    r"^result(?:\['\w+'\])*\.(?:batch_size: peer \(([^)]*)\), tclass \(([^)]*)\)"
+    r"|names: peer \[([^\]]*)\], tclass \[([^\]]*)\])$"
+)
+
+
+def _longer_past_empty(line: str) -> bool:
+    """A batch size (or unnamed dims) of tclass's that starts with the peer's and has
+    more dims."""
+    found = _SIZE_OR_NAMES.match(line)
+    if found is None:
+        return False
+    if found.group(1) is not None:
+        theirs, mine = (re.findall(r"-?\d+", side) for side in found.group(1, 2))
+        return len(mine) > len(theirs) and mine[: len(theirs)] == theirs
+    theirs, mine = found.group(3).split(", "), found.group(4).split(", ")
+    return set(theirs) | set(mine) == {"None"} and len(mine) > len(theirs)
 
 
 def _holds_empty(node: Any) -> bool:
