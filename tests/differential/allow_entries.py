@@ -55,9 +55,10 @@ def _path_of(line: str) -> tuple[str, ...]:
     return tuple(re.findall(r"\['([^']*)'\]", line.split(": ")[0]))
 
 
-# a lazy stack member's entry: the file's tensor in tclass, a copy in the peer
+# a lazy stack member's entry (of a part of ``split_keys``): the file's tensor in tclass,
+# a copy in the peer
 _MEMBER_MAPPED = re.compile(
-    r"^result\.<members>.*: peer Tensor(\[[^\]]*\]\]), tclass MemoryMappedTensor\1$"
+    r"^result(?:\[\d+\])*\.<members>.*: peer Tensor(\[[^\]]*\]\]), tclass MemoryMappedTensor\1$"
 )
 
 
@@ -67,12 +68,15 @@ def _separated_once(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     where the peer's later key overwrites the earlier one's part of its result (with
     ``None`` under ``strict=False``, or with what is left of the nested collection, which
     ``separates`` then drops as empty), so an entry removed is lost. Every line is about
-    such a later key (a keys line: the keys only tclass lists lead to one). Of a lazy
+    such a later key (a keys line: the keys only tclass lists lead to one, or only the
+    peer's lists them, the later key's ``None`` where the earlier one moved an empty
+    nested collection, which both drop from the result). Of a lazy
     stack, the members' own tensors (a memory-mapped one stays so, as a TensorDict's
-    ``separates`` gives in both), where the peer's result holds copies, plain tensors."""
+    ``separates`` / ``split_keys`` give in both), where the peer's result holds copies,
+    plain tensors."""
     if finding.kind != "result" or finding.step.op not in ("separates", "split_keys"):
         return False
-    if finding.step.op == "separates" and all(_MEMBER_MAPPED.search(x) for x in finding.detail):
+    if all(_MEMBER_MAPPED.search(x) for x in finding.detail):
         return True
     keys = _separated_keys(finding.step.src)
     if not keys:
@@ -90,6 +94,8 @@ def _separated_once(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
         path, listed = _path_of(line), _keys_of(line)
         if listed is not None and path not in later:
             _, theirs, ours = listed
+            if _later_set_none(path, theirs, ours, peer.value, about_later):
+                continue
             extra = [key for key in ours if key not in theirs]
             if len(theirs) + len(extra) != len(ours) or not extra:
                 return False
@@ -98,6 +104,26 @@ def _separated_once(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
         elif not any(path[: len(key)] == key for key in later):
             return False
     return bool(later)
+
+
+def _later_set_none(
+    path: tuple[str, ...], theirs: list[Any], ours: list[Any], result: Any, about_later: Any
+) -> bool:
+    """Only the peer's result at ``path`` lists keys, each a later key the peer set to
+    ``None`` (``strict=False``) over what the earlier one moved: that was an empty nested
+    collection, which both drop from the result."""
+    gone = [key for key in theirs if key not in ours]
+    if not gone or len(ours) + len(gone) != len(theirs):
+        return False
+    node = result  # the peer's None: a NonTensorData (of the batch size) holding it
+    for key in path:
+        node = node.get(key, None) if hasattr(node, "get") else None
+    return hasattr(node, "get") and all(
+        isinstance(key, str)
+        and about_later(path + (key,))
+        and getattr(node.get(key, 0), "data", 0) is None
+        for key in gone
+    )
 
 
 # a nested node's batch size or names in a part of ``split_keys``
@@ -146,15 +172,35 @@ def _split_strict_on_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     )
 
 
+# a nested record field the peer's ``filter_empty_()`` dropped (it reads None), or of a
+# member of a lazy stack of such records (its stacked field, empty, is every member's)
+_FIELD_DROPPED = re.compile(
+    r"^result(?:\.<members>\[\d+\]\[\d+\])*(\['[^']*'\])+: peer py \('NoneType', None\), tclass "
+)
+_RECORDS = ("Rec", "Inner", "Auto", "NoCast", "TOnly", "Frozen")
+
+
+def _after_result(finding: Finding) -> list[str]:
+    """The lines after the one whose result an alias finding is about."""
+    found = re.match(r"<result of line (\d+)>", finding.step.src)
+    return finding.lines[int(found.group(1)) :] if found else []
+
+
 def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """After ``separates`` (``filter_empty=True``, the default), or in its result: tclass
     keeps the nested collections the removal did not empty (one empty before the call)
     and a record's nested record field, where the peer's ``filter_empty_()`` drops every
-    empty nested collection. Every line lists keys (or a listing of keys one
-    longer): only tclass's has some, each an empty collection in tclass's result."""
-    if finding.kind != "result":
+    empty nested collection (also from an earlier result sharing the nested node: an
+    alias finding, the ``separates`` after that result). Every line lists keys (or a
+    listing of keys one longer): only tclass's has some, each an empty collection in
+    tclass's result; or is a record's nested record field, empty in tclass's result,
+    that the peer's reads as None."""
+    if finding.kind == "alias":
+        earlier = _after_result(finding)
+    elif finding.kind == "result":
+        earlier = finding.lines[:-1] if finding.step.op != "separates" else finding.lines
+    else:
         return False
-    earlier = finding.lines[:-1] if finding.step.op != "separates" else finding.lines
     if not any(
         re.match(r"^(x = )?x\.separates\(", line) and "filter_empty=False" not in line
         for line in earlier
@@ -171,11 +217,15 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
         )
     for line in finding.detail:
         listed = _keys_of(line)
-        if listed is None or not re.fullmatch(r"result(\['[^']*'\])*", listed[0]):
-            return False
         node = mine.value
         for key in _path_of(line):
             node = node.get(key, None) if hasattr(node, "get") else None
+        if _FIELD_DROPPED.match(line) and type(node).__name__ in _RECORDS:
+            if not node.is_empty():
+                return False
+            continue  # the record's nested record field, empty (the peer's reads None)
+        if listed is None or not re.fullmatch(r"result(\['[^']*'\])*", listed[0]):
+            return False
         theirs, ours = listed[1], listed[2]
         extra = [key for key in ours if key not in theirs]
         if not extra or len(theirs) + len(extra) != len(ours) or node is None:
@@ -367,3 +417,45 @@ def _locked_record_updated_at(finding: Finding, facts: Facts, peer: Any, mine: A
         return False
     record = re.match(r"\s*x = (Rec|Inner|Auto|NoCast|TOnly|Frozen)\(", finding.lines[0])
     return record is not None and "Cannot modify locked TensorDict" in str(peer.error)
+
+
+# a batch size or names of the result, read from its entries
+_RESULT_DIMS = re.compile(r"^result\.(batch_size|names): peer (.*), tclass (.*)$")
+
+
+def _h5_separated_removed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A later result of a collection over an HDF5 file that ``separates`` took entries
+    from: tclass removed them from the file (as its ``exclude(inplace=True)``), where the
+    peer's ``separates`` leaves them there (its keys and a reopened file still list
+    them). Every line lists keys, where only the peer's has some, each a key separated;
+    or gives the result's batch size or names read from its entries, tclass's the first
+    of the peer's."""
+    if not facts.h5 or finding.kind != "result" or finding.step.op == "separates":
+        return False
+    separated = [
+        key
+        for line in finding.lines[:-1]
+        if line.startswith("x.separates(")
+        for key in _separated_keys(line) or []
+    ]
+    listed = False
+    for line in finding.detail:
+        keys, dims = _keys_of(line), _RESULT_DIMS.match(line)
+        if keys is not None and re.fullmatch(r"result(\['[^']*'\])*", keys[0]):
+            path, theirs, ours = _path_of(line), keys[1], keys[2]
+            gone = [key for key in theirs if key not in ours]
+            if not gone or len(ours) + len(gone) != len(theirs):
+                return False
+            if not all(isinstance(key, str) and path + (key,) in separated for key in gone):
+                return False
+            listed = True
+        elif dims is not None:
+            try:
+                theirs, ours = ast.literal_eval(dims.group(2)), ast.literal_eval(dims.group(3))
+            except (ValueError, SyntaxError):
+                return False
+            if len(ours) >= len(theirs) or list(theirs[: len(ours)]) != list(ours):
+                return False
+        else:
+            return False
+    return listed

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from .allow_entries import (
     _batch_past_unset_field,
     _dotted_keys_loaded,
+    _h5_separated_removed,
     _locked_record_updated_at,
     _nested_lists_stacked_whole,
     _new_entry_copied,
@@ -257,6 +258,7 @@ ENTRIES: list[Entry] = [
             _mixed_field_refused,
             _separated_once,
             _separates_kept_empty,
+            _h5_separated_removed,
             _split_parts_keep_nested_dims,
             _split_strict_on_lazy,
             _namedtuple_number_kept,
