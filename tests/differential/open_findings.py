@@ -424,6 +424,12 @@ of a record without batch dims, the peer file's names after a new batch size, it
 ``update_`` ``TypeError`` for a Python value at a missing key. Unexplained (new + open):
 7 + 1 -> 0 + 2 and 2 + 1 -> 0 + 0 (1.60 -> 0.40 and 0.60 -> 0 per 1000); the 2 left are
 other branches' (``separates``, ``split_keys`` of a ``TensorDictParams``, added here).
+2026-12-05 (issue 27, branch rec38): the kinds of a constructor's lazy stack of records
+matched to the peer's (``transpose`` / ``split`` / ``chunk`` / ``tensor_split`` along the
+stack dim a lazy stack; ``contiguous``, ``narrow``, ``flip``, ``roll``, ``gather`` a
+TensorDict; ``expand`` a record; tests/engine/test_lazy_records_kinds.py). Programs 0-7,999
+(``--seed 0 --families shape,records``) on main (b392610) and after: the same 5 + 1
+unexplained; no line removed (the "shape/roll ... kind" line's program was not replayed).
 """
 
 from __future__ import annotations
