@@ -439,6 +439,12 @@ main). Unexplained (new + open): 0 + 1 -> 0 + 0, 0 + 2 -> 0 + 1, 2 + 4 -> 1 + 1 
 ``split_keys`` of a ``TensorDictParams`` (its nested dims are the documented difference,
 but its rest part's kind is fz37d's undecided line), the fz37e lazy stack of file views'
 ``separates`` refusal, and a new ``auto_batch_size_`` of an empty nested node.
+2026-12-05 (issue 27, branch rec38): the kinds of a constructor's lazy stack of records
+matched to the peer's (``transpose`` / ``split`` / ``chunk`` / ``tensor_split`` along the
+stack dim a lazy stack; ``contiguous``, ``narrow``, ``flip``, ``roll``, ``gather`` a
+TensorDict; ``expand`` a record; tests/engine/test_lazy_records_kinds.py). Programs 0-7,999
+(``--seed 0 --families shape,records``) on main (b392610) and after: the same 5 + 1
+unexplained; no line removed (the "shape/roll ... kind" line's program was not replayed).
 """
 
 from __future__ import annotations

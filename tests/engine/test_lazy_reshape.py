@@ -1,7 +1,7 @@
 """Tests for the lazy stack's reshaping and reordering (tclass/_engine/_lazy/_reshape.py)
 where they meet other kinds: a lazy stack built from records (it stays one where an op keeps
-it lazy, one record where an op makes it dense), views over dims of size 1 and over no
-elements (the members regrouped, not copied)."""
+it lazy, a TensorDict where an op makes it dense, as the peer's), views over dims of size 1
+and over no elements (the members regrouped, not copied)."""
 
 from __future__ import annotations
 
@@ -68,13 +68,15 @@ def test_a_lazy_stack_of_records_indexed_across_its_stack_dim_is_a_record(op: An
         lambda x: tclass.pad(x, [0, 0, 1, 0]),
     ],
 )
-def test_a_lazy_stack_of_records_made_dense_is_one_record(op: Any) -> None:
+def test_a_lazy_stack_of_records_made_dense_is_a_tensordict(op: Any) -> None:
     lazy = _records_stack()
-    out = op(lazy)
-    assert type(out) is Agent and out.extra is None  # its class and its None field kept
+    out = op(lazy)  # as the peer's (its dense stack): a TensorDict, nested records kept
+    assert type(out) is TensorDict and type(out["inner"]) is Inner
+    assert "extra" not in out.keys()  # the None field, as the peer's
     dense = op(lazy.to_tensordict())
-    assert out.batch_size == dense.batch_size and out.name == dense["name"]
-    assert torch.equal(out.obs, dense["obs"]) and torch.equal(out.inner.x, dense["inner", "x"])
+    assert out.batch_size == dense.batch_size and out["name"] == dense["name"]
+    assert torch.equal(out["obs"], dense["obs"])
+    assert torch.equal(out["inner", "x"], dense["inner", "x"])
 
 
 @pytest.mark.parametrize("shape", [(3, 1), (3, 1, 1, 1), (3,)])

@@ -75,6 +75,7 @@ class LazyStackOps(TensorDictBase):
             batch_size: torch.Size | None = None,
         ) -> Self: ...
         def _dense(self, action: str) -> Any: ...
+        def _batch_item(self, index: Any) -> Any: ...
         def _parts(self, key: str) -> list[Any]: ...
         def _init(self, members: list[Any], stack_dim: int, batch_size: torch.Size) -> None: ...
     else:
@@ -610,6 +611,12 @@ class LazyStackOps(TensorDictBase):
 
     def permute(self, *dims_list: int | Sequence[int], dims: Sequence[int] | None = None) -> Self:
         order = _batch.permute_dims(_batch.permute_args(dims_list, dims), len(self._batch_size))
+        return self._permuted(order, records=True)
+
+    def _permuted(self, order: Sequence[int], *, records: bool) -> Self:
+        """The stack's dims in ``order``; a stack of records as a record where
+        ``records`` (the peer's ``permute``), a lazy stack otherwise (its ``transpose``)."""
+        order = tuple(order)
         if OPTIONS.lazy_legacy:  # the identity is the stack itself there, as in the peer
             identity = order == tuple(range(len(order)))
             return self if identity else self._legacy(ShapeOp("permute", order, len(order)))
@@ -617,13 +624,14 @@ class LazyStackOps(TensorDictBase):
         member_order = [i if i < d else i - 1 for i in order if i != d]
         out = self._restacked([m.permute(*member_order) for m in self._members], order.index(d))
         back = [order.index(i) for i in range(len(order))]
-        return self._carried(out, inverse=lambda r: r.permute(*back))
+        return self._carried(out, inverse=lambda r: r.permute(*back), records=records)
 
-    def _carried(self, out: Self, inverse: Callable[[Any], Any]) -> Self:
+    def _carried(self, out: Self, inverse: Callable[[Any], Any], *, records: bool = True) -> Self:
         """``out`` (a lazy stack of this one's members' pieces) carried as ``_carry``
-        does, as a record of the members' class where they are records: the peer's
-        ``unsqueeze`` / ``squeeze`` / ``permute`` re-stack them with its ``lazy_stack``."""
-        wrapped = as_records(cast(Any, out))
+        does, as a record of the members' class where they are records and ``records``:
+        the peer's ``unsqueeze`` / ``squeeze`` / ``permute`` re-stack them with its
+        ``lazy_stack`` (its ``transpose`` keeps a lazy stack)."""
+        wrapped = as_records(cast(Any, out)) if records else out
         self._carry(storage_of(wrapped), None, lock=False, inverse=inverse)
         return cast(Self, wrapped)
 
@@ -634,7 +642,7 @@ class LazyStackOps(TensorDictBase):
             return self  # as the peer
         order = list(range(ndim))
         order[a], order[b] = order[b], order[a]
-        return self.permute(*order)
+        return self._permuted(order, records=False)  # a lazy stack, as the peer's
 
     def _expanded(self, shape: tuple[int, ...], leaf_op: str) -> Self:
         """Expands each member; new leading dims shift the stack dim, and a stack dim of
@@ -648,7 +656,9 @@ class LazyStackOps(TensorDictBase):
         if target[new_d] != len(members):  # expand_shape allows this from size 1 only
             members = members * target[new_d]
         expanded = self._restacked(members, new_d, target)
-        out = self._densified(expanded.unlock_() if expanded.is_locked else expanded)
+        out = self._densified(
+            expanded.unlock_() if expanded.is_locked else expanded, records=leaf_op == "expand"
+        )
         if leaf_op == "broadcast_to" and self.is_locked and not out.is_locked:
             out.lock_()
         return out
@@ -882,15 +892,16 @@ class LazyStackOps(TensorDictBase):
             self.batch_size = common  # type: ignore[misc]  # (the stack's setter)
         return self
 
-    def _densified(self, result: Any) -> Self:
+    def _densified(self, result: Any, *, records: bool = False) -> Self:
         """``result`` (a lazy stack) as one TensorDict when its members line up, locked
         as it was: the peer computes flip, roll, narrow, tile, expand and pad of a lazy
         stack on its dense stack. Members that differ in shape keep it lazy (where the
-        peer raises, except for expand)."""
+        peer raises, except for expand). Members that are records of one class give a
+        record of it where ``records`` (the peer's ``expand``), a TensorDict otherwise."""
         if not result._is_lazy:
             return cast(Self, result)
         try:
-            dense = result.contiguous()
+            dense = result._dense("this operation") if records else result.contiguous()
         except HeterogeneousEntryError:
             return cast(Self, result)
         return cast(Self, dense.lock_() if result.is_locked else dense)

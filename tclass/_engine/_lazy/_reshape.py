@@ -15,10 +15,11 @@ import torch
 from typing_extensions import Self
 
 from tclass._base._tensordict_base import TensorDictBase
-from tclass._base.implemented._shape_ops import Span
+from tclass._base.implemented._shape_ops import Span, _section_bounds
 from tclass._core import _batch
 from tclass._core._batch import format_shape
 from tclass._core._options import OPTIONS
+from tclass._core._records import storage_of
 from tclass._core._shape_op import ShapeOp
 from tclass._engine._lazy._ops import LazyStackOps
 from tclass._engine._lazy._parts import check_regular, stacked_size
@@ -191,8 +192,9 @@ class LazyReshapeOps(LazyStackOps):
     ) -> Self:
         """Each member rolled along its own dims; along the stack dim, the members
         rotated. Without ``dims`` (the flattened batch) the dense stack is rolled."""
-        if dims is None or inplace:
-            return self._densified(TensorDictBase.roll(self, shifts, dims, inplace=inplace))
+        if dims is None or inplace:  # a TensorDict, also over records (as the peer's)
+            rolled = TensorDictBase.roll(self, shifts, dims, inplace=inplace)
+            return self._densified(storage_of(rolled))
         flat = _dims(dims, len(self._batch_size), "roll")
         amounts = [shifts] if isinstance(shifts, int) else list(shifts)
         if len(amounts) != len(flat):
@@ -292,8 +294,9 @@ class LazyReshapeOps(LazyStackOps):
             sizes = _batch.split_sizes(split_size, len(self._members))
             starts = [sum(sizes[:i]) for i in range(len(sizes))]
             before = (slice(None),) * d
-            return tuple(
-                self[before + (slice(start, start + size),)] for start, size in zip(starts, sizes)
+            return tuple(  # lazy stacks, also of records (as the peer's)
+                self._batch_item(before + (slice(start, start + size),))
+                for start, size in zip(starts, sizes)
             )
         check_regular(self, [dim], "split")
         pieces = [m.split(split_size, dim if dim < d else dim - 1) for m in self._members]
@@ -307,6 +310,13 @@ class LazyReshapeOps(LazyStackOps):
         member over a file gives its pieces read into memory, as the peer's."""
         n = _batch.normalize_dim(dim, len(self._batch_size), op="tensor_split")
         d = self._stack_dim
+        if n == d and self._members:  # lazy stacks, also of records (as the peer's)
+            bounds = _section_bounds(indices_or_sections, self._batch_size[n])
+            lead = (slice(None),) * d
+            return tuple(
+                self._carry(self._batch_item(lead + (slice(start, stop),)), None)
+                for start, stop in bounds
+            )
         if n == d or self._batch_size[n] == -1 or not self._members:
             return TensorDictBase.tensor_split(self, indices_or_sections, dim)
         inner = n if n < d else n - 1

@@ -338,7 +338,8 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
         no_entries = not any(m._key_names() for m in self._members)
         if no_entries and -1 in self._batch_size and -1 not in batch_size:  # as the peer
             return cast(Self, TensorDict({}, batch_size=batch_size, device=self.device))
-        dense = self._dense("this shape operation")  # elements move across members
+        # elements move across members; a TensorDict, also over records (as the peer's)
+        dense = storage_of(self._dense("this shape operation"))
         args = () if device is ... else (device,)
         return cast(Self, dense._map_batch(fn, batch_size, *args))
 
@@ -554,17 +555,22 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
             if value is _MISSING:
                 raise self._missing_key(index)
             return value._read() if isinstance(value, _NonTensorNode) else value
+        out = self._batch_item(index)
+        return as_records(out) if isinstance(out, LazyStackedTensorDict) else out
+
+    def _batch_item(self, index: Any) -> Any:
+        """``self[index]`` for a batch index, a lazy stack kept as one (``__getitem__``
+        makes a stack of records a record; ``split`` / ``chunk`` keep it, as the peer's)."""
+        kind = index.__class__
         if kind is int:
             out = self._index_int(index)
         elif kind is slice:
             out = self._index_slice(index)
         else:
             out = self._index(index)
-        if not isinstance(out, LazyStackedTensorDict):
-            return out
-        if self._lock_state() and not out.is_locked:
+        if isinstance(out, LazyStackedTensorDict) and self._lock_state() and not out.is_locked:
             out.lock_()  # as the peer: a lazy stack indexed from a locked one is locked
-        return as_records(out)
+        return out
 
     def _index_int(self, index: int) -> Any:
         if self._stack_dim == 0:
@@ -830,7 +836,8 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
     # --- conversions ---------------------------------------------------------------------
 
     def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Any:
-        """The dense stack of the members (a TensorDict, or a record of their class).
+        """The dense stack of the members: a TensorDict, as the peer's, also where the
+        members are records (their nested records keep their classes).
 
         Raises:
             HeterogeneousEntryError: if the members differ in keys or shapes.
@@ -840,7 +847,7 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
         if inplace:
             msg = "a lazy stack cannot become dense in place; use lazy.contiguous()"
             raise UnsupportedError(msg)
-        return self._dense("contiguous()")
+        return storage_of(self._dense("contiguous()"))
 
     def to_tensordict(self, *, retain_none: bool | None = None) -> Any:
         """A dense TensorDict copy of the stack (see :meth:`contiguous`)."""
