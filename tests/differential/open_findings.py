@@ -445,6 +445,9 @@ stack dim a lazy stack; ``contiguous``, ``narrow``, ``flip``, ``roll``, ``gather
 TensorDict; ``expand`` a record; tests/engine/test_lazy_records_kinds.py). Programs 0-7,999
 (``--seed 0 --families shape,records``) on main (b392610) and after: the same 5 + 1
 unexplained; no line removed (the "shape/roll ... kind" line's program was not replayed).
+Added on 2026-12-05 (the lead, end of session): programs 0-7,999 of ``--families
+shape,records`` (``--seed 0``) show 5 signatures not listed (7 programs; 7 in 11 programs at
+the start of the session, so not regressions), listed here, marked "lead, not investigated".
 """
 
 from __future__ import annotations
@@ -938,4 +941,9 @@ OPEN: dict[str, str] = {
     "entries/setdefault/result: result: peer value (('py', 'str', 'pon": "the results differ (1 in 6,000 index,entries programs at seed 3,300,000, 2026-12-05, fz37d: as the line above, after apply(fn, batch_size=[]); left to the setdefault branch)",
     "entries/separates/tclass-raises: tclass UnsupportedError": "tclass raises where the peer answers (1 in 5,000 index,entries programs from seed 3,700,000, 2026-12-05, fz37e: separates(...) of lazy_stack([file, file], 1)[1:], a lazy stack of PersistentTensorDictViews: tclass's members refuse exclude(inplace=True) ('Cannot call exclude in place on a view of rows'), as its view refuses separates itself (deliberately: moving entries deletes every row of them from the file), where the peer deletes the entries from the files; not allowlisted, left to the separates branch)",
     "entries/split_keys/result: result.batch_size: peer (, ), tclass (, , )": "the results differ (1 in 5,000 programs of the six families from seed 4,000,000, 2026-12-05, fz37g: TensorDictParams(x).split_keys([('n', 'c'), 'b', 'zz'], strict=False) where n (batch [1, 2, 1]) holds a nested n: the peer's parts are TensorDictParams and rebuild n at the parent's batch size [1, 2], tclass's are TensorDicts keeping n's [1, 2, 1]; left to the split_keys branch)",
+    "records/consolidate/result: result.device: peer 'None', tclass 'cpu'": "the results differ (3 in 8,000 shape,records programs from seed 0, 2026-12-05, lead, not investigated: consolidate(filename=) of a consolidated lazy stack: the peer's result has no device, tclass's cpu)",
+    "records/getattr/peer-raises: peer RuntimeError": "tclass answers where the peer raises (1 in 8,000 shape,records programs from seed 0, 2026-12-05, lead, not investigated: TensorDictParams(x).lock_().n: the peer's 'Cannot unlock a tensordict that is part of a locked graph' reading a nested empty collection)",
+    "records/memmap_/result: result: peer MemoryMappedTensor[torch.": "the results differ (1 in 8,000 shape,records programs from seed 0, 2026-12-05, lead, not investigated: clone().memmap_(path) of a tiled lazy stack of records: tclass's leaves are plain tensors after memmap_)",
+    "shape/expand/result: result.is_locked: peer True, tclass False": "the results differ (1 in 8,000 shape,records programs from seed 0, 2026-12-05, lead, not investigated: expand of a lazy stack after consolidate(metadata=True): the peer's result is locked)",
+    "records/getitem/result: result.<members>.kind: peer 'TensorDict', tclass 'Laz": "the results differ (1 in 8,000 shape,records programs from seed 0, 2026-12-05, lead, not investigated: x[mask, ..., None] of a locked lazy stack flattened and unflattened: the peer's members are TensorDicts, tclass's lazy stacks)",
 }
