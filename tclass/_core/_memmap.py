@@ -883,8 +883,15 @@ def map_opened_file(
         return checked
     proto = PROTOS.get(dtype)
     mapped = proto.new() if proto is not None else blank(dtype)
-    source = f"{_files.PROC_FD}/{fd}" if _files.PROC_FD is not None else path
-    mapped.set_(_files.map_file(source, mode == "r+", nbytes), 0, shape)  # type: ignore[call-overload]
+    proc_fd = _files.PROC_FD
+    shared = mode == "r+"
+    # map_file's two steps, inline (a call less per leaf)
+    storage = _files.storage_from_file(
+        f"{proc_fd}/{fd}" if proc_fd is not None else path, shared, nbytes
+    )
+    if not shared:
+        _files.PRIVATE_MAPS.add(storage)
+    mapped.set_(storage, 0, shape)  # type: ignore[call-overload]
     mapped.__class__ = MemoryMappedTensor
     out: MemoryMappedTensor = mapped  # type: ignore[assignment]  # now of its class
     out._filename = path

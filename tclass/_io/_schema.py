@@ -138,7 +138,7 @@ class SavedSchema:
 
 def class_schema(cls: type) -> tuple[tuple[FieldSchema, ...], RecordSpecs | None]:
     """The field schemas and the specs of a record class."""
-    info = cast(Any, cls).__tclass_info__
+    info = cls.__tclass_info__  # type: ignore[attr-defined]
     return info.schema, info.specs
 
 
@@ -287,6 +287,8 @@ class LoadPlan:
     @property
     def skipped(self) -> set[str]:
         """The entries not to load: dropped, or differing (the record is not built)."""
+        if not self.differences:  # the usual case
+            return self.drop
         return self.drop | {difference.field for difference in self.differences}
 
     def widen_entries(self, entries: dict[str, Any], where: str) -> None:
@@ -348,6 +350,8 @@ def compare(
     ``values`` the Python values kept elsewhere (older writers), ``saved`` its schema.
     ``source`` says how messages name where the entries come from."""
     fields, specs = class_schema(cls)
+    if specs is None and not values and _only_plain_tensors(cls, fields, entries):
+        return LoadPlan()  # the usual record of tensors: nothing to compare
     declared = {f.name: f for f in fields}
     plan = _Comparison(cls.__name__, path, LoadPlan(), source)
     extras = (entries.keys() | values) - declared.keys()
@@ -380,6 +384,31 @@ def compare(
             why = problem.message.removeprefix(f"{cls.__name__}.{problem.field} ")
             plan.differ(problem.field, "shape", problem.got, problem.expected, why)
     return plan.plan
+
+
+# Per record class, the names of its fields when each takes a tensor as it is (no spec, a
+# tensor among the kinds it accepts), else None; with the schema they were read from.
+_PLAIN: weakref.WeakKeyDictionary[type, tuple[tuple[FieldSchema, ...], frozenset[str] | None]]
+_PLAIN = weakref.WeakKeyDictionary()
+
+
+def _only_plain_tensors(
+    cls: type, fields: tuple[FieldSchema, ...], entries: Mapping[str, Mapping[str, Any]]
+) -> bool:
+    """Whether ``entries`` are tensor leaves (no sub-folder), one per field of ``cls``,
+    each field taking a tensor as it is: then :func:`compare` finds no difference (none
+    extra, none missing, each of a kind its field accepts, no spec to check)."""
+    cached = _PLAIN.get(cls)
+    if cached is None or cached[0] is not fields:
+        plain = all(f.spec is None and (not f.accepts or "tensor" in f.accepts) for f in fields)
+        cached = _PLAIN[cls] = (fields, frozenset(f.name for f in fields) if plain else None)
+    names = cached[1]
+    if names is None or len(entries) != len(names) or not names.issuperset(entries):
+        return False
+    for entry in entries.values():  # a loop: cheaper than all() over a generator
+        if "type" in entry:
+            return False
+    return True
 
 
 def _op_result(cls: type, f: FieldSchema, kind: str, saved: SavedSchema | None) -> bool:
