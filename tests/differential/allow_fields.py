@@ -234,3 +234,17 @@ _ONE_MORE_DIM = re.compile(
     r"^result\S*: peer Tensor\[([\w.]+), shape \[1(?:, (\d+(?:, \d+)*))?\]\], "
     r"tclass Tensor\[\1, shape \[(\2)?\]\]$"
 )
+
+
+_SAVES = ("memmap", "memmap_", "memmap_like", "save", "dumps", "consolidate", "to_h5")
+
+
+def _not_json_refused(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Saving a Python value that is not JSON (a tensor a row's ``to_dict()`` wrote back
+    into a value): a ``NotSerializableError`` without ``allow_pickle=True`` in tclass,
+    where the peer pickles it."""
+    if finding.kind != "tclass-raises" or finding.step.op not in _SAVES:
+        return False
+    return type(mine.error).__name__ == "NotSerializableError" and "allow_pickle" not in (
+        finding.step.src
+    )

@@ -189,3 +189,15 @@ def test_share_memory_is_refused_as_in_the_peer(ptd: PersistentTensorDict) -> No
     assert not ptd.is_locked  # nothing changed
     shared = ptd.to_tensordict().share_memory_()
     assert shared.is_shared() and shared["a"].tolist() == ptd["a"].tolist()
+
+
+def test_update_in_place_with_an_empty_collection_over_a_dataset_writes_nothing(
+    ptd: PersistentTensorDict,
+) -> None:
+    # as a TensorDict's update_ in both libraries (and the peer's file): nothing to write
+    ptd.update_({"a": TensorDict({}, batch_size=[2, 3]), "n": {"b": {}}})
+    ptd.update_({"a": {}})
+    assert ptd["a"].tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert torch.equal(ptd["n", "b"], torch.zeros(2, 3, 4))
+    with pytest.raises(TclassError, match="'a'"):  # one holding leaves: refused, named
+        ptd.update_({"a": {"q": torch.ones(2, 3)}})

@@ -511,7 +511,9 @@ class StoreWrites(TensorDictBase):
                     skipped.append(path)  # nothing to write (a TensorDict's update_ too)
                     continue
                 raise self._missing_key(path[0] if len(path) == 1 else path)
-            if nested:
+            if nested and not _holds_leaves(value) and not is_group(self._existing(path)[3]):
+                skipped.append(path)  # nothing to write into the dataset (a TensorDict's too)
+            elif nested:
                 self._require_keys(value, path, allowed, skipped)
 
     def _write_rows(self, index: Any, value: Any, values: bool = True) -> None:
