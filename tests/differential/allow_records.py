@@ -358,12 +358,14 @@ _PARAMS_SAVE_REFUSED = {
     "load": "Cannot modify locked TensorDict",
     "load_memmap": "Cannot modify locked TensorDict",
     "consolidate": "Failed to convert the metadata to json",
+    "memmap_": "'_is_memmap' of 'TensorDictParams' object has no setter",  # (a member)
 }
 
 
 def _params_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A TensorDictParams saved (README: "`TensorDictParams` registers what it holds"):
-    a locked one with ``save`` / ``dumps``, any one consolidated into a file; tclass
+    a locked one with ``save`` / ``dumps``, any one consolidated into a file, ``memmap_``
+    of a lazy stack of them; tclass
     writes them (a TensorDict, as the peer's ``consolidate()`` without a file gives),
     where the peer raises."""
     if finding.kind != "peer-raises" or not any("TensorDictParams(" in x for x in finding.lines):
