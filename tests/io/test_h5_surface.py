@@ -201,3 +201,16 @@ def test_update_in_place_with_an_empty_collection_over_a_dataset_writes_nothing(
     assert torch.equal(ptd["n", "b"], torch.zeros(2, 3, 4))
     with pytest.raises(TclassError, match="'a'"):  # one holding leaves: refused, named
         ptd.update_({"a": {"q": torch.ones(2, 3)}})
+
+
+def test_rename_key_into_itself_keeps_the_entry_under_the_new_key(
+    ptd: PersistentTensorDict,
+) -> None:
+    # "n" to ("n", "w"), as a TensorDict's (and the peer's file): n holds only w, which
+    # holds what n held; a tensor renamed below itself becomes a group over it
+    before_b, before_a = ptd["n", "b"].clone(), ptd["a"].clone()
+    ptd.rename_key_("n", ("n", "w"))
+    ptd.rename_key_("a", ("a", "q", "r"))
+    assert sorted(ptd.keys(True, True)) == [("a", "q", "r"), ("n", "w", "b")]
+    assert torch.equal(ptd["n", "w", "b"], before_b) and torch.equal(ptd["a", "q", "r"], before_a)
+    assert ptd["n", "w"].batch_size == torch.Size([2, 3])

@@ -368,6 +368,10 @@ class StoreWrites(TensorDictBase):
             raise self._missing_key(old_key)
         if isinstance(value, TensorCollection):
             value = in_memory(value)
+        if new[: len(old)] == old:  # into itself ("n" to ("n", "w")): n holds only w
+            self.del_(old)
+            self._put(new, value, False)
+            return self
         self._put(new, value, False)
         if old[: len(new)] == new:  # renamed to its own ancestor: replaced with it, gone
             return self
