@@ -248,3 +248,24 @@ def _not_json_refused(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     return type(mine.error).__name__ == "NotSerializableError" and "allow_pickle" not in (
         finding.step.src
     )
+
+
+def _value_fits_its_new_node(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``rename_key_("v", ("n", "w"))`` of a Python value into a nested collection of more
+    batch dims: tclass's value takes that collection's batch size, as ``set`` gives it in
+    both, where the peer's keeps its old one (fewer dims than the collection holding it)."""
+    if finding.kind != "result" or finding.step.op != "rename_key_":
+        return False
+    found = re.search(r"rename_key_\((.+?), (\(.+?\)|'[^']*'|\"[^\"]*\")", finding.step.src)
+    if found is None:
+        return False
+    try:
+        new = ast.literal_eval(found.group(2))
+        theirs, ours = peer.value.get(new), mine.value.get(new)
+        theirs_node, ours_node = peer.value.get(new[:-1]), mine.value.get(new[:-1])
+    except Exception:  # not a nested key both can read back
+        return False
+    if not isinstance(new, tuple) or len(new) < 2 or not hasattr(theirs, "batch_size"):
+        return False
+    deeper = len(theirs.batch_size) < len(theirs_node.batch_size)
+    return deeper and tuple(ours.batch_size) == tuple(ours_node.batch_size)

@@ -37,6 +37,7 @@ from .allow_fields import (
     _none_field_unset,
     _not_json_refused,
     _record_written_at_none,
+    _value_fits_its_new_node,
     _values_through_apply,
 )
 from .allow_h5 import (
@@ -237,6 +238,7 @@ ENTRIES: list[Entry] = [
             _key_below_a_value,
             _nested_lists_stacked_whole,
             _not_json_refused,
+            _value_fits_its_new_node,
         ),
     ),
     Entry(
