@@ -175,7 +175,7 @@ def _split_strict_on_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) 
 # a nested record field the peer's ``filter_empty_()`` dropped (it reads None), or of a
 # member of a lazy stack of such records (its stacked field, empty, is every member's)
 _FIELD_DROPPED = re.compile(
-    r"^result(?:\.<members>\[\d+\]\[\d+\])*(\['[^']*'\])+: peer py \('NoneType', None\), tclass "
+    r"^result(?:\[\d+\])*(?:\.<members>\[\d+\]\[\d+\])*(\['[^']*'\])+: peer py \('NoneType', None\), tclass "
 )
 _RECORDS = ("Rec", "Inner", "Auto", "NoCast", "TOnly", "Frozen")
 
@@ -220,6 +220,12 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     for line in finding.detail:
         listed = _keys_of(line)
         node = mine.value
+        lead = re.match(r"^result((?:\[\d+\])*)", line)
+        indices = re.findall(r"\[(\d+)\]", lead.group(1) if lead else "")
+        if isinstance(node, (tuple, list)) and indices[:1] == ["1"]:  # (a sequence's snap)
+            node = node[int(indices[1])] if len(indices) == 2 else None  # (unbind's)
+        elif indices:
+            node = None
         for key in _path_of(line):
             node = node.get(key, None) if hasattr(node, "get") else None
         if _FIELD_DROPPED.match(line) and type(node).__name__ in _RECORDS:
