@@ -175,7 +175,8 @@ def _split_strict_on_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) 
 # a nested record field the peer's ``filter_empty_()`` dropped (it reads None), or of a
 # member of a lazy stack of such records (its stacked field, empty, is every member's)
 _FIELD_DROPPED = re.compile(
-    r"^result(?:\[\d+\])*(?:\.<members>\[\d+\]\[\d+\])*(\['[^']*'\])+: peer py \('NoneType', None\), tclass "
+    r"^result(?:\[\d+\])*(?:\.<members>\[\d+\]\[\d+\])*(\['[^']*'\])+"
+    r": peer py \('NoneType', None\), tclass "
 )
 _RECORDS = ("Rec", "Inner", "Auto", "NoCast", "TOnly", "Frozen")
 

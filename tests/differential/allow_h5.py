@@ -185,7 +185,9 @@ _SAVED_LOCKED = re.compile(
 )
 # the peer's memmap() of a view of a file's rows returns a view over the rows it read (plain
 # tensors; its folder a ``_SubTensorDict`` with its ``_source``), tclass's a saved TensorDict
-_SAVED_MAPPED = re.compile(r": peer Tensor\[([\w.]+, shape \[[^\]]*\])\], tclass MemoryMappedTensor\[\1\]$")
+_SAVED_MAPPED = re.compile(
+    r": peer Tensor\[([\w.]+, shape \[[^\]]*\])\], tclass MemoryMappedTensor\[\1\]$"
+)
 _VIEW_KEPT = re.compile(r"\.kind: peer 'TensorDict', tclass 'PersistentTensorDict(View)?'$")
 _RETYPED = re.compile(
     r": peer Tensor\[[\w.]+, shape (\[[\d, ]*\])\], tclass Tensor\[[\w.]+, shape \1\]$"

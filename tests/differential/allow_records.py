@@ -137,7 +137,8 @@ def _inferred_past_empty_dicts(finding: Finding, facts: Facts, peer: Any, mine: 
 
 
 _NO_DIMS_LEFT = re.compile(
-    r"^result((?:\['\w+'\])+)\.(batch_size: peer \([^)]+\), tclass \(\)|names: peer \[[^\]]+\], tclass \[\])$"
+    r"^result((?:\['\w+'\])+)\."
+    r"(batch_size: peer \([^)]+\), tclass \(\)|names: peer \[[^\]]+\], tclass \[\])$"
 )
 
 

@@ -542,7 +542,9 @@ _VALUE_DIMS = re.compile(r"\]\[1\]: length: peer (\d+), tclass (\d+)$")  # a val
 _VALUE_ONE_DEEPER = re.compile(r": peer py \(.*\), tclass list of 1$")
 # the same, as the node holds it: one value in the peer, a stack of one in tclass (a
 # nested node's: over its own batch dims too)
-_NODE_ONE_DEEPER = re.compile(r": peer value \(.*, \[[\d, ]*\]\), tclass values \(\('seq', 'list', \[\(")
+_NODE_ONE_DEEPER = re.compile(
+    r": peer value \(.*, \[[\d, ]*\]\), tclass values \(\('seq', 'list', \[\("
+)
 # a list of the values where tclass has one more level of lists (a dim of size 1)
 _VALUE_LIST_DEEPER = re.compile(r"\]\[1\]: length: peer \d+, tclass 1$")
 
