@@ -214,3 +214,23 @@ def test_rename_key_into_itself_keeps_the_entry_under_the_new_key(
     assert sorted(ptd.keys(True, True)) == [("a", "q", "r"), ("n", "w", "b")]
     assert torch.equal(ptd["n", "w", "b"], before_b) and torch.equal(ptd["a", "q", "r"], before_a)
     assert ptd["n", "w"].batch_size == torch.Size([2, 3])
+
+
+def test_a_new_batch_size_of_fewer_dims_keeps_the_groups_names(tmp_path: Path) -> None:
+    # as a TensorDict's: the file's names are those of the dims it keeps, its groups
+    # (opened before or after) keep theirs
+    source = TensorDict(
+        {"m": {"a": torch.zeros(4, 1, 3)}, "k": {"b": torch.zeros(4, 1)}, "c": torch.zeros(4, 1)},
+        batch_size=[4, 1],
+        names=[None, "j"],
+    )
+    ptd = PersistentTensorDict.from_dict(source, filename=tmp_path / "n.h5")
+    assert ptd["m"].names == [None, "j"]  # opened before
+    ptd.batch_size = [4]
+    assert ptd.names == [None] and ptd["m"].names == [None, "j"]
+    ptd.batch_size = []
+    assert ptd.names == [] and ptd["k"].names == [None, "j"] and ptd["m"].names == [None, "j"]
+    plain = source.clone()
+    plain.batch_size = []
+    assert plain["k"].names == ptd["k"].names
+    ptd.close()
