@@ -474,8 +474,9 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         if self._names is not None:  # kept leading dims keep their names, as a TensorDict's
             group = self._live()
             for key in self._key_names():  # the groups keep theirs, as a TensorDict's nodes
-                if is_group(group[key]):
-                    self._child_of(key, group[key])
+                node = group[key]
+                if is_group(node):
+                    self._child_of(key, node)
             self._names = _names.resized(self._names, len(new))
         self._batch_size = new
         self._write_meta()
