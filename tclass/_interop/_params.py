@@ -779,15 +779,21 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
                 "a copy with memmap(..., return_early=True)"
             )
             raise UnsupportedError(msg)
+        self._adopt_wrapped(None, lambda td, _: td.memmap_(prefix, copy_existing, **options))
+        return self.lock_()
+
+    def _adopt_wrapped(self, saved: Any, adopt: Callable[[Any, Any], None]) -> bool:
+        """``adopt(td, saved)`` gives the wrapped TensorDict the saved leaves; then the
+        same parameter and buffer objects hold their data (``memmap_``)."""
         td = self._param_td
         before = [(parent, key, cast(torch.Tensor, leaf)) for _, parent, key, leaf in _leaves(td)]
-        td.memmap_(prefix, copy_existing, **options)
+        adopt(td, saved)
         with td.unlock_(), torch.no_grad():
             for parent, key, leaf in before:
                 mapped = cast(torch.Tensor, parent._entry(key))
                 leaf.data = mapped.detach()  # a plain tensor over the mapped file
                 cast(TensorDict, parent)._put(key, leaf)
-        return self.lock_()
+        return True
 
     def load_memmap_(
         self,

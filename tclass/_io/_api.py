@@ -247,6 +247,11 @@ class _Adopt(NodeVisitor[None]):
                 self.visit(current, value)
         td._adopt(saved)  # later writes reach the new folder
 
+    def visit_other(self, node: Any, saved: Any) -> None:
+        """A wrapper (a TensorDictParams member of a lazy stack): what it wraps."""
+        if not (isinstance(node, TensorDictBase) and node._adopt_wrapped(saved, self.visit)):
+            super().visit_other(node, saved)
+
     def visit_value(self, node: NonTensorData, saved: Any) -> None:
         """A Python-value node saved on its own (``memmap_`` of it): its value is the
         saved copy's, in memory already; the node is locked, as the peer's."""

@@ -234,3 +234,38 @@ _ONE_MORE_DIM = re.compile(
     r"^result\S*: peer Tensor\[([\w.]+), shape \[1(?:, (\d+(?:, \d+)*))?\]\], "
     r"tclass Tensor\[\1, shape \[(\2)?\]\]$"
 )
+
+
+_SAVES = ("memmap", "memmap_", "memmap_like", "save", "dumps", "consolidate", "to_h5")
+
+
+def _not_json_refused(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Saving a Python value that is not JSON (a tensor a row's ``to_dict()`` wrote back
+    into a value): a ``NotSerializableError`` without ``allow_pickle=True`` in tclass,
+    where the peer pickles it."""
+    if finding.kind != "tclass-raises" or finding.step.op not in _SAVES:
+        return False
+    return type(mine.error).__name__ == "NotSerializableError" and "allow_pickle" not in (
+        finding.step.src
+    )
+
+
+def _value_fits_its_new_node(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``rename_key_("v", ("n", "w"))`` of a Python value into a nested collection of more
+    batch dims: tclass's value takes that collection's batch size, as ``set`` gives it in
+    both, where the peer's keeps its old one (fewer dims than the collection holding it)."""
+    if finding.kind != "result" or finding.step.op != "rename_key_":
+        return False
+    found = re.search(r"rename_key_\((.+?), (\(.+?\)|'[^']*'|\"[^\"]*\")", finding.step.src)
+    if found is None:
+        return False
+    try:
+        new = ast.literal_eval(found.group(2))
+        theirs, ours = peer.value.get(new), mine.value.get(new)
+        theirs_node, ours_node = peer.value.get(new[:-1]), mine.value.get(new[:-1])
+    except Exception:  # not a nested key both can read back
+        return False
+    if not isinstance(new, tuple) or len(new) < 2 or not hasattr(theirs, "batch_size"):
+        return False
+    deeper = len(theirs.batch_size) < len(theirs_node.batch_size)
+    return deeper and tuple(ours.batch_size) == tuple(ours_node.batch_size)

@@ -22,6 +22,7 @@ _PEER_REFUSES = (
     re.compile(r"Selection can't process None|Index \(\d+\) out of range for \(0-0\)"),
     re.compile(r"Indexing elements must be in increasing order"),
     re.compile(r"Indexing arrays must have integer dtypes"),
+    re.compile(r"tensors used as indices must be long, int, byte or bool"),  # file[[]] = ...
     re.compile(r"no appropriate function for conversion path"),
     re.compile(r"invalid literal for \w+\(\)|could not convert string to \w+"),
     re.compile(r"A name should be string or bytes"),
@@ -115,6 +116,8 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue  # from_dict kept the names the peer dropped
         if op == "load" and ".save(" in finding.step.src and _NAMES_SAVED.search(line):
             continue  # save() of a file kept its names, the peer's copy dropped them
+        if op in ("memmap", "memmap_like") and _SAVED_MAPPED.search(line):
+            continue  # the peer's copy of a view is a view (its rows read into memory)
         if op in ("memmap", "memmap_like") and _SAVED_LOCKED.match(line):
             continue  # each level of the saved copy (its nested collections too)
         if op in ("cpu", "to") and _VIEW_KEPT.search(line):
@@ -179,6 +182,11 @@ def _more_batch_dims(line: str) -> bool:
 
 _SAVED_LOCKED = re.compile(
     r"^result(\['\w+'\]|\.<members>(\[\d+\])+)*\.is_locked: peer False, tclass True$"
+)
+# the peer's memmap() of a view of a file's rows returns a view over the rows it read (plain
+# tensors; its folder a ``_SubTensorDict`` with its ``_source``), tclass's a saved TensorDict
+_SAVED_MAPPED = re.compile(
+    r": peer Tensor\[([\w.]+, shape \[[^\]]*\])\], tclass MemoryMappedTensor\[\1\]$"
 )
 _VIEW_KEPT = re.compile(r"\.kind: peer 'TensorDict', tclass 'PersistentTensorDict(View)?'$")
 _RETYPED = re.compile(

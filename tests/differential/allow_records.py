@@ -127,11 +127,31 @@ def _inferred_past_empty_dicts(finding: Finding, facts: Facts, peer: Any, mine: 
         return False
     if finding.detail[0].startswith("result.batch_size: peer (), tclass ("):
         return all(_INFERRED_PAST_EMPTY.match(line) for line in finding.detail)
+    if "batch_dims=0" in finding.step.src:  # the peer's 0 is None: an empty one kept
+        return all(_emptied_to_no_dims(line, mine.value) for line in finding.detail)
     # auto_batch_size_ of a collection whose empty nested one (first in its node) has a
     # batch size of its own: the peer stops at it, tclass infers past it (more dims)
     return finding.step.op == "auto_batch_size_" and all(
         _longer_past_empty(line) for line in finding.detail
     )
+
+
+_NO_DIMS_LEFT = re.compile(
+    r"^result((?:\['\w+'\])+)\."
+    r"(batch_size: peer \([^)]+\), tclass \(\)|names: peer \[[^\]]+\], tclass \[\])$"
+)
+
+
+def _emptied_to_no_dims(line: str, mine: Any) -> bool:
+    """``auto_batch_size_(batch_dims=0)``: an empty nested collection with no batch dims in
+    tclass, as ``batch_dims=1`` leaves it one in both; the peer's keeps its own dims."""
+    found = _NO_DIMS_LEFT.match(line)
+    if found is None:
+        return False
+    node = mine
+    for key in re.findall(r"\['(\w+)'\]", found.group(1)):
+        node = node.get(key, None) if hasattr(node, "get") else None
+    return hasattr(node, "is_empty") and node.is_empty()
 
 
 _SIZE_OR_NAMES = re.compile(
@@ -358,12 +378,14 @@ _PARAMS_SAVE_REFUSED = {
     "load": "Cannot modify locked TensorDict",
     "load_memmap": "Cannot modify locked TensorDict",
     "consolidate": "Failed to convert the metadata to json",
+    "memmap_": "'_is_memmap' of 'TensorDictParams' object has no setter",  # (a member)
 }
 
 
 def _params_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A TensorDictParams saved (README: "`TensorDictParams` registers what it holds"):
-    a locked one with ``save`` / ``dumps``, any one consolidated into a file; tclass
+    a locked one with ``save`` / ``dumps``, any one consolidated into a file, ``memmap_``
+    of a lazy stack of them; tclass
     writes them (a TensorDict, as the peer's ``consolidate()`` without a file gives),
     where the peer raises."""
     if finding.kind != "peer-raises" or not any("TensorDictParams(" in x for x in finding.lines):

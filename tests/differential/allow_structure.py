@@ -540,8 +540,11 @@ def _shaped_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
 
 _VALUE_DIMS = re.compile(r"\]\[1\]: length: peer (\d+), tclass (\d+)$")  # a value's batch size
 _VALUE_ONE_DEEPER = re.compile(r": peer py \(.*\), tclass list of 1$")
-# the same, as the node holds it: one value in the peer, a stack of one in tclass
-_NODE_ONE_DEEPER = re.compile(r": peer value \(.*, \[1\]\), tclass values \(\('seq', 'list', \[\(")
+# the same, as the node holds it: one value in the peer, a stack of one in tclass (a
+# nested node's: over its own batch dims too)
+_NODE_ONE_DEEPER = re.compile(
+    r": peer value \(.*, \[[\d, ]*\]\), tclass values \(\('seq', 'list', \[\("
+)
 # a list of the values where tclass has one more level of lists (a dim of size 1)
 _VALUE_LIST_DEEPER = re.compile(r"\]\[1\]: length: peer \d+, tclass 1$")
 

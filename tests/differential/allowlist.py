@@ -35,7 +35,9 @@ from .allow_fields import (
     _none_field_listed,
     _none_field_not_written,
     _none_field_unset,
+    _not_json_refused,
     _record_written_at_none,
+    _value_fits_its_new_node,
     _values_through_apply,
 )
 from .allow_h5 import (
@@ -177,11 +179,14 @@ def _names_through_saved_nested(
 
 
 def _h5_set_returns_self(finding: Finding, facts: Facts, peer: Outcome, mine: Outcome) -> bool:
-    """``file.set_(("m", "c"), v)``: tclass returns the file, as ``set_`` returns the
-    collection it was called on, where the peer's file returns the nested group."""
-    if not facts.h5 or finding.kind != "result" or finding.step.op != "set_":
+    """``file.set_(("m", "c"), v)`` and ``file.set(("m", "c"), v)``: tclass returns the
+    file, as ``set`` / ``set_`` return the collection they were called on, where the
+    peer's file returns the nested group."""
+    if not facts.h5 or finding.kind != "result" or finding.step.op not in ("set", "set_"):
         return False
-    return finding.detail[0].startswith("result: keys:") and "set_((" in finding.step.src
+    return finding.detail[0].startswith("result: keys:") and f"{finding.step.op}((" in (
+        finding.step.src
+    )
 
 
 def _new_batch_named(finding: Finding, facts: Facts, peer: Outcome, mine: Outcome) -> bool:
@@ -232,6 +237,8 @@ ENTRIES: list[Entry] = [
             _saved_later,
             _key_below_a_value,
             _nested_lists_stacked_whole,
+            _not_json_refused,
+            _value_fits_its_new_node,
         ),
     ),
     Entry(

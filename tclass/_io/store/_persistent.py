@@ -471,9 +471,14 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
             self._check_shapes(new)
         except BatchSizeError as error:
             raise BatchSizeError(str(error)) from None
-        self._batch_size = new
         if self._names is not None:  # kept leading dims keep their names, as a TensorDict's
-            self._set_names(_names.resized(self._names, len(new)))
+            group = self._live()
+            for key in self._key_names():  # the groups keep theirs, as a TensorDict's nodes
+                node = group[key]
+                if is_group(node):
+                    self._child_of(key, node)
+            self._names = _names.resized(self._names, len(new))
+        self._batch_size = new
         self._write_meta()
 
     @property

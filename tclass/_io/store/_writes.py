@@ -368,6 +368,10 @@ class StoreWrites(TensorDictBase):
             raise self._missing_key(old_key)
         if isinstance(value, TensorCollection):
             value = in_memory(value)
+        if new[: len(old)] == old:  # into itself ("n" to ("n", "w")): n holds only w
+            self.del_(old)
+            self._put(new, value, False)
+            return self
         self._put(new, value, False)
         if old[: len(new)] == new:  # renamed to its own ancestor: replaced with it, gone
             return self
@@ -511,7 +515,9 @@ class StoreWrites(TensorDictBase):
                     skipped.append(path)  # nothing to write (a TensorDict's update_ too)
                     continue
                 raise self._missing_key(path[0] if len(path) == 1 else path)
-            if nested:
+            if nested and not _holds_leaves(value) and not is_group(self._existing(path)[3]):
+                skipped.append(path)  # nothing to write into the dataset (a TensorDict's too)
+            elif nested:
                 self._require_keys(value, path, allowed, skipped)
 
     def _write_rows(self, index: Any, value: Any, values: bool = True) -> None:
