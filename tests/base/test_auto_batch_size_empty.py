@@ -31,6 +31,9 @@ CASES = [
     (lambda L: L.TensorDict(b=torch.zeros(3), m=L.TensorDict({}, batch_size=[3, 5])), None),
     # m's batch size starts the parent's: grown to it
     (lambda L: L.TensorDict(b=torch.zeros(3, 4), m=L.TensorDict({}, batch_size=[3])), None),
+    # batch_dims=0 cuts nothing of an empty collection (as the peer's: 0 is no cut)
+    (lambda L: L.TensorDict(b=torch.zeros(3), m=L.TensorDict({}, batch_size=[3, 1])), 0),
+    (lambda L: L.TensorDict(b=torch.zeros(3), m=L.TensorDict({}, batch_size=[3, 1])), None),
     # m holds only an empty collection, cut to batch_dims below it too
     (
         lambda L: L.TensorDict(
