@@ -57,7 +57,8 @@ def test_an_empty_nested_collection_keeps_its_batch_size_as_the_peers(
 
 def test_one_that_does_not_start_with_the_parents_takes_the_parents() -> None:
     td = tclass.TensorDict(
-        b=torch.zeros(4), m=tclass.TensorDict(k=tclass.TensorDict({}, batch_size=[3]), batch_size=[3])
+        b=torch.zeros(4),
+        m=tclass.TensorDict(k=tclass.TensorDict({}, batch_size=[3]), batch_size=[3]),
     )
     td.auto_batch_size_()
     assert _sizes(td) == ((4,), (4,)) and td["m", "k"].batch_size == (4,)  # the peer: m [3]

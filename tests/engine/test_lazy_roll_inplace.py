@@ -32,7 +32,9 @@ def _state(stack: Any) -> list[list[Any]]:
     ("stack_dim", "shifts", "dims"),
     [(0, 1, 0), (0, 1, 1), (1, 1, 1), (1, (1, -1), (0, 1)), (0, 1, None), (1, 3, None)],
 )
-def test_roll_in_place_rolls_the_members_as_the_peer(stack_dim: int, shifts: Any, dims: Any) -> None:
+def test_roll_in_place_rolls_the_members_as_the_peer(
+    stack_dim: int, shifts: Any, dims: Any
+) -> None:
     a, b = _members(tclass)
     nested, tensor = a["n"], a["a"]
     stack = tclass.lazy_stack([a, b], stack_dim)
@@ -40,7 +42,9 @@ def test_roll_in_place_rolls_the_members_as_the_peer(stack_dim: int, shifts: Any
     assert stack.roll(shifts, dims, inplace=True) is stack
     assert stack.tensordicts[0] is a and a["n"] is nested  # identities kept
     assert torch.equal(tensor, torch.arange(6).reshape(2, 3))  # a copy, not a write into it
-    assert torch.equal(stack["a"], expected["a"]) and torch.equal(stack["n", "x"], expected["n", "x"])
+    assert torch.equal(stack["a"], expected["a"]) and torch.equal(
+        stack["n", "x"], expected["n", "x"]
+    )
     peer = pytest.importorskip("tensordict")
     pa, pb = _members(peer)
     theirs = peer.lazy_stack([pa, pb], stack_dim)
@@ -78,7 +82,10 @@ def test_roll_in_place_of_a_locked_stack_is_the_peers_lock_error() -> None:
     with pytest.raises(RuntimeError) as info:
         stack.roll(1, 1, inplace=True)
     assert isinstance(info.value, LockedError) and "unlock" in str(info.value)
-    assert _state(stack) == [[[[0, 1, 2], [3, 4, 5]], [0, 1]], [[[10, 11, 12], [13, 14, 15]], [10, 11]]]
+    assert _state(stack) == [
+        [[[0, 1, 2], [3, 4, 5]], [0, 1]],
+        [[[10, 11, 12], [13, 14, 15]], [10, 11]],
+    ]
 
 
 def test_a_member_that_refuses_the_write_leaves_every_member_as_it_was() -> None:
