@@ -548,6 +548,27 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
             return self
         return self._as_record(self._param_td.exclude(*keys))
 
+    def split_keys(
+        self,
+        *key_sets: Sequence[Any] | Callable[[tuple[str, ...], Any], bool],
+        inplace: bool = False,
+        default: Any = _NO_DEFAULT,
+        strict: bool = True,
+        reproduce_struct: bool = False,
+    ) -> tuple[Self, ...]:
+        """As ``TensorDictBase.split_keys``: the parts of the key sets are TensorDicts and
+        the keys left over a TensorDictParams over the same parameters (its ``copy()``
+        without the keys taken, as the peer's; ``self`` with ``inplace``)."""
+        given = {} if default is _NO_DEFAULT else {"default": default}
+        parts = TensorDictBase.split_keys(
+            self, *key_sets, inplace=inplace, strict=strict, reproduce_struct=reproduce_struct,
+            **given,
+        )  # fmt: skip
+        if inplace:
+            return parts
+        rest = self._wrap(storage_of(parts[-1]), no_convert=True)
+        return (*parts[:-1], cast(Self, rest))
+
     def _split_by_sizes(self, sizes: list[int], dim: int) -> tuple[Self, ...]:
         """``split`` and ``chunk``: plain TensorDicts, for the parameters of a record too,
         as the peer's (whose own ``split`` builds TensorDicts)."""

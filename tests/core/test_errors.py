@@ -57,7 +57,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "MetadataError": (ValueError, RuntimeError),
     "UnsafePathError": (ValueError,),
     "FilePermissionError": (PermissionError,),
-    "ReadOnlyFileError": (PermissionError, ValueError),
+    "ReadOnlyFileError": (PermissionError, ValueError, KeyError),
     "SubpathError": (ValueError, LookupError),
     "ClassResolutionError": (RuntimeError, LookupError),
     "ClassMismatchError": (TypeError,),

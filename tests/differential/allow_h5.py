@@ -97,6 +97,20 @@ def _h5_missing_renamed(finding: Finding, facts: Facts, peer: Any, mine: Any) ->
     return same is not None and type(mine.error).__name__ == "KeyNotFoundError"
 
 
+def _h5_rows_not_moved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``separates`` (``cat_tensors`` / ``stack_tensors``) of a view of a file's rows, or
+    of a lazy stack of such views: tclass refuses (nothing changed), where the peer
+    deletes every row of the entries from the file and returns only the view's (fz37e:
+    ``lazy_stack([file, file], 1)[1:].separates(...)``, decided by left40)."""
+    if not facts.h5 or finding.kind not in ("tclass-raises", "family"):
+        return False
+    if finding.step.op not in ("separates", "cat_tensors", "stack_tensors"):
+        return False
+    return type(mine.error).__name__ == "UnsupportedError" and (
+        "moving entries deletes them from the file, every row of them" in str(mine.error)
+    )
+
+
 def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     if not facts.h5 or finding.kind != "result":
         return False

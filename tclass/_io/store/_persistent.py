@@ -41,6 +41,7 @@ from tclass._core._records import is_record, storage_of
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
+from tclass._interop._pytree import register_collection
 from tclass._io._schema import record_schema
 from tclass._io.memmap._values import pickle_policy
 from tclass._io.store import _h5, _zarr
@@ -820,3 +821,13 @@ def _wrapped(native: Any, preferred: Backend, access: Access) -> StoreGroup:
 # A PersistentTensorDict is a mutable mapping to code that asks (``isinstance(td, Mapping)``:
 # torch's ``Module.load_state_dict(td)``, ``dict(td)``), as the peer's; records are not.
 MutableMapping.register(PersistentTensorDict)
+# Tree utilities read a file and its views as they read a TensorDict (rebuilt as one), as
+# the peer's; torch.vmap maps over a view's rows, and refuses a file, as the peer's.
+register_collection(PersistentTensorDictView)
+register_collection(
+    PersistentTensorDict,
+    no_vmap=(
+        "PersistentTensorDict cannot be used with torch.vmap (its entries live in the file): "
+        "call to_tensordict() first, or map over a view of its rows (ptd[:])"
+    ),
+)

@@ -696,8 +696,9 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         msg = (
             f"Cannot call {method} on a PersistentTensorDictView ({self._where()}): moving "
             "entries deletes them from the file, every row of them, and the new entry would "
-            "hold only these rows. Call it on the PersistentTensorDict, with "
-            "keep_entries=True, or on to_tensordict()"
+            "hold only these rows. Call it on the PersistentTensorDict"
+            + (", with keep_entries=True," if method != "separates" else "")
+            + " or on to_tensordict()"
         )
         raise UnsupportedError(msg)
 
@@ -727,6 +728,11 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         """
         self._refuse_in_place("exclude", inplace)
         return self.to_tensordict().exclude(*keys)  # type: ignore[return-value]
+
+    def _check_removable(self, method: str, paths: Sequence[Any] | None = None) -> None:
+        if method == "separates":
+            self._refuse_moves(method)
+        self._refuse_in_place(method, True)
 
     def _refuse_in_place(self, method: str, inplace: bool) -> None:
         if inplace:
