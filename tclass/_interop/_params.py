@@ -828,7 +828,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
             for name, parent, key, loaded in list(_leaves(td)):
                 leaf = before.get(name)
                 if isinstance(leaf, torch.Tensor) and _same_layout(leaf, loaded):
-                    leaf.copy_(loaded)  # the registered object keeps its identity
+                    leaf.copy_(cast(torch.Tensor, loaded))  # the registered object stays
                     cast(TensorDict, parent)._put(key, leaf)
             _forget_folders(td)  # its leaves are in memory: later sets stay there
             self._convert_leaves(td)
