@@ -478,7 +478,9 @@ class _LoadInto(NodeVisitor[None]):
                 self.visit(current, value)
             else:
                 mine._put(key, value)  # the loaded leaf (its file), as the peer
-        mine._adopt(theirs)  # the loaded folder, batch size and device
+        device = mine.device
+        mine._adopt(theirs)  # the loaded folder (the batch size is the same)
+        mine._assign_device(device)  # its own device stays, as the peer's
 
 
 def memmap(

@@ -28,7 +28,10 @@ def test_load_memmap_gives_the_loaded_leaves_whose_writes_reach_the_folder(
     assert sorted(td.keys(True, True), key=str) == [("n", "b"), "a"]
     assert td["n"] is nested and isinstance(td["n", "b"], MemoryMappedTensor)
     assert isinstance(td["a"], MemoryMappedTensor) and td["a"].tolist() == [0.0, 1.0, 2.0]
-    assert not held.any() and not td.is_locked
+    assert not held.any() and not td.is_locked and td.device is None  # its own device
+    on_cpu = TensorDict({"a": torch.zeros(3), "n": {"b": torch.zeros(2, 2)}}, device="cpu")
+    assert on_cpu.load_memmap_(tmp_path / "a").device == torch.device("cpu")
+    assert isinstance(on_cpu["a"], MemoryMappedTensor)
     td["a"][0] = 42.0
     td["n", "b"].zero_()
     again = TensorDict.load_memmap(tmp_path / "a")
