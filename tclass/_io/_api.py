@@ -37,7 +37,13 @@ from tclass._io.store._persistent import PersistentTensorDict
 from tclass._io.store._protocol import is_group
 from tclass._io.store._surface import in_memory
 from tclass._io.store._view import PersistentTensorDictView
-from tclass.errors import ArgumentValueError, ClassMismatchError, ShapeError, UnsupportedError
+from tclass.errors import (
+    ArgumentValueError,
+    ClassMismatchError,
+    LockedError,
+    ShapeError,
+    UnsupportedError,
+)
 
 __all__ = [
     "TensorDictFuture",
@@ -429,6 +435,13 @@ def load_into(out: Any, loaded: Any, non_blocking: bool, where: str) -> None:
             target.del_(key)
         target.update(loaded)
         return
+    if out.is_locked and not out.is_memmap():
+        msg = (
+            f"cannot load {where!r} into a locked {type(out).__name__}: its entries would "
+            "be replaced; unlock_() it first (a memory-mapped one moves to the folder "
+            "while locked)"
+        )
+        raise LockedError(msg)
     _LoadInto(non_blocking, where).visit(target, storage_of(loaded))
 
 

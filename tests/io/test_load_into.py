@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import torch
 from torch import nn
 
 from tclass import MemoryMappedTensor, TensorDict, TensorDictParams, tensorclass
+from tclass.errors import LockedError
 
 
 def _saved(path: Path) -> None:
@@ -85,3 +87,15 @@ def test_params_keep_their_registered_objects_and_leave_the_folder_alone(
     params["extra"] = torch.zeros(1)  # a new entry stays in memory
     assert TensorDict.load_memmap(tmp_path / "c")["weight"].tolist() == [[1.0, 1.0]] * 2
     assert sorted(TensorDict.load_memmap(tmp_path / "c").keys()) == ["bias", "weight"]
+
+
+def test_a_locked_out_that_is_not_memory_mapped_is_refused_as_by_the_peer(
+    tmp_path: Path,
+) -> None:
+    _saved(tmp_path / "a")
+    locked = TensorDict({"a": torch.zeros(3), "n": {"b": torch.zeros(2, 2)}}).lock_()
+    with pytest.raises(LockedError, match="unlock_"):
+        locked.load_memmap_(tmp_path / "a")
+    with pytest.raises(RuntimeError):
+        TensorDict.load_memmap(tmp_path / "a", out=locked)
+    assert not locked["a"].any() and not isinstance(locked["a"], MemoryMappedTensor)
