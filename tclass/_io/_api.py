@@ -426,7 +426,8 @@ def load_into(out: Any, loaded: Any, non_blocking: bool, where: str) -> None:
     """Makes ``out`` hold the loaded data, as the peer: each leaf replaced by the loaded
     (memory-mapped) tensor, so that writes reach the loaded folder, and nothing is read
     before it is used; nested collections kept and filled alike; keys that were not
-    saved removed. A saved ``out`` moves to the loaded folder (and stays locked). Into a
+    saved removed. A memory-mapped ``out`` moves to the loaded folder (and stays locked);
+    another is left without a folder, so entries set later stay in memory. Into a
     file (a ``PersistentTensorDict``, or a view of its rows): the loaded entries written
     there, the others deleted from it."""
     target = storage_of(out)
@@ -442,16 +443,19 @@ def load_into(out: Any, loaded: Any, non_blocking: bool, where: str) -> None:
             "while locked)"
         )
         raise LockedError(msg)
-    _LoadInto(non_blocking, where).visit(target, storage_of(loaded))
+    # a memory-mapped out moves to the loaded folder (the peer maps it there again);
+    # another keeps later entries in memory, as the peer's
+    _LoadInto(non_blocking, where, out.is_memmap()).visit(target, storage_of(loaded))
 
 
 class _LoadInto(NodeVisitor[None]):
     """Gives an existing tree the leaves of a loaded one of the same structure, node by
     node (its nested collections kept)."""
 
-    def __init__(self, non_blocking: bool, where: str) -> None:
+    def __init__(self, non_blocking: bool, where: str, to_folder: bool) -> None:
         self.non_blocking = non_blocking
         self.where = where
+        self.to_folder = to_folder
 
     def visit_lazy(self, stack: LazyStackedTensorDict, loaded: Any) -> None:
         members, saved = stack.tensordicts, storage_of(loaded).tensordicts
@@ -491,9 +495,10 @@ class _LoadInto(NodeVisitor[None]):
                 self.visit(current, value)
             else:
                 mine._put(key, value)  # the loaded leaf (its file), as the peer
-        device = mine.device
-        mine._adopt(theirs)  # the loaded folder (the batch size is the same)
-        mine._assign_device(device)  # its own device stays, as the peer's
+        if self.to_folder:
+            device = mine.device
+            mine._adopt(theirs)  # the loaded folder (the batch size is the same)
+            mine._assign_device(device)  # its own device stays, as the peer's
 
 
 def memmap(

@@ -36,8 +36,10 @@ def test_load_memmap_gives_the_loaded_leaves_whose_writes_reach_the_folder(
     assert isinstance(on_cpu["a"], MemoryMappedTensor)
     td["a"][0] = 42.0
     td["n", "b"].zero_()
+    td["c"] = torch.ones(2)  # a new entry stays in memory, as the peer's
     again = TensorDict.load_memmap(tmp_path / "a")
     assert again["a"].tolist() == [42.0, 1.0, 2.0] and not again["n", "b"].any()
+    assert sorted(again.keys()) == ["a", "n"]
 
 
 def test_a_memory_mapped_out_moves_to_the_loaded_folder(tmp_path: Path) -> None:
