@@ -118,6 +118,24 @@ def _leaves(
             yield from _leaves(value, f"{prefix}{key}.")
 
 
+def _same_layout(leaf: torch.Tensor, loaded: Value) -> bool:
+    return (
+        isinstance(loaded, torch.Tensor)
+        and leaf.shape == loaded.shape
+        and leaf.dtype == loaded.dtype
+        and leaf.device == loaded.device
+    )
+
+
+def _forget_folders(td: TensorCollection) -> None:
+    """Detaches ``td`` and its nested TensorDicts from the folder they were loaded from."""
+    if isinstance(td, TensorDict):
+        td._attach_folder(None)
+    for _, value in td._items():
+        if isinstance(value, TensorCollection) and not isinstance(value, _NonTensorNode):
+            _forget_folders(storage_of(value))
+
+
 class _Leaves(MutableMapping[str, Any]):
     """The parameters (or the buffers) of a TensorDictParams: its tensor leaves that are
     (or are not) ``nn.Parameter``, by dotted name, read from and written to its
@@ -831,8 +849,15 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         replaces the parameters with the loaded MemoryMappedTensors (no longer
         registered). Arguments as in ``TensorDict.load_memmap_``."""
         td = self._writable()
+        before = {name: leaf for name, _, _, leaf in _leaves(td)}
         with td.unlock_(), torch.no_grad():
             td.load_memmap_(prefix, robust_key, allow_pickle=allow_pickle, mode=mode)
+            for name, parent, key, loaded in list(_leaves(td)):
+                leaf = before.get(name)
+                if isinstance(leaf, torch.Tensor) and _same_layout(leaf, loaded):
+                    leaf.copy_(cast(torch.Tensor, loaded))  # the registered object stays
+                    cast(TensorDict, parent)._put(key, leaf)
+            _forget_folders(td)  # its leaves are in memory: later sets stay there
             self._convert_leaves(td)
         return self
 

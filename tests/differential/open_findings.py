@@ -472,6 +472,13 @@ parent's (fixed); ``ReadOnlyFileError`` is also the ``KeyError`` h5py raises, an
 ``torch.vmap`` refuses a file with a ``RuntimeError`` and maps over a view (fixed).
 Unexplained programs (new + open): 1 + 1 -> 0 + 0, 2 + 4 -> 0 + 1 and 0 + 1 -> 0 + 0
 (9 -> 1 in 16,000 programs, 0.56 -> 0.06 per 1000); the one left is the setdefault line.
+2026-12-05 (session 15, branch nu40b, new users from the peer): 419 short user programs
+(tutorial-style, run on both libraries, outputs compared) 384 -> 392 identical; fixed: a
+bare nested-list index of a TensorDict (``td[[[0, 1]]]``: one advanced index, as the peer),
+``apply_``/``set_`` of a parameter's own ``.data`` (skipped, as the peer), and
+``load_memmap_`` / ``load_memmap(out=)`` (out holds the loaded mapped leaves, as the
+peer, a locked one refused); the 27 left are documented differences or programs the peer
+fails (or the open fz37d ``split_keys`` kind); no line here.
 """
 
 from __future__ import annotations
