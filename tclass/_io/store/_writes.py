@@ -368,6 +368,8 @@ class StoreWrites(TensorDictBase):
             raise self._missing_key(old_key)
         if isinstance(value, TensorCollection):
             value = in_memory(value)
+        if self.get(new, _MISSING) is not _MISSING:
+            self.del_(new)  # replaced whole, as a TensorDict's entry (a group: not merged into)
         self._put(new, value, False)
         if old[: len(new)] == new:  # renamed to its own ancestor: replaced with it, gone
             return self
