@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 import torch
 
+from tclass._base._tensordict_base import TensorDictBase
 from tclass._core._dtypes import dtype_name
 from tclass._core._memmap import MemoryMappedTensor
 from tclass._core._names import DimName, unsaved_name
@@ -135,6 +136,11 @@ class _Planner(NodeVisitor[Rebuild]):
         return self.visit(node, rel, marker)
 
     def visit_other(self, node: Any, rel: str, marker: dict[str, Any] | None = None) -> Rebuild:
+        if isinstance(node, TensorDictBase) and not isinstance(node, TensorDict):
+            # a kind of its own inside what is saved (a TensorDictParams nested, or a lazy
+            # stack's member): its entries as the TensorDict to_tensordict gives, which is
+            # what the peer saves and loads back
+            return self.visit_tensordict(node.to_tensordict(), rel, marker)
         msg = (
             f"cannot save a {type(node).__name__} at {rel or 'the root'}: not a collection "
             "tclass writes"
