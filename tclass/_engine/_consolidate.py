@@ -157,7 +157,8 @@ def consolidate(
     **options: Unpack[ConsolidateOptions],
 ) -> Any:
     """A copy of ``node`` whose leaves are views of one buffer (see the module doc):
-    locked, and detached from autograd (the buffer is a new tensor), as in the peer."""
+    locked, and detached from autograd (the buffer is a new tensor), as in the peer; a
+    ``node`` consolidated already, as asked, is returned itself, as the peer does."""
     if return_early and options.get("num_threads", 0) > 0:
         _check_return_early(options)
         future: Future[Any] = Future()  # the peer's is still copying; this one is done
@@ -165,6 +166,8 @@ def consolidate(
         return TensorDictFuture(future)
     device = options.get("device")
     pin_memory = options.get("pin_memory", False)
+    if filename is None and not options.get("inplace") and _consolidated_as_asked(node, options):
+        return node  # itself, as the peer returns an already consolidated collection
     if pin_memory:
         _require_pinning()
     flatten = _Flatten()
@@ -199,6 +202,22 @@ def consolidate(
         _attach(node, state)
         return node.lock_()
     return result
+
+
+def _consolidated_as_asked(node: Any, options: ConsolidateOptions) -> bool:
+    """Whether ``node``'s leaves are still the views of a buffer that is what ``options``
+    ask for (on the device given, pinned or shared if asked): nothing to copy. (A file
+    is always written: ``consolidate(filename=...)`` makes a new buffer in it.)"""
+    state = consolidation_of(node)
+    if state is None:
+        return False
+    buffer = state.buffer
+    device = options.get("device")
+    if device is not None and as_device(device) != buffer.device:
+        return False
+    if options.get("pin_memory", False) and not buffer.is_pinned():
+        return False
+    return not options.get("share_memory", False) or buffer.is_shared()
 
 
 def _check_return_early(options: ConsolidateOptions) -> None:
