@@ -105,6 +105,7 @@ from .allow_records import (
     _namedtuple_number_kept,
     _namedtuple_of_record,
     _params_saved,
+    _ragged_lists_loaded,
     _state_dict_values_kept,
     _tolist_lists_fields,
 )
@@ -271,6 +272,7 @@ ENTRIES: list[Entry] = [
             _locked_record_updated_at,
             _popped_as_stored,
             _params_value_attribute,
+            _ragged_lists_loaded,
         ),
     ),
     Entry(
