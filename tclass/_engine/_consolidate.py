@@ -217,7 +217,7 @@ def _consolidated_as_asked(node: Any, options: ConsolidateOptions) -> bool:
         return False
     if options.get("pin_memory", False) and not buffer.is_pinned():
         return False
-    return not options.get("share_memory", False) or buffer.is_shared()
+    return not options.get("share_memory", False) or buffer.untyped_storage().is_shared()
 
 
 def _check_return_early(options: ConsolidateOptions) -> None:
