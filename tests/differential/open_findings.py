@@ -448,6 +448,18 @@ unexplained; no line removed (the "shape/roll ... kind" line's program was not r
 Added on 2026-12-05 (the lead, end of session): programs 0-7,999 of ``--families
 shape,records`` (``--seed 0``) show 5 signatures not listed (7 programs; 7 in 11 programs at
 the start of the session, so not regressions), listed here, marked "lead, not investigated".
+Pruned on 2026-12-05 (issue 27, branch fz40c, fresh windows; 1 removed): programs
+4,700,000-4,704,999 (``--families shape,combine,math``), 4,800,000-4,802,999 (``records``),
+4,900,000-4,902,999 (``entries``) and 5,000,000-5,001,999 (``records,combine --length 6``)
+run on main (a6c82b0) and after that branch's fixes (a file's ``rename_key_`` onto a group
+that exists replaces it; a ``TensorDictParams`` inside a saved collection is saved as a
+TensorDict; ``consolidate()`` of a consolidated collection returns it; nine rules of six
+existing entries extended or added, no entry added), by the same rule; fuzz33s's "world/world ... peer error
+('RuntimeError'" removed (its program 902,734 of ``--families records``, and 4,801,438 and
+4,801,998, show it allowed after: the peer's loaded lists of different nesting).
+Unexplained (new + open): 0 + 0 -> 0 + 0, 2 + 2 -> 0 + 0, 7 + 1 -> 0 + 1 and 2 + 0 -> 0 + 0
+(14 -> 1 in 13,000 programs, 1.08 -> 0.08 per 1000; left: fz37d's ``split_keys`` of a
+``TensorDictParams``, program 4,900,200).
 """
 
 from __future__ import annotations
@@ -912,7 +924,6 @@ OPEN: dict[str, str] = {
     "records/setattr/tclass-raises: tclass LockedError": "tclass raises where the peer answers (0 in these windows, 1 in 5,000 earlier records programs, 2026-12-05, fuzzio30: None assigned to an unset field of a locked record: the peer lets it pass, tclass refuses as the peer's set() does)",
     "shape/view/result: result: peer values (('seq', 'list', [": "the results differ (1 in 12,000 shape,combine,math programs after fuzz32b, 2026-12-05, fuzz32b: a shared Python value over no elements under a lazy stack of one member, viewed: the peer rebuilds it from the stack's members as an empty per-element list, tclass keeps the one value; not decided)",
     "records/memmap_like/result: result: peer py ('NoneType', None), tc": "the results differ (1 in 3,000 records programs, 2026-12-05, fuzz33s: memmap_like of a loaded, consolidated(metadata=True) unsqueezed record whose list field holds empty lists: the peer's copy reads the field None, tclass keeps the per-element empty lists; a peer loss, not documented yet)",
-    "world/world/result: result: peer error ('RuntimeError', ('": "the results differ (1 in 3,000 records programs, 2026-12-05, fuzz33s: Cls.load_memmap of a saved lazy stack of records whose list field holds lists of different nesting ([[1], [2]] and [1, 2]): the peer fails reading the field (member batch sizes [1, 2, 1] and [1, 2]), tclass reads the lists; a peer failure, not documented yet)",
     "index/setitem/family: peer RuntimeError (RuntimeError) tclass NotSerializableError": "both raise (1 in 8,000 index,entries programs, 2026-12-05, fuzz34a: x[...] = x[...].to_dict() of a saved TensorDict holding a number value: the dict's number is written into the value node as a tensor (in both, in memory), which the saved folder cannot keep as JSON; the peer refuses the shared write with a RuntimeError, tclass's NotSerializableError speaks of a torch.Tensor the user never gave)",
     "entries/load_state_dict/peer-raises: peer RuntimeError": "tclass answers where the peer raises (1 in 8,000 index,entries programs, 2026-12-05, fuzz34a: load_state_dict(x.clone().apply(zeros_like).state_dict()) of a TensorDict with a str value indexed to no elements: the peer's apply drops the value over no elements, then its key sets differ; tclass keeps it)",
     "records/select/result: result: peer list of , tclass py ('No": "the results differ (1 in 3,000 records programs, 2026-12-05, fuzz34a: select of a lazy stack of records over no elements (indexed, load_state_dict, apply, lazy_stack): the peer's int field an empty per-element list, tclass None)",
