@@ -372,12 +372,19 @@ class _Flatten(NodeVisitor[Description]):
 
     def visit_lazy(self, stack: LazyStackedTensorDict) -> Description:
         parts = [self.visit(member) for member in stack.tensordicts]
-        dim, batch = stack.stack_dim, stack.batch_size
-        return (
-            lambda views, target: LazyStackedTensorDict._from_members(
+        dim, batch, name = stack.stack_dim, stack.batch_size, stack.stack_dim_name
+
+        def rebuild(views: Sequence[torch.Tensor], target: Target) -> LazyStackedTensorDict:
+            out = LazyStackedTensorDict._from_members(
                 [p(views, target) for p, _ in parts], dim, batch
             )
-        ), {"lazy": dim, "members": [d for _, d in parts]}
+            out._stack_dim_name = name  # the name of its stack dim kept, as the peer's
+            return out
+
+        tree: dict[str, Any] = {"lazy": dim, "members": [d for _, d in parts]}
+        if name is not None:
+            tree["name"] = name
+        return rebuild, tree
 
     def visit_value(self, node: NonTensorData) -> Description:
         batch, data = node.batch_size, node.data
@@ -541,9 +548,13 @@ def _rebuild_lazy(tree: dict[str, Any], known: Mapping[str, type]) -> Rebuild:
     members = [rebuild_from_description(member, None, known) for member in tree["members"]]
     dim = tree["lazy"]
     if "batch" not in tree:  # a consolidation trailer: the batch size follows the members
-        return lambda views, target: LazyStackedTensorDict(
-            *(m(views, target) for m in members), stack_dim=dim
-        )
+
+        def rebuild_stack(views: Sequence[torch.Tensor], target: Target) -> LazyStackedTensorDict:
+            out = LazyStackedTensorDict(*(m(views, target) for m in members), stack_dim=dim)
+            out._stack_dim_name = tree.get("name")
+            return out
+
+        return rebuild_stack
     batch, name, locked = torch.Size(tree["batch"]), tree.get("name"), tree.get("locked", False)
 
     def rebuild_lazy(views: Sequence[torch.Tensor], target: Target) -> LazyStackedTensorDict:

@@ -113,6 +113,15 @@ def test_consolidating_a_consolidated_collection_returns_it(tmp_path: Path) -> N
     assert changed.consolidate() is not changed and changed.consolidate().is_consolidated()
 
 
+def test_a_consolidated_lazy_stack_keeps_the_name_of_its_stack_dim(tmp_path: Path) -> None:
+    """As the peer's (fz40c: program 5,100,451 of ``--families entries,records``)."""
+    lazy = tclass.lazy_stack([_td()[0], _td()[1]], 0).rename("i")
+    for packed in (lazy.consolidate(), lazy.consolidate(filename=tmp_path / "c.mmap")):
+        assert packed.names == ["i"] and packed.is_consolidated()
+        assert tclass.from_consolidated(packed._consolidated["storage"]).names == ["i"]
+    assert lazy.rename(None).consolidate().names == [None]
+
+
 def test_unlocking_ends_the_consolidation() -> None:
     packed = _td().consolidate()
     with packed.unlock_():  # as the peer: unlocked, it is no longer consolidated
