@@ -643,8 +643,8 @@ def _memmap_by_data(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     last = max(n for n, line in enumerate(finding.lines) if n == saved or _SAVING.search(line))
     if ".consolidate(" in finding.lines[saved] or ".consolidate(" in finding.lines[last]:
         # its data is in the file; the peer's flag stays false from the start (or from a
-        # later consolidate(filename=): ``--families index,shape,records --length 6``
-        # from 5,200,000, fz40c)
+        # later consolidate(filename=): program 5,200,270 of ``--families
+        # index,shape,records --length 6``, fz40c)
         return True
     return any(_FLAG_CHANGES.search(line) for line in finding.lines[saved + 1 :])
 

@@ -459,7 +459,12 @@ existing entries extended or added, no entry added), by the same rule; fuzz33s's
 4,801,998, show it allowed after: the peer's loaded lists of different nesting).
 Unexplained (new + open): 0 + 0 -> 0 + 0, 2 + 2 -> 0 + 0, 7 + 1 -> 0 + 1 and 2 + 0 -> 0 + 0
 (14 -> 1 in 13,000 programs, 1.08 -> 0.08 per 1000; left: fz37d's ``split_keys`` of a
-``TensorDictParams``, program 4,900,200).
+``TensorDictParams``, program 4,900,200). Longer programs (``--length 6``), new ground:
+5,100,000-5,101,499 (``entries,records``) 4 -> 0 (a lazy stack's stack-dim name kept by
+``consolidate``; three rules extended) and 5,200,000-5,201,999 (``index,shape,records``)
+1 -> 0 (a rule extended); 5,300,000-5,301,999 (``entries,math,combine``) after: 2 new,
+``new_tensor``'s names (as fuzz35a's undecided ``new_*`` names lines), added (marked
+"fz40c").
 """
 
 from __future__ import annotations
@@ -942,6 +947,8 @@ OPEN: dict[str, str] = {
     "math/new_empty/result: result.names: peer , tc": "the results differ (1 in 6,000 shape,combine,math programs from seed 2,300,000, 2026-12-05, fuzz35a: new_empty(()) of a cat of lazy stacks of a loaded named TensorDict: both results have batch size [], the peer's names still list the source's four dims (a broken result), tclass's none; not decided with the lead's names lines of new_*)",
     "math/new_tensor/result: result.names: peer , tclass ": "the results differ (1 in 6,000 shape,combine,math programs from seed 2,300,000, 2026-12-05, fuzz35a: new_tensor(x.clone()) of a padded, saved named TensorDict: the peer drops the names (and its str values become TensorDicts without keys), tclass keeps the data's; not decided with the lead's names lines of new_*)",
     "math/new_tensor/result: result.names: peer , tclass [Non": "the results differ (1 in 6,000 shape,combine,math programs from seed 2,300,000, 2026-12-05, fuzz35a: new_tensor(x.clone()) of a TensorDict named [None, 'j']: the peer's result is unnamed, tclass keeps the data's names; not decided with the lead's names lines of new_*)",
+    "math/new_tensor/result: result.names: peer , t": "the results differ (1 in 2,000 entries,math,combine programs at seed 5,300,000 with --length 6, 2026-12-05, fz40c: new_tensor(x.clone()) of a cat of lazy stacks of lazy stacks of a named TensorDict without entries: the peer keeps the names ['i', 'j', None, None], tclass's result is unnamed; as fuzz35a's new_* names lines, not decided)",
+    "math/new_tensor/result: result.names: peer , tclass [None": "the results differ (1 in 2,000 entries,math,combine programs at seed 5,300,000 with --length 6, 2026-12-05, fz40c: new_tensor(x.clone()) of a lazy stack (dim -2) of a loaded named TensorDict over no elements: the peer's names [None, 'i'], tclass's [None, None]; as fuzz35a's new_* names lines, not decided)",
     "index/update_at_/peer-raises: peer TypeError": "tclass answers where the peer raises (1 in 6,000 programs at seed 2,400,000, 2026-12-05, fuzz35b: update_at_ of a lazy stack holding a Python value under a nested key set by setdefault: the peer fails inside ('NoneType' object is not iterable); not allowlisted yet)",
     "entries/split_keys/result: result: key order": "the results differ (1 in 6,000 programs of the six families from seed 2,900,000, 2026-12-05, fz37c: split_keys([('m', 'm', 'a'), ('m',)]): the peer's second part rebuilds node m without the leaf the first took (m.m empty, keys c then m), tclass's keeps m.m.a; the split_keys lines, left to their branch)",
     "entries/split_keys/family: peer RuntimeError (RuntimeError) tclass KeyNotFoundError": "both raise (1 in 6,000 programs of the six families from seed 2,900,000, 2026-12-05, fz37c: split_keys(['a'], ['a'], inplace=True) of a locked lazy stack: the peer's lock error, tclass's KeyError for the second 'a' (its message: \"key 'a' was not found in LazyStackedTensorDict with keys ['a']\"); left to the split_keys branch)",
