@@ -58,8 +58,9 @@ def _path_of(line: str) -> tuple[str, ...]:
 # a lazy stack member's entry (of a part of ``split_keys``): the file's tensor in tclass,
 # a copy in the peer
 _MEMBER_MAPPED = re.compile(
-    r"^result(?:\[\d+\])*\.<members>.*: peer Tensor(\[[^\]]*\]\]), tclass MemoryMappedTensor\1$"
-)
+    r"^result(?:\[\d+\]|\['\w+'\])*\.<members>.*: peer Tensor(\[[^\]]*\]\]), "
+    r"tclass MemoryMappedTensor\1$"
+)  # (also a lazy stack nested in a part: program 4,902,059 of ``--families entries``)
 
 
 def _separated_once(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -468,3 +469,38 @@ def _h5_separated_removed(finding: Finding, facts: Facts, peer: Any, mine: Any) 
         else:
             return False
     return listed
+
+
+def _popped_as_stored(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``pop`` / ``popitem`` of a record's field that holds a TensorDict (``rec.opt =
+    td``): the TensorDict, as stored, where the peer makes a record of its own class of
+    it: one with every field unset when it holds no entries (program 4,900,220 of
+    ``--families entries``, fz40c), its ``ValueError`` ("Keys from the tensordict ...
+    must correspond to the class attributes") otherwise."""
+    if finding.step.op not in ("pop", "popitem"):
+        return False
+    if finding.kind in ("peer-raises", "family"):
+        return "must correspond to the class attributes" in str(peer.error)
+    if finding.kind != "result":
+        return False
+    theirs, ours = peer.value, mine.value
+    if finding.step.op == "popitem":
+        theirs, ours = theirs[1], ours[1]
+    if type(ours).__name__ != "TensorDict" or list(ours.keys()):
+        return False
+    fields = getattr(type(theirs), "__dataclass_fields__", None)
+    return bool(fields) and all(theirs.get(name, None) is None for name in fields)
+
+
+def _params_value_attribute(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``params.s`` of a ``TensorDictParams`` key holding a Python value (``None``): an
+    ``AttributeError``, as the peer's for a string, where the peer wraps ``None`` in a new
+    ``TensorDictParams`` without entries (program 5,000,562 of ``--families
+    records,combine --length 6``, fz40c)."""
+    if finding.kind != "tclass-raises" or finding.step.op != "getattr":
+        return False
+    name = re.fullmatch(r"x\.(\w+)", finding.step.src.strip())
+    refused = f"'TensorDictParams' object has no attribute '{name[1]}'" if name else None
+    if refused is None or not isinstance(mine.error, AttributeError) or refused != str(mine.error):
+        return False
+    return type(peer.value).__name__ == "TensorDictParams" and not list(peer.value.keys())

@@ -20,6 +20,8 @@ from .allow_entries import (
     _locked_record_updated_at,
     _nested_lists_stacked_whole,
     _new_entry_copied,
+    _params_value_attribute,
+    _popped_as_stored,
     _restacked_by_member,
     _separated_once,
     _separates_kept_empty,
@@ -106,6 +108,7 @@ from .allow_records import (
     _namedtuple_number_kept,
     _namedtuple_of_record,
     _params_saved,
+    _ragged_lists_loaded,
     _state_dict_values_kept,
     _tolist_lists_fields,
 )
@@ -275,6 +278,9 @@ ENTRIES: list[Entry] = [
             _state_dict_values_kept,
             _dotted_keys_loaded,
             _locked_record_updated_at,
+            _popped_as_stored,
+            _params_value_attribute,
+            _ragged_lists_loaded,
         ),
     ),
     Entry(

@@ -26,7 +26,7 @@ class Info:
     hetero: bool = False  # a lazy stack whose members' leaves differ in shape
     names: list[str | None] = field(default_factory=list)
     cls: str = ""  # a record's class, as programs name it ("Rec", "Auto"...)
-    over_lazy: bool = False  # a record whose storage is a lazy stack
+    over_lazy: bool = False  # a record over a lazy stack (``lazy_stack`` of records)
 
     @property
     def ndim(self) -> int:

@@ -372,6 +372,8 @@ class StoreWrites(TensorDictBase):
             self.del_(old)
             self._put(new, value, False)
             return self
+        if self.get(new, _MISSING) is not _MISSING:
+            self.del_(new)  # replaced whole, as a TensorDict's entry (a group: not merged into)
         self._put(new, value, False)
         if old[: len(new)] == new:  # renamed to its own ancestor: replaced with it, gone
             return self
