@@ -27,7 +27,7 @@ from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._td import TensorDict
 from tclass._engine._td_setitem import source_batch_error
-from tclass._io._schema import record_schema
+from tclass._io._schema import check_values_to_save, record_schema
 from tclass._io.store._datasets import (
     as_values,
     fill,
@@ -217,6 +217,8 @@ class StoreWrites(TensorDictBase):
             # entry must fit the group's batch size (else its BatchMismatchError)
             self._child_of(key, node).update(value)
             return
+        if record is not None:
+            check_values_to_save(record, f"key {key!r}")
         made = self._replace(group, key, partial(group.create_group, key), warn)
         child = self._child_of(key, made)
         child._batch_size = value.batch_size

@@ -1,0 +1,70 @@
+"""A record is saved only with values its class loads back.
+
+Values written into a field's tensor itself (``record.prob[0] = 5``) pass no check; a
+save of such a record (a folder, a ``.tdz`` archive, an HDF5 file, nested in a
+TensorDict too) is refused before any file is written, as ``append_memmap`` refuses such
+rows, rather than writing a folder that ``Cls.load_memmap`` then refuses. ``memmap_like``
+fills a field whose constraints refuse 0 as ``Cls.allocate`` does, so that the class
+loads the new folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tclass import TensorDict, errors
+
+from schema_records import Scored, scored  # noqa: E402
+
+FieldSpecError = errors.FieldSpecError
+
+
+def broken() -> Scored:
+    record = scored()
+    record.prob[2, 1] = 1.5  # into the tensor itself: not checked
+    return record
+
+
+@pytest.mark.parametrize(
+    "save",
+    [
+        pytest.param(lambda r, p: r.memmap(p / "s"), id="memmap"),
+        pytest.param(lambda r, p: r.memmap_(p / "s"), id="memmap_"),
+        pytest.param(lambda r, p: r.save(p / "s.tdz"), id="tdz"),
+        pytest.param(lambda r, p: r.to_h5(p / "s.h5"), id="h5"),
+        pytest.param(lambda r, p: TensorDict(rec=r, batch_size=[4]).memmap(p / "s"), id="nested"),
+        pytest.param(
+            lambda r, p: TensorDict(rec=r, batch_size=[4]).to_h5(p / "s.h5"), id="h5-nested"
+        ),
+    ],
+)
+def test_values_its_class_would_refuse_are_not_saved(save: object, tmp_path: Path) -> None:
+    with pytest.raises(
+        FieldSpecError,
+        match=r"cannot save Scored .*Scored\.prob holds 1\.5 at index \(2, 1\), which breaks le=1",
+    ) as caught:
+        save(broken(), tmp_path)  # type: ignore[operator]
+    assert "write them through the record" in str(caught.value)
+    assert caught.value.problems[0].field == "prob"
+    assert not any(tmp_path.iterdir())  # nothing written
+
+
+def test_a_valid_record_saves_and_loads_as_before(tmp_path: Path) -> None:
+    record = scored()
+    record.prob[2, 1] = 0.25  # a write past the checks that meets them saves
+    record.memmap(tmp_path / "s")
+    assert (Scored.load_memmap(tmp_path / "s") == record).all()
+    # what is not a load into the class is not checked: shared memory, a TensorDict copy
+    assert broken().memmap_().prob[2, 1] == 1.5
+    broken().to_tensordict().memmap(tmp_path / "td")
+
+
+def test_memmap_like_fills_what_its_class_loads(tmp_path: Path) -> None:
+    like = scored().memmap_like(tmp_path / "s")
+    assert like.part.level.tolist() == [1, 1, 1, 1]  # isin=(1, 2, 3) refuses 0
+    assert like.prob.sum() == 0 and like.free.sum() == 0  # the others stay zero
+    loaded = Scored.load_memmap(tmp_path / "s")
+    assert (loaded == like).all() and loaded.part.level.tolist() == [1, 1, 1, 1]
+    assert scored().memmap_like().part.level.tolist() == [1, 1, 1, 1]  # no folder too
