@@ -90,6 +90,7 @@ __all__ = [
     "Source",
     "check_saved_values",
     "class_schema",
+    "dense_parts",
     "constrained_fields",
     "compare",
     "document_bytes",
@@ -257,11 +258,11 @@ def check_values_to_save(record: Any, where: str) -> None:
         FieldSpecError: naming the field, its first offending value and the fix.
     """
     specs = class_schema(type(record))[1]
-    storage = storage_of(record)
-    if specs is None or not specs.constrained or not isinstance(storage, TensorDict):
+    if specs is None or not specs.constrained:
         return
     try:
-        specs.check_values(storage._entries())
+        for part in dense_parts(storage_of(record)):
+            specs.check_values(part._entries())
     except FieldSpecError as error:
         msg = (
             f"cannot save {type(record).__name__} ({where}): {error}; its class would refuse "
@@ -269,6 +270,14 @@ def check_values_to_save(record: Any, where: str) -> None:
             "itself): write them through the record, or save record.to_tensordict()"
         )
         raise FieldSpecError(msg, error.problems) from None
+
+
+def dense_parts(storage: Any) -> list[TensorDict]:
+    """The TensorDicts a record's storage holds its fields in: itself, or the members of
+    a lazy stack (nested ones too), each of which its class checks on load."""
+    if isinstance(storage, LazyStackedTensorDict):
+        return [part for member in storage.tensordicts for part in dense_parts(member)]
+    return [storage] if isinstance(storage, TensorDict) else []
 
 
 def check_tree_values_to_save(node: Any, where: tuple[str, ...] = ()) -> None:

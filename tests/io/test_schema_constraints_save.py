@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import tclass
 from tclass import TensorDict, errors
 
 from schema_records import Scored, scored  # noqa: E402
@@ -68,3 +69,17 @@ def test_memmap_like_fills_what_its_class_loads(tmp_path: Path) -> None:
     loaded = Scored.load_memmap(tmp_path / "s")
     assert (loaded == like).all() and loaded.part.level.tolist() == [1, 1, 1, 1]
     assert scored().memmap_like().part.level.tolist() == [1, 1, 1, 1]  # no folder too
+
+
+def test_a_record_over_a_lazy_stack_is_checked_and_filled_member_by_member(
+    tmp_path: Path,
+) -> None:
+    members = [scored(4), scored(2)]
+    stack = tclass.lazy_stack(members)  # a Scored over a lazy stack: its class checks members
+    like = stack.memmap_like(tmp_path / "like")
+    assert [m.part.level.tolist() for m in like.unbind(0)] == [[1] * 4, [1] * 2]
+    assert Scored.load_memmap(tmp_path / "like").unbind(0)[1].part.level.tolist() == [1, 1]
+    members[1].prob[1, 0] = -0.5  # past the checks, in the second member
+    with pytest.raises(FieldSpecError, match=r"cannot save Scored .*holds -0\.5 at index \(1, 0\)"):
+        stack.memmap(tmp_path / "s")
+    assert not (tmp_path / "s").exists()

@@ -35,6 +35,7 @@ from tclass._engine._walk import NodeVisitor
 from tclass._io._schema import (
     check_values_to_save,
     class_schema,
+    dense_parts,
     document_bytes,
     record_schema,
 )
@@ -329,16 +330,17 @@ def _constrained_fields(record: Any, options: _Options, at: str) -> dict[str, Co
     return specs.constrained
 
 
-def _fill_allowed(storage: TensorDict, constrained: dict[str, Constraints]) -> None:
+def _fill_allowed(storage: Any, constrained: dict[str, Constraints]) -> None:
     """``memmap_like`` of a record: a field whose constraints refuse 0 holds the allowed
     value nearest its lower bound (as ``Cls.allocate`` fills it), so that its class
     loads the new folder; the others stay zero (sparse files)."""
-    for name, constraints in constrained.items():
-        value = storage._entry(name) if storage._has_entry(name) else None
-        if isinstance(value, torch.Tensor) and value.numel():
-            fill = constraints.example(value.dtype)
-            if fill is not None and fill != 0:
-                value.fill_(fill)
+    for part in dense_parts(storage):  # a lazy stack's members, each in its files
+        for name, constraints in constrained.items():
+            value = part._entry(name) if part._has_entry(name) else None
+            if isinstance(value, torch.Tensor) and value.numel():
+                fill = constraints.example(value.dtype)
+                if fill is not None and fill != 0:
+                    value.fill_(fill)
 
 
 def _plan_nested(
