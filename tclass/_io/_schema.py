@@ -89,6 +89,9 @@ __all__ = [
     "SchemaDiffers",
     "Source",
     "check_saved_values",
+    "check_tree_values_to_save",
+    "check_values_to_save",
+    "check_written_values",
     "class_schema",
     "dense_parts",
     "constrained_fields",
@@ -269,6 +272,36 @@ def check_values_to_save(record: Any, where: str) -> None:
             "it on load. The values were written past the checks (into a field's tensor "
             "itself): write them through the record, or save record.to_tensordict()"
         )
+        raise FieldSpecError(msg, error.problems) from None
+
+
+def check_written_values(cls: type, value: Any, where: str) -> None:
+    """Checks what is written into a record of class ``cls`` held by a file (its rows or
+    its fields: a record, a collection, a mapping of fields, or a number for every
+    field) against its class's constraints, as the record's own writes are checked.
+
+    Raises:
+        FieldSpecError: naming the field and the first value that breaks them.
+    """
+    specs = class_schema(cls)[1]
+    if specs is None or not specs.constrained:
+        return
+    source = storage_of(value)
+    if isinstance(source, (bool, int, float)):
+        entries: dict[str, Any] = {name: torch.tensor(source) for name in specs.constrained}
+    elif isinstance(source, TensorDict):
+        entries = dict(source._entries())
+    elif isinstance(source, Mapping):
+        entries = dict(source)
+    else:
+        return
+    for name, entry in entries.items():
+        if isinstance(entry, (bool, int, float, list)) and name in specs.constrained:
+            entries[name] = torch.tensor(entry)
+    try:
+        specs.check_values(entries, [name for name in specs.constrained if name in entries])
+    except FieldSpecError as error:
+        msg = f"writing into {where}: {error}. Nothing was written"
         raise FieldSpecError(msg, error.problems) from None
 
 

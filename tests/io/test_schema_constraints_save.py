@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 
 import tclass
 from tclass import TensorDict, errors
@@ -83,3 +84,22 @@ def test_a_record_over_a_lazy_stack_is_checked_and_filled_member_by_member(
     with pytest.raises(FieldSpecError, match=r"cannot save Scored .*holds -0\.5 at index \(1, 0\)"):
         stack.memmap(tmp_path / "s")
     assert not (tmp_path / "s").exists()
+
+
+def test_writes_into_a_record_held_by_a_file_are_checked(tmp_path: Path) -> None:
+    """A record nested in a PersistentTensorDict is written through the file too (a
+    nested key, rows of the file): checked as the record's own writes, nothing written."""
+    file = TensorDict(rec=scored(), y=torch.zeros(4), batch_size=[4]).to_h5(tmp_path / "f.h5")
+    with pytest.raises(FieldSpecError, match=r"at '/rec/prob': Scored\.prob holds 5\.0"):
+        file.set(("rec", "prob"), torch.full((4, 3), 5.0))
+    with pytest.raises(FieldSpecError, match=r"at '/rec': Scored\.prob holds 2\.0"):
+        file[0] = TensorDict(rec=TensorDict(prob=torch.full((3,), 2.0)), y=torch.tensor(1.0))
+    with pytest.raises(FieldSpecError, match=r"Part\.level holds 7"):
+        file[1:3] = {"rec": {"part": {"level": torch.tensor([7, 1])}}}
+    with pytest.raises(FieldSpecError, match=r"Scored\.prob holds 3"):
+        file[0] = 3  # a number for every field
+    reread = tclass.PersistentTensorDict.from_h5(tmp_path / "f.h5")
+    assert (reread["rec"] == scored()).all() and reread["y"].tolist() == [0.0] * 4
+    file[0] = TensorDict(rec=TensorDict(prob=torch.full((3,), 0.25)), y=torch.tensor(1.0))
+    file.set(("rec", "free"), torch.full((4,), 5.0), inplace=True)  # unconstrained: written
+    assert file["rec"].prob[0].tolist() == [0.25] * 3 and file["y"].tolist()[0] == 1.0

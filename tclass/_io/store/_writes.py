@@ -27,7 +27,7 @@ from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._td import TensorDict
 from tclass._engine._td_setitem import source_batch_error
-from tclass._io._schema import check_values_to_save, record_schema
+from tclass._io._schema import check_values_to_save, check_written_values, record_schema
 from tclass._io.store._datasets import (
     as_values,
     fill,
@@ -117,6 +117,7 @@ class StoreWrites(TensorDictBase):
         ``ptd[key] = value``, ``update``, a record's field and tclass's own writes, which
         go through ``update``, replace entries without one)."""
         path = _keys.key_path(key)
+        self._check_into_records(path, value)
         if len(path) > 1:
             self._parent_for(path)._put(path[-1], value, inplace, warn)
             return self
@@ -266,7 +267,49 @@ class StoreWrites(TensorDictBase):
             error = source_batch_error(self, index, storage_of(value))
             if error is not None:
                 raise error
+        self._check_into_records((), value)
         self._write_rows(index, value)
+
+    def _check_into_records(self, path: tuple[str, ...], value: Any) -> None:
+        """What a write at ``path`` (of entries or of rows: ``()`` for the rows of this
+        collection) puts into the group of a record meets the constraints of its class,
+        as the record's own writes are checked; checked before anything is written.
+
+        Raises:
+            FieldSpecError: naming the field and the first value that breaks them.
+        """
+        node, cls = self, None
+        for depth, part in enumerate(path):
+            group = node._live()
+            entry = group[part] if part in group else None
+            if entry is None or not is_group(entry):
+                if cls is not None and depth == len(path) - 1:
+                    check_written_values(cls, {part: value}, node._where(part))
+                return
+            cls = node._records.get(part)
+            node = node._child_of(part, entry)
+        if cls is not None:
+            check_written_values(cls, value, node._where())
+        node._check_rows_into(value)
+
+    def _check_rows_into(self, value: Any) -> None:
+        """:meth:`_check_into_records` of ``value`` written over this whole collection:
+        the part of it that lands in each record group below."""
+        source = storage_of(value)
+        keyed = isinstance(source, (Mapping, TensorCollection))
+        group = self._live()
+        for key in self._key_names():
+            node = group[key]
+            if not is_group(node):
+                continue
+            part = source.get(key, _MISSING) if keyed else value
+            if part is _MISSING:
+                continue
+            child = self._child_of(key, node)
+            cls = self._records.get(key)
+            if cls is not None:
+                check_written_values(cls, part, child._where())
+            child._check_rows_into(part)
 
     def _update_entries(
         self,
