@@ -98,6 +98,16 @@ def test_writes_into_a_record_held_by_a_file_are_checked(tmp_path: Path) -> None
         file[1:3] = {"rec": {"part": {"level": torch.tensor([7, 1])}}}
     with pytest.raises(FieldSpecError, match=r"Scored\.prob holds 3"):
         file[0] = 3  # a number for every field
+    bad = torch.full((4, 3), 5.0)
+    for write in (
+        lambda: file.update({"rec": {"prob": bad}}),
+        lambda: file.update_(TensorDict(rec=TensorDict(prob=bad, batch_size=[4]), batch_size=[4])),
+        lambda: file.set_(("rec", "prob"), bad),
+        lambda: file.set_at_(("rec", "prob"), bad[0], 1),
+        lambda: file.fill_(("rec", "prob"), 5.0),
+    ):
+        with pytest.raises(FieldSpecError, match=r"Scored\.prob holds 5\.0"):
+            write()
     reread = tclass.PersistentTensorDict.from_h5(tmp_path / "f.h5")
     assert (reread["rec"] == scored()).all() and reread["y"].tolist() == [0.0] * 4
     file[0] = TensorDict(rec=TensorDict(prob=torch.full((3,), 0.25)), y=torch.tensor(1.0))

@@ -325,6 +325,7 @@ class StoreWrites(TensorDictBase):
         paths = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
         group = self._writable()
         refuse_grad(source, self._where())  # before any entry is written
+        self._check_rows_into(source)
         for key, value in source_items(source):
             path = _keys.key_path(key)
             below = None if paths is None else _paths_below(path, paths)
@@ -445,6 +446,7 @@ class StoreWrites(TensorDictBase):
         if target is _MISSING:
             raise self._missing_key(key)
         number = float(value) if isinstance(value, torch.Tensor) else value
+        self._check_into_records(_keys.key_path(key), number)
         if isinstance(target, StoreWrites):
             target._fill_all(number)
             return self
@@ -477,6 +479,7 @@ class StoreWrites(TensorDictBase):
         """Write ``value`` into the existing entry ``key`` (a dataset, or a group entry
         by entry)."""
         node, group, name, target = self._existing(key)
+        self._check_into_records(_keys.key_path(key), value)
         nested = isinstance(storage_of(value), (Mapping, TensorCollection))
         if is_group(target) != (nested and not isinstance(value, (NonTensorData, NonTensorStack))):
             held = "a group" if is_group(target) else "a dataset"
@@ -498,6 +501,7 @@ class StoreWrites(TensorDictBase):
         dataset, or every dataset of a group); ``update_at_`` and ``copy_at_`` write
         through here."""
         node, group, name, target = self._existing(key)
+        self._check_into_records(_keys.key_path(key), value)
         index = _batch_index(list_index(index), self._batch_size)
         if is_group(target):
             node._child_of(name, target)._write_rows(index, value)
