@@ -78,6 +78,7 @@ class StoreWrites(TensorDictBase):
         def _where(self, key: str | None = None) -> str: ...
         def _child_of(self, key: str, group: StoreGroup) -> PersistentTensorDict: ...
         def _group_at(self, path: Sequence[str]) -> PersistentTensorDict: ...
+        def _as_record(self, key: str, value: Any) -> Any: ...
     else:
         __slots__ = ()
 
@@ -605,8 +606,8 @@ class StoreWrites(TensorDictBase):
         for key in self._key_names():
             node = group[key]
             paired = tuple(other._entry(key) for other in others)
-            if is_group(node):
-                self._child_of(key, node)._apply_in_place(fn, paired)
+            if is_group(node):  # a record's group: through the record, which checks it
+                self._as_record(key, self._child_of(key, node))._apply_in_place(fn, paired)
             elif node.dtype is not None:
                 tensor = to_tensor(node.read())
                 result = fn(tensor, *paired)
