@@ -66,6 +66,7 @@ __all__ = [
     "MetadataError",
     "MissingDependencyError",
     "MissingFileError",
+    "PickledFileMissingError",
     "MixedEntryError",
     "NestedLayoutError",
     "NamedTupleKeyError",
@@ -352,6 +353,12 @@ class MetaTensorError(DeviceError, NotImplementedError):
 
 class MissingFileError(TclassError, FileNotFoundError):
     """A file that should exist does not."""
+
+
+class PickledFileMissingError(MissingFileError, RuntimeError):
+    """A pickled memory-mapped tensor (a reference to its file, as pickles of saved
+    collections are) is loaded after its file was removed. A ``RuntimeError`` too, as the
+    peer raises (torch's "unable to open file")."""
 
 
 class NotAFileError(TclassError, OSError, ValueError, RuntimeError):

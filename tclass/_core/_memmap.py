@@ -67,6 +67,8 @@ from tclass.errors import (
     FileFormatError,
     GradError,
     IndexTypeError,
+    MissingFileError,
+    PickledFileMissingError,
     ShapeError,
     UnpicklableError,
     UnsupportedError,
@@ -909,7 +911,15 @@ def _rebuild_from_file(
 ) -> MemoryMappedTensor:  # fmt: skip
     """Unpickle a file reference: map the file (checked, unchanged) and take the view.
     ``prefix``: the tensor mapped the first ``file_numel`` elements of a longer file."""
-    flat, mode = map_existing(path, dtype, (file_numel,), mode, longer_ok=prefix)
+    try:
+        flat, mode = map_existing(path, dtype, (file_numel,), mode, longer_ok=prefix)
+    except MissingFileError as err:
+        msg = (
+            f"{err}: the pickled MemoryMappedTensor refers to that file (a pickle of a saved "
+            "collection holds references to its files, not their data); keep the folder "
+            "until it is loaded, or pickle a clone() to carry the data"
+        )
+        raise PickledFileMissingError(msg) from err
     try:
         view = flat.as_strided(size, stride, offset)
     except RuntimeError as err:

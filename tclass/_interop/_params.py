@@ -404,24 +404,31 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
 
     def __getattr__(self, name: str) -> Any:
         """A parameter or buffer by (dotted) name, as ``nn.Module``; or a nested TensorDict
-        entry by key, as a TensorDictParams over it (``params.encoder``, as the peer)."""
+        entry by key, as a TensorDictParams over it (``params.encoder``, as the peer); or,
+        wrapping a record, any other field as the record reads it (a Python value, ``None``
+        when unset), as the peer's."""
         try:
             return nn.Module.__getattr__(self, name)
         except AttributeError:
             td = self.__dict__.get("_param_td")
-            if name.startswith("_") or td is None or not td._has_entry(name):
+            if name.startswith("_") or td is None:
                 raise
-            value = td._entry(name)
-            if not isinstance(value, TensorDict):
+            value = td._entry(name) if td._has_entry(name) else None
+            if isinstance(value, TensorDict):
+                return self._wrap(value, record=None)
+            record = self.__dict__.get("_record")
+            if record is None or name not in record.__tclass_info__.field_names:
                 raise
-            return self._wrap(value, record=None)
+            return getattr(self._as_record(td), name)
 
     def get(self, key: Any, default: Any = _NO_DEFAULT) -> Any:
         """The entry at ``key`` (a parameter or buffer, or a nested TensorDict), or
-        ``default`` (``None`` if not given) when absent, as ``TensorDict.get``."""
+        ``default`` (``None`` if not given) when absent, as ``TensorDict.get`` (wrapping a
+        record, as the record's ``get``: a Python value rather than its node)."""
+        source = self._as_record(self._param_td)  # a record's get: its Python values
         if default is _NO_DEFAULT:
-            return self._param_td.get(key)
-        return self._param_td.get(key, default)
+            return source.get(key)
+        return source.get(key, default)
 
     def __getitem__(self, index: Any) -> Any:
         """An entry by key; any other index gives a plain TensorDict of the rows (a record

@@ -50,6 +50,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "DeviceUnavailableError": (ValueError, RuntimeError, AssertionError),
     "MetaTensorError": (ValueError, RuntimeError, NotImplementedError),
     "MissingFileError": (FileNotFoundError,),
+    "PickledFileMissingError": (FileNotFoundError, RuntimeError),
     "NotAFileError": (OSError, ValueError, RuntimeError),
     "FileConflictError": (FileExistsError, RuntimeError),
     "FileFormatError": (ValueError, RuntimeError),

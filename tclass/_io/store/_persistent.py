@@ -42,7 +42,7 @@ from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
 from tclass._interop._pytree import register_collection
-from tclass._io._schema import record_schema
+from tclass._io._schema import check_tree_values_to_save, record_schema
 from tclass._io.memmap._values import pickle_policy
 from tclass._io.store import _h5, _zarr
 from tclass._io.store._datasets import (
@@ -306,6 +306,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         changes); an append-only one (a ``ZipStore``, which holds each key once) is
         written whole, each key once, and returned opened for reading only."""
         schema = record_schema(input_dict) if is_record(input_dict) else None
+        check_tree_values_to_save(input_dict)  # before the file is created
         if is_record(input_dict):
             input_dict = storage_of(input_dict)
         if isinstance(input_dict, TensorCollection):

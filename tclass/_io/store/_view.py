@@ -572,7 +572,9 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         self._at(index)._write_all(value)
 
     def _write_all(self, value: Any) -> None:
-        """``value`` (a collection, a dict, a tensor or a number) into every entry."""
+        """``value`` (a collection, a dict, a tensor or a number) into every entry (what
+        lands in a record's group checked against its class first)."""
+        self._source._check_into_records((), value)
         self._source._write_rows(self._selection, value)
 
     def _update_entries(
@@ -639,6 +641,7 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
 
     def zero_(self) -> Self:
         """Write zeros into the view's rows of every array (nothing is read)."""
+        self._source._check_into_records((), 0)
         self._source._write_rows(self._selection, 0)
         return self
 
@@ -652,6 +655,7 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
 
     def _write_back(self, local: TensorDict) -> None:
         """The tensors of ``local`` (the rows, worked on) written into the store."""
+        self._source._check_into_records((), local)
         self._source._write_rows(self._selection, local, values=False)
 
     def del_(self, key: Any) -> Self:
