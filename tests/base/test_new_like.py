@@ -8,7 +8,7 @@ import warnings
 import pytest
 import torch
 
-from tclass import NonTensorData, NonTensorStack, TensorDict
+from tclass import NonTensorData, NonTensorStack, TensorDict, lazy_stack
 
 
 def _new_tensor(td: TensorDict, data: object) -> TensorDict:
@@ -49,3 +49,52 @@ def test_new_empty_names_fit_the_batch(size: tuple[int, ...]) -> None:
     out = td.new_empty(size)
     assert out.batch_size == size
     assert out.names == ([None] * (len(size) - 1) + ["j"] if size else [])
+
+
+def _lazy_named(names: list[str | None]) -> TensorDict:
+    member = TensorDict(
+        {"a": torch.zeros(2, 3), "n": TensorDict({"b": torch.zeros(2, 3)}, [2, 3])}, [2]
+    )
+    stack = lazy_stack([member, member.clone()], 0)
+    stack.names = names
+    return stack
+
+
+@pytest.mark.parametrize("names", [[None, "i"], ["s", "i"]])
+def test_new_tensor_of_a_lazy_stack_keeps_its_names_over_as_many_dims(
+    names: list[str | None],
+) -> None:
+    """As the peer's (whose lazy stack's ``new_tensor`` is its ``apply(batch_size=)``):
+    data of as many dims as the stack's batch keeps the stack's names (and so do the
+    nested collections' first dims, as ``apply(batch_size=)`` names them: the peer's are
+    unnamed, a README difference), fewer or more dims are unnamed; a TensorDict's stay
+    unnamed (above)."""
+    stack = _lazy_named(names)
+    out = _new_tensor(stack, torch.ones(4, 5))
+    assert isinstance(out, TensorDict) and out.batch_size == (4, 5)
+    assert out.names == names
+    assert out.get("n").names == names
+    assert torch.equal(out["a"], torch.ones(4, 5))
+    assert _new_tensor(stack, torch.ones(4)).names == [None]
+    more = _new_tensor(stack, torch.ones(4, 5, 6))
+    assert more.names == [None, None, None]
+    assert _new_tensor(stack, stack.clone()).names == names
+
+
+def test_new_tensor_of_a_lazy_stack_without_entries_keeps_its_names() -> None:
+    """Programs 5,300,839 and 5,301,073 (``--families entries,math,combine --length
+    6``): a lazy stack of named members without entries, ``new_tensor(x.clone())``."""
+    member = TensorDict({}, batch_size=[0], names=["i"])
+    stack = lazy_stack([member, member.clone(), member.clone()], -2)
+    out = _new_tensor(stack, stack.clone())
+    assert out.batch_size == (3, 0)
+    assert out.names == [None, "i"]
+
+
+def test_new_tensor_of_a_nested_lazy_stack_keeps_its_names() -> None:
+    """Each nested collection is given its own ``new_tensor`` (as the peer's): a nested
+    lazy stack of a TensorDict keeps its names over data of as many dims."""
+    td = TensorDict({"l": _lazy_named([None, "i"])}, [2])
+    out = _new_tensor(td, torch.ones(7, 8))
+    assert out.names == [None, None]
+    assert out.get("l").names == [None, "i"]

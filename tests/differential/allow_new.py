@@ -48,3 +48,29 @@ def _leading_names_kept(line: str, mine: Any) -> bool:
         return False
     n = getattr(mine.value, "batch_dims", None)
     return len(kept) == n and len(peer) > n and kept == peer[:n]
+
+
+_NESTED_NAMES = re.compile(r"^result(?:\[[^\]]+\])+\.names: peer (\[.*\]), tclass (\[.*\])$")
+
+
+def _lazy_names_reach_nested(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``new_tensor`` of a named lazy stack with data of as many dims: both results keep
+    the stack's names, and tclass's nested collections lead with them too (as both
+    libraries' ``apply(batch_size=)`` name them), where the peer's nested ones, each
+    given its own ``new_tensor``, are unnamed under a named parent."""
+    if finding.kind != "result" or finding.step.op != "new_tensor":
+        return False
+    top = list(getattr(mine.value, "names", None) or [])
+    if not any(top) or list(getattr(peer.value, "names", None) or []) != top:
+        return False
+    for line in finding.detail:
+        found = _NESTED_NAMES.match(line)
+        if found is None:
+            return False
+        try:
+            theirs, kept = (ast.literal_eval(side) for side in found.group(1, 2))
+        except (ValueError, SyntaxError):
+            return False
+        if any(theirs) or len(theirs) != len(kept) or kept[: len(top)] != top:
+            return False
+    return True

@@ -57,7 +57,7 @@ from .allow_names import (
     _pad_sequence_unnamed,
     _stack_dim_name_kept,
 )
-from .allow_new import _NEW_LIKE, _names_fit_the_batch
+from .allow_new import _NEW_LIKE, _lazy_names_reach_nested, _names_fit_the_batch
 from .allow_ops import (
     _MAPPED_THERE,
     _REDUCTIONS,
@@ -305,6 +305,7 @@ ENTRIES: list[Entry] = [
             _written_as_torch,
             _names_unique,
             _names_fit_the_batch,
+            _lazy_names_reach_nested,
             _broadcast_index_unnamed,
             _masked_select_unnamed,
             _shaped_as_torch,
