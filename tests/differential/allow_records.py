@@ -241,13 +241,16 @@ def _mixed_field_refused(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     return finding.kind == "result" and all(_MIXED_READ.match(line) for line in finding.detail)
 
 
-_NO_DEVICE = re.compile(r"^result(?:\[[^\]]*\])*\.device: peer 'None', tclass 'cpu'$")
+_NO_DEVICE = re.compile(
+    r"^result(?:\[[^\]]*\]|\.<members>(?:\[\d+\])+)*\.device: peer 'None', tclass 'cpu'$"
+)
 
 
 def _consolidated_on_cpu(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``consolidate(filename=...)`` of a collection consolidated before: tclass's result
     is on ``cpu``, where its tensors are (views of the file), as the peer's is for a
-    collection not consolidated before; the peer's then keeps the source's no device."""
+    collection not consolidated before; the peer's then keeps the source's no device (a
+    lazy stack's members and their nested collections too)."""
     if finding.kind != "result" or "consolidate(filename=" not in finding.lines[-1]:
         return False
     return all(_NO_DEVICE.match(line) for line in finding.detail)
