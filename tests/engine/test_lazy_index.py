@@ -235,3 +235,29 @@ def test_a_0d_tensor_on_the_stack_dim_with_a_tensor_elsewhere_indexes_that_membe
     with pytest.raises(DimError, match="index 5 is out of range") as caught:
         stack[torch.tensor(5), torch.tensor([0])]
     assert isinstance(caught.value, IndexError)
+
+
+@pytest.mark.parametrize("lib_name", ["tclass", "tensordict"])
+@pytest.mark.parametrize(
+    ("rest", "part_size"), [((), (3,)), ((None,), (1, 3)), ((1,), ()), ((1, None), (1,))]
+)
+def test_a_mask_over_lazy_members_takes_their_members_parts(
+    lib_name: str, rest: tuple[object, ...], part_size: tuple[int, ...]
+) -> None:
+    """A mask over the stack dim and the stack dim of lazy members (a lazy stack of lazy
+    stacks, as ``flatten().unflatten()`` gives): each element is a part of one member
+    of a member, a TensorDict, not a lazy stack of one, as in the peer."""
+    lib = pytest.importorskip(lib_name)
+
+    def inner(first: float) -> object:
+        rows = [lib.TensorDict({"b": torch.full((3,), first + i)}, [3]) for i in range(2)]
+        return lib.lazy_stack(rows, 0)
+
+    stack = lib.lazy_stack([inner(0.0), inner(2.0)], 0).lock_()
+    mask = torch.tensor([[True, False], [True, True]])
+    out = stack[(mask, *rest)]
+    assert out.batch_size == (3, *part_size) and out.is_locked
+    assert all(type(part) is lib.TensorDict for part in out.tensordicts)
+    assert all(part.batch_size == part_size for part in out.tensordicts)
+    firsts = [part["b"].reshape(-1)[0].item() for part in out.tensordicts]
+    assert firsts == [0.0, 2.0, 3.0]

@@ -449,8 +449,32 @@ def _member_part(member: Any, positions: torch.Tensor, copy: bool) -> Any:
         positions.reshape(-1), torch.arange(positions.numel())
     ):
         return member.clone() if copy else member  # taken whole: the member itself
+    inner = _inner_member(member, positions)
+    if inner is not None:  # as the peer: a part of that member, not a lazy stack of one
+        part = _member_part(*inner, copy)
+        return member._wrap(part) if is_record(member) and not is_record(part) else part
     part = member[torch.unravel_index(positions, member_batch)]
     return part.clone() if copy and not shape else part  # a 0-d index gives a view
+
+
+def _inner_member(member: Any, positions: torch.Tensor) -> tuple[Any, torch.Tensor] | None:
+    """Where ``member`` is a lazy stack (or a record over one) and all ``positions`` fall
+    in one of its own members: that member and the flat positions in it (the peer
+    indexes a lazy member by the index's part, then takes the elements, which are its
+    members' parts). None otherwise."""
+    stack = storage_of(member)
+    if not stack._is_lazy or not positions.numel() or -1 in stack.batch_size:
+        return None
+    d = stack._stack_dim
+    coords = torch.unravel_index(positions, stack.batch_size)
+    numbers = coords[d]
+    first = int(numbers.reshape(-1)[0])
+    if not bool((numbers == first).all()):
+        return None
+    flat = torch.zeros_like(positions)
+    for coord, size in zip(coords[:d] + coords[d + 1 :], remove_dim(stack.batch_size, d)):
+        flat = flat * size + coord
+    return stack._members[first], flat
 
 
 def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
