@@ -375,3 +375,19 @@ def _params_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
         return False
     text = _PARAMS_SAVE_REFUSED.get(finding.step.op)
     return text is not None and text in str(peer.error)
+
+
+def _params_nested_read_locked(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``params.n`` of a locked TensorDictParams, ``n`` a nested collection: tclass gives
+    a TensorDictParams over it, as both do unlocked; the peer's new TensorDictParams
+    unlocks ``n`` to convert its leaves and fails inside ("Cannot unlock a tensordict
+    that is part of a locked graph"), where its ``params["n"]`` reads it."""
+    if finding.kind != "peer-raises" or finding.step.op != "getattr":
+        return False
+    if not re.fullmatch(r"x\.\w+", finding.step.src.strip()):
+        return False
+    return (
+        any("TensorDictParams(" in line for line in finding.lines)
+        and "Cannot unlock a tensordict that is part of a locked graph" in str(peer.error)
+        and type(mine.value).__name__ == "TensorDictParams"
+    )

@@ -102,6 +102,7 @@ from .allow_records import (
     _mixed_keys_unsorted,
     _namedtuple_number_kept,
     _namedtuple_of_record,
+    _params_nested_read_locked,
     _params_saved,
     _state_dict_values_kept,
     _tolist_lists_fields,
@@ -267,6 +268,7 @@ ENTRIES: list[Entry] = [
             _state_dict_values_kept,
             _dotted_keys_loaded,
             _locked_record_updated_at,
+            _params_nested_read_locked,
         ),
     ),
     Entry(

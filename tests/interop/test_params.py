@@ -857,3 +857,16 @@ def test_a_nested_entry_reads_as_an_attribute_sharing_its_tensors() -> None:
     for missing in ("zz", "s", "_m"):  # no entry, not a collection, a private name
         with pytest.raises(AttributeError, match=missing):
             getattr(params, missing)
+
+
+@pytest.mark.parametrize("entries", [{}, {"b": torch.zeros(2)}], ids=["empty", "leaf"])
+def test_a_nested_entry_of_locked_params_reads_as_an_attribute(entries: dict[str, Any]) -> None:
+    # the peer's params.m unlocks m to convert it, which its lock refuses ("Cannot unlock a
+    # tensordict that is part of a locked graph"); tclass reads it, as params["m"] is read
+    params = TensorDictParams(TensorDict({"m": TensorDict(entries, [])}, [])).lock_()
+    nested = params.m
+    assert type(nested) is TensorDictParams and nested.keys() == params["m"].keys()
+    assert all(nested[key] is params["m", key] for key in entries)
+    with pytest.raises(errors.LockedError):  # the lock of params still holds below it
+        nested["new"] = torch.ones(1)
+    assert "new" not in params["m"].keys()
