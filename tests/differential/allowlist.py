@@ -47,6 +47,7 @@ from .allow_h5 import (
 )
 from .allow_names import (
     _broadcast_index_unnamed,
+    _empty_nested_resized,
     _masked_select_unnamed,
     _names_unique,
     _pad_sequence_unnamed,
@@ -305,6 +306,7 @@ ENTRIES: list[Entry] = [
             _empty_set_under_node,
             _new_batch_named,
             _written_into_no_elements,
+            _empty_nested_resized,
         ),
     ),
     Entry(
