@@ -870,3 +870,16 @@ def test_a_nested_entry_of_locked_params_reads_as_an_attribute(entries: dict[str
     with pytest.raises(errors.LockedError):  # the lock of params still holds below it
         nested["new"] = torch.ones(1)
     assert "new" not in params["m"].keys()
+
+
+def test_a_lazy_stack_of_params_saves_what_they_wrap(tmp_path: pathlib.Path) -> None:
+    # as the peer, and as params.memmap() saves its TensorDict: each member a TensorDict
+    params = TensorDictParams(TensorDict({"a": torch.arange(2.0), "n": {"b": torch.ones(1)}}))
+    stack = tclass.lazy_stack([params, params.clone()], 0)
+    saved = stack.memmap(tmp_path / "s")
+    assert [type(member) for member in saved.tensordicts] == [TensorDict, TensorDict]
+    assert all(isinstance(m["a"], tclass.MemoryMappedTensor) for m in saved.tensordicts)
+    loaded = tclass.load_memmap(tmp_path / "s")
+    assert loaded["a"].tolist() == [[0.0, 1.0]] * 2 and loaded["n", "b"].tolist() == [[1.0]] * 2
+    like = stack.memmap_like(tmp_path / "like")
+    assert like["a"].shape == (2, 2) and type(like.tensordicts[0]) is TensorDict

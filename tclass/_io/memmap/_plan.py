@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 import torch
 
+from tclass._base._tensordict_base import TensorDictBase
 from tclass._core._dtypes import dtype_name
 from tclass._core._memmap import MemoryMappedTensor
 from tclass._core._names import DimName, unsaved_name
@@ -135,6 +136,10 @@ class _Planner(NodeVisitor[Rebuild]):
         return self.visit(node, rel, marker)
 
     def visit_other(self, node: Any, rel: str, marker: dict[str, Any] | None = None) -> Rebuild:
+        if isinstance(node, TensorDictBase) and node._joined_as() is not node:
+            # a wrapper (a TensorDictParams member of a lazy stack): what it wraps, as
+            # its own memmap saves it and as the peer saves it
+            return self.visit(node._joined_as(), rel, marker)
         msg = (
             f"cannot save a {type(node).__name__} at {rel or 'the root'}: not a collection "
             "tclass writes"
