@@ -883,3 +883,14 @@ def test_a_lazy_stack_of_params_saves_what_they_wrap(tmp_path: pathlib.Path) -> 
     assert loaded["a"].tolist() == [[0.0, 1.0]] * 2 and loaded["n", "b"].tolist() == [[1.0]] * 2
     like = stack.memmap_like(tmp_path / "like")
     assert like["a"].shape == (2, 2) and type(like.tensordicts[0]) is TensorDict
+
+
+def test_tensor_split_of_params_gives_tensordicts_as_split_does() -> None:
+    # one section of all of it too (params[:] is params itself, as the peer's)
+    params = TensorDictParams(TensorDict({"a": torch.zeros(2, 4)}, [2, 4]), no_convert=True)
+    for pieces in (params.tensor_split([]), params.tensor_split([], 1), params.tensor_split([1])):
+        assert all(type(piece) is TensorDict for piece in pieces)
+    (whole,) = params.tensor_split(1, 1)
+    assert whole.batch_size == (2, 4) and whole["a"] is not params["a"]
+    assert whole["a"].data_ptr() == params["a"].data_ptr()  # a view, as split's
+    assert type(params.split(4, 1)[0]) is TensorDict and params[:] is params
