@@ -449,19 +449,21 @@ Added on 2026-12-05 (the lead, end of session): programs 0-7,999 of ``--families
 shape,records`` (``--seed 0``) show 5 signatures not listed (7 programs; 7 in 11 programs at
 the start of the session, so not regressions), listed here, marked "lead, not investigated".
 Pruned on 2026-12-05 (issue 27, branch fz40a, families shape,records; 6 removed): programs
-0-7,999, 100,000-103,999 and 200,000-203,999 (``--families shape,records``) run on main
-(a6c82b0) and after, by the same rule: the lead's 5 lines and "shape/unbind ... ('str',
-'a')" (program 7,931) removed. Fixed: a record's ``tile`` over a lazy stack densifies as
-the lazy stack's (``memmap_`` then maps its leaves), a lazy stack's ``expand`` that stays
-lazy keeps its members' lock, a mask over a lazy stack of lazy stacks takes their members'
-parts (a slice over their stack dim keeps them lazy), ``consolidate`` keeps a value
-stack's stack dims, a lazy stack of ``TensorDictParams`` saves; allowed (entries and
-README bullets extended): ``consolidate(filename=)`` of a consolidated lazy stack, its
-members' devices (memmap-by-data), ``params.n`` of a locked ``TensorDictParams``
-(peer-fails-inside), a new batch size given to a nested collection without tensors
-(checked-as-torch), an HDF5 file's names through ``memmap`` and a view's
-``is_contiguous`` (h5-files). Unexplained (new + open): 0 + 6 -> 0 + 0, 2 + 0 -> 0 + 0
-and 4 + 1 -> 0 + 1 (13 -> 1 in 16,000 programs, 0.81 -> 0.06 per 1000).
+0-7,999 (``--seed 0``, on a6c82b0), 100,000-103,999, 200,000-203,999 and 300,000-303,999
+(``--families shape,records``, on main as merged at 21:00-21:10) run before and after, by
+the same rule: the lead's 5 lines and "shape/unbind ... ('str', 'a')" (program 7,931)
+removed. Fixed: a record's ``tile`` over a lazy stack densifies as the lazy stack's
+(``memmap_`` then maps its leaves), a lazy stack's ``expand`` that stays lazy keeps its
+members' lock, a mask over a lazy stack of lazy stacks takes their members' parts (a
+slice over their stack dim keeps them lazy), ``consolidate`` keeps a value stack's stack
+dims, a lazy stack of ``TensorDictParams`` saves, ``tensor_split`` of one gives
+TensorDicts; allowed (entries and README bullets extended): ``consolidate(filename=)`` of
+a consolidated lazy stack, its members' devices (memmap-by-data), ``params.n`` of a
+locked ``TensorDictParams`` (peer-fails-inside), a new batch size given to a nested
+collection without tensors (checked-as-torch), an HDF5 file's names through ``memmap``
+and a view's ``is_contiguous`` (h5-files). Unexplained (new + open): 0 + 6 -> 0 + 0,
+2 + 0 -> 0 + 0, 4 + 1 -> 0 + 1 and 1 + 2 -> 0 + 1 (16 -> 2 in 20,000 programs, 0.80 ->
+0.10 per 1000; left: fuzz27s's squeeze and fuzz34c's flatten "over no elements" lines).
 """
 
 from __future__ import annotations
