@@ -66,6 +66,7 @@ __all__ = [
     "MetadataError",
     "MissingDependencyError",
     "MissingFileError",
+    "PickledFileMissingError",
     "MixedEntryError",
     "NestedLayoutError",
     "NamedTupleKeyError",
@@ -354,6 +355,12 @@ class MissingFileError(TclassError, FileNotFoundError):
     """A file that should exist does not."""
 
 
+class PickledFileMissingError(MissingFileError, RuntimeError):
+    """A pickled memory-mapped tensor (a reference to its file, as pickles of saved
+    collections are) is loaded after its file was removed. A ``RuntimeError`` too, as the
+    peer raises (torch's "unable to open file")."""
+
+
 class NotAFileError(TclassError, OSError, ValueError, RuntimeError):
     """A path is not the kind of file asked for: a directory or a FIFO where a regular
     file must be, a file where a folder must be, a file that is not an archive. An
@@ -405,11 +412,13 @@ class FilePermissionError(TclassError, PermissionError):
     process may not write. Load with ``mode="r"`` (copy-on-write) instead."""
 
 
-class ReadOnlyFileError(FilePermissionError, ValueError):
+class ReadOnlyFileError(FilePermissionError, ValueError, KeyError):
     """A write into an HDF5 or zarr file opened with ``mode="r"`` (``set``, ``update``,
     ``del_``, an indexed write...): nothing was written. Reopen it with ``mode="r+"``.
-    Also a ``ValueError``, as h5py raises for a new key there (the peer passes h5py's
-    errors on: a ``ValueError``, ``KeyError`` or ``OSError`` depending on the write)."""
+    The peer passes h5py's errors on, by the write: an ``OSError`` for an in-place write
+    (``set_``, ``td[key] = t``, ``apply_``...; ``PermissionError`` is one), a
+    ``ValueError`` for a new key, a ``KeyError`` for replacing or removing one (``set``,
+    ``update``, ``del_``, ``pop``, ``rename_key_``): this error is each of them."""
 
 
 class SubpathError(TclassError, ValueError, LookupError):

@@ -84,6 +84,12 @@ class TensorDictBase(
         wrapper, such as TensorDictParams, gives what it wraps)."""
         return self
 
+    def _adopt_wrapped(self, saved: Any, adopt: Callable[[Any, Any], None]) -> bool:
+        """For ``memmap_`` of a collection holding this one (a lazy stack's member): a
+        wrapper (TensorDictParams) has ``adopt(wrapped, saved)`` give what it wraps the
+        saved leaves, keeps its own objects over them and returns True; others, False."""
+        return False
+
     @classmethod
     def __torch_function__(
         cls,

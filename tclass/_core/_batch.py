@@ -522,11 +522,21 @@ def convert_ellipsis_to_idx(idx: Any, batch_size: Sequence[int]) -> Any:
 
 
 def writes_nothing(target: torch.Tensor, source: torch.Tensor) -> bool:
-    """Whether ``target.copy_(source)`` writes no element: ``target`` has none and
-    ``source`` broadcasts to its shape. A failed copy of that kind (autograd refusing a
-    parameter) is then a no-op, as the peer's write of it is."""
+    """Whether ``target.copy_(source)`` changes no element: ``target`` has none and
+    ``source`` broadcasts to its shape, or ``source`` is ``target``'s own elements (its
+    ``.data``, or the result of an in-place op on it: the same memory, shape, strides and
+    dtype). A failed copy of that kind (autograd refusing a parameter) is then a no-op,
+    as the peer's write of it is (``params.apply_(lambda p: p.data.mul_(2))``)."""
     if target.numel() != 0:
-        return False
+        return (
+            source.dtype == target.dtype
+            and source.shape == target.shape
+            and source.stride() == target.stride()
+            and source.device == target.device
+            and not source.is_nested
+            and not target.is_nested
+            and source.data_ptr() == target.data_ptr()
+        )
     try:
         fits = torch.broadcast_shapes(source.shape, target.shape) == target.shape  # type: ignore[no-untyped-call]
     except RuntimeError:

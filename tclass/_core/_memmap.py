@@ -67,6 +67,8 @@ from tclass.errors import (
     FileFormatError,
     GradError,
     IndexTypeError,
+    MissingFileError,
+    PickledFileMissingError,
     ShapeError,
     UnpicklableError,
     UnsupportedError,
@@ -883,8 +885,15 @@ def map_opened_file(
         return checked
     proto = PROTOS.get(dtype)
     mapped = proto.new() if proto is not None else blank(dtype)
-    source = f"{_files.PROC_FD}/{fd}" if _files.PROC_FD is not None else path
-    mapped.set_(_files.map_file(source, mode == "r+", nbytes), 0, shape)  # type: ignore[call-overload]
+    proc_fd = _files.PROC_FD
+    shared = mode == "r+"
+    # map_file's two steps, inline (a call less per leaf)
+    storage = _files.storage_from_file(
+        f"{proc_fd}/{fd}" if proc_fd is not None else path, shared, nbytes
+    )
+    if not shared:
+        _files.PRIVATE_MAPS.add(storage)
+    mapped.set_(storage, 0, shape)  # type: ignore[call-overload]
     mapped.__class__ = MemoryMappedTensor
     out: MemoryMappedTensor = mapped  # type: ignore[assignment]  # now of its class
     out._filename = path
@@ -902,7 +911,15 @@ def _rebuild_from_file(
 ) -> MemoryMappedTensor:  # fmt: skip
     """Unpickle a file reference: map the file (checked, unchanged) and take the view.
     ``prefix``: the tensor mapped the first ``file_numel`` elements of a longer file."""
-    flat, mode = map_existing(path, dtype, (file_numel,), mode, longer_ok=prefix)
+    try:
+        flat, mode = map_existing(path, dtype, (file_numel,), mode, longer_ok=prefix)
+    except MissingFileError as err:
+        msg = (
+            f"{err}: the pickled MemoryMappedTensor refers to that file (a pickle of a saved "
+            "collection holds references to its files, not their data); keep the folder "
+            "until it is loaded, or pickle a clone() to carry the data"
+        )
+        raise PickledFileMissingError(msg) from err
     try:
         view = flat.as_strided(size, stride, offset)
     except RuntimeError as err:

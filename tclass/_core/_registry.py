@@ -86,10 +86,10 @@ def resolve_class(
     Raises:
         ClassResolutionError: no class fits, or several do.
     """
-    named = tuple(cls for cls in candidates if is_record_class(cls))
-    for cls in named:
-        if _full_name(cls) == name:
+    for cls in candidates:  # the usual case: the class named, saved under its own name
+        if is_record_class(cls) and _full_name(cls) == name:
             return cls
+    named = tuple(cls for cls in candidates if is_record_class(cls))
     live = _live(name)
     usable = [cls for cls in live if not named or issubclass(cls, named)]
     if len(usable) == 1:

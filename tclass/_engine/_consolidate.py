@@ -157,7 +157,8 @@ def consolidate(
     **options: Unpack[ConsolidateOptions],
 ) -> Any:
     """A copy of ``node`` whose leaves are views of one buffer (see the module doc):
-    locked, and detached from autograd (the buffer is a new tensor), as in the peer."""
+    locked, and detached from autograd (the buffer is a new tensor), as in the peer; a
+    ``node`` consolidated already, as asked, is returned itself, as the peer does."""
     if return_early and options.get("num_threads", 0) > 0:
         _check_return_early(options)
         future: Future[Any] = Future()  # the peer's is still copying; this one is done
@@ -165,6 +166,8 @@ def consolidate(
         return TensorDictFuture(future)
     device = options.get("device")
     pin_memory = options.get("pin_memory", False)
+    if filename is None and not options.get("inplace") and _consolidated_as_asked(node, options):
+        return node  # itself, as the peer returns an already consolidated collection
     if pin_memory:
         _require_pinning()
     flatten = _Flatten()
@@ -199,6 +202,22 @@ def consolidate(
         _attach(node, state)
         return node.lock_()
     return result
+
+
+def _consolidated_as_asked(node: Any, options: ConsolidateOptions) -> bool:
+    """Whether ``node``'s leaves are still the views of a buffer that is what ``options``
+    ask for (on the device given, pinned or shared if asked): nothing to copy. (A file
+    is always written: ``consolidate(filename=...)`` makes a new buffer in it.)"""
+    state = consolidation_of(node)
+    if state is None:
+        return False
+    buffer = state.buffer
+    device = options.get("device")
+    if device is not None and as_device(device) != buffer.device:
+        return False
+    if options.get("pin_memory", False) and not buffer.is_pinned():
+        return False
+    return not options.get("share_memory", False) or buffer.untyped_storage().is_shared()
 
 
 def _check_return_early(options: ConsolidateOptions) -> None:
@@ -353,12 +372,19 @@ class _Flatten(NodeVisitor[Description]):
 
     def visit_lazy(self, stack: LazyStackedTensorDict) -> Description:
         parts = [self.visit(member) for member in stack.tensordicts]
-        dim, batch = stack.stack_dim, stack.batch_size
-        return (
-            lambda views, target: LazyStackedTensorDict._from_members(
+        dim, batch, name = stack.stack_dim, stack.batch_size, stack.stack_dim_name
+
+        def rebuild(views: Sequence[torch.Tensor], target: Target) -> LazyStackedTensorDict:
+            out = LazyStackedTensorDict._from_members(
                 [p(views, target) for p, _ in parts], dim, batch
             )
-        ), {"lazy": dim, "members": [d for _, d in parts]}
+            out._stack_dim_name = name  # the name of its stack dim kept, as the peer's
+            return out
+
+        tree: dict[str, Any] = {"lazy": dim, "members": [d for _, d in parts]}
+        if name is not None:
+            tree["name"] = name
+        return rebuild, tree
 
     def visit_value(self, node: NonTensorData) -> Description:
         batch, data = node.batch_size, node.data
@@ -542,9 +568,13 @@ def _rebuild_lazy(tree: dict[str, Any], known: Mapping[str, type]) -> Rebuild:
     members = [rebuild_from_description(member, None, known) for member in tree["members"]]
     dim = tree["lazy"]
     if "batch" not in tree:  # a consolidation trailer: the batch size follows the members
-        return lambda views, target: LazyStackedTensorDict(
-            *(m(views, target) for m in members), stack_dim=dim
-        )
+
+        def rebuild_stack(views: Sequence[torch.Tensor], target: Target) -> LazyStackedTensorDict:
+            out = LazyStackedTensorDict(*(m(views, target) for m in members), stack_dim=dim)
+            out._stack_dim_name = tree.get("name")
+            return out
+
+        return rebuild_stack
     batch, name, locked = torch.Size(tree["batch"]), tree.get("name"), tree.get("locked", False)
 
     def rebuild_lazy(views: Sequence[torch.Tensor], target: Target) -> LazyStackedTensorDict:

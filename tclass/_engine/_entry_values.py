@@ -99,6 +99,24 @@ def _fits_at(entry: Value, index: Any, value: Any) -> bool:
         return False
 
 
+def same_memory(target: _Tensor, source: _Tensor) -> bool:
+    """Whether ``source`` reads ``target``'s own memory (a parameter's ``.data``, a
+    detached copy of it): a failed ``target.copy_(source)`` then has nothing to write,
+    as the peer's ``set_`` decides."""
+    if not isinstance(source, _Tensor) or source.device != target.device:
+        return False
+    try:
+        return bool(
+            source.data.untyped_storage().data_ptr() == target.data.untyped_storage().data_ptr()
+            and source.data.storage_offset() == target.data.storage_offset()
+            and source.shape == target.shape
+            and source.stride() == target.stride()
+            and source.dtype == target.dtype
+        )
+    except (RuntimeError, NotImplementedError):  # (tensors without storage)
+        return False
+
+
 def copy_error(key: Any, source: _Tensor, target: _Tensor, error: Exception) -> TclassError:
     """Why ``target.copy_(source)`` (``set_`` of ``key``) failed: the shapes, or
     autograd refusing to write into a leaf that requires grad (a parameter, or a view of

@@ -136,7 +136,12 @@ def get_non_tensor(collection: Any, key: Any, default: Any) -> Any:
         if default is KeyNotFoundError:
             raise collection._missing_key(key)
         return default
-    return node._read() if isinstance(node, _NonTensorNode) else node
+    if not isinstance(node, _NonTensorNode):
+        return node
+    value = node._read()
+    if value is None and isinstance(node, NonTensorData) and node.batch_dims:
+        return node.tolist(as_linked_list=True)  # per element, as the peer's
+    return value
 
 
 # --- implementations of the base layer's methods (``_base/_provided.py``) ---------------

@@ -43,6 +43,7 @@ from tclass._engine._entry_values import (
     entries_of,
     fit_to_batch,
     keys_below,
+    same_memory,
     takes_lazy_layout,
 )
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode, keep_kind, write_one_value
@@ -686,10 +687,13 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
                 f"set_: a {type(value).__name__} cannot be copied into the tensor {key!r}: {error}"
             )
             raise InPlaceWriteError(msg) from None
+        if source is target:  # the entry itself (an apply_ returning it): as the peer
+            return self
         try:
             target.copy_(source, non_blocking=non_blocking)
         except RuntimeError as error:
-            if not _batch.writes_nothing(target, source):  # (nothing to write: as the peer)
+            # nothing to write, or the entry's own memory (a parameter's data): as the peer
+            if not _batch.writes_nothing(target, source) and not same_memory(target, source):
                 raise copy_error(key, source, target, error) from None
         return self
 

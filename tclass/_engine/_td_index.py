@@ -239,6 +239,11 @@ class IndexingOps(TensorDictBase):
         elif isinstance(index, _Tensor) and index.ndim == 1 and batch:
             if index.dtype is torch.bool and not (self._scope and self._scope.special):
                 return self._index_mask(index)
+        elif kind is list:
+            # ``td[[[0, 1]]]`` is ``td[([[0, 1]],)]``, as the peer: a nested list is one
+            # advanced index (a tensor of its shape), never torch's deprecated reading of
+            # a bare list as one index per dim
+            index = _batch.normalize_index((index,), len(batch))
         elif index is not None:
             index = _batch.normalize_index((index,), len(batch))[0]
         scope = self._scope

@@ -79,7 +79,7 @@ class SetItemOps(TensorDictBase):
                 raise_no_batch_dims(index)
         elif index is not Ellipsis:
             index = _batch.normalize_index(index if kind is tuple else (index,), self.batch_dims)
-            if len(index) == 1:
+            if len(index) == 1 and kind is not list:  # a list stays `(list,)`, as `_index`
                 index = index[0]
         if isinstance(value, TensorCollection):
             entries = value._entries()

@@ -38,11 +38,11 @@ from torch._C._functorch import _add_batch_dim, get_unwrapped, maybe_get_bdim, m
 from tclass._engine._lazy._parts import check_regular, remove_dim
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 
-__all__ = ["register_lazy_stack", "vmap_caller"]
+__all__ = ["VMAP_INPUT_SIDE", "register_lazy_stack", "vmap_caller"]
 
 # The torch functions (and the peer's replacements, of the same names) whose flattening
 # of a lazy stack must align its children on the stack's batch dims.
-_INPUT_SIDE = frozenset({"_process_batched_inputs"})
+_INPUT_SIDE = VMAP_INPUT_SIDE = frozenset({"_process_batched_inputs"})
 _OUTPUT_SIDE = frozenset({"_unwrap_batched", "_flatten_chunks_output"})
 _TREE_MODULES = frozenset({"torch.utils._pytree", __name__, "tclass._interop._pytree"})
 

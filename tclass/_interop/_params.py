@@ -9,7 +9,7 @@ and ``module.to()`` see them, named by their nested keys joined with ``"."``
 (``"0.weight"``).
 
 The module's ``_parameters`` and ``_buffers`` are live views of the TensorDict's leaves
-(:class:`_Leaves`), not copies kept in step: whatever the TensorDict holds, the module
+(:class:`ModuleLeaves`), not copies kept in step: whatever the TensorDict holds, the module
 registers, and what ``nn.Module`` writes into them (``module.to()``, ``load_state_dict``
 with ``assign=True``) lands in the TensorDict. Operations that read data out (indexing,
 ``apply``, ``detach``, ``==``...) return plain TensorDicts, as in the peer; ``clone``,
@@ -51,115 +51,28 @@ from tclass._core._records import is_record, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
+from tclass._interop._param_leaves import (
+    ModuleLeaves,
+    as_buffer,
+    as_param,
+    convert_tensors,
+    flat_items,
+    forget_folders,
+    kinds_like,
+    map_leaves,
+    same_layout,
+    tensor_leaves,
+)
 from tclass._interop._pytree import register_collection
 from tclass.errors import ArgumentError, LockedError, UnknownFieldError, UnsupportedError
 
 __all__ = ["TensorDictParams"]
 
 _NO_DEFAULT: Any = object()
-_FLOATS = (torch.float16, torch.float32, torch.float64)
 _LOCKED = (
     "Cannot modify locked TensorDictParams: cannot change its entries; unlock it first "
     "(with params.unlock_(): ...), or write data in place with set_()"
 )
-
-
-def _as_param(tensor: torch.Tensor) -> torch.Tensor:
-    """A float tensor as an ``nn.Parameter`` (the peer's rule), another as a buffer.
-
-    A tensor subclass whose ``detach()`` gives a plain tensor (a loaded checkpoint's
-    ``MemoryMappedTensor``) is refused by ``nn.Parameter``; its plain view over the same
-    storage (the mapped file) becomes the parameter instead."""
-    if isinstance(tensor, nn.Parameter) or getattr(tensor, "_is_buffer", False):
-        return tensor
-    if tensor.dtype in _FLOATS:
-        return nn.Parameter(tensor if type(tensor) is torch.Tensor else tensor.detach())
-    return nn.Buffer(tensor)
-
-
-def _as_buffer(tensor: torch.Tensor) -> torch.Tensor:
-    """``no_convert=True``: tensors that are not parameters become buffers (a tensor in
-    an autograd graph is kept as it is)."""
-    if isinstance(tensor, nn.Parameter) or tensor.requires_grad:
-        return tensor
-    return nn.Buffer(tensor)
-
-
-def _like(tensor: torch.Tensor, original: torch.Tensor) -> torch.Tensor:
-    """A converted leaf (``to``, ``cpu``) made of the kind of the leaf it replaces."""
-    if tensor is original:
-        return tensor
-    if isinstance(original, nn.Parameter) and (tensor.is_floating_point() or tensor.is_complex()):
-        return nn.Parameter(tensor.detach(), requires_grad=original.requires_grad)
-    return _as_buffer(tensor)
-
-
-def _converted(value: Any, convert: Callable[[torch.Tensor], torch.Tensor]) -> Any:
-    """``value`` with its tensors converted (a collection's leaves, in place of it)."""
-    if isinstance(value, torch.Tensor):
-        return convert(value)
-    if isinstance(value, TensorCollection):  # (a Mapping too: keeps its batch size)
-        if value._is_leaf_node:
-            return value
-        return value._map_values(lambda leaf: _converted(leaf, convert), value.batch_size)
-    if isinstance(value, Mapping):
-        return {key: _converted(item, convert) for key, item in value.items()}
-    return value
-
-
-def _leaves(
-    td: TensorCollection, prefix: str = ""
-) -> Iterator[tuple[str, TensorCollection, str, Value]]:
-    """(dotted name, parent collection, key, leaf) for every tensor leaf, depth first."""
-    for key, value in td._items():
-        if isinstance(value, torch.Tensor):
-            yield prefix + key, td, key, value
-        elif isinstance(value, TensorCollection) and not isinstance(value, _NonTensorNode):
-            yield from _leaves(value, f"{prefix}{key}.")
-
-
-class _Leaves(MutableMapping[str, Any]):
-    """The parameters (or the buffers) of a TensorDictParams: its tensor leaves that are
-    (or are not) ``nn.Parameter``, by dotted name, read from and written to its
-    TensorDict. Installed as the module's ``_parameters`` / ``_buffers``."""
-
-    def __init__(self, owner: TensorDictParams, parameters: bool) -> None:
-        self.owner, self.parameters = owner, parameters
-
-    def _found(self) -> dict[str, tuple[TensorCollection, str, Value]]:
-        wanted = self.parameters
-        return {
-            name: (parent, key, leaf)
-            for name, parent, key, leaf in _leaves(self.owner._param_td)
-            if isinstance(leaf, nn.Parameter) == wanted
-        }
-
-    def __getitem__(self, name: str) -> Any:
-        return self._found()[name][2]
-
-    def __setitem__(self, name: str, value: Any) -> None:
-        parent, key, _ = self._found()[name]  # nn.Module replaces entries it holds
-        td = cast(TensorDict, parent)
-        with td.unlock_():
-            td._store_entry(key, value)
-
-    def __delitem__(self, name: str) -> None:
-        parent, key, _ = self._found()[name]
-        td = cast(TensorDict, parent)
-        with td.unlock_():
-            td._remove_entry(key)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(list(self._found()))
-
-    def __len__(self) -> int:
-        return len(self._found())
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._found()
-
-    def __repr__(self) -> str:
-        return repr(dict(self.items()))
 
 
 # zero_grad is TensorDictBase's (it returns self; nn.Module's returns None).
@@ -252,16 +165,16 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         self._install_views()
 
     def _install_views(self) -> None:
-        self.__dict__["_parameters"] = _Leaves(self, parameters=True)
-        self.__dict__["_buffers"] = _Leaves(self, parameters=False)
+        self.__dict__["_parameters"] = ModuleLeaves(self, parameters=True)
+        self.__dict__["_buffers"] = ModuleLeaves(self, parameters=False)
 
     def _convert(self, tensor: torch.Tensor) -> torch.Tensor:
-        return _as_buffer(tensor) if self.no_convert else _as_param(tensor)
+        return as_buffer(tensor) if self.no_convert else as_param(tensor)
 
     def _convert_leaves(self, td: TensorCollection) -> None:
         for key, value in list(td._items()):
             if isinstance(value, LazyStackedTensorDict):
-                converted: Value = _converted(value, self._convert)  # as set() stores it
+                converted: Value = convert_tensors(value, self._convert)  # as set() stores it
             elif isinstance(value, torch.Tensor):
                 converted = self._convert(value)
             else:
@@ -386,24 +299,31 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
 
     def __getattr__(self, name: str) -> Any:
         """A parameter or buffer by (dotted) name, as ``nn.Module``; or a nested TensorDict
-        entry by key, as a TensorDictParams over it (``params.encoder``, as the peer)."""
+        entry by key, as a TensorDictParams over it (``params.encoder``, as the peer); or,
+        wrapping a record, any other field as the record reads it (a Python value, ``None``
+        when unset), as the peer's."""
         try:
             return nn.Module.__getattr__(self, name)
         except AttributeError:
             td = self.__dict__.get("_param_td")
-            if name.startswith("_") or td is None or not td._has_entry(name):
+            if name.startswith("_") or td is None:
                 raise
-            value = td._entry(name)
-            if not isinstance(value, TensorDict):
+            value = td._entry(name) if td._has_entry(name) else None
+            if isinstance(value, TensorDict):
+                return self._wrap(value, record=None)
+            record = self.__dict__.get("_record")
+            if record is None or name not in record.__tclass_info__.field_names:
                 raise
-            return self._wrap(value, record=None)
+            return getattr(self._as_record(td), name)
 
     def get(self, key: Any, default: Any = _NO_DEFAULT) -> Any:
         """The entry at ``key`` (a parameter or buffer, or a nested TensorDict), or
-        ``default`` (``None`` if not given) when absent, as ``TensorDict.get``."""
+        ``default`` (``None`` if not given) when absent, as ``TensorDict.get`` (wrapping a
+        record, as the record's ``get``: a Python value rather than its node)."""
+        source = self._as_record(self._param_td)  # a record's get: its Python values
         if default is _NO_DEFAULT:
-            return self._param_td.get(key)
-        return self._param_td.get(key, default)
+            return source.get(key)
+        return source.get(key, default)
 
     def __getitem__(self, index: Any) -> Any:
         """An entry by key; any other index gives a plain TensorDict of the rows (a record
@@ -420,7 +340,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         parameters), still in the autograd graph as the peer's: a loss computed from
         them gives the parameters their gradients (``detach()`` first for data only;
         ``retain_none``: the peer's keyword for tensorclass fields, never held here)."""
-        return _map_leaves(self._param_td, lambda leaf: leaf.clone())
+        return map_leaves(self._param_td, lambda leaf: leaf.clone())
 
     def _joined_as(self) -> TensorDict:
         """What stack and cat join (with TensorDicts too): the wrapped TensorDict, so the
@@ -446,7 +366,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         self._check_field(key)
         td = self._writable(key)
         with td.unlock_():
-            td.set(key, _converted(value, self._convert), inplace=inplace)
+            td.set(key, convert_tensors(value, self._convert), inplace=inplace)
         return self
 
     def _check_field(self, key: Any) -> None:
@@ -485,7 +405,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         if isinstance(source, TensorCollection):
             source = dict(source._items())
         td = self._writable(list(source) if self._root_locked else None)
-        converted = _converted(dict(source), self._convert)
+        converted = convert_tensors(dict(source), self._convert)
         with td.unlock_():
             td.update(converted, clone, inplace, keys_to_update=keys_to_update, is_leaf=is_leaf)
         return self
@@ -547,6 +467,27 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
                 td.exclude(*keys, inplace=True)
             return self
         return self._as_record(self._param_td.exclude(*keys))
+
+    def split_keys(
+        self,
+        *key_sets: Sequence[Any] | Callable[[tuple[str, ...], Any], bool],
+        inplace: bool = False,
+        default: Any = _NO_DEFAULT,
+        strict: bool = True,
+        reproduce_struct: bool = False,
+    ) -> tuple[Self, ...]:
+        """As ``TensorDictBase.split_keys``: the parts of the key sets are TensorDicts and
+        the keys left over a TensorDictParams over the same parameters (its ``copy()``
+        without the keys taken, as the peer's; ``self`` with ``inplace``)."""
+        given = {} if default is _NO_DEFAULT else {"default": default}
+        parts = TensorDictBase.split_keys(
+            self, *key_sets, inplace=inplace, strict=strict, reproduce_struct=reproduce_struct,
+            **given,
+        )  # fmt: skip
+        if inplace:
+            return parts
+        rest = self._wrap(storage_of(parts[-1]), no_convert=True)
+        return (*parts[:-1], cast(Self, rest))
 
     def _split_by_sizes(self, sizes: list[int], dim: int) -> tuple[Self, ...]:
         """``split`` and ``chunk``: plain TensorDicts, for the parameters of a record too,
@@ -686,7 +627,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         moved = self._param_td.to(*args, **kwargs)
         if moved is self._param_td:
             return self
-        return self._wrap(_kinds_like(moved, self._param_td))  # type: ignore[return-value]
+        return self._wrap(kinds_like(moved, self._param_td))  # type: ignore[return-value]
 
     def cpu(self) -> Self:
         """Same as ``to("cpu")``."""
@@ -726,7 +667,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
                 )
             return found
 
-        return self._wrap(_map_leaves(self._param_td, fresh), no_convert=True)  # type: ignore[return-value]
+        return self._wrap(map_leaves(self._param_td, fresh), no_convert=True)  # type: ignore[return-value]
 
     def copy(self) -> Self:
         """A new TensorDictParams over the same tensors (a shallow copy)."""
@@ -779,15 +720,23 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
                 "a copy with memmap(..., return_early=True)"
             )
             raise UnsupportedError(msg)
+        self._adopt_wrapped(None, lambda td, _: td.memmap_(prefix, copy_existing, **options))
+        return self.lock_()
+
+    def _adopt_wrapped(self, saved: Any, adopt: Callable[[Any, Any], None]) -> bool:
+        """``adopt(td, saved)`` gives the wrapped TensorDict the saved leaves; then the
+        same parameter and buffer objects hold their data (``memmap_``)."""
         td = self._param_td
-        before = [(parent, key, cast(torch.Tensor, leaf)) for _, parent, key, leaf in _leaves(td)]
-        td.memmap_(prefix, copy_existing, **options)
+        before = [
+            (parent, key, cast(torch.Tensor, leaf)) for _, parent, key, leaf in tensor_leaves(td)
+        ]
+        adopt(td, saved)
         with td.unlock_(), torch.no_grad():
             for parent, key, leaf in before:
                 mapped = cast(torch.Tensor, parent._entry(key))
                 leaf.data = mapped.detach()  # a plain tensor over the mapped file
                 cast(TensorDict, parent)._put(key, leaf)
-        return self.lock_()
+        return True
 
     def load_memmap_(
         self,
@@ -804,8 +753,15 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         replaces the parameters with the loaded MemoryMappedTensors (no longer
         registered). Arguments as in ``TensorDict.load_memmap_``."""
         td = self._writable()
+        before = {name: leaf for name, _, _, leaf in tensor_leaves(td)}
         with td.unlock_(), torch.no_grad():
             td.load_memmap_(prefix, robust_key, allow_pickle=allow_pickle, mode=mode)
+            for name, parent, key, loaded in list(tensor_leaves(td)):
+                leaf = before.get(name)
+                if isinstance(leaf, torch.Tensor) and same_layout(leaf, loaded):
+                    leaf.copy_(cast(torch.Tensor, loaded))  # the registered object stays
+                    cast(TensorDict, parent)._put(key, leaf)
+            forget_folders(td)  # its leaves are in memory: later sets stay there
             self._convert_leaves(td)
         return self
 
@@ -817,7 +773,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         """``module.to()``, ``.double()``...: nn.Module converts the parameters and
         buffers (through the views, into the TensorDict); the device is recomputed."""
         nn.Module._apply(self, fn, recurse=recurse)  # type: ignore[no-untyped-call]
-        devices = {leaf.device for _, _, _, leaf in _leaves(self._param_td)}
+        devices = {leaf.device for _, _, _, leaf in tensor_leaves(self._param_td)}
         self._param_td.clear_device_()
         if len(devices) == 1:
             self._param_td = self._param_td.to(devices.pop())
@@ -840,7 +796,9 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         )
 
     def _save_to_state_dict(self, destination: Any, prefix: str, keep_vars: bool) -> None:
-        for name, _, _, leaf in _leaves(self._param_td):  # parameters and buffers, in key order
+        for name, _, _, leaf in tensor_leaves(
+            self._param_td
+        ):  # parameters and buffers, in key order
             destination[prefix + name] = leaf if keep_vars else leaf.detach()
 
     def _load_from_state_dict(
@@ -857,7 +815,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         ``prefix`` + their dotted names (nn.Module's own version splits names at the
         first ".", which would take "0.weight" for a child module's)."""
         names = set()
-        for name, _, _, leaf in _leaves(self._param_td):
+        for name, _, _, leaf in tensor_leaves(self._param_td):
             key = prefix + name
             names.add(key)
             if key not in state_dict:
@@ -882,7 +840,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
     ) -> Self:
         """Copies a state dict (dotted keys, or nested dicts) into the entries, as a
         module does (``strict``: the keys must match); returns ``self``."""
-        flat = dict(_flat_items(state_dict))
+        flat = dict(flat_items(state_dict))
         nn.Module.load_state_dict(self, flat, strict=strict, assign=assign)
         return self
 
@@ -909,40 +867,6 @@ def _rebuild(state: dict[str, Any]) -> TensorDictParams:
     out = TensorDictParams.__new__(TensorDictParams)
     out.__setstate__(state)
     return out
-
-
-def _flat_items(state: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
-    for key, value in state.items():
-        if isinstance(value, Mapping):
-            yield from _flat_items(value, f"{prefix}{key}.")
-        else:
-            yield prefix + key, value
-
-
-def _map_leaves(td: TensorDict, fn: Callable[[torch.Tensor], torch.Tensor]) -> TensorDict:
-    def one(value: Value) -> Value:
-        if isinstance(value, torch.Tensor):
-            return fn(value)
-        if isinstance(value, TensorDict):
-            return _map_leaves(value, fn)
-        return value
-
-    return td._map_values(one, td.batch_size)
-
-
-def _kinds_like(moved: TensorDict, original: TensorDict) -> TensorDict:
-    """``moved`` (``original`` after ``to()``) with each leaf of its original's kind."""
-
-    def one(key: str, value: Value) -> Value:
-        before = original._entry(key)
-        if isinstance(value, torch.Tensor) and isinstance(before, torch.Tensor):
-            return _like(value, before)
-        if isinstance(value, TensorDict) and isinstance(before, TensorDict):
-            return _kinds_like(value, before)
-        return value
-
-    entries = {key: one(key, value) for key, value in moved._items()}
-    return moved._new_like(entries, moved.batch_size, moved.device)  # (names kept)
 
 
 register_collection(TensorDictParams)  # for torch.vmap and tree utilities: a TensorDict inside

@@ -40,8 +40,8 @@ from tclass._interop._lazy_params import (
     mapped_by,
     token,
 )
-from tclass._interop._lazy_tree import register_lazy_stack, vmap_caller
-from tclass.errors import DimError
+from tclass._interop._lazy_tree import VMAP_INPUT_SIDE, register_lazy_stack, vmap_caller
+from tclass.errors import DimError, UnsupportedError
 
 __all__ = ["register_collection"]
 
@@ -297,20 +297,32 @@ def _names_after(names: tuple[DimName, ...], grown: int, first: Any) -> Names:
     return (*names[:at], None, *names[at:])
 
 
+def _vmap_input() -> bool:
+    """Whether ``torch.vmap`` is flattening its inputs (the caller is a flatten)."""
+    caller = vmap_caller()
+    return caller is not None and caller.f_code.co_name in VMAP_INPUT_SIDE
+
+
 # The context of a record over a lazy stack: its one child is the stack (members, never
 # stacked: stacking inside a transform would give tensors of the transform's level).
 _OVER_STACK = "a record over a lazy stack"
 
 
-def register_collection(cls: type, wrap: Callable[[Any], Any] | None = None) -> None:
+def register_collection(
+    cls: type, wrap: Callable[[Any], Any] | None = None, *, no_vmap: str | None = None
+) -> None:
     """Registers ``cls`` as a pytree node; ``wrap`` turns the rebuilt TensorDict into an
     instance of ``cls`` (a tensorclass), or ``None`` for TensorDict itself and its
-    subclasses (``TypedTensorDict``...), rebuilt as ``cls``."""
+    subclasses (``TypedTensorDict``...), rebuilt as ``cls``. ``no_vmap``: the message of
+    the ``UnsupportedError`` (a ``RuntimeError``) raised when ``torch.vmap`` is given one
+    as an input (an HDF5 file, as the peer refuses it); other tree code reads it."""
     if cls in pytree.SUPPORTED_NODES:
         return  # a class rebuilt with other options keeps its registration
     as_cls = cls if wrap is None and issubclass(cls, TensorDict) else TensorDict
 
     def flatten(collection: TensorCollection) -> tuple[list[Any], Any]:
+        if no_vmap is not None and _vmap_input():
+            raise UnsupportedError(no_vmap)
         storage = storage_of(collection) if wrap is not None else collection
         if isinstance(storage, LazyStackedTensorDict):
             return [storage], _OVER_STACK

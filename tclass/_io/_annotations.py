@@ -9,8 +9,10 @@ here (``__tclass_info__``): the facade sits above this layer.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Container
 from functools import partial
+from typing import Any
 
 from tclass._core._records import is_record_class
 from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -23,7 +25,11 @@ __all__ = ["field_classes", "fit_values", "is_field", "missing_fields", "tensorc
 
 def tensorclasses(*classes: type | None) -> tuple[type, ...]:
     """The tensorclasses among ``classes``."""
-    return tuple(cls for cls in classes if cls is not None and is_record_class(cls))
+    out = []
+    for cls in classes:  # a loop: cheaper than a generator, once per load and per record
+        if cls is not None and is_record_class(cls):
+            out.append(cls)
+    return tuple(out)
 
 
 def field_classes(record_cls: type, key: str) -> tuple[type, ...]:
@@ -54,18 +60,38 @@ def fit_values(record_cls: type, content: TensorDict | LazyStackedTensorDict) ->
     becomes that tuple. Other values are kept as they are, as the constructor keeps a
     Python value of a type its annotation does not name (DESIGN.md 5)."""
     rules = record_cls.__tclass_info__.rules  # type: ignore[attr-defined]
+    fitted = _fitted_fields(record_cls, rules)
+    if not fitted:
+        return  # no field of a Python value a JSON type may have changed
     members = content.tensordicts if isinstance(content, LazyStackedTensorDict) else [content]
     for member in members:
         if not isinstance(member, TensorDict):
             continue  # a record member: fitted when it was built
-        for key, node in member._items():
-            rule = rules.get(key)
-            if rule is None or rule.check_value is None or rule.any_value:
-                continue  # a tensor or collection field
+        entries = member._entries()
+        for key, rule in fitted:
+            node = entries.get(key)
             if isinstance(node, (NonTensorData, NonTensorStack)):
-                fitted = node._with_each_value(partial(_fit, check=rule.check_value))
-                if fitted is not node:
-                    member._put(key, fitted)
+                changed = node._with_each_value(partial(_fit, check=rule.check_value))
+                if changed is not node:
+                    member._put(key, changed)
+
+
+# Per record class, its fields of a Python value whose annotation checks it, with their
+# rules (what fit_values converts); with the rules they were read from.
+_FITTED: weakref.WeakKeyDictionary[type, tuple[dict[str, Any], tuple[tuple[str, Any], ...]]]
+_FITTED = weakref.WeakKeyDictionary()
+
+
+def _fitted_fields(record_cls: type, rules: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    cached = _FITTED.get(record_cls)
+    if cached is None or cached[0] is not rules:
+        fitted = tuple(
+            (key, rule)
+            for key, rule in rules.items()
+            if rule.check_value is not None and not rule.any_value  # not a tensor or collection
+        )
+        cached = _FITTED[record_cls] = (rules, fitted)
+    return cached[1]
 
 
 def _fit(value: object, *, check: Callable[[object], bool]) -> object:

@@ -37,7 +37,13 @@ from tclass._io.store._persistent import PersistentTensorDict
 from tclass._io.store._protocol import is_group
 from tclass._io.store._surface import in_memory
 from tclass._io.store._view import PersistentTensorDictView
-from tclass.errors import ArgumentValueError, ClassMismatchError, ShapeError, UnsupportedError
+from tclass.errors import (
+    ArgumentValueError,
+    ClassMismatchError,
+    LockedError,
+    ShapeError,
+    UnsupportedError,
+)
 
 __all__ = [
     "TensorDictFuture",
@@ -247,6 +253,11 @@ class _Adopt(NodeVisitor[None]):
                 self.visit(current, value)
         td._adopt(saved)  # later writes reach the new folder
 
+    def visit_other(self, node: Any, saved: Any) -> None:
+        """A wrapper (a TensorDictParams member of a lazy stack): what it wraps."""
+        if not (isinstance(node, TensorDictBase) and node._adopt_wrapped(saved, self.visit)):
+            super().visit_other(node, saved)
+
     def visit_value(self, node: NonTensorData, saved: Any) -> None:
         """A Python-value node saved on its own (``memmap_`` of it): its value is the
         saved copy's, in memory already; the node is locked, as the peer's."""
@@ -377,7 +388,10 @@ def _load(
     staged = target is not None and target.type == "cuda" and out is None
     parts = subpath_parts(subpath)
     at = functools.partial(descend, parts=parts, subpath=subpath) if parts else None
-    device_now = None if out is not None or staged else target
+    into_file = isinstance(storage_of(out), (PersistentTensorDict, PersistentTensorDictView))
+    if out is not None and target is None and not into_file:
+        target = out.device  # the leaves out will hold live where out's do, as the peer
+    device_now = None if staged or into_file else target
     loaded = load_tree(prefix, cls, device_now, allow_pickle, mode, at, strict=strict, widen=widen)
     if staged:
         assert target is not None
@@ -414,25 +428,39 @@ def _staged_to(loaded: Any, device: torch.device, non_blocking: bool) -> Any:
 
 
 def load_into(out: Any, loaded: Any, non_blocking: bool, where: str) -> None:
-    """Makes ``out`` hold the loaded data: copied into its own tensors where shape and
-    dtype agree (keeping their storage), the loaded tensors elsewhere; keys that were not
-    saved are removed, as in the peer. Into a file (a ``PersistentTensorDict``, or a view
-    of its rows): the loaded entries written there, the others deleted from it."""
+    """Makes ``out`` hold the loaded data, as the peer: each leaf replaced by the loaded
+    (memory-mapped) tensor, so that writes reach the loaded folder, and nothing is read
+    before it is used; nested collections kept and filled alike; keys that were not
+    saved removed. A memory-mapped ``out`` moves to the loaded folder (and stays locked);
+    another is left without a folder, so entries set later stay in memory. Into a
+    file (a ``PersistentTensorDict``, or a view of its rows): the loaded entries written
+    there, the others deleted from it."""
     target = storage_of(out)
     if isinstance(target, (PersistentTensorDict, PersistentTensorDictView)):
         for key in [key for key in target._key_names() if not loaded._has_entry(key)]:
             target.del_(key)
         target.update(loaded)
         return
-    _LoadInto(non_blocking, where).visit(target, storage_of(loaded))
+    if out.is_locked and not out.is_memmap():
+        msg = (
+            f"cannot load {where!r} into a locked {type(out).__name__}: its entries would "
+            "be replaced; unlock_() it first (a memory-mapped one moves to the folder "
+            "while locked)"
+        )
+        raise LockedError(msg)
+    # a memory-mapped out moves to the loaded folder (the peer maps it there again);
+    # another keeps later entries in memory, as the peer's
+    _LoadInto(non_blocking, where, out.is_memmap()).visit(target, storage_of(loaded))
 
 
 class _LoadInto(NodeVisitor[None]):
-    """Copies a loaded tree into an existing one of the same structure, node by node."""
+    """Gives an existing tree the leaves of a loaded one of the same structure, node by
+    node (its nested collections kept)."""
 
-    def __init__(self, non_blocking: bool, where: str) -> None:
+    def __init__(self, non_blocking: bool, where: str, to_folder: bool) -> None:
         self.non_blocking = non_blocking
         self.where = where
+        self.to_folder = to_folder
 
     def visit_lazy(self, stack: LazyStackedTensorDict, loaded: Any) -> None:
         members, saved = stack.tensordicts, storage_of(loaded).tensordicts
@@ -462,23 +490,20 @@ class _LoadInto(NodeVisitor[None]):
                 f"{list(mine.batch_size)}; load without out= or give one of that batch size"
             )
             raise ShapeError(msg)
+        mine._attach_folder(None)  # its old folder (if saved) keeps what it held
         for key in [key for key in mine._key_names() if not theirs._has_entry(key)]:
             mine._remove_entry(key)  # not saved: out ends up holding what was saved
         for key, value in theirs._items():
             current = mine._entry(key) if mine._has_entry(key) else None
-            if isinstance(value, torch.Tensor):
-                if (
-                    isinstance(current, torch.Tensor)
-                    and current.shape == value.shape
-                    and current.dtype == value.dtype
-                ):
-                    current.copy_(value, non_blocking=self.non_blocking)  # out's own storage
-                else:
-                    mine._store_entry(key, value)  # new, or another shape: the loaded tensor
-            elif isinstance(value, _NonTensorNode) or not isinstance(current, TensorDictBase):
-                mine._store_entry(key, value)  # into out's own folder too, if it has one
-            else:
+            nested = isinstance(current, TensorDictBase) and not isinstance(value, torch.Tensor)
+            if nested and not isinstance(value, _NonTensorNode):
                 self.visit(current, value)
+            else:
+                mine._put(key, value)  # the loaded leaf (its file), as the peer
+        if self.to_folder:
+            device = mine.device
+            mine._adopt(theirs)  # the loaded folder (the batch size is the same)
+            mine._assign_device(device)  # its own device stays, as the peer's
 
 
 def memmap(

@@ -57,13 +57,16 @@ import weakref
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import torch
 
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core._dtypes import DTYPES
 from tclass._core._record_spec import Observed, RecordSpecs, value_problem
+from tclass._core._records import is_record, storage_of
 from tclass._core._spec import TensorSpec
+from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._td import TensorDict
 from tclass._io.memmap._format import SCHEMA, TENSORCLASS_DIR
 from tclass.errors import (
@@ -86,7 +89,11 @@ __all__ = [
     "SchemaDiffers",
     "Source",
     "check_saved_values",
+    "check_tree_values_to_save",
+    "check_values_to_save",
+    "check_written_values",
     "class_schema",
+    "dense_parts",
     "constrained_fields",
     "compare",
     "document_bytes",
@@ -125,9 +132,9 @@ class FieldSchema:
         return out
 
 
-@dataclass(frozen=True)
-class SavedSchema:
-    """The schema a folder records (what the saving class declared)."""
+class SavedSchema(NamedTuple):
+    """The schema a folder records (what the saving class declared; read at each load of
+    a record: a tuple builds faster than a frozen dataclass)."""
 
     class_id: str
     fields: dict[str, dict[str, Any]]
@@ -138,7 +145,7 @@ class SavedSchema:
 
 def class_schema(cls: type) -> tuple[tuple[FieldSchema, ...], RecordSpecs | None]:
     """The field schemas and the specs of a record class."""
-    info = cast(Any, cls).__tclass_info__
+    info = cls.__tclass_info__  # type: ignore[attr-defined]
     return info.schema, info.specs
 
 
@@ -244,6 +251,83 @@ def constrained_fields(cls: type) -> frozenset[str]:
     return frozenset(specs.constrained) if specs is not None else frozenset()
 
 
+def check_values_to_save(record: Any, where: str) -> None:
+    """Checks the values of ``record``'s constrained fields before it is saved with its
+    data (a folder, an archive, an HDF5 file or zarr store): its class checks them when it
+    loads them, so values written past the checks (into a field's tensor itself) are
+    refused here, before any file is written. ``where``: the record's key, for messages.
+
+    Raises:
+        FieldSpecError: naming the field, its first offending value and the fix.
+    """
+    specs = class_schema(type(record))[1]
+    if specs is None or not specs.constrained:
+        return
+    try:
+        for part in dense_parts(storage_of(record)):
+            specs.check_values(part._entries())
+    except FieldSpecError as error:
+        msg = (
+            f"cannot save {type(record).__name__} ({where}): {error}; its class would refuse "
+            "it on load. The values were written past the checks (into a field's tensor "
+            "itself): write them through the record, or save record.to_tensordict()"
+        )
+        raise FieldSpecError(msg, error.problems) from None
+
+
+def check_written_values(cls: type, value: Any, where: str) -> None:
+    """Checks what is written into a record of class ``cls`` held by a file (its rows or
+    its fields: a record, a collection, a mapping of fields, or a number for every
+    field) against its class's constraints, as the record's own writes are checked.
+
+    Raises:
+        FieldSpecError: naming the field and the first value that breaks them.
+    """
+    specs = class_schema(cls)[1]
+    if specs is None or not specs.constrained:
+        return
+    source = storage_of(value)
+    if isinstance(source, (bool, int, float)):
+        entries: dict[str, Any] = {name: torch.tensor(source) for name in specs.constrained}
+    elif isinstance(source, TensorDict):
+        entries = dict(source._entries())
+    elif isinstance(source, Mapping):
+        entries = dict(source)
+    else:
+        return
+    for name, entry in entries.items():
+        if isinstance(entry, (bool, int, float, list)) and name in specs.constrained:
+            entries[name] = torch.tensor(entry)
+    try:
+        specs.check_values(entries, [name for name in specs.constrained if name in entries])
+    except FieldSpecError as error:
+        msg = f"writing into {where}: {error}. Nothing was written"
+        raise FieldSpecError(msg, error.problems) from None
+
+
+def dense_parts(storage: Any) -> list[TensorDict]:
+    """The TensorDicts a record's storage holds its fields in: itself, or the members of
+    a lazy stack (nested ones too), each of which its class checks on load."""
+    if isinstance(storage, LazyStackedTensorDict):
+        return [part for member in storage.tensordicts for part in dense_parts(member)]
+    return [storage] if isinstance(storage, TensorDict) else []
+
+
+def check_tree_values_to_save(node: Any, where: tuple[str, ...] = ()) -> None:
+    """:func:`check_values_to_save` for every record in ``node`` (records, TensorDicts,
+    lazy stacks, nested): for a writer that checks the whole tree before its first file."""
+    if is_record(node):
+        check_values_to_save(node, f"key {where!r}" if where else "the root")
+        node = storage_of(node)
+    if isinstance(node, LazyStackedTensorDict):
+        for member in node.tensordicts:
+            check_tree_values_to_save(member, where)
+    elif isinstance(node, TensorDict):
+        for key, value in node._entries().items():
+            if isinstance(value, TensorCollection):
+                check_tree_values_to_save(value, (*where, key))
+
+
 def check_saved_values(cls: type, leaves: list[tuple[str, torch.Tensor, str]]) -> None:
     """Checks the values of the constrained fields of a loaded record, ``leaves`` being
     (field, tensor, the file or dataset holding it, as messages name it); one pass over
@@ -287,6 +371,8 @@ class LoadPlan:
     @property
     def skipped(self) -> set[str]:
         """The entries not to load: dropped, or differing (the record is not built)."""
+        if not self.differences:  # the usual case
+            return self.drop
         return self.drop | {difference.field for difference in self.differences}
 
     def widen_entries(self, entries: dict[str, Any], where: str) -> None:
@@ -348,6 +434,8 @@ def compare(
     ``values`` the Python values kept elsewhere (older writers), ``saved`` its schema.
     ``source`` says how messages name where the entries come from."""
     fields, specs = class_schema(cls)
+    if specs is None and not values and _only_plain_tensors(cls, fields, entries):
+        return LoadPlan()  # the usual record of tensors: nothing to compare
     declared = {f.name: f for f in fields}
     plan = _Comparison(cls.__name__, path, LoadPlan(), source)
     extras = (entries.keys() | values) - declared.keys()
@@ -380,6 +468,31 @@ def compare(
             why = problem.message.removeprefix(f"{cls.__name__}.{problem.field} ")
             plan.differ(problem.field, "shape", problem.got, problem.expected, why)
     return plan.plan
+
+
+# Per record class, the names of its fields when each takes a tensor as it is (no spec, a
+# tensor among the kinds it accepts), else None; with the schema they were read from.
+_PLAIN: weakref.WeakKeyDictionary[type, tuple[tuple[FieldSchema, ...], frozenset[str] | None]]
+_PLAIN = weakref.WeakKeyDictionary()
+
+
+def _only_plain_tensors(
+    cls: type, fields: tuple[FieldSchema, ...], entries: Mapping[str, Mapping[str, Any]]
+) -> bool:
+    """Whether ``entries`` are tensor leaves (no sub-folder), one per field of ``cls``,
+    each field taking a tensor as it is: then :func:`compare` finds no difference (none
+    extra, none missing, each of a kind its field accepts, no spec to check)."""
+    cached = _PLAIN.get(cls)
+    if cached is None or cached[0] is not fields:
+        plain = all(f.spec is None and (not f.accepts or "tensor" in f.accepts) for f in fields)
+        cached = _PLAIN[cls] = (fields, frozenset(f.name for f in fields) if plain else None)
+    names = cached[1]
+    if names is None or len(entries) != len(names) or not names.issuperset(entries):
+        return False
+    for entry in entries.values():  # a loop: cheaper than all() over a generator
+        if "type" in entry:
+            return False
+    return True
 
 
 def _op_result(cls: type, f: FieldSchema, kind: str, saved: SavedSchema | None) -> bool:

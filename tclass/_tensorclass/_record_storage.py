@@ -153,6 +153,9 @@ class RecordStorageOps(TensorDictBase):
     def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Self:
         return self._result(self._tensordict.contiguous(canonical=canonical, inplace=inplace))
 
+    def is_contiguous(self) -> bool:
+        return self._tensordict.is_contiguous()  # over a lazy stack: False, as the peer
+
     def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:
         """Fills the field ``key`` (every tensor of a nested record); a value that
         breaks the field's constraints (as the field's dtype holds it) is refused.

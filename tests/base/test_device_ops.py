@@ -95,6 +95,33 @@ def test_consolidated_buffer_is_deterministic_and_named_storage() -> None:
         first._consolidated["metadata"]
 
 
+def test_consolidating_a_consolidated_collection_returns_it(tmp_path: Path) -> None:
+    """As the peer: nothing to copy, the collection itself (writes into one are writes
+    into the other); a file, or shared memory its buffer is not in, makes a new buffer
+    (fz40c: program 4,801,557 of ``--families records``)."""
+    for packed in (_td().consolidate(), tclass.lazy_stack([_td(), _td()]).consolidate()):
+        assert packed.consolidate() is packed and packed.consolidate(device="cpu") is packed
+        assert packed.consolidate(metadata=True, num_threads=2) is packed
+        again = packed.consolidate(filename=tmp_path / f"{type(packed).__name__}.mmap")
+        assert again is not packed and again.is_consolidated()
+        shared = packed.consolidate(share_memory=True)
+        assert shared is not packed and shared.consolidate(share_memory=True) is shared
+    record = Obs(pixels=torch.zeros(2, 3), camera="c", batch_size=[2]).consolidate()
+    assert record.consolidate() is record
+    changed = _td().consolidate()
+    changed.unlock_()["new"] = torch.ones(changed.batch_size)  # no longer consolidated
+    assert changed.consolidate() is not changed and changed.consolidate().is_consolidated()
+
+
+def test_a_consolidated_lazy_stack_keeps_the_name_of_its_stack_dim(tmp_path: Path) -> None:
+    """As the peer's (fz40c: program 5,100,451 of ``--families entries,records``)."""
+    lazy = tclass.lazy_stack([_td()[0], _td()[1]], 0).rename("i")
+    for packed in (lazy.consolidate(), lazy.consolidate(filename=tmp_path / "c.mmap")):
+        assert packed.names == ["i"] and packed.is_consolidated()
+        assert tclass.from_consolidated(packed._consolidated["storage"]).names == ["i"]
+    assert lazy.rename(None).consolidate().names == [None]
+
+
 def test_unlocking_ends_the_consolidation() -> None:
     packed = _td().consolidate()
     with packed.unlock_():  # as the peer: unlocked, it is no longer consolidated

@@ -95,3 +95,21 @@ def test_separates_of_a_locked_collection_raises_for_its_first_key(
     with pytest.raises(error):
         td.separates(*keys, filter_empty=False)
     assert list(td.keys()) == ["d", "a"]
+
+
+def test_separates_without_filter_empty_keeps_empty_collections_nested_two_deep() -> None:
+    """``separates(..., filter_empty=False)`` removes only the keys given: an empty
+    collection nested in another stays, and its rows with it (the peer's drops it)."""
+    td = TensorDict({"c": torch.ones(4, 3), "zz": {"a": TensorDict({}, [4, 3])}}, [4, 3])
+    out = td.separates("c", filter_empty=False)
+    assert list(out.keys()) == ["c"]
+    assert list(td.keys(True)) == [("zz", "a"), "zz"]
+    assert list(td[..., 1:3:2].keys(True)) == [("zz", "a"), "zz"]
+
+
+def test_separates_of_no_key_on_a_locked_collection_changes_nothing() -> None:
+    """Nothing to remove: no lock error, an empty nested collection kept (the peer's
+    ``filter_empty_()`` raises its lock error dropping it)."""
+    td = TensorDict({"n": {}, "b": torch.ones(1, 0, 4)}, [1, 0]).lock_()
+    assert list(td.separates(strict=False).keys()) == []
+    assert list(td.keys()) == ["n", "b"] and td.is_locked

@@ -747,8 +747,12 @@ def test_unpickle_checks_the_file(tmp_path: pathlib.Path) -> None:
             pickle.loads(payload)
         assert _file_state(path) == before
     path.unlink()
-    with pytest.raises(_errors.MissingFileError, match="x.memmap"):
+    with pytest.raises(_errors.MissingFileError, match="x.memmap") as missing:
         pickle.loads(payload)
+    # a RuntimeError too, as the peer's (torch's "unable to open file"), saying why
+    assert isinstance(missing.value, RuntimeError)
+    assert isinstance(missing.value, _errors.PickledFileMissingError)
+    assert "holds references to its files" in str(missing.value)
     assert not path.exists()
     path.write_bytes(bytes(16))
     with pytest.raises(_errors.FileFormatError, match="does not fit"):  # a forged view

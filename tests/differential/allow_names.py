@@ -42,14 +42,17 @@ def _nested_names_dropped(line: str) -> bool:
 def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """The name of the one dim of a lazy stack of members without batch dims (or of its
     stack dim when no member dim is named), kept by ``to_tensordict`` / ``contiguous`` /
-    ``apply(batch_size=)`` and by ``narrow`` / ``flip`` / ``roll`` / ``tile``, where the
+    ``apply(batch_size=)`` and by ``narrow`` / ``flip`` / ``roll`` / ``tile`` / ``gather``
+    (as a TensorDict's in both), where the
     peer drops it (its lazy stack has names only when its members' dims have; program
     2,902,715 of the six families; a stack along dim 1 named there: program 4,202,126 of
-    ``--families entries``)."""
+    ``--families entries``); ``unbind`` along another dim, whose parts keep it as
+    ``stack[i]`` does in both (the peer's unbind drops it: program 4,400,807 of the six
+    families)."""
     if finding.kind != "result" or facts.kind != "lazy":
         return False
     ops = ("to_tensordict", "contiguous", "apply", "named_apply", "narrow", "flip", "roll")
-    if finding.step.op not in ops + ("tile",):
+    if finding.step.op not in ops + ("tile", "unbind", "gather"):
         return False
     return all(_ONE_NAME.match(line) and _same_dims(line) for line in finding.detail)
 

@@ -640,8 +640,12 @@ def _memmap_by_data(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
         return mine.value is True or any(_FLAG_CHANGES.search(line) for line in finding.lines)
     if not all(_LOCK_LINE.search(line) for line in finding.detail):
         return False
-    if ".consolidate(" in finding.lines[saved]:
-        return True  # its data is in the file; the peer's flag stays false from the start
+    last = max(n for n, line in enumerate(finding.lines) if n == saved or _SAVING.search(line))
+    if ".consolidate(" in finding.lines[saved] or ".consolidate(" in finding.lines[last]:
+        # its data is in the file; the peer's flag stays false from the start (or from a
+        # later consolidate(filename=): program 5,200,270 of ``--families
+        # index,shape,records --length 6``, fz40c)
+        return True
     return any(_FLAG_CHANGES.search(line) for line in finding.lines[saved + 1 :])
 
 

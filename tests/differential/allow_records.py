@@ -22,9 +22,12 @@ _NUMBER_KEPT = re.compile(
 # a list kept as one value: a stack or cat of it holds one value where the peer's its items
 _LIST_KEPT = re.compile(r"\['lst'\](\[\d+\])*: length: peer \d+, tclass \d+$")
 # ``Optional[Tensor]`` under ``autocast``: a list cast to a tensor, where the peer keeps it
-# (memory-mapped in a loaded record's folder, as every new tensor of it).
+# (memory-mapped in a loaded record's folder, as every new tensor of it); read across a
+# lazy stack whose other members hold a tensor there, the peer fails inside (it stacks
+# the list as a collection: "'Tensor' object has no attribute 'batch_size'")
 _OPTIONAL_CAST = re.compile(
-    r"\['opt'\](\[\d+\])*: peer list of \d+, tclass (MemoryMapped)?Tensor\["
+    r"\['opt'\](\[\d+\])*: peer (list of \d+|error \('AttributeError', .*\)), "
+    r"tclass (MemoryMapped)?Tensor\["
 )
 
 
@@ -127,11 +130,56 @@ def _inferred_past_empty_dicts(finding: Finding, facts: Facts, peer: Any, mine: 
         return False
     if finding.detail[0].startswith("result.batch_size: peer (), tclass ("):
         return all(_INFERRED_PAST_EMPTY.match(line) for line in finding.detail)
+    if "batch_dims=0" in finding.step.src:  # the peer's 0 is None: an empty one kept
+        return all(_emptied_to_no_dims(line, mine.value) for line in finding.detail)
     # auto_batch_size_ of a collection whose empty nested one (first in its node) has a
-    # batch size of its own: the peer stops at it, tclass infers past it (more dims)
+    # batch size of its own: the peer stops at it, tclass infers past it (more dims); or
+    # the empty one's own batch size, longer: tclass's takes its parent's, the peer's
+    # keeps it (program 4,901,761 of ``--families entries``, fz40c)
     return finding.step.op == "auto_batch_size_" and all(
-        _longer_past_empty(line) for line in finding.detail
+        _longer_past_empty(line) or _empty_took_parents(line, mine.value) for line in finding.detail
     )
+
+
+_NO_DIMS_LEFT = re.compile(
+    r"^result((?:\['\w+'\])+)\."
+    r"(batch_size: peer \([^)]+\), tclass \(\)|names: peer \[[^\]]+\], tclass \[\])$"
+)
+
+
+def _emptied_to_no_dims(line: str, mine: Any) -> bool:
+    """``auto_batch_size_(batch_dims=0)``: an empty nested collection with no batch dims in
+    tclass, as ``batch_dims=1`` leaves it one in both; the peer's keeps its own dims."""
+    found = _NO_DIMS_LEFT.match(line)
+    if found is None:
+        return False
+    node = mine
+    for key in re.findall(r"\['(\w+)'\]", found.group(1)):
+        node = node.get(key, None) if hasattr(node, "get") else None
+    return hasattr(node, "is_empty") and node.is_empty()
+
+
+def _empty_took_parents(line: str, mine: Any) -> bool:
+    """A nested collection without a leaf whose batch size (or unnamed dims) in tclass
+    is its parent's, the first dims of the peer's."""
+    found = _SIZE_OR_NAMES.match(line)
+    path = re.findall(r"\['(\w+)'\]", line.split(": ")[0])
+    if found is None or not path:
+        return False
+    node, parent = mine, mine
+    for key in path:
+        parent, node = node, node.get(key, None)
+        if node is None or not hasattr(node, "keys"):
+            return False
+    if list(node.keys(True, True)) or node.batch_size != parent.batch_size:
+        return False
+    if found.group(1) is not None:
+        theirs, ours = (re.findall(r"-?\d+", side) for side in found.group(1, 2))
+    else:
+        theirs, ours = found.group(3).split(", "), found.group(4).split(", ")
+        if set(theirs) | set(ours) != {"None"}:
+            return False
+    return len(theirs) > len(ours) and theirs[: len(ours)] == ours
 
 
 _SIZE_OR_NAMES = re.compile(
@@ -251,9 +299,27 @@ def _consolidated_on_cpu(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     is on ``cpu``, where its tensors are (views of the file), as the peer's is for a
     collection not consolidated before; the peer's then keeps the source's no device (a
     lazy stack's members and their nested collections too)."""
+    if finding.kind == "alias":
+        return _refiled(finding)
     if finding.kind != "result" or "consolidate(filename=" not in finding.lines[-1]:
         return False
     return all(_NO_DEVICE.match(line) for line in finding.detail)
+
+
+def _refiled(finding: Finding) -> bool:
+    """The result of a ``consolidate`` line, consolidated again into a file by a later
+    line before ``x`` changed: tclass's is a new collection over the file, the peer's
+    the source itself (it writes nothing), so writes into one reach the other in the peer
+    only (program 4,801,557 of ``--families records``, fz40c)."""
+    found = re.fullmatch(r"<result of line (\d+)>", finding.step.src)
+    if found is None or ".consolidate(" not in finding.lines[int(found[1]) - 1]:
+        return False
+    for line in finding.lines[int(found[1]) :]:
+        if re.match(r"x = x\.consolidate\(filename=", line):
+            return True
+        if line.startswith("x = "):
+            return False
+    return False
 
 
 _VALUE_LEFT_OUT = re.compile(
@@ -361,12 +427,14 @@ _PARAMS_SAVE_REFUSED = {
     "load": "Cannot modify locked TensorDict",
     "load_memmap": "Cannot modify locked TensorDict",
     "consolidate": "Failed to convert the metadata to json",
+    "memmap_": "'_is_memmap' of 'TensorDictParams' object has no setter",  # (a member)
 }
 
 
 def _params_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A TensorDictParams saved (README: "`TensorDictParams` registers what it holds"):
-    a locked one with ``save`` / ``dumps``, any one consolidated into a file; tclass
+    a locked one with ``save`` / ``dumps``, any one consolidated into a file, ``memmap_``
+    of a lazy stack of them; tclass
     writes them (a TensorDict, as the peer's ``consolidate()`` without a file gives),
     where the peer raises."""
     if finding.kind != "peer-raises" or not any("TensorDictParams(" in x for x in finding.lines):
@@ -391,3 +459,27 @@ def _params_nested_read_locked(finding: Finding, facts: Facts, peer: Any, mine: 
         and "Cannot unlock a tensordict that is part of a locked graph" in str(peer.error)
         and type(mine.value).__name__ == "TensorDictParams"
     )
+
+
+_LIST_UNREAD = re.compile(r"^result\['(lst|v)'\]: peer error \('RuntimeError', ")
+
+
+def _ragged_lists_loaded(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``load_memmap`` (``load``) of a saved lazy stack of records whose list field holds lists of
+    different nesting (``[0.5]`` and ``[[1], [2]]``): tclass reads the lists back, where
+    the peer's loaded field fails to read ("batch sizes in tensordicts differs":
+    programs 4,801,438 and 4,801,998 of ``--families records``, fz40c)."""
+    if finding.kind != "result" or not re.search(r"load_memmap\(|\.load\(", finding.lines[-1]):
+        return False
+    for line in finding.detail:
+        found = _LIST_UNREAD.match(line)
+        if found is None:
+            return False
+        try:
+            peer.value.get(found[1])
+        except RuntimeError as error:
+            if "batch sizes in tensordicts differs" not in str(error):
+                return False
+        else:
+            return False
+    return True

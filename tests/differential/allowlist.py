@@ -20,6 +20,8 @@ from .allow_entries import (
     _locked_record_updated_at,
     _nested_lists_stacked_whole,
     _new_entry_copied,
+    _params_value_attribute,
+    _popped_as_stored,
     _restacked_by_member,
     _separated_once,
     _separates_kept_empty,
@@ -35,7 +37,9 @@ from .allow_fields import (
     _none_field_listed,
     _none_field_not_written,
     _none_field_unset,
+    _not_json_refused,
     _record_written_at_none,
+    _value_fits_its_new_node,
     _values_through_apply,
 )
 from .allow_h5 import (
@@ -44,6 +48,7 @@ from .allow_h5 import (
     _h5_params_read,
     _h5_peer_refuses,
     _h5_result_kept,
+    _h5_rows_not_moved,
 )
 from .allow_names import (
     _broadcast_index_unnamed,
@@ -105,6 +110,7 @@ from .allow_records import (
     _namedtuple_of_record,
     _params_nested_read_locked,
     _params_saved,
+    _ragged_lists_loaded,
     _state_dict_values_kept,
     _tolist_lists_fields,
 )
@@ -179,11 +185,14 @@ def _names_through_saved_nested(
 
 
 def _h5_set_returns_self(finding: Finding, facts: Facts, peer: Outcome, mine: Outcome) -> bool:
-    """``file.set_(("m", "c"), v)``: tclass returns the file, as ``set_`` returns the
-    collection it was called on, where the peer's file returns the nested group."""
-    if not facts.h5 or finding.kind != "result" or finding.step.op != "set_":
+    """``file.set_(("m", "c"), v)`` and ``file.set(("m", "c"), v)``: tclass returns the
+    file, as ``set`` / ``set_`` return the collection they were called on, where the
+    peer's file returns the nested group."""
+    if not facts.h5 or finding.kind != "result" or finding.step.op not in ("set", "set_"):
         return False
-    return finding.detail[0].startswith("result: keys:") and "set_((" in finding.step.src
+    return finding.detail[0].startswith("result: keys:") and f"{finding.step.op}((" in (
+        finding.step.src
+    )
 
 
 def _new_batch_named(finding: Finding, facts: Facts, peer: Outcome, mine: Outcome) -> bool:
@@ -234,6 +243,8 @@ ENTRIES: list[Entry] = [
             _saved_later,
             _key_below_a_value,
             _nested_lists_stacked_whole,
+            _not_json_refused,
+            _value_fits_its_new_node,
         ),
     ),
     Entry(
@@ -270,6 +281,9 @@ ENTRIES: list[Entry] = [
             _dotted_keys_loaded,
             _locked_record_updated_at,
             _params_nested_read_locked,
+            _popped_as_stored,
+            _params_value_attribute,
+            _ragged_lists_loaded,
         ),
     ),
     Entry(
@@ -415,6 +429,7 @@ ENTRIES: list[Entry] = [
             _h5_missing_renamed,
             _h5_params_read,
             _h5_set_returns_self,
+            _h5_rows_not_moved,
         ),
     ),
     Entry(

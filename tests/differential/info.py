@@ -26,6 +26,7 @@ class Info:
     hetero: bool = False  # a lazy stack whose members' leaves differ in shape
     names: list[str | None] = field(default_factory=list)
     cls: str = ""  # a record's class, as programs name it ("Rec", "Auto"...)
+    over_lazy: bool = False  # a record over a lazy stack (``lazy_stack`` of records)
 
     @property
     def ndim(self) -> int:
@@ -64,6 +65,7 @@ def _describe(x: Any) -> Info:
         info.names = []
     source = x._tensordict if kind == "record" else x  # a record's storage, either library
     if type(source).__name__.startswith("LazyStacked"):  # (a record over a lazy stack too)
+        info.over_lazy = kind == "record"
         _walk_lazy(source, info)
     else:
         _walk(source, (), info)

@@ -215,7 +215,7 @@ def contains(c: Chooser, info: Info, facts: Facts) -> Step:
     form = c.choice((f"{k} in x.keys()", f"{k} in x.keys(True)", f"{k} in x.keys(True, True)"))
     if c.chance(20) and k.startswith('"'):
         form = f"{k} in x"
-    tags = ("lazy",) if info.kind == "lazy" else ()
+    tags = ("lazy",) if info.kind == "lazy" or info.over_lazy else ()  # (a record over one)
     return step(form, "contains", "entries", "eval", tags=tags)
 
 

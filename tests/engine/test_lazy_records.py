@@ -234,3 +234,13 @@ def test_constructor_stack_of_records_indexes_to_records(stack_dim: int) -> None
     assert (first.obs[1] == 7).all() and (second.obs[1] == 7).all()
     plain = LazyStackedTensorDict(TensorDict(a=torch.zeros(3), batch_size=[3]), stack_dim=1)
     assert type(plain[0]) is LazyStackedTensorDict  # TensorDict members: a lazy stack
+
+
+def test_is_contiguous_of_a_record_is_its_storage_s() -> None:
+    # as the peer: a record over a lazy stack is not contiguous (its members are apart),
+    # one over a TensorDict is when its tensors are
+    stacked = tclass.lazy_stack([_agent("a"), _agent("a")], 0)
+    assert isinstance(stacked._tensordict, LazyStackedTensorDict)
+    assert not stacked.is_contiguous()
+    assert type(stacked.contiguous()._tensordict) is TensorDict
+    assert _agent("a").is_contiguous() and not _agent("a").expand(2, 4).is_contiguous()

@@ -173,3 +173,39 @@ def test_a_write_torch_refuses_for_overlap_is_not_called_a_shape_mismatch() -> N
         td[td["done"].clone()] = TensorDict({"r": torch.zeros(3)}, [3])  # a real mismatch
     with pytest.raises(BatchSizeError, match="shape or batch dimension mismatch"):
         td[td["done"].clone()] = torch.zeros(3)
+
+
+# A bare list index is one advanced index, as the peer reads it (`td[lst]` is
+# `td[(lst,)]`): a nested list selects rows in its own shape, never torch's deprecated
+# reading of a bare nested list as one index per dim.
+LIST_INDICES: list[tuple[Any, list[int]]] = [
+    ([[0, 1]], [1, 2, 2]),
+    ([[0, 1], [1, 0]], [2, 2, 2]),
+    ([[0, 1], [1, 0], [0, 0]], [3, 2, 2]),
+    ([[[0, 1]]], [1, 1, 2, 2]),
+    ([0, 1], [2, 2]),
+    ([True, False, True], [2, 2]),
+]
+
+
+@pytest.mark.parametrize(("index", "batch"), LIST_INDICES)
+def test_a_nested_list_index_is_one_advanced_index_as_in_the_peer(
+    index: Any, batch: list[int]
+) -> None:
+    base = torch.arange(6.0).reshape(3, 2)
+    td = TensorDict({"a": base.clone(), "n": {"b": base.clone()}}, batch_size=[3, 2])
+    rows = torch.tensor(index)
+    assert td[index].batch_size == torch.Size(batch)
+    assert torch.equal(td[index]["a"], base[(rows,)])
+    assert torch.equal(td[index]["n", "b"], base[(rows,)])
+    assert TensorDict({}, batch_size=[3, 2])[index].batch_size == torch.Size(batch)
+    td[index] = TensorDict({"a": torch.full(batch, -1.0)}, batch_size=batch)
+    expected = base.clone()
+    expected[(rows,)] = -1.0
+    assert torch.equal(td["a"], expected)
+
+
+def test_a_nested_bool_list_index_is_refused_as_by_the_peer() -> None:
+    td = TensorDict({"a": torch.zeros(3, 2)}, batch_size=[3, 2])
+    with pytest.raises(IndexError):
+        td[[[True, False, True]]]

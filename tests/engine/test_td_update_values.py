@@ -56,3 +56,19 @@ def test_refusals_name_the_key() -> None:
     assert torch.equal(td["a"], torch.ones(2, 3))
     with pytest.raises(errors.InvalidKeyError):
         _td().update({("n", 1): torch.ones(2)})
+
+
+def test_in_place_write_of_the_entry_itself_into_a_parameter() -> None:
+    # as the peer: set_ of the entry itself (an apply_ or named_apply(inplace=True)
+    # returning it), or of its own memory (.data), writes nothing, so autograd does not
+    # refuse the write into a parameter; another tensor is still refused, naming the key
+    param = torch.nn.Parameter(torch.zeros(3))
+    td = TensorDict({"p": param, "i": torch.arange(3)}, [3])
+    td.set_("p", param).set_("p", param.data).update_({"p": param})
+    out = td.named_apply(lambda key, value: value.float(), inplace=True)
+    assert out is td and td["p"] is param and td["i"].dtype == torch.int64
+    assert td["i"].tolist() == [0, 1, 2]
+    with pytest.raises(errors.InPlaceWriteError, match="'p'.*requires grad"):
+        td.set_("p", torch.ones(3))
+    with pytest.raises(errors.InPlaceWriteError):
+        td.set_("p", param.data[[2, 1, 0]])  # another tensor (a copy): a real write

@@ -601,6 +601,31 @@ def test_a_saved_copy_is_a_plain_tensordict_that_loads_into_new_parameters(
     assert Holder(wrapped).state_dict().keys() == Holder(params).state_dict().keys()
 
 
+@pytest.mark.parametrize("where", ["nested", "stacked"])
+def test_parameters_inside_a_saved_collection_are_saved_as_a_tensordict(
+    tmp_path: pathlib.Path, where: str
+) -> None:
+    """A TensorDictParams nested in a TensorDict or a member of a lazy stack is saved as
+    the TensorDict of its data, as the peer saves (and loads) it (fz40c: program
+    5,000,977 of ``--families records,combine --length 6``)."""
+    data = TensorDict({"d": torch.arange(2.0), "m": {"b": torch.ones(2, 3)}}, [2])
+    params = TensorDictParams(data, no_convert=True)
+    if where == "nested":
+        holder: Any = TensorDict({"p": params}, [2])
+        members = [holder["p"]]
+    else:
+        holder = tclass.lazy_stack([params, params.clone()], 0)
+        members = list(holder.tensordicts)
+    saved = holder.memmap(tmp_path / "w")
+    loaded = tclass.load_memmap(tmp_path / "w")
+    for copy_ in (saved, loaded):
+        parts = [copy_["p"]] if where == "nested" else list(copy_.tensordicts)
+        assert [type(part) for part in parts] == [TensorDict] * len(members)
+        assert all((part == member.to_tensordict()).all() for part, member in zip(parts, members))
+        assert all(part["m", "b"].shape == (2, 3) for part in parts)
+    assert isinstance(members[0]["d"], torch.Tensor)  # what was saved is left as it was
+
+
 def test_the_saved_meta_json_records_a_tensordict(tmp_path: pathlib.Path) -> None:
     _trained_params().memmap(tmp_path / "ckpt")
     meta = json.loads((tmp_path / "ckpt" / "meta.json").read_text())

@@ -178,3 +178,26 @@ def test_setting_a_key_that_is_not_a_field_is_refused_as_the_peers() -> None:
     assert sorted(ours.keys()) == ["a", "b"]
     ours.set("a", torch.ones(4))  # a field: set, and made a parameter
     assert isinstance(ours.get("a"), nn.Parameter) and ours.sum(dim=0).a.item() == 4.0
+
+
+def test_python_value_and_unset_fields_read_as_the_peers() -> None:
+    """``params.label`` of a record's Python-value field is its value, an unset field
+    ``None``, and ``get`` gives the value (not its node), as the peer's; tensor fields
+    stay the parameters, an undeclared name an ``AttributeError``."""
+    results = []
+    for lib in (tclass, peer):
+
+        @lib.tensorclass
+        class Labeled:
+            w: torch.Tensor
+            bias: torch.Tensor | None = None
+            n: int = 3
+            label: str = "lbl"
+
+        params = lib.TensorDictParams(Labeled(w=torch.ones(3, 2), batch_size=[3]))
+        results.append((params.label, params.n, params.bias, params.get("n"), params.get("label")))
+        with pytest.raises(AttributeError):
+            params.nope  # noqa: B018
+        if lib is tclass:
+            assert isinstance(params.w, nn.Parameter) and params.get("w") is params.w
+    assert results[0] == results[1] == ("lbl", 3, None, 3, "lbl")

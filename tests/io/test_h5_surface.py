@@ -189,3 +189,48 @@ def test_share_memory_is_refused_as_in_the_peer(ptd: PersistentTensorDict) -> No
     assert not ptd.is_locked  # nothing changed
     shared = ptd.to_tensordict().share_memory_()
     assert shared.is_shared() and shared["a"].tolist() == ptd["a"].tolist()
+
+
+def test_update_in_place_with_an_empty_collection_over_a_dataset_writes_nothing(
+    ptd: PersistentTensorDict,
+) -> None:
+    # as a TensorDict's update_ in both libraries (and the peer's file): nothing to write
+    ptd.update_({"a": TensorDict({}, batch_size=[2, 3]), "n": {"b": {}}})
+    ptd.update_({"a": {}})
+    assert ptd["a"].tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert torch.equal(ptd["n", "b"], torch.zeros(2, 3, 4))
+    with pytest.raises(TclassError, match="'a'"):  # one holding leaves: refused, named
+        ptd.update_({"a": {"q": torch.ones(2, 3)}})
+
+
+def test_rename_key_into_itself_keeps_the_entry_under_the_new_key(
+    ptd: PersistentTensorDict,
+) -> None:
+    # "n" to ("n", "w"), as a TensorDict's (and the peer's file): n holds only w, which
+    # holds what n held; a tensor renamed below itself becomes a group over it
+    before_b, before_a = ptd["n", "b"].clone(), ptd["a"].clone()
+    ptd.rename_key_("n", ("n", "w"))
+    ptd.rename_key_("a", ("a", "q", "r"))
+    assert sorted(ptd.keys(True, True)) == [("a", "q", "r"), ("n", "w", "b")]
+    assert torch.equal(ptd["n", "w", "b"], before_b) and torch.equal(ptd["a", "q", "r"], before_a)
+    assert ptd["n", "w"].batch_size == torch.Size([2, 3])
+
+
+def test_a_new_batch_size_of_fewer_dims_keeps_the_groups_names(tmp_path: Path) -> None:
+    # as a TensorDict's: the file's names are those of the dims it keeps, its groups
+    # (opened before or after) keep theirs
+    source = TensorDict(
+        {"m": {"a": torch.zeros(4, 1, 3)}, "k": {"b": torch.zeros(4, 1)}, "c": torch.zeros(4, 1)},
+        batch_size=[4, 1],
+        names=[None, "j"],
+    )
+    ptd = PersistentTensorDict.from_dict(source, filename=tmp_path / "n.h5")
+    assert ptd["m"].names == [None, "j"]  # opened before
+    ptd.batch_size = [4]
+    assert ptd.names == [None] and ptd["m"].names == [None, "j"]
+    ptd.batch_size = []
+    assert ptd.names == [] and ptd["k"].names == [None, "j"] and ptd["m"].names == [None, "j"]
+    plain = source.clone()
+    plain.batch_size = []
+    assert plain["k"].names == ptd["k"].names
+    ptd.close()

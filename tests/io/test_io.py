@@ -600,11 +600,16 @@ def test_cpu_device_keeps_mapped_leaves(tmp_path: Path) -> None:
 
 
 def test_out_receives_the_data(tmp_path: Path) -> None:
+    # As the peer: out's leaves are replaced by the loaded (mapped) ones, whose writes
+    # reach the folder; the tensors out held are left as they were.
     _nested().memmap(tmp_path / "td")
     out = _nested().apply(torch.zeros_like)
     target = out["a"]
     assert TensorDict.load_memmap(tmp_path / "td", out=out) is out
-    assert out["a"] is target and torch.equal(out["a"], torch.arange(6.0).reshape(3, 2))
+    assert isinstance(out["a"], MemoryMappedTensor) and not target.any()
+    assert torch.equal(out["a"], torch.arange(6.0).reshape(3, 2))
+    out["a"][0] = -1.0
+    assert TensorDict.load_memmap(tmp_path / "td")["a"][0].tolist() == [-1.0, -1.0]
     step = _step().apply(torch.zeros_like)
     _step().memmap(tmp_path / "s")
     step.load_memmap_(tmp_path / "s")
@@ -612,8 +617,8 @@ def test_out_receives_the_data(tmp_path: Path) -> None:
 
 
 def test_out_ends_up_holding_what_was_saved(tmp_path: Path) -> None:
-    # As the peer: keys that were not saved go, saved keys out lacks come, and a leaf of
-    # another shape is replaced; a leaf of the same shape and dtype is copied into.
+    # As the peer: keys that were not saved go, saved keys out lacks come, and every
+    # leaf is replaced by the loaded one (its storage is not reused).
     TensorDict(x=torch.ones(4), n={"y": torch.ones(4, 2)}, batch_size=[4]).memmap(tmp_path / "w")
     out = TensorDict(z=torch.ones(4), n={"y": torch.zeros(4, 3)}, batch_size=[4])
     inner = out["n"]
@@ -623,7 +628,8 @@ def test_out_ends_up_holding_what_was_saved(tmp_path: Path) -> None:
     same = TensorDict(x=torch.zeros(4), n={"y": torch.zeros(4, 2)}, batch_size=[4])
     storage = same["x"]
     same.load_memmap_(tmp_path / "w")
-    assert same["x"] is storage and bool((storage == 1).all())  # copied into its storage
+    assert isinstance(same["x"], MemoryMappedTensor) and bool((same["x"] == 1).all())
+    assert not storage.any()  # not written into: the peer's "storage is not reused"
 
 
 def test_out_with_another_batch_size_is_an_error(tmp_path: Path) -> None:

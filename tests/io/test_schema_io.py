@@ -324,3 +324,25 @@ def test_a_lazy_stack_of_records_round_trips_with_its_schema(tmp_path: Path) -> 
     with pytest.raises(SchemaMismatchError) as caught:
         Ragged.load_memmap(tmp_path / "s")
     assert [d.kind for d in caught.value.differences] == ["dtype"]  # once, not per member
+
+
+def test_a_class_of_plain_tensors_is_compared_with_any_other_folder(tmp_path: Path) -> None:
+    """A folder holding exactly the fields of a class of plain tensors (no spec), each a
+    tensor, needs no comparison (the loader's shortcut); any other folder is compared in
+    full, the shortcut already taken for that class or not."""
+    ab = {"a": torch.zeros(2), "b": torch.ones(2)}
+    Plain = make({"a": Tensor, "b": Tensor})
+    Plain(**ab, batch_size=[2]).memmap(tmp_path / "same")
+    assert torch.equal(Plain.load_memmap(tmp_path / "same").b, torch.ones(2))
+    make({"a": Tensor, "b": Tensor, "c": Tensor})(**ab, c=ab["a"], batch_size=[2]).memmap(
+        tmp_path / "extra"
+    )
+    make({"a": Tensor})(a=ab["a"], batch_size=[2]).memmap(tmp_path / "missing")
+    make({"a": Tensor, "b": str})(a=ab["a"], b="text", batch_size=[2]).memmap(tmp_path / "value")
+    for folder, kind in (("extra", "extra"), ("missing", "missing"), ("value", "kind")):
+        with pytest.raises(SchemaMismatchError) as caught:
+            Plain.load_memmap(tmp_path / folder)
+        assert [(d.field, d.kind) for d in caught.value.differences] == [
+            ({"extra": "c"}.get(folder, "b"), kind)
+        ]
+    assert torch.equal(Plain.load_memmap(tmp_path / "same").a, torch.zeros(2))

@@ -523,3 +523,24 @@ def test_an_ellipsis_in_the_rows_written_spans_the_batch_dims_only(
     if ptd["n", "b"].any():
         assert torch.equal(ptd["n", "b"], expected.unsqueeze(-1).expand(3, 4, 2))
     assert ptd["a"].any() or ptd["n", "b"].any()
+
+
+# --- rename_key_ onto a group that exists -----------------------------------------------------
+
+
+def test_rename_key_onto_an_existing_group_replaces_it_whole(ptd: PersistentTensorDict) -> None:
+    """As a TensorDict's entry (and the peer's file): the group at the new key is replaced,
+    not merged into (fz40c)."""
+    ptd.set(("m", "c"), torch.ones(3, 4))
+    ptd.set(("k", "g", "r"), torch.full((3, 4), 2.0))
+    ptd.rename_key_(("k", "g"), "m")
+    assert sorted(ptd["m"].keys()) == ["r"] and (ptd["m", "r"] == 2).all()
+    assert not list(ptd["k"].keys())
+
+
+def test_rename_key_onto_its_own_group_keeps_only_what_it_held(
+    ptd: PersistentTensorDict,
+) -> None:
+    ptd.set(("z", "a", "q"), torch.full((3, 4), 5.0))
+    ptd.rename_key_(("z", "a"), "z")
+    assert sorted(ptd["z"].keys()) == ["q"] and (ptd["z", "q"] == 5).all()

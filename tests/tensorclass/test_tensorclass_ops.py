@@ -790,3 +790,22 @@ def test_the_truth_value_of_a_record_is_refused_in_the_peers_words() -> None:
         bool(make())
     with pytest.raises(RuntimeError, match="Converting a tensordict to boolean"):
         bool(make().to_tensordict())
+
+
+def test_is_contiguous_of_a_record_over_a_lazy_stack_is_false_as_the_peers() -> None:
+    """A record over a lazy stack answers as its storage (its members are separate
+    collections), not from the stacked values its fields read."""
+    peer = pytest.importorskip("tensordict")
+    answers = []
+    for lib in (tclass, peer):
+
+        @lib.tensorclass
+        class Piece:
+            x: torch.Tensor
+
+        members = [Piece(x=torch.zeros(2), batch_size=[2]), Piece(x=torch.ones(2), batch_size=[2])]
+        lazy = lib.lazy_stack(members)
+        answers.append((lazy.is_contiguous(), lazy.contiguous().is_contiguous()))
+        answers.append((Piece(x=torch.zeros(2, 3).t(), batch_size=[3]).is_contiguous(),))
+    assert answers[0] == answers[2] == (False, True)
+    assert answers[1] == answers[3] == (False,)

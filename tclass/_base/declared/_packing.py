@@ -100,6 +100,9 @@ class PackingOps(TensorCollection):
         views, pickling it sends the one buffer, and :func:`tclass.from_consolidated`
         rebuilds it from the buffer alone. Replacing an entry of the result ends the
         consolidation (it is then moved leaf by leaf again); in-place writes keep it.
+        A collection consolidated already (its leaves still the buffer's views) is
+        returned itself, as the peer does, unless a file, another device, pinned or
+        shared memory that its buffer is not asks for a new one.
         ``filename`` puts the buffer in that file (memory-mapped); ``return_early`` with
         ``num_threads > 0`` gives a :class:`~tclass.utils.TensorDictFuture` of the result,
         as the peer does (not with ``non_blocking`` or ``use_buffer``). See

@@ -206,7 +206,8 @@ class PersistenceOps:
             prefix: the folder.
             device: copy the leaves there (``"meta"``: shapes only, no data read).
             non_blocking: do not wait for device copies to finish.
-            out: a collection of the same structure whose tensors receive the data.
+            out: a collection of the same structure that is made to hold the loaded
+                leaves, and returned (see :meth:`load_memmap_`).
             subpath: load only the nested collection at this key, as a ``"/"``-separated
                 string (``"a/b"``) or a nested key (``("a", "b")``); a record's fields
                 are reached by their names (its ``_tensordict/`` is stepped through). A
@@ -281,10 +282,12 @@ class PersistenceOps:
         allow_pickle: bool | None = False,
         mode: Mode | None = None,
     ) -> Self:
-        """Make this collection hold the data saved in ``prefix`` (its batch size): copied
-        into its own tensors where shape and dtype agree, the loaded tensors elsewhere; keys
-        that were not saved are removed, as in the peer. ``mode="r"`` opens the files
-        read-only (see :meth:`load_memmap`).
+        """Make this collection hold the data saved in ``prefix`` (its batch size), as the
+        peer: each leaf replaced by the loaded memory-mapped tensor (writes reach the
+        folder; the tensors it held are not written into: ``td.update_(load_memmap(p))``
+        does that), nested collections kept, keys that were not saved removed; a
+        memory-mapped collection moves to that folder. ``mode="r"`` maps the files
+        copy-on-write (see :meth:`load_memmap`).
         ``robust_key`` is accepted for the peer's code: both file-name layouts are read."""
         return IO.load_memmap(prefix, out=self, mode=mode, allow_pickle=allow_pickle)  # type: ignore[return-value]
 

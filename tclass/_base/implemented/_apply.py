@@ -21,7 +21,7 @@ from tclass._base.implemented._collection import TensorCollection, unnamed
 from tclass._core import _batch, _names
 from tclass._core._jagged import leaf_shape
 from tclass._core._names import DimName
-from tclass._core._records import field_names_of
+from tclass._core._records import field_names_of, storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import (
     BatchMismatchError,
@@ -456,7 +456,11 @@ class ApplyOps(TensorCollection):
         return out
 
     def is_contiguous(self) -> bool:
-        """Whether every tensor is contiguous."""
+        """Whether every tensor is contiguous; a record's storage answers for it (over a
+        lazy stack: False, as the peer)."""
+        storage = storage_of(self)
+        if storage is not self:
+            return bool(storage.is_contiguous())
         return all(
             value.is_contiguous()
             for _, value in self._items()  # collections: theirs

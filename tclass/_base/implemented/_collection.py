@@ -240,6 +240,18 @@ class TensorCollection:
         msg = f"a {type(self).__name__} cannot change its batch size in place; use inplace=False"
         raise UnsupportedError(msg)
 
+    def _check_removable(self, method: str, paths: Sequence[Any] | None = None) -> None:
+        """Raises the error ``method`` (an in-place removal of entries: ``exclude`` /
+        ``select`` with ``inplace=True``, ``separates``) would raise here, before anything
+        is removed: a lazy stack checks every member first, so that none loses entries
+        when another refuses. ``paths``: the keys to remove (``None``: any entry)."""
+        if self.is_locked and (paths is None or any(unravel_key(p) in self for p in paths)):
+            msg = (
+                f"Cannot modify locked {type(self).__name__}: {method} cannot remove entries "
+                "from a locked collection; unlock it first (unlock_())"
+            )
+            raise LockedError(msg)
+
     def _assign_device(self, device: torch.device | None) -> None:
         """Records ``device`` as the device of this level (data is not moved)."""
         msg = f"a {type(self).__name__} cannot record a device"

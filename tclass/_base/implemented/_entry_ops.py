@@ -59,7 +59,9 @@ class EntryWrites(dict[str, Any]):
 def _fit_empty(node: TensorDictBase, batch_size: torch.Size) -> None:
     """Gives ``node``, a nested collection without a leaf, and the collections below it
     ``batch_size``: it holds nothing to constrain its parent's batch size, and takes it
-    (the peer's ``auto_batch_size_`` gives it its parent's too)."""
+    where its own does not start with it (the peer's ``auto_batch_size_`` grows it to its
+    parent's when it starts that, and leaves it as it is otherwise, a nested batch size
+    that does not fit its parent's)."""
     for _, value in node._items():
         if _is_node(value):
             _fit_empty(value, batch_size)
@@ -465,13 +467,13 @@ class EntryOps(TensorCollection):
         for _, value in self._items():
             if _is_node(value):
                 lazy = storage_of(value)._is_lazy
-                if not lazy and value.is_empty():
-                    empty.append(value)
-                    continue
                 keep = keep_compliant_size and batch_dims is not None
                 keep = keep and value.batch_dims >= (batch_dims or 0)
                 if not keep and not lazy:  # lazy: as the peer, kept
                     value.auto_batch_size_(batch_dims)  # (keep_compliant_size: one level)
+                if not lazy and value.is_empty():
+                    empty.append(value)
+                    continue
                 shapes.append(value.batch_size)
             elif isinstance(value, TensorCollection) and value._is_value_node:
                 if batch_dims and not keep_compliant_size and value.batch_dims > batch_dims:
@@ -481,7 +483,7 @@ class EntryOps(TensorCollection):
             elif isinstance(value, torch.Tensor) and value.__class__ is not UnbatchedTensor:
                 shapes.append(value.shape)
         if not shapes:  # only empty collections: their batch sizes count, as the peer's
-            shapes = [value.auto_batch_size_(batch_dims).batch_size for value in empty]
+            shapes = [value.batch_size for value in empty]
             empty = []
         if not shapes:  # nothing to infer a batch size from: cut to batch_dims, as the peer
             if batch_dims and self.batch_dims > batch_dims:
@@ -491,7 +493,8 @@ class EntryOps(TensorCollection):
         if batch_dims is not None:
             common = common[:batch_dims]
         for value in empty:  # (the peer skips them after the first entry only)
-            _fit_empty(value, common)
+            if value.batch_size[: len(common)] != common:
+                _fit_empty(value, common)  # (the peer's would not fit in the new batch size)
         if common != self.batch_size:
             self.batch_size = common  # type: ignore[misc]
         return self

@@ -23,6 +23,7 @@ from tclass._core._records import storage_of
 from tclass._core._shape_op import ShapeOp
 from tclass._engine._lazy._ops import LazyStackOps
 from tclass._engine._lazy._parts import check_regular, stacked_size
+from tclass._engine._lazy._roll import roll_in_place
 from tclass.errors import DimError, HeterogeneousEntryError, ShapeError
 
 __all__ = ["LazyReshapeOps"]
@@ -191,8 +192,12 @@ class LazyReshapeOps(LazyStackOps):
         inplace: bool = False,
     ) -> Self:
         """Each member rolled along its own dims; along the stack dim, the members
-        rotated. Without ``dims`` (the flattened batch) the dense stack is rolled."""
-        if dims is None or inplace:  # a TensorDict, also over records (as the peer's)
+        rotated. Without ``dims`` (the flattened batch) the dense stack is rolled. With
+        ``inplace=True``, the members' entries are replaced (see ``roll_in_place``)."""
+        if inplace:
+            roll_in_place(self, shifts, dims)
+            return self
+        if dims is None:  # a TensorDict, also over records (as the peer's)
             rolled = TensorDictBase.roll(self, shifts, dims, inplace=inplace)
             return self._densified(storage_of(rolled))
         flat = _dims(dims, len(self._batch_size), "roll")

@@ -797,14 +797,28 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
     def select(
         self, *keys: Any, inplace: bool = False, strict: bool = True, as_tensordict: bool = False
     ) -> Self:
-        """Keeps only ``keys`` in every member (a new lazy stack unless ``inplace``)."""
+        """Keeps only ``keys`` in every member (a new lazy stack unless ``inplace``;
+        in place, all or nothing: every member is checked first)."""
+        if inplace:
+            self._check_removable("select")
         members = [member.select(*keys, inplace=inplace, strict=strict) for member in self._members]
         return self if inplace else self._restacked(members)
 
     def exclude(self, *keys: Any, inplace: bool = False) -> Self:
-        """Drops ``keys`` from every member (a new lazy stack unless ``inplace``)."""
+        """Drops ``keys`` from every member (a new lazy stack unless ``inplace``; in
+        place, all or nothing: every member is checked first)."""
+        if inplace:
+            self._check_removable("exclude", keys)
         members = [member.exclude(*keys, inplace=inplace) for member in self._members]
         return self if inplace else self._restacked(members)
+
+    def _check_removable(self, method: str, paths: Sequence[Any] | None = None) -> None:
+        for member in self._members:
+            storage_of(member)._check_removable(method, paths)
+
+    def _drop_paths(self, paths: Sequence[Any]) -> None:
+        self._check_removable("separates", paths)
+        self.exclude(*paths, inplace=True)
 
     # --- saving ---------------------------------------------------------------------------
 

@@ -151,10 +151,10 @@ class DirFolder(Folder):
 
     def open_at(self, name: str, flags: int, what: str) -> int:
         """A descriptor of ``name``, opened without following a link."""
-        path = self.child_path(name)
         try:
             return os.open(name, flags | _FILE_FLAGS, dir_fd=self.fd)
         except OSError as error:
+            path = self.child_path(name)
             is_dir_open = flags & os.O_DIRECTORY
             if error.errno == errno.ELOOP or (error.errno == errno.ENOTDIR and is_dir_open):
                 if os.path.islink(path):
@@ -186,7 +186,6 @@ class DirFolder(Folder):
         return os.listdir(self.fd)
 
     def read_small(self, name: str, what: str) -> bytes:
-        path = self.child_path(name)
         try:  # O_NONBLOCK: a FIFO does not block the open, and fstat then refuses it
             fd = os.open(name, os.O_RDONLY | _FILE_FLAGS, dir_fd=self.fd)
         except OSError:
@@ -195,8 +194,8 @@ class DirFolder(Folder):
         try:
             status = os.fstat(fd)
             if not stat.S_ISREG(status.st_mode):
-                _raise_not_regular(path, status.st_mode, what)
-            _check_small(path, status.st_size, what)
+                _raise_not_regular(self.child_path(name), status.st_mode, what)
+            _check_small(self, name, status.st_size, what)
             # One read of the known size, one byte more to see a file that grew (4 system
             # calls with the open, the fstat and the close; a Python file object adds 4
             # more). A regular file reads whole unless it is shorter than fstat said.
@@ -210,7 +209,8 @@ class DirFolder(Folder):
             os.close(fd)
         if len(data) > status.st_size:
             raise MetadataError(
-                f"{path!r} grew while it was read; another program is writing into the folder"
+                f"{self.child_path(name)!r} grew while it was read; another program is writing "
+                "into the folder"
             )
         return data
 
@@ -294,12 +294,12 @@ class DirFolder(Folder):
         os.close(self.fd)
 
 
-def _check_small(path: str, size: int, what: str) -> None:
+def _check_small(folder: Folder, name: str, size: int, what: str) -> None:
     if size > MAX_FILE_BYTES:
         msg = (
-            f"{path!r} ({what}) is {size} bytes: a meta.json or value file larger "
-            f"than {MAX_FILE_BYTES} bytes ({MAX_FILE_BYTES >> 20} MiB) is refused, as it would "
-            "be read whole. tclass never writes one; the folder is damaged or crafted"
+            f"{folder.child_path(name)!r} ({what}) is {size} bytes: a meta.json or value "
+            f"file larger than {MAX_FILE_BYTES} bytes ({MAX_FILE_BYTES >> 20} MiB) is refused, "
+            "as it would be read whole. tclass never writes one; the folder is damaged or crafted"
         )
         raise MetadataError(msg)
 
@@ -336,7 +336,7 @@ class ArchiveFolder(Folder):
         entry = self._name(name)
         if not self.archive.is_file(entry):
             self._missing(name, what)
-        _check_small(self.child_path(name), self.archive.entries[entry].size, what)
+        _check_small(self, name, self.archive.entries[entry].size, what)
         return self.archive.read(entry, MAX_FILE_BYTES)
 
     def check_file(self, name: str, what: str) -> int:

@@ -70,23 +70,24 @@ def read_header(folder: Folder) -> tuple[dict[str, Any], str]:
     """The folder's meta.json and the ``module.QualName`` of the class it saves, after
     checking the format version."""
     meta = read_meta(folder)
-    where = folder.child_path(META)
     version = meta.get("_format_version", 0)
     # A dict here is a key named "_format_version" in a version-0 file (the peer's rule).
     if not isinstance(version, dict) and (type(version) is not int or version < 0):
         raise MetadataError(
-            f"{where!r}: _format_version must be a non-negative int, got {version!r:.80}"
+            f"{folder.child_path(META)!r}: _format_version must be a non-negative int, got "
+            f"{version!r:.80}"
         )
     if type(version) is int and version > FORMAT_VERSION:
         msg = (
-            f"{where!r} was written in format version {version}; this tclass reads up "
-            f"to {FORMAT_VERSION}. Upgrade tclass"
+            f"{folder.child_path(META)!r} was written in format version {version}; this "
+            f"tclass reads up to {FORMAT_VERSION}. Upgrade tclass"
         )
         raise MetadataError(msg)
     name = saved_class_name(meta)
     if name is None:
         msg = (
-            f"{where!r} names no class (_type / _class missing or malformed); the folder is damaged"
+            f"{folder.child_path(META)!r} names no class (_type / _class missing or "
+            "malformed); the folder is damaged"
         )
         raise MetadataError(msg)
     return meta, name

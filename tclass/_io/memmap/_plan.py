@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 import torch
 
 from tclass._base._tensordict_base import TensorDictBase
+from tclass._core._constraints import Constraints
 from tclass._core._dtypes import dtype_name
 from tclass._core._memmap import MemoryMappedTensor
 from tclass._core._names import DimName, unsaved_name
@@ -32,7 +33,13 @@ from tclass._engine._nontensor import MetaData, NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
-from tclass._io._schema import document_bytes, record_schema
+from tclass._io._schema import (
+    check_values_to_save,
+    class_schema,
+    dense_parts,
+    document_bytes,
+    record_schema,
+)
 from tclass._io.memmap._format import (
     FORMAT_VERSION,
     MAX_FILE_BYTES,
@@ -137,8 +144,8 @@ class _Planner(NodeVisitor[Rebuild]):
 
     def visit_other(self, node: Any, rel: str, marker: dict[str, Any] | None = None) -> Rebuild:
         if isinstance(node, TensorDictBase) and node._joined_as() is not node:
-            # a wrapper (a TensorDictParams member of a lazy stack): what it wraps, as
-            # its own memmap saves it and as the peer saves it
+            # a wrapper (a TensorDictParams nested, or a lazy stack's member): what it
+            # wraps, a TensorDict, as it saves at the top and as the peer saves it
             return self.visit(node._joined_as(), rel, marker)
         msg = (
             f"cannot save a {type(node).__name__} at {rel or 'the root'}: not a collection "
@@ -204,6 +211,7 @@ class _Planner(NodeVisitor[Rebuild]):
 
     def visit_record(self, record: Any, rel: str, marker: dict[str, Any] | None = None) -> Rebuild:
         cls = type(record)
+        constrained = _constrained_fields(record, self.options, self._at(rel))
         _add_meta(self.plan, rel, {"_type": type_string(cls)}, self.options)
         content_rel = _join(rel, TENSORCLASS_DIR)
         # In the fields' node, which the peer skips; the JSON Schema document beside it.
@@ -217,6 +225,8 @@ class _Planner(NodeVisitor[Rebuild]):
         def rebuild(written: list[torch.Tensor]) -> Any:
             storage = content(written)
             _allow_fields(storage, fields)
+            if self.options.like:
+                _fill_allowed(storage, constrained)
             return cls._from_tensordict_unchecked(storage)
 
         return rebuild
@@ -312,6 +322,30 @@ def _plan_leaf(tensor: torch.Tensor, rel: str, plan: Plan, options: _Options) ->
         raise FileConflictError(msg)
     plan.leaves.append(Leaf(rel, tensor, reuse))
     return len(plan.leaves) - 1
+
+
+def _constrained_fields(record: Any, options: _Options, at: str) -> dict[str, Constraints]:
+    """The value constraints of ``record``'s fields, its values checked against them
+    when they are saved with their data into a folder (see :func:`check_values_to_save`)."""
+    specs = class_schema(type(record))[1]
+    if specs is None or not specs.constrained:
+        return {}
+    if not (options.like or options.anonymous):
+        check_values_to_save(record, at)
+    return specs.constrained
+
+
+def _fill_allowed(storage: Any, constrained: dict[str, Constraints]) -> None:
+    """``memmap_like`` of a record: a field whose constraints refuse 0 holds the allowed
+    value nearest its lower bound (as ``Cls.allocate`` fills it), so that its class
+    loads the new folder; the others stay zero (sparse files)."""
+    for part in dense_parts(storage):  # a lazy stack's members, each in its files
+        for name, constraints in constrained.items():
+            value = part._entry(name) if part._has_entry(name) else None
+            if isinstance(value, torch.Tensor) and value.numel():
+                fill = constraints.example(value.dtype)
+                if fill is not None and fill != 0:
+                    value.fill_(fill)
 
 
 def _plan_nested(

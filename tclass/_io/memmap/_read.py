@@ -352,16 +352,19 @@ def _load_td(
     # Leaves mapped straight from this folder (the usual load): see _leaf_file.
     direct = maps_directly(folder, options)
     prefix = list(batch)  # what each leaf's shape starts with
+    nodes = False  # whether an entry is a sub-folder
     for stored, key, entry in listed:
         if skipped and key in skipped:
             continue
         if observer is not None:
+            nodes = nodes or "type" in entry
             value = _observed_entry(
                 observer, folder, stored, key, entry, batch, options, record_cls
             )
             if value is not _SKIPPED:
                 entries[key] = value
         elif "type" in entry:
+            nodes = True
             value = _load_child(folder, stored, key, batch, options, record_cls)
             if value is not _SKIPPED:
                 entries[key] = value
@@ -374,16 +377,19 @@ def _load_td(
         if not (options.shapes_only or options.fake):
             _check_saved_values(record_cls, folder, listed, entries)  # type: ignore[arg-type]
     # As the peer loads them: the tensors first, then the nodes and Python values.
-    nodes = {key for _, key, entry in listed if "type" in entry}
     if nodes:
-        entries = {k: v for k, v in entries.items() if k not in nodes} | {
-            k: v for k, v in entries.items() if k in nodes
-        }
+        entries = _tensors_first(entries, {key for _, key, entry in listed if "type" in entry})
     td = TensorDict._new_unchecked(entries, batch, device)
     td._assign_names(_saved_names(meta.get("_names"), len(batch), where))
     if _write_through(options, folder):  # Python values and new entries reach the folder
         td._attach_folder(SavedFolder(folder.path, options.allow_pickle))
     return td
+
+
+def _tensors_first(entries: dict[str, Any], nodes: set[str]) -> dict[str, Any]:
+    return {k: v for k, v in entries.items() if k not in nodes} | {
+        k: v for k, v in entries.items() if k in nodes
+    }
 
 
 def _check_saved_values(

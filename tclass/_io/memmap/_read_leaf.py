@@ -117,7 +117,8 @@ def load_leaf(
         return _empty(shape, dtype, options)
     if direct:
         try:  # the usual file name; any failure goes the long way, for its fallbacks
-            return folder.map_leaf(file_name(stored) + ".memmap", "", dtype, shape, options.mode)
+            name = stored if stored.isidentifier() else file_name(stored)  # file_name's first case
+            return folder.map_leaf(name + ".memmap", "", dtype, shape, options.mode)
         except TclassError:
             pass
     return _map_leaf(folder, stored, key, dtype, shape, options)

@@ -41,7 +41,8 @@ from tclass._core._records import is_record, storage_of
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
-from tclass._io._schema import record_schema
+from tclass._interop._pytree import register_collection
+from tclass._io._schema import check_tree_values_to_save, record_schema
 from tclass._io.memmap._values import pickle_policy
 from tclass._io.store import _h5, _zarr
 from tclass._io.store._datasets import (
@@ -305,6 +306,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         changes); an append-only one (a ``ZipStore``, which holds each key once) is
         written whole, each key once, and returned opened for reading only."""
         schema = record_schema(input_dict) if is_record(input_dict) else None
+        check_tree_values_to_save(input_dict)  # before the file is created
         if is_record(input_dict):
             input_dict = storage_of(input_dict)
         if isinstance(input_dict, TensorCollection):
@@ -471,9 +473,14 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
             self._check_shapes(new)
         except BatchSizeError as error:
             raise BatchSizeError(str(error)) from None
-        self._batch_size = new
         if self._names is not None:  # kept leading dims keep their names, as a TensorDict's
-            self._set_names(_names.resized(self._names, len(new)))
+            group = self._live()
+            for key in self._key_names():  # the groups keep theirs, as a TensorDict's nodes
+                node = group[key]
+                if is_group(node):
+                    self._child_of(key, node)
+            self._names = _names.resized(self._names, len(new))
+        self._batch_size = new
         self._write_meta()
 
     @property
@@ -815,3 +822,13 @@ def _wrapped(native: Any, preferred: Backend, access: Access) -> StoreGroup:
 # A PersistentTensorDict is a mutable mapping to code that asks (``isinstance(td, Mapping)``:
 # torch's ``Module.load_state_dict(td)``, ``dict(td)``), as the peer's; records are not.
 MutableMapping.register(PersistentTensorDict)
+# Tree utilities read a file and its views as they read a TensorDict (rebuilt as one), as
+# the peer's; torch.vmap maps over a view's rows, and refuses a file, as the peer's.
+register_collection(PersistentTensorDictView)
+register_collection(
+    PersistentTensorDict,
+    no_vmap=(
+        "PersistentTensorDict cannot be used with torch.vmap (its entries live in the file): "
+        "call to_tensordict() first, or map over a view of its rows (ptd[:])"
+    ),
+)

@@ -572,7 +572,9 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         self._at(index)._write_all(value)
 
     def _write_all(self, value: Any) -> None:
-        """``value`` (a collection, a dict, a tensor or a number) into every entry."""
+        """``value`` (a collection, a dict, a tensor or a number) into every entry (what
+        lands in a record's group checked against its class first)."""
+        self._source._check_into_records((), value)
         self._source._write_rows(self._selection, value)
 
     def _update_entries(
@@ -639,6 +641,7 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
 
     def zero_(self) -> Self:
         """Write zeros into the view's rows of every array (nothing is read)."""
+        self._source._check_into_records((), 0)
         self._source._write_rows(self._selection, 0)
         return self
 
@@ -652,6 +655,7 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
 
     def _write_back(self, local: TensorDict) -> None:
         """The tensors of ``local`` (the rows, worked on) written into the store."""
+        self._source._check_into_records((), local)
         self._source._write_rows(self._selection, local, values=False)
 
     def del_(self, key: Any) -> Self:
@@ -696,8 +700,9 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         msg = (
             f"Cannot call {method} on a PersistentTensorDictView ({self._where()}): moving "
             "entries deletes them from the file, every row of them, and the new entry would "
-            "hold only these rows. Call it on the PersistentTensorDict, with "
-            "keep_entries=True, or on to_tensordict()"
+            "hold only these rows. Call it on the PersistentTensorDict"
+            + (", with keep_entries=True," if method != "separates" else "")
+            + " or on to_tensordict()"
         )
         raise UnsupportedError(msg)
 
@@ -727,6 +732,11 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         """
         self._refuse_in_place("exclude", inplace)
         return self.to_tensordict().exclude(*keys)  # type: ignore[return-value]
+
+    def _check_removable(self, method: str, paths: Sequence[Any] | None = None) -> None:
+        if method == "separates":
+            self._refuse_moves(method)
+        self._refuse_in_place(method, True)
 
     def _refuse_in_place(self, method: str, inplace: bool) -> None:
         if inplace:

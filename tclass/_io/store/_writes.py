@@ -27,7 +27,7 @@ from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._td import TensorDict
 from tclass._engine._td_setitem import source_batch_error
-from tclass._io._schema import record_schema
+from tclass._io._schema import check_values_to_save, check_written_values, record_schema
 from tclass._io.store._datasets import (
     as_values,
     fill,
@@ -78,6 +78,7 @@ class StoreWrites(TensorDictBase):
         def _where(self, key: str | None = None) -> str: ...
         def _child_of(self, key: str, group: StoreGroup) -> PersistentTensorDict: ...
         def _group_at(self, path: Sequence[str]) -> PersistentTensorDict: ...
+        def _as_record(self, key: str, value: Any) -> Any: ...
     else:
         __slots__ = ()
 
@@ -117,6 +118,7 @@ class StoreWrites(TensorDictBase):
         ``ptd[key] = value``, ``update``, a record's field and tclass's own writes, which
         go through ``update``, replace entries without one)."""
         path = _keys.key_path(key)
+        self._check_into_records(path, value)
         if len(path) > 1:
             self._parent_for(path)._put(path[-1], value, inplace, warn)
             return self
@@ -217,6 +219,8 @@ class StoreWrites(TensorDictBase):
             # entry must fit the group's batch size (else its BatchMismatchError)
             self._child_of(key, node).update(value)
             return
+        if record is not None:
+            check_values_to_save(record, f"key {key!r}")
         made = self._replace(group, key, partial(group.create_group, key), warn)
         child = self._child_of(key, made)
         child._batch_size = value.batch_size
@@ -264,7 +268,49 @@ class StoreWrites(TensorDictBase):
             error = source_batch_error(self, index, storage_of(value))
             if error is not None:
                 raise error
+        self._check_into_records((), value)
         self._write_rows(index, value)
+
+    def _check_into_records(self, path: tuple[str, ...], value: Any) -> None:
+        """What a write at ``path`` (of entries or of rows: ``()`` for the rows of this
+        collection) puts into the group of a record meets the constraints of its class,
+        as the record's own writes are checked; checked before anything is written.
+
+        Raises:
+            FieldSpecError: naming the field and the first value that breaks them.
+        """
+        node, cls = self, None
+        for depth, part in enumerate(path):
+            group = node._live()
+            entry = group[part] if part in group else None
+            if entry is None or not is_group(entry):
+                if cls is not None and depth == len(path) - 1:
+                    check_written_values(cls, {part: value}, node._where(part))
+                return
+            cls = node._records.get(part)
+            node = node._child_of(part, entry)
+        if cls is not None:
+            check_written_values(cls, value, node._where())
+        node._check_rows_into(value)
+
+    def _check_rows_into(self, value: Any) -> None:
+        """:meth:`_check_into_records` of ``value`` written over this whole collection:
+        the part of it that lands in each record group below."""
+        source = storage_of(value)
+        keyed = isinstance(source, (Mapping, TensorCollection))
+        group = self._live()
+        for key in self._key_names():
+            node = group[key]
+            if not is_group(node):
+                continue
+            part = source.get(key, _MISSING) if keyed else value
+            if part is _MISSING:
+                continue
+            child = self._child_of(key, node)
+            cls = self._records.get(key)
+            if cls is not None:
+                check_written_values(cls, part, child._where())
+            child._check_rows_into(part)
 
     def _update_entries(
         self,
@@ -280,6 +326,7 @@ class StoreWrites(TensorDictBase):
         paths = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
         group = self._writable()
         refuse_grad(source, self._where())  # before any entry is written
+        self._check_rows_into(source)
         for key, value in source_items(source):
             path = _keys.key_path(key)
             below = None if paths is None else _paths_below(path, paths)
@@ -368,6 +415,12 @@ class StoreWrites(TensorDictBase):
             raise self._missing_key(old_key)
         if isinstance(value, TensorCollection):
             value = in_memory(value)
+        if new[: len(old)] == old:  # into itself ("n" to ("n", "w")): n holds only w
+            self.del_(old)
+            self._put(new, value, False)
+            return self
+        if self.get(new, _MISSING) is not _MISSING:
+            self.del_(new)  # replaced whole, as a TensorDict's entry (a group: not merged into)
         self._put(new, value, False)
         if old[: len(new)] == new:  # renamed to its own ancestor: replaced with it, gone
             return self
@@ -400,6 +453,7 @@ class StoreWrites(TensorDictBase):
         if target is _MISSING:
             raise self._missing_key(key)
         number = float(value) if isinstance(value, torch.Tensor) else value
+        self._check_into_records(_keys.key_path(key), number)
         if isinstance(target, StoreWrites):
             target._fill_all(number)
             return self
@@ -432,6 +486,7 @@ class StoreWrites(TensorDictBase):
         """Write ``value`` into the existing entry ``key`` (a dataset, or a group entry
         by entry)."""
         node, group, name, target = self._existing(key)
+        self._check_into_records(_keys.key_path(key), value)
         nested = isinstance(storage_of(value), (Mapping, TensorCollection))
         if is_group(target) != (nested and not isinstance(value, (NonTensorData, NonTensorStack))):
             held = "a group" if is_group(target) else "a dataset"
@@ -453,6 +508,7 @@ class StoreWrites(TensorDictBase):
         dataset, or every dataset of a group); ``update_at_`` and ``copy_at_`` write
         through here."""
         node, group, name, target = self._existing(key)
+        self._check_into_records(_keys.key_path(key), value)
         index = _batch_index(list_index(index), self._batch_size)
         if is_group(target):
             node._child_of(name, target)._write_rows(index, value)
@@ -511,7 +567,9 @@ class StoreWrites(TensorDictBase):
                     skipped.append(path)  # nothing to write (a TensorDict's update_ too)
                     continue
                 raise self._missing_key(path[0] if len(path) == 1 else path)
-            if nested:
+            if nested and not _holds_leaves(value) and not is_group(self._existing(path)[3]):
+                skipped.append(path)  # nothing to write into the dataset (a TensorDict's too)
+            elif nested:
                 self._require_keys(value, path, allowed, skipped)
 
     def _write_rows(self, index: Any, value: Any, values: bool = True) -> None:
@@ -556,8 +614,8 @@ class StoreWrites(TensorDictBase):
         for key in self._key_names():
             node = group[key]
             paired = tuple(other._entry(key) for other in others)
-            if is_group(node):
-                self._child_of(key, node)._apply_in_place(fn, paired)
+            if is_group(node):  # a record's group: through the record, which checks it
+                self._as_record(key, self._child_of(key, node))._apply_in_place(fn, paired)
             elif node.dtype is not None:
                 tensor = to_tensor(node.read())
                 result = fn(tensor, *paired)

@@ -1,0 +1,190 @@
+"""The leaves of a ``TensorDictParams`` (``_params.py``): how its tensors become
+parameters and buffers (the peer's rule), the module's live views of them
+(:class:`ModuleLeaves`, its ``_parameters`` / ``_buffers``), and the walks over its
+TensorDict that ``to``, ``clone``, ``memmap_``, ``load_memmap_`` and ``state_dict`` use."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from typing import Any, Protocol, cast
+
+import torch
+from torch import nn
+
+from tclass._base._tensordict_base import Value
+from tclass._base.implemented._collection import TensorCollection
+from tclass._core._records import storage_of
+from tclass._engine._nontensor import _NonTensorNode
+from tclass._engine._td import TensorDict
+
+__all__ = [
+    "ModuleLeaves",
+    "as_buffer",
+    "as_param",
+    "convert_tensors",
+    "flat_items",
+    "forget_folders",
+    "kinds_like",
+    "leaf_like",
+    "map_leaves",
+    "same_layout",
+    "tensor_leaves",
+]
+
+_FLOATS = (torch.float16, torch.float32, torch.float64)
+
+
+class _Owner(Protocol):
+    """What :class:`ModuleLeaves` reads of its ``TensorDictParams``."""
+
+    _param_td: TensorDict
+
+
+def as_param(tensor: torch.Tensor) -> torch.Tensor:
+    """A float tensor as an ``nn.Parameter`` (the peer's rule), another as a buffer.
+
+    A tensor subclass whose ``detach()`` gives a plain tensor (a loaded checkpoint's
+    ``MemoryMappedTensor``) is refused by ``nn.Parameter``; its plain view over the same
+    storage (the mapped file) becomes the parameter instead."""
+    if isinstance(tensor, nn.Parameter) or getattr(tensor, "_is_buffer", False):
+        return tensor
+    if tensor.dtype in _FLOATS:
+        return nn.Parameter(tensor if type(tensor) is torch.Tensor else tensor.detach())
+    return nn.Buffer(tensor)
+
+
+def as_buffer(tensor: torch.Tensor) -> torch.Tensor:
+    """``no_convert=True``: tensors that are not parameters become buffers (a tensor in
+    an autograd graph is kept as it is)."""
+    if isinstance(tensor, nn.Parameter) or tensor.requires_grad:
+        return tensor
+    return nn.Buffer(tensor)
+
+
+def leaf_like(tensor: torch.Tensor, original: torch.Tensor) -> torch.Tensor:
+    """A converted leaf (``to``, ``cpu``) made of the kind of the leaf it replaces."""
+    if tensor is original:
+        return tensor
+    if isinstance(original, nn.Parameter) and (tensor.is_floating_point() or tensor.is_complex()):
+        return nn.Parameter(tensor.detach(), requires_grad=original.requires_grad)
+    return as_buffer(tensor)
+
+
+def convert_tensors(value: Any, convert: Callable[[torch.Tensor], torch.Tensor]) -> Any:
+    """``value`` with its tensors converted (a collection's leaves, in place of it)."""
+    if isinstance(value, torch.Tensor):
+        return convert(value)
+    if isinstance(value, TensorCollection):  # (a Mapping too: keeps its batch size)
+        if value._is_leaf_node:
+            return value
+        return value._map_values(lambda leaf: convert_tensors(leaf, convert), value.batch_size)
+    if isinstance(value, Mapping):
+        return {key: convert_tensors(item, convert) for key, item in value.items()}
+    return value
+
+
+def tensor_leaves(
+    td: TensorCollection, prefix: str = ""
+) -> Iterator[tuple[str, TensorCollection, str, Value]]:
+    """(dotted name, parent collection, key, leaf) for every tensor leaf, depth first."""
+    for key, value in td._items():
+        if isinstance(value, torch.Tensor):
+            yield prefix + key, td, key, value
+        elif isinstance(value, TensorCollection) and not isinstance(value, _NonTensorNode):
+            yield from tensor_leaves(value, f"{prefix}{key}.")
+
+
+def same_layout(leaf: torch.Tensor, loaded: Value) -> bool:
+    return (
+        isinstance(loaded, torch.Tensor)
+        and leaf.shape == loaded.shape
+        and leaf.dtype == loaded.dtype
+        and leaf.device == loaded.device
+    )
+
+
+def forget_folders(td: TensorCollection) -> None:
+    """Detaches ``td`` and its nested TensorDicts from the folder they were loaded from."""
+    if isinstance(td, TensorDict):
+        td._attach_folder(None)
+    for _, value in td._items():
+        if isinstance(value, TensorCollection) and not isinstance(value, _NonTensorNode):
+            forget_folders(storage_of(value))
+
+
+class ModuleLeaves(MutableMapping[str, Any]):
+    """The parameters (or the buffers) of a TensorDictParams: its tensor leaves that are
+    (or are not) ``nn.Parameter``, by dotted name, read from and written to its
+    TensorDict. Installed as the module's ``_parameters`` / ``_buffers``."""
+
+    def __init__(self, owner: _Owner, parameters: bool) -> None:
+        self.owner, self.parameters = owner, parameters
+
+    def _found(self) -> dict[str, tuple[TensorCollection, str, Value]]:
+        wanted = self.parameters
+        return {
+            name: (parent, key, leaf)
+            for name, parent, key, leaf in tensor_leaves(self.owner._param_td)
+            if isinstance(leaf, nn.Parameter) == wanted
+        }
+
+    def __getitem__(self, name: str) -> Any:
+        return self._found()[name][2]
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        parent, key, _ = self._found()[name]  # nn.Module replaces entries it holds
+        td = cast(TensorDict, parent)
+        with td.unlock_():
+            td._store_entry(key, value)
+
+    def __delitem__(self, name: str) -> None:
+        parent, key, _ = self._found()[name]
+        td = cast(TensorDict, parent)
+        with td.unlock_():
+            td._remove_entry(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._found()))
+
+    def __len__(self) -> int:
+        return len(self._found())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._found()
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
+
+
+def flat_items(state: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    for key, value in state.items():
+        if isinstance(value, Mapping):
+            yield from flat_items(value, f"{prefix}{key}.")
+        else:
+            yield prefix + key, value
+
+
+def map_leaves(td: TensorDict, fn: Callable[[torch.Tensor], torch.Tensor]) -> TensorDict:
+    def one(value: Value) -> Value:
+        if isinstance(value, torch.Tensor):
+            return fn(value)
+        if isinstance(value, TensorDict):
+            return map_leaves(value, fn)
+        return value
+
+    return td._map_values(one, td.batch_size)
+
+
+def kinds_like(moved: TensorDict, original: TensorDict) -> TensorDict:
+    """``moved`` (``original`` after ``to()``) with each leaf of its original's kind."""
+
+    def one(key: str, value: Value) -> Value:
+        before = original._entry(key)
+        if isinstance(value, torch.Tensor) and isinstance(before, torch.Tensor):
+            return leaf_like(value, before)
+        if isinstance(value, TensorDict) and isinstance(before, TensorDict):
+            return kinds_like(value, before)
+        return value
+
+    entries = {key: one(key, value) for key, value in moved._items()}
+    return moved._new_like(entries, moved.batch_size, moved.device)  # (names kept)
