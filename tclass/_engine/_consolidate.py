@@ -395,11 +395,12 @@ class _Flatten(NodeVisitor[Description]):
         return (lambda views, target: cls._make(data, batch, target.device)), tree
 
     def visit_values(self, node: NonTensorStack) -> Description:
-        array = node._as_array()
-        return (lambda views, target: NonTensorStack._from_array(array, target.device)), {
-            "values": node.tolist(),
-            "batch": list(node.batch_size),
-        }
+        array, dims = node._as_array(), node._stack_dims  # (nested as it was: the peer's
+        # stack of stacks, which its index and unbind read as one value per stack)
+        tree: dict[str, Any] = {"values": node.tolist(), "batch": list(node.batch_size)}
+        if dims is not None:
+            tree["stack_dims"] = list(dims)
+        return (lambda views, target: NonTensorStack._from_array(array, target.device, dims)), tree
 
     def visit_tensordict(self, td: TensorDict) -> Description:
         parts: list[tuple[str, int | Rebuild]] = []
@@ -488,6 +489,24 @@ def _jagged(parts: Sequence[torch.Tensor], ragged: int) -> torch.Tensor:
     )
 
 
+def _stack_dims_of(tree: dict[str, Any], batch: torch.Size) -> tuple[int, ...] | None:
+    """The stack dims a stack of values was nested along (None: not recorded).
+
+    Raises:
+        MetadataError: they are not batch dims of ``batch``.
+    """
+    dims = tree.get("stack_dims")
+    if dims is None:
+        return None
+    if type(dims) is not list or not all(type(d) is int and 0 <= d < len(batch) for d in dims):
+        msg = (
+            f"the consolidated buffer's stack dims {dims!r:.80} are not dims of a batch "
+            f"of {len(batch)} dims; the buffer is damaged"
+        )
+        raise MetadataError(msg)
+    return tuple(dims)
+
+
 def rebuild_from_description(
     tree: dict[str, Any], cls: type | None, known: Mapping[str, type] | None = None
 ) -> Rebuild:
@@ -520,7 +539,8 @@ def rebuild_from_description(
     if "values" in tree:
         shaped: np.ndarray[Any, Any] = np.empty(tuple(batch), dtype=object)
         fill_array(shaped, tree["values"], list(batch), "the consolidated buffer")
-        return lambda views, target: NonTensorStack._from_array(shaped, target.device)
+        dims = _stack_dims_of(tree, batch)
+        return lambda views, target: NonTensorStack._from_array(shaped, target.device, dims)
     parts = {
         key: (entry if isinstance(entry, int) else rebuild_from_description(entry, None, known))
         for key, entry in tree["entries"].items()

@@ -233,6 +233,9 @@ class RecordStorageOps(TensorDictBase):
         out = self._tensordict.repeat(*repeats, inplace=inplace)
         return self if inplace else self._result(out)
 
+    def tile(self, dims: int | Sequence[int]) -> Self:
+        return self._result(self._tensordict.tile(dims))
+
     def repeat_interleave(
         self,
         repeats: torch.Tensor | int,

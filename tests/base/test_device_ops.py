@@ -176,6 +176,13 @@ def test_consolidate_into_a_file_puts_every_node_on_cpu(tmp_path: Path) -> None:
     lazy = tclass.lazy_stack([TensorDict(a=torch.zeros(2)), TensorDict(a=torch.zeros(3))])
     packed_lazy = lazy.consolidate(filename=tmp_path / "lazy.mmap")
     assert packed_lazy.device == torch.device("cpu") and packed_lazy[1].device.type == "cpu"
+    # consolidated before (in memory), then into a file: written there, every member on
+    # cpu (the peer writes nothing and keeps the devices, None: README "is_memmap()")
+    again = lazy.consolidate().consolidate(filename=tmp_path / "again.mmap")
+    assert again.device == torch.device("cpu")
+    assert all(member.device == torch.device("cpu") for member in again.tensordicts)
+    reread = tclass.LazyStackedTensorDict.from_consolidated(tmp_path / "again.mmap")
+    assert [m["a"].shape for m in reread.tensordicts] == [torch.Size([2]), torch.Size([3])]
     assert TensorDict.from_consolidated(tmp_path / "td.mmap").device is None  # as the peer
 
 

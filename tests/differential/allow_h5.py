@@ -131,12 +131,15 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue  # a frozen record over a file is locked, as every frozen record
         if ".names: peer [" in line and (op == "world" or "from_dict" in finding.step.src):
             continue  # from_dict kept the names the peer dropped
-        if op == "load" and ".save(" in finding.step.src and _NAMES_SAVED.search(line):
-            continue  # save() of a file kept its names, the peer's copy dropped them
+        if op in ("load", "load_memmap") and _SAVED_BY.search(finding.step.src):
+            if _NAMES_SAVED.search(line):
+                continue  # save() / memmap() of a file kept its names, the peer's dropped
         if op in ("memmap", "memmap_like") and _SAVED_MAPPED.search(line):
             continue  # the peer's copy of a view is a view (its rows read into memory)
         if op in ("memmap", "memmap_like") and _SAVED_LOCKED.match(line):
             continue  # each level of the saved copy (its nested collections too)
+        if op == "is_contiguous" and line == "result: peer True, tclass False":
+            continue  # a view of a file's rows is not contiguous, as the file (the peer's is)
         if op in ("cpu", "to") and _VIEW_KEPT.search(line):
             continue
         if op in ("setitem_key", "set", "update") and _RESHAPED.search(line):
@@ -244,7 +247,10 @@ def _value_in_new_group_kept(finding: Finding, line: str) -> bool:
 _NAMES_DROPPED = re.compile(
     r"^result(\['\w+'\])*\.names: peer \[[^\]]*\], tclass \[None(, None)*\]$"
 )
-_NAMES_SAVED = re.compile(r"^result(\['\w+'\])*\.names: peer \[None(, None)*\], tclass \['")
+_NAMES_SAVED = re.compile(
+    r"^result(\['\w+'\])*\.names: peer \[None(, None)*\], tclass \[(None, )*'"
+)
+_SAVED_BY = re.compile(r"\.(save|memmap)\(")
 _NEW_GROUP_NAMED = re.compile(r"^result(\['\w+'\])+\.names: peer \[None(, None)*\], tclass \[")
 _RESHAPED = re.compile(r": peer Tensor\[[\w.]+, shape \[[\d, ]*\]\], tclass Tensor\[[\w.]+, shape")
 

@@ -115,3 +115,35 @@ def _names_unique(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     return "dim names must be unique" in message or (
         "dims but the batch has" in message and "None" in message
     )
+
+
+_NESTED_SIZE = re.compile(
+    r"^result((?:\['[^']*'\])+)\.batch_size: peer \(([\d, ]*)\), tclass \(([\d, ]*)\)$"
+)
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(",") if part.strip())
+
+
+def _empty_nested_resized(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``x.batch_size = new`` where a nested collection without leaves has a batch size
+    that does not begin with ``new``: tclass gives it ``new``, as every nested
+    collection's batch size begins with its parent's; the peer leaves it as it was (a
+    nested batch size its parent's does not begin)."""
+    if finding.kind != "result" or finding.step.op != "set_batch_size":
+        return False
+    new = _sizes(finding.step.src.split("=", 1)[1].strip(" []"))
+    for line in finding.detail:
+        found = _NESTED_SIZE.match(line)
+        if found is None:
+            return False
+        node = mine.value
+        for key in re.findall(r"\['([^']*)'\]", found.group(1)):
+            node = node.get(key)
+        peer_size, mine_size = _sizes(found.group(2)), _sizes(found.group(3))
+        if list(node.keys(True, True)) or peer_size[: len(new)] == new:
+            return False
+        if mine_size[: len(new)] != new:
+            return False
+    return True

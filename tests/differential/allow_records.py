@@ -289,13 +289,16 @@ def _mixed_field_refused(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     return finding.kind == "result" and all(_MIXED_READ.match(line) for line in finding.detail)
 
 
-_NO_DEVICE = re.compile(r"^result(?:\[[^\]]*\])*\.device: peer 'None', tclass 'cpu'$")
+_NO_DEVICE = re.compile(
+    r"^result(?:\[[^\]]*\]|\.<members>(?:\[\d+\])+)*\.device: peer 'None', tclass 'cpu'$"
+)
 
 
 def _consolidated_on_cpu(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``consolidate(filename=...)`` of a collection consolidated before: tclass's result
     is on ``cpu``, where its tensors are (views of the file), as the peer's is for a
-    collection not consolidated before; the peer's then keeps the source's no device."""
+    collection not consolidated before; the peer's then keeps the source's no device (a
+    lazy stack's members and their nested collections too)."""
     if finding.kind == "alias":
         return _refiled(finding)
     if finding.kind != "result" or "consolidate(filename=" not in finding.lines[-1]:
@@ -440,6 +443,22 @@ def _params_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
         return False
     text = _PARAMS_SAVE_REFUSED.get(finding.step.op)
     return text is not None and text in str(peer.error)
+
+
+def _params_nested_read_locked(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``params.n`` of a locked TensorDictParams, ``n`` a nested collection: tclass gives
+    a TensorDictParams over it, as both do unlocked; the peer's new TensorDictParams
+    unlocks ``n`` to convert its leaves and fails inside ("Cannot unlock a tensordict
+    that is part of a locked graph"), where its ``params["n"]`` reads it."""
+    if finding.kind != "peer-raises" or finding.step.op != "getattr":
+        return False
+    if not re.fullmatch(r"x\.\w+", finding.step.src.strip()):
+        return False
+    return (
+        any("TensorDictParams(" in line for line in finding.lines)
+        and "Cannot unlock a tensordict that is part of a locked graph" in str(peer.error)
+        and type(mine.value).__name__ == "TensorDictParams"
+    )
 
 
 _LIST_UNREAD = re.compile(r"^result\['(lst|v)'\]: peer error \('RuntimeError', ")

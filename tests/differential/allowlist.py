@@ -52,6 +52,7 @@ from .allow_h5 import (
 )
 from .allow_names import (
     _broadcast_index_unnamed,
+    _empty_nested_resized,
     _masked_select_unnamed,
     _names_unique,
     _pad_sequence_unnamed,
@@ -107,6 +108,7 @@ from .allow_records import (
     _mixed_keys_unsorted,
     _namedtuple_number_kept,
     _namedtuple_of_record,
+    _params_nested_read_locked,
     _params_saved,
     _ragged_lists_loaded,
     _state_dict_values_kept,
@@ -278,6 +280,7 @@ ENTRIES: list[Entry] = [
             _state_dict_values_kept,
             _dotted_keys_loaded,
             _locked_record_updated_at,
+            _params_nested_read_locked,
             _popped_as_stored,
             _params_value_attribute,
             _ragged_lists_loaded,
@@ -318,6 +321,7 @@ ENTRIES: list[Entry] = [
             _empty_set_under_node,
             _new_batch_named,
             _written_into_no_elements,
+            _empty_nested_resized,
         ),
     ),
     Entry(

@@ -567,9 +567,10 @@ def test_expand_adds_leading_dims(d: int) -> None:
 
 
 @pytest.mark.parametrize("ragged", [False, True])
-def test_broadcast_to_keeps_the_lock_and_expand_does_not(ragged: bool) -> None:
+def test_broadcast_to_keeps_the_lock_and_expand_locks_what_stays_lazy(ragged: bool) -> None:
     # as the peer's: broadcast_to is one of its batch ops (flip, tile, narrow...), which
-    # keep the lock; expand of a lazy stack gives an unlocked result
+    # keep the lock; expand of a lazy stack gives a new dense stack, unlocked, or (members
+    # of other keys) a lazy stack of views of the locked members, locked as they are
     members = [TensorDict({"a": torch.ones(1)}, [1]), TensorDict({"a": torch.ones(1)}, [1])]
     if ragged:
         members[1]["w"] = torch.zeros(1, 2)
@@ -577,7 +578,9 @@ def test_broadcast_to_keeps_the_lock_and_expand_does_not(ragged: bool) -> None:
     out = lazy.broadcast_to([2, 1, 2])
     assert out.batch_size == torch.Size([2, 1, 2]) and out.is_locked
     assert torch.equal(out["a"], torch.ones(2, 1, 2))
-    assert not lazy.expand(2, 1, 2).is_locked
+    expanded = lazy.expand(2, 1, 2)
+    assert expanded.is_locked == ragged == isinstance(expanded, tclass.LazyStackedTensorDict)
+    assert all(member.is_locked == ragged for member in expanded.unbind(2))
     fresh = [TensorDict({"a": torch.ones(1)}, [1]), TensorDict({"a": torch.ones(1)}, [1])]
     assert not tclass.lazy_stack(fresh, 1).broadcast_to([2, 1, 2]).is_locked
 

@@ -235,3 +235,51 @@ def test_a_0d_tensor_on_the_stack_dim_with_a_tensor_elsewhere_indexes_that_membe
     with pytest.raises(DimError, match="index 5 is out of range") as caught:
         stack[torch.tensor(5), torch.tensor([0])]
     assert isinstance(caught.value, IndexError)
+
+
+@pytest.mark.parametrize("lib_name", ["tclass", "tensordict"])
+@pytest.mark.parametrize(
+    ("rest", "part_size"), [((), (3,)), ((None,), (1, 3)), ((1,), ()), ((1, None), (1,))]
+)
+def test_a_mask_over_lazy_members_takes_their_members_parts(
+    lib_name: str, rest: tuple[object, ...], part_size: tuple[int, ...]
+) -> None:
+    """A mask over the stack dim and the stack dim of lazy members (a lazy stack of lazy
+    stacks, as ``flatten().unflatten()`` gives): each element is a part of one member
+    of a member, a TensorDict, not a lazy stack of one, as in the peer."""
+    lib = pytest.importorskip(lib_name)
+
+    def inner(first: float) -> object:
+        rows = [lib.TensorDict({"b": torch.full((3,), first + i)}, [3]) for i in range(2)]
+        return lib.lazy_stack(rows, 0)
+
+    stack = lib.lazy_stack([inner(0.0), inner(2.0)], 0).lock_()
+    mask = torch.tensor([[True, False], [True, True]])
+    out = stack[(mask, *rest)]
+    assert out.batch_size == (3, *part_size) and out.is_locked
+    assert all(type(part) is lib.TensorDict for part in out.tensordicts)
+    assert all(part.batch_size == part_size for part in out.tensordicts)
+    firsts = [part["b"].reshape(-1)[0].item() for part in out.tensordicts]
+    assert firsts == [0.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("lib_name", ["tclass", "tensordict"])
+def test_a_slice_over_a_lazy_members_stack_dim_keeps_it_lazy(lib_name: str) -> None:
+    """As above, but the members' own stack dim (the last) is left to a slice: each
+    element is a lazy stack of what the slice takes, even of one member, as in the peer;
+    an int there takes that member's part."""
+    lib = pytest.importorskip(lib_name)
+
+    def inner(first: float) -> object:
+        rows = [lib.TensorDict({"b": torch.full((3,), first + i)}, [3]) for i in range(2)]
+        return lib.lazy_stack(rows, 1)
+
+    stack = lib.lazy_stack([inner(0.0), inner(2.0)], 0)  # batch [2, 3, 2]
+    mask = torch.tensor([[True, False, True], [True, True, False]])
+    kept = stack[mask, 0:1]
+    assert kept.batch_size == (4, 1)
+    assert all(type(part) is lib.LazyStackedTensorDict for part in kept.tensordicts)
+    assert [part["b"].tolist() for part in kept.tensordicts] == [[0.0], [0.0], [2.0], [2.0]]
+    taken = stack[mask, 1]
+    assert all(type(part) is lib.TensorDict for part in taken.tensordicts)
+    assert taken["b"].tolist() == [1.0, 1.0, 3.0, 3.0]

@@ -273,3 +273,30 @@ SCENARIOS: dict[str, Scenario] = {
 
 
 test_scenario_on_tclass, test_same_as_the_peer = scenario_tests(SCENARIOS)
+
+
+def test_consolidate_keeps_the_stack_dims(tmp_path: Path) -> None:
+    # a value unsqueezed then expanded is nested along its one stack dim; consolidated
+    # (in memory, in a file, read back) it stays so: unbind along the other dim gives
+    # one value per piece, as before and as the peer's
+    td = TensorDict(a=torch.zeros(4), s="a", batch_size=[4]).unsqueeze(-1).expand(4, 3)
+    dims = td.get("s")._stack_dims
+    td.consolidate(filename=tmp_path / "f.mmap")
+    for packed in (
+        td.consolidate(),
+        TensorDict.from_consolidated(tmp_path / "f.mmap"),
+        pickle.loads(pickle.dumps(td.consolidate())),
+    ):
+        assert packed.get("s")._stack_dims == dims == (1,)
+        piece = packed.unbind(1)[0]
+        assert type(piece.get("s")) is NonTensorData and piece["s"] == "a"
+        assert packed["s"] == [["a"] * 3] * 4
+
+
+def test_a_consolidated_buffer_with_stack_dims_out_of_the_batch_is_refused() -> None:
+    td = TensorDict(s="a", batch_size=[2]).unsqueeze(0)
+    buffer = td.consolidate()._consolidated["storage"]
+    text = bytes(buffer.tolist()).replace(b'"stack_dims": [0]', b'"stack_dims": [5]')
+    assert text != bytes(buffer.tolist())
+    with pytest.raises(errors.MetadataError, match="stack dims"):
+        TensorDict.from_consolidated(torch.frombuffer(bytearray(text), dtype=torch.uint8))

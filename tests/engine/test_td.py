@@ -591,6 +591,14 @@ class TestBatchSizeSetter:
         td.batch_size = [4, 3]
         assert td["b"].batch_size == torch.Size([4, 3])
 
+    def test_a_nested_collection_without_tensors_takes_a_size_it_does_not_begin(self) -> None:
+        # every nested batch size begins with its parent's (the peer leaves m at [4, 3])
+        td = TensorDict({"m": {"k": {}}, "e": {}}, [4, 3])
+        td.batch_size = [4, 2]
+        assert td["m"].batch_size == td["m", "k"].batch_size == torch.Size([4, 2])
+        td.batch_size = [4]  # [4, 2] begins with [4]: kept, as in the peer
+        assert td["m"].batch_size == td["e"].batch_size == torch.Size([4, 2])
+
     @pytest.mark.parametrize("bad", [[5], [4, 2], [-1], [4.0], "x"])
     def test_invalid_changes_nothing(self, bad: Any) -> None:
         td = _td((4, 3))

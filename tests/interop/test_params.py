@@ -882,3 +882,40 @@ def test_a_nested_entry_reads_as_an_attribute_sharing_its_tensors() -> None:
     for missing in ("zz", "s", "_m"):  # no entry, not a collection, a private name
         with pytest.raises(AttributeError, match=missing):
             getattr(params, missing)
+
+
+@pytest.mark.parametrize("entries", [{}, {"b": torch.zeros(2)}], ids=["empty", "leaf"])
+def test_a_nested_entry_of_locked_params_reads_as_an_attribute(entries: dict[str, Any]) -> None:
+    # the peer's params.m unlocks m to convert it, which its lock refuses ("Cannot unlock a
+    # tensordict that is part of a locked graph"); tclass reads it, as params["m"] is read
+    params = TensorDictParams(TensorDict({"m": TensorDict(entries, [])}, [])).lock_()
+    nested = params.m
+    assert type(nested) is TensorDictParams and nested.keys() == params["m"].keys()
+    assert all(nested[key] is params["m", key] for key in entries)
+    with pytest.raises(errors.LockedError):  # the lock of params still holds below it
+        nested["new"] = torch.ones(1)
+    assert "new" not in params["m"].keys()
+
+
+def test_a_lazy_stack_of_params_saves_what_they_wrap(tmp_path: pathlib.Path) -> None:
+    # as the peer, and as params.memmap() saves its TensorDict: each member a TensorDict
+    params = TensorDictParams(TensorDict({"a": torch.arange(2.0), "n": {"b": torch.ones(1)}}))
+    stack = tclass.lazy_stack([params, params.clone()], 0)
+    saved = stack.memmap(tmp_path / "s")
+    assert [type(member) for member in saved.tensordicts] == [TensorDict, TensorDict]
+    assert all(isinstance(m["a"], tclass.MemoryMappedTensor) for m in saved.tensordicts)
+    loaded = tclass.load_memmap(tmp_path / "s")
+    assert loaded["a"].tolist() == [[0.0, 1.0]] * 2 and loaded["n", "b"].tolist() == [[1.0]] * 2
+    like = stack.memmap_like(tmp_path / "like")
+    assert like["a"].shape == (2, 2) and type(like.tensordicts[0]) is TensorDict
+
+
+def test_tensor_split_of_params_gives_tensordicts_as_split_does() -> None:
+    # one section of all of it too (params[:] is params itself, as the peer's)
+    params = TensorDictParams(TensorDict({"a": torch.zeros(2, 4)}, [2, 4]), no_convert=True)
+    for pieces in (params.tensor_split([]), params.tensor_split([], 1), params.tensor_split([1])):
+        assert all(type(piece) is TensorDict for piece in pieces)
+    (whole,) = params.tensor_split(1, 1)
+    assert whole.batch_size == (2, 4) and whole["a"] is not params["a"]
+    assert whole["a"].data_ptr() == params["a"].data_ptr()  # a view, as split's
+    assert type(params.split(4, 1)[0]) is TensorDict and params[:] is params

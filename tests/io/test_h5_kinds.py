@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import torch
 
+import tclass
 from tclass import LazyStackedTensorDict, PersistentTensorDict, TensorDict, tensorclass
 from tclass.errors import InPlaceWriteError, SchemaMismatchError
 
@@ -37,6 +38,9 @@ RESULTS: dict[str, Callable[[Any, Path], Any]] = {
     "full_like": lambda x, _: torch.full_like(x, 2),
     "apply": lambda x, _: x.apply(lambda t: t + 1),
     "memmap": lambda x, folder: x.memmap(folder / "copy"),
+    # read back (the peer's saved copy of a file drops the names)
+    "load_memmap": lambda x, folder: TensorDict.load_memmap(x.memmap(folder / "m").saved_path),
+    "load": lambda x, folder: tclass.load((x.save(folder / "s"), folder / "s")[1]),
 }
 
 
@@ -348,3 +352,10 @@ def test_tensor_split_of_a_lazy_stack_of_files_reads_each_members_pieces(tmp_pat
     assert files[0]["b"].sum() > 0
     for f in files:
         f.close()
+
+
+def test_a_view_of_a_files_rows_is_not_contiguous_as_the_file(ptd: PersistentTensorDict) -> None:
+    # (the peer's file says False, its views True)
+    assert not ptd.is_contiguous()
+    assert not ptd[..., :1].is_contiguous() and not ptd[:1].is_contiguous()
+    assert ptd[:1].contiguous().is_contiguous()

@@ -722,6 +722,9 @@ class ShapeOps(TensorCollection):
         bounds = _section_bounds(indices_or_sections, self.batch_size[d])
         lead = (slice(None),) * d
         pieces = [self[lead + (slice(start, stop),)] for start, stop in bounds]
+        # a wrapper's index of all of it (a TensorDictParams) is itself: split's piece then
+        whole = self.batch_size[d]
+        pieces = [self._split_by_sizes([whole], d)[0] if p is self else p for p in pieces]
         return tuple(self._carry(piece, None) for piece in pieces)
 
     def _split_by_sizes(self, sizes: list[int], dim: int) -> tuple[Self, ...]:

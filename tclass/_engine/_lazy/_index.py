@@ -111,7 +111,8 @@ def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
     # Tensors over the stack dim and other dims: every element a copy, as torch's
     # advanced indexing (and the peer) gives, even of a member taken whole.
     over = _advanced_dims(stack, items)
-    out = _gather(stack, ids, positions, over, copy=True, numbers=numbers)
+    kept = _kept_dims(items, len(stack._batch_size))
+    out = _gather(stack, ids, positions, over, copy=True, numbers=numbers, kept=kept)
     return _named(stack, items, out, owned=True)
 
 
@@ -184,7 +185,9 @@ def _index_stack_dim(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> An
         numbers = _member_numbers(viewed, tensor)
         members = [viewed._members[number] for number in numbers]
         return viewed._restacked(members, start) if members else None
-    return _gather(viewed, ids, positions, _advanced_dims(viewed, picking), copy=False)
+    over = _advanced_dims(viewed, picking)
+    kept = _kept_dims(picking, len(viewed._batch_size))
+    return _gather(viewed, ids, positions, over, copy=False, kept=kept)
 
 
 def _index_each_member(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
@@ -399,6 +402,7 @@ def _gather(
     *,
     copy: bool,
     numbers: torch.Tensor | None = None,
+    kept: frozenset[int] = frozenset(),
 ) -> Any:
     """The result whose element at every index comes from member ``ids[index]`` at
     ``positions[index]``. Where a tensor picks members, its ``over = (first, count)``
@@ -407,12 +411,14 @@ def _gather(
     along the first dim where the member changes. ``copy``: a member taken whole is
     copied rather than shared. ``numbers``: the member numbers along the ``over`` dims
     where ``ids`` has no element (see :func:`_picked_members`); each member then gives a
-    part with no elements, as the peer keeps one member per picked position."""
+    part with no elements, as the peer keeps one member per picked position. ``kept``:
+    the batch dims a slice keeps as dims of the result (see :func:`_member_part`)."""
     numbers = ids if numbers is None else numbers
     first, count = over
     along = first if count else _first_dim(ids, varies=True) if ids.numel() else None
     if along is None:
-        return _member_part(stack._members[int(numbers.reshape(-1)[0])], positions, copy)
+        member = stack._members[int(numbers.reshape(-1)[0])]
+        return _member_part(member, positions, copy, _member_dims(kept, stack._stack_dim))
     inner = (first, count - 1) if count else over
     parts = [
         _gather(
@@ -422,6 +428,7 @@ def _gather(
             inner,
             copy=copy,
             numbers=numbers.select(along, j),
+            kept=kept,
         )
         for j in range(ids.shape[along])
     ]
@@ -437,9 +444,12 @@ def _first_dim(values: torch.Tensor, *, varies: bool) -> int | None:
     return None
 
 
-def _member_part(member: Any, positions: torch.Tensor, copy: bool) -> Any:
+def _member_part(
+    member: Any, positions: torch.Tensor, copy: bool, kept: frozenset[int] = frozenset()
+) -> Any:
     """The elements of ``member`` at flat ``positions``, shaped like ``positions``
-    (``copy``: never the member's own storage)."""
+    (``copy``: never the member's own storage; ``kept``: the member's dims a slice of
+    the index keeps)."""
     member_batch = member.batch_size
     shape = positions.shape
     if not member_batch:
@@ -449,8 +459,54 @@ def _member_part(member: Any, positions: torch.Tensor, copy: bool) -> Any:
         positions.reshape(-1), torch.arange(positions.numel())
     ):
         return member.clone() if copy else member  # taken whole: the member itself
+    inner = _inner_member(member, positions, kept)
+    if inner is not None:  # as the peer: a part of that member, not a lazy stack of one
+        inner_member, inner_positions, inner_kept = inner
+        part = _member_part(inner_member, inner_positions, copy, inner_kept)
+        return member._wrap(part) if is_record(member) and not is_record(part) else part
     part = member[torch.unravel_index(positions, member_batch)]
     return part.clone() if copy and not shape else part  # a 0-d index gives a view
+
+
+def _inner_member(
+    member: Any, positions: torch.Tensor, kept: frozenset[int]
+) -> tuple[Any, torch.Tensor, frozenset[int]] | None:
+    """Where ``member`` is a lazy stack (or a record over one) whose stack dim the index
+    does not keep (a slice over it keeps a lazy stack, as in the peer, even of one
+    member) and all ``positions`` fall in one of its own members: that member, the flat
+    positions in it and its dims kept (the peer indexes a lazy member by the index's
+    part, then takes the elements, which are its members' parts). None otherwise."""
+    stack = storage_of(member)
+    if not stack._is_lazy or not positions.numel() or -1 in stack.batch_size:
+        return None
+    d = stack._stack_dim
+    if d in kept:
+        return None
+    coords = torch.unravel_index(positions, stack.batch_size)
+    numbers = coords[d]
+    first = int(numbers.reshape(-1)[0])
+    if not bool((numbers == first).all()):
+        return None
+    flat = torch.zeros_like(positions)
+    for coord, size in zip(coords[:d] + coords[d + 1 :], remove_dim(stack.batch_size, d)):
+        flat = flat * size + coord
+    return stack._members[first], flat, _member_dims(kept, d)
+
+
+def _kept_dims(items: tuple[Any, ...], ndim: int) -> frozenset[int]:
+    """The batch dims ``items`` keep as dims of the result: those a slice indexes, and
+    the trailing ones no item reaches."""
+    kept, dim = set(), 0
+    for item in items:
+        if type(item) is slice:
+            kept.add(dim)
+        dim += _batch.index_dims_consumed(item)
+    return frozenset(kept | set(range(dim, ndim)))
+
+
+def _member_dims(kept: frozenset[int], d: int) -> frozenset[int]:
+    """``kept`` (dims of a lazy stack) as dims of its members (stack dim ``d`` left out)."""
+    return frozenset(k if k < d else k - 1 for k in kept if k != d)
 
 
 def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:

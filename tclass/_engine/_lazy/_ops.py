@@ -646,9 +646,10 @@ class LazyStackOps(TensorDictBase):
 
     def _expanded(self, shape: tuple[int, ...], leaf_op: str) -> Self:
         """Expands each member; new leading dims shift the stack dim, and a stack dim of
-        size 1 expands to that member repeated (shared, as expand shares memory). The
-        result of ``expand`` is unlocked, that of ``broadcast_to`` has this stack's lock,
-        as the peer's (its ``broadcast_to`` is one of its batch ops, as ``flip``, ``tile``)."""
+        size 1 expands to that member repeated (shared, as expand shares memory). A dense
+        result of ``expand`` is unlocked (a new stack), a lazy one keeps its members' lock
+        (views of locked members stay locked), that of ``broadcast_to`` has this stack's
+        lock; all as the peer's (its ``broadcast_to`` is one of its batch ops, as ``flip``)."""
         target = _batch.expand_shape(shape, self._batch_size)
         new_d = self._stack_dim + len(target) - len(self._batch_size)
         member_shape = remove_dim(target, new_d)
@@ -656,9 +657,9 @@ class LazyStackOps(TensorDictBase):
         if target[new_d] != len(members):  # expand_shape allows this from size 1 only
             members = members * target[new_d]
         expanded = self._restacked(members, new_d, target)
-        out = self._densified(
-            expanded.unlock_() if expanded.is_locked else expanded, records=leaf_op == "expand"
-        )
+        out = self._densified(expanded, records=leaf_op == "expand")
+        if out is not expanded and out.is_locked:  # a new dense stack of them: unlocked
+            out.unlock_()
         if leaf_op == "broadcast_to" and self.is_locked and not out.is_locked:
             out.lock_()
         return out
