@@ -16,7 +16,13 @@ from tclass._base.declared._stack_ops import LazyStackOptions
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch
 from tclass._core._records import storage_of
-from tclass._engine._lazy._parts import check_members, padded_stack, stack_entries, stacked_size
+from tclass._engine._lazy._parts import (
+    check_members,
+    lazily,
+    padded_stack,
+    stack_entries,
+    stacked_size,
+)
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._ops import check_out, stack
@@ -70,7 +76,7 @@ def lazy_stack(
     check_members(members, "lazy_stack", options.get("strict_shape", False))
     batch = members[0].batch_size
     dim = _batch.normalize_dim(dim, len(batch), op="lazy_stack", inclusive=True)
-    result = type(members[0])._stack_lazily(members, dim, stacked_size(members, dim))
+    result = lazily(members, dim, stacked_size(members, dim))
     if not options:
         return result
     stack_dim_name = options.get("stack_dim_name")
