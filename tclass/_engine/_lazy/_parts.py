@@ -104,8 +104,8 @@ def check_declared(stack: Any, batch_size: BatchSizeLike, device: DeviceLike) ->
 
 def check_members(members: list[Any], op: str, strict_shape: bool = False) -> list[Any]:
     """Checks that ``members`` can be stacked lazily: collections (not Python-value
-    nodes) of one record class, or dictionary-like collections, with as many batch dims
-    (with ``strict_shape``, the same batch size)."""
+    nodes) of any kinds (records of any classes, dictionary-like collections), with as
+    many batch dims (with ``strict_shape``, the same batch size)."""
     if not members:
         msg = f"{op} expects a non-empty sequence of collections"
         raise StackError(msg)
