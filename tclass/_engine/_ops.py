@@ -33,7 +33,7 @@ from tclass._core._records import (
 from tclass._core._tracing import tracing
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._legacy import LegacyLazyView
-from tclass._engine._lazy._parts import check_members, stacked_size
+from tclass._engine._lazy._parts import check_members, dense_members, lazily, stacked_size
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._nontensor_stack import join_non_tensor
 from tclass._engine._td import TensorDict
@@ -124,6 +124,8 @@ def _stack(
         return _join_nodes(collections, "stack", dim, path)
     if out is not None and not _written_directly(out):
         return _written_into(out, _stack(collections, dim, None, path, dense), "stack", path)
+    if dense:  # a lazy stack's dense form: records mixed with other kinds join as storages
+        collections = dense_members(list(collections))
     members = _members(collections, "stack", path)
     kinds = set(map(type, members))
     if out is None and _records_over_lazy_stacks(members, kinds):
@@ -136,7 +138,7 @@ def _stack(
         size = stacked_size(members, dim)
         if not dense and all(map(_is_lazy, kinds)) and not OPTIONS.lazy_legacy:
             return _stack_lazy_stacks(members, dim, size, path)  # member by member if they line up
-        return type(members[0])._stack_lazily(members, dim, size)  # type: ignore[no-any-return]
+        return lazily(members, dim, size)  # type: ignore[no-any-return]
     lazy_stacks = (
         not dense and out is None and all(map(_is_lazy, kinds)) and not OPTIONS.lazy_legacy
     )
@@ -160,8 +162,8 @@ def _stack(
     if lazy_stacks:
         return _stack_lazy_stacks(members, dim, torch.Size(new_size), path)
     if OPTIONS.lazy_legacy and out is None and not path:  # set_lazy_legacy(True)
-        lazily = type(collections[0])._stack_lazily
-        return lazily(list(collections), dim, torch.Size(new_size))  # type: ignore[no-any-return]
+        legacy = type(collections[0])._stack_lazily
+        return legacy(list(collections), dim, torch.Size(new_size))  # type: ignore[no-any-return]
     size = check_out(out, torch.Size(new_size), "stack", path)
     values = _join(members, "stack", dim, out, path, size, dense)
     result = _result(first, members, values, size, out)
@@ -205,14 +207,14 @@ def _stack_lazy_stacks(stacks: list[C], dim: int, size: torch.Size, path: tuple[
     leaves = {len(list(stack.keys(True, True))) for stack in stacks}
     ragged = any(len({part.batch_size for part in group}) != 1 for group in groups)
     if len(lengths) != 1 or len(leaves) != 1 or ragged:
-        return type(first)._stack_lazily(stacks, dim, size)  # type: ignore[no-any-return]
+        return lazily(stacks, dim, size)  # type: ignore[no-any-return]
     outer = first.stack_dim
     if dim <= outer:
         outer += 1
     else:
         dim -= 1
     parts = [_stack(list(group), dim, None, path) for group in groups]
-    return type(first)._stack_lazily(parts, outer, size)  # type: ignore[no-any-return]
+    return lazily(parts, outer, size)  # type: ignore[no-any-return]
 
 
 def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...]) -> C:

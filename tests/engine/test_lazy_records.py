@@ -142,12 +142,20 @@ def test_record_contiguous_and_to_tensordict() -> None:
     assert type(tclass.dense_stack_tds(x)) is Agent
 
 
-def test_record_mixing_classes_refused() -> None:
+def test_record_mixing_classes_keeps_each_members_kind() -> None:
+    """Records of two classes, or a record and a TensorDict, stack into a plain lazy
+    stack whose members keep their kinds, as the peer's (test_lazy_mixed_kinds.py has
+    the rest); records of one class still give a record."""
     robot = Robot(obs=torch.zeros(4), batch_size=[4])
-    with pytest.raises(StackError, match="member 1 is a Robot but member 0 is a Agent"):
-        tclass.lazy_stack([_agent("a"), robot])
-    with pytest.raises(StackError, match="member 1 is a TensorDict but member 0 is a Agent"):
-        tclass.lazy_stack([_agent("a"), TensorDict(obs=torch.zeros(4), batch_size=[4])])
+    mixed = tclass.lazy_stack([_agent("a"), robot])
+    assert type(mixed) is LazyStackedTensorDict
+    assert [type(m) for m in mixed.tensordicts] == [Agent, Robot]
+    td = TensorDict(obs=torch.zeros(4), batch_size=[4])
+    assert [type(m) for m in tclass.lazy_stack([_agent("a"), td]).tensordicts] == [
+        Agent,
+        TensorDict,
+    ]
+    assert type(tclass.lazy_stack([_agent("a"), _agent("b")])) is Agent
 
 
 def test_record_maybe_dense_stack() -> None:

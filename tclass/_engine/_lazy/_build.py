@@ -16,7 +16,13 @@ from tclass._base.declared._stack_ops import LazyStackOptions
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch
 from tclass._core._records import storage_of
-from tclass._engine._lazy._parts import check_members, padded_stack, stack_entries, stacked_size
+from tclass._engine._lazy._parts import (
+    check_members,
+    lazily,
+    padded_stack,
+    stack_entries,
+    stacked_size,
+)
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._ops import check_out, stack
@@ -50,7 +56,9 @@ def lazy_stack(
     Members may differ in entry shapes and keys, and in their sizes along batch dims
     (the stack's batch size is ``-1`` there: a ragged dim, as the peer's). Records of a
     tensorclass give a record of that class over the lazy stack: fields read as the
-    stacked values, ``stacked[i]`` is record ``i``. Python-value nodes are merged as
+    stacked values, ``stacked[i]`` is record ``i``; members of different kinds (records
+    of two classes, records and TensorDicts) give a plain lazy stack whose members keep
+    their kinds, as the peer's. Python-value nodes are merged as
     ``tclass.stack`` merges them. Tensors are stacked with ``torch.stack``, or given
     back as a list (``as_list=True``), padded to the largest shape
     (``as_padded_tensor=True``, with ``padding_value`` on ``padding_side``) or as a
@@ -58,8 +66,8 @@ def lazy_stack(
     does. See :class:`~tclass._base.declared._stack_ops.LazyStackOptions` for every keyword.
 
     Raises:
-        StackError: if there are no members, they mix record classes, or their numbers
-            of batch dims differ.
+        StackError: if there are no members, or their numbers of batch dims differ.
+        StackTypeError: if a member is not a collection.
     """
     members = list(collections)
     if members:
@@ -70,7 +78,7 @@ def lazy_stack(
     check_members(members, "lazy_stack", options.get("strict_shape", False))
     batch = members[0].batch_size
     dim = _batch.normalize_dim(dim, len(batch), op="lazy_stack", inclusive=True)
-    result = type(members[0])._stack_lazily(members, dim, stacked_size(members, dim))
+    result = lazily(members, dim, stacked_size(members, dim))
     if not options:
         return result
     stack_dim_name = options.get("stack_dim_name")

@@ -25,7 +25,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._entry_ops import EntryWrites
 from tclass._core import _batch, _names
 from tclass._core._records import is_record, storage_of
-from tclass._engine._lazy._parts import check_regular, remove_dim, stacked_size
+from tclass._engine._lazy._parts import check_regular, lazily, remove_dim, stacked_size
 from tclass._engine._td_setitem import check_empty_source
 from tclass.errors import ArgumentValueError, DimError
 
@@ -432,7 +432,7 @@ def _gather(
         )
         for j in range(ids.shape[along])
     ]
-    return type(parts[0])._stack_lazily(parts, along, stacked_size(parts, along))
+    return lazily(parts, along, stacked_size(parts, along))
 
 
 def _first_dim(values: torch.Tensor, *, varies: bool) -> int | None:

@@ -22,7 +22,7 @@ from tclass._core._batch import (
     normalize_dim,
 )
 from tclass._core._device import DeviceLike, as_device
-from tclass._core._records import is_record
+from tclass._core._records import storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import fit_to_batch
 from tclass._engine._nontensor import _NonTensorNode
@@ -46,8 +46,10 @@ __all__ = [
     "check_regular",
     "common_device",
     "common_keys",
+    "dense_members",
     "empty_layout",
     "insert_dim",
+    "lazily",
     "nested_to_update",
     "stacked_size",
     "padded_stack",
@@ -102,8 +104,8 @@ def check_declared(stack: Any, batch_size: BatchSizeLike, device: DeviceLike) ->
 
 def check_members(members: list[Any], op: str, strict_shape: bool = False) -> list[Any]:
     """Checks that ``members`` can be stacked lazily: collections (not Python-value
-    nodes) of one record class, or dictionary-like collections, with as many batch dims
-    (with ``strict_shape``, the same batch size)."""
+    nodes) of any kinds (records of any classes, dictionary-like collections), with as
+    many batch dims (with ``strict_shape``, the same batch size)."""
     if not members:
         msg = f"{op} expects a non-empty sequence of collections"
         raise StackError(msg)
@@ -129,12 +131,6 @@ def check_members(members: list[Any], op: str, strict_shape: bool = False) -> li
                 "merges them into a NonTensorStack)"
             )
             raise StackTypeError(msg)
-        if (is_record(member) or is_record(first)) and type(member) is not type(first):
-            msg = (
-                f"{op}: member {position} is a {type(member).__name__} but member 0 is a "
-                f"{type(first).__name__}; records of one class only"
-            )
-            raise StackError(msg)
         if strict_shape and member.batch_size != first.batch_size:
             msg = (
                 f"{op}: with strict_shape=True, stacking tensordicts requires equal batch "
@@ -153,6 +149,28 @@ def check_members(members: list[Any], op: str, strict_shape: bool = False) -> li
             )
             raise StackError(msg)
     return members
+
+
+def lazily(members: list[Any], dim: int, batch_size: torch.Size) -> Any:
+    """The lazy stack of ``members`` (checked by the caller): a record of their class over
+    the stack where they are records of one class (each class's ``_stack_lazily``), else
+    a plain lazy stack whose members keep their kinds (records of two classes, or records
+    and TensorDicts, as the peer's)."""
+    kind = type(members[0])
+    if any(type(member) is not kind for member in members):
+        kind = TensorDict  # whose _stack_lazily is the plain lazy stack
+    return kind._stack_lazily(members, dim, batch_size)
+
+
+def dense_members(members: list[Any]) -> list[Any]:
+    """The members a lazy stack's dense stack is made of: the members themselves where
+    they are of one kind, their storages (a record's TensorDict) where the kinds are mixed
+    (records of two classes, or records and TensorDicts), whose dense stack the peer gives
+    as a TensorDict."""
+    kind = type(members[0]) if members else None
+    if all(type(member) is kind for member in members):
+        return members
+    return [storage_of(member) for member in members]
 
 
 def check_regular(stack: Any, dims: Sequence[int], op: str) -> None:
@@ -251,7 +269,7 @@ def stack_entries(parts: list[Any], dim: int, path: tuple[str, ...]) -> Any:
         if not isinstance(part, TensorCollection) or isinstance(part, _NonTensorNode):
             _raise_kinds(path, first, part, position)
     check_members(parts, f"lazy stack entry {_name(path)!r}")
-    return type(first)._stack_lazily(parts, dim, stacked_size(parts, dim))
+    return lazily(parts, dim, stacked_size(parts, dim))
 
 
 def _raise_kinds(path: tuple[str, ...], first: object, part: object, position: int) -> None:

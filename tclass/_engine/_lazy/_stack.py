@@ -59,6 +59,7 @@ from tclass._engine._lazy._parts import (
     check_regular,
     common_device,
     common_keys,
+    dense_members,
     empty_layout,
     nested_to_update,
     padded_stack,
@@ -375,7 +376,7 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
     def _dense(self, action: str) -> Any:
         """The dense stack of the members, or an error saying why ``action`` needs it."""
         try:
-            dense = stack(self._members, self._stack_dim, contiguous=True)
+            dense = stack(dense_members(self._members), self._stack_dim, contiguous=True)
         except HeterogeneousEntryError:
             raise  # a nested lazy stack's: it already says what differs
         except StackError as error:
