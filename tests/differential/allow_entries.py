@@ -422,11 +422,22 @@ def _batch_past_unset_field(finding: Finding, facts: Facts, peer: Any, mine: Any
 def _locked_record_updated_at(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``update_at_`` of a locked record (memory-mapped) at an index that keeps every
     batch dim (``rec.update_at_(rec[...].apply(fn), I[...])``): written in place, where
-    the peer's record calls ``update`` on its TensorDict, which the lock refuses."""
+    the peer's record calls ``update`` on its TensorDict, which the lock refuses. Or
+    ``update_at_`` of a lazy stack of records at an index that takes part of a dim: the
+    peer's members call ``update`` with the indexed source, whose batch size it refuses."""
     if finding.kind != "peer-raises" or finding.step.op != "update_at_":
         return False
     record = re.match(r"\s*x = (Rec|Inner|Auto|NoCast|TOnly|Frozen)\(", finding.lines[0])
-    return record is not None and "Cannot modify locked TensorDict" in str(peer.error)
+    if record is None:
+        return False
+    if "Cannot modify locked TensorDict" in str(peer.error):
+        return True
+    stacked = any(_LAZY_STACKED.search(line) for line in finding.lines[1:-1])
+    return stacked and _UPDATE_SOURCE_SIZE.match(str(peer.error)) is not None
+
+
+_LAZY_STACKED = re.compile(r"\blazy_stack\(")
+_UPDATE_SOURCE_SIZE = re.compile(r"update\(\) got a source with batch size ")
 
 
 # a batch size or names of the result, read from its entries
@@ -504,3 +515,16 @@ def _params_value_attribute(finding: Finding, facts: Facts, peer: Any, mine: Any
     if refused is None or not isinstance(mine.error, AttributeError) or refused != str(mine.error):
         return False
     return type(peer.value).__name__ == "TensorDictParams" and not list(peer.value.keys())
+
+
+def _params_select_missing(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``select`` of a key a locked ``TensorDictParams`` lacks: tclass's ``KeyError`` for
+    the missing key, as the peer's for the same params unlocked or a locked TensorDict,
+    where the peer's select writes into the locked copy it builds and raises its lock
+    error (fz41b: ``TensorDictParams(td).lock_().select(("zz", "a"))``)."""
+    if finding.kind != "family" or finding.step.op != "select":
+        return False
+    if not any("TensorDictParams(" in line for line in finding.lines[:-1]):
+        return False
+    locked = "Cannot modify locked TensorDict" in str(peer.error)
+    return locked and type(mine.error).__name__ == "KeyNotFoundError"

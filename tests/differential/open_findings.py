@@ -496,6 +496,12 @@ Unexplained (new + open): 0 + 0 -> 0 + 0, 2 + 2 -> 0 + 0, 7 + 1 -> 0 + 1 and 2 +
 1 -> 0 (a rule extended); 5,300,000-5,301,999 (``entries,math,combine``) after: 2 new,
 ``new_tensor``'s names (as fuzz35a's undecided ``new_*`` names lines), added (marked
 "fz40c").
+Pruned on 2026-12-05 (branch fz41b, ``--length 8``; 1 removed): programs 5,500,000-5,501,499
+(six families), 5,600,000-5,601,499 (index,entries,records), 5,700,000-5,701,499
+(shape,math,combine): new + open 3 + 0 -> 0 (0.67 -> 0 per 1000), three rules extended
+(peer faults: ``update_at_`` of a lazy stack of records, ``select`` of a key a locked
+``TensorDictParams`` lacks, which also covers fuzz34d's removed "entries/select/family";
+padded values read by ``to_lazystack``).
 """
 
 from __future__ import annotations
@@ -968,7 +974,6 @@ OPEN: dict[str, str] = {
     "records/update/result: result: peer Tensor[torch.int, shape": "the results differ (1 in 3,000 records programs from seed 1,600,000, 2026-12-05, fuzz34c: update(x.to_dict()) of a lazy stack of nocast records: the peer splits the nested lists per element (and makes the int field a tensor), tclass gives each member the whole list of an Any field as one value; not investigated)",
     "records/tolist/result: result: key order": "the results differ (1 in 3,000 records programs from seed 1,600,000, 2026-12-05, fuzz34c: Rec.from_dict of a loaded record's to_dict(): tclass lists the fields in declaration order, the peer in the dict's (tensors first, as load_memmap gave them); not investigated)",
     "index/masked_select/result: result.kind: peer 'PersistentTensorDictView": "the results differ (2 in 4,000 programs at seed 3,000,000, 2026-12-05, ops34: masked_select of an HDF5 file's rows: the peer's nested views stay file views)",
-    "entries/select/family: peer RuntimeError (RuntimeError) tclass KeyNotFoundError": "both raise (1 in 6,000 index,entries programs, 2026-12-05, fuzz34d: select of a nested key a locked TensorDictParams lacks: the peer's select writes into the locked copy it builds and raises its lock error (unlocked, or a locked TensorDict: its KeyError), tclass the KeyError of the missing key)",
     "world/world/result: result: peer list of , tclass error (": "the results differ (1 in 3,000 records programs, 2026-12-05, fuzz34d: lazy_stack of two Auto records whose Optional[Tensor] field got lists of other shapes ([3] and [1, 2]): the peer keeps the lists (a stack of them), tclass's autocast makes them tensors (a deliberate cast), so the field of the stack reads as the peer's ragged tensors do: a HeterogeneousEntryError; not decided)",
     "entries/to_namedtuple/result: result: peer 'namedtuple()', tclass \"n": "the results differ (1 in 8,000 programs, 2026-12-05, lead; lead35a: to_namedtuple() of a collection holding a None value: the peer drops the entry (a silent drop; its to_dict keeps it), tclass keeps the field; as ops34's numpy() line; not allowlisted yet)",
     "math/new_tensor/result: result: peer TensorDict(batch_size=": "the results differ (1 in 6,000 programs of the six families from seed 2,100,000, 2026-12-05, fuzz35a: new_tensor(x.clone()) of a record whose str field is per element (unsqueezed, indexed): the peer's result holds a TensorDict without keys for it (the value lost), tclass the values; as the lead's new_tensor / new_empty lines, left to their branch)",

@@ -1,0 +1,34 @@
+"""``TensorDictParams.select`` of a locked params: the keys it has, and a ``KeyError``
+naming a key it lacks, as the peer's for the same params unlocked (the peer's locked
+params raises its lock error instead: its select writes into the locked copy it builds)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from tclass import TensorDict, TensorDictParams
+from tclass.errors import KeyNotFoundError
+
+
+def _locked() -> TensorDictParams:
+    data = TensorDict(w=nn.Parameter(torch.zeros(2)), n=TensorDict(b=torch.ones(2)))
+    return TensorDictParams(data).lock_()
+
+
+def test_select_keeps_the_parameters_it_names() -> None:
+    params = _locked()
+    out = params.select(("n", "b"))
+    assert list(out.keys(True, True)) == [("n", "b")] and "w" not in out.keys()
+    assert torch.equal(out["n", "b"], torch.ones(2)) and params.is_locked
+
+
+@pytest.mark.parametrize("key", ["zz", ("zz", "a"), ("n", "c")])
+def test_select_of_a_missing_key_is_a_key_error(key: str | tuple[str, ...]) -> None:
+    params = _locked()
+    with pytest.raises(KeyError) as caught:
+        params.select(key)
+    assert isinstance(caught.value, KeyNotFoundError)
+    assert ("'c'" if key == ("n", "c") else "zz") in str(caught.value)
+    assert sorted(params.keys()) == ["n", "w"] and params.is_locked
