@@ -159,3 +159,13 @@ def test_update_at_of_a_lazy_stack_of_records_writes_the_indexed_part(rows: slic
     expected[index] = 0
     assert torch.equal(lazy.reward, expected) and torch.equal(lazy.obs.sum(-1), 3 * expected)
     assert lazy.note == notes and [m.note for m in lazy.unbind(2)] == ["a", "a"]
+
+
+def test_update_at_of_a_record_at_an_index_that_drops_a_dim() -> None:
+    # the peer's record passes the source (batch [1]) to ``update`` and raises its batch
+    # mismatch; tclass writes it at the index, as a TensorDict does in both
+    step = Step(torch.ones(1, 1, 3), torch.ones(1, 1), "a", batch_size=[1, 1])
+    obs = step.obs
+    step.update_at_(step[-1].apply(torch.zeros_like), -1)
+    assert step.obs is obs and not step.obs.any() and not step.reward.any()
+    assert step.batch_size == torch.Size([1, 1]) and step.note == "a"
