@@ -517,15 +517,3 @@ def _params_value_attribute(finding: Finding, facts: Facts, peer: Any, mine: Any
         return False
     return type(peer.value).__name__ == "TensorDictParams" and not list(peer.value.keys())
 
-
-def _params_select_missing(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """``select`` of a key a locked ``TensorDictParams`` lacks: tclass's ``KeyError`` for
-    the missing key, as the peer's for the same params unlocked or a locked TensorDict,
-    where the peer's select writes into the locked copy it builds and raises its lock
-    error (fz41b: ``TensorDictParams(td).lock_().select(("zz", "a"))``)."""
-    if finding.kind != "family" or finding.step.op != "select":
-        return False
-    if not any("TensorDictParams(" in line for line in finding.lines[:-1]):
-        return False
-    locked = "Cannot modify locked TensorDict" in str(peer.error)
-    return locked and type(mine.error).__name__ == "KeyNotFoundError"

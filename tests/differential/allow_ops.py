@@ -923,7 +923,8 @@ def _members_kept(lines: list[str]) -> bool:
 def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A program with a TensorDictParams: rows written at an index, ``apply_`` through a
     lazy stack, ``load_state_dict`` into views of parameters and ``memmap`` of a locked
-    one, and its ``select``, work (the peer raises); ``set_`` of a missing nested key
+    one, and its ``select`` (a ``KeyError`` for a key it lacks) and ``apply(fn,
+    inplace=True)``, work (the peer raises); ``set_`` of a missing nested key
     creates it (the peer drops it); an op on one without tensors gives a TensorDict (the peer's a
     TensorDictParams); ``to`` of a locked one unlocks its nested TensorDicts too, and
     ``to`` of a lazy stack keeps its TensorDictParams members (the peer's are TensorDicts);
@@ -931,9 +932,14 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     peer's nested ones are plain tensors, no longer registered)."""
     if not any("TensorDictParams(" in line for line in finding.lines):
         return False
+    locked = "Cannot modify locked" in str(peer.error)
+    if finding.kind == "family" and finding.step.op == "select" and locked:
+        return type(mine.error).__name__ == "KeyNotFoundError"  # a key it lacks (fz41b)
     if finding.kind == "peer-raises":
-        if ".select(" in finding.step.src and "Cannot modify locked" in str(peer.error):
+        if ".select(" in finding.step.src and locked:
             return True  # the peer's lock check wraps select, which changes nothing
+        if finding.step.op == "apply" and "inplace=True" in finding.step.src and locked:
+            return True  # written in place, as into a locked TensorDict in both (fz41b)
         text = _PARAMS_PEER_RAISES.get(finding.step.op)
         return text is not None and text in str(peer.error)
     if finding.kind != "result":
