@@ -516,4 +516,3 @@ def _params_value_attribute(finding: Finding, facts: Facts, peer: Any, mine: Any
     if refused is None or not isinstance(mine.error, AttributeError) or refused != str(mine.error):
         return False
     return type(peer.value).__name__ == "TensorDictParams" and not list(peer.value.keys())
-
