@@ -11,7 +11,6 @@ runs only when a user constructs a record.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import difflib
 import os
@@ -78,6 +77,7 @@ from tclass._tensorclass._writes import (
     check_written_keys,
     check_written_types,
     refuse_none_field,
+    replaced_storage,
     replacements,
     stored_rows,
     stored_value,
@@ -866,13 +866,13 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
         return allocate(cls, batch_size, dims, prefix, device)
 
     def replace(self, *args: Mapping[str, Any] | TensorCollection, **changes: Any) -> Self:
-        """A new record with some fields changed (the others shared, not copied), given
-        as keywords and/or one mapping or collection (keywords win); works on frozen
-        records too."""
+        """A new record with some fields changed (the others' tensors and values shared,
+        not copied), given as keywords and/or one mapping or collection (keywords win);
+        works on frozen records too. Its nested records are new ones over the same
+        tensors, as the peer's: setting a field of one leaves this record's as it was."""
         if args:
             changes = {**replacements(args), **changes}
-        storage = self._tensordict  # a one-level copy; a lazy stack's copy has new members
-        td = storage._copy_top() if isinstance(storage, TensorDict) else copy.copy(storage)
+        td = replaced_storage(self._tensordict, changes)
         for name, value in changes.items():
             if name not in self.__tclass_info__.field_names:
                 raise self._unknown_field(name)

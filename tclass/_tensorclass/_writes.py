@@ -20,6 +20,7 @@ the specs alone.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -301,6 +302,22 @@ def _holds_these_values(record: Any, key: Any, value: Any) -> bool:
     if isinstance(entry, _NonTensorNode) and isinstance(value, list):
         return same_value(entry.tolist(), value)
     return False
+
+
+def replaced_storage(storage: Any, changed: Iterable[str]) -> Any:
+    """The storage ``record.replace(...)`` writes its ``changed`` fields into: a one-level
+    copy whose nested records and collections are new ones over the same tensors (as the
+    peer's replace: setting a field of one leaves the source's as it was), its tensors and
+    Python values shared; a lazy stack's copy (new members)."""
+    if not isinstance(storage, TensorDict):
+        return copy.copy(storage)
+    td = storage._copy_top()
+    skipped = set(changed)
+    for key, value in storage._items():
+        if key not in skipped and isinstance(value, TensorCollection):
+            if not isinstance(value, _NonTensorNode):
+                td._store_entry(key, copy.copy(value))
+    return td
 
 
 def replacements(args: tuple[Mapping[str, Any] | TensorCollection, ...]) -> dict[str, Any]:

@@ -422,11 +422,23 @@ def _batch_past_unset_field(finding: Finding, facts: Facts, peer: Any, mine: Any
 def _locked_record_updated_at(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``update_at_`` of a locked record (memory-mapped) at an index that keeps every
     batch dim (``rec.update_at_(rec[...].apply(fn), I[...])``): written in place, where
-    the peer's record calls ``update`` on its TensorDict, which the lock refuses."""
+    the peer's record calls ``update`` on its TensorDict, which the lock refuses. Or
+    ``update_at_`` of a record, or of a lazy stack of records, at an index that takes
+    part of a dim, or drops one (``I[-1,]`` of a batch ``[1, 1]``): the peer's record
+    passes the indexed source to ``update``, which refuses its batch size (fz41b)."""
     if finding.kind != "peer-raises" or finding.step.op != "update_at_":
         return False
     record = re.match(r"\s*x = (Rec|Inner|Auto|NoCast|TOnly|Frozen)\(", finding.lines[0])
-    return record is not None and "Cannot modify locked TensorDict" in str(peer.error)
+    if record is None:
+        return False
+    if "Cannot modify locked TensorDict" in str(peer.error):
+        return True
+    return _UPDATE_SOURCE_SIZE.match(str(peer.error)) is not None
+
+
+_UPDATE_SOURCE_SIZE = re.compile(
+    r"update\(\) got a source with batch size |batch dimension mismatch, got self\.batch_size="
+)
 
 
 # a batch size or names of the result, read from its entries

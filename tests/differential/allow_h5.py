@@ -144,8 +144,8 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue
         if op in ("setitem_key", "set", "update") and _RESHAPED.search(line):
             continue
-        if op == "setitem_key" and _RETYPED.search(line):
-            continue  # ptd[key] = t of another dtype replaces it (the peer casts t)
+        if op == "setitem_key" and (_RETYPED.search(line) or _STR_OVER_TENSOR.search(line)):
+            continue  # ptd[key] = t of another dtype or a str replaces it (the peer casts)
         if op in ("setitem_key", "set") and _new_nested_key_kept(finding, line):
             continue
         if op == "set_non_tensor" and _value_in_new_group_kept(finding, line):
@@ -211,6 +211,10 @@ _SAVED_MAPPED = re.compile(
 _VIEW_KEPT = re.compile(r"\.kind: peer 'TensorDict', tclass 'PersistentTensorDict(View)?'$")
 _RETYPED = re.compile(
     r": peer Tensor\[[\w.]+, shape (\[[\d, ]*\])\], tclass Tensor\[[\w.]+, shape \1\]$"
+)
+# ptd[key] = "" over a dataset: a str value in tclass, the peer's numpy cast of it (fz41b)
+_STR_OVER_TENSOR = re.compile(
+    r": peer Tensor\[[\w.]+, shape \[[\d, ]*\]\], tclass nontensor \(\('value', \('py', 'str'"
 )
 _KEYS_KEPT = re.compile(r"^result((?:\['\w+'\])*): keys: peer \[([^\]]*)\], tclass \[([^\]]*)\]$")
 

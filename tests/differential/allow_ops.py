@@ -786,10 +786,23 @@ def _padded_slots_per_element(finding: Finding, facts: Facts, peer: Any, mine: A
     ``None`` in one library, a list of ``None`` (one per element) in the other. The peer
     nests each slot as one value added at the dim it pads, so an index down to that dim
     reads one ``None`` there and a list beside it; tclass's value node reads every
-    element of a region alike (its rows nested along the same dims)."""
+    element of a region alike (its rows nested along the same dims). Also the value
+    node itself there (one ``None`` over its batch against a list of ``None``), and the
+    members of a lazy stack made of the padded result (``to_lazystack``)."""
     if finding.kind != "result" or not any(_PADDED.search(line) for line in finding.lines):
         return False
     for line in finding.detail:
+        node = _VALUE_OR_VALUES.match(line)
+        if node is not None:
+            reads = [_snap_at(snap, node.group(1)) for snap in (peer.snap, mine.snap)]
+            none = ("py", "NoneType", None)
+            if (
+                node.group(2) == node.group(3)
+                or none not in reads
+                or not all(map(_all_none, reads))
+            ):
+                return False
+            continue
         found = _NONE_OR_LIST.match(line)
         if found is None or "NoneType" not in found.group(1) + found.group(2):
             return False
@@ -806,13 +819,17 @@ _NONE_OR_LIST = re.compile(
     r"^result\S*: peer (py \('NoneType', None\)|list of \d+), "
     r"tclass (py \('NoneType', None\)|list of \d+)$"
 )
-_PATH_PART = re.compile(r"\[(\d+)\]|\['([^']*)'\]")
+_VALUE_OR_VALUES = re.compile(r"^(result\S*): peer (values?) \(.*, tclass (values?) \(")
+_PATH_PART = re.compile(r"\[(\d+)\]|\['([^']*)'\]|\.<(members)>")
 
 
 def _snap_at(snap: Any, path: str) -> Any:
     """The part of a snapshot at ``path`` (``result[1][2]['label']``), as ``differences``
     names it; a Python value read for the node there."""
-    for index, key in _PATH_PART.findall(path.removeprefix("result")):
+    for index, key, members in _PATH_PART.findall(path.removeprefix("result")):
+        if members:  # a lazy stack's (stack dim, members)
+            snap = snap[7]
+            continue
         if isinstance(snap, tuple) and snap[:1] == ("nontensor",):
             snap = snap[2]
         if key or not index:
@@ -906,7 +923,8 @@ def _members_kept(lines: list[str]) -> bool:
 def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A program with a TensorDictParams: rows written at an index, ``apply_`` through a
     lazy stack, ``load_state_dict`` into views of parameters and ``memmap`` of a locked
-    one, and its ``select``, work (the peer raises); ``set_`` of a missing nested key
+    one, and its ``select`` (a ``KeyError`` for a key it lacks) and ``apply(fn,
+    inplace=True)``, work (the peer raises); ``set_`` of a missing nested key
     creates it (the peer drops it); an op on one without tensors gives a TensorDict (the peer's a
     TensorDictParams); ``to`` of a locked one unlocks its nested TensorDicts too, and
     ``to`` of a lazy stack keeps its TensorDictParams members (the peer's are TensorDicts);
@@ -914,9 +932,14 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     peer's nested ones are plain tensors, no longer registered)."""
     if not any("TensorDictParams(" in line for line in finding.lines):
         return False
+    locked = "Cannot modify locked" in str(peer.error)
+    if finding.kind == "family" and finding.step.op == "select" and locked:
+        return type(mine.error).__name__ == "KeyNotFoundError"  # a key it lacks (fz41b)
     if finding.kind == "peer-raises":
-        if ".select(" in finding.step.src and "Cannot modify locked" in str(peer.error):
+        if ".select(" in finding.step.src and locked:
             return True  # the peer's lock check wraps select, which changes nothing
+        if finding.step.op == "apply" and "inplace=True" in finding.step.src and locked:
+            return True  # written in place, as into a locked TensorDict in both (fz41b)
         text = _PARAMS_PEER_RAISES.get(finding.step.op)
         return text is not None and text in str(peer.error)
     if finding.kind != "result":

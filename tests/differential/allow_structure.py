@@ -928,14 +928,15 @@ def _absent_field_filled(finding: Finding, facts: Facts, peer: Any, mine: Any) -
 
 
 def _loaded_is_memmap(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """``is_memmap()`` of a collection loaded with ``load_memmap``: True in tclass (its
-    tensors are memory-mapped), False in the peer, which flags only what it mapped."""
+    """``is_memmap()`` of a collection loaded with ``load_memmap`` (or ``L.load``): True
+    in tclass (its tensors are memory-mapped), False in the peer, which flags only what
+    it mapped (not an empty nested collection)."""
     return (
         finding.kind == "result"
         and finding.step.op == "x.is_memmap()"
         and peer.value is False
         and mine.value is True
-        and any("load_memmap" in line for line in finding.lines)
+        and any(re.search(r"load_memmap|\bL\.load\(", line) for line in finding.lines)
     )
 
 

@@ -143,3 +143,29 @@ def test_a_list_over_one_value_stays_one_value() -> None:
     record = Listed(x=torch.zeros(2), lst=[1, 2], batch_size=[2])  # one list, as the peer
     record.update({"lst": [3, 4]})
     assert record.lst == [3, 4] and record[0].lst == [3, 4]
+
+
+@pytest.mark.parametrize("rows", [slice(None, 1), slice(0, 0)])
+def test_update_at_of_a_lazy_stack_of_records_writes_the_indexed_part(rows: slice) -> None:
+    # the peer's members call ``update`` with the indexed source and refuse its batch size
+    # ("update() got a source with batch size"); tclass writes the part the index takes
+    def step() -> Step:
+        return Step(torch.ones(2, 2, 3), torch.ones(2, 2), "a", batch_size=[2, 2])
+
+    lazy = lazy_stack([step(), step()], 2)
+    index, notes = (rows, slice(None, 1)), lazy.note
+    lazy.update_at_(lazy[index].apply(torch.zeros_like), index)
+    expected = torch.ones(2, 2, 2)
+    expected[index] = 0
+    assert torch.equal(lazy.reward, expected) and torch.equal(lazy.obs.sum(-1), 3 * expected)
+    assert lazy.note == notes and [m.note for m in lazy.unbind(2)] == ["a", "a"]
+
+
+def test_update_at_of_a_record_at_an_index_that_drops_a_dim() -> None:
+    # the peer's record passes the source (batch [1]) to ``update`` and raises its batch
+    # mismatch; tclass writes it at the index, as a TensorDict does in both
+    step = Step(torch.ones(1, 1, 3), torch.ones(1, 1), "a", batch_size=[1, 1])
+    obs = step.obs
+    step.update_at_(step[-1].apply(torch.zeros_like), -1)
+    assert step.obs is obs and not step.obs.any() and not step.reward.any()
+    assert step.batch_size == torch.Size([1, 1]) and step.note == "a"

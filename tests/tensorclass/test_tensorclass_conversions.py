@@ -207,8 +207,19 @@ class TestTensorDictConversion:
     def test_replace(self) -> None:
         rec = make()
         got = rec.replace(env="new", obs=torch.ones(4, 3, 2))
-        assert got.env == "new" and (got.obs == 1).all() and got.inner is rec.inner
+        assert got.env == "new" and (got.obs == 1).all() and got.inner.x is rec.inner.x
         assert rec.env == "pong" and not (rec.obs == 1).all()
+        # the nested record is a new one over the same tensors, as the peer's (fz41b):
+        # setting its field leaves the source's as it was; writing into a tensor is seen
+        assert got.inner is not rec.inner and not got.inner.is_locked
+        before = rec.inner.x
+        got.inner.x = torch.full((4, 3), 100)
+        assert rec.inner.x is before and not (rec.inner.x == 100).any()
+        got = rec.replace(env="other")
+        got.inner.x += 5
+        assert torch.equal(rec.inner.x, got.inner.x)
+        locked = make().lock_()
+        assert not locked.replace(env="x").inner.is_locked and locked.inner.is_locked
         with pytest.raises(UnknownFieldError):
             rec.replace(bogus=1)
         with pytest.raises(FieldTypeError):
