@@ -683,6 +683,14 @@ def _attach(node: Any, state: Consolidated) -> Any:
     return node
 
 
+def unlocked_consolidation(node: Any) -> Any:
+    """``node`` (consolidated) unlocked and still consolidated, as the peer's collections
+    rebuilt from a buffer are (received with ``from_remote_init``, unpickled)."""
+    state = consolidation_of(node)
+    node.unlock_()  # unlocking ends a consolidation: attach it again
+    return node if state is None else _attach(node, state)
+
+
 def _require_pinning() -> None:
     if not torch.cuda.is_available():
         msg = (
