@@ -94,7 +94,7 @@ def reduce_out_of_band(node: Any, protocol: int) -> tuple[Any, ...] | None:
         return None  # consolidated into a file: the buffer pickles as a file reference
     # a consolidated collection comes back unlocked, as from the peer's pickle and from
     # the pickling of old (its lock is consolidate()'s, not the user's)
-    flatten = _Describe(locks=state is None)
+    flatten = _Describe(locks=state is None or not state.own_lock)
     try:
         _, tree = flatten.visit(node)
     except (_NotOneBuffer, UnsupportedError):  # the pickling of old says what it can

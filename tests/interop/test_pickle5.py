@@ -232,7 +232,10 @@ def test_a_consolidated_collection_comes_back_unlocked_as_with_the_peer(kind: st
     payload, buffers = dumps(node)
     for back in (pickle.loads(pickle.dumps(node)), pickle.loads(payload, buffers=buffers)):
         assert not back.is_locked and back.is_consolidated()
-    payload, buffers = dumps(made().lock_())  # a lock the user set travels
+    payload, buffers = dumps(made().lock_())  # a lock the user set travels...
+    received = pickle.loads(payload, buffers=buffers)
+    assert received.is_locked
+    payload, buffers = dumps(received)  # ...on and on (a Ray task returning its argument)
     assert pickle.loads(payload, buffers=buffers).is_locked
 
 
