@@ -496,6 +496,10 @@ Unexplained (new + open): 0 + 0 -> 0 + 0, 2 + 2 -> 0 + 0, 7 + 1 -> 0 + 1 and 2 +
 1 -> 0 (a rule extended); 5,300,000-5,301,999 (``entries,math,combine``) after: 2 new,
 ``new_tensor``'s names (as fuzz35a's undecided ``new_*`` names lines), added (marked
 "fz40c").
+2026-12-05 (session 15, branch nu41, users scaling out): 391 outcomes of Ray, multiprocessing,
+DataLoader, gloo and pickle/torch.save programs 343 -> 350 identical; fixed: ``from_remote_init``
+unlocked, ``broadcast`` carries the lock, protocol 5 drops only consolidate()'s lock; the 41
+left are documented (Ray read-only, honest is_shared, recv/wait results) or peer failures.
 """
 
 from __future__ import annotations
