@@ -99,6 +99,8 @@ class Consolidated:
     layout: list[tuple[torch.dtype, torch.Size, int]]  # per buffer leaf: dtype, shape, offset
     rebuild: Rebuild
     standalone: bool = True  # the trailer describes the tree (all Python values are JSON)
+    # consolidate() locked the node: no user's lock, and no pickle keeps it (as the peer's)
+    own_lock: bool = False
 
     def __getitem__(self, key: str) -> torch.Tensor:
         """``state["storage"]``: the buffer, under the name the peer's consolidation
@@ -194,7 +196,7 @@ def consolidate(
         wait_for_device_copies()
     standalone = not trailer.startswith(b'{"tree": null')
     result = rebuild(views, Target(target, filename is not None))  # a file's nodes: on cpu
-    state = Consolidated(buffer, _Leaves().of(result), layout, rebuild, standalone)
+    state = Consolidated(buffer, _Leaves().of(result), layout, rebuild, standalone, True)
     _attach(result, state)
     result.lock_()
     if options.get("inplace"):
@@ -272,7 +274,14 @@ def _moved_buffer(node: Any, state: Consolidated, buffer: torch.Tensor) -> Any:
     result = state.rebuild(views, Target(buffer.device, True))
     _attach(
         result,
-        Consolidated(buffer, _Leaves().of(result), state.layout, state.rebuild, state.standalone),
+        Consolidated(
+            buffer,
+            _Leaves().of(result),
+            state.layout,
+            state.rebuild,
+            state.standalone,
+            state.own_lock,
+        ),
     )
     if is_record(result) and not is_record(node):
         return result._tensordict  # a record's storage was moved: the record rewraps it
@@ -701,6 +710,14 @@ class _Leaves(NodeVisitor[None]):
 def _attach(node: Any, state: Consolidated) -> Any:
     storage_of(node)._consolidated = state
     return node
+
+
+def unlocked_consolidation(node: Any) -> Any:
+    """``node`` (consolidated) unlocked and still consolidated, as the peer's collections
+    rebuilt from a buffer are (received with ``from_remote_init``, unpickled)."""
+    state = consolidation_of(node)
+    node.unlock_()  # unlocking ends a consolidation: attach it again
+    return node if state is None else _attach(node, state)
 
 
 def _require_pinning() -> None:

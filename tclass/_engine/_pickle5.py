@@ -92,7 +92,9 @@ def reduce_out_of_band(node: Any, protocol: int) -> tuple[Any, ...] | None:
     state = consolidation_of(node)
     if state is not None and type(state.buffer) not in _PLAIN_LEAVES:
         return None  # consolidated into a file: the buffer pickles as a file reference
-    flatten = _Describe()
+    # a consolidated collection comes back unlocked, as from the peer's pickle and from
+    # the pickling of old (its lock is consolidate()'s, not the user's)
+    flatten = _Describe(locks=state is None or not state.own_lock)
     try:
         _, tree = flatten.visit(node)
     except (_NotOneBuffer, UnsupportedError):  # the pickling of old says what it can
@@ -163,8 +165,9 @@ class _Describe(_Flatten):
     stack's batch size and dim name, TensorDict subclasses, and the classes and Python
     values that travel in the pickle stream itself."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, locks: bool = True) -> None:
         super().__init__()
+        self.locks = locks  # whether the locks travel
         self.classes: dict[str, type] = {}
         self.values: list[Any] = []
         self.beside = 0  # tensors pickled in the stream, beside the buffer
@@ -186,7 +189,7 @@ class _Describe(_Flatten):
             name = f"{cls.__module__}.{cls.__qualname__}"
             tree["class"] = name
             self.classes[name] = cls
-        if td.is_locked:
+        if td.is_locked and self.locks:
             tree["locked"] = True
         return rebuild, tree
 
@@ -197,7 +200,7 @@ class _Describe(_Flatten):
         tree["batch"] = list(stack.batch_size)
         if stack._stack_dim_name is not None:
             tree["name"] = stack._stack_dim_name
-        if stack.is_locked:
+        if stack.is_locked and self.locks:
             tree["locked"] = True
         return rebuild, tree
 

@@ -19,6 +19,7 @@ import torch.distributed as dist
 from tclass._base._provided import DISTRIBUTED
 from tclass._base.implemented._device_ops import map_tensors
 from tclass._core._device import DeviceLike
+from tclass._engine._consolidate import unlocked_consolidation
 from tclass._engine._nontensor import same_value
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
@@ -279,7 +280,7 @@ def from_remote_init(
     src: int, group: ProcessGroup | None, device: DeviceLike, use_broadcast: bool
 ) -> Any:
     """The record ``src`` sent with :func:`init_remote`, built here (received into an
-    empty TensorDict, as the peer's is), consolidated as the peer's is."""
+    empty TensorDict, as the peer's is), consolidated and unlocked as the peer's is."""
     empty = TensorDict()
     if use_broadcast:
         built = broadcast(empty, src, group, None, device, True)
@@ -288,7 +289,7 @@ def from_remote_init(
         built = _incoming(empty, _Peer("recv", src, group, None, 0), wire, build=True)
         if device is not None:
             built = built.to(device)
-    return built.consolidate()
+    return unlocked_consolidation(built.consolidate())
 
 
 # --- the two halves of a transfer ----------------------------------------------------------

@@ -351,13 +351,15 @@ def value_array(entry: dict[str, Any], batch: torch.Size) -> np.ndarray[Any, Any
 
 def describe_tree(record: Any, leaves: Sequence[torch.Tensor]) -> bytes:
     """JSON that rebuilds ``record`` around received leaves: the consolidation tree
-    (classes by name, batch sizes, Python values) and each of its leaves' wire position."""
+    (classes by name, batch sizes, Python values), each of its leaves' wire position,
+    and its lock (a locked record is built locked, as the peer's broadcast builds it)."""
     in_tree_order: list[torch.Tensor] = []
     _, tree = describe(record, in_tree_order)
     position = {id(leaf): index for index, leaf in enumerate(leaves)}
     order = [position[id(leaf)] for leaf in in_tree_order]
     try:
-        return json.dumps({"tree": tree, "order": order}).encode()
+        built = {"tree": tree, "order": order, "locked": bool(record.is_locked)}
+        return json.dumps(built).encode()
     except (TypeError, ValueError) as error:
         raise NotSerializableError(
             f"cannot broadcast this record's Python values as JSON ({error})"
@@ -369,7 +371,8 @@ def build_from_tree(raw: bytes, leaves: Sequence[torch.Tensor]) -> Any:
     data = json.loads(raw)
     rebuild = rebuild_from_description(data["tree"], None)
     device = leaves[0].device if leaves else torch.device("cpu")
-    return rebuild([leaves[index] for index in data["order"]], Target(device, False))
+    built = rebuild([leaves[index] for index in data["order"]], Target(device, False))
+    return built.lock_() if data.get("locked") else built
 
 
 # --- naming a difference -------------------------------------------------------------------

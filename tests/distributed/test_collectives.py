@@ -186,14 +186,16 @@ def _cold_start(rank: int) -> Any:
     if rank == 1:
         got = TensorDict.from_remote_init(src=0)
         first = (type(got).__name__, got.batch_size, got.is_consolidated(), got.label)
+        locked = got.is_locked
         got.recv(src=0, consolidated=True)
-        return first, got.obs.tolist()
+        return first, locked, got.obs.tolist()
     return None
 
 
 def test_from_remote_init_builds_what_init_remote_sent(ranks: Ranks) -> None:
-    (kind, batch, consolidated, label), obs = ranks.run(_cold_start)[1]
+    (kind, batch, consolidated, label), locked, obs = ranks.run(_cold_start)[1]
     assert (kind, batch, consolidated, label) == ("Sample", torch.Size([2]), True, "first")
+    assert not locked  # consolidated, yet unlocked as the peer's
     assert obs == [[2.0] * 4] * 2
 
 
@@ -202,7 +204,7 @@ def _cold_start_broadcast(rank: int) -> Any:
         _leaves(rank).init_remote(use_broadcast=True)
         return None
     got = TensorDict.from_remote_init(src=1, use_broadcast=True)
-    return got.to_dict(), got.is_consolidated()
+    return got.to_dict(), got.is_consolidated() and not got.is_locked
 
 
 def test_from_remote_init_by_broadcast_reaches_every_rank(ranks: Ranks) -> None:
@@ -210,7 +212,7 @@ def test_from_remote_init_by_broadcast_reaches_every_rank(ranks: Ranks) -> None:
     expected = _leaves(1).to_dict()
     for rank in (0, 2):
         got, consolidated = results[rank]
-        assert consolidated
+        assert consolidated  # and unlocked, as the peer's
         assert got.keys() == expected.keys()
         assert torch.equal(got["a"], expected["a"])
         assert torch.equal(got["n"]["t"], expected["n"]["t"])

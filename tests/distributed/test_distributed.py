@@ -415,6 +415,8 @@ def broadcast_cases(rank: int) -> list[Any]:
     built = (_step(0, env="built") if rank == 0 else TensorDict()).broadcast(0)
     # a receiver's record of another structure is no matter either, as in the peer
     other = (_record(0) if rank == 0 else TensorDict(z=torch.ones(2), batch_size=[2])).broadcast(0)
+    # the sender's lock is built on every rank, as the peer's broadcast does
+    locked = (_record(0).lock_() if rank == 0 else TensorDict()).broadcast(0)
     return [
         _same(got, _record(0)),
         (got is own) == (rank == 0),
@@ -424,12 +426,23 @@ def broadcast_cases(rank: int) -> list[Any]:
         built.batch_size,
         _same(built, _step(0)),
         _same(other, _record(0)),
+        (locked.is_locked, got.is_locked),
     ]
 
 
 def test_broadcast_returns_the_senders_record_and_leaves_the_receivers(ranks: Ranks) -> None:
     for result in ranks.run(broadcast_cases):
-        assert result == [True, True, True, "Step", "built", torch.Size([3]), True, True]
+        assert result == [
+            True,
+            True,
+            True,
+            "Step",
+            "built",
+            torch.Size([3]),
+            True,
+            True,
+            (True, False),
+        ]
 
 
 def reduce_cases(rank: int) -> list[Any]:

@@ -220,6 +220,25 @@ def test_a_consolidated_collection_sends_its_own_buffer_without_a_copy() -> None
     assert memoryview(buffers[0]).nbytes == storage.numel()
 
 
+@pytest.mark.parametrize("kind", ["tensordict", "lazy", "record"])
+def test_a_consolidated_collection_comes_back_unlocked_as_with_the_peer(kind: str) -> None:
+    made = {
+        "tensordict": lambda: TensorDict({"a": torch.ones(2), "n": {"b": torch.ones(2)}}, [2]),
+        "lazy": lambda: lazy_stack([TensorDict(a=torch.ones(3)), TensorDict(a=torch.ones(3))]),
+        "record": lambda: _step(2),
+    }[kind]
+    node = made().consolidate()
+    assert node.is_locked  # consolidate()'s lock, which no pickle keeps
+    payload, buffers = dumps(node)
+    for back in (pickle.loads(pickle.dumps(node)), pickle.loads(payload, buffers=buffers)):
+        assert not back.is_locked and back.is_consolidated()
+    payload, buffers = dumps(made().lock_())  # a lock the user set travels...
+    received = pickle.loads(payload, buffers=buffers)
+    assert received.is_locked
+    payload, buffers = dumps(received)  # ...on and on (a Ray task returning its argument)
+    assert pickle.loads(payload, buffers=buffers).is_locked
+
+
 def test_the_unpickled_tensors_are_views_of_the_given_buffer() -> None:
     node = _step(16)
     payload, buffers = dumps(node)
