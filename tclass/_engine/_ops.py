@@ -77,7 +77,8 @@ def cat(collections: Sequence[C], dim: int = 0, *, out: C | None = None) -> C:
     """Concatenates collections along an existing batch dim.
 
     Members must have the same type and keys, and the same batch size except along
-    ``dim``.
+    ``dim``; records of one class and TensorDicts join into member 0's kind (a record
+    of its class, or a TensorDict), as the peer's.
 
     Raises:
         StackError: naming the first member, key or shape that differs.
@@ -222,6 +223,10 @@ def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...
         return _join_nodes(collections, "cat", dim, path)
     if out is not None and not _written_directly(out):
         return _written_into(out, _cat(collections, dim, None, path), "cat", path)
+    if out is None and _records_and_plain(collections):
+        joined = _cat([storage_of(m) for m in collections], dim, None, path)
+        head: Any = collections[0]
+        return cast(C, type(head).from_tensordict(joined) if is_record(head) else joined)
     members = _members(collections, "cat", path)
     if out is None and _records_over_lazy_stacks(members, set(map(type, members))):
         joined = _cat([storage_of(m) for m in members], dim, None, path)
@@ -489,6 +494,17 @@ def _how_to_convert(first: type, other: type) -> str:
 def _is_store(member: object) -> bool:
     """Whether ``member`` is a collection over an outside store (a file or its rows)."""
     return isinstance(member, TensorCollection) and member._is_store
+
+
+def _records_and_plain(members: Sequence[Any]) -> bool:
+    """Records of one class mixed with TensorDicts: they join as their storages, into
+    member 0's kind (a record of its class, checked by the class), as the peer's ``cat``
+    joins a TensorDict and a record (its ``cat`` with the record first fails inside;
+    records of two unrelated classes are refused, as the peer's dispatch refuses them)."""
+    kinds = set(map(type, members))
+    return (
+        len(kinds) == 2 and TensorDict in kinds and all(map(is_record_class, kinds - {TensorDict}))
+    )
 
 
 def _related_records(first: type, other: type) -> bool:

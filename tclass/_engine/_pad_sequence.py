@@ -170,7 +170,9 @@ def pad_sequence(
     """Pads collections of different lengths to a common one and stacks them on a new dim 0.
 
     Args:
-        seq: TensorDicts, or records of one tensorclass, with the same keys.
+        seq: TensorDicts, lazy stacks or tensorclass records, with the same keys. With
+            a record first, the result is a record of its class (the others' entries,
+            records of other classes or TensorDicts, padded into it, as the peer's).
         pad_dim: the dim to pad, counted from the first dim of each entry (a negative
             one from the last dim, when every tensor entry has as many dims). A batch dim
             (``pad_dim < batch_dims``): batch sizes may differ there only, every entry is
@@ -195,7 +197,7 @@ def pad_sequence(
     the padding. Padding a feature dim, they are stacked as :func:`tclass.stack` does.
 
     Raises:
-        StackError: if ``seq`` is empty or the members differ in class, keys, devices,
+        StackError: if ``seq`` is empty or the members differ in keys, devices,
             batch sizes outside ``pad_dim`` or entry shapes outside ``pad_dim``.
         DimError: if an entry has no dim ``pad_dim``, or ``pad_dim`` is negative and the
             tensor entries differ in their number of dims.
@@ -213,7 +215,7 @@ def pad_sequence(
         tensor([[ True,  True, False],
                 [ True,  True,  True]])
     """
-    members = _sequence_members(seq)
+    members, record_cls = _sequence_members(seq)
     pad_dim = _check_pad_dim(_from_first_dim(members, pad_dim))
     if padding_side not in ("right", "left"):
         msg = f"pad_sequence: padding_side must be 'right' or 'left', got {padding_side!r}"
@@ -227,6 +229,8 @@ def pad_sequence(
     if lengths is not None:
         plan.lengths, plan.length = lengths, batch[pad_dim + 1]
     padded, masks = _pad_level(members, batch, lengths, plan, ())
+    if record_cls is not None:
+        padded = record_cls.from_tensordict(padded)
     if mask_key is None:
         return padded
     assert masks is not None
@@ -261,7 +265,7 @@ def _check_fill_keys(fills: Mapping[tuple[str, ...], float], first: Any) -> None
         raise KeyNotFoundError(msg)
 
 
-def _sequence_members(seq: Sequence[Any]) -> list[Any]:
+def _sequence_members(seq: Sequence[Any]) -> tuple[list[Any], Any]:
     members = list(seq)
     if not members:
         msg = "pad_sequence expects a non-empty sequence of TensorDicts or tensorclass records"
@@ -270,9 +274,21 @@ def _sequence_members(seq: Sequence[Any]) -> list[Any]:
     if not issubclass(kind, TensorDictBase) or issubclass(kind, _NonTensorNode):
         msg = f"pad_sequence expects TensorDicts or tensorclass records, got a {kind.__name__}"
         raise StackError(msg)
-    members = _as_first_kind(members)
-    _check_one_kind(members)
-    return members
+    return _one_kind(_as_first_kind(members))
+
+
+def _one_kind(parts: list[Any], where: str = "") -> tuple[list[Any], Any]:
+    """``parts`` padded as they are, with ``None``; or, when ``parts[0]`` is a record and
+    some others are not of its class (TensorDicts, lazy stacks, records of another
+    class), the collections that hold their entries, padded as TensorDicts, with member
+    0's class, which the result is made a record of (checked by the class), as the peer's
+    result is of member 0's class."""
+    kind = type(parts[0])
+    if is_record_class(kind) and any(type(part) is not kind for part in parts):
+        _check_one_kind(parts, where, mixed=True)
+        return [storage_of(part) for part in parts], kind
+    _check_one_kind(parts, where)
+    return parts, None
 
 
 def _as_first_kind(members: list[Any]) -> list[Any]:
@@ -289,14 +305,16 @@ def _as_first_kind(members: list[Any]) -> list[Any]:
     ]
 
 
-def _check_one_kind(parts: list[Any], where: str = "") -> None:
+def _check_one_kind(parts: list[Any], where: str = "", mixed: bool = False) -> None:
     """Records of one class, or collections that are not records (TensorDicts and lazy
-    stacks mix, as in the peer)."""
+    stacks mix, as in the peer); with ``mixed``, records of any class and collections."""
     kind = type(parts[0])
-    plain = not is_record_class(kind)
+    plain = mixed or not is_record_class(kind)
     for position, part in enumerate(parts):
         other = type(part)
         if other is kind or (plain and _is_plain_collection(other)):
+            continue
+        if mixed and is_record_class(other):
             continue
         if where:
             what = f"entry {where} is a {kind.__name__} in member 0 but a {other.__name__}"
@@ -304,7 +322,7 @@ def _check_one_kind(parts: list[Any], where: str = "") -> None:
         else:
             what = f"member {position} is a {other.__name__} but member 0 is a {kind.__name__}"
             msg = f"pad_sequence: {what}"
-        msg += "; the members must be records of one class, or TensorDicts and lazy stacks"
+        msg += "; the members must be tensorclass records, TensorDicts or lazy stacks"
         raise StackError(msg)
 
 
@@ -478,9 +496,12 @@ def _common_device(members: list[Any], path: tuple[str, ...]) -> torch.device | 
 def _pad_nested(
     parts: list[Any], plan: _Plan, path: tuple[str, ...]
 ) -> tuple[Any, TensorDict | None]:
-    _check_one_kind(parts, _name(path))
+    parts, record_cls = _one_kind(parts, _name(path))
     batch, lengths = _level_batch(parts, plan.pad_dim, path)
-    return _pad_level(parts, batch, lengths, plan, path)
+    padded, masks = _pad_level(parts, batch, lengths, plan, path)
+    if record_cls is not None:
+        padded = record_cls.from_tensordict(padded)
+    return padded, masks
 
 
 def _name(path: tuple[str, ...]) -> str:

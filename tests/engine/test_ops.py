@@ -227,7 +227,7 @@ def test_empty_and_mixed_members(join: Any) -> None:
     assert type(join([sub, sub])) is Sub
 
 
-def test_a_record_joined_with_a_tensordict_is_told_how_to_convert() -> None:
+def test_a_record_stacked_with_a_tensordict_is_told_how_to_convert() -> None:
     @tclass.tensorclass
     class Exp:
         obs: torch.Tensor
@@ -236,7 +236,10 @@ def test_a_record_joined_with_a_tensordict_is_told_how_to_convert() -> None:
     td.batch_size = [3]
     for members in ([td, record], [record, td]):
         with pytest.raises(errors.StackTypeError, match=r"Exp\.from_tensordict\(td\)"):
-            torch.cat(members)
+            torch.stack(members)
+    # cat joins them, into member 0's kind (tests/engine/test_join_mixed_kinds.py)
+    assert type(torch.cat([td, record])) is TensorDict
+    assert type(torch.cat([record, td])) is Exp
     assert torch.cat([td, record.to_tensordict()]).batch_size == (6,)
     assert type(torch.stack([Exp.from_tensordict(td), record])) is Exp
 

@@ -807,11 +807,13 @@ def test_pad_sequence_empty_raises() -> None:
 
 
 def test_pad_sequence_mixed_types_raise() -> None:
-    with pytest.raises(StackError, match="member 1 is a TensorDict but member 0 is a Episode"):
-        pad_sequence([_episode(1), _episode(2).to_tensordict()])
+    # a record and a TensorDict pad as member 0's class (tests/engine/test_join_mixed_kinds.py);
+    # a member with other keys is refused, as between TensorDicts
     nested = Nested(obs=_values(1, 2), inner=Inner(x=_values(1), batch_size=[1]), batch_size=[1])
-    with pytest.raises(StackError, match="member 1 is a Nested but member 0 is a Episode"):
+    with pytest.raises(StackError, match="member 1 has different keys from member 0"):
         pad_sequence([_episode(1), nested])
+    with pytest.raises(StackError, match="member 1 is a NonTensorData but member 0 is a Episode"):
+        pad_sequence([_episode(1), tclass.NonTensorData("a", batch_size=[2])])
     with pytest.raises(
         StackError, match="expects TensorDicts or tensorclass records, got a Tensor"
     ):
@@ -1053,7 +1055,8 @@ def test_pad_sequence_of_python_values_over_no_elements() -> None:
 def test_a_lazy_stack_of_records_beside_its_empty_slice() -> None:
     """``x[:0]`` of a lazy stack holding records is a record: padded with the stack as
     member 0's kind, as the peer pads them (a TensorDict after the stack, a record after
-    the record); records of another class are still refused."""
+    the record); a record of another class pads into member 0's class where it fits
+    (tests/engine/test_join_mixed_kinds.py), and is refused where it does not."""
     records = [Inner(x=_values(2, 3, start=6 * i), batch_size=[2]) for i in range(3)]
     stack = tclass.LazyStackedTensorDict(*records, stack_dim=0)
     empty = stack[:0]
@@ -1065,7 +1068,7 @@ def test_a_lazy_stack_of_records_beside_its_empty_slice() -> None:
     after_record = pad_sequence([empty, stack])
     assert type(after_record) is Inner and after_record.x[1].tolist() == stack["x"].tolist()
     episode = Episode(obs=torch.zeros(3), reward=torch.zeros(3), env="a", batch_size=[3])
-    with pytest.raises(errors.StackError, match="records of one class"):
+    with pytest.raises(errors.StackError, match="batch sizes may differ only at pad_dim 0"):
         pad_sequence([empty, episode])
 
 

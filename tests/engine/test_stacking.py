@@ -262,13 +262,15 @@ def test_key_sets_differ_names_missing_and_extra() -> None:
         assert isinstance(info.value, KeyError)  # as the peer's cat raises
 
 
-@pytest.mark.parametrize("join", [tclass.stack, tclass.cat])
-def test_mixing_tensordict_and_record_names_member(join: Any) -> None:
+def test_mixing_tensordict_and_record_names_member() -> None:
     td = _rec("x").to_tensordict()
     with pytest.raises(StackError, match="member 1 is a Rec but member 0 is a TensorDict"):
-        join([td, _rec("x")])
+        tclass.stack([td, _rec("x")])
     with pytest.raises(StackError, match="member 2 is a TensorDict but member 0 is a Rec"):
-        join([_rec("x"), _rec("x"), td])
+        tclass.stack([_rec("x"), _rec("x"), td])
+    # cat joins them into member 0's kind (tests/engine/test_join_mixed_kinds.py)
+    assert type(tclass.cat([td, _rec("x")])) is TensorDict
+    assert type(tclass.cat([_rec("x"), _rec("x"), td])) is type(_rec("x"))
 
 
 def test_mixing_record_classes_names_member() -> None:

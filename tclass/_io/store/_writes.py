@@ -34,7 +34,6 @@ from tclass._io.store._datasets import (
     grad_refused,
     list_index,
     to_numpy,
-    to_tensor,
     torch_dtype_of,
     write_rows,
 )
@@ -610,17 +609,13 @@ class StoreWrites(TensorDictBase):
     def _apply_in_place(
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
     ) -> Self:
-        group = self._writable()
-        for key in self._key_names():
-            node = group[key]
-            paired = tuple(other._entry(key) for other in others)
-            if is_group(node):  # a record's group: through the record, which checks it
-                self._as_record(key, self._child_of(key, node))._apply_in_place(fn, paired)
-            elif node.dtype is not None:
-                tensor = to_tensor(node.read())
-                result = fn(tensor, *paired)
-                written = tensor if result is None else result
-                node.write(..., to_numpy(written, self._label, self._where(key)))
+        """``apply_``: every array read and worked on in memory first (a record's group
+        through its record, which checks the results against its class), then written,
+        as in-place math is: a result that a record refuses leaves the file as it was."""
+        self._writable()
+        local = self.to_tensordict()
+        local._apply_in_place(fn, others)
+        self._write_back(local)
         return self
 
     def _write_back(self, local: TensorDictBase) -> None:
@@ -629,7 +624,9 @@ class StoreWrites(TensorDictBase):
         self._write_rows(Ellipsis, local, values=False)
 
     def zero_(self) -> Self:
-        """Write zeros into every array (nothing is read)."""
+        """Write zeros into every array (nothing is read), once the records' groups are
+        checked to take them (as ``fill_`` is)."""
+        self._check_into_records((), 0)
         return self._fill_all(0)
 
     def _fill_all(self, value: float | bool) -> Self:
