@@ -29,6 +29,7 @@ except ImportError:
 
 from tclass._base._provided import ENGINE
 from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._entry_ops import writes_as_set_
 from tclass._core import _batch
 from tclass._engine._lazy._build import maybe_dense_stack
 from tclass.errors import ArgumentValueError, UnsupportedError
@@ -151,7 +152,8 @@ def _call_into(fn: Callable[[Any], Any], pair: tuple[Any, Any]) -> None:
     chunk, out = pair
     result = fn(chunk)
     if result is not None:
-        out.update_(result)
+        with writes_as_set_():
+            out.update_(result)
 
 
 def _results(
@@ -197,7 +199,8 @@ def map_chunks(
             if result is None:
                 continue
             if out is not None:
-                out[lead + (index,)].update_(result)
+                with writes_as_set_():
+                    out[lead + (index,)].update_(result)
             else:
                 collected.append(result)
     finally:

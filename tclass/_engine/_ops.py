@@ -17,6 +17,7 @@ import torch
 from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._entry_ops import writes_as_set_
 from tclass._core import _batch, _names
 from tclass._core._batch import format_shape
 from tclass._core._device import as_device
@@ -303,7 +304,8 @@ def _cat_lazily(members: list[Any], dim: int, out: Any, path: tuple[str, ...]) -
             raise _unlike_in_cat(members, unlike[0], lazy, dim, path) from None
     result = type(lazy)._from_members(parts, d, stacked_size(parts, d))
     if out is not None:
-        out.update_(result)
+        with writes_as_set_():
+            out.update_(result)
         return out
     return result
 

@@ -21,6 +21,7 @@ from tclass._base._inline import inline_inherited
 from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._entry_ops import writes_as_set_
 from tclass._core import _batch, _keys, _names
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import (
@@ -672,7 +673,8 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
                     "use set() to replace it)"
                 )
                 raise InPlaceWriteError(msg)
-            target.update_(value)
+            with writes_as_set_():
+                target.update_(value)
             return self
         if isinstance(value, TensorCollection) and not value._is_value_node:
             msg = (

@@ -410,6 +410,26 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
             td.update(converted, clone, inplace, keys_to_update=keys_to_update, is_leaf=is_leaf)
         return self
 
+    def update_(
+        self,
+        input_dict_or_td: Mapping[Any, Any] | TensorCollection | None = None,
+        clone: bool = False,
+        *,
+        non_blocking: bool = False,
+        keys_to_update: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> Self:
+        """Copies every value into its parameter's data in place, outside autograd (as
+        ``set_`` and the peer's)."""
+        with torch.no_grad():
+            return super().update_(
+                input_dict_or_td,
+                clone,
+                non_blocking=non_blocking,
+                keys_to_update=keys_to_update,
+                **kwargs,
+            )
+
     def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
         """Copies ``value`` into the existing entry ``key``, outside autograd."""
         with torch.no_grad():

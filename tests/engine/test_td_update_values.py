@@ -61,10 +61,14 @@ def test_refusals_name_the_key() -> None:
 def test_in_place_write_of_the_entry_itself_into_a_parameter() -> None:
     # as the peer: set_ of the entry itself (an apply_ or named_apply(inplace=True)
     # returning it), or of its own memory (.data), writes nothing, so autograd does not
-    # refuse the write into a parameter; another tensor is still refused, naming the key
+    # refuse the write into a parameter; another tensor is still refused, naming the key.
+    # update_ copies every value, the entry's own too: refused, as torch and the peer's
     param = torch.nn.Parameter(torch.zeros(3))
     td = TensorDict({"p": param, "i": torch.arange(3)}, [3])
-    td.set_("p", param).set_("p", param.data).update_({"p": param})
+    td.set_("p", param).set_("p", param.data)
+    with pytest.raises(errors.InPlaceWriteError, match="'p'.*update_.*requires grad"):
+        td.update_({"p": param})
+    assert td.update_(td) is td  # the collection itself: nothing to copy, as the peer
     out = td.named_apply(lambda key, value: value.float(), inplace=True)
     assert out is td and td["p"] is param and td["i"].dtype == torch.int64
     assert td["i"].tolist() == [0, 1, 2]

@@ -18,6 +18,7 @@ from typing_extensions import Self, Unpack
 
 from tclass._base._provided import ENGINE
 from tclass._base.implemented._collection import TensorCollection, unnamed
+from tclass._base.implemented._entry_ops import writes_as_set_
 from tclass._core import _batch, _names
 from tclass._core._jagged import leaf_shape
 from tclass._core._names import DimName
@@ -168,7 +169,11 @@ class ApplyOps(TensorCollection):
             # out=: its entries become the results (their dtypes too), as the peer's; in
             # place, or into a locked out (a memory-mapped buffer, which the peer refuses):
             # the results written into its tensors.
-            out.update_(result) if in_place or out.is_locked else out.update(result)
+            if in_place or out.is_locked:
+                with writes_as_set_():
+                    out.update_(result)
+            else:
+                out.update(result)
             return cast(Self, out)
         return result
 
