@@ -602,6 +602,8 @@ class NonTensorData(_NonTensorNode):
         peer then holds the value per element (a stack), though it is the same value."""
         if type(self) is not NonTensorData or not isinstance(value, NonTensorData):
             return False  # a MetaData keeps its one value
+        if not self._batch_size:
+            return False  # a node without batch dims keeps one value (as the peer)
         dims = len(value._batch_size)
         if dims == 0:
             return False

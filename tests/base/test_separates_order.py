@@ -39,3 +39,17 @@ def test_a_lazy_stack_and_its_members() -> None:
     assert all(list(member.keys()) == ["s", "n", "a"] for member in out.tensordicts)
     assert list(out.tensordicts[0]["n"].keys()) == ["c", "b"]  # the emptied m left out
     assert out.tensordicts[0]["a"] is first  # shared, not copied
+
+
+def test_a_whole_nested_collection_keeps_its_own_order() -> None:
+    # separates("n") merged n into the empty tree's n, whose nested nodes and Python
+    # values came first (fuzz fz41b: ['m', 'a'] for the peer's ['a', 'm'])
+    td = _td()
+    b = td["n", "b"]
+    out = td.separates("n")
+    assert list(out.keys()) == ["s", "n"] and list(td.keys()) == ["s", "a"]
+    assert list(out["n"].keys()) == ["b", "c", "m"] and out["n", "b"] is b
+    stack = lazy_stack([_td(), _td()])
+    out = stack.separates("n", "a")
+    assert list(out.keys()) == ["s", "n", "a"] and list(stack.keys()) == ["s"]
+    assert all(list(member["n"].keys()) == ["b", "c", "m"] for member in out.tensordicts)

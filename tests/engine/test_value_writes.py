@@ -126,3 +126,22 @@ def test_an_in_place_write_of_a_list_into_a_python_value_is_refused(
     assert source["n"] == [3, 4]
     source.set_("n", 5)  # a number stays a Python value, as before
     assert source["n"] == 5
+
+
+@pytest.mark.parametrize("value", ["a", "b"])
+@pytest.mark.parametrize("index", [..., ()])
+@pytest.mark.parametrize("lead", [[1], [1, 1]])
+def test_a_value_written_over_a_batch_without_dims_stays_one_value(
+    value: str, index: Any, lead: list[int]
+) -> None:
+    # td[...] = td[None].clone() of a TensorDict of batch [] made its value a
+    # NonTensorStack without dims (fuzz fz41b); the peer keeps a NonTensorData
+    td = TensorDict({"v": "a"}, batch_size=[])
+    td[index] = TensorDict({"v": value}, batch_size=lead)
+    node = td.get("v")
+    assert type(node) is NonTensorData and node.batch_size == torch.Size([])
+    assert td["v"] == value
+    # a destination with dims still holds the wider value per element
+    rows = TensorDict({"v": "a"}, batch_size=[2])
+    rows[0] = TensorDict({"v": "a"}, batch_size=[1])
+    assert type(rows.get("v")) is NonTensorStack and rows["v"] == ["a", "a"]

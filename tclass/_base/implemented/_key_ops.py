@@ -239,7 +239,12 @@ class KeyOps(TensorCollection):
             out.set(path, node)
         for path in dict.fromkeys(unravel_key(key) for key in keys):
             if path in present:
-                out.update(self.select(path))
+                part = self.select(path)
+                node = part.get(path)
+                if isinstance(node, TensorCollection) and not node._is_leaf_node:
+                    out.set(path, node)  # in its own key order, as the peer's set of it
+                else:
+                    out.update(part)
             elif path in missing:  # (not one repeated: it went with the key holding it)
                 out.set(path, None if default is _NO_DEFAULT else default)
         out.filter_empty_()
