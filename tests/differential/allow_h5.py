@@ -152,7 +152,7 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue
         if op == "apply" and "batch_size=" in finding.step.src and _NAMES_DROPPED.search(line):
             continue  # apply(fn, batch_size=) drops the names, as a TensorDict's in both
-        if op in ("tile", "reshape") and _NAMES_DROPPED.search(line):
+        if op in ("tile", "reshape", "broadcast_to") and _NAMES_DROPPED.search(line):
             continue  # read into memory and shaped as a TensorDict, which drops them
         if op in ("setitem_key", "set", "update", "rename_key_") and _NEW_GROUP_NAMED.match(line):
             continue  # a new group takes the file's dim names, as in a TensorDict
@@ -161,6 +161,8 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
         keys = _KEYS.match(line)
         if op in ("setitem_key", "set") and keys and not keys.group(2) and _no_rows(mine):
             continue  # a value written through a view of a file without rows is kept
+        if op == "auto_batch_size_" and _NAMES_PADDED.match(line):
+            continue  # a nested group names each new dim (the peer's: fewer names than dims)
         reopened = op == "world" and facts.h5.endswith("reload")
         read = op in ("getitem_key", "get", "get_default", "rename_key_", "pop")
         if (read or reopened) and _more_batch_dims(line):
@@ -254,6 +256,10 @@ _NAMES_DROPPED = re.compile(
 _NAMES_SAVED = re.compile(
     r"^result(\['\w+'\])*\.names: peer \[None(, None)*\], tclass \[(None, )*'"
 )
+# ``clone().auto_batch_size_()`` of a named file: a nested group's names for every dim of
+# its new batch size, as a TensorDict's in both; the peer's clone, still a file, keeps its
+# old names, fewer than its new dims (left42)
+_NAMES_PADDED = re.compile(r"^result(\['\w+'\])+\.names: peer \[(.*)\], tclass \[\2(, None)+\]$")
 _SAVED_BY = re.compile(r"\.(save|memmap)\(")
 _NEW_GROUP_NAMED = re.compile(r"^result(\['\w+'\])+\.names: peer \[None(, None)*\], tclass \[")
 _RESHAPED = re.compile(r": peer Tensor\[[\w.]+, shape \[[\d, ]*\]\], tclass Tensor\[[\w.]+, shape")

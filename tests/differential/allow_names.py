@@ -39,6 +39,9 @@ def _nested_names_dropped(line: str) -> bool:
     return len(theirs) == len(mine) and set(theirs) == {"None"}
 
 
+_LAZY_MADE = re.compile(r"\b(?:lazy_stack|LazyStackedTensorDict)\(")
+
+
 def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """The name of the one dim of a lazy stack of members without batch dims (or of its
     stack dim when no member dim is named), kept by ``to_tensordict`` / ``contiguous`` /
@@ -48,11 +51,18 @@ def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     2,902,715 of the six families; a stack along dim 1 named there: program 4,202,126 of
     ``--families entries``); ``unbind`` along another dim, whose parts keep it as
     ``stack[i]`` does in both (the peer's unbind drops it: program 4,400,807 of the six
-    families)."""
-    if finding.kind != "result" or facts.kind != "lazy":
+    families); a key read of such a ``to_tensordict()`` (its nested collections lead with
+    the name: program 5,604,404 of index,entries,records, left42)."""
+    if finding.kind != "result":
         return False
+    lazy = facts.kind == "lazy" or any(_LAZY_MADE.search(line) for line in finding.lines)
     ops = ("to_tensordict", "contiguous", "apply", "named_apply", "narrow", "flip", "roll")
-    if finding.step.op not in ops + ("tile", "unbind", "gather"):
+    if finding.step.op == "getitem_key":
+        if not re.search(r"\.(?:to_tensordict|contiguous)\(\)\[", finding.step.src):
+            return False
+    elif finding.step.op not in ops + ("tile", "unbind", "gather"):
+        return False
+    if not lazy:
         return False
     return all(_ONE_NAME.match(line) and _same_dims(line) for line in finding.detail)
 

@@ -920,6 +920,9 @@ def _members_kept(lines: list[str]) -> bool:
     )
 
 
+_LOCKED_LIKE = re.compile(r"^result(\['[^']*'\])*\.is_locked: peer False, tclass True$")
+
+
 def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A program with a TensorDictParams: rows written at an index, ``apply_`` through a
     lazy stack, ``load_state_dict`` into views of parameters and ``memmap`` of a locked
@@ -929,7 +932,8 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     TensorDictParams); ``to`` of a locked one unlocks its nested TensorDicts too, and
     ``to`` of a lazy stack keeps its TensorDictParams members (the peer's are TensorDicts);
     ``update`` of plain tensors makes nested entries parameters as top-level ones (the
-    peer's nested ones are plain tensors, no longer registered)."""
+    peer's nested ones are plain tensors, no longer registered); ``torch.empty_like`` of a
+    locked one is locked as its ``zeros_like`` (the peer's alone unlocked: program 5,502,622)."""
     if not any("TensorDictParams(" in line for line in finding.lines):
         return False
     locked = "Cannot modify locked" in str(peer.error)
@@ -944,6 +948,8 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         return text is not None and text in str(peer.error)
     if finding.kind != "result":
         return False
+    if finding.step.op == "torch.empty_like":
+        return all(_LOCKED_LIKE.match(line) for line in finding.detail)
     if finding.step.op == "update" and all(
         _PARAMS_NESTED_WRAPPED.match(line) for line in finding.detail
     ):

@@ -9,6 +9,8 @@ import ast
 import re
 from typing import TYPE_CHECKING, Any
 
+from .allow_structure import _RECORD_KIND_LINES, _fields_line
+
 if TYPE_CHECKING:
     from .engine import Finding
     from .world import Facts
@@ -483,3 +485,35 @@ def _ragged_lists_loaded(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         else:
             return False
     return True
+
+
+_STACKED_RECORDS = (
+    re.compile(r"^result\.kind: peer 'LazyStackedTensorDict', tclass '(Rec|Inner)'$"),
+    re.compile(r"^result\.<members>: peer \d+ \(.*, tclass None$"),
+)
+
+
+def _records_restacked(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``torch.stack`` (or ``stack`` / ``maybe_dense_stack``) of lazy stacks of records of
+    one class, stacked member by member: a record of that class over the new lazy stack,
+    as every lazy stack of records of one class is (``lazy_stack`` in both), where the
+    peer gives a plain ``LazyStackedTensorDict`` of the records (program 5,700,118 of
+    shape,math,combine, left42); its keys leave out the ``None`` fields a record lists, and
+    its ``label`` reads as a ``NonTensorStack`` (the record's: a list, as for any record)."""
+    if finding.kind != "result" or finding.step.op not in ("stack", "maybe_dense_stack"):
+        return False
+    if type(getattr(mine.value, "_tensordict", None)).__name__ != "LazyStackedTensorDict":
+        return False
+    members = getattr(peer.value, "tensordicts", None)
+    if type(peer.value).__name__ != "LazyStackedTensorDict" or not members:
+        return False
+    if {type(m).__name__ for m in members} != {"Peer" + type(mine.value).__name__}:
+        return False
+    if not finding.detail[0].startswith("result.kind: "):
+        return False
+    return all(
+        any(p.match(line) for p in _STACKED_RECORDS)
+        or any(p.search(line) for p in _RECORD_KIND_LINES[2:])  # a str field: a list
+        or _fields_line(line)
+        for line in finding.detail
+    )

@@ -729,7 +729,8 @@ def _ragged_dim(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
 def _ragged_pad_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``pad`` of a lazy stack with a ragged dim: tclass's result stays a lazy stack, ``-1``
     along that dim (its members padded), where the peer pads a dense stack whose size
-    there is ``-1`` plus the padding (program 3,203,281 of shape,combine,math)."""
+    there is ``-1`` plus the padding (program 3,203,281 of shape,combine,math), and its
+    nested collections alike (program 5,502,669 of the six families, left42)."""
     if finding.kind != "result" or finding.step.op != "pad":
         return False
     size = getattr(mine.value, "batch_size", ())
@@ -738,8 +739,8 @@ def _ragged_pad_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
     peer_size = getattr(peer.value, "batch_size", None)
     if peer_size is None or -1 in peer_size or len(peer_size) != len(size):
         return False
-    shown = ("result.kind: ", "result.batch_size: ", "result.<members>: ")
-    return all(line.startswith(shown) for line in finding.detail)
+    shown = re.compile(r"^result(\['[^']*'\])*\.(kind|batch_size|<members>): ")
+    return all(shown.match(line) for line in finding.detail)
 
 
 # What the peer 0.15 says refusing to write a number into a Python value.

@@ -111,6 +111,7 @@ from .allow_records import (
     _params_nested_read_locked,
     _params_saved,
     _ragged_lists_loaded,
+    _records_restacked,
     _state_dict_values_kept,
     _tolist_lists_fields,
 )
@@ -261,6 +262,7 @@ ENTRIES: list[Entry] = [
             _contains_as_dense,
             _exclusive_keys_refused,
             _restacked_by_member,
+            _records_restacked,
         ),
     ),
     Entry(
