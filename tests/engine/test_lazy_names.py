@@ -165,3 +165,15 @@ def test_an_index_names_the_result_as_the_dense_collection(stack_dim: int, index
     assert result.names == expected.names
     assert lazy.names == ["j", "k"]
     assert all(member.names == [("k", "j")[stack_dim]] for member in lazy.tensordicts)
+
+
+def test_the_one_name_of_a_stack_of_members_without_batch_dims_reaches_nested_ones() -> None:
+    # The peer's stack answers ["j"] too, but its to_tensordict() drops it ([None], and
+    # [None] for its nested collections: its lazy stack has names only where its members'
+    # dims have): the name is kept, as for a stack of members with batch dims (in both).
+    member = TensorDict({"a": torch.zeros(2), "m": {"d": torch.zeros(3)}}, [])
+    x = tclass.lazy_stack([member, member.clone()], 0).apply(lambda v: v * 0, names=["j"])
+    assert x.names == ["j"]
+    dense = x.to_tensordict()
+    assert dense.names == ["j"] and dense["m"].names == ["j"]
+    assert x.contiguous()["m"].names == ["j"]

@@ -252,3 +252,23 @@ def test_is_contiguous_of_a_record_is_its_storage_s() -> None:
     assert not stacked.is_contiguous()
     assert type(stacked.contiguous()._tensordict) is TensorDict
     assert _agent("a").is_contiguous() and not _agent("a").expand(2, 4).is_contiguous()
+
+
+@pytest.mark.parametrize("rows", [0, 2])
+def test_stack_of_lazy_stacks_of_records_is_a_record_over_a_stack(rows: int) -> None:
+    # Stacked member by member, as the peer's (its result: a plain LazyStackedTensorDict
+    # of the records, where a lazy stack of records of one class is a record over it).
+    rec = Agent(
+        obs=torch.arange(float(rows * 3)).reshape(rows, 3),
+        reward=torch.zeros(rows),
+        name="a",
+        inner=Inner(x=torch.zeros(rows, 1), batch_size=[rows]),
+        batch_size=[rows],
+    )
+    lazy = LazyStackedTensorDict(rec, rec.apply(torch.zeros_like), stack_dim=1)
+    out = torch.stack([lazy, lazy.apply(torch.ones_like)], 0)
+    assert type(out) is Agent and out.batch_size == torch.Size([2, rows, 2])
+    assert isinstance(out._tensordict, LazyStackedTensorDict)
+    assert torch.equal(out.obs[0], lazy.get("obs"))
+    assert torch.equal(out.obs[1], torch.ones(rows, 2, 3))
+    assert type(out.inner) is Inner and out.extra is None

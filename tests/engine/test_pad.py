@@ -1095,3 +1095,15 @@ def test_pad_of_a_ragged_lazy_stack_keeps_the_ragged_dim() -> None:
         assert [m.batch_size for m in out.tensordicts] == [(4,), (4,), (3,)]  # new: as member 0
         if entries:
             assert out.tensordicts[1]["a"].tolist() == [-1.0, 0.0, 0.0, -1.0]
+
+
+def test_pad_of_a_ragged_lazy_stack_pads_its_nested_collections_alike() -> None:
+    # a nested collection without leaves, stacked along the last dim: the peer pads a dense
+    # stack of batch size (0, 5) (-1 plus the padding); tclass's stays ragged, as its parent
+    source = TensorDict({"m": TensorDict({}, [3, 3])}, [3])
+    stack = tclass.lazy_stack(list(source.chunk(2, -1)), -1)
+    assert stack.batch_size == (-1, 2) and stack["m"].batch_size == (-1, 2, 3)
+    out = tclass.pad(stack, [0, 1, 2, 1])
+    assert isinstance(out, tclass.LazyStackedTensorDict) and out.batch_size == (-1, 5)
+    assert out["m"].batch_size == (-1, 5, 3)
+    assert [m["m"].batch_size for m in out.tensordicts] == [(3, 3)] * 3 + [(2, 3), (3, 3)]

@@ -1,6 +1,7 @@
 """``copy.copy`` / ``copy.deepcopy`` of a TensorDictParams, checked on tclass and on the
 peer: ``clone(recurse=False)`` (the same parameters in new nested collections) and
-``clone()`` (new parameters; tensors set into the copy later stay plain tensors)."""
+``clone()`` (new parameters; tensors set into the copy later stay plain tensors), and the
+``*_like`` results of a locked one."""
 
 from __future__ import annotations
 
@@ -40,3 +41,16 @@ def test_deepcopy_makes_new_parameters(make: Any) -> None:
     assert torch.equal(out["sub", "w"], params["sub", "w"]) and not out.is_locked
     out.set("z", torch.zeros(1))  # the copy converts nothing set later, as the peer's
     assert type(out.get("z")) is torch.Tensor
+
+
+def test_like_results_of_a_locked_one_are_locked(make: Any) -> None:
+    params = make({"sub": {"w": nn.Parameter(torch.zeros(2))}, "b": torch.ones(2)})
+    params.lock_()
+    like = [torch.zeros_like, torch.ones_like, lambda p: torch.full_like(p, 2.0)]
+    for fn in like:  # as a locked TensorDict's, in both
+        out = fn(params)
+        assert type(out).__name__ == "TensorDict" and out.is_locked
+    empty = torch.empty_like(params)
+    assert type(empty).__name__ == "TensorDict"
+    # the peer's empty_like alone is unlocked (README "Differences": TensorDictParams)
+    assert empty.is_locked is isinstance(params, tclass.TensorDictParams)

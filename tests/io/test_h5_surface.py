@@ -234,3 +234,28 @@ def test_a_new_batch_size_of_fewer_dims_keeps_the_groups_names(tmp_path: Path) -
     plain.batch_size = []
     assert plain["k"].names == ptd["k"].names
     ptd.close()
+
+
+def test_broadcast_to_and_a_clone_of_a_named_file_are_named_as_a_tensordict(
+    tmp_path: Path,
+) -> None:
+    source = TensorDict(
+        {"c": torch.zeros(2, 3), "n": {"b": torch.zeros(2, 3, 4, 5)}}, [2, 3], names=["i", "j"]
+    )
+    ptd = PersistentTensorDict.from_dict(source, filename=tmp_path / "named.h5")
+    # read into memory and broadcast as a TensorDict, which drops the names (in both; the
+    # peer's file keeps them for as many dims and fails for more)
+    for shape in ([2, 3], [4, 2, 3]):
+        out = ptd.broadcast_to(shape)
+        assert type(out) is TensorDict and out.batch_size == torch.Size(shape)
+        assert out.names == [None] * len(shape) and out["n"].names == [None] * len(shape)
+    # clone() reads into memory: a new batch size names every dim of the nested group (the
+    # peer's clone, a file, keeps ["i", "j", None] over its new batch size of 4 dims)
+    copy = ptd.clone().auto_batch_size_(keep_compliant_size=True)
+    assert copy["n"].batch_size == torch.Size([2, 3, 4, 5])
+    assert (
+        copy["n"].names
+        == ["i", "j", None, None]
+        == source.clone().auto_batch_size_(keep_compliant_size=True)["n"].names
+    )
+    ptd.close()
