@@ -172,7 +172,9 @@ class RecordPrimitives(TensorDictBase):
             node = other._tensordict if isinstance(other, RecordPrimitives) else other
             if node.__class__ is TensorDict:
                 shape = node._batch_size
-                if shape and (shape != storage._batch_size or tracing()):
+                # traced: the general form compares the sizes on the leaves (batch sizes
+                # compared as ints would be more inputs of the graph)
+                if shape and (tracing() or shape != storage._batch_size):
                     return super()._flat_pointwise(foreach, each, operands, kwargs)
                 theirs = node._tensors
                 if len(theirs) != len(storage._tensors):  # (the split finds each key)
