@@ -18,6 +18,7 @@ the same results and raises what is wrong.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from itertools import chain
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import torch
@@ -33,6 +34,7 @@ __all__ = ["TreeWalkOps"]
 _Tensor = torch.Tensor
 _PYTHON_NUMBERS = (int, float, bool, complex)
 _only_tensors = frozenset({torch.Tensor}).issuperset  # of map(type, values)
+_chain = chain.from_iterable
 _NOTHING: Iterator[Any] = iter(())  # the results a Python-value node is rebuilt from
 # How a node holding more than tensors is rebuilt: its new entries in key order (each
 # tensor's and nested node's still the old one, each Python value's a new node), its
@@ -183,7 +185,7 @@ class TreeWalkOps(TensorDictBase):
         inner: list[dict[str, Value]] = [node._tensors for node in nodes]
         if not all(inner):  # a node holding nothing: the general walk decides
             return None
-        flat = [value for entries in inner for value in entries.values()]
+        flat: list[Any] = list(_chain(map(dict.values, inner)))  # (a C loop)
         if not _only_tensors(map(type, flat)):
             return None
         if theirs is not None:  # (as long as mine: checked by the caller)
@@ -203,7 +205,7 @@ class TreeWalkOps(TensorDictBase):
             if not _only_tensors(map(type, found)):
                 return False
             pieces.extend(found)  # type: ignore[arg-type]
-        leaves.extend(flat)  # type: ignore[arg-type]
+        leaves.extend(flat)
         plans.append([dict(mine), [], True])  # (each node's entries in order, no tensor)
         plans.extend([None] * len(nodes))
         return True

@@ -32,6 +32,38 @@ class _Step(TensorClass):
     flag: torch.Tensor | None = None
 
 
+class _Other(TensorClass):
+    """Another class holding ``_Step``'s fields."""
+
+    obs: torch.Tensor
+    reward: torch.Tensor
+    env: str
+    flag: torch.Tensor | None = None
+
+
+class _Outer(TensorClass):
+    obs: torch.Tensor
+    inner: _Step
+
+
+def _outer(seed: int) -> _Outer:
+    return _Outer(obs=torch.full((2,), float(seed)), inner=_step([2], seed), batch_size=[2])
+
+
+def _other(rec: _Step) -> _Other:
+    return _Other(**rec.to_dict(), batch_size=rec.batch_size)
+
+
+def _params(rec: _Step) -> tclass.TensorDictParams:
+    return tclass.TensorDictParams(rec.to_tensordict())
+
+
+def _stacked(first: _Step, second: _Step) -> _Step:
+    """A record over a lazy stack of the rows ``first[0]`` and ``second[1]``."""
+    members = [first[0]._tensordict, second[1]._tensordict]
+    return _Step._from_tensordict_unchecked(tclass.lazy_stack(members))
+
+
 _TWO = torch.full((2,), 2.0)
 BatchSizeError = errors.BatchSizeError
 # The collection classes (each holds copies of its inherited methods: see _base/_inline.py)
@@ -92,6 +124,13 @@ CALLS: list[tuple[str, Callable[[], Any]]] = [
     ("record - record of batch [1]", lambda: _step([4]) - _step([1], 1)),
     ("record * tensor", lambda: _step([4]) * torch.arange(4.0)),
     ("rsub", lambda: 1 - _step([4])),
+    ("record - its TensorDict", lambda: (lambda r: r - r.to_tensordict())(_step([4]))),
+    ("record - TensorDict of batch []", lambda: _step([4]) - _step([4], 1)._tensordict[0]),
+    ("td - record", lambda: _step([4])._tensordict - _step([4], 1)),
+    ("record - record of another class", lambda: _step([4]) - _other(_step([4], 1))),
+    ("record - record with a nested record", lambda: _outer(0) - _outer(1)),
+    ("record - TensorDictParams", lambda: _step([4]) * _params(_step([4], 1))),
+    ("record - record over a lazy stack", lambda: _step([2]) - _stacked(_step([2], 1), _step([2]))),
     ("td + 1, str value", lambda: TensorDict(a=torch.ones(3), s="x", batch_size=[3]) + 1),
     ("td * td", lambda: _flat_td() * _flat_td()),
     ("named td", lambda: TensorDict(a=torch.ones(3, 2), batch_size=[3], names=["t"]) / 2),
@@ -177,3 +216,22 @@ def test_an_operand_value_facing_a_tensor_is_named() -> None:
     other = TensorDict(obs=torch.ones(4, 3), reward="text", batch_size=[4])
     with pytest.raises(errors.KeyNotFoundError, match="'reward' is a tensor"):
         td - other
+
+
+@pytest.mark.parametrize(
+    ("make_other", "error", "match"),
+    [
+        (lambda r: r.to_tensordict().exclude("reward"), errors.KeyNotFoundError, "reward"),
+        (lambda r: r.to_tensordict().set("extra", torch.ones(4)), errors.KeyNotFoundError, "extra"),
+        (lambda r: r.to_tensordict().set("obs", torch.ones(4, 5)), RuntimeError, "size"),
+        (lambda r: _step([3]), BatchSizeError, r"\[3\]"),
+    ],
+    ids=["a key missing", "a key more", "shapes", "batch sizes"],
+)  # fmt: skip
+def test_a_record_refuses_what_the_walk_refuses(
+    make_other: Callable[[Any], Any], error: type[Exception], match: str
+) -> None:
+    """A record's own flat form hands these operands to the walk, which raises."""
+    rec = _step([4])
+    with pytest.raises(error, match=match):
+        rec - make_other(rec)

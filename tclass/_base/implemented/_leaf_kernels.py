@@ -86,7 +86,12 @@ def run_flat(
     tensors, no keyword) inline: those forms are all Python overhead."""
     if kwargs or foreach is None or not leaves or not leaves[0].is_cpu or _transforms_active():
         return run_leafwise(foreach, each, leaves, args, kwargs or _NO_KWARGS)
-    routed = tensor_operand(foreach, leaves, args, None)  # (a number as 0-d tensors)
+    # (a number as 0-d tensors; an operand's pieces, a list, go as they are)
+    routed = (
+        tensor_operand(foreach, leaves, args, None)
+        if args and args[0].__class__ is not list
+        else None
+    )
     try:
         return foreach(leaves, *(routed or args))  # type: ignore[no-any-return]
     except TypeError:  # no fused kernel takes these arguments: leaf by leaf

@@ -55,7 +55,9 @@ __all__ = [
     "Resize",
     "as_scalar",
     "broadcast_batch",
+    "FlatSplit",
     "check_same_keys",
+    "flat_split",
     "mismatched_entry",
     "pad_operand",
     "refuse_operand",
@@ -490,24 +492,10 @@ class LeafWalkOps(TensorCollection):
                         return None
             elif other.__class__ not in _PYTHON_NUMBERS:  # (numpy scalars: the walk's)
                 return None
-        leaves: list[torch.Tensor] = []
-        pieces: list[torch.Tensor] = []
-        keys = []
-        entries: dict[str, Any] = {}  # each Python value a new node (as rebuilt), in order
-        for key, value in mine.items():
-            if value.__class__ is _Tensor:
-                if theirs is not None:
-                    piece = theirs.get(key)
-                    if piece.__class__ is not _Tensor:  # (or not there: None)
-                        return None
-                    pieces.append(piece)
-                leaves.append(value)
-                keys.append(key)
-                entries[key] = value  # (its result below)
-            elif getattr(value, "_is_value_node", False) and (theirs is None or key in theirs):
-                entries[key] = value._rebuilt(_NOTHING, None)
-            else:  # a nested collection, a tensor subclass, a key the operand lacks
-                return None
+        split = flat_split(mine, theirs)
+        if split is None:
+            return None
+        leaves, pieces, keys, entries = split
         if traced and pieces and pieces[0].shape[: len(batch)] != leaves[0].shape[: len(batch)]:
             return None
         results = run_flat(foreach, each, leaves, operands if theirs is None else (pieces,), kwargs)
@@ -795,6 +783,37 @@ def _empty_nested(node: TensorCollection, prefix: tuple[str, ...]) -> tuple[list
             tensors = True
         kept += 1
     return paths, not kept, tensors
+
+
+FlatSplit: TypeAlias = tuple[list[torch.Tensor], list[torch.Tensor], list[str], dict[str, Any]]
+
+
+def flat_split(mine: Mapping[str, Any], theirs: Mapping[str, Any] | None) -> FlatSplit | None:
+    """The flat forms' pass over a node's entries ``mine`` (with ``theirs``, an operand
+    node's entries over the same keys): its tensors, their counterparts in ``theirs``,
+    their keys, and the result's entries in key order (each Python value a new node, as
+    rebuilt; each tensor's result goes in later). None where the node holds a nested
+    collection or a tensor subclass, or the operand lacks a key or holds no tensor for
+    one (the walk then does the work, and raises what is wrong)."""
+    leaves: list[torch.Tensor] = []
+    pieces: list[torch.Tensor] = []
+    keys = []
+    entries: dict[str, Any] = {}
+    for key, value in mine.items():
+        if value.__class__ is _Tensor:
+            if theirs is not None:
+                piece = theirs.get(key)
+                if piece.__class__ is not _Tensor:  # (or not there: None)
+                    return None
+                pieces.append(piece)
+            leaves.append(value)
+            keys.append(key)
+            entries[key] = value  # (its result later)
+        elif getattr(value, "_is_value_node", False) and (theirs is None or key in theirs):
+            entries[key] = value._rebuilt(_NOTHING, None)
+        else:  # a nested collection, a tensor subclass, a key the operand lacks
+            return None
+    return leaves, pieces, keys, entries
 
 
 def _unlocks(node: TensorCollection, leaves: Sequence[Any], operands: tuple[Any, ...]) -> bool:
