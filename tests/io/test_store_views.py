@@ -324,6 +324,28 @@ def test_names_device_and_repr_are_the_files_through_the_index(ptd: PersistentTe
     assert "r: i64[]" in repr(view) and "f: f32[3]" in repr(view)
 
 
+@pytest.mark.parametrize(
+    ("first", "second", "names"),
+    [
+        ([], (None,), [None, "rows"]),
+        ([1, 2], (None,), [None, "rows"]),
+        ([1, 2], (slice(None), None), ["rows", None]),
+        (slice(1, 3), (None, [0, 1]), [None, "rows"]),
+    ],
+)
+def test_a_view_of_a_view_names_its_groups_dims_through_each_index(
+    ptd: PersistentTensorDict, first: Any, second: tuple[Any, ...], names: list[Any]
+) -> None:
+    # Each view's index in turn names the dims, for its groups at every depth too (the
+    # composed index of a list and a None alone named none of theirs), as the peer's.
+    ptd["m", "k"] = TensorDict({"z": torch.zeros(10)}, [10])
+    ptd.names = ["rows"]
+    view = ptd[first][second]
+    assert view.names == names
+    assert view["n"].names == names and view["m"].names == names
+    assert view["m", "k"].names == names and view["m"]["k"].names == names
+
+
 def test_copies_and_results_are_in_memory(ptd: PersistentTensorDict) -> None:
     view = ptd[2:5]
     for result in (

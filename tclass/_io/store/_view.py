@@ -229,7 +229,7 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
 
     def _entry(self, key: str) -> Value:
         """The entry ``key``: the rows of an array, read; the view of a group."""
-        return self._source._entry_rows(key, self._selection, self._batch)
+        return self._source._entry_rows(key, self._selection, self._batch, self._steps)
 
     def _child(self, key: str) -> TensorCollection | None:
         node = self._source._node(key)
