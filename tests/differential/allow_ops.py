@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from .compare import is_collection
-
 if TYPE_CHECKING:
     from .engine import Finding
     from .world import Facts
@@ -299,20 +297,6 @@ def _empty_gives_new_nodes(finding: Finding, facts: Facts, peer: Any, mine: Any)
     if finding.kind != "alias" or not all(line.startswith("result[") for line in finding.detail):
         return False
     return any(".empty(recurse=True)" in line for line in _later_lines(finding))
-
-
-def _stack_of_values_not_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """A lazy stack whose members hold only per-element Python values: not empty in
-    tclass (``is_empty()`` is true when every member is empty), empty in the peer, so its
-    ``apply(fn, batch_size=...)``, which leaves the values out, gives an empty TensorDict
-    there and ``None`` in tclass."""
-    if finding.kind != "result" or "lazy" not in finding.step.tags:
-        return False
-    if finding.step.op == "x.is_empty()":
-        return (peer.value, mine.value) == (True, False)
-    if finding.step.op != "apply" or "batch_size=" not in finding.step.src:
-        return False
-    return mine.value is None and is_collection(peer.value) and not list(peer.value.keys())
 
 
 _NESTED_LOCKED = re.compile(r"^result\S+\.is_locked: peer True, tclass False$")
