@@ -614,14 +614,21 @@ def _memmap_by_data(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     the data is (in a memory-mapped file or not), where the peer follows a flag some ops
     carry and others drop: ``is_memmap()`` true in tclass only (every tensor is in a file),
     or a lock that differs after an op that changes the peer's flag and not the data
-    (the collection memory-mapped in the world, or by an earlier step)."""
+    (the collection memory-mapped in the world, or by an earlier step); ``is_memmap()``
+    false in tclass for a collection without tensors last given ``memmap()`` /
+    ``memmap_()`` without a folder, where nothing of it is mapped (program 5,802,115 of
+    index,entries,records)."""
     if finding.kind != "result":
         return False
     saved = 0 if facts.memmap else _first_saving(finding.lines)
     if saved is None:
         return False
     if finding.step.op == "x.is_memmap()":
-        return mine.value is True or any(_FLAG_CHANGES.search(line) for line in finding.lines)
+        if mine.value is True or any(_FLAG_CHANGES.search(line) for line in finding.lines):
+            return True
+        last = [line for line in finding.lines if _SAVING.search(line)][-1:]
+        unsaved = bool(last) and re.search(r"\.memmap_?\(\)", last[0]) is not None
+        return unsaved and "no-tensors" in finding.step.tags
     if not all(_LOCK_LINE.search(line) for line in finding.detail):
         return False
     last = max(n for n, line in enumerate(finding.lines) if n == saved or _SAVING.search(line))
