@@ -177,3 +177,55 @@ def test_pointwise_math_keeps_the_lock_as_the_peer(name: str) -> None:
     expected = name not in ("lerp batch tensor", "clamp two bounds")
     assert LOCK_CALLS[name](with_tensor).is_locked is expected
     assert LOCK_CALLS[name](without).is_locked is keeps
+
+
+PAIRED_CALLS: dict[str, tuple[Callable[[Any, Any], Any], bool]] = {
+    # name: (call with the collection x and a collection operand o, locked result)
+    "addcmul tensor, collection": (lambda x, o: x.addcmul(torch.ones(2, 3), o), True),
+    "addcdiv collection, tensor": (lambda x, o: x.addcdiv(o, torch.ones(3)), True),
+    "lerp collection, tensor": (lambda x, o: x.lerp(o, torch.ones(2, 3)), True),
+    "addcmul 0-d tensor": (lambda x, o: x.addcmul(torch.tensor(1.0), o), False),
+    "lerp collection, number": (lambda x, o: x.lerp(o, 0.5), False),
+    "addcmul collections": (lambda x, o: x.addcmul(o, o), False),
+    "addcmul tensors": (lambda x, o: x.addcmul(torch.ones(2, 3), torch.ones(2, 3)), False),
+    "add collection": (lambda x, o: x.add(o), False),
+}
+
+
+def _values_only(lib: Any) -> list[Any]:
+    """Locked collections holding Python values and no tensor (a TensorDict, one with
+    them nested, a lazy stack) and one holding nothing at all."""
+    return [
+        lib.TensorDict({"s": "a"}, [2, 3]).lock_(),
+        lib.TensorDict({"n": {"s": "a"}, "m": {}}, [2, 3]).lock_(),
+        lib.lazy_stack([lib.TensorDict({"s": "a"}, [3]) for _ in range(2)]).lock_(),
+        lib.TensorDict({"m": {}}, [2, 3]).lock_(),
+    ]
+
+
+@pytest.mark.parametrize("name", list(PAIRED_CALLS))
+def test_python_values_paired_beside_a_tensor_keep_the_lock(name: str) -> None:
+    """As the peer: a collection without tensors gives an unlocked copy, except when it
+    holds Python values and a collection operand is paired key by key beside a tensor
+    operand with dims (the peer's ``apply`` then keeps the lock; a fuzzer program:
+    ``rec.memmap(...).addcmul(t, rec.apply(torch.ones_like))`` of a record whose
+    tensor fields are ``None``)."""
+    call, locked = PAIRED_CALLS[name]
+    *holding, empty = _values_only(tclass)
+    for x in holding:
+        out = call(x, x.apply(torch.ones_like))
+        assert out.is_locked is locked, type(x).__name__
+        assert out.is_empty() is False  # the values are kept
+    assert call(empty, empty.clone()).is_locked is False
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize("name", list(PAIRED_CALLS))
+def test_python_values_paired_beside_a_tensor_lock_as_the_peers(name: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        peer = pytest.importorskip("tensordict")
+        call = PAIRED_CALLS[name][0]
+        for mine, theirs in zip(_values_only(tclass), _values_only(peer), strict=True):
+            expected = call(theirs, theirs.apply(torch.ones_like)).is_locked
+            assert call(mine, mine.apply(torch.ones_like)).is_locked is expected

@@ -616,6 +616,22 @@ def test_lazy_stack_reductions_are_dense_and_scans_lazy_as_the_peer(stack_dim: i
     assert type(out) is LazyStackedTensorDict and out["i"].dtype is torch.float64
 
 
+def test_softmax_along_the_stack_dim_of_members_that_differ_is_refused() -> None:
+    """The dense stack a softmax along the stack dim needs does not exist when the
+    members' shapes differ: a ``HeterogeneousEntryError`` naming the entry, even where
+    the stack dim is past the members' own dims (the peer runs softmax on each member
+    along its own dim there: torch's ``IndexError``, dim out of range)."""
+    members = [
+        TensorDict({"n": {"c": torch.rand(1, 3, 1, k)}, "d": torch.rand(1, 3)}, [1, 3])
+        for k in (2, 3)
+    ]
+    lazy = tclass.lazy_stack(members, 2)[1:].lock_()
+    with pytest.raises(errors.HeterogeneousEntryError, match=r"\('n', 'c'\)"):
+        lazy.softmax(2, dtype=torch.float64)
+    alike = tclass.lazy_stack([members[0], members[0].clone()], 2)
+    assert torch.allclose(alike.softmax(2)["d"], torch.full((1, 3, 2), 0.5))
+
+
 def test_lazy_stack_whole_reductions_combine_the_members() -> None:
     lazy = _heterogeneous()
     members = lazy.tensordicts

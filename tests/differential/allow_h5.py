@@ -302,12 +302,15 @@ def _h5_params_read(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     the file; program 2,904,809 of the six families), and ``params[...]`` is the params
     themselves (the peer's a view of the file); its ``load_state_dict`` loads the
     parameters (the peer's writes neither them nor the file: program 4,202,883 of
-    ``--families entries``)."""
+    ``--families entries``); its ``is_contiguous()`` is the parameters' (the peer's, the
+    file's, is false: program 6,000,875 of the six families)."""
     if not facts.h5 or facts.derived != "params":
         return False
     wrapped = [i for i, line in enumerate(finding.lines, 1) if _WRAPS_X.search(line)]
     if not wrapped:
         return False
+    if finding.kind == "result" and finding.step.op == "is_contiguous":
+        return (peer.value, mine.value) == (False, True)
     if finding.kind == "alias":
         found = re.match(r"<result of line (\d+)>", finding.step.src)
         return found is not None

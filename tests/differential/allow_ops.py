@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from .compare import is_collection
-
 if TYPE_CHECKING:
     from .engine import Finding
     from .world import Facts
@@ -299,20 +297,6 @@ def _empty_gives_new_nodes(finding: Finding, facts: Facts, peer: Any, mine: Any)
     if finding.kind != "alias" or not all(line.startswith("result[") for line in finding.detail):
         return False
     return any(".empty(recurse=True)" in line for line in _later_lines(finding))
-
-
-def _stack_of_values_not_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """A lazy stack whose members hold only per-element Python values: not empty in
-    tclass (``is_empty()`` is true when every member is empty), empty in the peer, so its
-    ``apply(fn, batch_size=...)``, which leaves the values out, gives an empty TensorDict
-    there and ``None`` in tclass."""
-    if finding.kind != "result" or "lazy" not in finding.step.tags:
-        return False
-    if finding.step.op == "x.is_empty()":
-        return (peer.value, mine.value) == (True, False)
-    if finding.step.op != "apply" or "batch_size=" not in finding.step.src:
-        return False
-    return mine.value is None and is_collection(peer.value) and not list(peer.value.keys())
 
 
 _NESTED_LOCKED = re.compile(r"^result\S+\.is_locked: peer True, tclass False$")
@@ -630,14 +614,21 @@ def _memmap_by_data(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     the data is (in a memory-mapped file or not), where the peer follows a flag some ops
     carry and others drop: ``is_memmap()`` true in tclass only (every tensor is in a file),
     or a lock that differs after an op that changes the peer's flag and not the data
-    (the collection memory-mapped in the world, or by an earlier step)."""
+    (the collection memory-mapped in the world, or by an earlier step); ``is_memmap()``
+    false in tclass for a collection without tensors last given ``memmap()`` /
+    ``memmap_()`` without a folder, where nothing of it is mapped (program 5,802,115 of
+    index,entries,records)."""
     if finding.kind != "result":
         return False
     saved = 0 if facts.memmap else _first_saving(finding.lines)
     if saved is None:
         return False
     if finding.step.op == "x.is_memmap()":
-        return mine.value is True or any(_FLAG_CHANGES.search(line) for line in finding.lines)
+        if mine.value is True or any(_FLAG_CHANGES.search(line) for line in finding.lines):
+            return True
+        last = [line for line in finding.lines if _SAVING.search(line)][-1:]
+        unsaved = bool(last) and re.search(r"\.memmap_?\(\)", last[0]) is not None
+        return unsaved and "no-tensors" in finding.step.tags
     if not all(_LOCK_LINE.search(line) for line in finding.detail):
         return False
     last = max(n for n, line in enumerate(finding.lines) if n == saved or _SAVING.search(line))

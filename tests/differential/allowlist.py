@@ -28,6 +28,7 @@ from .allow_entries import (
     _softmax_on_ragged,
     _split_parts_keep_nested_dims,
     _split_strict_on_lazy,
+    _stack_of_values_not_empty,
     _written_into_no_elements,
 )
 from .allow_fields import (
@@ -84,7 +85,6 @@ from .allow_ops import (
     _raised_by,
     _reflected_on_ragged,
     _saved_later,
-    _stack_of_values_not_empty,
     _tagged,
     _tensor_on_ragged,
     _tensor_spread_on_ragged,

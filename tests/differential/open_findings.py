@@ -123,7 +123,6 @@ OPEN: dict[str, str] = {
     "entries/values/result: result: peer MemoryMappedTensor[torch.": "the results differ (5)",
     "entries/values/result: result: values differ": "the results differ (1, after main's nontensor merge)",
     "entries/x.is_memmap()/peer-raises: peer RuntimeError": "tclass answers where the peer raises (1)",
-    "entries/x.is_memmap()/result: result: peer True, tclass False": "the results differ (1)",
     "index/getitem/peer-raises: peer ValueError": "tclass answers where the peer raises (3)",
     "index/getitem/result: result.<members>.<members>: peer  ([('collection', 'Tenso": "the results differ (1)",
     "index/getitem/result: result.<members>.<members>: peer MemoryMappedTensor[torch.": "the results differ (1)",

@@ -239,6 +239,8 @@ def sizes(c: Chooser, info: Info, facts: Facts) -> Step:
     )
     needs = tuple(re.findall(r"x\.(\w+)", attr))
     tags = ("lazy",) if info.kind == "lazy" else ()
+    if not info.leaves:  # (is_memmap of a collection without tensors: _memmap_by_data)
+        tags += ("no-tensors",)
     return step(attr, attr, "entries", "eval", needs=needs, tags=tags)
 
 

@@ -850,6 +850,8 @@ def test_params_of_a_file_hold_its_entries_read_into_memory(tmp_path: pathlib.Pa
     assert torch.equal(ptd["w"], torch.ones(2, 3))
     view = TensorDictParams(ptd[1:])
     assert view.batch_size == torch.Size([1]) and isinstance(view["w"], nn.Parameter)
+    # contiguous as the tensors it holds (the file is not: the peer's answers for it)
+    assert not ptd.is_contiguous() and params.is_contiguous()
     ptd.close()
 
 

@@ -272,6 +272,52 @@ def test_writes_that_do_not_fit_are_refused_before_anything_is_written(
     assert (ptd.to_tensordict() == data()).all()
 
 
+@pytest.mark.parametrize("method", ["update", "update_", "set_"])
+def test_leading_dims_of_size_one_are_dropped_as_the_store_drops_them(
+    ptd: PersistentTensorDict, backend: str, method: str
+) -> None:
+    """A tensor with extra leading dims of size 1 fits the view's rows (h5py's write,
+    and torch's ``rows[...] = value``, drop them): the peer's ``view.update({"r": t})``
+    of a ``[1]`` tensor into the rows ``[]`` of a row (a fuzzer program); a leading
+    dim of another size, or dims of size 1 inside the batch dims, are still refused."""
+
+    def write(view: Any, key: str, value: torch.Tensor) -> None:
+        if method == "set_":
+            view.set_(key, value)
+        else:
+            getattr(view, method)({key: value})
+
+    write(ptd[3], "r", torch.tensor([7]))
+    write(ptd[3], "f", torch.full((1, 1, 3), 2.0))
+    write(ptd[4:5], "f", torch.full((1, 1, 3), 5.0))
+    with pytest.raises(BatchMismatchError, match="'f'"):
+        write(ptd[4:6], "f", torch.ones(1, 2, 3))
+    with pytest.raises(InPlaceWriteError, match="rows have shape"):
+        write(ptd[3], "f", torch.ones(2, 1, 3))
+    with pytest.raises(InPlaceWriteError, match="rows have shape"):
+        write(ptd[4:6], "f", torch.ones(2, 1, 1, 3))
+    back = reopened(ptd, backend)
+    assert back["r"][3] == 7 and bool((back["f"][3] == 2).all())
+    assert bool((back["f"][4] == 5).all()) and bool((back["f"][5:] == 0).all())
+
+
+@pytest.mark.peer
+def test_the_peers_view_drops_leading_dims_of_size_one(tmp_path: Path) -> None:
+    peer = pytest.importorskip("tensordict")
+    pytest.importorskip("h5py")
+    source = peer.TensorDict({"d": torch.zeros((), dtype=torch.long)}, [])
+    ptd = peer.PersistentTensorDict.from_dict(source, filename=str(tmp_path / "p.h5"))
+    ptd[...].update({"d": torch.tensor([4])})
+    assert ptd["d"].shape == () and ptd["d"] == 4
+    mine = PersistentTensorDict.from_dict(
+        TensorDict({"d": torch.zeros((), dtype=torch.long)}, []), filename=tmp_path / "m.h5"
+    )
+    mine[...].update({"d": torch.tensor([4])})
+    assert mine["d"].shape == () and mine["d"] == 4
+    ptd.close()
+    mine.close()
+
+
 def test_a_locked_file_takes_writes_into_existing_rows_only(ptd: PersistentTensorDict) -> None:
     ptd.lock_()
     view = ptd[2:4]
@@ -322,6 +368,28 @@ def test_names_device_and_repr_are_the_files_through_the_index(ptd: PersistentTe
     assert view.device is None and len(view) == 2
     assert repr(view).startswith("PersistentTensorDictView(batch_size=[2]")
     assert "r: i64[]" in repr(view) and "f: f32[3]" in repr(view)
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "names"),
+    [
+        ([], (None,), [None, "rows"]),
+        ([1, 2], (None,), [None, "rows"]),
+        ([1, 2], (slice(None), None), ["rows", None]),
+        (slice(1, 3), (None, [0, 1]), [None, "rows"]),
+    ],
+)
+def test_a_view_of_a_view_names_its_groups_dims_through_each_index(
+    ptd: PersistentTensorDict, first: Any, second: tuple[Any, ...], names: list[Any]
+) -> None:
+    # Each view's index in turn names the dims, for its groups at every depth too (the
+    # composed index of a list and a None alone named none of theirs), as the peer's.
+    ptd["m", "k"] = TensorDict({"z": torch.zeros(10)}, [10])
+    ptd.names = ["rows"]
+    view = ptd[first][second]
+    assert view.names == names
+    assert view["n"].names == names and view["m"].names == names
+    assert view["m", "k"].names == names and view["m"]["k"].names == names
 
 
 def test_copies_and_results_are_in_memory(ptd: PersistentTensorDict) -> None:

@@ -819,8 +819,13 @@ def flat_split(mine: Mapping[str, Any], theirs: Mapping[str, Any] | None) -> Fla
 def _unlocks(node: TensorCollection, leaves: Sequence[Any], operands: tuple[Any, ...]) -> bool:
     """As the peer's pointwise math: a collection without tensors, or a tensor operand
     with dims spread over the batch dims (:func:`_spread`), gives a new unlocked
-    collection; a number or a 0-d tensor keeps the lock."""
-    return not leaves or (_spread(operands) and not _sliced_to_0d(node))
+    collection; a number or a 0-d tensor keeps the lock. A collection holding only
+    Python values keeps it when a collection operand is paired key by key beside a
+    tensor operand with dims (the peer's ``addcmul(t, td)``, ``lerp(td, t)``: its
+    ``apply`` with the lock)."""
+    if not leaves:
+        return node.is_empty() or not _has_dims(operands) or not _paired(operands)
+    return _spread(operands) and not _sliced_to_0d(node)
 
 
 def _sliced_to_0d(node: TensorCollection) -> bool:
@@ -838,5 +843,14 @@ def _spread(operands: tuple[Any, ...]) -> bool:
     """Whether a tensor operand with dims is spread over the batch dims, with no
     collection operand paired key by key beside it (the peer's ``addcmul(t, td)`` keeps
     the lock)."""
-    tensors = any(isinstance(o, torch.Tensor) and o.ndim for o in operands)
-    return tensors and not any(isinstance(o, TensorCollection) for o in operands)
+    return _has_dims(operands) and not _paired(operands)
+
+
+def _has_dims(operands: tuple[Any, ...]) -> bool:
+    """Whether one of ``operands`` is a tensor with dims."""
+    return any(isinstance(o, torch.Tensor) and o.ndim for o in operands)
+
+
+def _paired(operands: tuple[Any, ...]) -> bool:
+    """Whether one of ``operands`` is a collection (paired key by key)."""
+    return any(isinstance(o, TensorCollection) for o in operands)

@@ -649,19 +649,24 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
             batch = None
         return node._entry_rows(path[-1], index, batch)
 
-    def _rows(self, index: Any) -> PersistentTensorDictView:
-        """The rows ``index`` selects, as a view of the store (see ``_view``)."""
-        return PersistentTensorDictView(self, index)
+    def _rows(self, index: Any, steps: tuple[Any, ...] = ()) -> PersistentTensorDictView:
+        """The rows ``index`` selects, as a view of the store (see ``_view``; ``steps``:
+        the indices of the views it was composed of, which its dim names follow)."""
+        return PersistentTensorDictView(self, index, steps)
 
     # What a record over this collection indexes it with.
     _index = _index_int = _index_slice = _rows
 
-    def _entry_rows(self, key: str, index: Any, batch: torch.Size | None) -> Value:
+    def _entry_rows(
+        self, key: str, index: Any, batch: torch.Size | None, steps: tuple[Any, ...] = ()
+    ) -> Value:
         """The rows ``index`` of the entry ``key``; ``batch``: their batch size, None for
-        an index past the batch dims (a tensor's own dims, as ``get(key)[index]``)."""
+        an index past the batch dims (a tensor's own dims, as ``get(key)[index]``);
+        ``steps``: a view's indices, which a group's view names its dims through."""
         node = self._node(key)
         if is_group(node):
-            return self._as_record(key, self._child_of(key, node)._rows(index))  # type: ignore[no-any-return]
+            rows = self._child_of(key, node)._rows(index, steps)
+            return self._as_record(key, rows)  # type: ignore[no-any-return]
         if node.dtype is None:
             value = self._read_dataset(node)
             if isinstance(value, NonTensorData) and batch is not None:

@@ -229,7 +229,7 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
 
     def _entry(self, key: str) -> Value:
         """The entry ``key``: the rows of an array, read; the view of a group."""
-        return self._source._entry_rows(key, self._selection, self._batch)
+        return self._source._entry_rows(key, self._selection, self._batch, self._steps)
 
     def _child(self, key: str) -> TensorCollection | None:
         node = self._source._node(key)
@@ -473,14 +473,23 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
             )
             raise InPlaceWriteError(msg)
         if isinstance(value, torch.Tensor) and node.dtype is not None:
-            self._check_rows(name, value, tuple(node.shape or ())[len(source.batch_size) :])
+            tail = tuple(node.shape or ())[len(source.batch_size) :]
+            value = self._check_rows(name, value, tail)
         source.set_at_(name, value, self._selection)
 
-    def _check_rows(self, name: str, value: torch.Tensor, tail: tuple[int, ...]) -> None:
-        """Refuses a tensor that does not fit the view's rows of the array ``name``."""
+    def _check_rows(self, name: str, value: torch.Tensor, tail: tuple[int, ...]) -> torch.Tensor:
+        """Refuses a tensor that does not fit the view's rows of the array ``name``; the
+        tensor without its leading dims of size 1 beyond the rows' dims (as the store's
+        write, and torch's ``rows[...] = value``, drop them: the peer's write of a ``[1]``
+        tensor into a view's ``[]`` rows)."""
         nb = len(self._batch)
         if tuple(value.shape[:nb]) != tuple(self._batch) and value.ndim >= nb:
             raise BatchMismatchError(name, value.shape, self._batch)
+        dropped = value
+        while dropped.ndim > nb + len(tail) and dropped.shape[0] == 1:
+            dropped = dropped[0]
+        if tuple(dropped.shape[:nb]) == tuple(self._batch):
+            value = dropped
         given = tuple(value.shape[nb:])
         if len(given) > len(tail) or any(
             s not in (1, t) for s, t in zip(reversed(given), reversed(tail), strict=False)
@@ -492,6 +501,7 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
                 "the PersistentTensorDict to replace it"
             )
             raise InPlaceWriteError(msg)
+        return value
 
     def set(
         self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
