@@ -730,16 +730,58 @@ def takes_as_is(cls: type[TensorClass], td: TensorDict) -> bool:
     """Whether the record class ``cls`` takes the TensorDict ``td`` as its storage
     unchanged, checked as :func:`record_from_entries` checks each field but for what
     the caller guarantees (specs, and the leaves on ``td``'s device: a loaded record's):
-    ``td`` holds exactly the fields, in declaration order, each a tensor its field keeps
-    as it is."""
+    ``td`` holds exactly the fields, each a value its field keeps as it is (a tensor, a
+    record or TensorDict of an accepted class and of the record's batch size and device,
+    a Python value's NonTensorData). Anything else (a cast, a default to fill, a spec, dim
+    names) is left to :func:`record_from_entries`."""
     info = cls.__tclass_info__
     entries = td._entries()
-    if type(td) is not TensorDict or tuple(entries) != info.field_names:
+    if type(td) is not TensorDict:
         return False
-    if not info.tensors_as_they_are:
+    if info.tensors_as_they_are and tuple(entries) == info.field_names:  # a record of tensors
+        for value in entries.values():
+            if not isinstance(value, _Tensor) or value.__class__ is UnbatchedTensor:
+                return False
+        return True
+    if len(entries) != len(info.field_names) or info.specs is not None:
         return False
-    for value in entries.values():
-        if not isinstance(value, _Tensor) or value.__class__ is UnbatchedTensor:
+    return _kept_as_they_are(info.rules, entries, td.batch_size, td.device, td._dim_names)
+
+
+def _kept_as_they_are(
+    rules: dict[str, FieldRule],
+    entries: Mapping[str, Value],
+    batch: torch.Size,
+    device: torch.device | None,
+    names: Names,
+) -> bool:
+    """Whether each entry is what ``FieldRule.store`` of its field returns unchanged (of a
+    saved record: a tensor in a value field is an op's result it held, see
+    :func:`record_from_entries`)."""
+    n = len(batch)
+    for key, value in entries.items():
+        rule = rules.get(key)
+        if rule is None or rule.cast is not None:
+            return False
+        if isinstance(value, _Tensor):
+            if value.__class__ is UnbatchedTensor or value.shape[:n] != batch:
+                return False
+            if not (rule.tensor or rule.number or rule.any_value or rule.value_field):
+                return False
+        elif value.__class__ is NonTensorData:
+            if not rule.value_field or value.batch_size[:n] != batch:
+                return False
+        elif value.__class__ is TensorDict or hasattr(type(value), "__tclass_info__"):
+            if names is not None and any(name is not None for name in names):
+                return False  # named_to_fit's business
+            if not (rule.any_value or rule.tensor or isinstance(value, rule.collections)):
+                return False  # converted to the annotated class
+            size = value.batch_size
+            if n and size != batch and size[:n] != batch:
+                return False
+        else:
+            return False
+        if device is not None and value.device != device:
             return False
     return True
 

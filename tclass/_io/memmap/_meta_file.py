@@ -58,8 +58,12 @@ def read_json_object(folder: Folder, name: str, what: str, not_object: str) -> d
         MetadataError: the file is not JSON, or holds another JSON value (the message
             ends with ``not_object``).
     """
-    path = folder.child_path(name)
-    document = parse_json(folder.read_small(name, what), path)
+    raw = folder.read_small(name, what)
+    return _json_object(raw, folder.child_path(name), not_object)
+
+
+def _json_object(raw: bytes, path: str, not_object: str) -> dict[str, Any]:
+    document = parse_json(raw, path)
     if not isinstance(document, dict):
         msg = f"{path!r} holds a JSON {type(document).__name__}, {not_object}"
         raise MetadataError(msg)
@@ -69,8 +73,40 @@ def read_json_object(folder: Folder, name: str, what: str, not_object: str) -> d
 def read_header(folder: Folder) -> tuple[dict[str, Any], str]:
     """The folder's meta.json and the ``module.QualName`` of the class it saves, after
     checking the format version."""
-    meta = read_meta(folder)
+    # Inline, as this runs once per node of every load: the usual file (a UTF-8 JSON
+    # object no deeper than its opening brackets allow, of a known format version) is
+    # decoded here; anything else goes through read_meta's checks, for their verdicts.
+    raw = folder.read_small(META, "its metadata")
+    meta: Any = None
+    if (
+        raw[:1] == b"{"
+        and raw[1:2] != b"\x00"
+        and raw.count(b"[") + raw.count(b"{") <= MAX_JSON_DEPTH
+    ):
+        try:
+            text = raw.decode()
+            meta, end = _DECODER.raw_decode(text)
+        except (ValueError, RecursionError):
+            meta = None
+        else:
+            if end != len(text) and text[end:].strip(_JSON_SPACE):
+                meta = None  # trailing data: parse_json refuses it
+    if meta is None:
+        meta = _json_object(raw, folder.child_path(META), "not an object; the folder is damaged")
     version = meta.get("_format_version", 0)
+    if version.__class__ is not int or not 0 <= version <= FORMAT_VERSION:
+        _check_version(folder, version)
+    name = saved_class_name(meta)
+    if name is None:
+        msg = (
+            f"{folder.child_path(META)!r} names no class (_type / _class missing or "
+            "malformed); the folder is damaged"
+        )
+        raise MetadataError(msg)
+    return meta, name
+
+
+def _check_version(folder: Folder, version: object) -> None:
     # A dict here is a key named "_format_version" in a version-0 file (the peer's rule).
     if not isinstance(version, dict) and (type(version) is not int or version < 0):
         raise MetadataError(
@@ -83,14 +119,6 @@ def read_header(folder: Folder) -> tuple[dict[str, Any], str]:
             f"tclass reads up to {FORMAT_VERSION}. Upgrade tclass"
         )
         raise MetadataError(msg)
-    name = saved_class_name(meta)
-    if name is None:
-        msg = (
-            f"{folder.child_path(META)!r} names no class (_type / _class missing or "
-            "malformed); the folder is damaged"
-        )
-        raise MetadataError(msg)
-    return meta, name
 
 
 def parse_json(raw: bytes, path: str) -> Any:
