@@ -37,6 +37,7 @@ from tclass._core._device import DeviceLike, as_device
 from tclass._core._jagged import leaf_shape
 from tclass._core._names import Names
 from tclass._core._record_spec import RecordSpecs
+from tclass._core._records import is_record
 from tclass._core._registry import register_class
 from tclass._core._tracing import tracing
 from tclass._core._unbatched import UnbatchedTensor
@@ -771,7 +772,7 @@ def _kept_as_they_are(
         elif value.__class__ is NonTensorData:
             if not rule.value_field or value.batch_size[:n] != batch:
                 return False
-        elif value.__class__ is TensorDict or hasattr(type(value), "__tclass_info__"):
+        elif value.__class__ is TensorDict or is_record(value):
             if names is not None and any(name is not None for name in names):
                 return False  # named_to_fit's business
             if not (rule.any_value or rule.tensor or isinstance(value, rule.collections)):
