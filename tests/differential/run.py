@@ -10,6 +10,10 @@ families and ``--length``, so ``--replay n`` shows it again. Findings are groupe
 signature (family, op, kind, first difference); for each group the shortest program is
 printed as a script that reproduces it (prefix ``L = tensordict`` or ``L = tclass``, and
 ``from tests.differential.libs import *``, ``from tests.differential.world import t``).
+The peer iterates sets of keys in places, so its outcome may hang on Python's string hash
+seed: run as a script, the runner re-executes itself under ``PYTHONHASHSEED=0`` (unless
+one is set), so that a run and a replay see the same program (``PYTHONHASHSEED=random``
+to vary it).
 The exit status is 1 when a finding is neither a deliberate difference (``allowlist.ENTRIES``)
 nor a known open one (``allowlist.OPEN``).
 """
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import sys
 import time
 from collections import defaultdict
@@ -106,5 +111,13 @@ def _summary(stats: Stats, elapsed: float, families: list[str], allowed: bool, o
     return 1 if bugs else 0
 
 
+def _with_fixed_hash_seed() -> None:
+    """Re-execute this runner under ``PYTHONHASHSEED=0`` unless a seed is already set."""
+    if "PYTHONHASHSEED" not in os.environ:
+        env = dict(os.environ, PYTHONHASHSEED="0")
+        os.execve(sys.executable, [sys.executable, "-m", __spec__.name, *sys.argv[1:]], env)
+
+
 if __name__ == "__main__":
+    _with_fixed_hash_seed()
     sys.exit(main())
