@@ -16,7 +16,7 @@ from torch.nn.parameter import is_lazy
 
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._jagged import leaf_shape
-from tclass._core._printoptions import PRINT_OPTIONS
+from tclass._core._printoptions import PRINT_OPTIONS, in_print_order
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import MetaData, NonTensorData, is_non_tensor
 from tclass._engine._nontensor_stack import NonTensorStack
@@ -117,8 +117,7 @@ def _fields(collection: TensorCollection) -> list[tuple[str, str, Any]]:
         (f"{key}: {_one_line(value, dims, device)}", key, value)
         for key, value in collection._repr_items()
     ]
-    if PRINT_OPTIONS["sort_keys"] == "alphabetical":
-        fields.sort(key=_first)
+    fields = in_print_order(fields, _first)
     # Declared fields holding None come last, as the peer lists them.
     fields.extend((f"{name}: None", name, None) for name in collection._absent_fields())
     return fields
