@@ -127,7 +127,8 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
     _batch_size: torch.Size
     _device: torch.device | None
     _locked: bool
-    _consolidated: Consolidated | None  # set by consolidate(): the one buffer of the leaves
+    if TYPE_CHECKING:  # a name for checkers only (typing.get_type_hints must run)
+        _consolidated: Consolidated | None  # set by consolidate(): the one buffer of the leaves
     _saved_at: SavedAt | None  # the folder this node is saved in (see _saved.py)
     # What a TensorDict rarely needs, created on first use: what `with td:` blocks
     # restore, the names of the batch dims, whether it holds unbatched tensors.

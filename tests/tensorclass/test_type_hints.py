@@ -1,0 +1,61 @@
+"""``typing.get_type_hints`` of records and of every collection class: it runs (it raised
+``NameError: name 'Value' is not defined``, a name the base classes imported for checkers
+only), and a record's gives its own fields alone, as the peer's."""
+
+from __future__ import annotations
+
+import typing
+
+import pytest
+import torch
+
+import tclass
+
+
+@tclass.tensorclass
+class Step:
+    obs: torch.Tensor
+    env: str
+    info: torch.Tensor | None = None
+
+
+class Frame(tclass.TensorClass):
+    pixels: torch.Tensor
+    step: Step | None = None
+
+
+PUBLIC = [
+    tclass.TensorDict, tclass.LazyStackedTensorDict, tclass.TensorDictParams,
+    tclass.NonTensorData, tclass.NonTensorStack, tclass.MetaData, tclass.TensorDictBase,
+    tclass.PersistentTensorDict, tclass.TypedTensorDict, tclass.MemoryMappedTensor,
+    tclass.TensorClass,
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("cls", PUBLIC, ids=lambda cls: cls.__name__)
+def test_every_public_class_has_type_hints(cls: type) -> None:
+    assert isinstance(typing.get_type_hints(cls), dict)
+
+
+def test_a_records_hints_are_its_fields() -> None:
+    assert typing.get_type_hints(Step) == {
+        "obs": torch.Tensor, "env": str, "info": torch.Tensor | None
+    }  # fmt: skip
+    assert typing.get_type_hints(Frame) == {"pixels": torch.Tensor, "step": Step | None}
+    # the keywords and accessors the hints leave out are there at runtime
+    frame = Frame(pixels=torch.zeros(2, 3), batch_size=[2], device="cpu")
+    assert frame.batch_size == (2,) and frame.device == torch.device("cpu")
+    assert Frame.__expected_keys__ == {"pixels", "step"}
+
+
+@pytest.mark.peer
+def test_same_hints_as_the_peers() -> None:
+    tensordict = pytest.importorskip("tensordict")
+
+    @tensordict.tensorclass
+    class PeerStep:
+        obs: torch.Tensor
+        env: str
+        info: torch.Tensor | None = None
+
+    assert typing.get_type_hints(Step) == typing.get_type_hints(PeerStep)
