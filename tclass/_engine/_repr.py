@@ -69,16 +69,22 @@ def _dims(shape: tuple[int, ...]) -> str:
 class LeafSummary:
     """A stand-in for a tensor a lazy stack would have to build to show it: its dtype
     (``None`` if members differ), full shape with -1 where members differ (``None`` if
-    they differ in dims) and device."""
+    they differ in dims) and device; where sizes differ, member 0's tensor, whose class and
+    sharing the detailed form shows (the peer's)."""
 
-    __slots__ = ("device", "dtype", "shape")
+    __slots__ = ("device", "dtype", "first", "shape")
 
     def __init__(
-        self, dtype: torch.dtype | None, shape: tuple[int, ...] | None, device: torch.device | None
+        self,
+        dtype: torch.dtype | None,
+        shape: tuple[int, ...] | None,
+        device: torch.device | None,
+        first: torch.Tensor | None = None,
     ) -> None:
         self.dtype = dtype
         self.shape = shape
         self.device = device
+        self.first = first
 
     def text(self, parent_dims: int) -> str:
         code = "?" if self.dtype is None else dtype_code(self.dtype)

@@ -129,12 +129,14 @@ def _leaf(tensor: Any) -> str:
     if options["show_dtype"]:
         parts.append(f"dtype={tensor.dtype}")
     real = isinstance(tensor, torch.Tensor)
+    # the leaf's class, as the peer's (``MemoryMappedTensor(...)``, ``Parameter(...)``); for
+    # a lazy stack's members of different sizes, member 0's
+    model = tensor if real else getattr(tensor, "first", None)
     if options["show_field_is_shared"]:
-        parts.append(f"is_shared={real and _is_shared(tensor)}")
+        parts.append(f"is_shared={model is not None and _is_shared(model)}")
     if real:
         parts.extend(_tensor_details(tensor))
-    # the leaf's own class, as the peer's (``MemoryMappedTensor(...)``, ``Parameter(...)``)
-    return f"{type(tensor).__name__ if real else 'Tensor'}(" + ", ".join(parts) + ")"
+    return f"{type(model).__name__ if model is not None else 'Tensor'}(" + ", ".join(parts) + ")"
 
 
 def _collection_shared(collection: Any) -> bool:

@@ -399,5 +399,12 @@ def test_detailed_leaf_classes_as_the_peers() -> None:
         (tclass.TensorDictParams(TensorDict(w=torch.ones(2))),
          tensordict.TensorDictParams(tensordict.TensorDict(w=torch.ones(2)))),
     ]  # fmt: skip
+    # a lazy stack of members of different sizes shows member 0's class, as the peer's
+    linears = [torch.nn.Linear(2, 1), torch.nn.Linear(3, 1)]
+    pairs.append((
+        tclass.lazy_stack([TensorDict.from_module(m) for m in linears]),
+        tensordict.lazy_stack([tensordict.TensorDict.from_module(m) for m in linears]),
+    ))  # fmt: skip
     for mine, peer in pairs:
         assert _detailed(tclass, mine) == _detailed(tensordict, peer)
+    assert "weight: Parameter(shape=torch.Size([2, 1, -1])" in _detailed(tclass, pairs[-1][0])
