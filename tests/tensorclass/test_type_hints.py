@@ -4,6 +4,7 @@ only), and a record's gives its own fields alone, as the peer's."""
 
 from __future__ import annotations
 
+import inspect
 import typing
 
 import pytest
@@ -59,3 +60,41 @@ def test_same_hints_as_the_peers() -> None:
         info: torch.Tensor | None = None
 
     assert typing.get_type_hints(Step) == typing.get_type_hints(PeerStep)
+
+
+def test_the_generated_init_is_annotated() -> None:
+    # The generated __init__ had no annotations (get_type_hints(R.__init__) was {}, the
+    # signature bare); the peer's dataclass __init__ has the fields' and "-> None".
+    assert typing.get_type_hints(Step.__init__) == {
+        "obs": torch.Tensor, "env": str, "info": torch.Tensor | None, "return": type(None)
+    }  # fmt: skip
+    text = str(inspect.signature(Frame))
+    assert text.startswith("(pixels: torch.Tensor, step: ") and text.endswith("-> None")
+    assert str(inspect.signature(Step.__init__)).startswith("(self, obs: torch.Tensor, env: str")
+
+    class Later(tclass.TensorClass):  # a forward reference not found yet: kept as written
+        early: Early | None = None
+
+    class Early(tclass.TensorClass):
+        x: torch.Tensor
+
+    assert Later.__init__.__annotations__["early"] in ("Early | None", Early | None)
+    assert Later(early=Early(x=torch.zeros(2), batch_size=[2]), batch_size=[2]).early.x.shape == (
+        2,
+    )
+
+
+@pytest.mark.peer
+def test_same_init_hints_as_the_peers() -> None:
+    tensordict = pytest.importorskip("tensordict")
+
+    @tensordict.tensorclass
+    class PeerStep:
+        obs: torch.Tensor
+        env: str
+        info: torch.Tensor | None = None
+
+    assert typing.get_type_hints(Step.__init__) == typing.get_type_hints(PeerStep.__init__)
+    # the same parameters (the peer's show the annotations as written: strings here)
+    mine, peer = inspect.signature(Step), inspect.signature(PeerStep)
+    assert list(mine.parameters) == list(peer.parameters)
