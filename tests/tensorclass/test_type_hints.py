@@ -38,6 +38,15 @@ def test_every_public_class_has_type_hints(cls: type) -> None:
     assert isinstance(typing.get_type_hints(cls), dict)
 
 
+def test_no_hint_reads_a_method_for_a_builtin() -> None:
+    # `_locked: bool` read `bool` as the collection's .bool() method (the class namespace
+    # comes first); every public class's hints are types, not functions
+    classes = [value for value in vars(tclass).values() if isinstance(value, type)]
+    for cls in classes:
+        for name, hint in typing.get_type_hints(cls).items():
+            assert not inspect.isfunction(hint), (cls.__name__, name, hint)
+
+
 def test_a_records_hints_are_its_fields() -> None:
     assert typing.get_type_hints(Step) == {
         "obs": torch.Tensor, "env": str, "info": torch.Tensor | None

@@ -148,12 +148,12 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
     _is_lazy: ClassVar[bool] = True
 
     _members: list[Any]
-    _stack_dim: int
     _batch_size: torch.Size
     _device: torch.device | None
-    # For checkers only: typing.get_type_hints, which must run, would read `bool` as the
-    # method of that name, and Consolidated is imported for checkers only.
+    # For checkers only: typing.get_type_hints, which must run, would read `int` and `bool`
+    # as the methods of those names, and Consolidated is imported for checkers only.
     if TYPE_CHECKING:
+        _stack_dim: int
         _locked: bool | None  # None: unlocked, or locked only through every member
         _lock_context: bool | None  # the state before the last lock_/unlock_, for `with`
         _consolidated: Consolidated | None  # set by consolidate(): the one buffer
