@@ -14,9 +14,10 @@ from typing import Any, TypeVar
 
 from tclass.errors import ArgumentError
 
-__all__ = ["PRINT_OPTIONS", "get_printoptions", "set_printoptions"]
+__all__ = ["PRINT_OPTIONS", "get_printoptions", "in_print_order", "set_printoptions"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_T = TypeVar("_T")
 
 PRINT_OPTIONS: dict[str, Any] = {
     "show_batch_size": True,
@@ -62,6 +63,9 @@ _QUIET = {
     "show_dtype": False,
     "show_field_is_shared": False,
 }
+# ``sort_keys``: "alphabetical" sorts each entry's text; a callable is a sort key of that
+# text (the peer's); the others keep the order of insertion (the peer's for any value but
+# "alphabetical" and a callable: ``False`` too). ``True`` or another string is a typo there.
 _SORTS = ("alphabetical", "insertion", None)
 
 
@@ -81,8 +85,12 @@ class set_printoptions:  # noqa: N801  (the peer's name)
         if unknown:
             msg = f"Unknown printoptions: {unknown}. Valid options: {sorted(_NAMES)}"
             raise ArgumentError(msg)
-        if options.get("sort_keys", "alphabetical") not in _SORTS:
-            msg = f"sort_keys must be one of {_SORTS}, got {options['sort_keys']!r}"
+        order = options.get("sort_keys", "alphabetical")
+        if not (order is None or order is False or callable(order) or order in _SORTS[:2]):
+            msg = (
+                f"sort_keys must be one of {_SORTS}, False or a callable (a sort key of each "
+                f"entry's text, 'key: ...'), got {order!r}"
+            )
             raise ArgumentError(msg)
         if "compact" not in options and not _DETAILED_ONLY.isdisjoint(options):
             options["compact"] = False
@@ -122,6 +130,17 @@ class set_printoptions:  # noqa: N801  (the peer's name)
     def __repr__(self) -> str:
         inner = ", ".join(f"{key}={value!r}" for key, value in self._options.items())
         return f"set_printoptions({inner})"
+
+
+def in_print_order(entries: list[_T], text: Callable[[_T], str]) -> list[_T]:
+    """``entries`` in the order ``sort_keys`` asks for, ``text`` giving each entry's text
+    (``'key: f32[3]'``): sorted by it, by a callable of it, or as they are."""
+    order = PRINT_OPTIONS["sort_keys"]
+    if order == "alphabetical":
+        return sorted(entries, key=text)
+    if callable(order):
+        return sorted(entries, key=lambda entry: order(text(entry)))
+    return entries
 
 
 def get_printoptions() -> dict[str, Any]:

@@ -16,7 +16,7 @@ from torch.nn.parameter import is_lazy
 
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._jagged import leaf_shape
-from tclass._core._printoptions import PRINT_OPTIONS
+from tclass._core._printoptions import PRINT_OPTIONS, in_print_order
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import MetaData, NonTensorData, is_non_tensor
 from tclass._engine._nontensor_stack import NonTensorStack
@@ -69,16 +69,22 @@ def _dims(shape: tuple[int, ...]) -> str:
 class LeafSummary:
     """A stand-in for a tensor a lazy stack would have to build to show it: its dtype
     (``None`` if members differ), full shape with -1 where members differ (``None`` if
-    they differ in dims) and device."""
+    they differ in dims) and device; where sizes differ, member 0's tensor, whose class and
+    sharing the detailed form shows (the peer's)."""
 
-    __slots__ = ("device", "dtype", "shape")
+    __slots__ = ("device", "dtype", "first", "shape")
 
     def __init__(
-        self, dtype: torch.dtype | None, shape: tuple[int, ...] | None, device: torch.device | None
+        self,
+        dtype: torch.dtype | None,
+        shape: tuple[int, ...] | None,
+        device: torch.device | None,
+        first: torch.Tensor | None = None,
     ) -> None:
         self.dtype = dtype
         self.shape = shape
         self.device = device
+        self.first = first
 
     def text(self, parent_dims: int) -> str:
         code = "?" if self.dtype is None else dtype_code(self.dtype)
@@ -117,8 +123,7 @@ def _fields(collection: TensorCollection) -> list[tuple[str, str, Any]]:
         (f"{key}: {_one_line(value, dims, device)}", key, value)
         for key, value in collection._repr_items()
     ]
-    if PRINT_OPTIONS["sort_keys"] == "alphabetical":
-        fields.sort(key=_first)
+    fields = in_print_order(fields, _first)
     # Declared fields holding None come last, as the peer lists them.
     fields.extend((f"{name}: None", name, None) for name in collection._absent_fields())
     return fields

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from tclass._core._printoptions import PRINT_OPTIONS
+from tclass._core._printoptions import PRINT_OPTIONS, in_print_order
 from tclass._core._records import is_record
 from tclass._engine._nontensor import NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
@@ -19,7 +19,7 @@ from tclass._engine._nontensor_stack import NonTensorStack
 if TYPE_CHECKING:
     from tclass._base.implemented._collection import TensorCollection
 
-__all__ = ["ValueSummary", "detailed_repr", "ordered"]
+__all__ = ["ValueSummary", "detailed_repr"]
 
 _INDENT = "    "
 _shared: Any = torch.Tensor.is_shared  # untyped in torch
@@ -49,17 +49,6 @@ class NodeSummary:
         self.node = node
 
 
-def ordered(items: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
-    """``items`` in the order ``sort_keys`` asks for (alphabetical, or as inserted)."""
-    if PRINT_OPTIONS["sort_keys"] == "alphabetical":
-        return sorted(items, key=_key_of)
-    return items
-
-
-def _key_of(item: tuple[str, Any]) -> str:
-    return item[0]
-
-
 def detailed_repr(collection: TensorCollection) -> str:
     return _node(collection, "")
 
@@ -81,11 +70,12 @@ def _node(value: Any, indent: str) -> str:
 
 def _collection(collection: Any, indent: str) -> str:
     inner = indent + _INDENT
-    items = ordered(list(collection._repr_items()))
-    items.extend((name, None) for name in collection._absent_fields())
+    items = list(collection._repr_items())
     lines = [f"{type(collection).__name__}("]
-    if is_record(collection):
-        lines.extend(f"{inner}{key}={_node(value, inner)}," for key, value in items)
+    if is_record(collection):  # ``key=...`` lines, sorted as the peer sorts their text
+        texts = in_print_order([f"{key}={_node(value, inner)}" for key, value in items], str)
+        texts.extend(f"{name}=None" for name in collection._absent_fields())
+        lines.extend(f"{inner}{text}," for text in texts)
     else:
         lines.append(inner + "fields={" + _entries(items, inner + _INDENT) + "},")
         exclusive = collection._repr_exclusive()
@@ -97,15 +87,16 @@ def _collection(collection: Any, indent: str) -> str:
 
 
 def _entries(items: list[tuple[str, Any]], indent: str) -> str:
-    texts = [f"\n{indent}{key}: {_node(value, indent)}" for key, value in items]
-    return ",".join(texts) if texts else "\n" + indent[: -len(_INDENT)]
+    """``key: ...`` lines, in the order ``sort_keys`` gives their text (the peer's)."""
+    texts = in_print_order([f"{key}: {_node(value, indent)}" for key, value in items], str)
+    return "".join(f",\n{indent}{text}" for text in texts)[1:] or "\n" + indent[: -len(_INDENT)]
 
 
 def _exclusive(members: list[list[tuple[str, Any]]], indent: str) -> str:
     texts = []
     for position, items in enumerate(members):
         if items:
-            body = _entries(ordered(items), indent + _INDENT * 2)
+            body = _entries(items, indent + _INDENT * 2)
             texts.append(f"\n{indent}{_INDENT}{position} ->{body}")
     return ",".join(texts) if texts else "\n" + indent
 
@@ -138,11 +129,14 @@ def _leaf(tensor: Any) -> str:
     if options["show_dtype"]:
         parts.append(f"dtype={tensor.dtype}")
     real = isinstance(tensor, torch.Tensor)
+    # the leaf's class, as the peer's (``MemoryMappedTensor(...)``, ``Parameter(...)``); for
+    # a lazy stack's members of different sizes, member 0's
+    model = tensor if real else getattr(tensor, "first", None)
     if options["show_field_is_shared"]:
-        parts.append(f"is_shared={real and _is_shared(tensor)}")
+        parts.append(f"is_shared={model is not None and _is_shared(model)}")
     if real:
         parts.extend(_tensor_details(tensor))
-    return "Tensor(" + ", ".join(parts) + ")"
+    return f"{type(model).__name__ if model is not None else 'Tensor'}(" + ", ".join(parts) + ")"
 
 
 def _collection_shared(collection: Any) -> bool:

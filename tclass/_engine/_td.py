@@ -126,8 +126,11 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
     _tensors: dict[str, Value]
     _batch_size: torch.Size
     _device: torch.device | None
-    _locked: bool
-    _consolidated: Consolidated | None  # set by consolidate(): the one buffer of the leaves
+    # For checkers only: typing.get_type_hints would read `bool` as the method of that
+    # name, and Consolidated is imported for checkers only.
+    if TYPE_CHECKING:
+        _locked: bool
+        _consolidated: Consolidated | None  # set by consolidate(): the one buffer of the leaves
     _saved_at: SavedAt | None  # the folder this node is saved in (see _saved.py)
     # What a TensorDict rarely needs, created on first use: what `with td:` blocks
     # restore, the names of the batch dims, whether it holds unbatched tensors.

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from tclass._engine._td import TensorDict
+from tclass._tensorclass._hints import Unresolved, resolve_annotations
 from tclass.errors import ArgumentError, ClassDefinitionError, UnknownArgumentError
 
 if TYPE_CHECKING:
@@ -91,7 +92,8 @@ def generated_init(
         if info.options["frozen"]:  # locked once __post_init__ has set what it sets
             lines.append("    __tclass_self__._tensordict.lock_()")
     source = f"def __init__({', '.join(args)}):\n" + "\n".join(lines) + "\n"
-    shown_args = ["__tclass_self__", *shown, *(["*"] if shown_kw else []), *shown_kw]
+    own_name = "self" if "self" not in info.field_names else "__tclass_self__"  # as shown
+    shown_args = [own_name, *shown, *(["*"] if shown_kw else []), *shown_kw]
     source += f"def __tclass_signature__({', '.join(shown_args)}):\n    pass\n"
     filename = f"<tclass generated __init__ {cls.__module__}.{cls.__qualname__}>"
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102
@@ -99,9 +101,31 @@ def generated_init(
     init: Callable[..., None] = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
-    init.__signature__ = inspect.signature(namespace["__tclass_signature__"])  # type: ignore[attr-defined]
+    _annotate(init, inspect.signature(namespace["__tclass_signature__"]), cls, info)
     init.__tclass_generated__ = True  # type: ignore[attr-defined]  # rebuilds may replace it
     return init
+
+
+def _annotate(
+    init: Callable[..., None], signature: inspect.Signature, cls: type, info: ClassInfo
+) -> None:
+    """Gives ``init`` the fields' annotations, as the peer's dataclass ``__init__`` has them
+    (``inspect.signature``, ``typing.get_type_hints``): resolved where they can be now
+    (forward references too), as written otherwise. Nothing is cached for the rules."""
+    hints = resolve_annotations(cls, info.init_names, {})
+    shown = {
+        name: hint.text if isinstance(hint, Unresolved) else hint for name, hint in hints.items()
+    }
+    parameters = [
+        parameter.replace(annotation=shown[parameter.name])
+        if parameter.name in shown
+        else parameter
+        for parameter in signature.parameters.values()
+    ]
+    init.__annotations__ = {
+        **{p.name: p.annotation for p in parameters if p.name in shown}, "return": None
+    }  # fmt: skip
+    init.__signature__ = signature.replace(parameters=parameters, return_annotation=None)  # type: ignore[attr-defined]
 
 
 def _parameters(

@@ -125,25 +125,34 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
 
     __slots__ = ("_tensordict", "__weakref__")
 
-    __tclass_info__: ClassVar[ClassInfo]
-    # The names of the fields (ClassVar attributes are not fields), as the peer's.
-    __expected_keys__: ClassVar[frozenset[str]] = frozenset()
-
-    # Each class gets a generated __init__ taking its fields (checkers synthesise it through
-    # the metaclass's dataclass_transform) plus these keyword-only arguments: descriptors,
-    # declared as fields with constructor_keyword (see _typing.py).
-    batch_size: BatchSizeField = constructor_keyword(default=BatchSizeField(), kw_only=True)
-    device: DeviceField = constructor_keyword(default=DeviceField(), kw_only=True)
-    names: NamesField = constructor_keyword(default=NamesField(), kw_only=True)
-
-    # The fields live in a TensorDict, or in a lazy stack of the TensorDicts of several
-    # records (tclass.lazy_stack), which answers the same private surface.
+    # Annotated for checkers only, so that typing.get_type_hints(Record) gives the fields
+    # of the record's class alone, as for the peer's (its records have no annotated base).
     if TYPE_CHECKING:
+        __tclass_info__: ClassVar[ClassInfo]
+        # The names of the fields (ClassVar attributes are not fields), as the peer's.
+        __expected_keys__: ClassVar[frozenset[str]] = frozenset()
+
+        # Each class gets a generated __init__ taking its fields (checkers synthesise it
+        # through the metaclass's dataclass_transform) plus these keyword-only arguments:
+        # descriptors, declared as fields with constructor_keyword (see _typing.py).
+        batch_size: BatchSizeField = constructor_keyword(default=BatchSizeField(), kw_only=True)
+        device: DeviceField = constructor_keyword(default=DeviceField(), kw_only=True)
+        names: NamesField = constructor_keyword(default=NamesField(), kw_only=True)
+
+        # The fields live in a TensorDict, or in a lazy stack of the TensorDicts of several
+        # records (tclass.lazy_stack), which answers the same private surface.
         _tensordict: TensorDict | LazyStackedTensorDict = dataclasses.field(init=False)
 
-    # C-level accessors for stack and cat, which read them from every member.
-    _get_entries: ClassVar[Callable[[Any], Mapping[str, Value]]] = record_entries
-    _get_batch_size: ClassVar[Callable[[Any], torch.Size]] = record_batch_size
+        # C-level accessors for stack and cat, which read them from every member.
+        _get_entries: ClassVar[Callable[[Any], Mapping[str, Value]]] = record_entries
+        _get_batch_size: ClassVar[Callable[[Any], torch.Size]] = record_batch_size
+    else:  # the same attributes at runtime
+        __expected_keys__ = frozenset()
+        batch_size = BatchSizeField()
+        device = DeviceField()
+        names = NamesField()
+        _get_entries = record_entries
+        _get_batch_size = record_batch_size
 
     @named_options
     def __init_subclass__(cls, **options: Unpack[ClassOptions]) -> None:

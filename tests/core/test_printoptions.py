@@ -143,3 +143,36 @@ def test_options_never_vanish_while_a_block_ends(
     with set_printoptions(compact=False), set_printoptions(show_dtype=False):
         pass
     assert states and all(state == names for state in states)
+
+
+def test_sort_keys_false_and_callables_as_the_peer() -> None:
+    # sort_keys=False (insertion order) and a callable (a sort key of each entry's text,
+    # 'key: f32[2,2]') were refused; the peer takes both. The detailed form sorts each
+    # entry's text too, so 'a0: ...' comes before 'a: ...', as in the peer.
+    td = TensorDict(bb=torch.zeros(3), a=torch.zeros(3, 2, 2), batch_size=[3])
+    with set_printoptions(sort_keys=False):
+        assert repr(td) == "TensorDict(batch_size=[3], fields={bb: f32[], a: f32[2,2]})"
+    with set_printoptions(sort_keys=lambda text: -len(text)):
+        assert repr(td) == "TensorDict(batch_size=[3], fields={a: f32[2,2], bb: f32[]})"
+    with set_printoptions(sort_keys=len, compact=False):
+        assert repr(td).index("bb: Tensor") < repr(td).index("a: Tensor")
+    prefixed = TensorDict(a=torch.zeros(3), a0=torch.zeros(3), batch_size=[3])
+    with set_printoptions(compact=False):
+        assert repr(prefixed).index("a0: Tensor") < repr(prefixed).index("a: Tensor")
+    for typo in (True, 1, "keys"):
+        with pytest.raises(TypeError, match="sort_keys"):
+            set_printoptions(sort_keys=typo)
+
+
+@pytest.mark.peer
+def test_sort_keys_orders_as_the_peers() -> None:
+    tensordict = pytest.importorskip("tensordict")
+    data = {"bb": torch.zeros(3), "a0": torch.zeros(3, 2), "a": torch.zeros(3, 2, 2)}
+    mine, peer = TensorDict(data, [3]), tensordict.TensorDict(data, [3])
+    for order in (False, None, "insertion", lambda text: -len(text), len):
+        for compact in (True, False):
+            with (
+                tensordict.set_printoptions(sort_keys=order, compact=compact),
+                set_printoptions(sort_keys=order, compact=compact),
+            ):
+                assert repr(mine) == repr(peer)

@@ -370,3 +370,41 @@ def test_nested_entry_of_lazy_stack_is_named_by_member_0() -> None:
     assert [repr(case) for case in _nested_lazy_cases(tclass)] == NESTED_LAZY
     peer = pytest.importorskip("tensordict")
     assert [repr(case) for case in _nested_lazy_cases(peer)] == NESTED_LAZY
+
+
+def _detailed(lib: ModuleType, collection: Any) -> str:
+    with lib.set_printoptions(compact=False):
+        return repr(collection)
+
+
+def test_detailed_form_names_each_leafs_class() -> None:
+    # The detailed form printed every leaf as Tensor(...); the peer prints the leaf's
+    # class, as the memory-management page shows: MemoryMappedTensor(...), Parameter(...).
+    saved = TensorDict(a=torch.zeros(3), b=TensorDict(c=torch.ones(3, 2), batch_size=[3]))
+    text = _detailed(tclass, saved.memmap_())
+    assert "a: MemoryMappedTensor(shape=torch.Size([3]), device=cpu" in text
+    assert "c: MemoryMappedTensor(shape=torch.Size([3, 2])" in text
+    params = _detailed(tclass, TensorDict.from_module(torch.nn.Linear(2, 1)))
+    assert "bias: Parameter(shape=torch.Size([1])" in params
+    plain = _detailed(tclass, TensorDict(a=torch.zeros(2), batch_size=[2]))
+    assert "a: Tensor(shape=torch.Size([2])" in plain
+
+
+@pytest.mark.peer
+def test_detailed_leaf_classes_as_the_peers() -> None:
+    tensordict = pytest.importorskip("tensordict")
+    module = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.BatchNorm1d(2))
+    pairs = [
+        (TensorDict.from_module(module), tensordict.TensorDict.from_module(module)),
+        (tclass.TensorDictParams(TensorDict(w=torch.ones(2))),
+         tensordict.TensorDictParams(tensordict.TensorDict(w=torch.ones(2)))),
+    ]  # fmt: skip
+    # a lazy stack of members of different sizes shows member 0's class, as the peer's
+    linears = [torch.nn.Linear(2, 1), torch.nn.Linear(3, 1)]
+    pairs.append((
+        tclass.lazy_stack([TensorDict.from_module(m) for m in linears]),
+        tensordict.lazy_stack([tensordict.TensorDict.from_module(m) for m in linears]),
+    ))  # fmt: skip
+    for mine, peer in pairs:
+        assert _detailed(tclass, mine) == _detailed(tensordict, peer)
+    assert "weight: Parameter(shape=torch.Size([2, 1, -1])" in _detailed(tclass, pairs[-1][0])

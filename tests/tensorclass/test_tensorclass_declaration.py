@@ -754,7 +754,10 @@ class TestConstruction:
             c: str
 
         sig = inspect.signature(Mixed)
-        assert str(sig) == "(a, *, b=1, c, batch_size=None, device=None, names=None)"
+        assert str(sig) == (
+            "(a: torch.Tensor, *, b: int = 1, c: str, batch_size=None, device=None, names=None)"
+            " -> None"
+        )
         record = Mixed(torch.zeros(1), c="c", batch_size=[1])
         assert (record.b, record.c) == (1, "c")
 
@@ -771,7 +774,10 @@ class TestConstruction:
             mask: torch.Tensor | None = None
 
         sig = inspect.signature(declare(Sig))
-        assert str(sig) == "(a, label='x', mask=None, *, batch_size=None, device=None, names=None)"
+        assert str(sig) == (
+            "(a: torch.Tensor, label: str = 'x', mask: Optional[torch.Tensor] = None, *, "
+            "batch_size=None, device=None, names=None) -> None"
+        )
         kinds = [p.kind for p in sig.parameters.values()]
         assert (
             kinds
@@ -782,7 +788,9 @@ class TestConstruction:
         cls = declare(type("Empty", (), {}))
         record = cls(batch_size=[3])
         assert record.batch_size == torch.Size([3]) and dataclasses.fields(cls) == ()
-        assert str(inspect.signature(cls)) == "(*, batch_size=None, device=None, names=None)"
+        assert (
+            str(inspect.signature(cls)) == "(*, batch_size=None, device=None, names=None) -> None"
+        )
 
     def test_generated_init_has_the_class_qualname(self) -> None:
         assert Frame.__init__.__qualname__ == "Frame.__init__"

@@ -369,7 +369,9 @@ class TestConsistency:
         import inspect
 
         assert (
-            str(inspect.signature(Rec)) == "(x, s='v', *, batch_size=None, device=None, names=None)"
+            str(inspect.signature(Rec))
+            == "(x: torch.Tensor, s: str = 'v', *, batch_size=None, device=None, names=None)"
+            " -> None"
         )
 
 

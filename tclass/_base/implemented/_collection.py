@@ -56,19 +56,29 @@ class TensorCollection:
 
     __slots__ = ()
 
-    # Accessors that stack and cat map over hundreds of members at once; a subclass may
-    # replace them with C-level getters (operator.attrgetter) of its own fields.
-    _get_entries: ClassVar[Callable[[Any], Mapping[str, Value]]] = methodcaller("_entries")
-    _get_batch_size: ClassVar[Callable[[Any], torch.Size]] = attrgetter("batch_size")
-    # A node that is a leaf of the tree although it is a collection: a Python value
-    # (NonTensorData, NonTensorStack, which also set _is_value_node: math leaves them
-    # alone) or an unbatched tensor. It has no entries; shape ops only change its batch.
-    _is_leaf_node: ClassVar[bool] = False
-    _is_value_node: ClassVar[bool] = False
-    _is_lazy: ClassVar[bool] = False  # a lazy stack of members (LazyStackedTensorDict)
-    _is_store: ClassVar[bool] = False  # over an outside store (an HDF5 file): never copied
-    # copy_ writes the data outside autograd (TensorDictParams: into its parameters)
-    _copies_without_grad: ClassVar[bool] = False
+    # Class attributes, annotated for checkers only: typing.get_type_hints of a record's
+    # class gives its fields alone, as the peer's (and Value is a name for checkers only).
+    if TYPE_CHECKING:
+        # Accessors that stack and cat map over hundreds of members at once; a subclass
+        # may replace them with C-level getters (operator.attrgetter) of its own fields.
+        _get_entries: ClassVar[Callable[[Any], Mapping[str, Value]]]
+        _get_batch_size: ClassVar[Callable[[Any], torch.Size]]
+        # A node that is a leaf of the tree although it is a collection: a Python value
+        # (NonTensorData, NonTensorStack, which also set _is_value_node: math leaves them
+        # alone) or an unbatched tensor. It has no entries; shape ops only change its batch.
+        _is_leaf_node: ClassVar[bool]
+        _is_value_node: ClassVar[bool]
+        _is_lazy: ClassVar[bool]  # a lazy stack of members (LazyStackedTensorDict)
+        _is_store: ClassVar[bool]  # over an outside store (an HDF5 file): never copied
+        # copy_ writes the data outside autograd (TensorDictParams: into its parameters)
+        _copies_without_grad: ClassVar[bool]
+    _get_entries = methodcaller("_entries")
+    _get_batch_size = attrgetter("batch_size")
+    _is_leaf_node = False
+    _is_value_node = False
+    _is_lazy = False
+    _is_store = False
+    _copies_without_grad = False
 
     # --- primitives ----------------------------------------------------------------------
 

@@ -340,7 +340,8 @@ def summary_of(members: list[Any], key: str, dim: int) -> Any:
         if None in shapes or len({len(shape) for shape in shapes}) != 1:
             return LeafSummary(dtype, None, first.device)
         sizes = [group[0] if len(set(group)) == 1 else -1 for group in zip(*shapes)]
-        return LeafSummary(dtype, (*sizes[:dim], len(parts), *sizes[dim:]), first.device)
+        model = first if -1 in sizes and isinstance(first, torch.Tensor) else None
+        return LeafSummary(dtype, (*sizes[:dim], len(parts), *sizes[dim:]), first.device, model)
     if isinstance(first, _NonTensorNode) and any(p.batch_size != first.batch_size for p in parts):
         return first  # a ragged stack's Python values: shown by member 0's kind
     try:

@@ -148,13 +148,16 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
     _is_lazy: ClassVar[bool] = True
 
     _members: list[Any]
-    _stack_dim: int
     _batch_size: torch.Size
     _device: torch.device | None
-    _locked: bool | None  # None: unlocked, or locked only through every member
-    _lock_context: bool | None  # the state before the last lock_/unlock_, for `with`
+    # For checkers only: typing.get_type_hints, which must run, would read `int` and `bool`
+    # as the methods of those names, and Consolidated is imported for checkers only.
+    if TYPE_CHECKING:
+        _stack_dim: int
+        _locked: bool | None  # None: unlocked, or locked only through every member
+        _lock_context: bool | None  # the state before the last lock_/unlock_, for `with`
+        _consolidated: Consolidated | None  # set by consolidate(): the one buffer
     _lock_stack: list[bool]
-    _consolidated: Consolidated | None  # set by consolidate(): the one buffer of the leaves
     _stack_dim_name: DimName  # the name of the stack dim (the members name the others)
     # Members hold their own folders; entries stored here reach them through the members.
     _saved_at: ClassVar[None] = None
