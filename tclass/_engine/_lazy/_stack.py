@@ -42,6 +42,8 @@ from tclass._base._inline import inline_inherited
 from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._entry_ops import written_paths
+from tclass._base.implemented._grad_writes import refuse_grad_leaf_writes
 from tclass._core import _batch, _keys
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._core._device import DeviceLike, as_device
@@ -753,6 +755,8 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
         members of different shapes or lengths work), else as every collection does."""
         source = input_dict_or_td
         if isinstance(source, TensorCollection) and source.batch_size == self._batch_size:
+            # every member's targets checked before the first member is written
+            refuse_grad_leaf_writes(self, written_paths([((), source)]), keys_to_update)
             for member, part in zip(self._members, source.unbind(self._stack_dim)):
                 member.update_(
                     part, clone, non_blocking=non_blocking, keys_to_update=keys_to_update

@@ -47,6 +47,7 @@ from tclass._engine._td_setitem import source_batch_error
 from tclass._io.store._datasets import list_index
 from tclass._io.store._protocol import is_group
 from tclass._io.store._records import source_items
+from tclass._io.store._staged import applied, stage_in_place
 from tclass._io.store._surface import RowsInMemory, in_memory
 from tclass.errors import (
     BatchMismatchError,
@@ -648,10 +649,14 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
     def _apply_in_place(
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
     ) -> Self:
-        local = self.to_tensordict()
-        local._apply_in_place(fn, others)
-        self._write_back(local)
+        """``apply_`` on the view's rows, an array at a time, all or nothing (see
+        ``_staged.py``)."""
+        stage_in_place(self._source, self._selection, self._batch, applied(fn), others)
         return self
+
+    def _staging(self) -> tuple[PersistentTensorDict, Any, torch.Size] | None:
+        """The file, the rows and their batch size, for in-place math an array at a time."""
+        return self._source, self._selection, self._batch
 
     def _write_back(self, local: TensorDict) -> None:
         """The tensors of ``local`` (the rows, worked on) written into the store."""

@@ -39,6 +39,7 @@ from tclass._io.store._datasets import (
 )
 from tclass._io.store._protocol import Node, StoreGroup, is_group
 from tclass._io.store._records import source_items
+from tclass._io.store._staged import applied, stage_in_place
 from tclass._io.store._surface import in_memory
 from tclass.errors import (
     BatchMismatchError,
@@ -609,14 +610,18 @@ class StoreWrites(TensorDictBase):
     def _apply_in_place(
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
     ) -> Self:
-        """``apply_``: every array read and worked on in memory first (a record's group
-        through its record, which checks the results against its class), then written,
-        as in-place math is: a result that a record refuses leaves the file as it was."""
-        self._writable()
-        local = self.to_tensordict()
-        local._apply_in_place(fn, others)
-        self._write_back(local)
+        """``apply_``: each array read and worked on in memory, its result checked
+        against the record whose group holds it and staged; written once all are (see
+        ``_staged.py``): a function that raises or a result a record refuses leaves the
+        file as it was, and the memory needed is about the largest array's."""
+        root = cast("PersistentTensorDict", self)
+        stage_in_place(root, Ellipsis, self._batch_size, applied(fn), others)
         return self
+
+    def _staging(self) -> tuple[PersistentTensorDict, Any, torch.Size] | None:
+        """What in-place math works on an array at a time (``stage_in_place``): this
+        file, all its rows."""
+        return cast("PersistentTensorDict", self), Ellipsis, self._batch_size
 
     def _write_back(self, local: TensorDictBase) -> None:
         """The tensors of ``local`` (the entries read and worked on in memory) written
