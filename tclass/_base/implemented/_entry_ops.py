@@ -32,7 +32,6 @@ from tclass.errors import (
     BatchSizeError,
     DimError,
     HeterogeneousEntryError,
-    InPlaceWriteError,
     KeyConflictError,
     ShapeError,
 )

@@ -73,8 +73,9 @@ def _targets(node: Any, path: tuple[str, ...]) -> Iterator[tuple[torch.Tensor, t
     node = storage_of(node)
     if not isinstance(node, TensorCollection) or node._is_leaf_node:
         return
+    lazy: Any = node
     if node._is_lazy:
-        for index, member in enumerate(node.tensordicts):
+        for index, member in enumerate(lazy.tensordicts):
             for target, members in _targets(member, path):
                 yield target, (index, *members)
         return
