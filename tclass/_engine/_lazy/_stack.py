@@ -52,7 +52,13 @@ from tclass._core._names import DimName
 from tclass._core._records import storage_of
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._lazy._devices import LazyDevices
-from tclass._engine._lazy._entries import StackedEntries, lacks, refuse_through_tensor, walk_path
+from tclass._engine._lazy._entries import (
+    StackedEntries,
+    lacks,
+    refuse_through_tensor,
+    uneven_keys_error,
+    walk_path,
+)
 from tclass._engine._lazy._index import as_records, empty_selection, index_lazy, write_lazy
 from tclass._engine._lazy._locking import LazyLocking
 from tclass._engine._lazy._parts import (
@@ -382,6 +388,9 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
         except HeterogeneousEntryError:
             raise  # a nested lazy stack's: it already says what differs
         except StackError as error:
+            uneven = uneven_keys_error(action, self._members, error)
+            if uneven is not None:
+                raise uneven from None
             msg = (
                 f"Failed to stack tensors within a tensordict: {action} needs the dense "
                 f"stack of this lazy stack, but its members differ: {error}. Pad them first "
