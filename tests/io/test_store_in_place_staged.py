@@ -197,3 +197,49 @@ def test_in_place_math_with_other_keys_reads_the_rows_whole(tmp_path: Path) -> N
         ptd.add_(TensorDict(a=torch.ones(4, 3), batch_size=[4]))
     assert _values(ptd) == _values(data())
     ptd.close()
+
+
+def _never_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the whole file was read into memory")
+
+    monkeypatch.setattr(PersistentTensorDict, "to_tensordict", refused)
+
+
+def test_a_record_over_a_file_works_an_array_at_a_time_checked_against_its_class(
+    budget: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.h5"
+    scored().to_h5(path).close()
+    before = _digest(path)
+    record = Scored.from_h5(path, mode="r+")
+    _never_whole(monkeypatch)
+    with pytest.raises(
+        errors.FieldSpecError, match=r"Part\.level holds 4 .*; .*Scored\.prob holds 2\.0"
+    ):
+        record.mul_(4)  # both refusals named, the nested record's and the record's own
+    with pytest.raises(errors.FieldSpecError, match=r"Scored\.prob holds 1\.5"):
+        record[1:].apply_(lambda t: t * 3 if t.is_floating_point() else t)
+    record.close()
+    assert _digest(path) == before
+    record = Scored.from_h5(path, mode="r+")
+    record.apply_(lambda t: t * 0.5 if t.is_floating_point() else t + 1)
+    record[:2].apply_(lambda t: t * 2 if t.is_floating_point() else t - 1)
+    assert record.prob[:, 0].tolist() == [0.5, 0.5, 0.25, 0.25]
+    assert record.part.level.tolist() == [1, 1, 2, 2]
+    assert record.free.tolist() == [-9.0, -9.0, -4.5, -4.5]
+    assert record.tag == "a" and record.labels == ["x", "y"]  # Python values untouched
+    record.close()
+    assert not _scratch_left(tmp_path)
+
+
+def test_a_file_is_never_read_whole_for_apply_or_math(
+    budget: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ptd = _open(tmp_path, "h5")
+    _never_whole(monkeypatch)
+    ptd.apply_(lambda t: t + 1)
+    ptd.mul_(2)
+    ptd[1:].apply_(lambda t, o: t - o, ptd[1:])  # operands read an array at a time too
+    assert ptd["a"][0].tolist() == [2.0, 4.0, 6.0] and ptd["a"][1:].eq(0).all()
+    ptd.close()

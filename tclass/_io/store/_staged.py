@@ -2,15 +2,16 @@
 bounded in memory: one array at a time is read, worked on in memory and checked (the
 constraints of the record whose group holds it), and its result staged; the arrays are
 written only once every result is staged, so a function that raises or a value a record
-refuses leaves the store as it was. Results are kept in memory up to ``_BUDGET`` bytes
-and beyond it spilled to a temporary folder beside the file (removed afterwards), so the
-memory needed is about that of the largest array, as the peer's ``apply_``, which writes
-each array as it goes, needs (not the whole file). A scratch folder, not scratch
-datasets in the file itself: an HDF5 file never gives back the space of a deleted
-dataset, so it would grow by every array worked on."""
+refuses leaves the store as it was. Results are kept in memory when the arrays hold
+``_BUDGET`` bytes at most, else each is spilled to a temporary folder beside the file
+(removed afterwards), so the memory needed is about that of the largest array, as the
+peer's ``apply_``, which writes each array as it goes, needs (not the whole file). A
+scratch folder, not scratch datasets in the file itself: an HDF5 file never gives back
+the space of a deleted dataset, so it would grow by every array worked on."""
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import tempfile
@@ -28,13 +29,14 @@ from tclass._engine._td import TensorDict
 from tclass._io._schema import check_written_values
 from tclass._io.store._datasets import read_rows, to_numpy, to_tensor, write_rows
 from tclass._io.store._protocol import StoreArray, is_group
+from tclass.errors import FieldSpecError
 
 if TYPE_CHECKING:
     from tclass._io.store._persistent import PersistentTensorDict
 
 __all__ = ["Work", "applied", "same_keys", "stage_in_place"]
 
-_BUDGET = 64 << 20  # results kept in memory before spilling to the scratch folder
+_BUDGET = 64 << 20  # the bytes of arrays whose results are kept in memory, not spilled
 _CHUNK = 32 << 20  # the rows written at once from a spilled result
 _MISSING: Any = object()
 
@@ -59,20 +61,31 @@ def stage_in_place(
     batch: torch.Size,
     work: Work,
     operands: Sequence[Any],
+    record: type | None = None,
+    what: str | None = None,
 ) -> None:
     """Does ``work`` on each tensor array of ``root`` (its rows ``selection``: ``...``
     for all of them; ``batch`` their batch size), an array at a time, with ``operands``
     (collections cut to the array's key; other values as they are); checks each result
-    against the record holding it; writes the results once all are staged.
+    against the record holding it (``record``: the class of a record over ``root``,
+    whose operation ``what`` opens the message of a refusal); writes the results once
+    all are staged.
 
     Raises:
-        ReadOnlyFileError: the file was opened read-only.
-        FieldSpecError: a result a record's constraints refuse; nothing was written.
+        ReadOnlyFileError: the file was opened read-only (for a record, once its
+            results are checked, as its writes in memory check first).
+        FieldSpecError: results a record's constraints refuse (each array's named);
+            nothing was written.
         (and whatever ``work`` raises: nothing was written)
     """
-    staged = _Staged(root._writable().file.filename)  # a read-only file refuses first
+    if record is None:
+        root._writable()  # a read-only file refuses first (a record's: once checked)
+    leaves = list(_leaves(root, [root], record, ()))
+    size = sum(_nbytes(leaf.node) for leaf in leaves)
+    staged = _Staged(root._live().file.filename, spill=size > _BUDGET)
+    refused: list[FieldSpecError] = []
     try:
-        for leaf in _leaves(root, [root], None, ()):
+        for leaf in leaves:
             holder = leaf.chain[-1]
             if selection is Ellipsis:
                 rows = to_tensor(leaf.node.read())
@@ -86,8 +99,16 @@ def stage_in_place(
             result = local.get(leaf.path)
             if leaf.record is not None:
                 where = holder._where(leaf.path[-1])
-                check_written_values(leaf.record, {leaf.path[-1]: result}, where)
-            staged.add(leaf.node, selection, len(holder._batch_size), result, holder)
+                try:
+                    check_written_values(leaf.record, {leaf.path[-1]: result}, where)
+                except FieldSpecError as error:
+                    refused.append(error)  # the other arrays are still checked
+                    continue
+            if not refused:
+                staged.add(leaf.node, selection, len(holder._batch_size), result, holder)
+        if refused:
+            raise _every_refusal(refused, what)
+        root._writable()
         staged.write()
     finally:
         staged.close()
@@ -100,6 +121,16 @@ def applied(fn: Callable[..., torch.Tensor | None]) -> Work:
         local._apply_in_place(fn, others)
 
     return work
+
+
+def _every_refusal(refused: list[FieldSpecError], what: str | None) -> FieldSpecError:
+    """One error naming every array whose result a record refused (``what``: the
+    operation, for a record's)."""
+    tail = ". Nothing was written"
+    listed = "; ".join(str(error).removesuffix(tail) for error in refused)
+    opening = "" if what is None else f"{what}: "
+    problems = [problem for error in refused for problem in error.problems]
+    return FieldSpecError(f"{opening}{listed}{tail}", problems)
 
 
 def same_keys(root: TensorCollection, operands: Sequence[Any]) -> bool:
@@ -132,6 +163,13 @@ def _leaves(
             yield from _leaves(child, [*chain, child], node._records.get(key), (*path, key))
         elif entry.dtype is not None and entry.shape is not None:
             yield _Leaf((*path, key), entry, chain, record)
+
+
+def _nbytes(node: StoreArray) -> int:
+    """The bytes of a tensor array (0 for an array of values)."""
+    if node.dtype is None or node.shape is None:
+        return 0
+    return node.dtype.itemsize * math.prod(node.shape)
 
 
 def _rows_shape(node: PersistentTensorDict, selection: Any, batch: torch.Size) -> torch.Size:
@@ -173,15 +211,15 @@ def _cut(operand: Any, path: tuple[str, ...]) -> Any:
 
 
 class _Staged:
-    """The results waiting to be written: in memory up to ``_BUDGET`` bytes, then each
-    in a ``.npy`` file of a scratch folder beside ``filename`` (or in the temporary
-    folder when that one cannot be written)."""
+    """The results waiting to be written: in memory, or (``spill``) each in a file of a
+    scratch folder beside ``filename`` (or in the temporary folder when that one cannot
+    be written)."""
 
-    def __init__(self, filename: str) -> None:
+    def __init__(self, filename: str, spill: bool) -> None:
         real = bool(filename) and os.path.exists(filename)  # (a store in memory: no path)
         self._near = os.path.dirname(os.path.abspath(filename)) if real else None
         self._folder: str | None = None
-        self._held = 0
+        self._spill = spill
         self._items: list[tuple[StoreArray, Any, int, Any, PersistentTensorDict]] = []
 
     def add(
@@ -194,10 +232,8 @@ class _Staged:
     ) -> None:
         array = to_numpy(result, holder._label, holder._where(node.name.rsplit("/", 1)[-1]))
         data: Any = array
-        if self._held + array.nbytes > _BUDGET and array.nbytes:
+        if self._spill and array.nbytes:
             data = _Spilled(os.path.join(self._scratch(), str(len(self._items))), array)
-        else:
-            self._held += array.nbytes
         self._items.append((node, selection, batch_dims, data, holder))
 
     def _scratch(self) -> str:

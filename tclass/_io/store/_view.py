@@ -47,7 +47,6 @@ from tclass._engine._td_setitem import source_batch_error
 from tclass._io.store._datasets import list_index
 from tclass._io.store._protocol import is_group
 from tclass._io.store._records import source_items
-from tclass._io.store._staged import applied, stage_in_place
 from tclass._io.store._surface import RowsInMemory, in_memory
 from tclass.errors import (
     BatchMismatchError,
@@ -651,10 +650,10 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
     ) -> Self:
         """``apply_`` on the view's rows, an array at a time, all or nothing (see
         ``_staged.py``)."""
-        stage_in_place(self._source, self._selection, self._batch, applied(fn), others)
+        self._staged_apply(None, fn, others)
         return self
 
-    def _staging(self) -> tuple[PersistentTensorDict, Any, torch.Size] | None:
+    def _staging(self) -> tuple[PersistentTensorDict, Any, torch.Size]:
         """The file, the rows and their batch size, for in-place math an array at a time."""
         return self._source, self._selection, self._batch
 

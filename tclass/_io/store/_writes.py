@@ -39,7 +39,6 @@ from tclass._io.store._datasets import (
 )
 from tclass._io.store._protocol import Node, StoreGroup, is_group
 from tclass._io.store._records import source_items
-from tclass._io.store._staged import applied, stage_in_place
 from tclass._io.store._surface import in_memory
 from tclass.errors import (
     BatchMismatchError,
@@ -79,6 +78,12 @@ class StoreWrites(TensorDictBase):
         def _child_of(self, key: str, group: StoreGroup) -> PersistentTensorDict: ...
         def _group_at(self, path: Sequence[str]) -> PersistentTensorDict: ...
         def _as_record(self, key: str, value: Any) -> Any: ...
+        def _staged_apply(
+            self,
+            record: type | None,
+            fn: Callable[..., torch.Tensor | None],
+            others: tuple[Any, ...],
+        ) -> None: ...
     else:
         __slots__ = ()
 
@@ -614,12 +619,11 @@ class StoreWrites(TensorDictBase):
         against the record whose group holds it and staged; written once all are (see
         ``_staged.py``): a function that raises or a result a record refuses leaves the
         file as it was, and the memory needed is about the largest array's."""
-        root = cast("PersistentTensorDict", self)
-        stage_in_place(root, Ellipsis, self._batch_size, applied(fn), others)
+        self._staged_apply(None, fn, others)
         return self
 
-    def _staging(self) -> tuple[PersistentTensorDict, Any, torch.Size] | None:
-        """What in-place math works on an array at a time (``stage_in_place``): this
+    def _staging(self) -> tuple[PersistentTensorDict, Any, torch.Size]:
+        """What in-place work an array at a time (``stage_in_place``) works on: this
         file, all its rows."""
         return cast("PersistentTensorDict", self), Ellipsis, self._batch_size
 
