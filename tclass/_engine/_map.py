@@ -29,7 +29,7 @@ except ImportError:
 
 from tclass._base._provided import ENGINE
 from tclass._base.implemented._collection import TensorCollection
-from tclass._base.implemented._entry_ops import writes_as_set_
+from tclass._base.implemented._grad_writes import writes_as_set_
 from tclass._core import _batch
 from tclass._engine._lazy._build import maybe_dense_stack
 from tclass.errors import ArgumentValueError, UnsupportedError

@@ -17,7 +17,7 @@ import torch
 from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
-from tclass._base.implemented._entry_ops import writes_as_set_
+from tclass._base.implemented._grad_writes import writes_as_set_
 from tclass._core import _batch, _names
 from tclass._core._batch import format_shape
 from tclass._core._device import as_device

@@ -103,9 +103,14 @@ class RecordStorageOps(TensorDictBase):
         **options: Any,
     ) -> Self:
         """In-place math (``zero_``, ``add_``, ``+=``...); over a store (a file, or a
-        view of its rows), whose reads are copies: the values read into a record in
-        memory (its specs checked there), worked on, and written back."""
+        view of its rows), whose reads are copies: an array at a time, each result
+        checked against the class and staged, all written once every one is (with an
+        operand collection of other keys: the values read into a record in memory, its
+        specs checked there, worked on, and written back)."""
         if self._tensordict._is_store:
+            storage: Any = self._tensordict  # an array at a time, checked against the class
+            if storage._staged_math(type(self), foreach, each, operands, kwargs, options):
+                return self
             return self._on_rows(
                 lambda local: local._pointwise_(foreach, each, operands, kwargs, **options)
             )
@@ -126,8 +131,10 @@ class RecordStorageOps(TensorDictBase):
     ) -> Self:
         """``apply_``'s walk; the fields whose spec bounds their values get their
         results checked before anything is written (see ``apply_in_place_checked``)."""
-        if self._tensordict._is_store:
-            return self._on_rows(lambda local: local._apply_in_place(fn, others))
+        if self._tensordict._is_store:  # an array at a time, checked against the class
+            storage: Any = self._tensordict
+            storage._staged_apply(type(self), fn, others)
+            return self
         if not apply_in_place_checked(self, fn, others):
             self._tensordict._apply_in_place(fn, others)
         return self

@@ -266,13 +266,16 @@ def _frozen_locked(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool
 
 def _exclusive_keys_refused(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``to_tensordict()`` of a lazy stack whose members hold different keys (a record
-    field set in some members only): tclass names the keys, where the peer drops them
-    (a ``KeyError`` when one is read later)."""
+    field set in some members only; ``contiguous()`` too): tclass names the keys and the
+    members holding them, where the peer drops them (a ``KeyError`` when one is read
+    later)."""
     if finding.kind not in ("tclass-raises", "family"):
         return False
     message = str(mine.error)
     return type(mine.error).__name__ == "HeterogeneousEntryError" and (
-        "has different keys from member" in message or "hold different keys" in message
+        "has different keys from member" in message
+        or "hold different keys" in message
+        or "held by only some of its members" in message
     )
 
 

@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import copy
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeGuard, cast
 
 import torch
 from typing_extensions import Self, Unpack
 
 from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._grad_writes import refuse_grad_leaf_writes
 from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._linked_list import LinkedList, link_nested, only_none
@@ -33,7 +32,6 @@ from tclass.errors import (
     BatchSizeError,
     DimError,
     HeterogeneousEntryError,
-    InPlaceWriteError,
     KeyConflictError,
     ShapeError,
 )
@@ -41,24 +39,7 @@ from tclass.errors import (
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import TensorDictBase, Value
 
-__all__ = ["EntryOps", "EntryWrites", "NewOptions", "writes_as_set_"]
-
-# Inside ``writes_as_set_()``: ``update_`` keeps ``set_``'s rule for an entry's own tensor.
-_AS_SET: ContextVar[bool] = ContextVar("tclass_update_as_set", default=False)
-
-
-@contextmanager
-def writes_as_set_() -> Iterator[None]:
-    """``update_`` calls inside it write as ``set_`` does: an entry's own tensor (or its
-    memory) is nothing to write, so autograd is not asked about it. The writes of
-    ``apply(inplace=True)``, ``out=`` and a nested ``set_``, as the peer's ``_set_str``;
-    a user's ``update_`` copies every value, as torch and the peer's ``update_``."""
-    token = _AS_SET.set(True)
-    try:
-        yield
-    finally:
-        _AS_SET.reset(token)
-
+__all__ = ["EntryOps", "EntryWrites", "NewOptions", "written_paths"]
 
 _MISSING: Any = object()
 _NO_DEFAULT: Any = object()
@@ -357,7 +338,7 @@ class EntryOps(TensorCollection):
             if path not in self:  # (not read: a lazy stack's members may differ in shape)
                 raise self._missing_key(path[0] if len(path) == 1 else path)
         self._check_nested_writes(pairs, ..., "update_")
-        self._check_grad_leaf_writes(pairs)
+        refuse_grad_leaf_writes(self, written_paths(pairs))
         for path, value in pairs:
             if isinstance(value, TensorCollection) and value._is_lazy:
                 target = self.get(path)
@@ -366,36 +347,6 @@ class EntryOps(TensorCollection):
                     continue
             self.set_(path, value)
         return self
-
-    def _check_grad_leaf_writes(self, pairs: list[tuple[tuple[str, ...], Any]]) -> None:
-        """Refuses ``update_`` before it writes anything where autograd refuses the copy:
-        into a leaf that requires grad (a parameter) or a view of one, under grad mode.
-        ``update_`` copies every value, an entry's own tensor too (``x.update_(
-        x.to_dict())``), as torch's ``copy_`` and the peer's ``update_``; ``set_`` alone
-        skips that one as nothing to write (as the peer's ``set_``).
-
-        Raises:
-            InPlaceWriteError: (a RuntimeError, as the peer's) naming the entry.
-        """
-        if not torch.is_grad_enabled() or _AS_SET.get() or self._is_lazy:
-            return  # (a lazy stack's members check their own: its entries are not read)
-        for path, value in pairs:
-            if not isinstance(value, torch.Tensor):
-                continue
-            target = self.get(path, None)
-            if not isinstance(target, torch.Tensor) or not target.requires_grad:
-                continue
-            base = target._base
-            if target.is_leaf or (base is not None and base.is_leaf and base.requires_grad):
-                key = path[0] if len(path) == 1 else path
-                what = "a leaf tensor" if target.is_leaf else "a view of a leaf tensor"
-                msg = (
-                    f"Failed to update {key!r} in place (update_): autograd refuses an "
-                    f"in-place write into {what} that requires grad (a parameter) under grad "
-                    "mode, even of its own values; write under torch.no_grad() (as "
-                    "TensorDictParams.update_ does), or update() with new tensors"
-                )
-                raise InPlaceWriteError(msg)
 
     def update_at_(
         self,
@@ -956,3 +907,14 @@ def _as_numpy(tensor: torch.Tensor) -> Any:
     if tensor.is_nested:
         return tuple(part.numpy() for part in tensor.unbind())
     return tensor.numpy()
+
+
+def written_paths(pairs: Iterable[tuple[tuple[str, ...], Any]]) -> Iterator[tuple[str, ...]]:
+    """The key paths of the tensors ``update_`` writes from ``pairs``: a tensor's path,
+    and each leaf under a collection's (a lazy one, written member by member)."""
+    for path, value in pairs:
+        if isinstance(value, torch.Tensor):
+            yield path
+        elif isinstance(value, TensorCollection) and not value._is_leaf_node:
+            for key in storage_of(value).keys(True, True):
+                yield path + _keys.key_path(key)

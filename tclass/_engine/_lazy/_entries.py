@@ -3,18 +3,25 @@ parts, writes split across them) and the walk of a nested key through one member
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tclass._base._tensordict_base import Value
 from tclass._base.implemented._collection import TensorCollection
-from tclass._engine._lazy._parts import common_keys, split_operand
-from tclass.errors import KeyNotFoundError, KeyThroughTensorError
+from tclass._core._records import storage_of
+from tclass._engine._lazy._parts import common_keys, dense_members, split_operand
+from tclass.errors import (
+    HeterogeneousEntryError,
+    KeyNotFoundError,
+    KeyThroughTensorError,
+    StackError,
+    StackKeysError,
+)
 
 if TYPE_CHECKING:
     from tclass._engine._lazy._stack import LazyStackedTensorDict
 
-__all__ = ["StackedEntries", "lacks", "walk_path"]
+__all__ = ["StackedEntries", "lacks", "uneven_keys_error", "walk_path"]
 
 _MISSING: Any = object()
 
@@ -111,3 +118,47 @@ class StackedEntries(MutableMapping[str, Value]):
 
     def __len__(self) -> int:
         return len(common_keys(self._stack._members))
+
+
+def uneven_keys_error(
+    action: str, members: Sequence[Any], error: StackError
+) -> HeterogeneousEntryError | None:
+    """The error of ``action`` (``contiguous()``, ``to_tensordict()``...), which needs
+    the dense stack of a lazy stack whose ``members`` do not all hold the same keys
+    (``error``: the stack's): it names each key held by only some members and which, and
+    says how to keep the shared ones (the peer's drops the others without a word). None
+    when ``error`` is not about keys."""
+    if not isinstance(error, StackKeysError) or not members:
+        return None
+    held = [set(_entry_paths(member, ())) for member in dense_members(list(members))]
+    shared = held[0].intersection(*held[1:])
+    uneven = sorted(held[0].union(*held[1:]) - shared)
+    if not uneven:
+        return None
+    names = [path[0] if len(path) == 1 else path for path in uneven]
+    listed = "; ".join(
+        f"{name!r} in members {[i for i, keys in enumerate(held) if path in keys]}"
+        for name, path in zip(names[:8], uneven)
+    )
+    more = f" and {len(uneven) - 8} more" if len(uneven) > 8 else ""
+    args = ", ".join(repr(name) for name in names)
+    msg = (
+        f"Failed to stack tensors within a tensordict: {action} needs the dense stack of "
+        f"this lazy stack, but some keys are held by only some of its members ({listed}"
+        f"{more}), so the dense stack would have no value for them in the others. They are "
+        f"not dropped silently (the peer's {action} drops them): keep the shared keys with "
+        f"lazy.exclude({args}) or lazy.select(*lazy.keys(True, True)) first, or work on the "
+        "members (lazy.tensordicts)"
+    )
+    return HeterogeneousEntryError(msg)
+
+
+def _entry_paths(node: Any, prefix: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
+    """The paths of the entries a dense stack joins (a nested lazy stack's answers for
+    itself, as one entry)."""
+    for key, value in storage_of(node)._entries().items():
+        nested = isinstance(value, TensorCollection) and not value._is_leaf_node
+        if nested and not value._is_lazy:
+            yield from _entry_paths(value, (*prefix, key))
+        else:
+            yield (*prefix, key)

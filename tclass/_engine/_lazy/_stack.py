@@ -42,6 +42,8 @@ from tclass._base._inline import inline_inherited
 from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._entry_ops import written_paths
+from tclass._base.implemented._grad_writes import refuse_grad_leaf_writes
 from tclass._core import _batch, _keys
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._core._device import DeviceLike, as_device
@@ -50,7 +52,13 @@ from tclass._core._names import DimName
 from tclass._core._records import storage_of
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._lazy._devices import LazyDevices
-from tclass._engine._lazy._entries import StackedEntries, lacks, refuse_through_tensor, walk_path
+from tclass._engine._lazy._entries import (
+    StackedEntries,
+    lacks,
+    refuse_through_tensor,
+    uneven_keys_error,
+    walk_path,
+)
 from tclass._engine._lazy._index import as_records, empty_selection, index_lazy, write_lazy
 from tclass._engine._lazy._locking import LazyLocking
 from tclass._engine._lazy._parts import (
@@ -383,6 +391,9 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
         except HeterogeneousEntryError:
             raise  # a nested lazy stack's: it already says what differs
         except StackError as error:
+            uneven = uneven_keys_error(action, self._members, error)
+            if uneven is not None:
+                raise uneven from None
             msg = (
                 f"Failed to stack tensors within a tensordict: {action} needs the dense "
                 f"stack of this lazy stack, but its members differ: {error}. Pad them first "
@@ -756,6 +767,8 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
         members of different shapes or lengths work), else as every collection does."""
         source = input_dict_or_td
         if isinstance(source, TensorCollection) and source.batch_size == self._batch_size:
+            # every member's targets checked before the first member is written
+            refuse_grad_leaf_writes(self, written_paths([((), source)]), keys_to_update)
             for member, part in zip(self._members, source.unbind(self._stack_dim)):
                 member.update_(
                     part, clone, non_blocking=non_blocking, keys_to_update=keys_to_update

@@ -10,6 +10,7 @@ written back."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 import torch
@@ -24,6 +25,7 @@ from tclass._core._names import DimName, Names
 from tclass._core._options import OPTIONS
 from tclass._core._records import storage_of
 from tclass._engine._td import TensorDict
+from tclass._io.store._staged import applied, same_keys, stage_in_place
 from tclass.errors import InPlaceKeysError, UnsupportedError
 
 if TYPE_CHECKING:
@@ -298,6 +300,21 @@ def _flat_keys(keys: tuple[Any, ...]) -> list[Any]:
     return list(keys)
 
 
+def _math(
+    foreach: Callable[..., Any] | None,
+    each: Callable[..., Any],
+    kwargs: dict[str, Any] | None,
+    options: dict[str, Any],
+    local: TensorDict,
+    cut: tuple[Any, ...],
+) -> None:
+    """In-place math on one array's TensorDict: ``cut`` holds the operands, then the
+    values of ``kwargs`` (in its order), each cut to the array's key."""
+    count = len(cut) - len(kwargs or {})
+    named = dict(zip(kwargs or {}, cut[count:]))
+    local._pointwise_(foreach, each, cut[:count], named, **options)
+
+
 def _read(td: TensorDict) -> TensorDict:
     """``td`` with the groups it still holds (nested PersistentTensorDicts) read."""
     entries = {key: in_memory(value) for key, value in td._items()}
@@ -325,6 +342,7 @@ class RowsInMemory(ShapeOps):
 
         def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict: ...
         def _write_back(self, local: TensorDict) -> None: ...
+        def _staging(self) -> tuple[PersistentTensorDict, Any, torch.Size]: ...
     else:
         __slots__ = ()
 
@@ -336,12 +354,52 @@ class RowsInMemory(ShapeOps):
         kwargs: dict[str, Any] | None = None,
         **options: Any,
     ) -> Self:
-        """In-place math (``td += 1``, ``mul_``, ``lerp_``...): the rows read, worked on
-        in memory, written back."""
+        """In-place math (``td += 1``, ``mul_``, ``lerp_``...): an array at a time (see
+        :meth:`_staged_math`), or, with a collection among the operands that lacks keys of
+        this one or holds others (whose errors and subsets the whole collection decides),
+        all the rows read, worked on in memory and written back."""
+        if self._staged_math(None, foreach, each, operands, kwargs, options):
+            return self
         local = self.to_tensordict()
         local._pointwise_(foreach, each, operands, kwargs, **options)
         self._write_back(local)
         return self
+
+    def _staged_math(
+        self,
+        record: type | None,
+        foreach: Callable[..., Any] | None,
+        each: Callable[..., Any],
+        operands: tuple[Any, ...],
+        kwargs: dict[str, Any] | None,
+        options: dict[str, Any],
+    ) -> bool:
+        """In-place math an array at a time: each read, worked on in memory, checked
+        against the record holding it (``record``: the class of a record over this
+        collection) and staged, all written once every result is (see ``_staged.py``).
+        False, having done nothing, where an operand collection's keys differ."""
+        every = (*operands, *(kwargs or {}).values())
+        if not same_keys(self, every):
+            return False
+        work = partial(_math, foreach, each, kwargs, options)
+        operation = str(options.get("operation") or getattr(each, "__name__", "?"))
+        what = None
+        if record is not None:
+            owner = record.__name__
+            what = (
+                f"{owner}.{operation}(...)"
+                if operation.isidentifier()
+                else f"{owner} {operation} ..."
+            )
+        stage_in_place(*self._staging(), work, every, record, what)
+        return True
+
+    def _staged_apply(
+        self, record: type | None, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
+    ) -> None:
+        """``apply_`` an array at a time, as :meth:`_staged_math`."""
+        what = None if record is None else f"{record.__name__}.apply_(...)"
+        stage_in_place(*self._staging(), applied(fn), others, record, what)
 
     def tensor_split(
         self, indices_or_sections: int | Sequence[int] | torch.Tensor, dim: int = 0

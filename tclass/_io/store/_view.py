@@ -658,10 +658,14 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
     def _apply_in_place(
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
     ) -> Self:
-        local = self.to_tensordict()
-        local._apply_in_place(fn, others)
-        self._write_back(local)
+        """``apply_`` on the view's rows, an array at a time, all or nothing (see
+        ``_staged.py``)."""
+        self._staged_apply(None, fn, others)
         return self
+
+    def _staging(self) -> tuple[PersistentTensorDict, Any, torch.Size]:
+        """The file, the rows and their batch size, for in-place math an array at a time."""
+        return self._source, self._selection, self._batch
 
     def _write_back(self, local: TensorDict) -> None:
         """The tensors of ``local`` (the rows, worked on) written into the store."""

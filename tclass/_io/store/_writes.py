@@ -78,6 +78,12 @@ class StoreWrites(TensorDictBase):
         def _child_of(self, key: str, group: StoreGroup) -> PersistentTensorDict: ...
         def _group_at(self, path: Sequence[str]) -> PersistentTensorDict: ...
         def _as_record(self, key: str, value: Any) -> Any: ...
+        def _staged_apply(
+            self,
+            record: type | None,
+            fn: Callable[..., torch.Tensor | None],
+            others: tuple[Any, ...],
+        ) -> None: ...
     else:
         __slots__ = ()
 
@@ -609,14 +615,17 @@ class StoreWrites(TensorDictBase):
     def _apply_in_place(
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
     ) -> Self:
-        """``apply_``: every array read and worked on in memory first (a record's group
-        through its record, which checks the results against its class), then written,
-        as in-place math is: a result that a record refuses leaves the file as it was."""
-        self._writable()
-        local = self.to_tensordict()
-        local._apply_in_place(fn, others)
-        self._write_back(local)
+        """``apply_``: each array read and worked on in memory, its result checked
+        against the record whose group holds it and staged; written once all are (see
+        ``_staged.py``): a function that raises or a result a record refuses leaves the
+        file as it was, and the memory needed is about the largest array's."""
+        self._staged_apply(None, fn, others)
         return self
+
+    def _staging(self) -> tuple[PersistentTensorDict, Any, torch.Size]:
+        """What in-place work an array at a time (``stage_in_place``) works on: this
+        file, all its rows."""
+        return cast("PersistentTensorDict", self), Ellipsis, self._batch_size
 
     def _write_back(self, local: TensorDictBase) -> None:
         """The tensors of ``local`` (the entries read and worked on in memory) written

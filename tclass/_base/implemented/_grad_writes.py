@@ -1,0 +1,102 @@
+"""``update_``'s autograd check, done on every target before anything is written: under
+grad mode, autograd refuses an in-place copy into a leaf tensor that requires grad (a
+parameter) or into a view of one, as torch's ``copy_`` and the peer's ``update_`` refuse
+it. ``update_`` copies every value, an entry's own tensor too (``x.update_(x.to_dict())``);
+``set_`` alone skips that one as nothing to write (as the peer's ``set_``), and the writes
+done inside :func:`writes_as_set_` follow ``set_``'s rule. A lazy stack's targets are its
+members' own tensors (a stacked read is a copy, and members may differ in shape), each
+checked, so that a refusal by its last member leaves the first ones unwritten too."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+import torch
+
+from tclass._base.implemented._collection import TensorCollection
+from tclass._core._keys import key_path
+from tclass._core._records import storage_of
+from tclass.errors import InPlaceWriteError
+
+__all__ = ["refuse_grad_leaf_writes", "writes_as_set_"]
+
+# Inside ``writes_as_set_()``: ``update_`` keeps ``set_``'s rule for an entry's own tensor.
+_AS_SET: ContextVar[bool] = ContextVar("tclass_update_as_set", default=False)
+
+
+@contextmanager
+def writes_as_set_() -> Iterator[None]:
+    """``update_`` calls inside it write as ``set_`` does: an entry's own tensor (or its
+    memory) is nothing to write, so autograd is not asked about it. The writes of
+    ``apply(inplace=True)``, ``out=`` and a nested ``set_``, as the peer's ``_set_str``;
+    a user's ``update_`` copies every value, as torch and the peer's ``update_``."""
+    token = _AS_SET.set(True)
+    try:
+        yield
+    finally:
+        _AS_SET.reset(token)
+
+
+def refuse_grad_leaf_writes(
+    node: TensorCollection,
+    paths: Iterable[tuple[str, ...]],
+    keys_to_update: Sequence[Any] | None = None,
+) -> None:
+    """Refuses ``update_`` of ``node`` at the key ``paths`` (those ``keys_to_update``
+    names or holds, when given) before it writes anything where autograd refuses the
+    copy (see the module docstring).
+
+    Raises:
+        InPlaceWriteError: (a RuntimeError, as the peer's) naming the entry (and the
+            member of a lazy stack).
+    """
+    if not torch.is_grad_enabled() or _AS_SET.get():
+        return
+    allowed = None if keys_to_update is None else [key_path(key) for key in keys_to_update]
+    for path in paths:
+        if allowed is not None and not any(path[: len(a)] == a for a in allowed):
+            continue
+        for target, members in _targets(node, path):
+            if not target.requires_grad:
+                continue
+            base = target._base
+            if target.is_leaf or (base is not None and base.is_leaf and base.requires_grad):
+                raise _refused(path, target.is_leaf, members)
+
+
+def _targets(node: Any, path: tuple[str, ...]) -> Iterator[tuple[torch.Tensor, tuple[int, ...]]]:
+    """The tensors stored at ``path`` under ``node`` (nothing read: a lazy stack's are
+    its members', at any depth), each with the member indices on the way."""
+    node = storage_of(node)
+    if not isinstance(node, TensorCollection) or node._is_leaf_node:
+        return
+    lazy: Any = node
+    if node._is_lazy:
+        for index, member in enumerate(lazy.tensordicts):
+            for target, members in _targets(member, path):
+                yield target, (index, *members)
+        return
+    found = node.get(path[0], None)
+    if len(path) > 1:
+        yield from _targets(found, path[1:])
+    elif isinstance(found, torch.Tensor):
+        yield found, ()
+
+
+def _refused(path: tuple[str, ...], leaf: bool, members: tuple[int, ...]) -> InPlaceWriteError:
+    key = path[0] if len(path) == 1 else path
+    what = "a leaf tensor" if leaf else "a view of a leaf tensor"
+    held = ""
+    if members:
+        chain = "][".join(str(index) for index in members)
+        held = f" (held by the lazy stack's member [{chain}]; nothing was written)"
+    msg = (
+        f"Failed to update {key!r} in place (update_): autograd refuses an in-place write "
+        f"into {what} that requires grad (a parameter){held} under grad mode, even of its "
+        "own values; write under torch.no_grad() (as TensorDictParams.update_ does), or "
+        "update() with new tensors"
+    )
+    return InPlaceWriteError(msg)
