@@ -75,3 +75,23 @@ def test_set_at_of_a_nested_lazy_stack_with_none_casts() -> None:
     assert nested.tensordicts[0].tensordicts[0].get("b").dtype is torch.bool
     with pytest.raises(RuntimeError, match="dtypes match"):  # advanced: refused, as torch
         nested[torch.tensor([0]), 0] = {"b": torch.zeros(1, 2, 3, dtype=torch.long)}
+
+
+def test_update_at_rows_with_an_ellipsis_index_nested_by_batch_leaves_by_features() -> None:
+    """``lazy.copy_at_(rows, (..., -1), fast=False)`` (update_at_): as the peer writes
+    ``nested[idx] = rows[key]``, the ``...`` covers a nested collection's batch dims (its
+    last row is written) while it reaches a leaf's feature dims (its last column); a
+    lazy stack spelled it for neither and raised on the nested leaf (fz42b)."""
+    members = [
+        TensorDict(
+            {"n": TensorDict({"b": torch.ones(2)}, []), "b": torch.ones(1)},
+            batch_size=[],
+        )
+        for _ in range(3)
+    ]
+    lazy = tclass.lazy_stack(members, 0)
+    rows = lazy[..., -1].clone().zero_()
+    assert lazy.copy_at_(rows, (..., -1), fast=False) is lazy
+    assert torch.equal(lazy.get(("n", "b")), torch.tensor([[1.0, 1.0], [1.0, 1.0], [0, 0]]))
+    assert torch.equal(lazy.get("b"), torch.zeros(3, 1))  # every row's last feature
+    assert members[2]["n", "b"].sum() == 0  # written into the members

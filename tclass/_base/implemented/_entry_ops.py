@@ -438,7 +438,7 @@ class EntryOps(TensorCollection):
         if type(idx) is not tuple or not any(item is Ellipsis for item in idx):
             return idx  # (the same elements either way)
         nested = self.get(path[0], None)
-        if not isinstance(nested, TensorCollection) or nested._is_lazy or self._is_lazy:
+        if not isinstance(nested, TensorCollection) or -1 in nested.batch_size:
             return idx
         try:
             return _batch.convert_ellipsis_to_idx(idx, nested.batch_size)
