@@ -97,10 +97,10 @@ _NESTED_NONE_KEPT = re.compile(
 
 def _none_field_kept_by_apply(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``apply(fn)`` where ``fn`` leaves nothing of a nested record whose field was set to
-    ``None`` through ``from_dict`` / ``update``: no leaf is left there in tclass (``None``),
-    where the peer keeps the nested record for the ``None`` value entry it stored (its
-    other entries ``None`` too)."""
-    if finding.kind != "result" or finding.step.op != "apply":
+    ``None`` through ``from_dict`` / ``update``, or ``separates`` of the other keys: no
+    leaf is left there in tclass (``None``), where the peer keeps the nested record for
+    the ``None`` value entry it stored (its other entries ``None`` too)."""
+    if finding.kind != "result" or finding.step.op not in ("apply", "separates"):
         return False
     if not any(".from_dict(" in line or ".update(" in line for line in finding.lines[:-1]):
         return False
