@@ -245,7 +245,7 @@ class EntryOps(TensorCollection):
                 if value is _MISSING:
                     if strict:  # as the peer: strict ignores default
                         source.get(key)  # through a tensor: KeyThroughTensorError, as the peer
-                        raise self._missing_key(key)
+                        raise self._given_twice(key) if key in self else self._missing_key(key)
                     if default is not _NO_DEFAULT and default is not None:
                         part.set(key, default)  # a None default skips the key, as the peer
                     continue
