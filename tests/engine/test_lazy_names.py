@@ -165,3 +165,16 @@ def test_an_index_names_the_result_as_the_dense_collection(stack_dim: int, index
     assert result.names == expected.names
     assert lazy.names == ["j", "k"]
     assert all(member.names == [("k", "j")[stack_dim]] for member in lazy.tensordicts)
+
+
+@pytest.mark.parametrize("shape", [[2], [3, 2]])
+def test_broadcast_to_drops_the_stack_dim_name_in_nested_collections_too(shape: list[int]) -> None:
+    """``broadcast_to`` names no dim, as the peer's: a lazy stack's stack dim name, which
+    its nested collections share, is dropped there too (fz42b: they kept it)."""
+    member = TensorDict({"n": {"d": torch.zeros(3)}, "d": torch.zeros(1)}, [])
+    lazy = tclass.lazy_stack([member, member.clone()], 0, stack_dim_name="s")
+    assert lazy["n"].names == ["s"]
+    out = lazy.broadcast_to(shape)
+    assert out.batch_size == torch.Size(shape)
+    assert out.names == [None] * len(shape) and out["n"].names == [None] * len(shape)
+    assert lazy.expand(*shape)["n"].names[-1] == "s"  # expand keeps it, as the peer's
