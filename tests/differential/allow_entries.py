@@ -168,8 +168,9 @@ def _split_strict_on_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) 
         for i, key in enumerate(keys)
         if any(key[: len(earlier)] == earlier for earlier in keys[:i])
     ]
-    return any(f"key {key!r} was not found" in str(mine.error) for key in taken) or any(
-        f"key {key[0]!r} was not found" in str(mine.error) for key in taken if len(key) == 1
+    said = str(mine.error).replace(" was not found", " is given twice")  # (older wording)
+    return any(f"key {key!r} is given twice" in said for key in taken) or any(
+        f"key {key[0]!r} is given twice" in said for key in taken if len(key) == 1
     )
 
 
