@@ -518,8 +518,10 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
         return
     items = _items(stack, index) if index is not Ellipsis else (Ellipsis,)
     items = _members_backwards(stack, items)
-    if any(item is None for item in items) and all(
-        item is None or type(item) in (int, slice) for item in items
+    if (
+        -1 not in stack._batch_size  # (a ragged stack writes each member: below)
+        and any(item is None for item in items)
+        and all(item is None or type(item) in (int, slice) for item in items)
     ):
         items, value = _without_none(stack, items, value)
     if -1 in stack._batch_size:
