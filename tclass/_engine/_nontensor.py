@@ -114,9 +114,31 @@ class _NonTensorNode(NonTensorOps):
         shape = self.batch_size
         flags = condition.detach().cpu()
         flags = flags.reshape(flags.shape + (1,) * (len(shape) - flags.ndim)).expand(shape)
+        if not isinstance(self, NonTensorData):  # a stack: member by member, as the peer's
+            return self._picked_by_member(flags, other)
         mine, theirs = self._flat_as(shape), other._flat_as(shape)
         values = [a if flag else b for flag, a, b in zip(flags.reshape(-1).tolist(), mine, theirs)]
-        return ENGINE.NonTensorStack._make(values, shape, self._device)
+        if values and all(same_value(values[0], value) for value in values[1:]):
+            return NonTensorData._make(values[0], shape, self._device)  # one value: as the peer
+        # nested along each dim in turn, as the peer's stack from nested lists
+        return ENGINE.NonTensorStack._make(values, shape, self._device, tuple(range(len(shape))))
+
+    def _picked_by_member(self, flags: torch.Tensor, other: Any) -> Any:
+        """``where`` of a stack: each member (along the stack dim) picks from its part of
+        ``other``, and the results are stacked along that dim again (the peer's lazy
+        ``where``: a member the condition takes or leaves whole is that member's or
+        ``other``'s part as it is), so the result is nested as ``self``."""
+        d = cast(Any, self).stack_dim
+        shape = self.batch_size
+        if other.batch_size != shape:
+            other = other.expand(shape)
+        members = []
+        for member, flag, theirs in zip(self.unbind(d), flags.unbind(d), other.unbind(d)):
+            if flag.numel() == 1:  # the whole member, or other's part, copied
+                members.append((member if bool(flag) else theirs)._rebuilt(iter(()), None))
+            else:
+                members.append(member._picked(flag, theirs))
+        return ENGINE.NonTensorStack(*members, stack_dim=d)
 
     def _new_filled(self, kind: str, size: tuple[Any, ...], fill: Any, options: Any) -> Any:
         """``new_empty`` / ``new_zeros`` / ``new_full``...: Python values are no numbers to

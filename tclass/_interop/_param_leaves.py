@@ -164,12 +164,19 @@ def flat_items(state: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str
             yield prefix + key, value
 
 
-def map_leaves(td: TensorDict, fn: Callable[[torch.Tensor], torch.Tensor]) -> TensorDict:
+def map_leaves(
+    td: TensorDict, fn: Callable[[torch.Tensor], torch.Tensor], new_nodes: bool = False
+) -> TensorDict:
+    """``td`` with ``fn`` of each tensor; ``new_nodes``: its Python-value nodes new ones
+    over the same values (a clone shares no node, nor the lock of its source's tree)."""
+
     def one(value: Value) -> Value:
         if isinstance(value, torch.Tensor):
             return fn(value)
         if isinstance(value, TensorDict):
-            return map_leaves(value, fn)
+            return map_leaves(value, fn, new_nodes)
+        if new_nodes and isinstance(value, _NonTensorNode):
+            return value.clone(recurse=False)
         return value
 
     return td._map_values(one, td.batch_size)

@@ -687,7 +687,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
                 )
             return found
 
-        return self._wrap(map_leaves(self._param_td, fresh), no_convert=True)  # type: ignore[return-value]
+        return self._wrap(map_leaves(self._param_td, fresh, True), no_convert=True)  # type: ignore[return-value]
 
     def copy(self) -> Self:
         """A new TensorDictParams over the same tensors (a shallow copy)."""

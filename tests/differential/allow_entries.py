@@ -176,8 +176,9 @@ def _split_strict_on_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) 
         for i, key in enumerate(keys)
         if any(key[: len(earlier)] == earlier for earlier in keys[:i])
     ]
-    return any(f"key {key!r} was not found" in str(mine.error) for key in taken) or any(
-        f"key {key[0]!r} was not found" in str(mine.error) for key in taken if len(key) == 1
+    said = str(mine.error).replace(" was not found", " is given twice")  # (older wording)
+    return any(f"key {key!r} is given twice" in said for key in taken) or any(
+        f"key {key[0]!r} is given twice" in said for key in taken if len(key) == 1
     )
 
 
@@ -204,10 +205,11 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     alias finding, the ``separates`` after that result). Every line lists keys (or a
     listing of keys one longer): only tclass's has some, each an empty collection in
     tclass's result; or is a record's nested record field, empty in tclass's result,
-    that the peer's reads as None. On a locked collection, a call that removes no entry
-    answers (nothing to change) where the peer's ``filter_empty_()`` raises its lock error
-    dropping one of those. With ``filter_empty=False`` too: the peer's still drops an empty
-    collection nested in another (``("zz", "a")``), which tclass keeps."""
+    that the peer's reads as None (a dict of None in its ``to_dict()``). On a locked
+    collection, a call that removes no entry answers (nothing to change) where the
+    peer's ``filter_empty_()`` raises its lock error dropping one of those. With
+    ``filter_empty=False`` too: the peer's still drops an empty collection nested in
+    another (``("zz", "a")``), which tclass keeps."""
     if finding.kind == "peer-raises" and finding.step.op == "separates":
         return "filter_empty=False" not in finding.step.src and "locked" in str(peer.error)
     if finding.kind == "alias":
@@ -242,6 +244,8 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
             if not node.is_empty():
                 return False
             continue  # the record's nested record field, empty (the peer's reads None)
+        if finding.step.op == "to_dict" and _as_dict_of_none(line, node, finding.detail):
+            continue  # the same in a record's to_dict(), listed before its unset fields
         if listed is None or not re.fullmatch(r"result(\['[^']*'\])*", listed[0]):
             return False
         theirs, ours = listed[1], listed[2]
@@ -253,6 +257,19 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
             if not hasattr(value, "is_empty") or not value.is_empty():
                 return False
     return True
+
+
+def _as_dict_of_none(line: str, node: Any, lines: list[str]) -> bool:
+    """A line of ``to_dict()`` of a record after ``separates``: its nested record field
+    kept empty (a dict of ``None``) where the peer's reads ``None``, or the key order
+    that follows (the peer lists it with the unset fields, after the set ones)."""
+    if line.startswith("result: key order: "):
+        return any(_FIELD_DROPPED.match(other) for other in lines)
+    return (
+        _FIELD_DROPPED.match(line) is not None
+        and isinstance(node, dict)
+        and all(value is None for value in node.values())
+    )
 
 
 def _restacked_by_member(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

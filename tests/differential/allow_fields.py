@@ -97,10 +97,10 @@ _NESTED_NONE_KEPT = re.compile(
 
 def _none_field_kept_by_apply(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``apply(fn)`` where ``fn`` leaves nothing of a nested record whose field was set to
-    ``None`` through ``from_dict`` / ``update``: no leaf is left there in tclass (``None``),
-    where the peer keeps the nested record for the ``None`` value entry it stored (its
-    other entries ``None`` too)."""
-    if finding.kind != "result" or finding.step.op != "apply":
+    ``None`` through ``from_dict`` / ``update``, or ``separates`` of the other keys: no
+    leaf is left there in tclass (``None``), where the peer keeps the nested record for
+    the ``None`` value entry it stored (its other entries ``None`` too)."""
+    if finding.kind != "result" or finding.step.op not in ("apply", "separates"):
         return False
     if not any(".from_dict(" in line or ".update(" in line for line in finding.lines[:-1]):
         return False
@@ -228,7 +228,8 @@ def _record_written_at_none(finding: Finding, facts: Facts, peer: Any, mine: Any
     """A record without batch dims written at a ``None`` index (``x[None] = x[None].
     apply(...)``): written in place in tclass, so the collection it was read from sees
     the write, where the peer swaps new tensors into the record; through
-    ``update_at_(v, I[None, ...])`` those have the written value's shape (a leading 1).
+    ``update_at_(v, I[None, ...])`` (or ``I[None, tensor]``) those have the written
+    value's shape (a leading 1).
     Also ``rec.update_at_(v, index)`` with a source of the record's own batch size at
     any index (``I[None, 0]`` of a record with a leading 1), which the peer's record
     passes to ``update`` (its docstring: replaced whatever the index, until its 0.17):
@@ -236,7 +237,7 @@ def _record_written_at_none(finding: Finding, facts: Facts, peer: Any, mine: Any
     if facts.kind != "record":
         return False
     if finding.kind == "result" and finding.step.op == "update_at_":
-        at_none = re.search(r", I\[None(, \.\.\.)?\]\)$", finding.step.src)
+        at_none = re.search(r", I\[None\b.*\]\)$", finding.step.src)  # I[None, t([-1])] too
         return at_none is not None and all(map(_ONE_MORE_DIM.match, finding.detail))
     if finding.kind != "alias":
         return False

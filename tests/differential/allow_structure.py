@@ -811,8 +811,8 @@ def _dims_in_batch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool
     return name == "DimError" and (
         "batch dim(s) (expected a value in" in message
         or (
-            # x[i] = x[i].to_dict(), copy_at_ / update_at_ of x[i] at I[i] index too
-            finding.step.op in ("getitem", "setitem", "copy_at_", "update_at_")
+            # x[i] = x[i].to_dict(), copy_at_ / update_at_ of x[i] at I[i], get_at too
+            finding.step.op in ("getitem", "setitem", "copy_at_", "update_at_", "get_at")
             and (
                 "is out of range for the batch size" in message or "for a lazy stack of" in message
             )

@@ -177,3 +177,16 @@ def test_the_one_name_of_a_stack_of_members_without_batch_dims_reaches_nested_on
     dense = x.to_tensordict()
     assert dense.names == ["j"] and dense["m"].names == ["j"]
     assert x.contiguous()["m"].names == ["j"]
+
+
+@pytest.mark.parametrize("shape", [[2], [3, 2]])
+def test_broadcast_to_drops_the_stack_dim_name_in_nested_collections_too(shape: list[int]) -> None:
+    """``broadcast_to`` names no dim, as the peer's: a lazy stack's stack dim name, which
+    its nested collections share, is dropped there too (fz42b: they kept it)."""
+    member = TensorDict({"n": {"d": torch.zeros(3)}, "d": torch.zeros(1)}, [])
+    lazy = tclass.lazy_stack([member, member.clone()], 0, stack_dim_name="s")
+    assert lazy["n"].names == ["s"]
+    out = lazy.broadcast_to(shape)
+    assert out.batch_size == torch.Size(shape)
+    assert out.names == [None] * len(shape) and out["n"].names == [None] * len(shape)
+    assert lazy.expand(*shape)["n"].names[-1] == "s"  # expand keeps it, as the peer's

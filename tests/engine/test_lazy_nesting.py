@@ -220,3 +220,21 @@ def test_scan_along_the_stack_dim_keeps_nested_lazy_members(op: str) -> None:
     out = getattr(empty, op)(-3)
     assert type(out.tensordicts[0].tensordicts[0]) is LazyStackedTensorDict
     assert out.batch_size == torch.Size([2, 1, 1])
+
+
+@pytest.mark.parametrize("op", ["softmax", "sum", "cumsum", "amax", "all"])
+def test_a_reduction_along_the_stack_dim_over_a_ragged_lazy_member_raises(op: str) -> None:
+    """A lazy stack whose one member is itself a lazy stack of members that differ in
+    shape (batch [2, 1, 2, -1], stack dim 1): along the stack dim there is no dense
+    stack, which is said (the peer's RuntimeError), where it recursed without end (fz42b;
+    the peer refuses every reduction but softmax, which it runs leaf by leaf)."""
+    ragged = tclass.lazy_stack(
+        [TensorDict({"d": torch.ones(2, n, 3)}, batch_size=[2, n]) for n in (2, 1)], 1
+    )  # batch [2, 2, -1]
+    outer = tclass.LazyStackedTensorDict(ragged, stack_dim=1)  # batch [2, 1, 2, -1]
+    assert outer.batch_size == torch.Size([2, 1, 2, -1])
+    with pytest.raises(RuntimeError, match="along the stack dim 1.*differ in shape"):
+        getattr(outer, op)(1)
+    kept = op in ("softmax", "cumsum")  # along a member's dim: member by member, as before
+    expected = [2, 1, 2, -1] if kept else [1, 2, -1]
+    assert getattr(outer, op)(0).batch_size == torch.Size(expected)

@@ -4,6 +4,9 @@ dims: written as torch writes the stacked tensor, as a TensorDict's (and the pee
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 import torch
 
 import tclass
@@ -37,3 +40,58 @@ def test_an_index_of_batch_dims_only_still_writes_the_elements() -> None:
     lazy.set_at_("d", torch.zeros(1, 2), (1,))
     assert torch.equal(lazy.tensordicts[1]["d"], torch.zeros(1, 2))
     assert torch.equal(lazy.tensordicts[0]["d"], torch.tensor([[0.0, 1.0]]))
+
+
+def _bool_stack() -> tclass.LazyStackedTensorDict:
+    members = [TensorDict({"b": torch.ones(2, 3, dtype=torch.bool)}, batch_size=[2]) for _ in "ab"]
+    return tclass.lazy_stack(members, 1)
+
+
+@pytest.mark.parametrize(
+    "index", [(None, 0), (0, None), (None, slice(None), 1), (None, None, 1, 0)]
+)
+def test_a_basic_index_with_none_casts_the_value_as_torch_and_the_peer(index: Any) -> None:
+    """``lazy[None, 0] = {'b': long}`` into a bool entry: a basic index (None adds a unit
+    dim), so the value is cast, as torch's and the peer's; before, it was written through
+    an advanced index, which refused the dtype (fz42b; the fuzzer's index/set_at_ finding)."""
+    lazy = _bool_stack()
+    dense = lazy.to_tensordict()
+    shape = [*lazy[index].batch_size, 3]
+    value = torch.zeros(shape, dtype=torch.long)
+    dense[index] = {"b": value}
+    lazy[index] = {"b": value}
+    assert lazy.get("b").dtype is torch.bool
+    assert torch.equal(lazy.get("b"), dense.get("b"))
+    expected = torch.ones(2, 2, 3, dtype=torch.bool)
+    expected[index] = value.bool()
+    assert torch.equal(lazy.get("b"), expected)
+
+
+def test_set_at_of_a_nested_lazy_stack_with_none_casts() -> None:
+    nested = tclass.lazy_stack([_bool_stack()], 1)  # batch [2, 1, 2]
+    nested.set_at_("b", torch.zeros(1, 1, 2, 3, dtype=torch.long), (None, 0))
+    assert nested.get("b").dtype is torch.bool
+    assert not nested.get("b")[0].any() and nested.get("b")[1].all()
+    assert nested.tensordicts[0].tensordicts[0].get("b").dtype is torch.bool
+    with pytest.raises(RuntimeError, match="dtypes match"):  # advanced: refused, as torch
+        nested[torch.tensor([0]), 0] = {"b": torch.zeros(1, 2, 3, dtype=torch.long)}
+
+
+def test_update_at_rows_with_an_ellipsis_index_nested_by_batch_leaves_by_features() -> None:
+    """``lazy.copy_at_(rows, (..., -1), fast=False)`` (update_at_): as the peer writes
+    ``nested[idx] = rows[key]``, the ``...`` covers a nested collection's batch dims (its
+    last row is written) while it reaches a leaf's feature dims (its last column); a
+    lazy stack spelled it for neither and raised on the nested leaf (fz42b)."""
+    members = [
+        TensorDict(
+            {"n": TensorDict({"b": torch.ones(2)}, []), "b": torch.ones(1)},
+            batch_size=[],
+        )
+        for _ in range(3)
+    ]
+    lazy = tclass.lazy_stack(members, 0)
+    rows = lazy[..., -1].clone().zero_()
+    assert lazy.copy_at_(rows, (..., -1), fast=False) is lazy
+    assert torch.equal(lazy.get(("n", "b")), torch.tensor([[1.0, 1.0], [1.0, 1.0], [0, 0]]))
+    assert torch.equal(lazy.get("b"), torch.zeros(3, 1))  # every row's last feature
+    assert members[2]["n", "b"].sum() == 0  # written into the members

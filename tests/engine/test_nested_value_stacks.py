@@ -267,8 +267,28 @@ def _grown(lib: ModuleType) -> Any:
     )  # fmt: skip
 
 
+def _picked(lib: ModuleType) -> Any:
+    """``where`` of a stack runs member by member along its stack dim and stacks the
+    results there again, as the peer's (fz42b: it gave a stack of stacks along dim 0,
+    whose elements read back as stacks, not values); picked values that are all the
+    same give one value."""
+    a = lib.NonTensorData("a", batch_size=[2, 2])
+    same = lib.NonTensorStack(*[lib.NonTensorData("a", batch_size=[2])] * 2, stack_dim=1)
+    bs = lib.NonTensorStack(*[lib.NonTensorData("b", batch_size=[2])] * 2, stack_dim=0)
+    rows, cols = torch.tensor([[True, False]] * 2), torch.tensor([[True] * 2, [False] * 2])
+    td = lib.TensorDict({"n": lib.TensorDict({"v": "", "b": torch.zeros(2, 1, 1)}, [2, 1])}, [2])
+    st = lib.maybe_dense_stack([td], dim=1)
+    kept = st.where(torch.ones(2, 1, dtype=torch.bool), st.clone())
+    return (
+        _tree(same.where(rows, same)), _tree(a.where(cols, same)), _tree(bs.where(cols, a)),
+        _tree(bs.where(rows, same)), _tree(same.where(rows, bs)),
+        _tree(kept.get(("n", "v"))), _tree(kept[-2, -1, None].get(("n", "v"))),
+    )  # fmt: skip
+
+
 SCENARIOS: dict[str, Scenario] = {
     "unsqueezed": _unsqueezed, "stacked": _stacked, "regrouped": _regrouped, "grown": _grown,
+    "picked": _picked,
 }  # fmt: skip
 
 

@@ -54,3 +54,21 @@ def test_like_results_of_a_locked_one_are_locked(make: Any) -> None:
     assert type(empty).__name__ == "TensorDict"
     # the peer's empty_like alone is unlocked (README "Differences": TensorDictParams)
     assert empty.is_locked is isinstance(params, tclass.TensorDictParams)
+
+
+def test_clone_holds_new_python_value_nodes_over_the_same_values(make: Any) -> None:
+    """A clone of a locked TensorDictParams holding a Python value: a new node over the
+    same value, so the unlocked clone changes in place without unlocking the locked
+    source's node (fz42b: it shared the node, and ``split_keys(inplace=True)`` /
+    ``exclude(inplace=True)`` of the clone raised the source's LockedError)."""
+    params = make({"sub": {"w": nn.Parameter(torch.zeros(2))}, "b": torch.ones(2)})
+    params.set_non_tensor(("sub", "v"), [1, 2])
+    params.lock_()
+    out = params.clone()
+    assert not out.is_locked
+    assert out.get(("sub", "v")) is not params.get(("sub", "v"))
+    assert out.get(("sub", "v")).data is params.get(("sub", "v")).data  # (as the peer's)
+    out.exclude("b", inplace=True)
+    out.split_keys(["sub"], inplace=True)
+    assert list(out.keys()) == [] and params.is_locked
+    assert "b" in params.keys() and params.get(("sub", "v")).tolist() == [1, 2]

@@ -708,6 +708,18 @@ class TensorCollection:
             )
         return KeyNotFoundError(f"key {key!r} was not found in {where}")
 
+    def _given_twice(self, key: object) -> KeyNotFoundError:
+        """The error for a key that an earlier one of the same call took (``separates``
+        / ``split_keys``): the peer's KeyError, saying why it is missing."""
+        if type(key) is tuple and len(key) == 1:
+            key = key[0]
+        return KeyNotFoundError(
+            f"key {key!r} is given twice (or inside a key given before it): the first "
+            "takes it, so the second finds nothing in "
+            f"{type(self).__name__} (the peer's KeyError); give each key once, or pass "
+            "strict=False"
+        )
+
 
 def _walk(
     collection: TensorCollection,

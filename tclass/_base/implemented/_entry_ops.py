@@ -226,7 +226,7 @@ class EntryOps(TensorCollection):
                 if value is _MISSING:
                     if strict:  # as the peer: strict ignores default
                         source.get(key)  # through a tensor: KeyThroughTensorError, as the peer
-                        raise self._missing_key(key)
+                        raise self._given_twice(key) if key in self else self._missing_key(key)
                     if default is not _NO_DEFAULT and default is not None:
                         part.set(key, default)  # a None default skips the key, as the peer
                     continue
@@ -389,7 +389,7 @@ class EntryOps(TensorCollection):
         if type(idx) is not tuple or not any(item is Ellipsis for item in idx):
             return idx  # (the same elements either way)
         nested = self.get(path[0], None)
-        if not isinstance(nested, TensorCollection) or nested._is_lazy or self._is_lazy:
+        if not isinstance(nested, TensorCollection) or -1 in nested.batch_size:
             return idx
         try:
             return _batch.convert_ellipsis_to_idx(idx, nested.batch_size)

@@ -228,8 +228,10 @@ class KeyOps(TensorCollection):
         locked = bool(present) and self.is_locked
         if locked and present[0] == unravel_key(keys[0]):
             raise _locked("remove entries from", self)  # the first key decides, as the peer
-        if (missing or repeated) and strict and default is _NO_DEFAULT:
-            raise self._missing_key((missing or repeated)[0])
+        if missing and strict and default is _NO_DEFAULT:
+            raise self._missing_key(missing[0])
+        if repeated and strict and default is _NO_DEFAULT:
+            raise self._given_twice(repeated[0])
         if locked:
             raise _locked("remove entries from", self)
         # As the peer: the empty tree of this collection, with its Python values (they

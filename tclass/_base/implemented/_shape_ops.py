@@ -618,8 +618,7 @@ class ShapeOps(TensorCollection):
         """:meth:`expand` to ``shape``; the result's dims have no names, and a
         ``NonTensorData`` keeps one value, as in the peer."""
         out = self._expanded(_batch.shape_args((tuple(shape),), "broadcast_to"), "broadcast_to")
-        if out._dim_names is not None:
-            out._assign_names(None)
+        out._rename_all(None)  # nested collections too (a lazy stack's stack dim name)
         return out
 
     def repeat(self, *repeats: int | Sequence[int] | torch.Tensor, inplace: bool = False) -> Self:

@@ -518,6 +518,12 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
         return
     items = _items(stack, index) if index is not Ellipsis else (Ellipsis,)
     items = _members_backwards(stack, items)
+    if (
+        -1 not in stack._batch_size  # (a ragged stack writes each member: below)
+        and any(item is None for item in items)
+        and all(item is None or type(item) in (int, slice) for item in items)
+    ):
+        items, value = _without_none(stack, items, value)
     if -1 in stack._batch_size:
         _write_members(stack, () if index is Ellipsis else items, value)  # ...: every member
         return
@@ -535,6 +541,24 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
             continue
         where = torch.unravel_index(positions[mask], member.batch_size)
         member[where] = _part_of(value, mask, selected)
+
+
+def _without_none(
+    stack: LazyStackedTensorDict, items: tuple[Any, ...], value: Any
+) -> tuple[tuple[Any, ...], Any]:
+    """A basic index with ``None`` items (``stack[None, 0] = v``) as the same index
+    without them, and ``value`` without the unit dims they add to the selection: then
+    written member by member as a basic index, where a value of another dtype is cast
+    (as torch and the peer write it; an advanced index would refuse it)."""
+    selected = _selected_shape(stack, items)
+    at: list[Any] = []
+    for item in items:
+        if item is None:
+            at.append(0)
+        elif type(item) is slice:
+            at.append(_ALL)
+    kept = tuple(item for item in items if item is not None)
+    return kept, _part_of(value, tuple(at), selected)
 
 
 def _write_separable(

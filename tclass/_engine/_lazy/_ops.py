@@ -553,7 +553,16 @@ class LazyStackOps(TensorDictBase):
                 for i in range(along.outputs)
             ]
             return tuple(stack if along.lazy else self._densified(stack) for stack in stacks)
-        dense = self._dense(f"an operation along the stack dim {d}")
+        action = f"an operation along the stack dim {d}"
+        dense = self._dense(action)
+        if dense._is_lazy:  # a member's own members differ: it stays lazy (it recursed)
+            msg = (
+                f"Failed to stack tensors within a tensordict: {action} needs the dense "
+                f"stack of this lazy stack (batch size {format_shape(self._batch_size)}), "
+                "but a member is a lazy stack whose members differ in shape. Pad them "
+                "first (tclass.pad_sequence), or work on the members (lazy.tensordicts)"
+            )
+            raise HeterogeneousEntryError(msg)
         outs = dense._reduced(along)
         if along.lazy and along.scan:  # the batch is unchanged: each leaf gets its slice,
             # in a tree shaped as this one (nested lazy stacks stay lazy), as the peer's
