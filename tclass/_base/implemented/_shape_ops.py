@@ -831,7 +831,7 @@ def _repeated(value: Any, counts: tuple[int, ...], nb: int) -> Any:
 def _tiled(value: Any, counts: tuple[int, ...], nb: int) -> Any:
     """``_repeated`` as ``tile`` does it: a nested collection is tiled, so that its stacks
     of Python values pick each element anew (see ``PicksElements``)."""
-    if isinstance(value, TensorCollection):
+    if isinstance(value, ShapeOps):
         return value.tile(counts + (1,) * (value.batch_dims - nb))
     return _repeated(value, counts, nb)
 
