@@ -23,7 +23,23 @@ from tclass._core._names import Names
 from tclass._core._options import OPTIONS
 from tclass._core._unbatched import UnbatchedTensor
 
-__all__ = ["ShapeOp", "legacy_view", "register_legacy_view"]
+__all__ = ["PicksElements", "ShapeOp", "legacy_view", "register_legacy_view"]
+
+
+class PicksElements:
+    """A structural op that picks each element of the batch anew (``flip``, ``roll``,
+    ``rot90``, ``tile``, ``gather``), as a function of one value. A stack of Python values
+    then holds each element as a member of its own, as the peer's (which picks them by
+    advanced indexing), even where the op keeps the elements in order (over dims of size
+    1); a reshape, a view or a ``repeat`` keeps the stack's members."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        self.fn = fn
+
+    def __call__(self, value: Any) -> Any:
+        return self.fn(value)
 
 
 class ShapeOp(NamedTuple):

@@ -31,6 +31,7 @@ from tclass._core._device import DeviceLike, as_device
 from tclass._core._linked_list import linked_values
 from tclass._core._options import OPTIONS
 from tclass._core._safe_globals import allow_unpickling
+from tclass._core._shape_op import PicksElements
 from tclass._engine._nontensor import MetaData, NonTensorData, _NonTensorNode, _rebuild_values
 from tclass._engine._value_positions import (
     StackDims,
@@ -337,6 +338,8 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             and math.prod(shape) == len(self._values)
             and not permutes_dims(self._shape, fn)
         ):
+            if isinstance(fn, PicksElements):
+                return None  # (the peer's flip, roll, rot90, tile: each element a member)
             return dims_after_reshape(self._shape, shape, self._stack_dims)
         return dims_after_view_op(self._shape, fn, self._stack_dims)
 

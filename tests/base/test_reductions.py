@@ -263,6 +263,24 @@ def test_reduce_true_with_dims_as_the_peer(name: str, kw: dict[str, Any], kind: 
     assert torch.allclose(got, expected)
 
 
+def test_running_extreme_of_no_elements_takes_the_dims_torch_takes() -> None:
+    # torch.cat and torch.cummax take any dim for a 1-d tensor of no elements (the
+    # peer answers through them): an empty result, where a dim out of range of tensors
+    # with elements, or one torch.cat refuses, stays a DimError
+    td = TensorDict({"c": torch.zeros(0), "d": torch.zeros(0), "s": ""}, [0])
+    for op in ("cummax", "cummin"):
+        found = getattr(td, op)(1, reduce=True)
+        assert found.values.shape == (0,) and found.indices.dtype == torch.int64
+        assert getattr(td, op)(-3, reduce=True).values.shape == (0,)
+    flat = TensorDict({"c": torch.zeros(0, 3)}, [0])
+    with pytest.raises(errors.DimError, match="out of range"):
+        flat.cummax(5, reduce=True)  # torch.cat refuses dim 5 of 2-d tensors
+    with pytest.raises(errors.DimError, match="out of range"):
+        TensorDict({"c": torch.zeros(2)}, [2]).cummax(1, reduce=True)
+    with pytest.raises(errors.DimError, match="out of range"):
+        td.sum(1, reduce=True)  # (torch's sum refuses it too)
+
+
 def test_reduce_true_with_dims_joins_along_the_dim() -> None:
     td = _feature_leaves(tclass)
     joined = torch.cat([td["a"], td["n", "c"]], 1)

@@ -90,7 +90,7 @@ def _none_field_unset(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
 
 
 _NESTED_NONE_KEPT = re.compile(
-    r"^result((?:\['\w+'\])+): peer \w+\(batch_size=\[[\d, ]*\], keys=\[[^\]]*\]\), "
+    r"^result((?:\['\w+'\])*): peer \w+\(batch_size=\[[\d, ]*\], keys=\[[^\]]*\]\), "
     r"tclass py \('NoneType', None\)$"
 )
 
@@ -99,7 +99,8 @@ def _none_field_kept_by_apply(finding: Finding, facts: Facts, peer: Any, mine: A
     """``apply(fn)`` where ``fn`` leaves nothing of a nested record whose field was set to
     ``None`` through ``from_dict`` / ``update``, or ``separates`` of the other keys: no
     leaf is left there in tclass (``None``), where the peer keeps the nested record for
-    the ``None`` value entry it stored (its other entries ``None`` too)."""
+    the ``None`` value entry it stored (its other entries ``None`` too), and the record
+    holding it (the whole result: tclass's ``None``) where nothing else is left."""
     if finding.kind != "result" or finding.step.op not in ("apply", "separates"):
         return False
     if not any(".from_dict(" in line or ".update(" in line for line in finding.lines[:-1]):

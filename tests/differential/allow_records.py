@@ -413,11 +413,15 @@ def _state_dict_values_kept(finding: Finding, facts: Facts, peer: Any, mine: Any
 def _mixed_keys_unsorted(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A mapping (``fromkeys``, ``from_dict``) with a plain key that is also the parent of
     a nested key, among other nested keys: the peer fails sorting its keys ("'<' not
-    supported between instances of 'str' and 'tuple'"); tclass's ``KeyThroughTensorError``
-    (a ``KeyError``, as the peer's "already present" for two such keys)."""
+    supported between instances of 'str' and 'tuple'", or of 'tuple' and 'str', as its
+    set's order has them); tclass's ``KeyThroughTensorError`` (a ``KeyError``, as the
+    peer's "already present" for two such keys)."""
+    unsorted = ("'str' and 'tuple'", "'tuple' and 'str'")
     return (
         finding.kind == "family"
-        and "'<' not supported between instances of 'str' and 'tuple'" in str(peer.error)
+        and any(
+            f"'<' not supported between instances of {pair}" in str(peer.error) for pair in unsorted
+        )
         and type(mine.error).__name__ in ("KeyThroughTensorError", "KeyConflictError")
     )
 

@@ -121,13 +121,14 @@ _NODE_KEPT_LOCKED = re.compile(r"^result\S+\.is_locked: peer False, tclass True$
 
 def _moved_nodes_keep_their_lock(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``to`` / ``cpu()`` / ``detach()`` of an unlocked collection whose nested collections
-    or lazy-stack members are locked: tclass's result keeps each of those locked, as its
-    source is; the peer gives every node the lock of the collection it was called on."""
+    or lazy-stack members are locked (saved, locked or consolidated): tclass's result keeps
+    each of those locked, as its source is; the peer gives every node the lock of the
+    collection it was called on."""
     if finding.kind != "result" or finding.step.op not in ("to", "cpu", "detach"):
         return False
     if getattr(mine.value, "is_locked", True) or getattr(peer.value, "is_locked", True):
         return False
-    saved = re.compile(r"memmap|lock_\(\)|\.save\(")
+    saved = re.compile(r"memmap|lock_\(\)|\.save\(|consolidate\(")
     if not (facts.memmap or any(saved.search(line) for line in finding.lines[:-1])):
         return False
     return all(_NODE_KEPT_LOCKED.match(line) for line in finding.detail)

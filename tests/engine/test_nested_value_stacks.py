@@ -165,6 +165,23 @@ def test_reshape_regroups_the_members_as_the_peer() -> None:
     assert type(row.reshape(2)) is NonTensorStack and row.reshape(2).tolist() == ["p", "p"]
 
 
+@pytest.mark.parametrize("op", ["flip", "roll", "rot90", "tile"])
+def test_ops_that_pick_elements_make_each_a_member(op: str) -> None:
+    # over dims of size 1 these keep the order of the elements, yet (as in the peer) each
+    # element becomes a member: a reshape that drops a dim keeps a stack, where it gives
+    # the member back after an op that keeps the members (a view, a repeat)
+    td = TensorDict(s="p", b=torch.zeros(1, 1, 2), batch_size=[1, 1]).unsqueeze(-2)
+    picked = {
+        "flip": td.flip(1), "roll": td.roll(1, 0), "rot90": td.rot90(1), "tile": td.tile(1),
+    }[op]  # fmt: skip
+    assert picked.get("s").stack_dim == 0 and len(picked.get("s").tensordicts) == 1
+    out = picked.reshape(1, 1)
+    assert type(out.get("s")) is NonTensorStack and out["s"] == [["p"]]
+    for kept in (td, td.repeat(1, 1, 1), td[:, :1]):
+        assert type(kept.reshape(1, 1).get("s")) is NonTensorData
+        assert kept.reshape(1, 1)["s"] == "p"
+
+
 @pytest.mark.parametrize("shape", [[1, 1], [2, 1], [1, 2], [2, 3]])
 def test_transpose_moves_the_stack_dim_over_dims_of_size_one(shape: list[int]) -> None:
     # a transpose of size-1 dims keeps the elements in order, as a reshape, yet moves the
@@ -286,9 +303,27 @@ def _picked(lib: ModuleType) -> Any:
     )  # fmt: skip
 
 
+def _reordered(lib: ModuleType) -> Any:
+    # flip, roll, rot90, tile and gather pick each element anew, even over dims of size 1
+    # that keep the order: each element is then a member, and a reshape keeps a stack
+    td = lib.TensorDict({"s": "", "b": torch.zeros(1, 1, 2)}, [1, 1]).unsqueeze(-2)
+    ops = (
+        lambda x: x.flip(0),
+        lambda x: x.roll(1, 2),
+        lambda x: x.rot90(-1),
+        lambda x: x.tile((1, 1, 1)),
+        lambda x: x.gather(0, torch.zeros(1, 1, 1).long()),
+        lambda x: x.repeat(1, 1, 1),
+        lambda x: x[[0]],
+        lambda x: x.transpose(0, 2),
+    )
+    return [(_tree(op(td).get("s")), _tree(op(td).reshape(1, 1).get("s"))) for op in ops]
+
+
 SCENARIOS: dict[str, Scenario] = {
     "unsqueezed": _unsqueezed, "stacked": _stacked, "regrouped": _regrouped, "grown": _grown,
     "picked": _picked,
+    "reordered": _reordered,
 }  # fmt: skip
 
 

@@ -797,7 +797,10 @@ class ReductionOps(MathOps):
     ) -> Any:
         if reduce:  # the peer's: the tensors joined along dim, then the running extreme
             self._scan_dim(dim, operation, reduce)
-            joined, (leaf_dim,) = self._joined_along(dim, operation)
+            try:
+                joined, (leaf_dim,) = self._joined_along(dim, operation)
+            except DimError as error:
+                return _running_over_nothing(fn, self._leaves_to_join(operation), dim, error)
             return fn(joined, leaf_dim)
         values, indices = self._scan(_pair(fn), dim, operation, outputs=2, lazy=False)
         return _values_indices(fn, values, indices) if return_indices else values
@@ -806,6 +809,21 @@ class ReductionOps(MathOps):
     def softmax(self, dim: int, dtype: torch.dtype | None = None) -> Self:
         """``torch.softmax`` of every tensor along the batch dim ``dim``."""
         return self._scan(torch.softmax, dim, "softmax", dtype=dtype)[0]
+
+
+def _running_over_nothing(
+    fn: Callable[..., Any], leaves: list[torch.Tensor], dim: int, error: DimError
+) -> Any:
+    """``cummax`` / ``cummin`` with ``reduce=True`` along a dim out of the tensors' range
+    (``error``): where no tensor has an element, torch joins and scans them along any dim
+    that ``torch.cat`` takes (a 1-d tensor of no elements takes any), as the peer does;
+    otherwise ``error`` stands."""
+    if any(leaf.numel() for leaf in leaves):
+        raise error
+    try:
+        return fn(torch.cat(leaves, dim), dim)
+    except (IndexError, RuntimeError):
+        raise error from None
 
 
 def _no_tensor(operation: str) -> ReductionError:

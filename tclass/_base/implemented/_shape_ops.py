@@ -27,7 +27,7 @@ from tclass._core import _batch, _names
 from tclass._core._jagged import split_rows
 from tclass._core._names import DimName, Names
 from tclass._core._options import OPTIONS
-from tclass._core._shape_op import ShapeOp, legacy_view
+from tclass._core._shape_op import PicksElements, ShapeOp, legacy_view
 from tclass.errors import (
     ArgumentValueError,
     DimError,
@@ -437,7 +437,7 @@ class ShapeOps(TensorCollection):
         if k % 2:
             sizes[a], sizes[b] = sizes[b], sizes[a]
             order[a], order[b] = b, a
-        out = self._map_batch(lambda v: v.rot90(k, (a, b)), torch.Size(sizes))
+        out = self._map_batch(PicksElements(lambda v: v.rot90(k, (a, b))), torch.Size(sizes))
         names = _names.permuted(self._dim_names, order)
         return self._carry(out, names, inverse=lambda r: r.rot90(-k, (a, b)))
 
@@ -447,7 +447,7 @@ class ShapeOps(TensorCollection):
         if len(set(flat)) != len(flat):
             msg = f"flip: repeated dim in {dims!r}"
             raise ShapeError(msg)
-        out = self._map_batch(lambda v: v.flip(flat), self.batch_size)
+        out = self._map_batch(PicksElements(lambda v: v.flip(flat)), self.batch_size)
         return self._carry(out, self._dim_names, inverse=lambda r: r.flip(flat))
 
     def fliplr(self) -> Self:
@@ -489,7 +489,7 @@ class ShapeOps(TensorCollection):
             if not isinstance(shifts, int):
                 msg = f"roll: without dims, shifts must be one int, got {shifts!r}"
                 raise ShapeError(msg)
-            out = self._map_batch(lambda v: _roll_flat(v, shifts, nb), batch_size)
+            out = self._map_batch(PicksElements(lambda v: _roll_flat(v, shifts, nb)), batch_size)
             back: Callable[[Self], Self] = lambda r: r.roll(-shifts)  # noqa: E731
         else:
             flat = _dim_list(dims, nb, "roll")
@@ -497,7 +497,7 @@ class ShapeOps(TensorCollection):
             if len(amounts) != len(flat):
                 msg = f"roll: {len(amounts)} shifts for {len(flat)} dims ({shifts!r}, {dims!r})"
                 raise ShapeError(msg)
-            out = self._map_batch(lambda v: v.roll(amounts, flat), batch_size)
+            out = self._map_batch(PicksElements(lambda v: v.roll(amounts, flat)), batch_size)
             back = lambda r: r.roll([-a for a in amounts], flat)  # noqa: E731
         if inplace:
             return self._in_place(self._carry(out, self._dim_names), inplace, "roll")
@@ -557,7 +557,8 @@ class ShapeOps(TensorCollection):
         _batch.check_gather_index(index, batch_size, d)
         shape = index.shape
         try:
-            result = self._map_batch(lambda v: v.gather(d, _lift_index(index, v.shape, nb)), shape)
+            picked = PicksElements(lambda v: v.gather(d, _lift_index(index, v.shape, nb)))
+            result = self._map_batch(picked, shape)
         except RuntimeError:
             _batch.check_gather_bounds(index, batch_size, d)  # an index out of the batch
             raise
@@ -637,9 +638,17 @@ class ShapeOps(TensorCollection):
                 "per batch dim"
             )
             raise ShapeError(msg)
-        new = torch.Size(size * count for size, count in zip(batch_size, counts))
-        out = self._map_batch(lambda v: _repeated(v, counts, nb), new)
+        out = self._repeat_batch(counts, picks=False)
         return self._in_place(self._carry(out, self._dim_names), inplace, "repeat")
+
+    def _repeat_batch(self, counts: tuple[int, ...], *, picks: bool) -> Self:
+        """The batch repeated ``counts`` times per dim (one count per batch dim); ``picks``:
+        as ``tile``, which picks each element anew (see ``PicksElements``)."""
+        nb = self.batch_dims
+        new = torch.Size(size * count for size, count in zip(self.batch_size, counts))
+        if picks:
+            return self._map_batch(PicksElements(lambda v: _tiled(v, counts, nb)), new)
+        return self._map_batch(lambda v: _repeated(v, counts, nb), new)
 
     def repeat_interleave(
         self,
@@ -683,7 +692,10 @@ class ShapeOps(TensorCollection):
         elif len(counts) > nb:  # (a reshape keeps a Python value shared, as the peer)
             lifted = self.reshape((1,) * (len(counts) - nb) + tuple(self.batch_size))
         full = (1,) * (lifted.batch_dims - len(counts)) + counts
-        out = lifted.repeat(*full)
+        if type(lifted).repeat is ShapeOps.repeat:
+            out = lifted._carry(lifted._repeat_batch(full, picks=True), lifted._dim_names)
+        else:  # its own repeat (a lazy stack's repeats its members)
+            out = lifted.repeat(*full)
         out._rename_all(None)  # as the peer: no names, nested ones included
         return out
 
@@ -813,6 +825,14 @@ def _repeated(value: Any, counts: tuple[int, ...], nb: int) -> Any:
     """``value`` repeated ``counts`` times along its first ``nb`` dims (a copy)."""
     full = counts + (1,) * (value.ndim - nb)
     return value.repeat(*full) if full else value.clone()
+
+
+def _tiled(value: Any, counts: tuple[int, ...], nb: int) -> Any:
+    """``_repeated`` as ``tile`` does it: a nested collection is tiled, so that its stacks
+    of Python values pick each element anew (see ``PicksElements``)."""
+    if isinstance(value, ShapeOps):
+        return value.tile(counts + (1,) * (value.batch_dims - nb))
+    return _repeated(value, counts, nb)
 
 
 def _dim_list(dims: int | Sequence[int], ndim: int, op: str) -> tuple[int, ...]:
