@@ -726,6 +726,17 @@ def _ragged_dim(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     )
 
 
+def _ragged_made_dense(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``to_tensordict()`` / ``contiguous()`` of a ragged lazy stack holding no tensor
+    to stack: tclass's ``HeterogeneousEntryError`` where the peer returns a dense
+    TensorDict whose batch size holds ``-1`` (its ``numel()`` 1; left43)."""
+    if finding.kind != "tclass-raises" or finding.step.op not in ("to_tensordict", "contiguous"):
+        return False
+    dense = type(peer.value).__name__ == "TensorDict"
+    size = tuple(getattr(peer.value, "batch_size", ()))
+    return dense and -1 in size and type(mine.error).__name__ == "HeterogeneousEntryError"
+
+
 def _ragged_pad_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``pad`` of a lazy stack with a ragged dim: tclass's result stays a lazy stack, ``-1``
     along that dim (its members padded), where the peer pads a dense stack whose size

@@ -138,6 +138,7 @@ from .allow_structure import (
     _nothing_mapped,
     _number_written_around_values,
     _ragged_dim,
+    _ragged_made_dense,
     _ragged_pad_kept,
     _ragged_values_loaded,
     _records_kept,
@@ -219,7 +220,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "ragged-dim-unsupported",
         "Along the ragged dim of a lazy stack (a `-1` in its batch size), `unbind`,",
-        _any_of(_ragged_dim, _ragged_pad_kept),
+        _any_of(_ragged_dim, _ragged_pad_kept, _ragged_made_dense),
     ),
     Entry(
         "ragged-values-keep-sizes",
