@@ -624,10 +624,11 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     """A Python value every element shares, one value in tclass after ``squeeze``, where
     the peer keeps its value stack; or listed one level deeper by the peer's ``lazy_stack``
     of a record whose value node kept a dim the peer's ``squeeze()`` took off the record
-    (its node has more dims than its collection); or written at an index over itself
-    (``td[i] = td[i].to_dict()``), where the peer makes it a value stack. The same value
-    in every slot."""
-    if finding.kind != "result" or finding.step.op not in ("squeeze", "lazy_stack", "setitem"):
+    (its node has more dims than its collection), or its ``expand`` (``expand_as``,
+    ``broadcast_to``, then ``maybe_dense_stack``: left43); or written at an index over
+    itself (``td[i] = td[i].to_dict()``), where the peer makes it a value stack. The same
+    value in every slot."""
+    if finding.kind != "result" or finding.step.op not in ("squeeze", "setitem", *_DEEPER):
         return False
     for line in finding.detail:
         if _STACK_FOR_VALUE.match(line) and finding.step.op == "setitem":
@@ -636,7 +637,7 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         if found is None:
             return False
         theirs, ours = (_read_value(side.value, found.group(1)) for side in (peer, mine))
-        if finding.step.op == "lazy_stack" and _depth(theirs) <= len(peer.value.batch_size):
+        if finding.step.op in _DEEPER and _depth(theirs) <= len(peer.value.batch_size):
             return False
         values = _flat(theirs) + _flat(ours)
         if not values or any(value != values[0] for value in values):
@@ -644,6 +645,8 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     return True
 
 
+# ops after which the peer lists a record's kept value node deeper than its batch dims
+_DEEPER = ("lazy_stack", "expand", "expand_as", "broadcast_to", "maybe_dense_stack")
 _VALUE_LISTED = re.compile(r"^result\['(\w+)'\](\[\d+\])*: peer list of \d+, tclass ")
 _STACK_FOR_VALUE = re.compile(r"^result\['\w+'\]: peer values \(.*, tclass value \(")
 
