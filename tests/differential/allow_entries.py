@@ -494,7 +494,8 @@ def _h5_separated_removed(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     listed = False
     for line in finding.detail:
         keys, dims = _keys_of(line), _RESULT_DIMS.match(line)
-        if keys is not None and re.fullmatch(r"result(\['[^']*'\])*", keys[0]):
+        # (``result[1][i]``: the i-th dict of ``tolist()``, left43)
+        if keys is not None and re.fullmatch(r"result(\[1\]\[\d+\])?(\['[^']*'\])*", keys[0]):
             path, theirs, ours = _path_of(line), keys[1], keys[2]
             gone = [key for key in theirs if key not in ours]
             if not gone or len(ours) + len(gone) != len(theirs):
