@@ -53,6 +53,7 @@ from .allow_h5 import (
 )
 from .allow_names import (
     _broadcast_index_unnamed,
+    _broadcast_unnamed,
     _empty_nested_resized,
     _masked_select_unnamed,
     _names_unique,
@@ -314,6 +315,7 @@ ENTRIES: list[Entry] = [
             _lazy_names_reach_nested,
             _broadcast_index_unnamed,
             _masked_select_unnamed,
+            _broadcast_unnamed,
             _shaped_as_torch,
             _flattened_without_dims,
             _values_shaped_as_torch,
