@@ -16,7 +16,14 @@ import torch
 
 from tclass._core._options import OPTIONS
 from tclass._core._tracing import tracing
-from tclass.errors import ArgumentError, BatchSizeError, DimError, IndexTypeError, ShapeError
+from tclass.errors import (
+    ArgumentError,
+    BatchSizeError,
+    DimError,
+    HeterogeneousEntryError,
+    IndexTypeError,
+    ShapeError,
+)
 
 __all__ = [
     "ONE_DIM_SIZES",
@@ -265,7 +272,13 @@ def view_shape(target: tuple[int, ...], batch_size: torch.Size, op: str) -> torc
 
 
 def expand_shape(target: tuple[int, ...], batch_size: torch.Size) -> torch.Size:
-    """The batch size after ``expand(*target)``, with torch's broadcasting rules."""
+    """The batch size after ``expand(*target)``, with torch's broadcasting rules.
+
+    Raises:
+        ShapeError: the target does not broadcast the batch size.
+        HeterogeneousEntryError: (a ``ValueError`` and ``RuntimeError``) the target
+            gives a ragged dim (``-1``: a lazy stack's members differ there) a size.
+    """
     extra = len(target) - len(batch_size)
     if extra < 0:
         msg = (
@@ -278,6 +291,14 @@ def expand_shape(target: tuple[int, ...], batch_size: torch.Size) -> torch.Size:
         want = target[extra + i]
         if want == -1:
             out[extra + i] = size
+        elif size == -1 and want != -1:  # a lazy stack's ragged dim: no one size to expand
+            msg = (
+                f"expand: dim {i} of this lazy stack (batch size {format_shape(batch_size)}) "
+                f"is ragged: its members differ in size there, so it cannot be expanded to "
+                f"{want}; keep it with -1 in the target shape, or pad the members with "
+                "tclass.pad_sequence"
+            )
+            raise HeterogeneousEntryError(msg)
         elif want != size and size != 1:
             msg = (
                 f"expand: cannot expand batch size {format_shape(batch_size)} to "

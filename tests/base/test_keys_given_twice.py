@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import torch
 
+import tclass
 from tclass import TensorDict, errors, lazy_stack
 
 
@@ -45,3 +46,21 @@ def test_without_strict_the_second_takes_nothing() -> None:
     first, second, rest = _td().split_keys(["c"], ["c"], strict=False)
     assert list(first.keys()) == ["c"] and list(second.keys()) == []
     assert sorted(rest.keys()) == ["b", "n"]
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_a_locked_lazy_stack_split_in_place_says_it_is_locked(lazy: bool) -> None:
+    # the peer's lazy stack splits its locked members in place (its lock error), its
+    # TensorDict raises the KeyError first; neither removes anything (left43)
+    tensordict = pytest.importorskip("tensordict")
+    for lib in (tensordict, tclass):
+        td = lib.TensorDict(a=torch.zeros(2), b=torch.zeros(2), c=torch.zeros(2), batch_size=[2])
+        td.lock_()
+        x = lib.lazy_stack([td]) if lazy else td
+        with pytest.raises(RuntimeError if lazy else KeyError) as raised:
+            x.split_keys(["c", "b"], ["c"], inplace=True)
+        assert lazy == ("locked" in str(raised.value))
+        assert list(x.keys()) == ["a", "b", "c"]
+    assert isinstance(raised.value, errors.LockedError if lazy else errors.KeyNotFoundError)
+    with pytest.raises(KeyError, match="'z' was not found"):  # a missing key: the KeyError
+        lazy_stack([td]).split_keys(["z"], inplace=True)

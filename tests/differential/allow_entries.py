@@ -209,7 +209,8 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     collection, a call that removes no entry answers (nothing to change) where the
     peer's ``filter_empty_()`` raises its lock error dropping one of those. With
     ``filter_empty=False`` too: the peer's still drops an empty collection nested in
-    another (``("zz", "a")``), which tclass keeps."""
+    another (``("zz", "a")``), which tclass keeps. A lazy stack of the collection lists
+    its members' keys too (``.<members>[0][i]`` lines)."""
     if finding.kind == "peer-raises" and finding.step.op == "separates":
         return "filter_empty=False" not in finding.step.src and "locked" in str(peer.error)
     if finding.kind == "alias":
@@ -230,8 +231,12 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
             and [key for key in ours if key in theirs] == theirs
         )
     for line in finding.detail:
-        listed = _keys_of(line)
         node = mine.value
+        member = re.match(r"^result\.<members>\[0\]\[(\d+)\]", line)
+        if member is not None and type(node).__name__ == "LazyStackedTensorDict":
+            node = node.tensordicts[int(member.group(1))]  # a member of the result (left43)
+            line = "result" + line[member.end() :]
+        listed = _keys_of(line)
         lead = re.match(r"^result((?:\[\d+\])*)", line)
         indices = re.findall(r"\[(\d+)\]", lead.group(1) if lead else "")
         if isinstance(node, (tuple, list)) and indices[:1] == ["1"]:  # (a sequence's snap)
@@ -489,7 +494,8 @@ def _h5_separated_removed(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     listed = False
     for line in finding.detail:
         keys, dims = _keys_of(line), _RESULT_DIMS.match(line)
-        if keys is not None and re.fullmatch(r"result(\['[^']*'\])*", keys[0]):
+        # (``result[1][i]``: the i-th dict of ``tolist()``, left43)
+        if keys is not None and re.fullmatch(r"result(\[1\]\[\d+\])?(\['[^']*'\])*", keys[0]):
             path, theirs, ours = _path_of(line), keys[1], keys[2]
             gone = [key for key in theirs if key not in ours]
             if not gone or len(ours) + len(gone) != len(theirs):

@@ -103,6 +103,15 @@ def _masked_select_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any)
     return all(p is not None and len(p[1]) == len(p[2]) == 1 and p[2] == ["None"] for p in parsed)
 
 
+def _broadcast_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``broadcast_to`` of a lazy stack: every dim unnamed in tclass, as the peer's
+    TensorDict's, where the peer's lazy stack keeps the names (nested ones too; left43)."""
+    if finding.kind != "result" or finding.step.op != "broadcast_to":
+        return False
+    parsed = [_names_of(line) for line in finding.detail]
+    return all(p is not None and len(p[1]) == len(p[2]) and set(p[2]) == {"None"} for p in parsed)
+
+
 def _pad_sequence_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``pad_sequence``'s result has unnamed dims, where the peer keeps the members' names
     at a level that holds a Python value."""

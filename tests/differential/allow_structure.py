@@ -625,10 +625,11 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     """A Python value every element shares, one value in tclass after ``squeeze``, where
     the peer keeps its value stack; or listed one level deeper by the peer's ``lazy_stack``
     of a record whose value node kept a dim the peer's ``squeeze()`` took off the record
-    (its node has more dims than its collection); or written at an index over itself
-    (``td[i] = td[i].to_dict()``), where the peer makes it a value stack. The same value
-    in every slot."""
-    if finding.kind != "result" or finding.step.op not in ("squeeze", "lazy_stack", "setitem"):
+    (its node has more dims than its collection), or its ``expand`` (``expand_as``,
+    ``broadcast_to``, then ``maybe_dense_stack``: left43); or written at an index over
+    itself (``td[i] = td[i].to_dict()``), where the peer makes it a value stack. The same
+    value in every slot."""
+    if finding.kind != "result" or finding.step.op not in ("squeeze", "setitem", *_DEEPER):
         return False
     for line in finding.detail:
         if _STACK_FOR_VALUE.match(line) and finding.step.op == "setitem":
@@ -637,7 +638,7 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         if found is None:
             return False
         theirs, ours = (_read_value(side.value, found.group(1)) for side in (peer, mine))
-        if finding.step.op == "lazy_stack" and _depth(theirs) <= len(peer.value.batch_size):
+        if finding.step.op in _DEEPER and _depth(theirs) <= len(peer.value.batch_size):
             return False
         values = _flat(theirs) + _flat(ours)
         if not values or any(value != values[0] for value in values):
@@ -645,6 +646,8 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     return True
 
 
+# ops after which the peer lists a record's kept value node deeper than its batch dims
+_DEEPER = ("lazy_stack", "expand", "expand_as", "broadcast_to", "maybe_dense_stack")
 _VALUE_LISTED = re.compile(r"^result\['(\w+)'\](\[\d+\])*: peer list of \d+, tclass ")
 _STACK_FOR_VALUE = re.compile(r"^result\['\w+'\]: peer values \(.*, tclass value \(")
 
@@ -725,6 +728,17 @@ def _ragged_dim(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     return type(mine.error).__name__ == "HeterogeneousEntryError" and (
         "of this lazy stack (batch size" in message and ") is ragged" in message
     )
+
+
+def _ragged_made_dense(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``to_tensordict()`` / ``contiguous()`` of a ragged lazy stack holding no tensor
+    to stack: tclass's ``HeterogeneousEntryError`` where the peer returns a dense
+    TensorDict whose batch size holds ``-1`` (its ``numel()`` 1; left43)."""
+    if finding.kind != "tclass-raises" or finding.step.op not in ("to_tensordict", "contiguous"):
+        return False
+    dense = type(peer.value).__name__ == "TensorDict"
+    size = tuple(getattr(peer.value, "batch_size", ()))
+    return dense and -1 in size and type(mine.error).__name__ == "HeterogeneousEntryError"
 
 
 def _ragged_pad_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

@@ -53,6 +53,7 @@ from .allow_h5 import (
 )
 from .allow_names import (
     _broadcast_index_unnamed,
+    _broadcast_unnamed,
     _empty_nested_resized,
     _masked_select_unnamed,
     _names_unique,
@@ -138,6 +139,7 @@ from .allow_structure import (
     _nothing_mapped,
     _number_written_around_values,
     _ragged_dim,
+    _ragged_made_dense,
     _ragged_pad_kept,
     _ragged_values_loaded,
     _records_kept,
@@ -219,7 +221,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "ragged-dim-unsupported",
         "Along the ragged dim of a lazy stack (a `-1` in its batch size), `unbind`,",
-        _any_of(_ragged_dim, _ragged_pad_kept),
+        _any_of(_ragged_dim, _ragged_pad_kept, _ragged_made_dense),
     ),
     Entry(
         "ragged-values-keep-sizes",
@@ -313,6 +315,7 @@ ENTRIES: list[Entry] = [
             _lazy_names_reach_nested,
             _broadcast_index_unnamed,
             _masked_select_unnamed,
+            _broadcast_unnamed,
             _shaped_as_torch,
             _flattened_without_dims,
             _values_shaped_as_torch,

@@ -213,6 +213,16 @@ def test_ops_along_the_ragged_dim_say_what_works() -> None:
         assert isinstance(info.value, RuntimeError) and isinstance(info.value, ValueError)
 
 
+def test_expanding_the_ragged_dim_to_a_size_is_refused() -> None:
+    # the peer's broadcast_to gives a dense TensorDict whose ragged dim reads 1 (left43)
+    stack = _ragged(tclass)  # [3, -1]
+    for call in (lambda: stack.expand(2, 3, 1), lambda: stack.broadcast_to([3, 4])):
+        with pytest.raises(errors.HeterogeneousEntryError, match=r"dim 1 .* is ragged") as info:
+            call()
+        assert "keep it with -1" in str(info.value) and isinstance(info.value, RuntimeError)
+    assert stack.expand(2, 3, -1).batch_size == torch.Size([2, 3, -1])  # kept with -1
+
+
 def test_python_values_of_ragged_members_read_as_a_ragged_value_stack() -> None:
     members = [TensorDict(s="x", batch_size=[n]) for n in (3, 5)]
     stack = tclass.lazy_stack(members)

@@ -33,6 +33,7 @@ from tclass.errors import (
     DimError,
     HeterogeneousEntryError,
     KeyConflictError,
+    LockedError,
     ShapeError,
 )
 
@@ -43,6 +44,10 @@ __all__ = ["EntryOps", "EntryWrites", "NewOptions", "written_paths"]
 
 _MISSING: Any = object()
 _NO_DEFAULT: Any = object()
+_SPLIT_LOCKED = (
+    "Cannot modify locked {0}: split_keys(inplace=True) would remove {1!r} from its "
+    "members; unlock it first (unlock_()), or split without inplace"
+)
 # torch's own warning for ``Tensor.new_tensor(tensor)``, which the peer emits per entry.
 _COPY_CONSTRUCT_MSG = (
     "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
@@ -213,6 +218,8 @@ class EntryOps(TensorCollection):
             KeyNotFoundError: for a missing key with ``strict``.
             KeyThroughTensorError: for a nested key through a tensor with ``strict`` (a
                 ``KeyError`` and a ``ValueError``, as the peer's).
+            LockedError: (a ``RuntimeError``) ``inplace`` of a locked collection, or of
+                a locked lazy stack given a key twice (the peer's lock error).
         """
         parts: list[Self] = []
         taken: list[Any] = []
@@ -226,7 +233,12 @@ class EntryOps(TensorCollection):
                 if value is _MISSING:
                     if strict:  # as the peer: strict ignores default
                         source.get(key)  # through a tensor: KeyThroughTensorError, as the peer
-                        raise self._given_twice(key) if key in self else self._missing_key(key)
+                        if key not in self:
+                            raise self._missing_key(key)
+                        if inplace and self._is_lazy and self.is_locked:
+                            # the peer's lazy stack splits its locked members in place then
+                            raise LockedError(_SPLIT_LOCKED.format(type(self).__name__, key))
+                        raise self._given_twice(key)
                     if default is not _NO_DEFAULT and default is not None:
                         part.set(key, default)  # a None default skips the key, as the peer
                     continue

@@ -5,11 +5,13 @@ it. ``update_`` copies every value, an entry's own tensor too (``x.update_(x.to_
 ``set_`` alone skips that one as nothing to write (as the peer's ``set_``), and the writes
 done inside :func:`writes_as_set_` follow ``set_``'s rule. A lazy stack's targets are its
 members' own tensors (a stacked read is a copy, and members may differ in shape), each
-checked, so that a refusal by its last member leaves the first ones unwritten too."""
+checked, so that a refusal by its last member leaves the first ones unwritten too; a
+lazy stack's ``set_`` checks its members' targets the same way, with ``set_``'s rule
+(:func:`refuse_grad_member_sets`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -17,11 +19,12 @@ from typing import Any
 import torch
 
 from tclass._base.implemented._collection import TensorCollection
+from tclass._core._batch import writes_nothing
 from tclass._core._keys import key_path
 from tclass._core._records import storage_of
 from tclass.errors import InPlaceWriteError
 
-__all__ = ["refuse_grad_leaf_writes", "writes_as_set_"]
+__all__ = ["refuse_grad_leaf_writes", "refuse_grad_member_sets", "writes_as_set_"]
 
 # Inside ``writes_as_set_()``: ``update_`` keeps ``set_``'s rule for an entry's own tensor.
 _AS_SET: ContextVar[bool] = ContextVar("tclass_update_as_set", default=False)
@@ -62,9 +65,59 @@ def refuse_grad_leaf_writes(
         for target, members in _targets(node, path):
             if not target.requires_grad:
                 continue
-            base = target._base
-            if target.is_leaf or (base is not None and base.is_leaf and base.requires_grad):
+            if _refuses(target):
                 raise _refused(path, target.is_leaf, members)
+
+
+def refuse_grad_member_sets(
+    members: Sequence[Any],
+    key: Any,
+    parts: Sequence[Any],
+    keys_to_update: Sequence[Any] | None = None,
+) -> None:
+    """Refuses a lazy stack's ``set_`` of ``key`` (each of ``members`` taking its part of
+    ``parts``; ``key`` ``()`` for the whole members, as its ``update_`` inside
+    :func:`writes_as_set_`, limited to ``keys_to_update``) before any member is written,
+    where autograd refuses a member's copy: ``set_``'s rule, so a part that is the
+    target's own elements writes nothing and passes (see the module docstring).
+
+    Raises:
+        InPlaceWriteError: (a RuntimeError, as the peer's) naming the entry and member.
+    """
+    if not torch.is_grad_enabled():
+        return
+    path = key_path(key) if key != () else ()
+    allowed = None if keys_to_update is None else [key_path(k) for k in keys_to_update]
+    for index, (member, part) in enumerate(zip(members, parts, strict=True)):
+        for sub, source in _sources(part, ()):
+            if allowed is not None and not any(sub[: len(a)] == a for a in allowed):
+                continue
+            for target, chain in _targets(member, path + sub):
+                if not target.requires_grad or source is target or not _refuses(target):
+                    continue
+                if isinstance(source, torch.Tensor) and writes_nothing(target, source):
+                    continue
+                raise _refused(path + sub, target.is_leaf, (index, *chain), action="set_")
+
+
+def _sources(value: Any, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """The values ``set_`` copies from ``value``, each with its key path below the
+    written entry: a collection's (or dict's) leaves, else ``value`` itself."""
+    if isinstance(value, TensorCollection) and not value._is_leaf_node:
+        for key in storage_of(value).keys(True, True):
+            yield path + key_path(key), value.get(key)
+    elif isinstance(value, Mapping):
+        for name, item in value.items():
+            yield from _sources(item, (*path, *key_path(name)))
+    else:
+        yield path, value
+
+
+def _refuses(target: torch.Tensor) -> bool:
+    """Whether autograd refuses an in-place copy into ``target`` (which requires grad):
+    a leaf, or a view of a leaf that requires grad."""
+    base = target._base
+    return target.is_leaf or (base is not None and base.is_leaf and base.requires_grad)
 
 
 def _targets(node: Any, path: tuple[str, ...]) -> Iterator[tuple[torch.Tensor, tuple[int, ...]]]:
@@ -79,6 +132,8 @@ def _targets(node: Any, path: tuple[str, ...]) -> Iterator[tuple[torch.Tensor, t
             for target, members in _targets(member, path):
                 yield target, (index, *members)
         return
+    if not path:
+        return
     found = node.get(path[0], None)
     if len(path) > 1:
         yield from _targets(found, path[1:])
@@ -86,17 +141,20 @@ def _targets(node: Any, path: tuple[str, ...]) -> Iterator[tuple[torch.Tensor, t
         yield found, ()
 
 
-def _refused(path: tuple[str, ...], leaf: bool, members: tuple[int, ...]) -> InPlaceWriteError:
+def _refused(
+    path: tuple[str, ...], leaf: bool, members: tuple[int, ...], action: str = "update_"
+) -> InPlaceWriteError:
     key = path[0] if len(path) == 1 else path
     what = "a leaf tensor" if leaf else "a view of a leaf tensor"
     held = ""
     if members:
         chain = "][".join(str(index) for index in members)
         held = f" (held by the lazy stack's member [{chain}]; nothing was written)"
+    own = ", even of its own values" if action == "update_" else ""
+    instead = "update() with new tensors" if action == "update_" else "set() a new tensor"
     msg = (
-        f"Failed to update {key!r} in place (update_): autograd refuses an in-place write "
-        f"into {what} that requires grad (a parameter){held} under grad mode, even of its "
-        "own values; write under torch.no_grad() (as TensorDictParams.update_ does), or "
-        "update() with new tensors"
+        f"Failed to update {key!r} in place ({action}): autograd refuses an in-place write "
+        f"into {what} that requires grad (a parameter){held} under grad mode{own}; write "
+        f"under torch.no_grad() (as TensorDictParams.{action} does), or {instead}"
     )
     return InPlaceWriteError(msg)

@@ -43,7 +43,10 @@ from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._entry_ops import written_paths
-from tclass._base.implemented._grad_writes import refuse_grad_leaf_writes
+from tclass._base.implemented._grad_writes import (
+    refuse_grad_leaf_writes,
+    refuse_grad_member_sets,
+)
 from tclass._core import _batch, _keys
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._core._device import DeviceLike, as_device
@@ -709,6 +712,7 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
                 )
                 raise InPlaceWriteError(msg)
         parts = split_operand(value, self, key)
+        refuse_grad_member_sets(self._members, key, parts)  # before any member is written
         for member, part in zip(self._members, parts):
             member.set_(key, part)
         return self
@@ -769,7 +773,9 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
         if isinstance(source, TensorCollection) and source.batch_size == self._batch_size:
             # every member's targets checked before the first member is written
             refuse_grad_leaf_writes(self, written_paths([((), source)]), keys_to_update)
-            for member, part in zip(self._members, source.unbind(self._stack_dim)):
+            parts = source.unbind(self._stack_dim)  # (set_'s rule, when set_ writes it)
+            refuse_grad_member_sets(self._members, (), parts, keys_to_update)
+            for member, part in zip(self._members, parts):
                 member.update_(
                     part, clone, non_blocking=non_blocking, keys_to_update=keys_to_update
                 )
