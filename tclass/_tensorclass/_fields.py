@@ -62,6 +62,7 @@ from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import format_shape
 from tclass._core._class_options import DEFAULTS, ClassOptions
+from tclass._core._records import is_record
 from tclass._core._linked_list import LinkedList, unlinked
 from tclass._core._options import OPTIONS
 from tclass._core._spec import TensorSpec, array_type_of, exact_tensor, inexact_value, spec_of
@@ -199,10 +200,13 @@ class FieldRule:
             if isinstance(value, NonTensorData) and value.batch_size[: len(batch)] != batch:
                 value = value._make(value.data, batch, value.device)  # spans the record
         elif not (self.any_value or self.tensor or isinstance(value, self.collections)):
-            # (a Tensor field keeps a record or TensorDict as it is, as the peer)
-            if self.convert_to is None or not isinstance(value, TensorDict):
-                self._refuse(value)
-            return self._convert(value, batch, device)
+            # (a Tensor field keeps a record or TensorDict as it is, as the peer; so does a
+            # TensorDict field any other collection that is not a record: a lazy stack, a
+            # file, parameters)
+            if self.convert_to is not TensorDict or is_record(value):
+                if self.convert_to is None or not isinstance(value, TensorDict):
+                    self._refuse(value)
+                return self._convert(value, batch, device)
         stored: Any = value
         if device is not None and stored.device != device:
             stored = stored.to(device)
