@@ -62,7 +62,6 @@ from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import format_shape
 from tclass._core._class_options import DEFAULTS, ClassOptions
-from tclass._core._records import is_record
 from tclass._core._linked_list import LinkedList, unlinked
 from tclass._core._options import OPTIONS
 from tclass._core._spec import TensorSpec, array_type_of, exact_tensor, inexact_value, spec_of
@@ -201,9 +200,8 @@ class FieldRule:
                 value = value._make(value.data, batch, value.device)  # spans the record
         elif not (self.any_value or self.tensor or isinstance(value, self.collections)):
             # (a Tensor field keeps a record or TensorDict as it is, as the peer; so does a
-            # TensorDict field any other collection that is not a record: a lazy stack, a
-            # file, parameters)
-            if self.convert_to is not TensorDict or is_record(value):
+            # TensorDict field any other collection: a lazy stack, a file, a record)
+            if self.convert_to is not TensorDict:
                 if self.convert_to is None or not isinstance(value, TensorDict):
                     self._refuse(value)
                 return self._convert(value, batch, device)
@@ -309,8 +307,6 @@ class FieldRule:
     def _refuse(self, value: object) -> typing.NoReturn:
         shown = _describe(value)
         msg = f"{self.owner}.{self.name} is annotated {self.text}; got {shown}"
-        if self.convert_to is TensorDict and isinstance(value, TensorDictBase):
-            msg += " (convert a record with .to_tensordict())"
         raise FieldTypeError(msg)
 
 

@@ -1,8 +1,7 @@
-"""A field annotated ``TensorDict`` keeps any collection that is not a record as it is
-(a lazy stack, a ``PersistentTensorDict``, ``TensorDictParams``), as the peer's does, and
-a lazy stack held there survives ``memmap`` / ``load_memmap`` and ``.tdz``. A record is
-still refused there, with the hint to convert it. Checked against the peer when
-installed."""
+"""A field annotated ``TensorDict`` keeps any collection as it is
+(a lazy stack, a ``PersistentTensorDict``, ``TensorDictParams``, a record), as the peer's
+does, and what it holds survives ``memmap`` / ``load_memmap`` and ``.tdz``. Checked
+against the peer when installed."""
 
 from __future__ import annotations
 
@@ -14,6 +13,11 @@ import torch
 
 import tclass
 from tclass import errors
+
+
+@tclass.tensorclass
+class Inner:
+    y: torch.Tensor
 
 
 def _holder(lib: Any) -> Any:
@@ -78,10 +82,35 @@ def test_lazy_stack_field_round_trips(how: str, tmp_path: Path) -> None:
     assert [back.extra[i]["k"].tolist() for i in range(2)] == [[0.0], [0.0, 1.0]]
 
 
-def test_record_still_refused_with_hint() -> None:
+@pytest.mark.parametrize("how", ["memmap", "tdz"])
+def test_record_kept_and_round_trips(how: str, tmp_path: Path) -> None:
     holder = _holder(tclass)
-    other = _holder(tclass)(x=torch.ones(2), extra=None, batch_size=[2])
-    with pytest.raises(errors.FieldTypeError, match=r"convert a record with \.to_tensordict"):
-        holder(x=torch.ones(2), extra=other, batch_size=[2])
-    with pytest.raises(errors.FieldTypeError, match="Holder.extra is annotated"):
-        holder(x=torch.ones(2), extra=torch.zeros(2), batch_size=[2])
+    rec = holder(x=torch.ones(2), extra=Inner(y=torch.arange(2.0), batch_size=[2]), batch_size=[2])
+    assert type(rec.extra) is Inner and type(rec[0].extra) is Inner
+    if how == "memmap":
+        rec.memmap(tmp_path / "r")
+        back = holder.load_memmap(tmp_path / "r")
+    else:
+        rec.save(tmp_path / "r.tdz")
+        back = holder.load(tmp_path / "r.tdz")
+    assert type(back.extra) is Inner and back.extra.y.tolist() == [0.0, 1.0]
+
+
+def test_record_kept_in_peer() -> None:
+    peer = pytest.importorskip("tensordict")
+
+    @peer.tensorclass
+    class PeerInner:
+        y: torch.Tensor
+
+    rec = _holder(peer)(
+        x=torch.ones(2), extra=PeerInner(y=torch.zeros(2), batch_size=[2]), batch_size=[2]
+    )
+    assert type(rec.extra) is PeerInner
+
+
+def test_tensor_still_refused() -> None:
+    with pytest.raises(
+        errors.FieldTypeError, match="Holder.extra is annotated TensorDict; got a Tensor"
+    ):
+        _holder(tclass)(x=torch.ones(2), extra=torch.zeros(2), batch_size=[2])
