@@ -199,10 +199,12 @@ class FieldRule:
             if isinstance(value, NonTensorData) and value.batch_size[: len(batch)] != batch:
                 value = value._make(value.data, batch, value.device)  # spans the record
         elif not (self.any_value or self.tensor or isinstance(value, self.collections)):
-            # (a Tensor field keeps a record or TensorDict as it is, as the peer)
-            if self.convert_to is None or not isinstance(value, TensorDict):
-                self._refuse(value)
-            return self._convert(value, batch, device)
+            # (a Tensor field keeps a record or TensorDict as it is, as the peer; so does a
+            # TensorDict field any other collection: a lazy stack, a file, a record)
+            if self.convert_to is not TensorDict:
+                if self.convert_to is None or not isinstance(value, TensorDict):
+                    self._refuse(value)
+                return self._convert(value, batch, device)
         stored: Any = value
         if device is not None and stored.device != device:
             stored = stored.to(device)
@@ -305,8 +307,6 @@ class FieldRule:
     def _refuse(self, value: object) -> typing.NoReturn:
         shown = _describe(value)
         msg = f"{self.owner}.{self.name} is annotated {self.text}; got {shown}"
-        if self.convert_to is TensorDict and isinstance(value, TensorDictBase):
-            msg += " (convert a record with .to_tensordict())"
         raise FieldTypeError(msg)
 
 

@@ -748,4 +748,10 @@ def _part_of(value: Any, index: Any, selected: torch.Size) -> Any:
 
 
 def _write_whole(member: Any, value: Any) -> None:
+    """Writes ``value`` over all of ``member``: a collection of the member's batch size
+    updates it in place, as the peer's (a Python value stays one value, where an indexed
+    write would store it per element); anything else is written as ``member[...]``."""
+    if isinstance(value, TensorCollection) and value.batch_size == member.batch_size:
+        member.update(value, inplace=True)
+        return
     member[...] = value
