@@ -24,7 +24,7 @@ import os
 import stat
 from collections.abc import Callable, Sequence
 from multiprocessing.reduction import ForkingPickler
-from typing import TYPE_CHECKING, Any, Literal, SupportsIndex
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import torch
 import torch.multiprocessing
@@ -33,6 +33,7 @@ from typing_extensions import Self
 from tclass._core import _memmap_files as _files
 from tclass._core._memmap_args import (
     DeviceLike,
+    Mode,
     PathLike,
     SizeLike,
     abspath,
@@ -79,7 +80,6 @@ __all__ = [
     "without_grad",
 ]
 
-Mode = Literal["r", "r+"]
 _Reduced = tuple[Callable[..., "MemoryMappedTensor"], tuple[object, ...]]
 
 

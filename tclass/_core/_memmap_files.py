@@ -26,7 +26,7 @@ from tclass.errors import (
 )
 
 if TYPE_CHECKING:
-    from tclass._core._memmap import Mode
+    from tclass._core._memmap_args import Mode
     from tclass._core._memmap_new import MemmapConstructors
 
 __all__ = [

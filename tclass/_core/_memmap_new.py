@@ -20,6 +20,7 @@ from typing_extensions import Self
 
 from tclass._core._memmap_args import (
     DeviceLike,
+    Mode,
     PathLike,
     SizeLike,
     abspath,
@@ -43,8 +44,6 @@ from tclass.errors import (
 
 if TYPE_CHECKING:
     from torch._C import _Index
-
-    from tclass._core._memmap import Mode
 
 __all__ = ["MemmapConstructors"]
 
