@@ -9,7 +9,7 @@ import os
 import re
 import warnings
 from collections.abc import Sequence
-from typing import SupportsIndex, TypeAlias, Union
+from typing import Literal, SupportsIndex, TypeAlias, Union
 
 import torch
 
@@ -17,6 +17,7 @@ from tclass.errors import ArgumentError, DeviceError, EntryTypeError, ShapeError
 
 __all__ = [
     "DeviceLike",
+    "Mode",
     "PathLike",
     "SizeLike",
     "abspath",
@@ -30,6 +31,7 @@ __all__ = [
     "warn_pickling_internal",
 ]
 
+Mode = Literal["r", "r+"]
 SizeLike: TypeAlias = SupportsIndex | Sequence[SupportsIndex]
 PathLike = Union[str, "os.PathLike[str]"]
 DeviceLike: TypeAlias = str | torch.device | int

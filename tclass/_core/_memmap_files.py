@@ -26,7 +26,8 @@ from tclass.errors import (
 )
 
 if TYPE_CHECKING:
-    from tclass._core._memmap import MemoryMappedTensor, Mode
+    from tclass._core._memmap_args import Mode
+    from tclass._core._memmap_new import MemmapConstructors
 
 __all__ = [
     "OPEN_FLAGS",
@@ -94,7 +95,7 @@ def map_file(source: str, shared: bool, nbytes: int) -> torch.UntypedStorage:
 
 
 _empty = torch.empty
-_M = TypeVar("_M", bound="MemoryMappedTensor")
+_M = TypeVar("_M", bound="MemmapConstructors")
 # An empty CPU tensor of each dtype met: its ``new()`` starts each mapped tensor (under
 # half of ``torch.empty``'s time, which parses its arguments: 0.4-1.0 against 1.4-2.0 us
 # on a loaded machine; and on the CPU even inside a ``torch.device`` context, as the

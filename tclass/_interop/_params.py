@@ -45,7 +45,7 @@ from tclass._base.implemented._lock_blocks import LockBlocks
 from tclass._base.implemented._lock_graph import LockGraph, Ref
 from tclass._core import _keys
 from tclass._core._batch import BatchSizeLike
-from tclass._core._memmap import Mode
+from tclass._core._memmap_args import Mode
 from tclass._core._names import DimName, Names
 from tclass._core._records import is_record, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict

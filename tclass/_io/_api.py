@@ -19,7 +19,8 @@ from tclass._base.implemented._device_ops import map_tensors
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._future import TensorDictFuture
 from tclass._core._keys import NestedKey
-from tclass._core._memmap import Mode, in_memory_map
+from tclass._core._memmap import in_memory_map
+from tclass._core._memmap_args import Mode
 from tclass._core._records import is_record_class, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode

@@ -13,27 +13,23 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Generic
 
 import torch
 from typing_extensions import Self, Unpack
 
 from tclass._base._inline import inline_inherited
 from tclass._base._tensordict_base import TensorDictBase, Value
-from tclass._base.declared._persistence import H5Options, PathLike, ZarrOptions
 from tclass._base.implemented._collection import TensorCollection
-from tclass._core._batch import BatchSizeLike
 from tclass._core._class_options import OPTIONS, ClassOptions, named_options, option_listing
 from tclass._core._device import DeviceLike, parse_to_args
 from tclass._core._keys import BatchIndex, key_path, unravel_key
-from tclass._core._names import DimName
-from tclass._core._records import is_record, storage_of
+from tclass._core._records import storage_of
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._consolidate import Consolidated, consolidation_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import NonTensorData, _NonTensorNode
+from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._record_fields import (
     members_field,
     record_batch_size,
@@ -41,26 +37,18 @@ from tclass._engine._record_fields import (
 )
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
-from tclass._interop._constructors import infer_batch_size, resolve_batch_options, to_dict
-from tclass._io.store._open import open_as, open_zarr_as, record_over
-from tclass._io.store._persistent import PersistentTensorDict
-from tclass._io.store._view import PersistentTensorDictView
-from tclass._tensorclass._allocate import allocate
 from tclass._tensorclass._builder import (
     ClassInfo,
     build_class,
     check_specs,
     locked_write,
     missing_attribute,
-    record_from_entries,
     store_field,
-    takes_as_is,
 )
-from tclass._tensorclass._guards import check_rename
-from tclass._tensorclass._json_schema import json_schema
 from tclass._tensorclass._meta import TensorClassMeta
 from tclass._tensorclass._options import FLAGS, UNSET, flags_from_item
-from tclass._tensorclass._random import TorchChooser, random_record
+from tclass._tensorclass._record_convert import RecordConversions
+from tclass._tensorclass._record_keys import RecordKeyOps
 from tclass._tensorclass._record_primitives import RecordPrimitives
 from tclass._tensorclass._record_storage import RecordStorageOps
 from tclass._tensorclass._typing import (
@@ -97,7 +85,6 @@ from tclass.errors import (
 __all__ = ["TensorClass"]
 
 _new_instance = object.__new__
-_NO_DEFAULT: Any = object()
 # The bases TensorClass[flags] made, by (class, flags): one per set of flags.
 _FLAGGED: dict[tuple[type, tuple[str, ...]], type] = {}
 
@@ -113,7 +100,14 @@ def _rewrap(record: TensorClass, result: Any) -> Any:
     return result  # a bool from all()/any(), or NotImplemented from a comparison
 
 
-class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=TensorClassMeta):
+class TensorClass(
+    RecordConversions,
+    RecordKeyOps,
+    RecordPrimitives,
+    RecordStorageOps,
+    TensorDictBase,
+    metaclass=TensorClassMeta,
+):
     """Base class of every tensorclass.
 
     Derive from it (``class Transition(TensorClass): ...``, options as class keywords:
@@ -472,92 +466,7 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
 
     # --- operations answered by the storage: see RecordStorageOps (_record_storage.py) ----
 
-    # --- keys of a record ----------------------------------------------------------------
-
-    @overload
-    def select(
-        self,
-        *keys: Any,
-        inplace: bool = False,
-        strict: bool = True,
-        as_tensordict: Literal[False] = False,
-    ) -> Self: ...
-    @overload
-    def select(
-        self, *keys: Any, inplace: bool = False, strict: bool = True, as_tensordict: Literal[True]
-    ) -> TensorDict: ...
-
-    def select(
-        self, *keys: Any, inplace: bool = False, strict: bool = True, as_tensordict: bool = False
-    ) -> Any:
-        """A record with only the fields ``keys`` (the others absent: ``None``); with
-        ``as_tensordict``, the TensorDict of those entries."""
-        out = self._tensordict.select(*keys, inplace=inplace, strict=strict)
-        if as_tensordict:
-            return out
-        return self if inplace else self._result(out)
-
-    def exclude(self, *keys: Any, inplace: bool = False) -> Self:
-        """A record without the fields ``keys`` (they read ``None``)."""
-        out = self._tensordict.exclude(*keys, inplace=inplace)
-        return self if inplace else self._result(out)
-
-    def pop(self, key: Any, default: Any = _NO_DEFAULT) -> Any:
-        """Removes the field ``key`` (it reads ``None`` after) and returns what it held: a
-        Python value as its node (``NonTensorData``), as the peer and ``TensorDict.pop``."""
-        if default is _NO_DEFAULT:
-            return self._tensordict.pop(key)
-        return self._tensordict.pop(key, default)
-
-    def del_(self, key: Any) -> Self:
-        """Removes the field ``key`` (it reads ``None`` after); a field that is already
-        ``None``, in this record or a nested one, is left as it is (as the peer).
-
-        Raises:
-            KeyNotFoundError: ``key`` is neither a field nor an entry (checked before the
-                lock, as the peer).
-            LockedError: the record is locked.
-        """
-        path = key_path(key)
-        storage = self._tensordict
-        present = storage._has_entry(path[0])
-        if len(path) == 1 and path[0] in self.__tclass_info__.field_names and not present:
-            return self  # None already
-        child = storage._child(path[0]) if len(path) > 1 and present else None
-        if child is not None and is_record(child):
-            child.del_(path[1:])
-            return self
-        storage.pop(key)  # a missing key before the lock, as the peer's records
-        return self
-
-    def __delitem__(self, key: Any) -> None:
-        """``del record[key]``: :meth:`del_` (the field reads ``None`` after; the peer
-        has no ``__delitem__`` for records and raises ``AttributeError``); the lock is
-        checked first, as the peer."""
-        error = locked_write(self, key, verb="remove")
-        if error is not None:
-            raise error
-        self.del_(key)
-
-    def rename_key_(self, old_key: Any, new_key: Any, safe: bool = False) -> Self:
-        """Moves the value of field ``old_key`` to field ``new_key``.
-
-        Raises:
-            LockedError: if the record is locked; KeyNotFoundError: if ``old_key`` is
-                absent (both checked first, as the peer raises them).
-            UnknownFieldError: if ``new_key`` is not a field.
-            FieldSpecError: the value does not fit the spec of ``new_key`` (its shape,
-                dtype, named dims or values), as when that field is assigned.
-        """
-        storage = self._tensordict
-        name = new_key if isinstance(new_key, str) else new_key[0]
-        if name not in self.__tclass_info__.field_names:
-            if storage.is_locked or storage.get(old_key, None) is None:
-                storage.rename_key_(old_key, new_key, safe=safe)  # the peer's error first
-            raise self._unknown_field(name)
-        check_rename(self, old_key, new_key)
-        storage.rename_key_(old_key, new_key, safe=safe)
-        return self
+    # --- keys of a record: see RecordKeyOps (_record_keys.py) -----------------------------
 
     def split(self, split_size: int | Sequence[int], dim: int = 0) -> tuple[Self, ...]:
         return self._results(self._tensordict.split(split_size, dim))
@@ -650,229 +559,8 @@ class TensorClass(RecordPrimitives, RecordStorageOps, TensorDictBase, metaclass=
         spelling)."""
         return dataclasses.fields(cls)
 
-    # --- conversions ---------------------------------------------------------------------
-
-    def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
-        """A TensorDict copy: nested records become TensorDicts, Python values stay
-        ``NonTensorData`` nodes; with ``retain_none``, absent fields are ``None`` values
-        there. (``from_tensordict`` wraps without copying.)"""
-        td = self._tensordict
-        out = _as_plain(td.clone() if isinstance(td, TensorDict) else td.to_tensordict())
-        if retain_none:
-            for name in self._absent_fields():
-                out.set(name, NonTensorData(None, out.batch_size, out.device))
-        return out
-
-    @classmethod
-    def from_h5(cls, filename: PathLike, **options: Unpack[H5Options]) -> Self:
-        """A record of this class over an HDF5 file (``options`` as
-        ``PersistentTensorDict.from_h5``'s), checked against the class as
-        :meth:`load_memmap` checks a folder; nested records are their fields' classes."""
-        return open_as(cls, filename, **options)  # type: ignore[no-any-return]
-
-    @classmethod
-    def from_zarr(cls, filename: Any, **options: Unpack[ZarrOptions]) -> Self:
-        """A record of this class over a zarr store (``options`` as
-        ``PersistentTensorDict.from_zarr``'s), checked against the class as
-        :meth:`load_memmap` checks a folder; nested records are their fields' classes."""
-        return open_zarr_as(cls, filename, **options)  # type: ignore[no-any-return]
-
-    def close(self) -> None:
-        """Closes the HDF5 file or zarr store the record reads its fields from
-        (``Cls.from_h5``, ``record.to_zarr``...); a record in memory or over a folder
-        holds none: nothing to do."""
-        storage: Any = self._tensordict
-        if isinstance(storage, PersistentTensorDict):
-            storage.close()
-
-    @classmethod
-    def _from_plain(cls, td: TensorDict) -> Self:
-        """A TensorDict built by a classmethod (``fromkeys``, ``from_namedtuple``...)
-        as a record of this class (see :meth:`from_tensordict`)."""
-        return cls.from_tensordict(td)
-
-    @classmethod
-    def _item_builder(cls) -> Callable[..., Any]:
-        return cls.from_dict
-
-    @classmethod
-    def from_tensordict(
-        cls, td: TensorDictBase, non_tensordict: Mapping[str, Any] | None = None
-    ) -> Self:
-        """A record over ``td``'s entries, without copying tensors.
-
-        Its keys come in ``td``'s order, as the peer's (then the fields it lacks).
-        Nested TensorDicts under tensorclass fields become those classes. Over an HDF5
-        file or zarr store (a ``PersistentTensorDict``, or a view of its rows), the record
-        reads and writes the file, as ``Cls.from_h5`` gives it (and checks the file as
-        that does). A field that
-        ``td`` does not hold takes its value in ``non_tensordict`` (the peer's argument,
-        for Python values), else its declared default (the peer: ``None``); a required
-        field that neither gives is not set yet (reads ``None``), as in the peer.
-
-        Raises:
-            UnknownFieldError: if ``td`` or ``non_tensordict`` has a key that is not a field.
-            FieldTypeError: if an entry does not fit its field.
-            SchemaMismatchError: if a file does not hold what the class declares.
-        """
-        storage = storage_of(td)
-        if isinstance(storage, LazyStackedTensorDict):  # stays lazy: one record per member
-            members = [cls.from_tensordict(m, non_tensordict) for m in storage.tensordicts]
-            return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
-        if (
-            isinstance(storage, (PersistentTensorDict, PersistentTensorDictView))
-            and not non_tensordict
-        ):
-            return record_over(cls, storage)  # type: ignore[no-any-return]
-        entries: Mapping[str, Any] = td._entries()
-        if non_tensordict:
-            entries = {**non_tensordict, **entries}
-        return record_from_entries(
-            cls, entries, td.batch_size, td.device, td._dim_names, entry_order=True
-        )
-
-    @classmethod
-    def rand(
-        cls,
-        batch_size: BatchSizeLike,
-        dims: Mapping[str, int | Sequence[int]] | None = None,
-        generator: torch.Generator | None = None,
-        *,
-        device: DeviceLike = None,
-    ) -> Self:
-        """A random record that satisfies everything the class declares: each tensor
-        field one of its dtypes, its spec'd shape (each named dim one size, from
-        ``dims`` or drawn from 1 to 4), values within its constraints; nested records
-        alike; each Python-value field a random value of its annotation; optional
-        fields set (but a record's own class inside it). Built by the constructor,
-        which checks it. ``generator`` (a CPU ``torch.Generator``) makes it repeatable;
-        ``tclass.testing.records(Cls)`` is the hypothesis strategy.
-
-        Raises:
-            FieldSpecError: a name in ``dims`` no spec uses, or a dtype without a value
-                its constraints allow.
-            FieldTypeError: a required field of a type tclass cannot build.
-        """
-        return random_record(cls, batch_size, dims, TorchChooser(generator), device)
-
-    @classmethod
-    def json_schema(cls) -> dict[str, Any]:
-        """The class as a JSON Schema document (draft 2020-12) describing a record's JSON
-        form (``to_dict(convert_tensors=True)``): each tensor field's dtype, dims (batch
-        dims marked) and value constraints, each Python-value field's JSON type, nested
-        records by ``$ref``, optional fields not ``required``. Saving a record writes
-        it into the folder; ``python -m tclass schema module:Class`` prints it."""
-        return json_schema(cls)
-
-    @classmethod
-    def _from_saved(cls, td: TensorDictBase) -> Self:
-        """:meth:`from_tensordict` for a loaded record: the loader compared the folder's
-        shapes and dtypes with the class's specs before mapping a file, and checked the
-        constrained values as it read them (one pass over each file, not two). A
-        TensorDict holding just the fields, in order, each a tensor its field takes as it
-        is (what a load of an all-tensor record gives) becomes the record's storage."""
-        storage = storage_of(td)
-        if isinstance(storage, LazyStackedTensorDict):
-            members = [cls._from_saved(member) for member in storage.tensordicts]
-            return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
-        if storage is td and isinstance(td, TensorDict) and takes_as_is(cls, td):
-            return cls._from_tensordict_unchecked(td)
-        entries, batch = td._entries(), td.batch_size
-        return record_from_entries(
-            cls, entries, batch, td.device, td._dim_names, False, entry_order=True, saved=True
-        )
-
-    def to_dict(
-        self,
-        *,
-        retain_none: bool = True,
-        convert_tensors: bool | Literal["numpy"] = False,
-        tolist_first: bool = False,
-    ) -> dict[str, Any]:
-        """Nested plain dicts: tensors (lists with ``convert_tensors``, numpy arrays with
-        ``"numpy"``), Python values,
-        nested records as dicts (lists of dicts with ``tolist_first``, see
-        ``TensorDict.to_dict``), and ``None`` for absent fields (nested records' too) unless
-        not ``retain_none``."""
-        out = to_dict(self._tensordict, convert_tensors, tolist_first, retain_none)
-        if retain_none:
-            for name in self._absent_fields():
-                out[name] = None
-        return out
-
-    @classmethod
-    def from_dict(
-        cls,
-        data: Mapping[str, Any],
-        *,
-        auto_batch_size: bool | None = None,
-        batch_size: BatchSizeLike = None,
-        device: DeviceLike = None,
-        batch_dims: int | None = None,
-        names: Sequence[DimName] | None = None,
-    ) -> Self:
-        """A record from a mapping of fields; nested mappings become nested records.
-
-        Missing fields take their declared defaults, or ``None`` (not set yet: the peer
-        fills them so too) for fields without one. Without ``batch_size``, the batch
-        size is ``[]`` (the peer's default) unless ``auto_batch_size=True``,
-        ``batch_dims`` or ``names`` asks for the largest leading shape the tensors share
-        (at most ``batch_dims`` or as many dims as ``names``), as ``TensorDict.from_dict``
-        infers it.
-
-        Raises:
-            UnknownFieldError: for a key that is not a field.
-        """
-        info = cls.__tclass_info__
-        for key in data:
-            if key not in info.init_names:
-                raise UnknownFieldError(
-                    f"{cls.__name__}.from_dict: {key!r} is not a field of {cls.__name__} "
-                    f"(fields: {', '.join(info.init_names)})"
-                )
-        batch, cap = resolve_batch_options(
-            f"{cls.__name__}.from_dict", batch_size, auto_batch_size, batch_dims, names=names
-        )
-        if batch is None:
-            batch = infer_batch_size(data, cap)
-            data = _nested_inferred(cls, data, batch, cap, device)
-        given = data
-        if not info.has_user_init:
-            data = {**dict.fromkeys(_required_fields(cls)), **data}
-        constructor: Callable[..., Self] = cls
-        record = constructor(**data, batch_size=batch, device=device, names=names)
-        _in_key_order(record, given)
-        return record
-
-    @classmethod
-    def allocate(
-        cls,
-        batch_size: BatchSizeLike,
-        *,
-        dims: Mapping[str, int | Sequence[int]] | None = None,
-        prefix: str | os.PathLike[str] | None = None,
-        device: DeviceLike = None,
-    ) -> Self:
-        """A zero-filled record built from the class's schema alone, no example needed.
-
-        Every field annotated with a shape (``Annotated[Tensor, Spec(...)]`` or
-        jaxtyping) gets zeros of its dtype and shape, nested records are allocated the
-        same way, Python values take their defaults, optional fields stay unset.
-
-        Args:
-            batch_size: the batch size.
-            dims: the sizes of the named dims the specs use (``{"h": 84, "w": 84}``; a
-                variadic ``*name`` takes a tuple).
-            prefix: memory-map the record there: sparse files, zero-filled, taking no
-                disk space until written (as ``memmap_like``); the record is locked.
-            device: where the tensors go (without ``prefix``).
-
-        Raises:
-            FieldSpecError: listing every field that cannot be allocated (a tensor field
-                without a spec, a dim with no size) and every name in ``dims`` that no
-                spec uses.
-        """
-        return allocate(cls, batch_size, dims, prefix, device)
+    # --- conversions, constructors from other forms: see RecordConversions
+    # (_record_convert.py) ----------------------------------------------------------------
 
     def replace(self, *args: Mapping[str, Any] | TensorCollection, **changes: Any) -> Self:
         """A new record with some fields changed (the others' tensors and values shared,
@@ -907,72 +595,5 @@ def _rebuild(cls: type[TensorClass], td: TensorDict) -> TensorClass:
 
 
 allow_unpickling(_rebuild)
-
-
-def _as_plain(td: TensorDict) -> TensorDict:
-    """``td`` with nested records replaced by their TensorDicts and lazy stacks by dense
-    copies, recursively (in place)."""
-    for key, value in list(td._items()):
-        storage = storage_of(value)
-        if isinstance(storage, LazyStackedTensorDict):
-            td._put(key, _as_plain(storage.to_tensordict()))
-        elif isinstance(storage, TensorDict):
-            td._put(key, _as_plain(storage))
-    return td
-
-
-def _in_key_order(record: Any, data: Mapping[str, Any]) -> None:
-    """Orders the entries of a record ``from_dict`` just built (and of its nested records
-    built from mappings) as ``data`` lists its keys, as the peer's ``from_dict`` stores
-    them (``Rec.from_dict(loaded.to_dict())`` keeps a loaded record's order): fields
-    ``data`` leaves out come after. A fresh record's own storage, no view shares it."""
-    storage = storage_of(record)
-    if not isinstance(storage, TensorDict):
-        return
-    entries = storage._entries()
-    order = [key for key in data if key in entries]
-    if order != list(entries)[: len(order)]:
-        items = [(key, entries[key]) for key in (*order, *(k for k in entries if k not in data))]
-        entries.clear()
-        entries.update(items)
-    for key, value in data.items():
-        if isinstance(value, Mapping) and is_record(entries.get(key)):
-            _in_key_order(entries[key], value)
-
-
-def _nested_inferred(
-    cls: type[TensorClass],
-    data: Mapping[str, Any],
-    batch: torch.Size,
-    cap: int | None,
-    device: DeviceLike,
-) -> Mapping[str, Any]:
-    """``data`` with each mapping given to a nested-record (or TensorDict) field built
-    with its own inferred batch size, as ``TensorDict.from_dict`` infers each nested
-    dict's (the peer's record ``from_dict`` too): ``{"inner": {"v": zeros(3, 2)}}``
-    gives ``inner`` the batch size ``[3, 2]`` under a ``[3]`` record. A mapping whose
-    inferred size does not extend ``batch`` (no tensors in it) takes ``batch``, by the
-    constructor."""
-    rules = cls.__tclass_info__.rules
-    out = dict(data)
-    for key, value in data.items():
-        rule = rules.get(key)
-        target: Any = None if rule is None else rule.convert_to
-        if target is None or not isinstance(value, Mapping):
-            continue
-        nested = target.from_dict(value, auto_batch_size=True, batch_dims=cap, device=device)
-        if nested.batch_size[: len(batch)] == batch:
-            out[key] = nested
-    return out
-
-
-def _required_fields(cls: type) -> list[str]:
-    """The ``__init__`` fields of ``cls`` without a default."""
-    return [
-        f.name
-        for f in dataclasses.fields(cls)
-        if f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-    ]
-
 
 inline_inherited(TensorClass)  # for torch.compile's guards: see _base/_inline.py

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tclass import errors as _errors
-from tclass._core import _memmap
+from tclass._core import _memmap, _memmap_new
 from tclass._core._memmap import MemoryMappedTensor
 
 DTYPES = [
@@ -136,10 +136,10 @@ def test_from_tensor_round_trip(dtype: torch.dtype, shape: tuple[int, ...], file
 def test_from_tensor_without_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without memfd (or with the file_system strategy), _new_shared is used."""
     ref = torch.arange(5.0)
-    monkeypatch.setattr(_memmap, "_memfd_create", None)
+    monkeypatch.setattr(_memmap_new, "_memfd_create", None)
     assert torch.equal(MemoryMappedTensor.from_tensor(ref), ref)
     monkeypatch.undo()
-    monkeypatch.setattr(_memmap, "_sharing_strategy", lambda: "file_system")
+    monkeypatch.setattr(_memmap_new, "_sharing_strategy", lambda: "file_system")
     m = MemoryMappedTensor.from_tensor(ref)
     assert torch.equal(m, ref) and m.is_shared()
     assert torch.equal(MemoryMappedTensor.zeros(3), torch.zeros(3))

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from tclass._base._tensordict_base import TensorDictBase
     from tclass._core._device import DeviceLike
     from tclass._core._keys import NestedKey
-    from tclass._core._memmap import MemoryMappedTensor, Mode
+    from tclass._core._memmap import MemoryMappedTensor
+    from tclass._core._memmap_args import Mode
 
 __all__ = ["H5Options", "PersistenceOps", "SaveOptions", "ZarrOptions"]
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from tclass._core._memmap import Mode
+from tclass._core._memmap_args import Mode
 from tclass._io.memmap._folder import ArchiveFolder
 from tclass._io.memmap._format import MAX_FILE_BYTES, META
 from tclass._io.memmap._plan import plan_tree

@@ -28,7 +28,8 @@ from typing import NamedTuple, NoReturn
 
 import torch
 
-from tclass._core._memmap import Mode, check_file_size, map_opened_file
+from tclass._core._memmap import check_file_size, map_opened_file
+from tclass._core._memmap_args import Mode
 from tclass._io.memmap._format import MAX_FILE_BYTES
 from tclass._io.memmap._zip import Archive, is_truncated_zip
 from tclass.errors import (

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from tclass._core import _names
-from tclass._core._memmap import Mode
+from tclass._core._memmap_args import Mode
 from tclass._core._names import Names
 from tclass._core._nested import fill_flat, flatten_values
 from tclass._core._registry import resolve_class

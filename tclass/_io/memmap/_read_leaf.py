@@ -13,7 +13,7 @@ from typing import Any, NoReturn, Protocol
 import torch
 
 from tclass._core._dtypes import DTYPES
-from tclass._core._memmap import Mode
+from tclass._core._memmap_args import Mode
 from tclass._io._schema import SavedSchema, SchemaCheck
 from tclass._io.memmap._folder import ArchiveFolder, FileFacts, Folder
 from tclass._io.memmap._format import META, file_name

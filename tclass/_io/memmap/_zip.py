@@ -41,7 +41,8 @@ from typing import BinaryIO, NoReturn
 
 import torch
 
-from tclass._core._memmap import Mode, map_opened_file
+from tclass._core._memmap import map_opened_file
+from tclass._core._memmap_args import Mode
 from tclass.errors import (
     ArgumentValueError,
     FileConflictError,

@@ -1,0 +1,355 @@
+"""A record's conversions and the constructors from other forms: to and from TensorDicts
+and dicts, over HDF5 files and zarr stores, loaded from a folder, allocated from the
+schema, drawn at random (a mixin of ``TensorClass``, in ``tclass._tensorclass._record``,
+which holds the storage in ``_tensordict``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
+
+import torch
+from typing_extensions import Self, Unpack
+
+from tclass._base._tensordict_base import TensorDictBase
+from tclass._base.declared._persistence import H5Options, PathLike, ZarrOptions
+from tclass._core._batch import BatchSizeLike
+from tclass._core._device import DeviceLike
+from tclass._core._names import DimName
+from tclass._core._records import is_record, storage_of
+from tclass._engine._lazy._stack import LazyStackedTensorDict
+from tclass._engine._nontensor import NonTensorData
+from tclass._engine._td import TensorDict
+from tclass._interop._constructors import infer_batch_size, resolve_batch_options, to_dict
+from tclass._io.store._open import open_as, open_zarr_as, record_over
+from tclass._io.store._persistent import PersistentTensorDict
+from tclass._io.store._view import PersistentTensorDictView
+from tclass._tensorclass._allocate import allocate
+from tclass._tensorclass._builder import record_from_entries, takes_as_is
+from tclass._tensorclass._json_schema import json_schema
+from tclass._tensorclass._random import TorchChooser, random_record
+from tclass.errors import UnknownFieldError
+
+if TYPE_CHECKING:
+    from tclass._tensorclass._builder import ClassInfo
+    from tclass._tensorclass._record import TensorClass
+
+__all__ = ["RecordConversions"]
+
+
+class RecordConversions(TensorDictBase):
+    """What ``TensorClass`` converts to and builds from."""
+
+    if TYPE_CHECKING:  # TensorClass's slot, class information and methods
+        _tensordict: TensorDict | LazyStackedTensorDict
+        __tclass_info__: ClassVar[ClassInfo]
+
+        def _absent_fields(self) -> Sequence[str]: ...
+        @classmethod
+        def _from_tensordict_unchecked(cls, td: TensorDict | LazyStackedTensorDict) -> Self: ...
+        @classmethod
+        def _stack_lazily(cls, members: list[Any], dim: int, batch_size: torch.Size) -> Self: ...
+    else:
+        __slots__ = ()
+
+    def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
+        """A TensorDict copy: nested records become TensorDicts, Python values stay
+        ``NonTensorData`` nodes; with ``retain_none``, absent fields are ``None`` values
+        there. (``from_tensordict`` wraps without copying.)"""
+        td = self._tensordict
+        out = _as_plain(td.clone() if isinstance(td, TensorDict) else td.to_tensordict())
+        if retain_none:
+            for name in self._absent_fields():
+                out.set(name, NonTensorData(None, out.batch_size, out.device))
+        return out
+
+    @classmethod
+    def from_h5(cls, filename: PathLike, **options: Unpack[H5Options]) -> Self:
+        """A record of this class over an HDF5 file (``options`` as
+        ``PersistentTensorDict.from_h5``'s), checked against the class as
+        :meth:`load_memmap` checks a folder; nested records are their fields' classes."""
+        return open_as(cls, filename, **options)  # type: ignore[no-any-return]
+
+    @classmethod
+    def from_zarr(cls, filename: Any, **options: Unpack[ZarrOptions]) -> Self:
+        """A record of this class over a zarr store (``options`` as
+        ``PersistentTensorDict.from_zarr``'s), checked against the class as
+        :meth:`load_memmap` checks a folder; nested records are their fields' classes."""
+        return open_zarr_as(cls, filename, **options)  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        """Closes the HDF5 file or zarr store the record reads its fields from
+        (``Cls.from_h5``, ``record.to_zarr``...); a record in memory or over a folder
+        holds none: nothing to do."""
+        storage: Any = self._tensordict
+        if isinstance(storage, PersistentTensorDict):
+            storage.close()
+
+    @classmethod
+    def _from_plain(cls, td: TensorDict) -> Self:
+        """A TensorDict built by a classmethod (``fromkeys``, ``from_namedtuple``...)
+        as a record of this class (see :meth:`from_tensordict`)."""
+        return cls.from_tensordict(td)
+
+    @classmethod
+    def _item_builder(cls) -> Callable[..., Any]:
+        return cls.from_dict
+
+    @classmethod
+    def from_tensordict(
+        cls, td: TensorDictBase, non_tensordict: Mapping[str, Any] | None = None
+    ) -> Self:
+        """A record over ``td``'s entries, without copying tensors.
+
+        Its keys come in ``td``'s order, as the peer's (then the fields it lacks).
+        Nested TensorDicts under tensorclass fields become those classes. Over an HDF5
+        file or zarr store (a ``PersistentTensorDict``, or a view of its rows), the record
+        reads and writes the file, as ``Cls.from_h5`` gives it (and checks the file as
+        that does). A field that
+        ``td`` does not hold takes its value in ``non_tensordict`` (the peer's argument,
+        for Python values), else its declared default (the peer: ``None``); a required
+        field that neither gives is not set yet (reads ``None``), as in the peer.
+
+        Raises:
+            UnknownFieldError: if ``td`` or ``non_tensordict`` has a key that is not a field.
+            FieldTypeError: if an entry does not fit its field.
+            SchemaMismatchError: if a file does not hold what the class declares.
+        """
+        storage = storage_of(td)
+        if isinstance(storage, LazyStackedTensorDict):  # stays lazy: one record per member
+            members = [cls.from_tensordict(m, non_tensordict) for m in storage.tensordicts]
+            return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
+        if (
+            isinstance(storage, (PersistentTensorDict, PersistentTensorDictView))
+            and not non_tensordict
+        ):
+            return record_over(cls, storage)  # type: ignore[no-any-return]
+        entries: Mapping[str, Any] = td._entries()
+        if non_tensordict:
+            entries = {**non_tensordict, **entries}
+        record = record_from_entries(
+            _record_class(cls), entries, td.batch_size, td.device, td._dim_names, entry_order=True
+        )
+        return cast(Self, record)
+
+    @classmethod
+    def rand(
+        cls,
+        batch_size: BatchSizeLike,
+        dims: Mapping[str, int | Sequence[int]] | None = None,
+        generator: torch.Generator | None = None,
+        *,
+        device: DeviceLike = None,
+    ) -> Self:
+        """A random record that satisfies everything the class declares: each tensor
+        field one of its dtypes, its spec'd shape (each named dim one size, from
+        ``dims`` or drawn from 1 to 4), values within its constraints; nested records
+        alike; each Python-value field a random value of its annotation; optional
+        fields set (but a record's own class inside it). Built by the constructor,
+        which checks it. ``generator`` (a CPU ``torch.Generator``) makes it repeatable;
+        ``tclass.testing.records(Cls)`` is the hypothesis strategy.
+
+        Raises:
+            FieldSpecError: a name in ``dims`` no spec uses, or a dtype without a value
+                its constraints allow.
+            FieldTypeError: a required field of a type tclass cannot build.
+        """
+        record = random_record(
+            _record_class(cls), batch_size, dims, TorchChooser(generator), device
+        )
+        return cast(Self, record)
+
+    @classmethod
+    def json_schema(cls) -> dict[str, Any]:
+        """The class as a JSON Schema document (draft 2020-12) describing a record's JSON
+        form (``to_dict(convert_tensors=True)``): each tensor field's dtype, dims (batch
+        dims marked) and value constraints, each Python-value field's JSON type, nested
+        records by ``$ref``, optional fields not ``required``. Saving a record writes
+        it into the folder; ``python -m tclass schema module:Class`` prints it."""
+        return json_schema(cls)
+
+    @classmethod
+    def _from_saved(cls, td: TensorDictBase) -> Self:
+        """:meth:`from_tensordict` for a loaded record: the loader compared the folder's
+        shapes and dtypes with the class's specs before mapping a file, and checked the
+        constrained values as it read them (one pass over each file, not two). A
+        TensorDict holding just the fields, in order, each a tensor its field takes as it
+        is (what a load of an all-tensor record gives) becomes the record's storage."""
+        storage = storage_of(td)
+        if isinstance(storage, LazyStackedTensorDict):
+            members = [cls._from_saved(member) for member in storage.tensordicts]
+            return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
+        if storage is td and isinstance(td, TensorDict) and takes_as_is(_record_class(cls), td):
+            return cls._from_tensordict_unchecked(td)
+        entries, batch = td._entries(), td.batch_size
+        record = record_from_entries(
+            _record_class(cls), entries, batch, td.device, td._dim_names, False,
+            entry_order=True, saved=True,
+        )  # fmt: skip
+        return cast(Self, record)
+
+    def to_dict(
+        self,
+        *,
+        retain_none: bool = True,
+        convert_tensors: bool | Literal["numpy"] = False,
+        tolist_first: bool = False,
+    ) -> dict[str, Any]:
+        """Nested plain dicts: tensors (lists with ``convert_tensors``, numpy arrays with
+        ``"numpy"``), Python values,
+        nested records as dicts (lists of dicts with ``tolist_first``, see
+        ``TensorDict.to_dict``), and ``None`` for absent fields (nested records' too) unless
+        not ``retain_none``."""
+        out = to_dict(self._tensordict, convert_tensors, tolist_first, retain_none)
+        if retain_none:
+            for name in self._absent_fields():
+                out[name] = None
+        return out
+
+    @classmethod
+    def from_dict(
+        cls,
+        data: Mapping[str, Any],
+        *,
+        auto_batch_size: bool | None = None,
+        batch_size: BatchSizeLike = None,
+        device: DeviceLike = None,
+        batch_dims: int | None = None,
+        names: Sequence[DimName] | None = None,
+    ) -> Self:
+        """A record from a mapping of fields; nested mappings become nested records.
+
+        Missing fields take their declared defaults, or ``None`` (not set yet: the peer
+        fills them so too) for fields without one. Without ``batch_size``, the batch
+        size is ``[]`` (the peer's default) unless ``auto_batch_size=True``,
+        ``batch_dims`` or ``names`` asks for the largest leading shape the tensors share
+        (at most ``batch_dims`` or as many dims as ``names``), as ``TensorDict.from_dict``
+        infers it.
+
+        Raises:
+            UnknownFieldError: for a key that is not a field.
+        """
+        info = cls.__tclass_info__
+        for key in data:
+            if key not in info.init_names:
+                raise UnknownFieldError(
+                    f"{cls.__name__}.from_dict: {key!r} is not a field of {cls.__name__} "
+                    f"(fields: {', '.join(info.init_names)})"
+                )
+        batch, cap = resolve_batch_options(
+            f"{cls.__name__}.from_dict", batch_size, auto_batch_size, batch_dims, names=names
+        )
+        if batch is None:
+            batch = infer_batch_size(data, cap)
+            data = _nested_inferred(_record_class(cls), data, batch, cap, device)
+        given = data
+        if not info.has_user_init:
+            data = {**dict.fromkeys(_required_fields(cls)), **data}
+        constructor: Callable[..., Self] = cls
+        record = constructor(**data, batch_size=batch, device=device, names=names)
+        _in_key_order(record, given)
+        return record
+
+    @classmethod
+    def allocate(
+        cls,
+        batch_size: BatchSizeLike,
+        *,
+        dims: Mapping[str, int | Sequence[int]] | None = None,
+        prefix: str | os.PathLike[str] | None = None,
+        device: DeviceLike = None,
+    ) -> Self:
+        """A zero-filled record built from the class's schema alone, no example needed.
+
+        Every field annotated with a shape (``Annotated[Tensor, Spec(...)]`` or
+        jaxtyping) gets zeros of its dtype and shape, nested records are allocated the
+        same way, Python values take their defaults, optional fields stay unset.
+
+        Args:
+            batch_size: the batch size.
+            dims: the sizes of the named dims the specs use (``{"h": 84, "w": 84}``; a
+                variadic ``*name`` takes a tuple).
+            prefix: memory-map the record there: sparse files, zero-filled, taking no
+                disk space until written (as ``memmap_like``); the record is locked.
+            device: where the tensors go (without ``prefix``).
+
+        Raises:
+            FieldSpecError: listing every field that cannot be allocated (a tensor field
+                without a spec, a dim with no size) and every name in ``dims`` that no
+                spec uses.
+        """
+        return cast(Self, allocate(_record_class(cls), batch_size, dims, prefix, device))
+
+
+def _record_class(cls: type[RecordConversions]) -> type[TensorClass]:
+    """``cls`` as the record class it is, for the checkers (``TensorClass`` is this
+    mixin's one subclass): the builders it calls take record classes."""
+    return cast("type[TensorClass]", cls)
+
+
+def _as_plain(td: TensorDict) -> TensorDict:
+    """``td`` with nested records replaced by their TensorDicts and lazy stacks by dense
+    copies, recursively (in place)."""
+    for key, value in list(td._items()):
+        storage = storage_of(value)
+        if isinstance(storage, LazyStackedTensorDict):
+            td._put(key, _as_plain(storage.to_tensordict()))
+        elif isinstance(storage, TensorDict):
+            td._put(key, _as_plain(storage))
+    return td
+
+
+def _in_key_order(record: Any, data: Mapping[str, Any]) -> None:
+    """Orders the entries of a record ``from_dict`` just built (and of its nested records
+    built from mappings) as ``data`` lists its keys, as the peer's ``from_dict`` stores
+    them (``Rec.from_dict(loaded.to_dict())`` keeps a loaded record's order): fields
+    ``data`` leaves out come after. A fresh record's own storage, no view shares it."""
+    storage = storage_of(record)
+    if not isinstance(storage, TensorDict):
+        return
+    entries = storage._entries()
+    order = [key for key in data if key in entries]
+    if order != list(entries)[: len(order)]:
+        items = [(key, entries[key]) for key in (*order, *(k for k in entries if k not in data))]
+        entries.clear()
+        entries.update(items)
+    for key, value in data.items():
+        if isinstance(value, Mapping) and is_record(entries.get(key)):
+            _in_key_order(entries[key], value)
+
+
+def _nested_inferred(
+    cls: type[TensorClass],
+    data: Mapping[str, Any],
+    batch: torch.Size,
+    cap: int | None,
+    device: DeviceLike,
+) -> Mapping[str, Any]:
+    """``data`` with each mapping given to a nested-record (or TensorDict) field built
+    with its own inferred batch size, as ``TensorDict.from_dict`` infers each nested
+    dict's (the peer's record ``from_dict`` too): ``{"inner": {"v": zeros(3, 2)}}``
+    gives ``inner`` the batch size ``[3, 2]`` under a ``[3]`` record. A mapping whose
+    inferred size does not extend ``batch`` (no tensors in it) takes ``batch``, by the
+    constructor."""
+    rules = cls.__tclass_info__.rules
+    out = dict(data)
+    for key, value in data.items():
+        rule = rules.get(key)
+        target: Any = None if rule is None else rule.convert_to
+        if target is None or not isinstance(value, Mapping):
+            continue
+        nested = target.from_dict(value, auto_batch_size=True, batch_dims=cap, device=device)
+        if nested.batch_size[: len(batch)] == batch:
+            out[key] = nested
+    return out
+
+
+def _required_fields(cls: type) -> list[str]:
+    """The ``__init__`` fields of ``cls`` without a default."""
+    return [
+        f.name
+        for f in dataclasses.fields(cls)
+        if f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]
