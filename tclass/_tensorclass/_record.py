@@ -57,7 +57,7 @@ from tclass._tensorclass._typing import (
     NamesField,
     constructor_keyword,
 )
-from tclass._tensorclass._update import update_record
+from tclass._tensorclass._update import merged_changes, update_record
 from tclass._tensorclass._writes import (
     check_entry_write,
     check_kinds_kept,
@@ -566,9 +566,12 @@ class TensorClass(
         """A new record with some fields changed (the others' tensors and values shared,
         not copied), given as keywords and/or one mapping or collection (keywords win);
         works on frozen records too. Its nested records are new ones over the same
-        tensors, as the peer's: setting a field of one leaves this record's as it was."""
+        tensors, as the peer's: setting a field of one leaves this record's as it was. A
+        mapping or collection given for a nested record or TensorDict field is merged into
+        (a copy of) it, as the peer's: the keys it lacks keep their values."""
         if args:
             changes = {**replacements(args), **changes}
+        changes = merged_changes(self, changes)
         td = replaced_storage(self._tensordict, changes)
         for name, value in changes.items():
             if name not in self.__tclass_info__.field_names:

@@ -31,7 +31,7 @@ from tclass._tensorclass._writes import check_row_write, merges_into
 if TYPE_CHECKING:
     from tclass._tensorclass._record import TensorClass
 
-__all__ = ["update_record"]
+__all__ = ["merged_changes", "update_record"]
 
 _Action = Callable[[], object]
 
@@ -103,6 +103,21 @@ def _planned(
                 partial(target.update, value, clone, inplace, keys_to_update=below, is_leaf=is_leaf)
             )
     return actions
+
+
+def merged_changes(record: TensorClass, changes: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields ``record.replace(**changes)`` sets: a mapping or collection given for a
+    field that holds a nested record or TensorDict is merged, key by key, into a copy of
+    it (new collections all the way down, the tensors shared), as the peer's ``replace``
+    (a copy, then ``update``): the keys it lacks, or gives as ``None``, keep their values;
+    the record's own nested collections are left as they were."""
+    merged = dict(changes)
+    for name, value in changes.items():
+        if type(name) is str and merges_into(partial(_field, record, name), value, None):
+            target = record.get(name).copy()
+            target.update(value)
+            merged[name] = target
+    return merged
 
 
 def _per_element(record: TensorClass, key: Any, value: Any) -> Any:

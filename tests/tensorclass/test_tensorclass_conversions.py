@@ -39,6 +39,16 @@ class Frozen(TensorClass, frozen=True):
     env: str
 
 
+class Pair(TensorClass):
+    a: torch.Tensor
+    b: torch.Tensor | None = None
+
+
+class Outer(TensorClass):
+    pair: Pair
+    td: TensorDict
+
+
 # --- conversions ---------------------------------------------------------------------------
 
 
@@ -224,6 +234,28 @@ class TestTensorDictConversion:
             rec.replace(bogus=1)
         with pytest.raises(FieldTypeError):
             rec.replace(env=torch.zeros(4))
+
+    def test_replace_merges_into_nested(self) -> None:
+        # a mapping or collection given for a nested record or TensorDict field is merged
+        # into a copy of it, as the peer's replace (a copy, then update): the keys it
+        # lacks keep their values (fz44: all six families, --length 6)
+        a, b = torch.zeros(3, 2), torch.ones(3)
+        rec = Outer(Pair(a, batch_size=[3]), TensorDict({"u": a}, [3]), batch_size=[3])
+        got = rec.replace({"pair": TensorDict({}, [3]), "td": {"v": b}})
+        assert got.pair.a is a and got.pair.b is None
+        assert got.td["u"] is a and got.td["v"] is b
+        got = rec.replace(pair={"b": b}, td=TensorDict({"u": b}, [3]))
+        assert type(got.pair) is Pair and got.pair.a is a and got.pair.b is b
+        assert got.td["u"] is b
+        got = rec.replace(pair=Pair(b, b=None, batch_size=[3]))  # a record merges too
+        assert got.pair.a is b and got.pair.b is None
+        # the source is left as it was, its nested record and TensorDict included
+        assert rec.pair.b is None and rec.td["u"] is a and "v" not in rec.td.keys()
+        with pytest.raises(UnknownFieldError, match="Pair has no field 'q'"):
+            rec.replace(pair={"q": b})
+        with pytest.raises(errors.BatchMismatchError):
+            rec.replace(pair={"b": torch.ones(4)})
+        assert rec.pair.b is None
 
 
 class TestStateDict:
