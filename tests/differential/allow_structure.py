@@ -696,12 +696,13 @@ def _shared_value_line(line: str) -> bool:
 def _ragged_values_loaded(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A ragged stack of Python values (``-1`` in its batch size) saved and loaded:
     tclass's comes back with that batch size, the peer's as a regular stack holding a
-    list per element. Or a Python value set into a ragged lazy stack at a new nested key:
-    each member's value has the member's batch size, where the peer gives the members'
-    new nested nodes the stack's ``-1`` (their values list as empty)."""
+    list per element. Or a Python value set into a ragged lazy stack at a new nested key
+    (``set``, ``[]``, ``set_non_tensor``): each member's value has the member's batch
+    size, where the peer gives the members' new nested nodes the stack's ``-1`` (their
+    values list as empty)."""
     if finding.kind != "result":
         return False
-    if finding.step.op in ("set", "setitem_key"):
+    if finding.step.op in ("set", "setitem_key", "set_non_tensor"):
         return all(_RAGGED_IN_MEMBER.search(line) for line in finding.detail)
     return finding.step.op == "load_memmap" and _holds_ragged_values(mine.value)
 
