@@ -20,7 +20,7 @@ import torch
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._keys import key_path
-from tclass._core._records import is_record
+from tclass._core._records import is_record, storage_of
 from tclass._engine._entry_values import keys_below
 from tclass._engine._nontensor import NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
@@ -114,7 +114,9 @@ def merged_changes(record: TensorClass, changes: Mapping[str, Any]) -> dict[str,
     merged = dict(changes)
     for name, value in changes.items():
         if type(name) is str and merges_into(partial(_field, record, name), value, None):
-            target = record.get(name).copy()
+            target = record.get(name)
+            # (over a file: read into memory, so that the file is left as it was)
+            target = target.clone() if storage_of(target)._is_store else target.copy()
             target.update(value)
             merged[name] = target
     return merged

@@ -308,7 +308,11 @@ def replaced_storage(storage: Any, changed: Iterable[str]) -> Any:
     """The storage ``record.replace(...)`` writes its ``changed`` fields into: a one-level
     copy whose nested records and collections are new ones over the same tensors (as the
     peer's replace: setting a field of one leaves the source's as it was), its tensors and
-    Python values shared; a lazy stack's copy (new members)."""
+    Python values shared; a lazy stack's copy (new members). A file's (HDF5, zarr) is
+    read into memory, as its own ``replace`` is: the file is left as it was (the peer's
+    writes the changes into it)."""
+    if storage._is_store:
+        return storage.clone()
     if not isinstance(storage, TensorDict):
         return copy.copy(storage)
     td = storage._copy_top()

@@ -38,3 +38,35 @@ def test_deepcopy_leaves_the_file_alone(tmp_path: Path) -> None:
     out["sub", "v"].add_(3)
     out["sub", "w"] = torch.zeros(2)
     assert torch.equal(ptd["sub", "v"], torch.zeros(2)) and "w" not in ptd["sub"].keys()
+
+
+@tclass.tensorclass
+class _Inner:
+    z: torch.Tensor
+    y: torch.Tensor
+
+
+@tclass.tensorclass
+class _Outer:
+    x: torch.Tensor
+    inner: _Inner
+
+
+def test_replace_of_a_record_over_a_file_leaves_the_file_alone(tmp_path: Path) -> None:
+    """``replace`` is out of place: a record over a file gives a record in memory, as the
+    file's own ``replace`` does, and the file keeps its values (the peer's record writes
+    the changed fields, nested ones included, into the file)."""
+    zeros = torch.zeros(3)
+    inner = _Inner(z=zeros, y=zeros, batch_size=[3])
+    _Outer(x=zeros, inner=inner, batch_size=[3]).to_h5(tmp_path / "f.h5")
+    saved = _Outer.from_h5(tmp_path / "f.h5")
+    for view in (saved, saved[1:]):
+        out = view.replace(x=torch.ones(len(view)))
+        assert type(out._tensordict) is tclass.TensorDict and out.x.eq(1).all()
+        merged = view.replace(inner={"z": torch.ones(len(view))})
+        assert merged.inner.z.eq(1).all() and not merged.inner.y.any()
+        n = len(view)
+        whole = view.replace(inner=_Inner(z=zeros[:n], y=zeros[:n] + 2, batch_size=[n]))
+        assert whole.inner.y.eq(2).all()
+    again = _Outer.from_h5(tmp_path / "f.h5")
+    assert not again.x.any() and not again.inner.z.any() and not again.inner.y.any()
