@@ -693,7 +693,8 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     if finding.kind == "result" and _pow_as_torch(finding):
         return True
     if finding.kind == "result" and finding.step.family == "math":  # the same, nested
-        return all(_nested_without_leaves(mine.value, line) for line in finding.detail)
+        if all(_nested_without_leaves(mine.value, line) for line in finding.detail):
+            return True
     if finding.kind == "tclass-raises" and finding.step.family == "shape":
         peer_size = getattr(peer.value, "batch_size", ())  # a shape no TensorDict can have
         return type(peer.value).__name__ == "TensorDict" and -1 in peer_size
@@ -724,8 +725,9 @@ def _pow_as_torch(finding: Finding) -> bool:
     return True
 
 
-# A shape op of a ragged lazy stack without entries: the peer's TensorDict with a -1 in
-# its batch size (no TensorDict can have one), tclass's lazy stack of the ops' members.
+# A shape op (or a reduction over another dim: ``var(dim=2)``) of a ragged lazy stack
+# without entries: the peer's TensorDict with a -1 in its batch size (no TensorDict can
+# have one), tclass's lazy stack of the ops' members.
 _RAGGED_KEPT = (
     re.compile(r"^result\.kind: peer 'TensorDict', tclass 'LazyStackedTensorDict'$"),
     re.compile(r"^result\.<members>: peer None, tclass \d+ \("),
