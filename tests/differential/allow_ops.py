@@ -519,6 +519,8 @@ _PEER_INTERNAL = (
     "for dimension 0 with size -1",  # the same, an index checked against it
     "Expected all inputs to be TensorDictBase instances",  # a value or a tensor by member
     "a NonTensorStack cannot be empty",  # pad of a Python value to no elements
+    # unsqueeze of a record whose value node repeat_interleave(0) and view left at [0]
+    "unsqueezing is allowed for dims comprised between",
     "unexpected keyword argument 'tolist_first'",  # tolist of a lazy stack of records
     "is out of bounds for the stack dim of size 0",  # state_dict of values all empty lists
     "'Tensor' object has no attribute 'batch_size'",  # a lazy entry: tensor and collection
