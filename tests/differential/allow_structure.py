@@ -624,12 +624,12 @@ def _nested_names_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
 def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A Python value every element shares, one value in tclass after ``squeeze``, where
     the peer keeps its value stack (a nested one too: its ``squeeze()`` views a nested
-    collection's stack of one member as a stack of stacks; left44); or listed one level deeper by the peer's ``lazy_stack``
-    of a record whose value node kept a dim the peer's ``squeeze()`` took off the record
-    (its node has more dims than its collection), or its ``expand`` (``expand_as``,
-    ``broadcast_to``, then ``maybe_dense_stack``: left43); or written at an index over
-    itself (``td[i] = td[i].to_dict()``), where the peer makes it a value stack. The same
-    value in every slot."""
+    stack of one member as a stack of stacks; left44); or listed one level deeper by
+    the peer's ``lazy_stack`` of a record whose value node kept a dim the peer's
+    ``squeeze()`` took off the record (its node has more dims than its collection), or
+    its ``expand`` (``expand_as``, ``broadcast_to``, then ``maybe_dense_stack``: left43);
+    or written at an index over itself (``td[i] = td[i].to_dict()``), where the peer makes
+    it a value stack. The same value in every slot."""
     if finding.kind != "result" or finding.step.op not in ("squeeze", "setitem", *_DEEPER):
         return False
     for line in finding.detail:
