@@ -140,3 +140,13 @@ def test_a_reduction_over_a_regular_dim_of_a_ragged_stack_of_no_entries_stays_la
         out = reduce(dim=2)
         assert type(out) is LazyStackedTensorDict and out.batch_size == (2, -1)
         assert [m.batch_size for m in out.tensordicts] == [(2,), (1,)]
+
+
+def test_flip_of_a_lazy_stack_along_its_stack_dim_reverses_uint16_members() -> None:
+    """No dense ``flip`` (torch has no ``uint16`` kernel on the CPU, the peer's fails):
+    the members in reverse order; a TensorDict's ``flip`` raises torch's error."""
+    members = [TensorDict({"b": torch.tensor(v, dtype=torch.uint16)}, []) for v in (1, 2)]
+    out = torch.flip(lazy_stack(members, 0), [-1])
+    assert out["b"].tolist() == [2, 1] and out["b"].dtype == torch.uint16
+    with pytest.raises(NotImplementedError, match="flip_cpu"):
+        TensorDict({"b": torch.arange(3).to(torch.uint16)}, [3]).flip(0)
