@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tclass import NonTensorData, TensorDict
+from tclass import LazyStackedTensorDict, NonTensorData, TensorDict, lazy_stack
 
 
 @pytest.mark.parametrize("keep", [True, False])
@@ -113,3 +113,40 @@ def test_separates_of_no_key_on_a_locked_collection_changes_nothing() -> None:
     td = TensorDict({"n": {}, "b": torch.ones(1, 0, 4)}, [1, 0]).lock_()
     assert list(td.separates(strict=False).keys()) == []
     assert list(td.keys()) == ["n", "b"] and td.is_locked
+
+
+def test_separates_takes_a_python_value_out_of_a_node_without_tensors() -> None:
+    """The separated value leaves the source and its emptied node goes, as for a tensor
+    leaf or a node holding a tensor too (the peer's result shares a node holding only
+    Python values with the source, which keeps the value); the result's node is its own."""
+    td = TensorDict({"b": torch.zeros(4)}, [4])
+    td["n", "zz"] = ""
+    out = td.separates(("n", "zz"))
+    assert list(td.keys(True)) == ["b"]
+    assert list(out.keys(True)) == [("n", "zz"), "n"] and out["n", "zz"] == ""
+    td["n", "q"] = "a"
+    td["n", "zz"] = "b"
+    out = td.separates(("n", "zz"))
+    assert list(td.keys(True)) == ["b", ("n", "q"), "n"]
+    out["n", "new"] = "c"
+    assert "new" not in td["n"].keys()
+
+
+def test_a_reduction_over_a_regular_dim_of_a_ragged_stack_of_no_entries_stays_lazy() -> None:
+    """``var(dim=2)`` of a ``[2, -1, 0]`` stack: a lazy stack ``[2, -1]`` of the members'
+    reductions (the peer's dense TensorDict holds the ``-1`` no TensorDict can have)."""
+    stack = lazy_stack([TensorDict({}, [2, 0]), TensorDict({}, [1, 0])], 0)
+    for reduce in (stack.var, stack.sum, stack.amax):
+        out = reduce(dim=2)
+        assert type(out) is LazyStackedTensorDict and out.batch_size == (2, -1)
+        assert [m.batch_size for m in out.tensordicts] == [(2,), (1,)]
+
+
+def test_flip_of_a_lazy_stack_along_its_stack_dim_reverses_uint16_members() -> None:
+    """No dense ``flip`` (torch has no ``uint16`` kernel on the CPU, the peer's fails):
+    the members in reverse order; a TensorDict's ``flip`` raises torch's error."""
+    members = [TensorDict({"b": torch.tensor(v, dtype=torch.uint16)}, []) for v in (1, 2)]
+    out = torch.flip(lazy_stack(members, 0), [-1])
+    assert out["b"].tolist() == [2, 1] and out["b"].dtype == torch.uint16
+    with pytest.raises(NotImplementedError, match="flip_cpu"):
+        TensorDict({"b": torch.arange(3).to(torch.uint16)}, [3]).flip(0)

@@ -264,6 +264,72 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     return True
 
 
+def _separated_from_value_node(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An alias finding after ``separates`` of a key in a nested collection that holds no
+    tensor (only Python values): the peer builds its result on ``empty(recurse=True)``,
+    which returns that node itself, so the entry it pops goes back into the source (and
+    the result shares the node), where tclass's source no longer lists it (``x[("n",
+    "zz")] = ""; x.separates(("n", "zz"))``; left44). Every line lists keys, the peer's
+    more: each key only it lists leads to a separated key whose node, in the peer's
+    source, holds no tensor. In the result itself, that node's keys in another order
+    (the peer's pop and set put the separated key last)."""
+    if finding.kind == "result" and finding.step.op == "separates":
+        keys = _separated_keys(finding.step.src) or []
+        return all(_reordered_in_value_node(line, keys, peer.value) for line in finding.detail)
+    if finding.kind != "alias":
+        return False
+    separated = [
+        key
+        for line in _after_result(finding)
+        if re.match(r"^(x = )?x\.separates\(", line)
+        for key in _separated_keys(line.removeprefix("x = ")) or []
+    ]
+    for line in finding.detail:
+        listed = _keys_of(line)
+        if listed is None or not re.fullmatch(r"result(\['[^']*'\])*", listed[0]):
+            return False
+        path, theirs, ours = _path_of(line), listed[1], listed[2]
+        extra = [key for key in theirs if key not in ours]
+        if not extra or len(ours) + len(extra) != len(theirs):
+            return False
+        for key in extra:
+            leads = [sep for sep in separated if sep[: len(path) + 1] == path + (key,)]
+            if not leads or not all(
+                len(sep) > 1 and _holds_no_tensor(peer.value, sep[:-1]) for sep in leads
+            ):
+                return False
+    return bool(finding.detail)
+
+
+_ORDER_LINE = re.compile(r"^(result(?:\['[^']*'\])*): key order: peer (\[.*\]), tclass (\[.*\])$")
+
+
+def _reordered_in_value_node(line: str, separated: list[tuple[str, ...]], result: Any) -> bool:
+    """A key order line of a node of the result that a separated key is in, holding no
+    tensor in the peer's result."""
+    found = _ORDER_LINE.match(line)
+    if found is None:
+        return False
+    path = _path_of(found.group(1))
+    theirs, ours = ast.literal_eval(found.group(2)), ast.literal_eval(found.group(3))
+    inside = any(len(key) == len(path) + 1 and key[:-1] == path for key in separated)
+    return (
+        inside
+        and sorted(map(str, theirs)) == sorted(map(str, ours))
+        and _holds_no_tensor(result, path)
+    )
+
+
+def _holds_no_tensor(source: Any, path: tuple[str, ...]) -> bool:
+    """Whether the nested collection at ``path`` of ``source`` holds no tensor."""
+    node = source
+    for key in path:
+        node = node.get(key, None) if is_collection(node) else None
+    if not is_collection(node):
+        return False
+    return not any(isinstance(value, torch.Tensor) for value in node.values(True, True))
+
+
 def _as_dict_of_none(line: str, node: Any, lines: list[str]) -> bool:
     """A line of ``to_dict()`` of a record after ``separates``: its nested record field
     kept empty (a dict of ``None``) where the peer's reads ``None``, or the key order

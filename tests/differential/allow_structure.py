@@ -623,16 +623,17 @@ def _nested_names_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
 
 def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A Python value every element shares, one value in tclass after ``squeeze``, where
-    the peer keeps its value stack; or listed one level deeper by the peer's ``lazy_stack``
-    of a record whose value node kept a dim the peer's ``squeeze()`` took off the record
-    (its node has more dims than its collection), or its ``expand`` (``expand_as``,
-    ``broadcast_to``, then ``maybe_dense_stack``: left43); or written at an index over
-    itself (``td[i] = td[i].to_dict()``), where the peer makes it a value stack. The same
-    value in every slot."""
+    the peer keeps its value stack (a nested one too: its ``squeeze()`` views a nested
+    stack of one member as a stack of stacks; left44); or listed one level deeper by
+    the peer's ``lazy_stack`` of a record whose value node kept a dim the peer's
+    ``squeeze()`` took off the record (its node has more dims than its collection), or
+    its ``expand`` (``expand_as``, ``broadcast_to``, then ``maybe_dense_stack``: left43);
+    or written at an index over itself (``td[i] = td[i].to_dict()``), where the peer makes
+    it a value stack. The same value in every slot."""
     if finding.kind != "result" or finding.step.op not in ("squeeze", "setitem", *_DEEPER):
         return False
     for line in finding.detail:
-        if _STACK_FOR_VALUE.match(line) and finding.step.op == "setitem":
+        if _STACK_FOR_VALUE.match(line) and finding.step.op in ("setitem", "squeeze"):
             continue  # (its values are compared by the line that lists them)
         found = _VALUE_LISTED.match(line)
         if found is None:
@@ -648,14 +649,17 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
 
 # ops after which the peer lists a record's kept value node deeper than its batch dims
 _DEEPER = ("lazy_stack", "expand", "expand_as", "broadcast_to", "maybe_dense_stack")
-_VALUE_LISTED = re.compile(r"^result\['(\w+)'\](\[\d+\])*: peer list of \d+, tclass ")
-_STACK_FOR_VALUE = re.compile(r"^result\['\w+'\]: peer values \(.*, tclass value \(")
+_VALUE_LISTED = re.compile(r"^result((?:\['\w+'\])+)(\[\d+\])*: peer list of \d+, tclass ")
+_STACK_FOR_VALUE = re.compile(r"^result(\['\w+'\])+: peer values \(.*, tclass value \(")
 
 
-def _read_value(collection: Any, key: str) -> Any:
-    """A record's field or a collection's entry, where it holds a string or a list."""
+def _read_value(collection: Any, path: str) -> Any:
+    """A record's field or a collection's entry (``['n']['s']``: nested), where it holds
+    a string or a list."""
+    value = collection
     try:
-        value = getattr(collection, key) if hasattr(collection, key) else collection[key]
+        for key in re.findall(r"\['(\w+)'\]", path):
+            value = getattr(value, key) if hasattr(value, key) else value[key]
     except Exception:  # a read that fails is no shared value
         return None
     return value if isinstance(value, (str, list)) else None
