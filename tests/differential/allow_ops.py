@@ -13,15 +13,16 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-if TYPE_CHECKING:
-    from .engine import Finding
-    from .world import Facts
 from .allow_ragged import (
     _RAGGED_KEPT,
     _about_values,
     _ragged_made_dense,
     _rebuilt_with_more_dims,
 )
+
+if TYPE_CHECKING:
+    from .engine import Finding
+    from .world import Facts
 
 
 def _tagged(tag: str, *kinds: str) -> Callable[[Finding, Facts, Any, Any], bool]:

@@ -1,7 +1,7 @@
 """The rules of the deliberate differences (``allowlist.ENTRIES``), second part: lazy
 stacks and their members, locks, dims (their names in ``allow_names``), records, Python
-values over no elements or ragged, indices and state dicts (the shared helpers are in
-``allow_ops``)."""
+values over no elements or ragged, memory maps and state dicts (the shared helpers are in
+``allow_ops``; writes and indices in ``allow_writes``)."""
 
 from __future__ import annotations
 

@@ -20,6 +20,21 @@ import torch
 from typing_extensions import Self, Unpack
 
 from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._entry_walk import (
+    _as_numpy,
+    _byte_parts,
+    _common_device,
+    _constant,
+    _depth,
+    _element_dict,
+    _fit_empty,
+    _is_node,
+    _leaf_paths,
+    _nested_empty_size,
+    _pairs,
+    _ragged_rows,
+    written_paths,
+)
 from tclass._base.implemented._grad_writes import refuse_grad_leaf_writes
 from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device
@@ -37,21 +52,6 @@ from tclass.errors import (
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import TensorDictBase, Value
-from tclass._base.implemented._entry_walk import (
-    _as_numpy,
-    _byte_parts,
-    _common_device,
-    _constant,
-    _depth,
-    _element_dict,
-    _fit_empty,
-    _is_node,
-    _leaf_paths,
-    _nested_empty_size,
-    _pairs,
-    _ragged_rows,
-    written_paths,
-)
 
 __all__ = ["EntryOps", "EntryWrites", "NewOptions", "written_paths"]
 
