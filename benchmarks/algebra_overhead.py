@@ -12,17 +12,24 @@ Usage: ``OMP_NUM_THREADS=1 python benchmarks/algebra_overhead.py [--repeat N] [-
 time (``time.process_time``), the three implementations interleaved and rotated; each
 row gives the medians (µs per call) and the min..max over the repeats of each repeat's
 difference.
+
+``--calls``: instead of times, the Python-level calls each statement makes (functions
+and builtins, as ``cProfile`` counts them; the count of an empty statement taken off):
+a count that no load moves, to compare two trees' fixed cost per operation.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import pstats
 import statistics
 import sys
 import time
 import timeit
 import warnings
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -46,6 +53,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--filter", default="", help="only the cases whose name contains TEXT")
     parser.add_argument("--quick", action="store_true", help="one repeat: a smoke run")
+    parser.add_argument("--calls", action="store_true", help="Python calls per statement")
     args = parser.parse_args()
     if args.quick:
         args.repeat = 1
@@ -55,6 +63,8 @@ def main() -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the peer's deprecation warnings
         ns = algebra_cases.namespace(peer, tiny=True)
+        if args.calls:
+            return _print_calls(rows, ns, args.filter)
         print(
             f"one-element tensors; median of {args.repeat} interleaved repeats, CPU µs per "
             "call; the differences' min..max over the repeats\n"
@@ -87,6 +97,37 @@ def main() -> int:
                 low, high = min(diffs), max(diffs)
                 line += f"{statistics.median(diffs):6.1f} ({low:.1f}..{high:.1f})".rjust(18)
             print(line, flush=True)
+    return 0
+
+
+def python_calls(stmt: str, ns: dict[str, Any], runs: int = 10) -> float:
+    """The calls one run of ``stmt`` makes, as ``cProfile`` counts them (those of an
+    empty statement taken off), after one run that warms its caches."""
+
+    def counted(code: str) -> float:
+        compiled = compile(code, "<statement>", "exec")
+        exec(compiled, ns)  # noqa: S102 - the benchmark's own statements
+        profiler = cProfile.Profile()
+        for _ in range(runs):
+            profiler.runctx(compiled, ns, None)
+        stats: Any = pstats.Stats(profiler)
+        return sum(entry[1] for entry in stats.stats.values()) / runs
+
+    return counted(stmt) - counted("pass")
+
+
+def _print_calls(rows: list[tuple[str, str, str, str]], ns: dict[str, Any], only: str) -> int:
+    header = f"{'case':34s} {'tclass':>8s} {'peer':>8s} {'by hand':>8s}"
+    print("Python calls per statement (cProfile's count: functions and builtins)\n")
+    print(header)
+    print("-" * len(header))
+    for name, mine, theirs, hand in rows:
+        if only not in name:
+            continue
+        counts = [python_calls(mine, ns), python_calls(theirs, ns) if ns["peer"] else None]
+        counts.append(python_calls(hand, ns))
+        cells = ["-" if count is None else f"{count:.0f}" for count in counts]
+        print(f"{name:34s} " + " ".join(f"{cell:>8s}" for cell in cells), flush=True)
     return 0
 
 

@@ -23,6 +23,7 @@ import torch
 import tclass
 
 import algebra_cases
+import algebra_overhead
 import engine_cases
 import stacking_cases
 import tensorclass_cases
@@ -332,6 +333,37 @@ def test_algebra_overhead_quick_mode_runs() -> None:
     out = quick_output("algebra_overhead.py", timeout=300)
     rows = (*(case.name for case in algebra_cases.algebra_cases()), "td.add_(o, alpha=0.01)")
     assert_rows(out, ("tclass-hand", *rows))
+
+
+def test_python_calls_counts_each_call_of_a_statement_once() -> None:
+    """``algebra_overhead.python_calls``: the calls of one run (an empty statement's
+    taken off), the same however many runs are counted."""
+
+    def inner() -> int:
+        return len("ab")  # a builtin: counted too
+
+    def outer() -> int:
+        return inner() + inner()
+
+    ns: dict[str, Any] = {"outer": outer}
+    assert algebra_overhead.python_calls("pass", ns) == 0
+    assert algebra_overhead.python_calls("outer()", ns) == 5  # outer, 2 inner, 2 len
+    assert algebra_overhead.python_calls("outer()", ns, runs=3) == 5
+
+
+def test_algebra_overhead_counts_calls() -> None:
+    """``algebra_overhead.py --calls --filter lerp``: the calls of the tclass and
+    hand-written statements (one: the fused kernel) of the cases named so."""
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "algebra_overhead.py"), "--calls", "--filter", "lerp"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    (row,) = [line for line in result.stdout.splitlines() if line.startswith("td.lerp_")]
+    tclass_calls, *_, hand_calls = row.split()[-3:]
+    assert int(hand_calls) == 1
+    assert int(tclass_calls) > 1
+    assert "td + 1" not in result.stdout
 
 
 @pytest.mark.parametrize("case", algebra_cases.algebra_cases(), ids=lambda case: case.name)
