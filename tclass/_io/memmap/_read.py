@@ -135,6 +135,7 @@ class _Want(NamedTuple):
 
 
 _ANY = _Want()
+_UNPLANNED = object()  # no plan for this key yet (see _load_td)
 _SKIPPED = object()  # an entry that did not load (validate_folder goes on without it)
 
 
@@ -358,13 +359,15 @@ def _load_td(
         check = options.schema
         checked = record_cls if check is not None else None
         key = (checked, values, check.strict, check.widen) if check is not None else None
-        plan = plans.get(key, False)
-        if plan:  # the same bytes as a load that passed every check of the entries
+        plan = plans.get(key, _UNPLANNED)
+        if isinstance(plan, NodePlan):  # the same bytes as a load that passed every check
             td = _planned_td(folder, meta, plan, options, checked)
             if td is not None:
                 return td
         elif plan is None:  # not a node of plain leaves
-            key = plans = None
+            plans = None
+    else:
+        plans = None  # a load that reports, copies or fakes its leaves: the checked way
     td, compared = _checked_td(folder, meta, options, record_cls, values)
     if plans is not None:
         if len(plans) >= 8:  # a few classes and options per header

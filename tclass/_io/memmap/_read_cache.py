@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import torch
 
-__all__ = ["NodePlan", "cached_header", "keep_header", "node_plans"]
+__all__ = ["NodePlan", "cached_header", "clear", "keep_header", "node_plans"]
 
 _MAX_ENTRIES = 64
 _MAX_BYTES = 4 << 20  # the raw bytes kept in all (their decoded form is a few times that)
@@ -68,3 +68,10 @@ def node_plans(meta: dict[str, Any]) -> dict[Any, NodePlan | None] | None:
     """The plans of a kept header's ``meta`` (this very object), or None."""
     slot = _BY_ID.get(id(meta))
     return slot[1] if slot is not None and slot[0] is meta else None
+
+
+def clear() -> None:
+    """Forgets every header kept (their next loads decode and check them again)."""
+    _HEADERS.clear()
+    _BY_ID.clear()
+    _held[0] = 0
