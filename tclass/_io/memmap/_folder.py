@@ -164,6 +164,8 @@ class DirFolder(Folder):
                         "outside it)"
                     )
                     raise UnsafePathError(msg) from None
+            if error.errno == errno.EISDIR:  # a leaf opened for writing
+                _raise_not_regular(path, stat.S_IFDIR, what)
             if error.errno == errno.ENOENT:
                 msg = f"{path!r} is missing ({what}); the folder is incomplete or damaged"
                 raise MissingFileError(msg) from None

@@ -32,6 +32,7 @@ __all__ = [
     "parse_json",
     "raise_too_large",
     "read_header",
+    "decode_header",
     "read_json_object",
     "read_meta",
     "checked_sizes",
@@ -73,10 +74,14 @@ def _json_object(raw: bytes, path: str, not_object: str) -> dict[str, Any]:
 def read_header(folder: Folder) -> tuple[dict[str, Any], str]:
     """The folder's meta.json and the ``module.QualName`` of the class it saves, after
     checking the format version."""
+    return decode_header(folder.read_small(META, "its metadata"), folder)
+
+
+def decode_header(raw: bytes, folder: Folder) -> tuple[dict[str, Any], str]:
+    """:func:`read_header` of the bytes ``raw`` read from ``folder``'s meta.json."""
     # Inline, as this runs once per node of every load: the usual file (a UTF-8 JSON
     # object no deeper than its opening brackets allow, of a known format version) is
     # decoded here; anything else goes through read_meta's checks, for their verdicts.
-    raw = folder.read_small(META, "its metadata")
     meta: Any = None
     if (
         raw[:1] == b"{"

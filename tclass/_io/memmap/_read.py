@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from tclass._core import _names
+from tclass._core._dtypes import DTYPES
 from tclass._core._memmap_args import Mode
 from tclass._core._names import Names
 from tclass._core._nested import fill_flat, flatten_values
@@ -48,6 +49,7 @@ from tclass._io._annotations import (
 )
 from tclass._io._schema import (
     AnyFields,
+    LoadPlan,
     SchemaCheck,
     SchemaDiffers,
     check_saved_values,
@@ -66,13 +68,16 @@ from tclass._io.memmap._format import (
     unescape_key,
 )
 from tclass._io.memmap._meta_file import (
+    KNOWN_DEVICES,
     check_depth,
     check_nested_batch,
     checked_sizes,
+    decode_header,
+    is_sizes,
     names_device,
-    read_header,
     saved_marker,
 )
+from tclass._io.memmap._read_cache import NodePlan, cached_header, keep_header, node_plans
 from tclass._io.memmap._read_leaf import (
     Observer,
     ReadOptions,
@@ -130,6 +135,7 @@ class _Want(NamedTuple):
 
 
 _ANY = _Want()
+_UNPLANNED = object()  # no plan for this key yet (see _load_td)
 _SKIPPED = object()  # an entry that did not load (validate_folder goes on without it)
 
 
@@ -241,7 +247,7 @@ def _load_node(
 ) -> Any:
     if folder.rel.count("/") >= MAX_TREE_DEPTH:  # rel: "a/b/c" is 3 levels below the root
         _raise_too_deep(folder, options.root)
-    meta, name = read_header(folder)
+    meta, name = _header(folder)
     kind = _builtin_kind(name)
     observer = options.observer
     if observer is None:
@@ -260,6 +266,22 @@ def _load_node(
         raise
     observer.leave(loaded)
     return loaded
+
+
+def _header(folder: Folder) -> tuple[dict[str, Any], str]:
+    """``read_header(folder)``, the same bytes decoded once (see ``_read_cache``)."""
+    raw = folder.read_small(META, "its metadata")
+    hit = cached_header(raw)
+    if hit is not None:
+        return hit
+    meta, name = decode_header(raw, folder)
+    # Kept only where nothing of it reaches the loaded collection: no value node, no
+    # value fields in a record's own meta.json.
+    if _builtin_kind(name) in ("TensorDict", "LazyStackedTensorDict") or all(
+        key in _RECORD_KEYS for key in meta
+    ):
+        keep_header(raw, meta, name)
+    return meta, name
 
 
 def _raise_too_deep(folder: Folder, root: str) -> NoReturn:
@@ -332,6 +354,87 @@ def _load_td(
 ) -> TensorDict:
     """A TensorDict node; ``record_cls``: the record whose fields it holds, checked
     against the class first (``values``: the record's fields kept elsewhere)."""
+    plans, key = node_plans(meta), None
+    if plans is not None and values.__class__ is frozenset and maps_directly(folder, options):
+        check = options.schema
+        checked = record_cls if check is not None else None
+        key = (checked, values, check.strict, check.widen) if check is not None else None
+        plan = plans.get(key, _UNPLANNED)
+        if isinstance(plan, NodePlan):  # the same bytes as a load that passed every check
+            td = _planned_td(folder, meta, plan, options, checked)
+            if td is not None:
+                return td
+        elif plan is None:  # not a node of plain leaves
+            plans = None
+    else:
+        plans = None  # a load that reports, copies or fakes its leaves: the checked way
+    td, compared = _checked_td(folder, meta, options, record_cls, values)
+    if plans is not None:
+        if len(plans) >= 8:  # a few classes and options per header
+            plans.clear()
+        clean = compared is None or not (compared.differences or compared.drop or compared.widen)
+        plans[key] = _plan_of(meta, td.batch_size) if clean else None
+    return td
+
+
+def _planned_td(
+    folder: Folder, meta: dict[str, Any], plan: NodePlan, options: ReadOptions, cls: type | None
+) -> TensorDict | None:
+    """The node of ``plan``, each leaf's file opened, checked and mapped as at every
+    load; None when one fails (the caller takes the checked way, for its verdict)."""
+    entries: dict[str, Any] = {}
+    mode = options.mode
+    try:
+        for key, name, dtype, shape in plan.leaves:
+            entries[key] = folder.map_leaf(name, "", dtype, shape, mode)
+    except TclassError:
+        return None
+    if cls is not None:
+        _check_saved_values(cls, folder, plan.listed, entries)
+    batch = plan.batch
+    td = TensorDict._new_unchecked(entries, batch, options.device or (_CPU if plan.named else None))
+    td._assign_names(_saved_names(meta.get("_names"), len(batch), folder.child_path(META)))
+    if _write_through(options, folder):
+        td._attach_folder(SavedFolder(folder.path, options.allow_pickle))
+    return td
+
+
+def _plan_of(meta: dict[str, Any], batch: torch.Size) -> NodePlan | None:
+    """The plan of a node just loaded whole from ``meta`` (with nothing dropped or
+    widened) when each entry is a leaf that ``load_leaf`` maps directly after its
+    checks; else None."""
+    listed = node_entries(meta, "")
+    prefix = list(batch)
+    leaves = []
+    for stored, key, entry in listed:
+        dtype_text, shape = entry.get("dtype"), entry.get("shape")
+        dtype = DTYPES.get(dtype_text) if dtype_text.__class__ is str else None
+        device = entry.get("device")
+        if (
+            dtype is None
+            or "type" in entry
+            or entry.get("is_nested", False) is not False
+            or not is_sizes(shape)
+            or shape[: len(prefix)] != prefix
+            or 0 in shape
+            or device.__class__ is not str
+            or device not in KNOWN_DEVICES
+        ):
+            return None
+        name = stored if stored.isidentifier() else file_name(stored)
+        leaves.append((key, name + ".memmap", dtype, list(shape)))
+    named = names_device(meta.get("device"), "", "the device")
+    return NodePlan(batch, named, listed, tuple(leaves))
+
+
+def _checked_td(
+    folder: Folder,
+    meta: dict[str, Any],
+    options: ReadOptions,
+    record_cls: type | None,
+    values: frozenset[str],
+) -> tuple[TensorDict, LoadPlan | None]:
+    """``_load_td``'s checked way, and the comparison with the class (None: none)."""
     where = folder.child_path(META)
     batch = torch.Size(checked_sizes(meta.get("shape"), where, "shape"))
     # "None" (older writers) or null: no device. Another one is recorded, not used: the
@@ -383,7 +486,7 @@ def _load_td(
     td._assign_names(_saved_names(meta.get("_names"), len(batch), where))
     if _write_through(options, folder):  # Python values and new entries reach the folder
         td._attach_folder(SavedFolder(folder.path, options.allow_pickle))
-    return td
+    return td, plan
 
 
 def _tensors_first(entries: dict[str, Any], nodes: set[str]) -> dict[str, Any]:
@@ -552,7 +655,7 @@ def _load_content(
     """A record's ``_tensordict/`` node, checked like any node: a TensorDict or a lazy
     stack of the record's fields (``values``: the fields kept in the record's own
     meta.json or next to it, by older writers)."""
-    meta, name = read_header(folder)
+    meta, name = _header(folder)
     kind = _builtin_kind(name)
     if options.observer is not None:
         saved = read_schema(saved_marker(meta, folder.child_path(META)), folder.child_path(META))
