@@ -465,6 +465,8 @@ def _member_part(
         part = _member_part(inner_member, inner_positions, copy, inner_kept)
         return member._wrap(part) if is_record(member) and not is_record(part) else part
     part = member[torch.unravel_index(positions, member_batch)]
+    if copy and isinstance(part, TensorCollection) and part._is_store:
+        return part.to_tensordict()  # a file's rows read, as the peer's (it unbinds them)
     return part.clone() if copy and not shape else part  # a 0-d index gives a view
 
 
