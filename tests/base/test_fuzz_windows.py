@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from tclass import LazyStackedTensorDict, NonTensorData, TensorDict, lazy_stack
+from tclass.errors import DimError
 
 
 @pytest.mark.parametrize("keep", [True, False])
@@ -150,3 +151,18 @@ def test_flip_of_a_lazy_stack_along_its_stack_dim_reverses_uint16_members() -> N
     assert out["b"].tolist() == [2, 1] and out["b"].dtype == torch.uint16
     with pytest.raises(NotImplementedError, match="flip_cpu"):
         TensorDict({"b": torch.arange(3).to(torch.uint16)}, [3]).flip(0)
+
+
+def test_gather_of_uint16_entries_refuses_an_index_out_of_bounds_first() -> None:
+    """An index outside the batch dim is tclass's ``DimError`` (an ``IndexError`` and a
+    ``RuntimeError``, as torch's for other dtypes) before any entry is gathered; the peer
+    gathers first and fails inside torch, which has no ``uint16`` kernel."""
+    index = torch.zeros(4, 2, dtype=torch.long)
+    empty = TensorDict({"c": torch.zeros(4, 0, dtype=torch.uint16)}, [4, 0])
+    with pytest.raises(DimError, match="out of bounds for batch dim 1 of size 0") as error:
+        empty.gather(1, index)
+    assert isinstance(error.value, IndexError) and isinstance(error.value, RuntimeError)
+    full = TensorDict({"c": torch.zeros(4, 3, dtype=torch.uint16)}, [4, 3])
+    with pytest.raises(NotImplementedError, match="scatter_gather"):  # torch's, as the peer's
+        full.gather(1, index)
+    assert full.float().gather(1, index)["c"].shape == (4, 2)

@@ -533,6 +533,7 @@ _PEER_INTERNAL = (
     "Expected all inputs to be TensorDictBase instances",  # a value or a tensor by member
     "a NonTensorStack cannot be empty",  # pad of a Python value to no elements
     '"flip_cpu" not implemented',  # a lazy stack's uint16 members stacked to flip
+    '"scatter_gather_tensor_cpu" not implemented',  # uint16 gather at an index out of bounds
     "unexpected keyword argument 'tolist_first'",  # tolist of a lazy stack of records
     "is out of bounds for the stack dim of size 0",  # state_dict of values all empty lists
     "'Tensor' object has no attribute 'batch_size'",  # a lazy entry: tensor and collection

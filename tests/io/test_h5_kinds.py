@@ -354,6 +354,24 @@ def test_tensor_split_of_a_lazy_stack_of_files_reads_each_members_pieces(tmp_pat
         f.close()
 
 
+def test_a_mask_over_the_stack_dim_and_a_files_dims_reads_the_rows(tmp_path: Path) -> None:
+    # elements gathered from members over several dims are copies, as torch's advanced
+    # indexing and the peer's (it unbinds the rows it read): in memory, the files unchanged
+    rows = TensorDict({"b": torch.arange(6.0).view(2, 3)}, batch_size=[2, 3])
+    files = [PersistentTensorDict.from_dict(rows, tmp_path / f"f{i}.h5") for i in range(3)]
+    stack = LazyStackedTensorDict(*files, stack_dim=0)
+    mask = torch.tensor([[True, False], [False, False], [True, True]])
+    for picked in (stack[mask], stack[torch.tensor([0, 2]), torch.tensor([1, 0])]):
+        assert all(type(m) is TensorDict for m in picked.tensordicts)
+        picked += 100  # a copy: the files are unchanged
+    assert stack[mask].batch_size == torch.Size([3, 3])
+    assert torch.equal(stack[mask]["b"], torch.stack([f["b"] for f in files])[mask])
+    assert all(f["b"].max() < 100 for f in files)
+    assert type(stack[torch.tensor([True, False, True])].tensordicts[0]) is PersistentTensorDict
+    for f in files:
+        f.close()
+
+
 def test_a_view_of_a_files_rows_is_not_contiguous_as_the_file(ptd: PersistentTensorDict) -> None:
     # (the peer's file says False, its views True)
     assert not ptd.is_contiguous()

@@ -428,6 +428,26 @@ def test_copy_existing_rule_of_seed_02(tmp_path: Path) -> None:
         TensorDict.load_memmap(tmp_path / "two")
 
 
+def test_a_leaf_written_from_a_parameter_saves_anew_without_copy_existing(
+    tmp_path: Path,
+) -> None:
+    # As the peer's (it saves ``value.data`` of a leaf that requires grad): a memory-mapped
+    # leaf that a parameter was copied into tracks gradients, and is written as a new tensor.
+    params = tclass.TensorDictParams(TensorDict({"a": torch.arange(3.0)}, []))
+    saved = params.memmap_like(tmp_path / "like").copy_(params)
+    assert saved["a"].requires_grad and saved["a"].filename is not None
+    again = saved.dumps(tmp_path / "other")
+    assert again["a"].filename == str(tmp_path / "other" / "a.memmap")
+    assert not again["a"].requires_grad
+    assert TensorDict.load_memmap(tmp_path / "other")["a"].tolist() == [0.0, 1.0, 2.0]
+    in_place = saved.memmap_(tmp_path / "like", existsok=True)  # the same files: anew too
+    assert not in_place["a"].requires_grad
+    assert TensorDict.load_memmap(tmp_path / "like")["a"].tolist() == [0.0, 1.0, 2.0]
+    plain = TensorDict({"a": torch.zeros(2)}, []).memmap(tmp_path / "plain")
+    with pytest.raises(FileConflictError, match="copy_existing=True"):
+        plain.memmap(tmp_path / "elsewhere")  # without gradients: the usual rule
+
+
 def test_resaving_in_place_keeps_the_mappings(tmp_path: Path) -> None:
     td = TensorDict(x=torch.ones(4), batch_size=[4]).memmap_(tmp_path / "q")
     mapped = td["x"]

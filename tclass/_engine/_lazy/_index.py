@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import torch
 
+from tclass._base._tensordict_base import TensorDictBase
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._entry_ops import EntryWrites
 from tclass._core import _batch, _names
@@ -465,6 +466,8 @@ def _member_part(
         part = _member_part(inner_member, inner_positions, copy, inner_kept)
         return member._wrap(part) if is_record(member) and not is_record(part) else part
     part = member[torch.unravel_index(positions, member_batch)]
+    if copy and isinstance(part, TensorDictBase) and part._is_store:
+        return part.to_tensordict()  # a file's rows read, as the peer's (it unbinds them)
     return part.clone() if copy and not shape else part  # a 0-d index gives a view
 
 

@@ -311,9 +311,12 @@ def _plan_leaf(tensor: torch.Tensor, rel: str, plan: Plan, options: _Options) ->
         and not options.like
         and getattr(tensor, "_mode", None) == "r+"
         and _maps_whole_file(tensor)
+        and not tensor.requires_grad
     )
     inside = source.startswith(options.root + os.sep)
-    if not (inside or options.copy_existing or options.like):
+    # A leaf that tracks gradients (written into from a parameter) is saved by its data,
+    # as the peer's (``value.data``): a computed tensor, written anew without copy_existing.
+    if not (inside or options.copy_existing or options.like or tensor.requires_grad):
         msg = (
             f"A filename was provided but the tensor already has a file associated: the "
             f"tensor for {rel!r} is saved in {source!r}; pass copy_existing=True to copy it "
