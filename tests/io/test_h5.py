@@ -937,8 +937,9 @@ def test_select_exclude_cpu_and_consolidate_read_the_file(saved: PersistentTenso
     assert type(left) is TensorDict and type(left["next"]) is TensorDict
     assert set(left.keys(True, True)) == {("next", "x"), "reward"} and "env" in left.keys()
     assert saved.select("nope", strict=False).is_empty()
-    with pytest.raises(KeyError, match="nope"):
+    with pytest.raises(KeyError, match="nope") as missing:
         saved.select("nope")
+    assert "PersistentTensorDict with keys ['env', 'next', 'obs', 'reward']" in str(missing.value)
     with pytest.raises(NotImplementedError, match="in place"):
         saved.select("obs", inplace=True)
     moved = saved.cpu()
