@@ -272,10 +272,12 @@ _FD_NAME = re.compile(r"/proc/(?:self|\d+)/fd/\d+")
 def storage_file(storage: torch.UntypedStorage | torch.TypedStorage) -> str | None:
     """The path of the file ``storage`` maps, or None: no file, or one since deleted.
 
-    A map made through ``/proc/<pid>/fd/N`` is looked up by the address of its bytes in
-    ``/proc/self/maps``, which names the file itself (checked by its inode)."""
+    The name torch recorded when it still names a file; else (a map made through
+    ``/proc/<pid>/fd/N``, as this module maps every file, or in a save's staging folder
+    since renamed into place) the file Linux lists for the address of its bytes in
+    ``/proc/self/maps`` (checked by its inode)."""
     own: str | None = getattr(storage, "filename", None)
-    if own is None or not _FD_NAME.fullmatch(own):
+    if own is None or (not _FD_NAME.fullmatch(own) and os.path.exists(own)):
         return own
     address = storage.data_ptr()
     try:
