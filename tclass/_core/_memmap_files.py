@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import math
 import os
+import re
 import stat
 import weakref
 from collections.abc import Callable, Sequence
@@ -46,6 +47,7 @@ __all__ = [
     "map_fd",
     "open_or_raise",
     "raise_open_error",
+    "storage_file",
     "storage_from_file",
     "write_all",
 ]
@@ -259,6 +261,45 @@ def map_fd(fd: int, path: str, numel: int, dtype: torch.dtype, shared: bool) -> 
 # read-only open.
 def file_storage(fd: int, path: str, nbytes: int, shared: bool) -> torch.UntypedStorage:
     return map_file(f"{PROC_FD}/{fd}" if PROC_FD else path, shared, nbytes)  # as file_tensor
+
+
+# The name torch records for a storage mapped through a descriptor (as this module maps
+# every file): it stops naming the file once the descriptor is closed, and names another
+# file when the number is reused.
+_FD_NAME = re.compile(r"/proc/(?:self|\d+)/fd/\d+")
+
+
+def storage_file(storage: torch.UntypedStorage | torch.TypedStorage) -> str | None:
+    """The path of the file ``storage`` maps, or None: no file, or one since deleted.
+
+    The name torch recorded when it still names a file; else (a map made through
+    ``/proc/<pid>/fd/N``, as this module maps every file, or in a save's staging folder
+    since renamed into place) the file Linux lists for the address of its bytes in
+    ``/proc/self/maps`` (checked by its inode)."""
+    own: str | None = getattr(storage, "filename", None)
+    if own is None or (not _FD_NAME.fullmatch(own) and os.path.exists(own)):
+        return own
+    address = storage.data_ptr()
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="surrogateescape") as maps:
+            for line in maps:
+                span, _, rest = line.partition(" ")
+                start, _, end = span.partition("-")
+                if int(start, 16) <= address < int(end, 16):
+                    fields = rest.rstrip("\n").split(maxsplit=4)
+                    return _same_inode(fields[4], int(fields[3])) if len(fields) == 5 else None
+    except OSError:
+        return None
+    return None
+
+
+def _same_inode(path: str, inode: int) -> str | None:
+    """``path`` if it still names the file of that inode (a deleted file's entry in
+    ``/proc/self/maps`` ends with " (deleted)", a path holding a newline is escaped)."""
+    try:
+        return path if os.stat(path).st_ino == inode else None
+    except OSError:
+        return None
 
 
 def open_or_raise(path: str, flags: int, hint: str = "") -> int:

@@ -32,7 +32,7 @@ from tclass._core._memmap_args import (
     nested_shape,
     tensor_shape,
 )
-from tclass._core._memmap_files import create_file, map_existing, write_all
+from tclass._core._memmap_files import create_file, map_existing, storage_file, write_all
 from tclass.errors import (
     ArgumentError,
     ArgumentValueError,
@@ -297,7 +297,9 @@ class MemmapConstructors(torch.Tensor):
 
         Args:
             storage: the storage to view.
-            shape: the shape of the result (1-d over the whole storage when None).
+            shape: the shape of the result (1-d over the whole storage when None); a 2-d
+                integer tensor (one row per element, as ``_nested_tensor_size()`` gives)
+                gives a nested tensor over the storage's first elements.
             dtype: how to read the bytes; a typed storage's own dtype when None, else
                 ``torch.int64`` (as the peer reads an untyped storage).
             device: None or a CPU device.
@@ -315,20 +317,32 @@ class MemmapConstructors(torch.Tensor):
             dtype = storage.dtype if dtype is None else dtype
             storage = storage.untyped()  # type: ignore[no-untyped-call]
         dtype = torch.int64 if dtype is None else check_dtype(dtype)
-        own = getattr(storage, "filename", None)
+        own = storage_file(storage)
         path = None if filename is None else abspath(filename)
         if own is not None:
-            if path is not None and path != abspath(own):
+            own = abspath(own)
+            if path is None:
+                path = own
+            elif path != own and os.path.realpath(path) != os.path.realpath(own):
                 msg = (
                     f"from_storage: the storage maps {own!r}, not {path!r}; pass "
                     "filename=None (the storage names its file)"
                 )
                 raise FileConflictError(msg)
-            path = abspath(own)
         numel = storage.nbytes() // dtype.itemsize
         flat: torch.Tensor = torch.empty(0, dtype=dtype)
         flat = flat.set_(storage, 0, (numel,))  # type: ignore[call-overload]
-        if shape is not None:
+        nested = nested_shape((), shape)
+        if nested is not None:  # one element shape per row: its first elements, nested
+            needed = nested_numel(nested)
+            if needed > numel:
+                msg = (
+                    f"from_storage: the element shapes {nested.tolist()} hold {needed} "
+                    f"elements but the storage holds {numel} of {dtype}"
+                )
+                raise ShapeError(msg)
+            flat = flat[:needed]
+        elif shape is not None:
             size = as_size((), shape)
             if math.prod(size) != numel:
                 msg = (
@@ -338,6 +352,8 @@ class MemmapConstructors(torch.Tensor):
                 raise ShapeError(msg)
             flat = flat.view(size)
         out = flat.as_subclass(cls) if path is None else cls._wrap_file(flat, path, "r+")
+        if nested is not None:
+            out = out._nested_view(nested)
         return out if index is None else out[index]  # type: ignore[return-value]
 
     @classmethod

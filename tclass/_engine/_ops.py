@@ -428,9 +428,11 @@ def _join(
 def _join_unbatched(parts: list[Any], path: tuple[str, ...]) -> Any:
     """Unbatched tensors are shared by the whole batch: the first member's is kept (its
     batch size is set by the result); different data in other members is dropped with a
-    warning, as in the peer."""
+    warning, as in the peer (a copy of the same values, ``torch.cat([td, td.clone()])``,
+    is not warned about: the peer's ``cat`` never warns, its ``stack`` warns for any
+    other storage)."""
     first = parts[0]
-    if any(part is not first and part.data_ptr() != first.data_ptr() for part in parts):
+    if any(_other_data(part, first) for part in parts):
         name = path[0] if len(path) == 1 else path
         warnings.warn(
             f"stacking UnbatchedTensors with different data storage under {name!r}: only the "
@@ -440,6 +442,17 @@ def _join_unbatched(parts: list[Any], path: tuple[str, ...]) -> Any:
             stacklevel=4,
         )
     return first
+
+
+def _other_data(part: torch.Tensor, first: torch.Tensor) -> bool:
+    """Whether ``part`` holds other values than ``first`` (compared only when it is
+    another storage)."""
+    if part is first or part.data_ptr() == first.data_ptr():
+        return False
+    plain, kept = part.as_subclass(torch.Tensor), first.as_subclass(torch.Tensor)
+    if (plain.shape, plain.dtype, plain.device) != (kept.shape, kept.dtype, kept.device):
+        return True
+    return not torch.equal(plain, kept)
 
 
 def _join_nodes(parts: Sequence[C], op: str, dim: int, path: tuple[str, ...]) -> C:

@@ -128,3 +128,60 @@ def test_from_handler_reads_the_peers_handler() -> None:
         handler = peer.MemoryMappedTensor.from_tensor(torch.arange(6.0))._handler
         tensor = MemoryMappedTensor.from_handler(handler, torch.float32, [2, 3])
     assert tensor.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+
+
+def test_the_storage_of_a_saved_tensor_names_its_file(tmp_path: Path) -> None:
+    # tclass maps files through /proc/<pid>/fd/N, the name torch records on the storage;
+    # that descriptor is closed by now: the result names (and pickles) the file itself.
+    path = str(tmp_path / "x.memmap")
+    saved = MemoryMappedTensor.from_tensor(torch.arange(6.0), filename=path)
+    storage = saved.untyped_storage()
+    again = MemoryMappedTensor.from_storage(storage, dtype=torch.float32, shape=(2, 3))
+    assert again.filename == path
+    same = MemoryMappedTensor.from_storage(storage, dtype=torch.float32, filename=path)
+    assert same.filename == path
+    with pytest.raises(errors.FileConflictError, match="x.memmap"):
+        MemoryMappedTensor.from_storage(storage, dtype=torch.float32, filename=tmp_path / "y")
+    with open(tmp_path / "other", "wb") as other:  # may take the descriptor's old number
+        other.write(b"\0" * 24)
+        copy = pickle.loads(pickle.dumps(again))
+    assert copy.filename == path and copy.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+
+
+def test_the_storage_of_a_deleted_file_names_none(tmp_path: Path) -> None:
+    path = tmp_path / "x.memmap"
+    saved = MemoryMappedTensor.from_tensor(torch.arange(6.0), filename=path)
+    path.unlink()
+    anonymous = MemoryMappedTensor.from_storage(saved.untyped_storage(), dtype=torch.float32)
+    assert anonymous.filename is None and anonymous.tolist() == list(map(float, range(6)))
+
+
+def test_a_nested_shape_gives_a_nested_tensor(tmp_path: Path) -> None:
+    path = _file(tmp_path)
+    storage = torch.UntypedStorage.from_file(path, shared=True, nbytes=24)
+    sizes = torch.tensor([[1, 2], [2, 2]])
+    nested = MemoryMappedTensor.from_storage(storage, dtype=torch.float32, shape=sizes)
+    assert type(nested) is MemoryMappedTensor and nested.is_nested
+    assert nested.filename == path
+    assert nested[0].tolist() == [[0.0, 1.0]] and nested[1].tolist() == [[2.0, 3.0], [4.0, 5.0]]
+    nested[1].fill_(7.0)  # a view: the file changes
+    assert MemoryMappedTensor.from_filename(path, torch.float32, (6,)).tolist()[2:] == [7.0] * 4
+    row = MemoryMappedTensor.from_storage(storage, dtype=torch.float32, shape=sizes, index=0)
+    assert row.tolist() == [[0.0, 1.0]]
+    first = MemoryMappedTensor.from_storage(storage, dtype=torch.float32, shape=sizes[:1])
+    assert first[0].tolist() == [[0.0, 1.0]]  # the storage's first elements, as the peer
+    with pytest.raises(errors.ShapeError, match="hold 8 elements but the storage holds 6"):
+        MemoryMappedTensor.from_storage(
+            storage, dtype=torch.float32, shape=torch.tensor([[1, 2], [2, 3]])
+        )
+
+
+@pytest.mark.peer
+def test_nested_views_as_the_peer() -> None:
+    peer = pytest.importorskip("tensordict")
+    storage = torch.arange(10.0).untyped_storage()
+    sizes = torch.tensor([[2, 2], [2, 3]])
+    ours = MemoryMappedTensor.from_storage(storage, dtype=torch.float32, shape=sizes)
+    theirs = peer.MemoryMappedTensor.from_storage(storage, dtype=torch.float32, shape=sizes)
+    for mine, peers in zip(ours.unbind(0), theirs.unbind(0), strict=True):
+        assert torch.equal(torch.as_tensor(mine), torch.as_tensor(peers))

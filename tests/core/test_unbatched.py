@@ -111,6 +111,16 @@ def test_stacking_different_tables_keeps_the_first_and_warns() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         torch.stack([a, a])  # the same table: nothing to warn about
+        # a copy of the same values neither (nothing is dropped): stack and cat
+        assert torch.equal(torch.stack([a, a.clone()])["table"], a["table"])
+        assert torch.equal(torch.cat([a, a.clone()])["table"], a["table"])
+    with pytest.warns(UserWarning, match="UnbatchedTensors with different data storage"):
+        joined = torch.cat([a, b])  # the peer's cat drops b's silently
+    assert torch.equal(joined["table"], a["table"])
+    c = _td()
+    c.set("table", UnbatchedTensor(torch.arange(12.0).reshape(4, 3)))  # same values, other shape
+    with pytest.warns(UserWarning, match="different data storage"):
+        torch.stack([a, c])
 
 
 def test_indexed_writes() -> None:

@@ -652,6 +652,21 @@ def test_in_place_ops_reach_members() -> None:
     assert all(not m["b"].any() and not m["n", "c"].any() for m in members)
 
 
+def test_in_place_apply_that_filters_everything_out_gives_none() -> None:
+    # As a TensorDict's (and the peer's, both kinds): None when every entry is filtered
+    # out; the stack itself otherwise, its members written.
+    members = _members()
+    lazy = tclass.lazy_stack(members, 1)
+    assert lazy.apply(lambda v: None, inplace=True, filter_empty=True) is None
+    assert members[0].apply(lambda v: None, inplace=True, filter_empty=True) is None
+    assert lazy.apply(lambda v: None, inplace=True, filter_empty=False) is lazy
+    before = members[0]["a"].clone()
+    assert lazy.apply(lambda v: v + 1, inplace=True, filter_empty=True) is lazy
+    assert torch.equal(members[0]["a"], before + 1)
+    empty = tclass.lazy_stack([TensorDict({}, []), TensorDict({}, [])])
+    assert empty.apply(lambda v: v, inplace=True) is empty
+
+
 def test_clone_is_lazy_and_independent() -> None:
     a, b = _ragged()
     lazy = tclass.lazy_stack([a, b])

@@ -248,7 +248,7 @@ class TestRefused:
             v.rename_("p", "q", "r")
 
     def test_moving_in_place(self) -> None:
-        with pytest.raises(errors.ArgumentError, match="Cannot pass batch-size to ") as info:
+        with pytest.raises(errors.ArgumentError, match="Cannot use inplace=True with ") as info:
             _td().unsqueeze(0).to(torch.float64, inplace=True)
         assert isinstance(info.value, TypeError)  # as the peer raises
         with pytest.raises(errors.ArgumentError, match="Cannot pass batch-size to "):

@@ -350,6 +350,18 @@ def test_to_tensordict_memmap_and_to(tmp_path: Path, saved: PersistentTensorDict
     assert type(saved.clone()) is TensorDict and same(saved.clone(), sample())
 
 
+def test_to_in_place_is_refused_and_the_file_left_as_it_was(saved: PersistentTensorDict) -> None:
+    # The peer refuses it too; tclass used to convert a copy and return it, silently.
+    for args in ((torch.float64,), ("cpu",), ("cpu", torch.float64)):
+        with pytest.raises(tclass.errors.ArgumentError, match="Cannot use inplace=True") as info:
+            saved.to(*args, inplace=True)
+        assert isinstance(info.value, TypeError)  # as the peer raises
+    with pytest.raises(TypeError, match="PersistentTensorDict.to"):
+        saved[1:3].to(torch.float64, inplace=True)  # a view of its rows
+    assert saved["obs"].dtype == sample()["obs"].dtype and same(saved.to_tensordict(), sample())
+    assert saved.to(torch.float64, inplace=False)["obs"].dtype == torch.float64
+
+
 def test_pickling_reopens_the_file(saved: PersistentTensorDict) -> None:
     copy = pickle.loads(pickle.dumps(saved))
     assert isinstance(copy, PersistentTensorDict) and same(copy.to_tensordict(), sample())
@@ -925,8 +937,9 @@ def test_select_exclude_cpu_and_consolidate_read_the_file(saved: PersistentTenso
     assert type(left) is TensorDict and type(left["next"]) is TensorDict
     assert set(left.keys(True, True)) == {("next", "x"), "reward"} and "env" in left.keys()
     assert saved.select("nope", strict=False).is_empty()
-    with pytest.raises(KeyError, match="nope"):
+    with pytest.raises(KeyError, match="nope") as missing:
         saved.select("nope")
+    assert "PersistentTensorDict with keys ['env', 'next', 'obs', 'reward']" in str(missing.value)
     with pytest.raises(NotImplementedError, match="in place"):
         saved.select("obs", inplace=True)
     moved = saved.cpu()

@@ -413,10 +413,15 @@ class LegacyLazyView(SourceLock, TensorDictBase):
                 ``batch_size=``: move or cast the source, or a dense copy, instead.
         """
         if kwargs.get("inplace") or kwargs.get("batch_size") is not None:
+            what = (  # the peer's words for each
+                f"Cannot use inplace=True with {type(self).__name__}.to()"
+                if kwargs.get("inplace")
+                else f"Cannot pass batch-size to {type(self).__name__}.to()"
+            )
             msg = (
-                "Cannot pass batch-size to (or move in place) a legacy lazy view with "
-                "to(..., inplace=True / batch_size=): call it on the view's source (the view "
-                "reads the moved entries), or on to_tensordict()"
+                f"{what}: a legacy lazy view is neither moved in place nor given a batch "
+                "size; call it on the view's source (the view reads the moved entries), or "
+                "on to_tensordict()"
             )
             raise ArgumentError(msg)
         moved: Any = self._source.to(*args, **kwargs)

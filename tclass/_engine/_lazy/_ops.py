@@ -355,8 +355,9 @@ class LazyStackOps(TensorDictBase):
         self, results: list[Any], options: ApplyOptions, member_size: torch.Size | None
     ) -> Self:
         """The members' results restacked, with the options about the result applied."""
-        if options.get("inplace"):
-            return self
+        if options.get("inplace"):  # None where every member's is (all filtered out)
+            filtered = results and all(result is None for result in results)
+            return None if filtered else self  # type: ignore[return-value]
         if all(result is None for result in results):
             return None  # type: ignore[return-value]  # everything filtered out, as apply
         filled = [

@@ -21,6 +21,7 @@ from tclass._base._provided import IO
 from tclass._core._jagged import leaf_shape
 from tclass._core._keys import key_path
 from tclass._core._memmap import MemoryMappedTensor
+from tclass._core._memmap_files import storage_file
 from tclass._core._records import storage_of
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
@@ -171,8 +172,11 @@ def _check_storage_file(storage: torch.UntypedStorage, target: str) -> None:
     """A storage mapping a file must map the entry's own file: the entry is a copy in
     the folder, so the other file would silently stop following it (the peer refuses
     too)."""
-    filename = _mapped_file(storage)
-    if filename is None or filename == os.path.realpath(target):
+    filename = storage_file(storage)
+    if filename is None:
+        return
+    filename = os.path.realpath(filename)
+    if filename == os.path.realpath(target):
         return
     msg = (
         "make_memmap_from_storage: Providing a storage with an associated filename other "
@@ -181,30 +185,6 @@ def _check_storage_file(storage: torch.UntypedStorage, target: str) -> None:
         "make_memmap_from_tensor to copy it into the folder"
     )
     raise FileConflictError(msg)
-
-
-def _mapped_file(storage: torch.UntypedStorage) -> str | None:
-    """The file ``storage`` maps, if any: its ``filename``, or the file Linux lists for
-    its address in ``/proc/self/maps`` where that name is stale (a storage mapped through
-    a file descriptor, named ``/proc/self/fd/N`` while it was open, or mapped in a save's
-    staging folder since renamed into place); None when unknown."""
-    filename: str | None = getattr(storage, "filename", None)
-    if filename is None:
-        return None
-    if not str(filename).startswith("/proc/") and os.path.exists(filename):
-        return os.path.realpath(filename)
-    address = storage.data_ptr()
-    try:
-        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
-            for line in maps:
-                fields = line.split(maxsplit=5)
-                start, _, end = fields[0].partition("-")
-                if int(start, 16) <= address < int(end, 16) and len(fields) == 6:
-                    path = fields[5].strip()
-                    return path if path.startswith("/") and not path.endswith(")") else None
-    except OSError:
-        return None
-    return None
 
 
 def memmap_refresh(node: Any, allow_pickle: bool | None) -> Any:

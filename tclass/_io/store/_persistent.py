@@ -693,7 +693,19 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
 
     def to(self, *args: Any, **kwargs: Any) -> Self:
         """To a device: the same file, read onto that device. With a dtype (or anything
-        else): every entry read and converted, as a plain TensorDict."""
+        else): every entry read and converted, as a plain TensorDict.
+
+        Raises:
+            ArgumentError: (a ``TypeError``, as the peer raises) for ``inplace=True``: the
+                file's datasets keep their dtype and are read onto one device.
+        """
+        if kwargs.get("inplace"):
+            msg = (
+                f"Cannot use inplace=True with {type(self).__name__}.to(): the file's "
+                "datasets are not converted in place; use the collection it returns "
+                "(to(...) without inplace), or to_tensordict().to(..., inplace=True)"
+            )
+            raise ArgumentError(msg)
         if len(args) == 1 and not kwargs and isinstance(args[0], (str, torch.device, int)):
             device = as_device(args[0])
             if device == self._device:

@@ -240,7 +240,7 @@ class StoreSurface(LockBlocks):
         shallow = self._shallow(key for key in self._key_names() if key in tops)
         for key in tops:
             if strict and not self._has_entry(key):
-                shallow._entry(key)  # the missing key's error, as a TensorDict's
+                raise self._missing_key(key)  # naming the file's keys
         return _read(shallow.select(*keys, strict=strict))  # type: ignore[return-value]
 
     def exclude(self, *keys: Any, inplace: bool = False) -> Self:
