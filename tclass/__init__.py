@@ -26,7 +26,7 @@ from tclass._base.implemented._casts import is_inexact as is_inexact
 from tclass._base.implemented._casts import is_integer as is_integer
 from tclass._base.implemented._collection import TensorCollection as TensorCollection
 from tclass._base.implemented._collection import _is_default_leaf as default_is_leaf
-from tclass._base.implemented._collection import is_leaf_nontensor as is_leaf_nontensor
+from tclass._base.implemented._leaf_rules import is_leaf_nontensor as is_leaf_nontensor
 from tclass._core._contracts import checks_enabled as checks_enabled
 from tclass._core._contracts import set_checks as set_checks
 from tclass._core._keyfuncs import KEY_SEPARATOR as KEY_SEPARATOR

@@ -13,6 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from .allow_ragged import (
+    _RAGGED_KEPT,
+    _about_values,
+    _ragged_made_dense,
+    _rebuilt_with_more_dims,
+)
+
 if TYPE_CHECKING:
     from .engine import Finding
     from .world import Facts
@@ -734,132 +741,6 @@ def _pow_as_torch(finding: Finding) -> bool:
     return True
 
 
-# A shape op (or a reduction over another dim: ``var(dim=2)``) of a ragged lazy stack
-# without entries: the peer's TensorDict with a -1 in its batch size (no TensorDict can
-# have one), tclass's lazy stack of the ops' members.
-_RAGGED_KEPT = (
-    re.compile(r"^result\.kind: peer 'TensorDict', tclass 'LazyStackedTensorDict'$"),
-    re.compile(r"^result\.<members>: peer None, tclass \d+ \("),
-    re.compile(r"^result\.batch_size: peer \([\d, ]*-\d+[-\d, ]*\), tclass \([\d, ]*-1[-\d, ]*\)$"),
-)
-
-
-def _ragged_made_dense(peer: Any, mine: Any) -> bool:
-    """The peer's TensorDict with a negative size where tclass's lazy stack has its ragged
-    dim (``-1``; the peer's ``tile`` multiplies that ``-1``), the other sizes the same."""
-    peer_size, my_size = getattr(peer, "batch_size", ()), getattr(mine, "batch_size", ())
-    return (
-        type(peer).__name__ == "TensorDict"
-        and any(size < 0 for size in peer_size)
-        and len(peer_size) == len(my_size)
-        and all(p == m or (p < 0 and m == -1) for p, m in zip(peer_size, my_size))
-    )
-
-
-_MORE_DIMS = re.compile(
-    r"the number of sizes provided \((\d+)\) must be greater or equal to the number of "
-    r"dimensions in the tensor \((\d+)\)|value tensor of shape \[([\d, ]*)\] cannot be "
-    r"broadcast to indexing result of shape \[([\d, ]*)\]"
-)
-
-
-def _rebuilt_with_more_dims(finding: Finding, peer: Any) -> bool:
-    """``x[i] = x[i].to_dict()`` where the peer rebuilt a nested collection of the dict
-    with more dims than the value it came from (its leaves then do not fit)."""
-    if finding.step.op != "setitem" or not finding.step.src.endswith(".to_dict()"):
-        return False
-    found = _MORE_DIMS.search(str(peer.error))
-    if found is None:
-        return False
-    if found.group(1) is not None:
-        return int(found.group(2)) > int(found.group(1))
-    return found.group(3).count(",") > found.group(4).count(",")
-
-
-def _padded_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """``pad_sequence`` of tensorclasses with masks, which the peer refuses (README,
-    "Stacking keeps what can be kept")."""
-    if finding.step.op not in ("pad", "pad_sequence"):
-        return False
-    return finding.kind == "peer-raises" and "contains tensorclasses" in str(peer.error)
-
-
-def _padded_slots_per_element(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """A Python value read where padding added slots (``pad``, ``pad_sequence``): one
-    ``None`` in one library, a list of ``None`` (one per element) in the other. The peer
-    nests each slot as one value added at the dim it pads, so an index down to that dim
-    reads one ``None`` there and a list beside it; tclass's value node reads every
-    element of a region alike (its rows nested along the same dims). Also the value
-    node itself there (one ``None`` over its batch against a list of ``None``), and the
-    members of a lazy stack made of the padded result (``to_lazystack``)."""
-    if finding.kind != "result" or not any(_PADDED.search(line) for line in finding.lines):
-        return False
-    for line in finding.detail:
-        node = _VALUE_OR_VALUES.match(line)
-        if node is not None:
-            reads = [_snap_at(snap, node.group(1)) for snap in (peer.snap, mine.snap)]
-            none = ("py", "NoneType", None)
-            if (
-                node.group(2) == node.group(3)
-                or none not in reads
-                or not all(map(_all_none, reads))
-            ):
-                return False
-            continue
-        found = _NONE_OR_LIST.match(line)
-        if found is None or "NoneType" not in found.group(1) + found.group(2):
-            return False
-        if found.group(1) == found.group(2):
-            return False
-        listed = mine.snap if found.group(1) == "py ('NoneType', None)" else peer.snap
-        if not _all_none(_snap_at(listed, found.group(0).split(": ")[0])):
-            return False
-    return True
-
-
-_PADDED = re.compile(r"\bL\.pad(_sequence)?\(|\bpad\(")
-_NONE_OR_LIST = re.compile(
-    r"^result\S*: peer (py \('NoneType', None\)|list of \d+), "
-    r"tclass (py \('NoneType', None\)|list of \d+)$"
-)
-_VALUE_OR_VALUES = re.compile(r"^(result\S*): peer (values?) \(.*, tclass (values?) \(")
-_PATH_PART = re.compile(r"\[(\d+)\]|\['([^']*)'\]|\.<(members)>")
-
-
-def _snap_at(snap: Any, path: str) -> Any:
-    """The part of a snapshot at ``path`` (``result[1][2]['label']``), as ``differences``
-    names it; a Python value read for the node there."""
-    for index, key, members in _PATH_PART.findall(path.removeprefix("result")):
-        if members:  # a lazy stack's (stack dim, members)
-            snap = snap[7]
-            continue
-        if isinstance(snap, tuple) and snap[:1] == ("nontensor",):
-            snap = snap[2]
-        if key or not index:
-            snap = dict(snap[6])[key] if snap[:1] == ("collection",) else dict(snap[1])[key]
-        elif isinstance(snap, list):
-            snap = snap[int(index)]
-        else:
-            snap = snap[int(index) + 1]
-    if isinstance(snap, tuple) and snap[:1] == ("nontensor",):
-        snap = snap[2]
-    return snap
-
-
-def _all_none(snap: Any) -> bool:
-    if snap == ("py", "NoneType", None):
-        return True
-    return isinstance(snap, tuple) and snap[:1] == ("seq",) and all(map(_all_none, snap[2]))
-
-
-def _about_values(line: str) -> bool:
-    """A Python value line: the peer's list or values against tclass's shared value, or
-    one element that is ``None`` in the peer."""
-    if " list of " in line or "peer values (" in line:
-        return True
-    return re.search(r"\[\d+\]: peer (None|'NoneType'), tclass ", line) is not None
-
-
 _MISMATCH = re.compile(
     r"got self\.batch_size=torch\.Size\((\[[\d, ]*\])\) and "
     r"value\.shape=torch\.Size\((\[[\d, ]*\])\)"
@@ -880,101 +761,3 @@ def _broadcast_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) ->
         return list(torch.broadcast_shapes(tuple(shape[: len(batch)]), tuple(batch))) == batch
     except RuntimeError:
         return False
-
-
-# What the peer raises where a TensorDictParams writes its data as every other in-place
-# write does (README: "`TensorDictParams` registers what it holds"), by op.
-_PARAMS_PEER_RAISES = {
-    "setitem": "leaf Variable that requires grad is being used",  # params[0] = rows
-    "apply_": "a leaf Variable that requires grad is being used",  # through a lazy stack
-    "load_state_dict": "Failed to update",  # into views of parameters
-    "memmap": "Cannot modify locked TensorDict",  # of a locked one
-    "memmap_": "Cannot build a memmap TensorDict in-place",
-}
-_PARAMS_KIND = re.compile(
-    r"^result(?:\.<members>\[\d+\]\[\d+\])*\.kind: peer 'TensorDictParams', tclass 'TensorDict'$"
-)
-_PARAMS_MEMBER_KEPT = re.compile(
-    r"^result\.<members>\[\d+\]\[\d+\]\.kind: peer 'TensorDict', tclass 'TensorDictParams'$"
-)
-_PARAMS_NESTED_LOCK = re.compile(r"^result(?:\['[^']*'\])+\.is_locked: peer True, tclass False$")
-_KEYS = re.compile(r"^result: keys: peer \[(.*)\], tclass \[(.*)\]$")
-# a nested entry that ``update`` wrote: a parameter, where the peer's is a plain tensor
-_PARAMS_NESTED_WRAPPED = re.compile(
-    r"^result(?:\['[^']*'\]){2,}: peer Tensor(\[[^\]]*\]\]), tclass Parameter\1$"
-)
-# what comes with a kept member: unlocked, as its own ``to`` gives (the peer's TensorDict
-# is locked as the member was), its leaves parameters (the peer's tensors)
-_PARAMS_MEMBER_UNLOCKED = re.compile(
-    r"^result(?:\['[^']*'\]|\.<members>\[\d+\]\[\d+\])*"
-    r"\.is_locked: peer True, tclass False$"
-)
-_PARAMS_MEMBER_LEAF = re.compile(r": peer Tensor(\[[^\]]*\]\]), tclass Parameter\1$")
-
-
-def _members_kept(lines: list[str]) -> bool:
-    """A lazy stack's ``to`` that keeps its TensorDictParams members: their kind, lock
-    and parameters."""
-    return any(_PARAMS_MEMBER_KEPT.match(line) for line in lines) and all(
-        _PARAMS_MEMBER_KEPT.match(line)
-        or _PARAMS_MEMBER_UNLOCKED.match(line)
-        or _PARAMS_MEMBER_LEAF.search(line)
-        for line in lines
-    )
-
-
-_LOCKED_LIKE = re.compile(r"^result(\['[^']*'\])*\.is_locked: peer False, tclass True$")
-
-
-def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """A program with a TensorDictParams: rows written at an index, ``apply_`` through a
-    lazy stack, ``load_state_dict`` into views of parameters and ``memmap`` of a locked
-    one, and its ``select`` (a ``KeyError`` for a key it lacks) and ``apply(fn,
-    inplace=True)``, work (the peer raises); ``set_`` of a missing nested key
-    creates it (the peer drops it); an op on one without tensors gives a TensorDict (the peer's a
-    TensorDictParams); ``to`` of a locked one unlocks its nested TensorDicts too, and
-    ``to`` of a lazy stack keeps its TensorDictParams members (the peer's are TensorDicts);
-    ``update`` of plain tensors makes nested entries parameters as top-level ones (the
-    peer's nested ones are plain tensors, no longer registered); ``torch.empty_like`` of a
-    locked one is locked as its ``zeros_like`` (the peer's alone unlocked: program 5,502,622)."""
-    if not any("TensorDictParams(" in line for line in finding.lines):
-        return False
-    locked = "Cannot modify locked" in str(peer.error)
-    if finding.kind == "family" and finding.step.op == "select" and locked:
-        return type(mine.error).__name__ == "KeyNotFoundError"  # a key it lacks (fz41b)
-    if finding.kind == "peer-raises":
-        if ".select(" in finding.step.src and locked:
-            return True  # the peer's lock check wraps select, which changes nothing
-        if finding.step.op == "apply" and "inplace=True" in finding.step.src and locked:
-            return True  # written in place, as into a locked TensorDict in both (fz41b)
-        text = _PARAMS_PEER_RAISES.get(finding.step.op)
-        return text is not None and text in str(peer.error)
-    if finding.kind != "result":
-        return False
-    if finding.step.op == "torch.empty_like":
-        return all(_LOCKED_LIKE.match(line) for line in finding.detail)
-    if finding.step.op == "update" and all(
-        _PARAMS_NESTED_WRAPPED.match(line) for line in finding.detail
-    ):
-        return True
-    if finding.step.op == "set_":
-        found = [_KEYS.match(line) for line in finding.detail]
-        return all(m is not None and m.group(2).startswith(m.group(1)) for m in found)
-    if re.search(r"\.(?:to|cpu)\(", finding.step.src) and type(mine.value).__name__ == (
-        "TensorDictParams"
-    ):
-        return all(_PARAMS_NESTED_LOCK.match(line) for line in finding.detail)
-    if re.search(r"\.to\(", finding.step.src) and _members_kept(finding.detail):
-        return True  # a lazy stack's ``to`` keeps its TensorDictParams members
-    return all(_PARAMS_KIND.match(line) for line in finding.detail) and not _holds_tensors(
-        mine.value
-    )
-
-
-def _holds_tensors(value: Any) -> bool:
-    """Whether the collection ``value`` (a lazy stack's members too) holds a tensor."""
-    for member in getattr(value, "tensordicts", None) or [value]:
-        for key in member.keys(True, True):
-            if isinstance(member.get(key), torch.Tensor):
-                return True
-    return False

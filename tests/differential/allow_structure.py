@@ -1,11 +1,10 @@
 """The rules of the deliberate differences (``allowlist.ENTRIES``), second part: lazy
 stacks and their members, locks, dims (their names in ``allow_names``), records, Python
-values over no elements or ragged, indices and state dicts (the shared helpers are in
-``allow_ops``)."""
+values over no elements or ragged, memory maps and state dicts (the shared helpers are in
+``allow_ops``; writes and indices in ``allow_writes``)."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -19,10 +18,12 @@ from .allow_ops import (
     _LOCK_LINE,
     _REDUCTIONS,
     _VALUES_DROPPED,
-    _about_values,
     _fewer_in_order,
     _keys_of,
     _tagged,
+)
+from .allow_ragged import (
+    _about_values,
 )
 
 if TYPE_CHECKING:
@@ -761,191 +762,6 @@ def _ragged_pad_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
         return False
     shown = re.compile(r"^result(\['[^']*'\])*\.(kind|batch_size|<members>): ")
     return all(shown.match(line) for line in finding.detail)
-
-
-# What the peer 0.15 says refusing to write a number into a Python value.
-_NUMBER_REFUSED = (
-    "update a leaf in-place with a shared tensordict",  # a memory-mapped collection's
-    "holds one value for all its elements",  # a value shared by the elements
-)
-
-
-def _number_written_around_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """``td[idx] = 1.5``: tclass writes the number into the tensors and leaves Python
-    values as they are, where the peer 0.15 writes it into them too (a tensor in a list
-    per element, with a FutureWarning), or refuses to on a memory-mapped collection; rows
-    written into a memory-mapped collection's Python values, which the peer refuses."""
-    if finding.kind == "peer-raises" and finding.step.op == "setitem":
-        if "update a leaf in-place with a shared tensordict" in str(peer.error):
-            return True
-    if "number" not in finding.step.tags:
-        return False
-    if finding.kind == "peer-raises":
-        return any(text in str(peer.error) for text in _NUMBER_REFUSED)
-    if finding.kind != "result":
-        return False
-    return all(
-        _about_values(line) or re.search(r": peer Tensor\[[^\]]*\]\], tclass py \(", line)
-        for line in finding.detail
-    )
-
-
-def _values_written_in_place(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """``load_state_dict`` / ``update_`` of a memory-mapped (or shared) collection: tclass
-    writes its Python values, where the peer fails on the first key that holds one; and
-    ``set_`` / ``update_`` of a number into a Python value, which the peer refuses."""
-    if finding.kind != "peer-raises":
-        return False
-    if "copy_ / update_ requires the source to be a NonTensorDataBase" in str(peer.error):
-        return finding.step.op in ("update_", "set_", "load_state_dict")
-    if type(peer.error).__name__ != "_InplaceWriteError":
-        return False
-    found = re.search(r"Failed to update '([^']+)'", str(peer.error))
-    if found is None or finding.step.op not in ("load_state_dict", "update_", "set_"):
-        return False
-    if not hasattr(mine.value, "get"):
-        return False
-    nested = [k for k in mine.value.keys(True) if isinstance(k, tuple) and k[-1] == found.group(1)]
-    value = mine.value.get(found.group(1), None)
-    if value is None and nested:  # a nested key's (the peer names its last part)
-        value = mine.value.get(nested[0])
-    if type(value).__name__ in ("NonTensorData", "NonTensorStack"):
-        return True
-    return (
-        value is not None
-        and not isinstance(value, torch.Tensor)
-        and not hasattr(value, "batch_size")
-    )
-
-
-def _dims_in_batch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """A dim outside the batch dims (``stack``, ``cat``, ``flatten``...), a lazy stack's
-    ``flatten`` with ``end_dim`` before ``start_dim``, an index out of range of a
-    collection without entries: tclass's ``DimError`` / ``ShapeError``, where the peer 0.15
-    uses the dim on the leaves (with a FutureWarning) or computes a batch size unchecked."""
-    if finding.kind not in ("tclass-raises", "family"):
-        return False
-    name, message = type(mine.error).__name__, str(mine.error)
-    if name == "ShapeError":
-        return finding.step.op == "flatten" and "comes after end_dim" in message
-    return name == "DimError" and (
-        "batch dim(s) (expected a value in" in message
-        or (
-            # x[i] = x[i].to_dict(), copy_at_ / update_at_ of x[i] at I[i], get_at too
-            finding.step.op in ("getitem", "setitem", "copy_at_", "update_at_", "get_at")
-            and (
-                "is out of range for the batch size" in message or "for a lazy stack of" in message
-            )
-        )
-    )
-
-
-def _too_many_indices(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """An index with more entries than batch dims anywhere in an indexing step (the value
-    written by ``x[i] = x[j, k]`` too): tclass's ``DimError``, where the peer indexes the
-    leaves' feature dims."""
-    if finding.kind not in ("tclass-raises", "family") or finding.step.family != "index":
-        return False
-    error = mine.error
-    return type(error).__name__ == "DimError" and str(error).startswith("too many indices")
-
-
-def _beyond_the_index(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """What tclass answers as torch does for a tensor of the batch size, where the peer
-    checks and refuses: an indexed write or ``set_`` of a value that broadcasts
-    (``td[...] = td[0]``), ``gather`` with an empty index, ``flatten`` without batch dims,
-    ``copy_at_`` (``fast=True``) at an advanced index or of a collection that is not a
-    TensorDict, written as ``update_at_`` writes (the peer's fast path refuses)."""
-    if finding.kind != "peer-raises":
-        return False
-    message = str(peer.error)
-    if finding.step.op == "gather":
-        return "Cannot use torch.gather with an empty index" in message
-    if finding.step.op == "flatten":  # (tclass raises for a start after the end elsewhere)
-        if "start_dim cannot come after end_dim" in message:
-            return True
-        return "Incompatible end_dim" in message and "shape torch.Size([])" in message
-    if finding.step.op == "set_":
-        return message.startswith("batch dimension mismatch")
-    if finding.step.op == "copy_at_":  # the peer's fast path, where it cannot copy fast
-        return "requires the optimized tensor-only copy path" in message
-    return finding.step.op == "setitem" and "which differs from the source batch size" in message
-
-
-# tclass's errors for a shape torch refuses or an in-place write the peer skips: the ops
-# they come from and a phrase of the message.
-_CHECKED_AS_TORCH = {
-    "ShapeError": (
-        ("split", "do not add up to the dim size"),
-        ("expand", "-1 is only allowed for existing dims"),
-        ("permute", "is not a permutation of the leading batch dims"),
-        ("rot90", "the two dims must differ"),
-    ),
-    "DimError": (("narrow", "do not fit"),),  # a batch dim, or a lazy stack's members
-    "BatchSizeError": (
-        ("set_", "cannot copy a value of shape"),
-        ("setitem", "without entries writes nothing"),
-    ),
-    "InPlaceWriteError": (
-        ("set_", "cannot be copied into"),
-        ("update_", "cannot be copied into"),
-        ("set_", "torch cannot make one of it"),  # a Python value into a file's dataset
-        # a tensor of a shape torch does not expand to a file's dataset (h5py writes into
-        # one with no elements, or drops a dim of size 1: programs 4,900,613 and 4,900,810
-        # of ``--families entries``, fz40c)
-        ("set_", r"does not broadcast to the rows written; give a tensor of their shape \(expand"),
-    ),
-    "BatchMismatchError": tuple(
-        (op, "does not start with the batch size")
-        for op in ("set", "setitem_key", "rename_key_", "update_")
-    ),
-}
-
-
-def _checked_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """What the README lists under "Shapes, names and in-place writes are checked as torch
-    checks a tensor": tclass's error where the peer computes a batch size torch refuses or
-    silently skips (or half-does) an in-place write."""
-    if finding.kind not in ("tclass-raises", "family"):
-        return False
-    rules = _CHECKED_AS_TORCH.get(type(mine.error).__name__, ())
-    message = str(mine.error)
-    return any(finding.step.op == op and re.search(phrase, message) for op, phrase in rules)
-
-
-_WRITE_SIZES = re.compile(
-    r"destination TensorDict batch size is (\[[\d, ]*\]), and the source's batch size "
-    r"(\[[\d, ]*\])|values of batch size (\[[\d, ]*\]) into the elements (\[[\d, ]*\])"
-)
-
-
-def _written_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """A collection written at an index whose batch size torch would not broadcast to the
-    selection's as a tensor's shape (``td[0] = td[1:1]``): tclass's error, where the peer
-    writes the one Python value (or nothing) it holds."""
-    if finding.kind != "tclass-raises" or finding.step.op != "setitem":
-        return False
-    found = _WRITE_SIZES.search(str(mine.error))
-    if found is None:
-        return False
-    dest, source = (found.group(1), found.group(2)) if found.group(1) else found.group(4, 3)
-    try:
-        torch.empty(json.loads(dest))[...] = torch.empty(json.loads(source))
-    except RuntimeError:
-        return True
-    return False
-
-
-def _absent_field_filled(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """A field that is ``None`` assigned on a locked record saved in a folder
-    (``saved.opt = t``): filled in tclass (written to the folder), refused by the peer's
-    lock. tclass refuses the assignment of a field already set, or on a record not saved."""
-    if finding.kind != "peer-raises" or finding.step.op not in ("setattr", "set"):
-        return False
-    saved = facts.memmap or any(
-        re.search(r"memmap|\.save\(|\.dumps\(", line) for line in finding.lines
-    )
-    return saved and "Cannot modify locked" in str(peer.error)
 
 
 def _loaded_is_memmap(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

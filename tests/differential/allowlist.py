@@ -80,9 +80,6 @@ from .allow_ops import (
     _names_read_live,
     _nested_batch_dims_kept,
     _new_entries_saved,
-    _padded_slots_per_element,
-    _padded_values,
-    _params_as_modules,
     _peer_fails_inside,
     _raised_by,
     _reflected_on_ragged,
@@ -95,6 +92,13 @@ from .allow_ops import (
     _values_kept,
     _values_not_merged,
     _written_back,
+)
+from .allow_params import (
+    _params_as_modules,
+)
+from .allow_ragged import (
+    _padded_slots_per_element,
+    _padded_values,
 )
 from .allow_records import (
     _consolidated_on_cpu,
@@ -118,12 +122,8 @@ from .allow_records import (
     _tolist_lists_fields,
 )
 from .allow_structure import (
-    _absent_field_filled,
-    _beyond_the_index,
-    _checked_as_torch,
     _contains_as_dense,
     _copy_unlocked,
-    _dims_in_batch,
     _empty_set_under_node,
     _empty_values_kept,
     _empty_values_rebuilt,
@@ -138,7 +138,6 @@ from .allow_structure import (
     _nested_names_kept,
     _no_members_taken,
     _nothing_mapped,
-    _number_written_around_values,
     _ragged_dim,
     _ragged_made_dense,
     _ragged_pad_kept,
@@ -148,10 +147,17 @@ from .allow_structure import (
     _shared_value_as_one,
     _state_dict_keys_skipped,
     _stays_lazy,
-    _too_many_indices,
     _values_shaped_as_torch,
-    _values_written_in_place,
     _write_into_locked_slices,
+)
+from .allow_writes import (
+    _absent_field_filled,
+    _beyond_the_index,
+    _checked_as_torch,
+    _dims_in_batch,
+    _number_written_around_values,
+    _too_many_indices,
+    _values_written_in_place,
     _written_as_torch,
 )
 from .open_findings import OPEN

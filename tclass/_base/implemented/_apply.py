@@ -17,8 +17,9 @@ import torch
 from typing_extensions import Self, Unpack
 
 from tclass._base._provided import ENGINE
-from tclass._base.implemented._collection import TensorCollection, unnamed
+from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._grad_writes import writes_as_set_
+from tclass._base.implemented._leaf_rules import unnamed
 from tclass._core import _batch, _names
 from tclass._core._jagged import leaf_shape
 from tclass._core._names import DimName

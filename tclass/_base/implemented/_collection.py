@@ -15,24 +15,30 @@ single call per value, whatever its kind.
 from __future__ import annotations
 
 import collections.abc
-import math
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import attrgetter, methodcaller
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
 
 import torch
 from typing_extensions import Self
 
 from tclass._base._provided import ENGINE
+from tclass._base.implemented._batch_facts import (
+    BatchFacts,
+    _check_batch_size_update,
+    check_replaced_keys,
+)
 from tclass._base.implemented._entry_views import EntryItems, EntryValues
-from tclass._core._batch import normalize_dim
+from tclass._base.implemented._key_walk import (
+    _has_key,
+    _sort_key,
+    _walk_keys,
+)
 from tclass._core._keys import unravel_key
 from tclass._core._names import Names
-from tclass._core._records import is_record, storage_of
+from tclass._core._records import storage_of
 from tclass.errors import (
-    BatchSizeError,
-    IndexTypeError,
     InvalidKeyError,
     KeyNotFoundError,
     LockedError,
@@ -47,11 +53,10 @@ __all__ = [
     "KeysView",
     "TensorCollection",
     "check_replaced_keys",
-    "is_leaf_nontensor",
 ]
 
 
-class TensorCollection:
+class TensorCollection(BatchFacts):
     """Base of every tensor collection. Subclasses implement the primitives below."""
 
     __slots__ = ()
@@ -415,82 +420,6 @@ class TensorCollection:
         """Moves or casts every entry; see TensorDict.to."""
         raise NotImplementedError
 
-    # --- shape facts ---------------------------------------------------------------------
-
-    @property
-    def shape(self) -> torch.Size:
-        """Same as ``batch_size``, so collections answer shape questions like tensors."""
-        return self.batch_size
-
-    @property
-    def batch_dims(self) -> int:
-        """The number of batch dims."""
-        return len(self.batch_size)
-
-    @property
-    def ndim(self) -> int:
-        """Same as ``batch_dims``."""
-        return len(self.batch_size)
-
-    def dim(self) -> int:
-        """Same as ``batch_dims``."""
-        return len(self.batch_size)
-
-    def ndimension(self) -> int:
-        """Same as ``batch_dims`` (torch's older name)."""
-        return len(self.batch_size)
-
-    @overload
-    def size(self, dim: None = None) -> torch.Size: ...
-    @overload
-    def size(self, dim: int) -> int: ...
-
-    def size(self, dim: int | None = None) -> torch.Size | int:
-        """The batch size, or the size of batch dim ``dim`` (negative counts from the
-        end), as ``tensor.size()``.
-
-        Raises:
-            DimError: (an ``IndexError``, as the peer raises) if ``dim`` is not a batch dim.
-        """
-        batch_size = self.batch_size
-        if dim is None:
-            return batch_size
-        return batch_size[normalize_dim(dim, len(batch_size), op="size")]
-
-    def numel(self) -> int:
-        """The number of elements in the batch: the product of the batch size, at least 1
-        (as the peer: a batch size of ``[]`` or ``[0]`` gives 1, unlike ``Tensor.numel``);
-        ``0 in td.batch_size`` tells an empty batch."""
-        return max(1, math.prod(self.batch_size))
-
-    def __len__(self) -> int:
-        """The size of the first batch dim, or 0 when there are no batch dims."""
-        batch_size = self.batch_size
-        return batch_size[0] if batch_size else 0
-
-    def __iter__(self) -> Iterator[Self]:
-        """Iterates over the first batch dim, like a tensor does over its first dim."""
-        if not self.batch_size:
-            msg = (
-                f"iteration over a 0-d tensordict: this {type(self).__name__} has no batch "
-                "dims (batch_size []); iterate over keys(), values() or items() instead, or "
-                "give it a batch size"
-            )
-            raise IndexTypeError(msg)
-        return iter(self.unbind(0))
-
-    def unbind(self, dim: int = 0) -> tuple[Self, ...]:
-        raise NotImplementedError
-
-    def __bool__(self) -> NoReturn:
-        kind = "tensorclass" if is_record(self) else "tensordict"  # the peer's words
-        msg = (
-            f"Converting a {kind} to boolean value is not permitted: the truth value of a "
-            f"{type(self).__name__} is ambiguous. Use (a == b).all() or .any() to compare, "
-            "is_empty() to test for entries, or len(td.keys())"
-        )
-        raise UnsupportedError(msg)
-
     # --- keys ----------------------------------------------------------------------------
 
     def keys(
@@ -749,78 +678,6 @@ def _is_default_leaf(cls: type) -> bool:
     return cls._is_leaf_node and not cls._is_value_node
 
 
-def is_leaf_nontensor(cls: type) -> bool:
-    """An ``is_leaf`` for ``keys``/``items``/``values`` that makes Python values
-    (``NonTensorData``, ``NonTensorStack``) leaves along with tensors; collections and
-    other types are not leaves."""
-    if issubclass(cls, TensorCollection):
-        return cls._is_leaf_node
-    return issubclass(cls, torch.Tensor)
-
-
-def _walk_keys(
-    collection: TensorCollection,
-    prefix: tuple[str, ...],
-    include_nested: bool,
-    leaves_only: bool,
-    is_leaf: Callable[[type], bool],
-) -> Iterator[tuple[str, ...]]:
-    """The key paths, a nested collection's keys before its own (the peer's order),
-    found without reading any leaf."""
-    for key in collection._key_names():
-        path = prefix + (key,)
-        kind = collection._child_type(key)
-        if kind is None:
-            if not leaves_only or is_leaf(torch.Tensor):
-                yield path
-            continue
-        if include_nested and not kind._is_leaf_node:
-            child = cast(TensorCollection, collection._child(key))
-            yield from _walk_keys(child, path, include_nested, leaves_only, is_leaf)
-        if not leaves_only or is_leaf(kind):
-            yield path
-
-
-def _sort_key(key: str | tuple[str, ...]) -> tuple[str, ...]:
-    return (key,) if type(key) is str else key  # type: ignore[return-value]
-
-
-_C = TypeVar("_C")
-_Tensor = torch.Tensor
-
-
-def unnamed(result: _C, other: object) -> _C:
-    """The result of comparing with ``other``: as the peer gives it, without dim names
-    (nested ones included) unless ``other`` is a tensor with dims (lined up with the batch
-    dims); anything else (``NotImplemented``) as it is."""
-    if not isinstance(result, TensorCollection) or (
-        not isinstance(other, TensorCollection) and isinstance(other, torch.Tensor) and other.ndim
-    ):
-        return result
-    if storage_of(result)._is_lazy or result._dim_names is not None:
-        result._rename_all(None)  # (a lazy stack's entries, ragged ones too, are not read)
-        return result
-    for value in result._entries().values():
-        if value.__class__ is not _Tensor and (
-            isinstance(value, TensorCollection) and not value._is_leaf_node
-        ):  # a nested collection may hold names (else none anywhere: nothing to drop)
-            result._rename_all(None)
-            break
-    return result
-
-
-def _has_key(collection: TensorCollection, key: str | tuple[str, ...]) -> bool:
-    """Whether ``key`` names an entry, found without reading any leaf."""
-    if type(key) is str:
-        return collection._has_entry(key)
-    node: TensorCollection | None = collection
-    for part in key[:-1]:
-        if node is None or not node._has_entry(part):
-            return False
-        node = node._child(part)
-    return node is not None and node._has_entry(key[-1])
-
-
 _Key = str | tuple[str, ...]  # a key as keys() gives it
 
 
@@ -896,46 +753,6 @@ class KeysView(collections.abc.KeysView[_Key]):
             f"_TensorDictKeysView({list(self)!r},\n    include_nested={self._include_nested},"
             f"\n    leaves_only={self._leaves_only})"
         )
-
-
-def _check_batch_size_update(
-    node: TensorCollection,
-    source: TensorCollection,
-    update_batch_size: bool,
-    inplace: bool,
-    keys_to_update: Sequence[Any] | None,
-) -> None:
-    """``update`` from a source whose batch size contradicts ``node``'s: only with
-    ``update_batch_size``, and then not in place, for some keys or under a lock (as the
-    peer)."""
-    sizes = f"the source's batch size {list(source.batch_size)} and {list(node.batch_size)}"
-    if not update_batch_size:
-        msg = f"update: {sizes} differ; pass update_batch_size=True to take the source's"
-        raise BatchSizeError(msg)
-    if inplace or keys_to_update is not None:
-        what = "inplace=True" if inplace else "keys_to_update"
-        msg = (
-            f"update(update_batch_size=True): {sizes} differ, which replaces every entry; "
-            f"that cannot be done with {what}"
-        )
-        raise BatchSizeError(msg)
-    if node.is_locked:
-        msg = f"update(update_batch_size=True): {sizes} differ, and the collection is locked"
-        raise LockedError(msg)
-
-
-def check_replaced_keys(node: TensorCollection, source: TensorCollection) -> None:
-    """``update(update_batch_size=True)`` that changes ``node``'s batch size replaces
-    every entry of it: each must be in ``source``."""
-    missing = [key for key in node.keys() if key not in source.keys()]
-    if missing:
-        msg = (
-            f"update(update_batch_size=True): the source's batch size "
-            f"{list(source.batch_size)} differs from {list(node.batch_size)} and these keys "
-            f"are not in the source: {missing}; every entry must be replaced to change the "
-            "batch size"
-        )
-        raise BatchSizeError(msg)
 
 
 def _take_nested_batch_size(mine: Any, theirs: Any) -> bool:

@@ -13,25 +13,38 @@ from __future__ import annotations
 
 import copy
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeGuard, cast
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
 import torch
 from typing_extensions import Self, Unpack
 
 from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._entry_walk import (
+    _as_numpy,
+    _byte_parts,
+    _common_device,
+    _constant,
+    _depth,
+    _element_dict,
+    _fit_empty,
+    _is_node,
+    _leaf_paths,
+    _nested_empty_size,
+    _pairs,
+    _ragged_rows,
+    written_paths,
+)
 from tclass._base.implemented._grad_writes import refuse_grad_leaf_writes
 from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device
-from tclass._core._linked_list import LinkedList, link_nested, only_none
+from tclass._core._linked_list import link_nested, only_none
 from tclass._core._names import DimName
 from tclass._core._records import is_record, storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import (
     ArgumentError,
-    BatchSizeError,
     DimError,
-    HeterogeneousEntryError,
     KeyConflictError,
     LockedError,
     ShapeError,
@@ -60,28 +73,6 @@ class EntryWrites(dict[str, Any]):
     """Entries written at an index as they are (``holder[index] = EntryWrites(...)``):
     each value broadcast into its entry, where a plain dict is first read as the
     constructor reads it at the indexed batch size (a number a 0-dim tensor)."""
-
-
-def _fit_empty(node: TensorDictBase, batch_size: torch.Size) -> None:
-    """Gives ``node``, a nested collection without a leaf, and the collections below it
-    ``batch_size``: it holds nothing to constrain its parent's batch size, and takes it
-    where its own does not start with it (the peer's ``auto_batch_size_`` grows it to its
-    parent's when it starts that, and leaves it as it is otherwise, a nested batch size
-    that does not fit its parent's)."""
-    for _, value in node._items():
-        if _is_node(value):
-            _fit_empty(value, batch_size)
-    if node.batch_size != batch_size:
-        node.batch_size = batch_size  # type: ignore[misc]
-
-
-def _is_node(value: object) -> TypeGuard[TensorDictBase]:
-    """A nested collection that holds entries (not a Python value)."""
-    return isinstance(value, TensorCollection) and not value._is_leaf_node
-
-
-def _is_leaf(value: object) -> bool:
-    return not isinstance(value, TensorCollection) or value._is_leaf_node
 
 
 class NewOptions(TypedDict, total=False):
@@ -768,165 +759,3 @@ class EntryOps(TensorCollection):
         if not convert_nodes:
             return self
         return _element_dict(self, convert_tensors, tolist_first)
-
-
-def _ragged_rows(collection: Any) -> tuple[Any, ...]:
-    """The rows of a collection whose first batch dim is ragged (``-1``: a row of a
-    densified ragged lazy stack), sized by its entries, which agree on it.
-
-    Raises:
-        HeterogeneousEntryError: the entries do not tell one size.
-    """
-    sizes = {
-        value.shape[0] if isinstance(value, torch.Tensor) else value.batch_size[0]
-        for _, value in collection._items()
-    }
-    if len(sizes) != 1 or -1 in sizes:
-        msg = (
-            f"tolist: dim 0 of this collection (batch size {list(collection.batch_size)}) is "
-            "ragged and its entries do not tell one size along it; list the members of the "
-            "lazy stack it comes from instead"
-        )
-        raise HeterogeneousEntryError(msg)
-    resized = collection.clone(recurse=False)
-    resized.batch_size = torch.Size([sizes.pop(), *collection.batch_size[1:]])
-    return resized.unbind(0)  # type: ignore[no-any-return]
-
-
-def _leaf_paths(
-    collection: TensorCollection, prefix: tuple[str, ...], is_leaf: Callable[[type], bool] | None
-) -> Iterator[tuple[tuple[str, ...], Any]]:
-    for key, value in collection._items():
-        path = prefix + (key,)
-        if _is_node(value) and (is_leaf is None or not is_leaf(type(value))):
-            yield from _leaf_paths(value, path, is_leaf)
-        else:
-            yield path, value
-
-
-def _pairs(
-    source: Mapping[Any, Any] | TensorCollection | None,
-    extra: Mapping[str, Any],
-    prefix: tuple[str, ...],
-    whole_lazy: bool = False,
-) -> Iterator[tuple[tuple[str, ...], Any]]:
-    """The (full key, value) pairs to write: nested mappings walked to their leaves
-    (with ``whole_lazy``, a lazy stack is a value: its members may differ in shape)."""
-    items: list[tuple[Any, Any]] = []
-    if isinstance(source, TensorCollection):
-        items.extend(source._items())
-    elif source is not None:
-        items.extend(source.items())
-    items.extend(extra.items())
-    for key, value in items:
-        path = prefix + _keys.key_path(key)
-        if whole_lazy and isinstance(value, TensorCollection) and value._is_lazy:
-            yield path, value
-        elif isinstance(value, Mapping) or _is_node(value):
-            yield from _pairs(value, {}, path, whole_lazy)
-        else:
-            yield path, value
-
-
-def _depth(collection: TensorCollection) -> int:
-    """The deepest nesting of a leaf below ``collection``; -1 when it holds no leaf."""
-    deepest = -1
-    for _, value in collection._items():
-        if not _is_node(value):
-            deepest = max(deepest, 0)
-        else:
-            below = _depth(value)
-            if below >= 0:
-                deepest = max(deepest, below + 1)
-    return deepest
-
-
-def _common_device(collection: TensorCollection) -> torch.device | None:
-    devices = {tensor.device for tensor in collection._tensor_leaves()}
-    return devices.pop() if len(devices) == 1 else None
-
-
-def _constant(value: Any) -> Callable[[str], Any]:
-    return lambda key: value
-
-
-def _element_dict(
-    collection: TensorCollection,
-    convert: bool | Literal["numpy"],
-    tolist_first: bool = False,
-) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in collection._items():
-        if isinstance(value, TensorCollection):
-            if value._is_value_node:  # one value as itself, a stack's as lists (the peer)
-                read = value._read()
-                out[key] = value.tolist() if isinstance(read, LinkedList) else read
-            elif value._is_leaf_node:
-                out[key] = _converted(value._payload(), convert)  # type: ignore[attr-defined]
-            elif tolist_first and value.batch_size:
-                out[key] = value.tolist(convert_tensors=convert, tolist_first=True)
-            else:
-                out[key] = _element_dict(value, convert)
-        else:
-            out[key] = _converted(value, convert)
-    for name in collection._absent_fields():
-        out[name] = None
-    return out
-
-
-def _converted(tensor: torch.Tensor, convert: bool | str) -> Any:
-    if convert == "numpy":
-        return tensor.detach().cpu().numpy()
-    if convert:
-        return tensor.tolist()
-    return tensor
-
-
-def _byte_parts(tensor: torch.Tensor) -> list[torch.Tensor]:
-    """The tensors whose memory ``tensor`` holds, for ``bytes()``: a jagged nested
-    tensor's parts (its values, offsets and any lengths), and a leaf's gradient."""
-    if tensor.is_nested and tensor.layout is torch.jagged:
-        jagged: Any = tensor  # torch's NestedTensor subclass: offsets() and lengths()
-        parts = [jagged.values(), jagged.offsets()]
-        lengths = jagged.lengths()
-        return parts if lengths is None else [*parts, lengths]
-    if tensor.is_leaf and tensor.requires_grad and tensor.grad is not None:
-        return [tensor, tensor.grad]
-    return [tensor]
-
-
-def _nested_empty_size(key: str, nested: torch.Size, size: torch.Size) -> torch.Size | None:
-    """The batch size of a nested collection in ``empty(recurse=True, batch_size=size)``,
-    as the peer gives it: its own if it starts with ``size``, ``size`` if ``size`` starts
-    with it (``None``: kept).
-
-    Raises:
-        BatchSizeError: (a ``RuntimeError``, as the peer's) neither starts with the other.
-    """
-    if nested[: len(size)] == size:
-        return None
-    if size[: len(nested)] == nested:
-        return size
-    msg = (
-        f"empty(recurse=True) cannot give the batch size {list(size)} to the entry {key!r}, "
-        f"whose batch size {list(nested)} does not start with it; give a batch size that "
-        "starts with or extends every nested collection's, or use recurse=False"
-    )
-    raise BatchSizeError(msg)
-
-
-def _as_numpy(tensor: torch.Tensor) -> Any:
-    if tensor.is_nested:
-        return tuple(part.numpy() for part in tensor.unbind())
-    return tensor.numpy()
-
-
-def written_paths(pairs: Iterable[tuple[tuple[str, ...], Any]]) -> Iterator[tuple[str, ...]]:
-    """The key paths of the tensors ``update_`` writes from ``pairs``: a tensor's path,
-    and each leaf under a collection's (a lazy one, written member by member)."""
-    for path, value in pairs:
-        if isinstance(value, torch.Tensor):
-            yield path
-        elif isinstance(value, TensorCollection) and not value._is_leaf_node:
-            for key in storage_of(value).keys(True, True):
-                yield path + _keys.key_path(key)

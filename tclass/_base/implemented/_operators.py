@@ -19,7 +19,8 @@ from typing import Any
 import torch
 from typing_extensions import Self
 
-from tclass._base.implemented._collection import TensorCollection, unnamed
+from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._leaf_rules import unnamed
 from tclass._base.implemented._leaf_walk import as_scalar, without_empty
 from tclass._base.implemented._math import MathOps, Operand, bool_exponent
 

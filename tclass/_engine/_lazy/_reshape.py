@@ -21,7 +21,7 @@ from tclass._core._batch import format_shape
 from tclass._core._options import OPTIONS
 from tclass._core._records import storage_of
 from tclass._core._shape_op import ShapeOp
-from tclass._engine._lazy._ops import LazyStackOps
+from tclass._engine._lazy._member_entries import LazyMemberEntries
 from tclass._engine._lazy._parts import check_regular, stacked_size
 from tclass._engine._lazy._roll import roll_in_place
 from tclass.errors import DimError, HeterogeneousEntryError, ShapeError
@@ -29,7 +29,7 @@ from tclass.errors import DimError, HeterogeneousEntryError, ShapeError
 __all__ = ["LazyReshapeOps"]
 
 
-class LazyReshapeOps(LazyStackOps):
+class LazyReshapeOps(LazyMemberEntries):
     """The reshaping and reordering half of ``LazyStackedTensorDict``'s member-wise ops."""
 
     __slots__ = ()

@@ -42,11 +42,6 @@ from tclass._base._inline import inline_inherited
 from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
-from tclass._base.implemented._entry_ops import written_paths
-from tclass._base.implemented._grad_writes import (
-    refuse_grad_leaf_writes,
-    refuse_grad_member_sets,
-)
 from tclass._core import _batch, _keys
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._core._device import DeviceLike, as_device
@@ -54,7 +49,6 @@ from tclass._core._keys import BatchIndex
 from tclass._core._names import DimName
 from tclass._core._records import storage_of
 from tclass._core._safe_globals import allow_unpickling, checked_class
-from tclass._engine._lazy._devices import LazyDevices
 from tclass._engine._lazy._entries import (
     StackedEntries,
     lacks,
@@ -72,14 +66,13 @@ from tclass._engine._lazy._parts import (
     common_keys,
     dense_members,
     empty_layout,
-    nested_to_update,
     padded_stack,
     remove_dim,
-    split_operand,
     stack_entries,
     stacked_size,
     summary_of,
 )
+from tclass._engine._lazy._writes import _LOCKED_MSG, _MISSING, LazyWrites
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._ops import stack
 from tclass._engine._repr import compact_repr
@@ -89,10 +82,8 @@ from tclass.errors import (
     BatchSizeError,
     DimError,
     HeterogeneousEntryError,
-    InPlaceWriteError,
     InvalidKeyError,
     KeyNotFoundError,
-    KeyThroughTensorError,
     LockedError,
     MemberKeyError,
     PickleRefusedError,
@@ -108,17 +99,11 @@ __all__ = ["LazyStackedTensorDict"]
 
 C = TypeVar("C", bound=TensorDictBase)
 
-_MISSING: Any = object()
 _NO_DEFAULT: Any = object()
 _new_instance = object.__new__
-_LOCKED_MSG = (
-    "Cannot modify locked LazyStackedTensorDict: cannot {action} a locked collection. "
-    "Unlock it first (lazy.unlock_()), or "
-    "write data in place with set_() or lazy[index] = value"
-)
 
 
-class LazyStackedTensorDict(LazyLocking, LazyDevices):
+class LazyStackedTensorDict(LazyLocking, LazyWrites):
     """A stack of collections that may differ in entry shapes and keys, kept lazily.
 
     Args:
@@ -622,67 +607,13 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
     def _index(self, index: Any) -> Any:
         return index_lazy(self, index)
 
-    # --- writing -------------------------------------------------------------------------
-
-    def set(
-        self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
-    ) -> Self:
-        """Sets ``key`` in every member: ``value`` (a tensor or collection whose leading
-        dims are this batch size, a dict, or a Python value node) is split along the
-        stack dim, member ``i`` receiving part ``i``.
-
-        Raises:
-            LockedError: if the stack is locked (and the write is not in place).
-            BatchMismatchError: if ``value``'s leading dims are not the batch size.
-        """
-        if not inplace and self._lock_state() and not self._can_fill(key):
-            self._check_not_through_tensor(key)  # (as a TensorDict checks first)
-            raise LockedError(_LOCKED_MSG.format(action=f"set {key!r} in"))
-        parts = split_operand(value, self, key)
-        for member, part in zip(self._members, parts):
-            member.set(key, part, inplace=inplace)
-        return self
-
-    def _check_not_through_tensor(self, key: Any) -> None:
-        """Raises KeyThroughTensorError if ``key`` leads through a tensor entry."""
-        path = _keys.key_path(_keys.unravel_key(key))
-        node: Any = self
-        for depth, part in enumerate(path[:-1]):
-            try:
-                node = node.get(part, _MISSING)
-            except HeterogeneousEntryError:  # (members that differ: their own checks)
-                return
-            if not isinstance(node, (TensorCollection, torch.Tensor)):
-                return
-            if isinstance(node, torch.Tensor):
-                msg = (
-                    f"cannot set {path!r}: the entry {path[: depth + 1]!r} is a tensor, "
-                    "not a collection; delete it first"
-                )
-                raise KeyThroughTensorError(msg)
-
-    def set_non_tensor(self, key: Any, value: Any) -> Self:
-        """Stores the Python value ``value`` under ``key`` in every member, over its
-        batch, as the peer; returns ``self``.
-
-        Raises:
-            LockedError: if the stack is locked.
-        """
-        if self._lock_state() and not self._can_fill(key):
-            raise LockedError(_LOCKED_MSG.format(action=f"set {key!r} in"))
-        for member in self._members:
-            member.set_non_tensor(key, value)
-        return self
-
-    def _store_entry(self, key: str, value: Value, blank: bool = False) -> Value:
-        """Stores a checked ``value`` under ``key``: each member its part."""
-        self._tensors[key] = value
-        return value
-
-    def _remove_entry(self, key: str) -> Value:
-        """Removes the entry ``key`` from every member; returns its stacked value."""
-        removed: Value = self._tensors.pop(key)
-        return removed
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """``lazy["key"] = v`` sets ``key`` in every member; ``lazy[idx] = v`` writes ``v``
+        into the indexed elements of the members, in place."""
+        if type(index) is str or (type(index) is tuple and _keys.is_key_tuple(index)):
+            self.set(index, value)
+            return
+        write_lazy(self, index, value)
 
     def _can_fill(self, key: object) -> bool:
         """Whether a locked stack may still take ``key``: every member is a TensorDict
@@ -696,152 +627,6 @@ class LazyStackedTensorDict(LazyLocking, LazyDevices):
                 for m in members
             )
         )
-
-    def set_(self, key: Any, value: Any, *, non_blocking: bool = False) -> Self:
-        """Copies ``value`` into the existing entry ``key`` of every member, in place (a
-        missing key is refused first, as the peer)."""
-        if key not in self:
-            self._check_set_(_keys.unravel_key(key), value)
-        elif isinstance(value, Mapping) or (
-            isinstance(value, TensorCollection) and not value._is_value_node
-        ):
-            if issubclass(self.entry_class(key), torch.Tensor):  # (as a TensorDict's set_)
-                msg = (
-                    f"set_: a {type(value).__name__} cannot be copied into the tensor {key!r} "
-                    "(an in-place write keeps the entry's kind: use set() to replace it)"
-                )
-                raise InPlaceWriteError(msg)
-        parts = split_operand(value, self, key)
-        refuse_grad_member_sets(self._members, key, parts)  # before any member is written
-        for member, part in zip(self._members, parts):
-            member.set_(key, part)
-        return self
-
-    def __setitem__(self, index: Any, value: Any) -> None:
-        """``lazy["key"] = v`` sets ``key`` in every member; ``lazy[idx] = v`` writes ``v``
-        into the indexed elements of the members, in place."""
-        if type(index) is str or (type(index) is tuple and _keys.is_key_tuple(index)):
-            self.set(index, value)
-            return
-        write_lazy(self, index, value)
-
-    def _update_entries(
-        self,
-        source: Mapping[Any, Any] | TensorCollection,
-        clone: bool,
-        inplace: bool,
-        keys_to_update: Sequence[Any] | None,
-        is_leaf: Callable[[type], bool] | None,
-    ) -> Self:
-        """Updates every member with its part of ``source`` (a collection whose batch size
-        starts with this one, split along the stack dim, or a mapping as :meth:`set` takes)."""
-        if not inplace and self._lock_state() and not len(source.keys()):
-            raise LockedError(_LOCKED_MSG.format(action="update"))  # as the peer
-        n = len(self._batch_size)
-        if isinstance(source, TensorCollection) and source.batch_size[:n] == self._batch_size:
-            parts = source.unbind(self._stack_dim)
-            for member, part in zip(self._members, parts):
-                member.update(part, clone, inplace, keys_to_update=keys_to_update, is_leaf=is_leaf)
-            return self
-        pairs = source._items() if isinstance(source, TensorCollection) else source.items()
-        allowed = None if keys_to_update is None else {_keys.unravel_key(k) for k in keys_to_update}
-        for key, value in pairs:
-            if allowed is not None and _keys.unravel_key(key) not in allowed:
-                continue
-            nested = nested_to_update(self, key, value, is_leaf)
-            if nested is not None:  # merged key by key, as a TensorDict's update merges
-                nested._update_entries(cast(Any, value), clone, inplace, None, is_leaf)
-                continue
-            if clone and isinstance(value, (torch.Tensor, TensorDictBase)):
-                value = value.clone()
-            self.set(key, value, inplace=inplace)
-        return self
-
-    def update_(
-        self,
-        input_dict_or_td: Mapping[Any, Any] | TensorCollection | None = None,
-        clone: bool = False,
-        *,
-        non_blocking: bool = False,
-        keys_to_update: Sequence[Any] | None = None,
-        **kwargs: Any,
-    ) -> Self:
-        """Copies ``input_dict_or_td`` into the existing entries in place: member by
-        member when it is a collection of this batch size (split along the stack dim, so
-        members of different shapes or lengths work), else as every collection does."""
-        source = input_dict_or_td
-        if isinstance(source, TensorCollection) and source.batch_size == self._batch_size:
-            # every member's targets checked before the first member is written
-            refuse_grad_leaf_writes(self, written_paths([((), source)]), keys_to_update)
-            parts = source.unbind(self._stack_dim)  # (set_'s rule, when set_ writes it)
-            refuse_grad_member_sets(self._members, (), parts, keys_to_update)
-            for member, part in zip(self._members, parts):
-                member.update_(
-                    part, clone, non_blocking=non_blocking, keys_to_update=keys_to_update
-                )
-            if not kwargs:
-                return self
-            source = None
-        return super().update_(
-            source, clone, non_blocking=non_blocking, keys_to_update=keys_to_update, **kwargs
-        )
-
-    def pop(self, key: Any, default: Any = _MISSING) -> Any:
-        """Removes ``key`` from every member and returns its stacked value (or
-        ``default`` when no member has it)."""
-        value = self.get(key, _MISSING)
-        if value is _MISSING:
-            if default is _MISSING:
-                raise self._absent(key, popping=True)
-            return default
-        self.del_(key)
-        return value
-
-    def del_(self, key: Any) -> Self:
-        """Removes ``key`` from every member, unread (it need not have one dense value);
-        a locked stack refuses before the key is looked up, as the peer."""
-        if self._lock_state():
-            raise LockedError(_LOCKED_MSG.format(action=f"remove {key!r} from"))
-        if key not in self:
-            raise self._absent(key)
-        for member in self._distinct_members():  # a member twice (cat) loses it once
-            member.del_(key)
-        return self
-
-    def __delitem__(self, key: Any) -> None:
-        self.del_(key)
-
-    def rename_key_(self, old_key: Any, new_key: Any, safe: bool = False) -> Self:
-        """Renames ``old_key`` in every member."""
-        for member in self._distinct_members():
-            member.rename_key_(old_key, new_key, safe=safe)
-        return self
-
-    def select(
-        self, *keys: Any, inplace: bool = False, strict: bool = True, as_tensordict: bool = False
-    ) -> Self:
-        """Keeps only ``keys`` in every member (a new lazy stack unless ``inplace``;
-        in place, all or nothing: every member is checked first)."""
-        if inplace:
-            self._check_removable("select")
-        members = [member.select(*keys, inplace=inplace, strict=strict) for member in self._members]
-        return self if inplace else self._restacked(members)
-
-    def exclude(self, *keys: Any, inplace: bool = False) -> Self:
-        """Drops ``keys`` from every member (a new lazy stack unless ``inplace``; in
-        place, all or nothing: every member is checked first)."""
-        if inplace:
-            self._check_removable("exclude", keys)
-        members = [member.exclude(*keys, inplace=inplace) for member in self._members]
-        return self if inplace else self._restacked(members)
-
-    def _check_removable(self, method: str, paths: Sequence[Any] | None = None) -> None:
-        for member in self._members:
-            storage_of(member)._check_removable(method, paths)
-
-    def _drop_paths(self, paths: Sequence[Any]) -> None:
-        self._check_removable("separates", paths)
-        self.exclude(*paths, inplace=True)
 
     # --- saving ---------------------------------------------------------------------------
 

@@ -1,0 +1,47 @@
+"""Rules on collection values that other method groups apply: ``is_leaf_nontensor`` (an
+``is_leaf`` for ``keys`` / ``items`` / ``values`` that counts Python values as leaves)
+and ``unnamed`` (the dim names a comparison's result keeps)."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+import torch
+
+from tclass._base.implemented._collection import TensorCollection
+from tclass._core._records import storage_of
+
+__all__ = ["is_leaf_nontensor", "unnamed"]
+
+
+def is_leaf_nontensor(cls: type) -> bool:
+    """An ``is_leaf`` for ``keys``/``items``/``values`` that makes Python values
+    (``NonTensorData``, ``NonTensorStack``) leaves along with tensors; collections and
+    other types are not leaves."""
+    if issubclass(cls, TensorCollection):
+        return cls._is_leaf_node
+    return issubclass(cls, torch.Tensor)
+
+
+_C = TypeVar("_C")
+_Tensor = torch.Tensor
+
+
+def unnamed(result: _C, other: object) -> _C:
+    """The result of comparing with ``other``: as the peer gives it, without dim names
+    (nested ones included) unless ``other`` is a tensor with dims (lined up with the batch
+    dims); anything else (``NotImplemented``) as it is."""
+    if not isinstance(result, TensorCollection) or (
+        not isinstance(other, TensorCollection) and isinstance(other, torch.Tensor) and other.ndim
+    ):
+        return result
+    if storage_of(result)._is_lazy or result._dim_names is not None:
+        result._rename_all(None)  # (a lazy stack's entries, ragged ones too, are not read)
+        return result
+    for value in result._entries().values():
+        if value.__class__ is not _Tensor and (
+            isinstance(value, TensorCollection) and not value._is_leaf_node
+        ):  # a nested collection may hold names (else none anywhere: nothing to drop)
+            result._rename_all(None)
+            break
+    return result

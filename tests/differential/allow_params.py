@@ -1,0 +1,126 @@
+"""The rules of the deliberate differences (``allowlist.ENTRIES``) about
+``TensorDictParams``: what the peer raises where a TensorDictParams writes its data as
+every other in-place write does, and the members and nested entries it keeps as
+parameters (README: "`TensorDictParams` registers what it holds")."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+if TYPE_CHECKING:
+    from .engine import Finding
+    from .world import Facts
+
+# What the peer raises where a TensorDictParams writes its data as every other in-place
+# write does (README: "`TensorDictParams` registers what it holds"), by op.
+_PARAMS_PEER_RAISES = {
+    "setitem": "leaf Variable that requires grad is being used",  # params[0] = rows
+    "apply_": "a leaf Variable that requires grad is being used",  # through a lazy stack
+    "load_state_dict": "Failed to update",  # into views of parameters
+    "memmap": "Cannot modify locked TensorDict",  # of a locked one
+    "memmap_": "Cannot build a memmap TensorDict in-place",
+}
+
+
+_PARAMS_KIND = re.compile(
+    r"^result(?:\.<members>\[\d+\]\[\d+\])*\.kind: peer 'TensorDictParams', tclass 'TensorDict'$"
+)
+
+
+_PARAMS_MEMBER_KEPT = re.compile(
+    r"^result\.<members>\[\d+\]\[\d+\]\.kind: peer 'TensorDict', tclass 'TensorDictParams'$"
+)
+
+
+_PARAMS_NESTED_LOCK = re.compile(r"^result(?:\['[^']*'\])+\.is_locked: peer True, tclass False$")
+
+
+_KEYS = re.compile(r"^result: keys: peer \[(.*)\], tclass \[(.*)\]$")
+
+
+# a nested entry that ``update`` wrote: a parameter, where the peer's is a plain tensor
+_PARAMS_NESTED_WRAPPED = re.compile(
+    r"^result(?:\['[^']*'\]){2,}: peer Tensor(\[[^\]]*\]\]), tclass Parameter\1$"
+)
+
+
+# what comes with a kept member: unlocked, as its own ``to`` gives (the peer's TensorDict
+# is locked as the member was), its leaves parameters (the peer's tensors)
+_PARAMS_MEMBER_UNLOCKED = re.compile(
+    r"^result(?:\['[^']*'\]|\.<members>\[\d+\]\[\d+\])*"
+    r"\.is_locked: peer True, tclass False$"
+)
+
+
+_PARAMS_MEMBER_LEAF = re.compile(r": peer Tensor(\[[^\]]*\]\]), tclass Parameter\1$")
+
+
+def _members_kept(lines: list[str]) -> bool:
+    """A lazy stack's ``to`` that keeps its TensorDictParams members: their kind, lock
+    and parameters."""
+    return any(_PARAMS_MEMBER_KEPT.match(line) for line in lines) and all(
+        _PARAMS_MEMBER_KEPT.match(line)
+        or _PARAMS_MEMBER_UNLOCKED.match(line)
+        or _PARAMS_MEMBER_LEAF.search(line)
+        for line in lines
+    )
+
+
+_LOCKED_LIKE = re.compile(r"^result(\['[^']*'\])*\.is_locked: peer False, tclass True$")
+
+
+def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A program with a TensorDictParams: rows written at an index, ``apply_`` through a
+    lazy stack, ``load_state_dict`` into views of parameters and ``memmap`` of a locked
+    one, and its ``select`` (a ``KeyError`` for a key it lacks) and ``apply(fn,
+    inplace=True)``, work (the peer raises); ``set_`` of a missing nested key
+    creates it (the peer drops it); an op on one without tensors gives a TensorDict (the peer's a
+    TensorDictParams); ``to`` of a locked one unlocks its nested TensorDicts too, and
+    ``to`` of a lazy stack keeps its TensorDictParams members (the peer's are TensorDicts);
+    ``update`` of plain tensors makes nested entries parameters as top-level ones (the
+    peer's nested ones are plain tensors, no longer registered); ``torch.empty_like`` of a
+    locked one is locked as its ``zeros_like`` (the peer's alone unlocked: program 5,502,622)."""
+    if not any("TensorDictParams(" in line for line in finding.lines):
+        return False
+    locked = "Cannot modify locked" in str(peer.error)
+    if finding.kind == "family" and finding.step.op == "select" and locked:
+        return type(mine.error).__name__ == "KeyNotFoundError"  # a key it lacks (fz41b)
+    if finding.kind == "peer-raises":
+        if ".select(" in finding.step.src and locked:
+            return True  # the peer's lock check wraps select, which changes nothing
+        if finding.step.op == "apply" and "inplace=True" in finding.step.src and locked:
+            return True  # written in place, as into a locked TensorDict in both (fz41b)
+        text = _PARAMS_PEER_RAISES.get(finding.step.op)
+        return text is not None and text in str(peer.error)
+    if finding.kind != "result":
+        return False
+    if finding.step.op == "torch.empty_like":
+        return all(_LOCKED_LIKE.match(line) for line in finding.detail)
+    if finding.step.op == "update" and all(
+        _PARAMS_NESTED_WRAPPED.match(line) for line in finding.detail
+    ):
+        return True
+    if finding.step.op == "set_":
+        found = [_KEYS.match(line) for line in finding.detail]
+        return all(m is not None and m.group(2).startswith(m.group(1)) for m in found)
+    if re.search(r"\.(?:to|cpu)\(", finding.step.src) and type(mine.value).__name__ == (
+        "TensorDictParams"
+    ):
+        return all(_PARAMS_NESTED_LOCK.match(line) for line in finding.detail)
+    if re.search(r"\.to\(", finding.step.src) and _members_kept(finding.detail):
+        return True  # a lazy stack's ``to`` keeps its TensorDictParams members
+    return all(_PARAMS_KIND.match(line) for line in finding.detail) and not _holds_tensors(
+        mine.value
+    )
+
+
+def _holds_tensors(value: Any) -> bool:
+    """Whether the collection ``value`` (a lazy stack's members too) holds a tensor."""
+    for member in getattr(value, "tensordicts", None) or [value]:
+        for key in member.keys(True, True):
+            if isinstance(member.get(key), torch.Tensor):
+                return True
+    return False
