@@ -141,12 +141,12 @@ class ModuleLeaves(MutableMapping[str, Any]):
         with self._unlocked(parent):
             cast(TensorDict, parent)._remove_entry(key)
 
-    def _unlocked(self, parent: TensorCollection) -> TensorCollection:
+    def _unlocked(self, parent: TensorCollection) -> TensorDict:
         """What to unlock (in a ``with`` block) to replace an entry of ``parent``: the
         root, when it is locked (a nested TensorDict of a locked tree cannot unlock
         alone), else ``parent`` itself."""
-        root: TensorCollection = self.owner._param_td
-        return (root if root.is_locked else parent).unlock_()
+        root = self.owner._param_td
+        return cast(TensorDict, root if root.is_locked else parent).unlock_()
 
     def __iter__(self) -> Iterator[str]:
         return iter(list(self._found()))
