@@ -17,6 +17,7 @@ from torch.nn.parameter import is_lazy
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._jagged import leaf_shape
 from tclass._core._printoptions import PRINT_OPTIONS, in_print_order
+from tclass._core._records import storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import MetaData, NonTensorData, is_non_tensor
 from tclass._engine._nontensor_stack import NonTensorStack
@@ -99,26 +100,28 @@ def compact_repr(collection: TensorCollection) -> str:
     if not PRINT_OPTIONS["compact"]:
         return detailed_repr(collection)
     parts = []
+    own = storage_of(collection)  # a record's fields may hide batch_size and device (shadow)
     if PRINT_OPTIONS["show_batch_size"]:
-        parts.append(f"batch_size={_dims(collection.batch_size)}")
+        parts.append(f"batch_size={_dims(own.batch_size)}")
     extra = collection._repr_extra()
     if extra:
         parts.append(extra.removeprefix(", "))
-    if collection.device is not None and PRINT_OPTIONS["show_device"]:
-        parts.append(f"device={collection.device}")
+    if own.device is not None and PRINT_OPTIONS["show_device"]:
+        parts.append(f"device={own.device}")
     parts.append("fields={")
     head = f"{type(collection).__name__}(" + ", ".join(parts)
     fields = _fields(collection)
     one_line = head + ", ".join(text for text, _, _ in fields) + "})"
     if len(one_line) <= _WIDTH:
         return one_line
-    return head + "\n" + _field_lines(fields, len(collection.batch_size), _INDENT, "})")
+    return head + "\n" + _field_lines(fields, len(own.batch_size), _INDENT, "})")
 
 
 def _fields(collection: TensorCollection) -> list[tuple[str, str, Any]]:
     """``(one-line text, key, value)`` per entry, sorted by that text as the peer does."""
-    dims = len(collection.batch_size)
-    device = collection.device
+    own = storage_of(collection)
+    dims = len(own.batch_size)
+    device = own.device
     fields: list[tuple[str, str, Any]] = [
         (f"{key}: {_one_line(value, dims, device)}", key, value)
         for key, value in collection._repr_items()
@@ -143,7 +146,7 @@ def _prefix(value: TensorCollection | NodeSummary, parent_dims: int) -> str:
     lazy stack's entry, the class of member 0's) and the batch dims it adds to its
     parent's."""
     name = value.name if isinstance(value, NodeSummary) else type(value).__name__
-    extra = tuple(_node(value).batch_size[parent_dims:])
+    extra = tuple(storage_of(_node(value)).batch_size[parent_dims:])
     return ("" if name == "TensorDict" else name) + (_dims(extra) if extra else "")
 
 
@@ -196,6 +199,8 @@ def _field_lines(
         if not nested:
             lines.append(opening + "}" + end)
             continue
-        inner = _field_lines(nested, len(_node(value).batch_size), indent + _INDENT, "}" + end)
+        inner = _field_lines(
+            nested, len(storage_of(_node(value)).batch_size), indent + _INDENT, "}" + end
+        )
         lines.append(opening + "\n" + inner)
     return "\n".join(lines)

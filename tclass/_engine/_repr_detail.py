@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from tclass._core._printoptions import PRINT_OPTIONS, in_print_order
-from tclass._core._records import is_record
+from tclass._core._records import is_record, storage_of
 from tclass._engine._nontensor import NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 
@@ -103,10 +103,11 @@ def _exclusive(members: list[list[tuple[str, Any]]], indent: str) -> str:
 
 def _attributes(collection: Any) -> list[str]:
     parts = []
+    own = storage_of(collection)  # a record's fields may hide batch_size and device (shadow)
     if PRINT_OPTIONS["show_batch_size"]:
-        parts.append(f"batch_size={collection.batch_size}")
+        parts.append(f"batch_size={own.batch_size}")
     if PRINT_OPTIONS["show_device"]:
-        parts.append(f"device={collection.device}")
+        parts.append(f"device={own.device}")
     if PRINT_OPTIONS["show_is_shared"]:
         parts.append(f"is_shared={_collection_shared(collection)}")
     stack_dim = collection._repr_extra()

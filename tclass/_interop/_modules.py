@@ -87,6 +87,8 @@ def _from_attributes(
     module: nn.Module, filter_empty: bool, caller: str | None, path: tuple[str, ...]
 ) -> TensorDict:
     """``caller``: who refuses uninitialized (lazy) parameters; None keeps them."""
+    if isinstance(module, TensorDictParams):  # its leaves nested as it holds them (the peer's)
+        return _leaf_tree(module, caller, path)
     entries: dict[str, Value] = {}
     for name, tensor in own_tensors(module):
         if caller is not None:
@@ -99,6 +101,23 @@ def _from_attributes(
         if filter_empty and not nested._entries():
             continue
         entries[name] = nested
+    return TensorDict._new_unchecked(entries, _NO_DIMS, None)
+
+
+def _leaf_tree(params: TensorCollection, caller: str | None, path: tuple[str, ...]) -> TensorDict:
+    """The tensors of a TensorDictParams (or of a collection nested in one) under their
+    keys, nested collections as nested TensorDicts: ``from_module(m)["p", "n", "b"]``, where
+    the module's parameter names are dotted (``p.n.b``)."""
+    entries: dict[str, Value] = {}
+    for key, value in params._items():
+        if isinstance(value, torch.Tensor):
+            if caller is not None:
+                _check_initialized(value, path + (key,), caller)
+            entries[key] = value
+        elif isinstance(value, TensorCollection) and not isinstance(value, _NonTensorNode):
+            nested = _leaf_tree(value, caller, path + (key,))
+            if nested._entries():
+                entries[key] = nested
     return TensorDict._new_unchecked(entries, _NO_DIMS, None)
 
 
@@ -253,7 +272,10 @@ def _plan_writes(
     path: tuple[str, ...],
     writes: list[_Write],
     inplace: bool,
+    prefix: str = "",
 ) -> None:
+    """``prefix``: the dotted name, in a TensorDictParams ``module``, of the nested
+    collection ``params`` writes (its leaves are that module's parameters and buffers)."""
     for key, value in params._items():
         where = path + (key,)
         if isinstance(value, _NonTensorNode):
@@ -261,18 +283,22 @@ def _plan_writes(
                 f"to_module: {_dotted(where)} holds a Python value ({value.tolist()!r}); only "
                 "tensors can go into a module: drop it first (params.exclude(key))"
             )
-        child = module._modules.get(key)
-        slots = _slots_holding(module, key)
+        name = prefix + key
+        child = module._modules.get(name)
+        slots = _slots_holding(module, name)
         if isinstance(value, TensorCollection):
+            if child is None and slots is None and isinstance(module, TensorDictParams):
+                _plan_writes(value, module, where, writes, inplace, name + ".")
+                continue
             if child is None:
                 raise _not_a_submodule(module, where, slots is not None)
             _plan_writes(value, child, where, writes, inplace)
             continue
         if slots is None:
             raise _not_a_tensor_slot(module, where, child)
-        old = slots[key]
+        old = slots[name]
         _check_fits(module, where, old, value, inplace)
-        writes.append(_Write(slots, key, old, value, where))
+        writes.append(_Write(slots, name, old, value, where))
 
 
 def _slots_holding(module: nn.Module, key: str) -> dict[str, Any] | None:

@@ -133,15 +133,20 @@ class ModuleLeaves(MutableMapping[str, Any]):
 
     def __setitem__(self, name: str, value: Any) -> None:
         parent, key, _ = self._found()[name]  # nn.Module replaces entries it holds
-        td = cast(TensorDict, parent)
-        with td.unlock_():
-            td._store_entry(key, value)
+        with self._unlocked(parent):
+            cast(TensorDict, parent)._store_entry(key, value)
 
     def __delitem__(self, name: str) -> None:
         parent, key, _ = self._found()[name]
-        td = cast(TensorDict, parent)
-        with td.unlock_():
-            td._remove_entry(key)
+        with self._unlocked(parent):
+            cast(TensorDict, parent)._remove_entry(key)
+
+    def _unlocked(self, parent: TensorCollection) -> TensorDict:
+        """What to unlock (in a ``with`` block) to replace an entry of ``parent``: the
+        root, when it is locked (a nested TensorDict of a locked tree cannot unlock
+        alone), else ``parent`` itself."""
+        root = self.owner._param_td
+        return cast(TensorDict, root if root.is_locked else parent).unlock_()
 
     def __iter__(self) -> Iterator[str]:
         return iter(list(self._found()))

@@ -159,7 +159,11 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         self._lock_content = lock
         self._root_locked = False
         self._param_td = td
-        self._convert_leaves(td)
+        if td.is_locked:  # a locked tree (a frozen record's too) keeps its lock, as the peer's
+            with td.unlock_():
+                self._convert_leaves(td)
+        else:
+            self._convert_leaves(td)
         if lock:
             td.lock_()
         self._install_views()

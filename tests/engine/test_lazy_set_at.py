@@ -95,3 +95,24 @@ def test_update_at_rows_with_an_ellipsis_index_nested_by_batch_leaves_by_feature
     assert torch.equal(lazy.get(("n", "b")), torch.tensor([[1.0, 1.0], [1.0, 1.0], [0, 0]]))
     assert torch.equal(lazy.get("b"), torch.zeros(3, 1))  # every row's last feature
     assert members[2]["n", "b"].sum() == 0  # written into the members
+
+
+@pytest.mark.parametrize("kind", ["dense", "lazy", "record"])
+def test_a_list_is_written_as_a_tensor_as_the_peers(kind: str) -> None:
+    # tclass raised torch's "can't assign a list to a torch.FloatTensor" (dense, record)
+    # or a BatchSizeError (lazy); the peer converts the list, as set() does
+    @tclass.tensorclass
+    class Rec:
+        x: torch.Tensor
+
+    rows = [TensorDict({"x": torch.zeros(()), "n": {"y": torch.zeros(2)}}, []) for _ in range(3)]
+    target: Any = {
+        "dense": torch.stack(rows),
+        "lazy": tclass.lazy_stack(rows),
+        "record": Rec(x=torch.zeros(3), batch_size=[3]),
+    }[kind]
+    target.set_at_("x", [5.0, 6.0], slice(0, 2))
+    assert torch.equal(target.get("x"), torch.tensor([5.0, 6.0, 0.0]))
+    if kind != "record":
+        target.set_at_(("n", "y"), (1, 2), 2)
+        assert torch.equal(target.get(("n", "y"))[2], torch.tensor([1.0, 2.0]))

@@ -73,6 +73,39 @@ def test_from_module_nests_submodules_and_holds_the_modules_own_tensors() -> Non
     assert _flat(params).keys() == {*_ids(net)}
 
 
+class _HoldsParams(nn.Module):
+    def __init__(self, lock: bool = False) -> None:
+        super().__init__()
+        nested = TensorDict({"w": torch.ones(2), "n": {"b": torch.zeros(2)}}, [])
+        self.p = tclass.TensorDictParams(nested, lock=lock)
+        self.lin = nn.Linear(2, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (x * self.p["w"]).sum() + self.p["n", "b"].sum()
+
+
+@pytest.mark.parametrize("lock", [False, True])
+def test_a_tensordictparams_child_reads_and_swaps_its_nested_keys(lock: bool) -> None:
+    # from_module gave ("p", "n.b"), the dotted parameter name, where the peer gives the
+    # TensorDictParams's own keys ("p", "n", "b"); to_module wrote only the dotted form,
+    # and into a locked TensorDictParams (``lock=True``, ``module.double()``) not at all
+    net = _HoldsParams(lock)
+    params = tclass.from_module(net)
+    assert sorted(params.keys(True, True)) == [
+        ("lin", "bias"), ("lin", "weight"), ("p", "n", "b"), ("p", "w"),
+    ]  # fmt: skip
+    assert params["p", "n", "b"] is net.p["n", "b"]
+    zeros = params.detach().clone().zero_()
+    zeros["p", "n", "b"] += 3
+    with zeros.to_module(net) as old:
+        assert net(torch.ones(2)).item() == 6.0
+        assert torch.equal(old["p", "n", "b"], torch.zeros(2))
+    assert net(torch.ones(2)).item() == 2.0 and net.p["n", "b"] is params["p", "n", "b"]
+    assert net.double().p["n", "b"].dtype == torch.float64
+    stacked = tclass.from_modules(_HoldsParams(lock), _HoldsParams(lock))
+    assert ("p", "n", "b") in stacked.keys(True, True) and stacked.batch_size == (2,)
+
+
 def test_from_module_locking_follows_the_peer() -> None:
     net = _net()
     assert not TensorDict.from_module(net).is_locked

@@ -201,3 +201,35 @@ def test_python_value_and_unset_fields_read_as_the_peers() -> None:
         if lib is tclass:
             assert isinstance(params.w, nn.Parameter) and params.get("w") is params.w
     assert results[0] == results[1] == ("lbl", 3, None, 3, "lbl")
+
+
+def test_a_locked_tree_is_wrapped_and_keeps_its_lock_as_the_peers() -> None:
+    # tclass raised LockedError unlocking the nested TensorDict of a locked root (the
+    # peer converts the leaves and leaves the tree locked, its TensorDictParams unlocked)
+    for lib in (tclass, peer):
+        td = lib.TensorDict(
+            a=torch.zeros(3), n=lib.TensorDict(b=torch.zeros(3), batch_size=[3]), batch_size=[3]
+        ).lock_()
+        params = lib.TensorDictParams(td)
+        assert sorted(name for name, _ in params.named_parameters()) == ["a", "n.b"]
+        assert td.is_locked and td["n"].is_locked and not params.is_locked
+        assert isinstance(td["n", "b"], nn.Parameter)
+
+
+def test_a_frozen_record_with_a_nested_record_becomes_parameters() -> None:
+    @tclass.tensorclass
+    class Info:
+        err: torch.Tensor
+
+    @tclass.tensorclass(frozen=True)
+    class Frozen:
+        obs: torch.Tensor
+        info: Info
+
+    record = Frozen(
+        obs=torch.zeros(3), info=Info(err=torch.ones(3), batch_size=[3]), batch_size=[3]
+    )
+    params = TensorDictParams(record)
+    assert sorted(name for name, _ in params.named_parameters()) == ["info.err", "obs"]
+    assert record.is_locked and record.info.is_locked
+    assert isinstance(record.info.err, nn.Parameter) and torch.equal(record.info.err, torch.ones(3))

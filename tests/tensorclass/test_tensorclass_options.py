@@ -471,6 +471,18 @@ class TestShadow:
         rec = Rec(batch_size=torch.zeros(3))
         assert torch.equal(rec.batch_size, torch.zeros(3))
 
+    def test_repr_shows_the_records_device_not_a_field_named_device(self) -> None:
+        # the repr read record.device, the field: "D(batch_size=[2], device=gpu0, ...)"
+        class Rec(TensorClass, shadow=True):
+            data: torch.Tensor
+            device: str = "gpu0"
+
+        rec = Rec(data=torch.zeros(2), batch_size=[2])
+        assert repr(rec) == "Rec(batch_size=[2], fields={data: f32[], device: str})"
+        assert repr(rec.to("cpu")).startswith("Rec(batch_size=[2], device=cpu, fields=")
+        with tclass.set_printoptions(compact=False):
+            assert "\n    device=None,\n" in repr(rec)  # the record's own, after the fields
+
     def test_shadow_is_inherited(self) -> None:
         class Base(TensorClass, shadow=True):
             x: torch.Tensor

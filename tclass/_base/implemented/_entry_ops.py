@@ -297,8 +297,10 @@ class EntryOps(TensorCollection):
             holder = self if len(path) == 1 else self.get(path[:-1])
             holder[index] = EntryWrites({path[-1]: value})
             return self
-        if hasattr(value, "__array__") and not isinstance(value, torch.Tensor):
-            value = torch.as_tensor(value)  # a numpy array, as set() takes one
+        if isinstance(value, (list, tuple)) or (
+            hasattr(value, "__array__") and not isinstance(value, torch.Tensor)
+        ):
+            value = torch.as_tensor(value)  # a list or numpy array, as set() and the peer take one
         try:
             target[index] = value
         except NotImplementedError:  # a dtype torch cannot index_put: torch's own error

@@ -69,6 +69,10 @@ class LazyMemberEntries(LazyStackOps):
         path = _keys.key_path(key)
         if not self._has_path(path):
             raise self._missing_key(key)
+        if isinstance(value, (list, tuple)) and isinstance(
+            self._members[0].get(path), torch.Tensor
+        ):
+            value = torch.as_tensor(value)  # into a tensor entry, as a TensorDict's (the peer)
         if _ellipsis_reaches_features(index):
             entry = self._members[0].get(path)  # (members' batch dims: one less than ours)
             if isinstance(entry, torch.Tensor) and entry.ndim >= self.batch_dims:
