@@ -42,7 +42,8 @@ _NO_MEMBERS_LINES = (
     re.compile(r": keys: peer \[\], tclass \["),
     re.compile(r"\.(batch_size|names): peer "),
     re.compile(r"\.device: peer 'None', tclass "),  # the peer's stack of no members has none
-    re.compile(r"^result(\[\d+\])*\.is_locked: peer False, tclass True$"),  # nor a lock
+    # nor a lock (nor the lazy stack holding it: a lazy stack of lazy stacks)
+    re.compile(r"^result(\[\d+\]|\.<members>(\[\d+\])+)*\.is_locked: peer False, tclass True$"),
 )
 
 
@@ -212,16 +213,24 @@ def _flattened_without_dims(finding: Finding, facts: Facts, peer: Any, mine: Any
     )
 
 
+# quantile with a 1-D q along a dim: one result per quantile, stacked (in tclass)
+_QUANTILES_STACKED = re.compile(r"\.quantile\(torch\.tensor\(\[[^\]]*\]\), (dim=)?-?\d")
+
+
 def _narrowed_stack_contiguous(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A ``view`` after a ``narrow`` of a lazy stack: tclass narrows the members and
     stacks them (contiguous tensors, which a view takes), the peer narrows its dense
     stack (strided views, which this view refuses); after a ``broadcast_to``, which
-    tclass keeps lazy as the ``expand`` of both, the peer's dense expanded leaves."""
+    tclass keeps lazy as the ``expand`` of both, the peer's dense expanded leaves. As
+    after ``quantile`` with a 1-D ``q`` along a dim: tclass stacks one quantile at a time
+    (contiguous tensors), where torch's result of a transposed tensor is strided."""
     if finding.kind != "peer-raises" or finding.step.op != "view":
         return False
     if "view size is not compatible with input tensor's size and stride" not in str(peer.error):
         return False
     lines = finding.lines[:-1]
+    if any(_QUANTILES_STACKED.search(line) for line in lines):
+        return True
     lazy = [i for i, line in enumerate(lines) if "lazy_stack(" in line or "LazyStacked" in line]
     after = lines[lazy[0] + 1 :] if lazy else []
     return any(".narrow(" in line or ".broadcast_to(" in line for line in after)
