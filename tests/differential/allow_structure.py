@@ -611,7 +611,8 @@ def _nested_names_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     """``squeeze``: a nested node keeps the names of the dims it keeps, where the peer
     drops them (the top node keeps them in both), and a nested Python value that all
     elements share stays one value, where the peer's ``squeeze()`` keeps its stack (or
-    removes one of its dims of size 1 only: its node has more dims than tclass's)."""
+    removes one of its dims of size 1 only: its node has more dims than tclass's, and a
+    record's value reads one level deeper)."""
     if finding.kind != "result" or finding.step.op != "squeeze":
         return False
     shared = {line.split(": ")[0] for line in finding.detail if _shared_value_line(line)}
@@ -620,6 +621,7 @@ def _nested_names_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         for line in finding.detail
         if (line.split(": ")[0] not in shared or not _about_values(line))
         and not _longer_value_node(line)
+        and not _value_read_one_deeper(line, peer, mine)
     ]
     parsed = [_names_of(line) for line in names]
     return all(
@@ -690,6 +692,16 @@ def _longer_value_node(line: str) -> bool:
     peer than in tclass."""
     found = re.match(r"^result.*\['\w+'\]\[1\]: length: peer (\d+), tclass (\d+)$", line)
     return found is not None and int(found.group(1)) > int(found.group(2))
+
+
+def _value_read_one_deeper(line: str, peer: Any, mine: Any) -> bool:
+    """A record's Python value read as a list one level deeper in the peer (a list of
+    one: tclass's list), under the size-1 dim its ``squeeze()`` left on the value's node."""
+    found = re.match(r"^result((?:\['\w+'\])+)\[1\]: length: peer 1, tclass \d+$", line)
+    if found is None:
+        return False
+    theirs, ours = (_read_value(side.value, found.group(1)) for side in (peer, mine))
+    return isinstance(theirs, list) and isinstance(ours, list) and list(theirs) == [list(ours)]
 
 
 _VALUE_STACK_LINE = re.compile(
