@@ -413,9 +413,13 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         """Removes size-1 batch dims; removing every dim the values were stacked along
         gives one ``NonTensorData`` (its one member), as the peer."""
         out = super().squeeze(dim)
-        if out is self or not isinstance(out, NonTensorStack):
+        if out is self:
             return out
         dims = dims_after_squeeze(self._stack_dims, _batch.squeeze_dims(self._shape, dim))
+        if not isinstance(out, NonTensorStack):
+            if not dims:  # (a stack dim left keeps its members: the elements, in order)
+                return out
+            out = self._make(list(self._values), out.batch_size, out._device, dims)
         if dims == () and (out._values or self._held):
             value = out._values[0] if out._values else self._held[0]
             return NonTensorData._make(value, out._shape, out._device)  # type: ignore[return-value]

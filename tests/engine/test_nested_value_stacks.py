@@ -375,3 +375,20 @@ def test_repeat_interleave_keeps_the_stack_dims(repeats: Any, dim: int) -> None:
         squeezed = out.squeeze(0).get("v")
         assert type(squeezed) is NonTensorData and squeezed.data == "s"
         assert squeezed.batch_size == expected[1:]
+
+
+def test_squeeze_of_a_dim_beside_the_stack_dim_keeps_the_stack() -> None:
+    """Found by the differential fuzzer: ``squeeze(0)`` of a value stack whose stack dim
+    is dim 1 removes a dim of its members only, so the stack (now along dim 0) stays, as
+    the peer's; a reshape over the size-1 dims had made it one value."""
+    td = TensorDict({"n": TensorDict({"s": None}, [1, 4])}, [1])
+    stacked = torch.stack([td], -1)
+    assert stacked.get(("n", "s")).stack_dim == 1
+    for node in (stacked.squeeze(0).get(("n", "s")), stacked.get(("n", "s")).squeeze(0)):
+        assert type(node) is NonTensorStack and node.batch_size == torch.Size([1, 4])
+        assert node.stack_dim == 0
+        (member,) = node.tensordicts
+        assert type(member) is NonTensorData and member.batch_size == torch.Size([4])
+        assert member.data is None
+    whole = stacked.squeeze()  # every stack dim removed: one value, as before
+    assert type(whole.get(("n", "s"))) is NonTensorData
