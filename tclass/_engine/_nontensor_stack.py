@@ -252,7 +252,8 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             return NonTensorData._make(picked[0], shape, device)
         # none picked: the one value the members hold, kept over no elements (the peer's
         # members keep theirs) while stack dims are known
-        held = self._held or (values[:1] if stack_dims is not None and self._one_value() else ())
+        one = stack_dims is not None and self._one_value()
+        held = self._held or (tuple(values[:1]) if one else ())
         if not picked and held:
             if stack_dims == ():
                 return NonTensorData._make(held[0], shape, device)
@@ -419,7 +420,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         if not isinstance(out, NonTensorStack):
             if not dims:  # (a stack dim left keeps its members: the elements, in order)
                 return out
-            out = self._make(list(self._values), out.batch_size, out._device, dims)
+            out = cast(Self, self._make(list(self._values), out.batch_size, out._device, dims))
         if dims == () and (out._values or self._held):
             value = out._values[0] if out._values else self._held[0]
             return NonTensorData._make(value, out._shape, out._device)  # type: ignore[return-value]

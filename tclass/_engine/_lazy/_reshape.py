@@ -130,7 +130,7 @@ class LazyReshapeOps(LazyMemberEntries):
         """Every element of a ragged lazy stack, in row-major order of its batch dims:
         along a later stack dim, each index of the dims before it takes the members'
         elements in turn (those dims must be regular)."""
-        d = self.stack_dim
+        d = self._stack_dim
         members = self._members
         if d == 0:
             return [part for member in members for part in member.reshape(-1).unbind(0)]
