@@ -204,3 +204,22 @@ def test_maybe_dense_stack_of_lazy_stacks_of_params_restacks_member_by_member() 
     assert out.batch_size == torch.Size([2, 3, 3]) and out.names == [None, None, "i"]
     assert [type(m) for m in out.tensordicts] == [TensorDict, TensorDict]
     assert torch.equal(out["w"], torch.stack([stack["w"]] * 3, 1))
+
+
+def test_expand_of_a_locked_lazy_stack_is_a_locked_lazy_view() -> None:
+    """``expand`` of a lazy stack whose members differ in shape stays lazy (each member
+    expanded, a view of it), so the expand of a locked stack is locked as its members are
+    (the peer's dense copy is not; program 2,937 of shape,combine)."""
+
+    def member(n: int) -> TensorDict:
+        inner = TensorDict({"b": torch.ones(1, 1, 3), "a": torch.ones(1, n)}, [1])
+        return TensorDict({"m": inner}, [1])
+
+    stack = lazy_stack([member(1), member(3)], 0)
+    stack.lock_()
+    out = stack.expand(torch.Size([3, 2, 1]))
+    assert type(out) is LazyStackedTensorDict and out.batch_size == torch.Size([3, 2, 1])
+    assert out.is_locked and out["m"].is_locked
+    assert out["m", "b"].shape == (3, 2, 1, 1, 3)
+    first = out.tensordicts[0]["m", "b"]
+    assert first.data_ptr() == stack.tensordicts[0]["m", "b"].data_ptr()  # a view

@@ -240,7 +240,8 @@ def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``unflatten`` along a lazy stack's stack dim, ``expand`` of a lazy stack, a
     ``reshape`` / ``view`` / ``flatten`` that merges or splits dims of size 1: a lazy
     stack of the same entries in tclass, a dense TensorDict in the peer (whose nested lazy
-    stacks, after an ``expand``, keep the lock of the members' nested collections)."""
+    stacks, after an ``expand``, keep the lock of the members' nested collections; the
+    ``expand`` of a locked stack, a view of its locked members in tclass, is locked)."""
     if finding.kind != "result" or finding.step.op not in _LAZY_KEPT:
         return False
     if finding.step.op in _NESTED_DIM_OPS and any(_nested_dim_kept(d) for d in finding.detail):
@@ -252,8 +253,11 @@ def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
             for d in finding.detail
         )
     if finding.step.op == "expand":  # the peer's nested lazy stacks keep their lock
+        locked = any(".lock_()" in line or ".memmap(" in line for line in finding.lines[:-1])
         return all(
-            any(p.search(d) for p in _STAYS_LAZY) or _NESTED_LOCK_KEPT.search(d)
+            any(p.search(d) for p in _STAYS_LAZY)
+            or _NESTED_LOCK_KEPT.search(d)
+            or (locked and _SHARED_LOCK_KEPT.search(d))  # tclass's view of locked members
             for d in finding.detail
         )
     if not _STAYS_LAZY[0].search(finding.detail[0]):
@@ -274,6 +278,7 @@ def _value_dim_kept(line: str) -> bool:
 
 
 _NESTED_LOCK_KEPT = re.compile(r"^result\[.*\.is_locked: peer True, tclass False$")
+_SHARED_LOCK_KEPT = re.compile(r"^result(\[.*)?\.is_locked: peer False, tclass True$")
 
 
 def _contains_as_dense(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
