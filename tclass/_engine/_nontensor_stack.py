@@ -31,7 +31,7 @@ from tclass._core._device import DeviceLike, as_device
 from tclass._core._linked_list import linked_values
 from tclass._core._options import OPTIONS
 from tclass._core._safe_globals import allow_unpickling
-from tclass._core._shape_op import PicksElements
+from tclass._core._shape_op import KeepsDims, PicksElements
 from tclass._engine._nontensor import MetaData, NonTensorData, _NonTensorNode, _rebuild_values
 from tclass._engine._value_positions import (
     StackDims,
@@ -250,11 +250,15 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         picked = [values[i] for i in positions]
         if not shape or (stack_dims == () and picked):
             return NonTensorData._make(picked[0], shape, device)
-        if not picked and self._held:
+        # none picked: the one value the members hold, kept over no elements (the peer's
+        # members keep theirs) while stack dims are known
+        one = stack_dims is not None and self._one_value()
+        held = self._held or (tuple(values[:1]) if one else ())
+        if not picked and held:
             if stack_dims == ():
-                return NonTensorData._make(self._held[0], shape, device)
+                return NonTensorData._make(held[0], shape, device)
             node = NonTensorStack._make(picked, shape, device, stack_dims or None)
-            node._held = self._held
+            node._held = held
             return node
         return NonTensorStack._make(picked, shape, device, stack_dims or None)
 
@@ -329,7 +333,10 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         and ``positions``: a reshape keeping the order of the elements regroups them as
         the peer's stack does; other ops move dims as their strides tell (over no
         elements, where every op keeps the order of none, the strides tell first; a
-        permute of size-1 dims, which keeps the order too, moves them)."""
+        permute of size-1 dims, which keeps the order too, moves them); an op that keeps
+        every dim in place (``KeepsDims``) keeps them."""
+        if isinstance(fn, KeepsDims):
+            return self._stack_dims
         moved = None if self._values else dims_after_view_op(self._shape, fn, self._stack_dims)
         if moved is not None:
             return moved
@@ -407,9 +414,13 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         """Removes size-1 batch dims; removing every dim the values were stacked along
         gives one ``NonTensorData`` (its one member), as the peer."""
         out = super().squeeze(dim)
-        if out is self or not isinstance(out, NonTensorStack):
+        if out is self:
             return out
         dims = dims_after_squeeze(self._stack_dims, _batch.squeeze_dims(self._shape, dim))
+        if not isinstance(out, NonTensorStack):
+            if not dims:  # (a stack dim left keeps its members: the elements, in order)
+                return out
+            out = cast(Self, self._make(list(self._values), out.batch_size, out._device, dims))
         if dims == () and (out._values or self._held):
             value = out._values[0] if out._values else self._held[0]
             return NonTensorData._make(value, out._shape, out._device)  # type: ignore[return-value]

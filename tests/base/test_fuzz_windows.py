@@ -6,7 +6,14 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tclass import LazyStackedTensorDict, NonTensorData, TensorDict, lazy_stack
+from tclass import (
+    LazyStackedTensorDict,
+    NonTensorData,
+    TensorDict,
+    TensorDictParams,
+    lazy_stack,
+    maybe_dense_stack,
+)
 from tclass.errors import DimError
 
 
@@ -166,3 +173,69 @@ def test_gather_of_uint16_entries_refuses_an_index_out_of_bounds_first() -> None
     with pytest.raises(NotImplementedError, match="scatter_gather"):  # torch's, as the peer's
         full.gather(1, index)
     assert full.float().gather(1, index)["c"].shape == (4, 2)
+
+
+def test_tensor_split_piece_of_no_inner_members_keeps_keys_and_lock() -> None:
+    """A ``tensor_split`` piece of size 0 of a locked lazy stack of lazy stacks takes none
+    of the inner stacks' members: a TensorDict of the right batch size with their keys,
+    locked as the stack is (the peer's lazy stack of no members lists no keys, unlocked)."""
+    inner = lazy_stack([TensorDict({"c": torch.zeros(()), "d": torch.ones(())}, [])], 0)
+    inner.lock_()
+    outer = lazy_stack(list(inner.chunk(1, -1)), -1)
+    empty, also_empty, whole = outer.tensor_split([0, 0], 0)
+    for piece in (empty, also_empty):
+        assert piece.batch_size == torch.Size([0, 1]) and piece.is_locked
+        assert sorted(piece.keys()) == ["c", "d"]
+        (member,) = piece.tensordicts
+        assert type(member) is TensorDict and member.batch_size == torch.Size([0])
+        assert member.is_locked and member["c"].shape == (0,)
+    assert whole.batch_size == torch.Size([1, 1]) and whole.is_locked
+    assert torch.equal(whole["d"], torch.ones(1, 1))
+
+
+def test_quantiles_of_a_transposed_collection_are_stacked_contiguous() -> None:
+    """``quantile`` with a 1-D ``q`` along a dim stacks one result per quantile: contiguous
+    tensors, which ``view`` takes (torch's result of a transposed tensor is strided, so
+    the peer's ``view`` refuses it); the values are torch's."""
+    source = torch.arange(24.0).reshape(2, 3, 4)
+    td = TensorDict({"a": source}, [2, 3]).transpose(0, 1)
+    q = torch.tensor([0.25, 0.75])
+    out = td.quantile(q, dim=1, keepdim=True)
+    expected = torch.quantile(source.transpose(0, 1), q, dim=1, keepdim=True)
+    assert out.batch_size == torch.Size([2, 3, 1]) and torch.equal(out["a"], expected)
+    assert out["a"].is_contiguous()
+    viewed = out.view(-1)
+    assert viewed.batch_size == torch.Size([6])
+    assert viewed["a"].data_ptr() == out["a"].data_ptr()  # a view, sharing the memory
+
+
+def test_maybe_dense_stack_of_lazy_stacks_of_params_restacks_member_by_member() -> None:
+    """``maybe_dense_stack`` of lazy stacks of as many members along another dim restacks
+    them member by member, as ``torch.stack`` does, whatever the members' kind (the peer
+    gives a lazy stack of the lazy stacks where a member is a ``TensorDictParams``)."""
+    params = TensorDictParams(TensorDict({"w": torch.zeros(3)}, [3], names=["i"]))
+    stack = LazyStackedTensorDict(params, params.apply(torch.ones_like), stack_dim=0)
+    out = maybe_dense_stack([stack, stack.clone(), stack.clone()], -2)
+    assert type(out) is LazyStackedTensorDict and out.stack_dim == 0
+    assert out.batch_size == torch.Size([2, 3, 3]) and out.names == [None, None, "i"]
+    assert [type(m) for m in out.tensordicts] == [TensorDict, TensorDict]
+    assert torch.equal(out["w"], torch.stack([stack["w"]] * 3, 1))
+
+
+def test_expand_of_a_locked_lazy_stack_is_a_locked_lazy_view() -> None:
+    """``expand`` of a lazy stack whose members differ in shape stays lazy (each member
+    expanded, a view of it), so the expand of a locked stack is locked as its members are
+    (the peer's dense copy is not; program 2,937 of shape,combine)."""
+
+    def member(n: int) -> TensorDict:
+        inner = TensorDict({"b": torch.ones(1, 1, 3), "a": torch.ones(1, n)}, [1])
+        return TensorDict({"m": inner}, [1])
+
+    stack = lazy_stack([member(1), member(3)], 0)
+    stack.lock_()
+    out = stack.expand(torch.Size([3, 2, 1]))
+    assert type(out) is LazyStackedTensorDict and out.batch_size == torch.Size([3, 2, 1])
+    assert out.is_locked and out["m"].is_locked
+    assert out["m", "b"].shape == (3, 2, 1, 1, 3)
+    first = out.tensordicts[0]["m", "b"]
+    assert first.data_ptr() == stack.tensordicts[0]["m", "b"].data_ptr()  # a view

@@ -182,9 +182,8 @@ def test_reduce_true_reduces_the_leaves_together(name: str, td: TensorDict) -> N
         assert isinstance(got, torch.Tensor) and got.shape == ()
         assert torch.allclose(got.double(), expected.double(), equal_nan=True)
     # Along a batch dim, as the peer: the leaves joined along it and reduced along it; they
-    # must agree in shape beside it (torch.cat would take a 1-d tensor of no elements).
-    agree = all(leaf.shape[1:] == leaves[0].shape[1:] for leaf in leaves)
-    joined = _outcome(torch.cat, leaves, 0) if agree else RuntimeError
+    # must agree in shape beside it (as in torch.cat, a 1-d tensor of no elements joins any).
+    joined = _outcome(torch.cat, leaves, 0)
     if isinstance(joined, type):
         with pytest.raises(errors.ReductionError, match="joins the tensors along dim 0"):
             getattr(td, name)(0, reduce=True)
@@ -308,10 +307,29 @@ def test_reduce_true_with_dims_joins_along_the_dim() -> None:
         ragged.sum(0, reduce=True)
     with pytest.raises(errors.DimError):
         ragged.sum(2, reduce=True)
-    hollow = TensorDict({"c": torch.rand(0), "a": torch.rand(0, 3)}, [0])  # as with elements
-    with pytest.raises(errors.ReductionError, match=r"along dim 0.*\[0\], \[0, 3\]"):
-        hollow.std(0, reduce=True)  # (torch.cat lets the 1-d tensor of no elements through)
+    hollow = TensorDict({"a": torch.rand(0, 3), "b": torch.rand(0, 3, 2)}, [0])
+    with pytest.raises(errors.ReductionError, match=r"along dim 0.*\[0, 3\], \[0, 3, 2\]"):
+        hollow.std(0, reduce=True)  # as with elements
     assert ragged.sum(dim="feature", reduce=True).shape == (3, 4)
+
+
+def test_reduce_true_skips_a_legacy_empty_tensor_as_torch_cat() -> None:
+    """Found by the differential fuzzer: as torch.cat (and the peer, which joins through
+    it), a 1-d tensor of no elements joins tensors of any shape (it holds nothing to
+    reduce), where tclass refused the shapes (dim 0) or the dim (dim 1)."""
+    td = TensorDict({"c": torch.rand(0), "a": torch.rand(0, 3, 2)}, [0])
+    assert equal(td.nansum(0, reduce=True), torch.zeros(3, 2))
+    assert td.nansum(1, reduce=True).shape == (0, 2)
+    assert td.mean(0, reduce=True).isnan().all() and td.mean(0, reduce=True).shape == (3, 2)
+    first = TensorDict({"a": torch.rand(0, 3), "c": torch.rand(0)}, [0])
+    assert first.amax(1, reduce=True).shape == (0,)  # whichever comes first
+    only = TensorDict({"c": torch.rand(0), "d": torch.rand(0)}, [0])  # all 1-d: joined
+    assert equal(only.sum(0, reduce=True), torch.tensor(0.0))
+    with pytest.raises(errors.DimError, match="out of range"):
+        only.sum(1, reduce=True)
+    ragged = TensorDict({"c": torch.rand(0), "a": torch.rand(0, 3), "b": torch.rand(0, 3, 2)}, [0])
+    with pytest.raises(errors.ReductionError, match=r"\[0, 3\], \[0, 3, 2\]"):
+        ragged.sum(0, reduce=True)  # the others still agree in shape (torch.cat: RuntimeError)
 
 
 def test_reduce_true_takes_the_dims_of_the_joined_tensors() -> None:

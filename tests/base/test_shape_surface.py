@@ -371,6 +371,13 @@ def test_gather_checks_the_index() -> None:
     index = torch.zeros(td.batch_size, dtype=torch.long)
     with pytest.raises(errors.ArgumentValueError, match="out= and inplace=True"):
         td.gather(0, index, out=td.clone(), inplace=True)  # a ValueError, as the peer
+    # an index larger than the batch outside its dim: torch's error, with or without
+    # tensors (the peer's collection without entries takes the index's shape)
+    wide = torch.zeros(1, 3, dtype=torch.long)
+    for source in (TensorDict({}, [2, 1]), TensorDict({"a": torch.zeros(2, 1)}, [2, 1])):
+        with pytest.raises(errors.ShapeError, match=r"\[1, 3\] is larger than the batch size"):
+            source.gather(0, wide)
+    assert TensorDict({}, [2, 1]).gather(0, torch.ones(3, 1, dtype=torch.long)).shape == (3, 1)
 
 
 class _Gathered(TensorClass):

@@ -344,12 +344,13 @@ def _as_dict_of_none(line: str, node: Any, lines: list[str]) -> bool:
 
 
 def _restacked_by_member(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """``torch.stack`` of lazy stacks of as many members, along another dim: tclass
+    """``torch.stack`` (``maybe_dense_stack`` too, the peer's same ``_stack``) of lazy
+    stacks of as many members, along another dim: tclass
     restacks them member by member whatever the members' kind, where the peer does so only
     when its pytree finds as many leaves in each (a ``TensorDictParams`` member is one
-    leaf to it) and otherwise gives a lazy stack of the lazy stacks. The same batch size
-    and entries."""
-    if finding.kind != "result" or finding.step.op != "stack":
+    leaf to it) and otherwise gives a lazy stack of the lazy stacks (its nested
+    collections' too). The same batch size and entries."""
+    if finding.kind != "result" or finding.step.op not in ("stack", "maybe_dense_stack"):
         return False
     if not any("TensorDictParams(" in line for line in finding.lines):
         return False
@@ -361,7 +362,7 @@ def _restacked_by_member(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         return False
     if ours.batch_size != theirs.batch_size:
         return False
-    if not all(line.startswith("result.<members>") for line in finding.detail):
+    if not all(re.match(r"result(\['\w+'\])*\.<members>", line) for line in finding.detail):
         return False
     try:
         keys = list(ours.keys(include_nested=True, leaves_only=True))

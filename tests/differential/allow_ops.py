@@ -235,14 +235,6 @@ def _values_not_merged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     )
 
 
-def _joined_disagree(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """``reduce=True`` along a dim of tensors that disagree in shape beside it and hold
-    no elements: tclass's ``ReductionError``, as with elements, where the peer's
-    ``torch.cat`` lets a 1-d tensor of no elements join."""
-    refused = type(mine.error).__name__ == "ReductionError"
-    return refused and "so they must agree in shape elsewhere" in str(mine.error)
-
-
 def _nested_batch_dims_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``amax`` / ``amin`` / ``prod`` along a dim: the results differ only in nested
     collections, whose own batch dims beyond their parent's tclass keeps (as ``sum`` does

@@ -42,7 +42,8 @@ _NO_MEMBERS_LINES = (
     re.compile(r": keys: peer \[\], tclass \["),
     re.compile(r"\.(batch_size|names): peer "),
     re.compile(r"\.device: peer 'None', tclass "),  # the peer's stack of no members has none
-    re.compile(r"^result(\[\d+\])*\.is_locked: peer False, tclass True$"),  # nor a lock
+    # nor a lock (nor the lazy stack holding it: a lazy stack of lazy stacks)
+    re.compile(r"^result(\[\d+\]|\.<members>(\[\d+\])+)*\.is_locked: peer False, tclass True$"),
 )
 
 
@@ -212,16 +213,24 @@ def _flattened_without_dims(finding: Finding, facts: Facts, peer: Any, mine: Any
     )
 
 
+# quantile with a 1-D q along a dim: one result per quantile, stacked (in tclass)
+_QUANTILES_STACKED = re.compile(r"\.quantile\(torch\.tensor\(\[[^\]]*\]\), (dim=)?-?\d")
+
+
 def _narrowed_stack_contiguous(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A ``view`` after a ``narrow`` of a lazy stack: tclass narrows the members and
     stacks them (contiguous tensors, which a view takes), the peer narrows its dense
     stack (strided views, which this view refuses); after a ``broadcast_to``, which
-    tclass keeps lazy as the ``expand`` of both, the peer's dense expanded leaves."""
+    tclass keeps lazy as the ``expand`` of both, the peer's dense expanded leaves. As
+    after ``quantile`` with a 1-D ``q`` along a dim: tclass stacks one quantile at a time
+    (contiguous tensors), where torch's result of a transposed tensor is strided."""
     if finding.kind != "peer-raises" or finding.step.op != "view":
         return False
     if "view size is not compatible with input tensor's size and stride" not in str(peer.error):
         return False
     lines = finding.lines[:-1]
+    if any(_QUANTILES_STACKED.search(line) for line in lines):
+        return True
     lazy = [i for i, line in enumerate(lines) if "lazy_stack(" in line or "LazyStacked" in line]
     after = lines[lazy[0] + 1 :] if lazy else []
     return any(".narrow(" in line or ".broadcast_to(" in line for line in after)
@@ -231,7 +240,8 @@ def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``unflatten`` along a lazy stack's stack dim, ``expand`` of a lazy stack, a
     ``reshape`` / ``view`` / ``flatten`` that merges or splits dims of size 1: a lazy
     stack of the same entries in tclass, a dense TensorDict in the peer (whose nested lazy
-    stacks, after an ``expand``, keep the lock of the members' nested collections)."""
+    stacks, after an ``expand``, keep the lock of the members' nested collections; the
+    ``expand`` of a locked stack, a view of its locked members in tclass, is locked)."""
     if finding.kind != "result" or finding.step.op not in _LAZY_KEPT:
         return False
     if finding.step.op in _NESTED_DIM_OPS and any(_nested_dim_kept(d) for d in finding.detail):
@@ -243,8 +253,11 @@ def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
             for d in finding.detail
         )
     if finding.step.op == "expand":  # the peer's nested lazy stacks keep their lock
+        locked = any(".lock_()" in line or ".memmap(" in line for line in finding.lines[:-1])
         return all(
-            any(p.search(d) for p in _STAYS_LAZY) or _NESTED_LOCK_KEPT.search(d)
+            any(p.search(d) for p in _STAYS_LAZY)
+            or _NESTED_LOCK_KEPT.search(d)
+            or (locked and _SHARED_LOCK_KEPT.search(d))  # tclass's view of locked members
             for d in finding.detail
         )
     if not _STAYS_LAZY[0].search(finding.detail[0]):
@@ -265,6 +278,7 @@ def _value_dim_kept(line: str) -> bool:
 
 
 _NESTED_LOCK_KEPT = re.compile(r"^result\[.*\.is_locked: peer True, tclass False$")
+_SHARED_LOCK_KEPT = re.compile(r"^result(\[.*)?\.is_locked: peer False, tclass True$")
 
 
 def _contains_as_dense(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -602,7 +616,8 @@ def _nested_names_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     """``squeeze``: a nested node keeps the names of the dims it keeps, where the peer
     drops them (the top node keeps them in both), and a nested Python value that all
     elements share stays one value, where the peer's ``squeeze()`` keeps its stack (or
-    removes one of its dims of size 1 only: its node has more dims than tclass's)."""
+    removes one of its dims of size 1 only: its node has more dims than tclass's, and a
+    record's value reads one level deeper)."""
     if finding.kind != "result" or finding.step.op != "squeeze":
         return False
     shared = {line.split(": ")[0] for line in finding.detail if _shared_value_line(line)}
@@ -611,6 +626,7 @@ def _nested_names_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         for line in finding.detail
         if (line.split(": ")[0] not in shared or not _about_values(line))
         and not _longer_value_node(line)
+        and not _value_read_one_deeper(line, peer, mine)
     ]
     parsed = [_names_of(line) for line in names]
     return all(
@@ -681,6 +697,16 @@ def _longer_value_node(line: str) -> bool:
     peer than in tclass."""
     found = re.match(r"^result.*\['\w+'\]\[1\]: length: peer (\d+), tclass (\d+)$", line)
     return found is not None and int(found.group(1)) > int(found.group(2))
+
+
+def _value_read_one_deeper(line: str, peer: Any, mine: Any) -> bool:
+    """A record's Python value read as a list one level deeper in the peer (a list of
+    one: tclass's list), under the size-1 dim its ``squeeze()`` left on the value's node."""
+    found = re.match(r"^result((?:\['\w+'\])+)\[1\]: length: peer 1, tclass \d+$", line)
+    if found is None:
+        return False
+    theirs, ours = (_read_value(side.value, found.group(1)) for side in (peer, mine))
+    return isinstance(theirs, list) and isinstance(ours, list) and list(theirs) == [list(ours)]
 
 
 _VALUE_STACK_LINE = re.compile(

@@ -136,6 +136,9 @@ _CHECKED_AS_TORCH = {
         ("expand", "-1 is only allowed for existing dims"),
         ("permute", "is not a permutation of the leading batch dims"),
         ("rot90", "the two dims must differ"),
+        # an index larger than the batch outside its dim, also without tensors (the peer's
+        # empty collection takes the index's shape; with a value or a nested one it raises)
+        ("gather", "is larger than the batch size"),
     ),
     "DimError": (("narrow", "do not fit"),),  # a batch dim, or a lazy stack's members
     "BatchSizeError": (

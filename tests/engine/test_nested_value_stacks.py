@@ -355,3 +355,40 @@ def test_a_consolidated_buffer_with_stack_dims_out_of_the_batch_is_refused() -> 
     assert text != bytes(buffer.tolist())
     with pytest.raises(errors.MetadataError, match="stack dims"):
         TensorDict.from_consolidated(torch.frombuffer(bytearray(text), dtype=torch.uint8))
+
+
+@pytest.mark.parametrize(("repeats", "dim"), [(2, -1), (2, 0), (0, -1), ([1, 0, 2], 1)])
+def test_repeat_interleave_keeps_the_stack_dims(repeats: Any, dim: int) -> None:
+    """Found by the differential fuzzer: ``repeat_interleave`` keeps every dim in place,
+    so a value stack keeps its stack dims (the peer repeats each member, or the members
+    along its stack dim), over no elements too (the members' one value is kept, so a
+    ``squeeze`` of the stack dim gives it back), where each element became a member."""
+    td = TensorDict({"v": "s", "d": torch.zeros(3, 2)}, [3, 2]).unsqueeze(0)
+    reps = torch.tensor(repeats) if isinstance(repeats, list) else repeats
+    out = td.repeat_interleave(reps, dim=dim)
+    node = out.get("v")
+    expected = torch.zeros(1, 3, 2).repeat_interleave(reps, dim=dim).shape
+    assert type(node) is NonTensorStack and node.batch_size == expected
+    assert [type(m) for m in node.tensordicts] == [NonTensorData] * expected[0]
+    assert all(m.data == "s" and m.batch_size == expected[1:] for m in node.tensordicts)
+    if expected[0] == 1:
+        squeezed = out.squeeze(0).get("v")
+        assert type(squeezed) is NonTensorData and squeezed.data == "s"
+        assert squeezed.batch_size == expected[1:]
+
+
+def test_squeeze_of_a_dim_beside_the_stack_dim_keeps_the_stack() -> None:
+    """Found by the differential fuzzer: ``squeeze(0)`` of a value stack whose stack dim
+    is dim 1 removes a dim of its members only, so the stack (now along dim 0) stays, as
+    the peer's; a reshape over the size-1 dims had made it one value."""
+    td = TensorDict({"n": TensorDict({"s": None}, [1, 4])}, [1])
+    stacked = torch.stack([td], -1)
+    assert stacked.get(("n", "s")).stack_dim == 1
+    for node in (stacked.squeeze(0).get(("n", "s")), stacked.get(("n", "s")).squeeze(0)):
+        assert type(node) is NonTensorStack and node.batch_size == torch.Size([1, 4])
+        assert node.stack_dim == 0
+        (member,) = node.tensordicts
+        assert type(member) is NonTensorData and member.batch_size == torch.Size([4])
+        assert member.data is None
+    whole = stacked.squeeze()  # every stack dim removed: one value, as before
+    assert type(whole.get(("n", "s"))) is NonTensorData

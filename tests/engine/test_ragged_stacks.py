@@ -663,3 +663,23 @@ def test_apply_with_a_batch_size_of_a_ragged_stack_without_entries() -> None:
     filled = tclass.lazy_stack([TensorDict(a=torch.zeros(2, 2)), TensorDict(a=torch.zeros(2, 1))])
     with pytest.raises(errors.HeterogeneousEntryError, match="members differ"):
         filled.apply(lambda v: v, batch_size=[])  # its entries have no dense stack
+
+
+@pytest.mark.parametrize("dims", [(), (0, 2), (-3, -1)])
+def test_flatten_of_a_ragged_stack_along_a_later_dim_keeps_row_major_order(
+    dims: tuple[int, ...],
+) -> None:
+    """Found by the differential fuzzer: ``flatten`` / ``reshape(-1)`` of a ragged lazy
+    stack whose stack dim is not the first gives the elements in row-major order, as the
+    peer (each row of the dims before the stack dim takes the members' elements in turn);
+    they came member by member."""
+    a = TensorDict(x=torch.tensor([[10, 11], [20, 21], [30, 31]]), batch_size=[3, 2])
+    b = TensorDict(x=torch.tensor([[12], [22], [32]]), batch_size=[3, 1])
+    stack = tclass.lazy_stack([a, b], 1)  # batch size [3, 2, -1]
+    flat = stack.flatten(*dims) if dims else stack.reshape(-1)
+    assert flat.batch_size == torch.Size([9])
+    assert flat["x"].tolist() == [10, 11, 12, 20, 21, 22, 30, 31, 32]
+    deeper = tclass.lazy_stack([a.unsqueeze(0), b.unsqueeze(0)], 2)  # [1, 3, 2, -1]
+    assert deeper.reshape(-1)["x"].tolist() == [10, 11, 12, 20, 21, 22, 30, 31, 32]
+    first = tclass.lazy_stack([a, a[:, :1]], 0)  # stack dim 0: member after member
+    assert first.reshape(-1)["x"].tolist() == [10, 11, 20, 21, 30, 31, 10, 20, 30]

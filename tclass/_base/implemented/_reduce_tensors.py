@@ -133,6 +133,14 @@ def _no_tensor(operation: str) -> ReductionError:
     return ReductionError(msg)
 
 
+def _legacy_empty_skipped(leaves: list[torch.Tensor]) -> list[torch.Tensor]:
+    """``leaves`` without the 1-D tensors of no elements (shape ``[0]``) where another
+    leaf has another shape, as ``torch.cat`` skips them (its legacy rule, which the peer's
+    ``reduce=True`` with a ``dim`` follows): they hold no element to reduce."""
+    kept = [leaf for leaf in leaves if leaf.ndim != 1 or leaf.shape[0]]
+    return kept if kept and len(kept) < len(leaves) else leaves
+
+
 def _pair(fn: Callable[..., Any]) -> Callable[..., tuple[torch.Tensor, torch.Tensor]]:
     def values_and_indices(tensor: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
         found = fn(tensor, dim)

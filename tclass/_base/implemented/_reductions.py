@@ -38,6 +38,7 @@ from tclass._base.implemented._reduce_tensors import (
     ValuesIndices,
     _all_true,
     _any_true,
+    _legacy_empty_skipped,
     _no_tensor,
     _pair,
     _reduce_tensor,
@@ -235,7 +236,7 @@ class ReductionOps(MathOps):
         """The tensors joined along the first dim of ``dim``, and the (sorted) dims of the
         joined tensor that ``dim`` names. As in the peer, a negative dim counts from the
         end of the tensors (a ``FutureWarning`` says so where they have feature dims)."""
-        leaves = self._leaves_to_join(operation)
+        leaves = _legacy_empty_skipped(self._leaves_to_join(operation))
         given = list(dim) if isinstance(dim, (tuple, list)) else [cast(int, dim)]
         ndim = leaves[0].ndim
         for d in given:
@@ -254,7 +255,6 @@ class ReductionOps(MathOps):
             )
             warnings.warn(msg, FutureWarning, stacklevel=4)
         leaf_dims = [d % ndim for d in given]
-        # (checked first: torch.cat takes a 1-d tensor of no elements beside any other)
         along, first = leaf_dims[0], leaves[0].shape
         agree = all(
             leaf.ndim == ndim

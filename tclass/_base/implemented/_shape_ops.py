@@ -27,7 +27,7 @@ from tclass._core import _batch, _names
 from tclass._core._jagged import split_rows
 from tclass._core._names import DimName, Names
 from tclass._core._options import OPTIONS
-from tclass._core._shape_op import PicksElements, ShapeOp, legacy_view
+from tclass._core._shape_op import KeepsDims, PicksElements, ShapeOp, legacy_view
 from tclass.errors import (
     ArgumentValueError,
     DimError,
@@ -675,7 +675,8 @@ class ShapeOps(TensorCollection):
         sizes = list(batch_size)
         sizes[d] = length
         out = self._map_batch(
-            lambda v: v.repeat_interleave(repeats, d, output_size=length), torch.Size(sizes)
+            KeepsDims(lambda v: v.repeat_interleave(repeats, d, output_size=length)),
+            torch.Size(sizes),
         )
         return self._in_place(self._carry(out, self._dim_names), inplace, "repeat_interleave")
 

@@ -120,12 +120,28 @@ class LazyReshapeOps(LazyMemberEntries):
         if -1 in self._batch_size:  # ragged: only the flat stack of every element exists
             if len(new) != 1:
                 check_regular(self, range(len(self._batch_size)), f"reshape to {list(new)}")
-            parts = [part for member in self._members for part in member.reshape(-1).unbind(0)]
-            return self._lazily(parts, 0, None)
+            return self._lazily(self._elements_in_order(), 0, None)
         regrouped = self._regroup(new)  # by the shape alone, as the peer's (not ``span``)
         if regrouped is not None:
             return regrouped
         return self._dense("reshape()").reshape(new)  # type: ignore[no-any-return]
+
+    def _elements_in_order(self) -> list[Any]:
+        """Every element of a ragged lazy stack, in row-major order of its batch dims:
+        along a later stack dim, each index of the dims before it takes the members'
+        elements in turn (those dims must be regular)."""
+        d = self._stack_dim
+        members = self._members
+        if d == 0:
+            return [part for member in members for part in member.reshape(-1).unbind(0)]
+        check_regular(self, range(d), "reshape to one dim")
+        rows = [member.flatten(0, d - 1) if d > 1 else member for member in members]
+        return [
+            part
+            for p in range(self._batch_size[:d].numel())
+            for row in rows
+            for part in row[p].reshape(-1).unbind(0)
+        ]
 
     def _regroup(self, shape: torch.Size, asked: tuple[int, int] | None = None) -> Self | None:
         """The members regrouped as lazy stacks of lazy stacks with batch size ``shape``,
