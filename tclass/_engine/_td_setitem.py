@@ -139,7 +139,9 @@ class SetItemOps(TensorDictBase):
                     if past is not None:  # one value into each element of a wider node
                         if not past.numel():
                             continue  # no element selected: nothing written
-                        entry, sub = entry.maybe_to_stack(), sub.data
+                        if isinstance(entry, NonTensorData):
+                            entry = entry.maybe_to_stack()
+                        sub = sub.data
                     # A different Python value at some elements turns the node into a stack.
                     if not saved:
                         tensors[key] = entry._written(index, sub)
