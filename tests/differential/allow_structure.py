@@ -231,7 +231,8 @@ def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``unflatten`` along a lazy stack's stack dim, ``expand`` of a lazy stack, a
     ``reshape`` / ``view`` / ``flatten`` that merges or splits dims of size 1: a lazy
     stack of the same entries in tclass, a dense TensorDict in the peer (whose nested lazy
-    stacks, after an ``expand``, keep the lock of the members' nested collections)."""
+    stacks, after an ``expand``, keep the lock of the members' nested collections, and
+    which is unlocked where tclass's ``expand`` of a locked stack is a locked view)."""
     if finding.kind != "result" or finding.step.op not in _LAZY_KEPT:
         return False
     if finding.step.op in _NESTED_DIM_OPS and any(_nested_dim_kept(d) for d in finding.detail):
@@ -243,8 +244,11 @@ def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
             for d in finding.detail
         )
     if finding.step.op == "expand":  # the peer's nested lazy stacks keep their lock
+        locked = facts.memmap or any(_SAVED_OR_LOCKED.search(line) for line in finding.lines)
         return all(
-            any(p.search(d) for p in _STAYS_LAZY) or _NESTED_LOCK_KEPT.search(d)
+            any(p.search(d) for p in _STAYS_LAZY)
+            or _NESTED_LOCK_KEPT.search(d)
+            or (locked and d == _VIEW_LOCKED)  # a view of a locked stack (fz17b)
             for d in finding.detail
         )
     if not _STAYS_LAZY[0].search(finding.detail[0]):
@@ -265,6 +269,10 @@ def _value_dim_kept(line: str) -> bool:
 
 
 _NESTED_LOCK_KEPT = re.compile(r"^result\[.*\.is_locked: peer True, tclass False$")
+# tclass's lazy expand of a locked (memory-mapped) lazy stack is a view of it, locked as
+# its source ("A result's lock follows what it shares"); the peer's dense copy is not
+_VIEW_LOCKED = "result.is_locked: peer False, tclass True"
+_SAVED_OR_LOCKED = re.compile(r"memmap|lock_\(\)|\.save\(|\.dumps\(|consolidate\(filename")
 
 
 def _contains_as_dense(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
