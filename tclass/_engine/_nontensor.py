@@ -732,6 +732,18 @@ def _rebuild_values(
 allow_unpickling(NonTensorData, MetaData, _rebuild_value, _rebuild_values)
 
 
+def fills_leading(value: Any, target: Sequence[int]) -> bool:
+    """Whether ``value`` is a node of one value whose batch size broadcasts to the leading
+    dims of the selection ``target``: the rows of a TensorDict written at an index
+    (``td[i] = rows``) give each value entry the rows' batch size, shorter than the
+    selection of an entry with dims past the batch size; the peer writes the one value
+    into each element of the selection."""
+    if not isinstance(value, NonTensorData):
+        return False
+    dims = len(value.batch_size)
+    return dims <= len(target) and _batch.broadcasts_to(value.batch_size, target[:dims])
+
+
 def is_non_tensor(value: object) -> bool:
     """Whether ``value`` is a ``NonTensorData`` or ``NonTensorStack`` node."""
     return isinstance(value, _NonTensorNode)

@@ -32,7 +32,13 @@ from tclass._core._linked_list import linked_values
 from tclass._core._options import OPTIONS
 from tclass._core._safe_globals import allow_unpickling
 from tclass._core._shape_op import KeepsDims, PicksElements
-from tclass._engine._nontensor import MetaData, NonTensorData, _NonTensorNode, _rebuild_values
+from tclass._engine._nontensor import (
+    MetaData,
+    NonTensorData,
+    _NonTensorNode,
+    _rebuild_values,
+    fills_leading,
+)
 from tclass._engine._value_positions import (
     StackDims,
     copy_containers,
@@ -551,6 +557,8 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         if type(index) is tuple:
             index = _batch.normalize_index(index, len(self._shape))
         shape, positions = indexed(self._shape, index)
+        if fills_leading(value, shape) and not _batch.broadcasts_to(value.batch_size, shape):
+            value = value.data  # its one value into each element (see fills_leading)
         if isinstance(value, _NonTensorNode):
             extra = len(value.batch_size) - len(shape)
             if extra > 0 and all(size == 1 for size in value.batch_size[:extra]):

@@ -17,7 +17,7 @@ from tclass._base.implemented._entry_ops import EntryWrites
 from tclass._core import _batch, _keys
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import raise_write_error, value_as_tensor
-from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode, fills_leading, same_value
 from tclass._engine._scope import write_unbatched
 from tclass._engine._td_index import raise_no_batch_dims
 from tclass.errors import BatchSizeError, DimError, IndexTypeError, LockedError
@@ -99,6 +99,22 @@ class SetItemOps(TensorDictBase):
         else:
             self._write_broadcast_at(index, value)
 
+    def _value_past_batch(self, entry: _NonTensorNode, index: Any, sub: Any) -> torch.Size | None:
+        """The selection of ``entry`` (a value node with dims past the batch size) that
+        ``sub``, a node of one value of the rows' batch size, fills element by element,
+        as the peer writes it (a stack, though the value is the same); None for a write
+        torch's shape rule covers (or refuses)."""
+        dims = len(self._batch_size)
+        if type(sub) is not NonTensorData or len(entry.batch_size) <= dims:
+            return None
+        target = _batch.indexed_shape(entry.batch_size, index)
+        rows = target[: len(target) - (len(entry.batch_size) - dims)]
+        if _batch.broadcasts_to(sub.batch_size, target) or not (
+            _batch.broadcasts_to(sub.batch_size, rows) and fills_leading(sub, target)
+        ):
+            return None
+        return target
+
     def _write_entries_at(self, index: Any, pairs: Iterable[tuple[Any, Any]]) -> None:
         """``td[index] = collection_or_dict``: each entry into its counterpart."""
         tensors = self._tensors
@@ -116,14 +132,22 @@ class SetItemOps(TensorDictBase):
             # A plain tensor into a plain tensor (the usual write) skips the checks below.
             if entry.__class__ is not _Tensor or sub.__class__ is not _Tensor:
                 if isinstance(entry, _NonTensorNode):
+                    saved = self._saved_at is not None
+                    if saved and self._locked and _same_data(entry, sub):
+                        continue  # as the peer's shared write: the same value, kept
+                    past = self._value_past_batch(entry, index, sub)
+                    if past is not None:  # one value into each element of a wider node
+                        if not past.numel():
+                            continue  # no element selected: nothing written
+                        if isinstance(entry, NonTensorData):
+                            entry = entry.maybe_to_stack()
+                        sub = sub.data
                     # A different Python value at some elements turns the node into a stack.
-                    if self._saved_at is None:
+                    if not saved:
                         tensors[key] = entry._written(index, sub)
                     else:  # the folder's copy is rewritten first, and only on a change
-                        if self._locked and _same_data(entry, sub):
-                            continue  # as the peer's shared write: the same value, kept
                         new = entry._with_written(index, sub)
-                        if new is not entry:
+                        if new is not entry or past is not None:
                             self._store_entry(key, new)
                     continue
                 if unbatched and entry.__class__ is _Unbatched:

@@ -175,7 +175,12 @@ def _leaf(value: Any, where: str) -> Any:
     if is_namedtuple(value):
         return normalize(_namedtuple_dict(value), where)
     if isinstance(value, list):  # as a TensorDict stores it: per-element values stack
-        stored = stored_value(value, _NO_DIMS, None)
+        try:
+            stored = stored_value(value, _NO_DIMS, None)
+        except StackError:  # lists the constructor does not stack ([[[None], [1]], [[None]]])
+            if not _nested_values(value):
+                raise
+            return stack_of_lists(value)  # the peer's from_dict stacks them list by list
         if isinstance(stored, NonTensorData):
             return PyValue(value)
         if isinstance(stored, _NonTensorNode) and _nested_values(value):

@@ -152,6 +152,8 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue
         if op == "apply" and "batch_size=" in finding.step.src and _NAMES_DROPPED.search(line):
             continue  # apply(fn, batch_size=) drops the names, as a TensorDict's in both
+        if op == "new_tensor" and _NAMES_DROPPED.search(line):
+            continue  # the same, for new_tensor (its apply with batch_size=; fz17b)
         if op in ("tile", "reshape", "broadcast_to") and _NAMES_DROPPED.search(line):
             continue  # read into memory and shaped as a TensorDict, which drops them
         if op in ("setitem_key", "set", "update", "rename_key_") and _NEW_GROUP_NAMED.match(line):
@@ -276,14 +278,18 @@ def _h5_keys_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
         return False
     if finding.step.op in ("keys", "items", "values") and isinstance(peer.value, list):
         return sorted(map(repr, peer.value)) == sorted(map(repr, mine.value))
-    if finding.step.op == "set" and all(": keys: peer " in d for d in finding.detail):
-        if set(peer.value.keys()) < set(mine.value.keys()):
+    if finding.step.op == "set":
+        keys_only = all(": keys: peer " in d for d in finding.detail)
+        if keys_only and set(peer.value.keys()) < set(mine.value.keys()):
             return True
         path = re.match(r"x\.set\(\(((?:'\w+', )+)'\w+'\), ", finding.step.src)
         if path is None:  # the peer's result: the group the key was set in, at any depth
             return False
         group = mine.value.get(tuple(re.findall(r"'(\w+)'", path[1])), None)
-        return group is not None and list(peer.value.keys()) == list(group.keys())
+        if group is None or sorted(peer.value.keys()) != sorted(group.keys()):
+            return False
+        # (its batch size and names too, when the group has more dims than the file: fz17b)
+        return keys_only or tuple(peer.value.batch_size) == tuple(group.batch_size)
     if finding.step.op == "contains" and (peer.value, mine.value) == (False, True):
         key = re.match(r"\(?(?:'\w+', )*'(\w+)',?\)? in x\.keys\(True, True\)$", finding.step.src)
         return key is not None and _made_a_group(finding.lines[:-1], key[1])  # (its last part)

@@ -52,7 +52,9 @@ def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     ``--families entries``); ``unbind`` along another dim, whose parts keep it as
     ``stack[i]`` does in both (the peer's unbind drops it: program 4,400,807 of the six
     families); a key read of such a ``to_tensordict()`` (its nested collections lead with
-    the name: program 5,604,404 of index,entries,records, left42)."""
+    the name: program 5,604,404 of index,entries,records, left42); a reduction over the
+    feature dims (``sum(dim="feature")``), which keeps the batch dims and their names as
+    a TensorDict's in both (fz17b)."""
     if finding.kind != "result":
         return False
     lazy = facts.kind == "lazy" or any(_LAZY_MADE.search(line) for line in finding.lines)
@@ -61,7 +63,8 @@ def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         if not re.search(r"\.(?:to_tensordict|contiguous)\(\)\[", finding.step.src):
             return False
     elif finding.step.op not in ops + ("tile", "unbind", "gather"):
-        return False
+        if 'dim="feature"' not in finding.step.src or finding.step.family != "math":
+            return False
     if not lazy:
         return False
     return all(_ONE_NAME.match(line) and _same_dims(line) for line in finding.detail)

@@ -509,6 +509,7 @@ _PEER_INTERNAL = (
     "stack expects a non-empty TensorList",  # a record's indexed write into no elements
     "Cannot get the non-unique data of a NonTensorStack",  # load_state_dict of value stacks
     "too many indices for tensor of dimension",  # a number written into a value stack
+    "'Tensor' object has no attribute 'is_empty'",  # the same, lazy[None, i] = 0 (fz17b)
     "items cannot be empty",  # permute / unsqueeze of Python values over no elements
     "list_of_tensordicts cannot be empty",  # expand of a lazy stack of no members
     "is too big for batch size",  # repeat_interleave(0) along a lazy stack's later dim

@@ -241,7 +241,8 @@ def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     ``reshape`` / ``view`` / ``flatten`` that merges or splits dims of size 1: a lazy
     stack of the same entries in tclass, a dense TensorDict in the peer (whose nested lazy
     stacks, after an ``expand``, keep the lock of the members' nested collections; the
-    ``expand`` of a locked stack, a view of its locked members in tclass, is locked)."""
+    ``expand`` of a locked or memory-mapped stack, a view of its locked members in tclass,
+    is locked)."""
     if finding.kind != "result" or finding.step.op not in _LAZY_KEPT:
         return False
     if finding.step.op in _NESTED_DIM_OPS and any(_nested_dim_kept(d) for d in finding.detail):
@@ -253,7 +254,7 @@ def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
             for d in finding.detail
         )
     if finding.step.op == "expand":  # the peer's nested lazy stacks keep their lock
-        locked = any(".lock_()" in line or ".memmap(" in line for line in finding.lines[:-1])
+        locked = facts.memmap or any(_SAVED_OR_LOCKED.search(line) for line in finding.lines)
         return all(
             any(p.search(d) for p in _STAYS_LAZY)
             or _NESTED_LOCK_KEPT.search(d)
@@ -278,7 +279,10 @@ def _value_dim_kept(line: str) -> bool:
 
 
 _NESTED_LOCK_KEPT = re.compile(r"^result\[.*\.is_locked: peer True, tclass False$")
+# tclass's lazy expand of a locked (memory-mapped) lazy stack is a view of it, locked as
+# its source ("A result's lock follows what it shares"); the peer's dense copy is not
 _SHARED_LOCK_KEPT = re.compile(r"^result(\[.*)?\.is_locked: peer False, tclass True$")
+_SAVED_OR_LOCKED = re.compile(r"memmap|lock_\(\)|\.save\(|\.dumps\(|consolidate\(filename")
 
 
 def _contains_as_dense(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

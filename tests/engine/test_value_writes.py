@@ -145,3 +145,41 @@ def test_a_value_written_over_a_batch_without_dims_stays_one_value(
     rows = TensorDict({"v": "a"}, batch_size=[2])
     rows[0] = TensorDict({"v": "a"}, batch_size=[1])
     assert type(rows.get("v")) is NonTensorStack and rows["v"] == ["a", "a"]
+
+
+def test_rows_written_at_an_index_fill_a_value_with_more_dims() -> None:
+    """``td[i] = rows`` where a value entry has dims past the batch size (the batch size
+    was shortened): the rows' one value (batch size ``[2]``) fills the selection
+    (``[2, 1]``) element by element, a stack though the value is the same, as the peer's
+    (it refused the write, fz17b); over an empty selection nothing is written, and a
+    stack of several values still has to broadcast."""
+    td = TensorDict({"a": torch.zeros(4, 2, 1), "s": "pong"}, batch_size=[4, 2, 1])
+    td.batch_size = [4, 2]
+    td[-1] = td[-1].to_dict()
+    assert isinstance(td.get("s"), NonTensorStack)
+    assert td.get("s").tolist() == [[["pong"], ["pong"]]] * 4
+    td[-1] = {"s": "z"}
+    assert td.get("s").tolist() == [[["pong"], ["pong"]]] * 3 + [[["z"], ["z"]]]
+    empty = TensorDict({"a": torch.zeros(4, 0, 1), "s": "pong"}, batch_size=[4, 0, 1])
+    empty.batch_size = [4, 0]
+    empty[-1] = {"s": "z"}
+    assert isinstance(empty.get("s"), NonTensorData) and empty.get("s").data == "pong"
+    two = TensorDict({"s": NonTensorStack("p", "q")}, batch_size=[2])
+    with pytest.raises(RuntimeError, match=r"batch size \[2\]"):
+        td[-1] = two
+    assert td.get("s").tolist()[-1] == [["z"], ["z"]]  # nothing written
+
+
+def test_rows_of_the_same_value_into_a_saved_value_with_more_dims(tmp_path: Path) -> None:
+    """The same write into a memory-mapped TensorDict (locked): the same value keeps the
+    node, as the peer's shared write; another value is written into each element, in
+    memory and in the folder."""
+    td = TensorDict({"a": torch.zeros(4, 2, 1), "s": "pong"}, batch_size=[4, 2, 1])
+    td.batch_size = [4, 2]
+    saved = td.memmap(tmp_path / "td")
+    saved[-1] = saved[-1].to_dict()
+    assert isinstance(saved.get("s"), NonTensorData)
+    saved[-1] = {"s": "z"}
+    expected = [[["pong"], ["pong"]]] * 3 + [[["z"], ["z"]]]
+    assert saved.get("s").tolist() == expected
+    assert TensorDict.load_memmap(tmp_path / "td").get("s").tolist() == expected

@@ -381,6 +381,28 @@ def _no_tensors(values: Any) -> bool:
     return not isinstance(values, torch.Tensor)
 
 
+@pytest.mark.parametrize(
+    "values",
+    [
+        [[[None], [-1]], [[None], [None]]],
+        [[[None], [None]], [[None], [-1]]],
+        [[[1], [-1]], [[None]]],
+    ],
+)
+def test_from_dict_lists_of_none_and_numbers_stack_per_list(values: list[Any]) -> None:
+    # The lists of a to_dict() of values padded with None (pad(td, ..., value=0)): rows of
+    # numbers and None beside rows of None alone, which the constructor's conversion does
+    # not stack (a tensor [-1] beside a stack [None]); a stack dim per list, as the peer's
+    # from_dict (it refused them, fz17b).
+    batch = [2, len(values[0]), 1]
+    if len(values[1]) != len(values[0]):
+        batch = [2, -1, 1]
+    td = TensorDict.from_dict({"v": values}, batch_size=[2])
+    stack = td.get("v")
+    assert isinstance(stack, NonTensorStack) and list(stack.batch_size) == batch
+    assert stack.tolist() == values and _no_tensors(stack.tolist())
+
+
 def test_from_dict_ragged_lists_that_do_not_fit_the_batch() -> None:
     with pytest.raises(errors.BatchMismatchError, match=r"'v'.*\[2, -1\].*\[2, 1\]"):
         TensorDict.from_dict({"v": [[1, 2], [3]]}, batch_size=[2, 1])
