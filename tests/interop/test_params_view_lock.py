@@ -85,3 +85,19 @@ def test_math_on_params_over_a_locked_tensordict_stays_unlocked(
 def test_a_locked_tensordict_keeps_locking_its_views() -> None:
     data = TensorDict(w=torch.ones(2, 3), batch_size=[2, 3]).lock_()
     assert all(_VIEWS[op](data).is_locked for op in _VIEWS)
+
+
+@pytest.mark.parametrize("how", ["locked", "lock=True", "unlocked"])
+def test_detach_of_params_is_unlocked_throughout(how: str) -> None:
+    out = _wrapped(how).detach()
+    assert not out.is_locked and not out["n"].is_locked
+    out["n", "new"] = torch.zeros(2, 3)
+    assert "new" in out["n"].keys()
+
+
+def test_detach_of_an_unlocked_tensordict_unlocks_a_locked_nested_copy() -> None:
+    data = TensorDict(a=torch.zeros(2))
+    data["n"] = TensorDict(b=torch.zeros(2)).lock_()
+    out = data.detach()
+    assert not out["n"].is_locked and data["n"].is_locked
+    assert data.lock_().detach()["n"].is_locked
