@@ -224,9 +224,9 @@ def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...
         return _join_nodes(collections, "cat", dim, path)
     if out is not None and not _written_directly(out):
         return _written_into(out, _cat(collections, dim, None, path), "cat", path)
-    if out is None and _records_and_plain(collections):
-        joined = _cat([storage_of(m) for m in collections], dim, None, path)
-        head: Any = collections[0]
+    if out is None and _records_and_plain(plain := _stores_read(collections)):
+        joined = _cat([storage_of(m) for m in plain], dim, None, path)
+        head: Any = plain[0]
         return cast(C, type(head).from_tensordict(joined) if is_record(head) else joined)
     members = _members(collections, "cat", path)
     if out is None and _records_over_lazy_stacks(members, set(map(type, members))):
@@ -468,10 +468,7 @@ def _members(collections: Sequence[C], op: str, path: tuple[str, ...]) -> list[C
     if not members:
         msg = f"{op} expects a non-empty sequence of collections"
         raise StackError(msg)
-    if len(set(map(type, members))) != 1 and any(_is_store(m) for m in members):
-        # A file (or its rows) joined with other kinds: read into memory, as the peer's
-        # (the result is a TensorDict either way).
-        members = [cast(C, m.to_tensordict()) if _is_store(m) else m for m in members]
+    members = _stores_read(members)
     if len(set(map(type, members))) != 1 and any(isinstance(m, LegacyLazyView) for m in members):
         # A legacy lazy view joined with other kinds joins as its data, a TensorDict, as
         # the peer joins its views (two views join as they are).
@@ -504,6 +501,15 @@ def _how_to_convert(first: type, other: type) -> str:
         return ""
     name = records[0].__name__
     return f" (the record: record.to_tensordict(); the TensorDict: {name}.from_tensordict(td))"
+
+
+def _stores_read(members: Sequence[C]) -> list[C]:
+    """``members``, where a file (or its rows) is joined with other kinds read into
+    memory, as the peer's (the result is a TensorDict, or a record of member 0's class
+    joined with a record: ``torch.cat([file, record])``)."""
+    if len(set(map(type, members))) != 1 and any(_is_store(m) for m in members):
+        return [cast(C, m.to_tensordict()) if _is_store(m) else m for m in members]
+    return list(members)
 
 
 def _is_store(member: object) -> bool:

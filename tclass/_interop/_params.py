@@ -232,6 +232,10 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         """Whether entries can be added or removed through this object."""
         return self._root_locked
 
+    def _results_locked(self) -> bool:
+        # As the peer: views and reshapes follow the wrapped TensorDict's lock.
+        return self._param_td.is_locked
+
     def _items(self) -> Iterator[tuple[str, Value]]:
         return self._param_td._items()
 

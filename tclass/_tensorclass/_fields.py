@@ -64,6 +64,7 @@ from tclass._core._batch import format_shape
 from tclass._core._class_options import DEFAULTS, ClassOptions
 from tclass._core._linked_list import LinkedList, unlinked
 from tclass._core._options import OPTIONS
+from tclass._core._records import is_record
 from tclass._core._spec import TensorSpec, array_type_of, exact_tensor, inexact_value, spec_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import fit_to_batch
@@ -202,7 +203,11 @@ class FieldRule:
             # (a Tensor field keeps a record or TensorDict as it is, as the peer; so does a
             # TensorDict field any other collection: a lazy stack, a file, a record)
             if self.convert_to is not TensorDict:
-                if self.convert_to is None or not isinstance(value, TensorDict):
+                # a TensorDict, lazy stack, file or parameters becomes a record of the
+                # annotated class (the peer stores those as given); another record is refused
+                if self.convert_to is None or not isinstance(value, TensorDictBase):
+                    self._refuse(value)
+                if is_record(value):
                     self._refuse(value)
                 return self._convert(value, batch, device)
         stored: Any = value

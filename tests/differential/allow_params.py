@@ -69,6 +69,11 @@ def _members_kept(lines: list[str]) -> bool:
     )
 
 
+# the views the peer's TensorDictParams leaves unlocked over a locked TensorDict (only
+# their top level: their nested TensorDicts are locked); tclass locks them as every view
+_HALF_LOCKED_VIEWS = frozenset({"flatten", "unflatten", "roll", "flip", "narrow", "rot90"})
+
+
 _LOCKED_LIKE = re.compile(r"^result(\['[^']*'\])*\.is_locked: peer False, tclass True$")
 
 
@@ -82,7 +87,9 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     ``to`` of a lazy stack keeps its TensorDictParams members (the peer's are TensorDicts);
     ``update`` of plain tensors makes nested entries parameters as top-level ones (the
     peer's nested ones are plain tensors, no longer registered); ``torch.empty_like`` of a
-    locked one is locked as its ``zeros_like`` (the peer's alone unlocked: program 5,502,622)."""
+    locked one is locked as its ``zeros_like`` (the peer's alone unlocked: program 5,502,622),
+    and so are its ``flatten`` / ``unflatten`` / ``roll`` / ``flip`` / ``narrow`` / ``rot90``
+    over a locked TensorDict, as its other views (the peer's top level alone unlocked)."""
     if not any("TensorDictParams(" in line for line in finding.lines):
         return False
     locked = "Cannot modify locked" in str(peer.error)
@@ -99,6 +106,8 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         return False
     if finding.step.op == "torch.empty_like":
         return all(_LOCKED_LIKE.match(line) for line in finding.detail)
+    if finding.step.op in _HALF_LOCKED_VIEWS:  # locked as its TensorDict, as other views
+        return all(line == "result.is_locked: peer False, tclass True" for line in finding.detail)
     if finding.step.op == "update" and all(
         _PARAMS_NESTED_WRAPPED.match(line) for line in finding.detail
     ):

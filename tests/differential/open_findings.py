@@ -501,4 +501,5 @@ OPEN: dict[str, str] = {
     "entries/keys/result: result: length": "the results differ (1 in 10,000 entries,index programs (10,000-19,999), 2026-12-06, left45, not investigated: program 13,742)",
     "entries/update_/result: result: length": "the results differ (1 in 10,000 entries,index programs (10,000-19,999), 2026-12-06, left45, not investigated: program 18,554)",
     "alias/alias/alias: result['inner']['y'] result['inner']['z']": "a result changes differently later (a view in one library) (1 in 10,000 entries,index programs (10,000-19,999), 2026-12-06, left45, not investigated: program 19,717: copy_at_(x[None,].clone().zero_(), I[None,], fast=False) of a record of batch size [] after apply(lambda v: v[..., None], batch_size=[]): tclass's write reaches the nested record's tensors, the peer's does not)",
+    "combine/pad/result: result.names: peer , tclass ": "the results differ (1 in 1,500 programs at seed 7,700,000, 2026-12-06, nu17b, not investigated; also before nu17b's changes: pad of a lazy stack given names=['i'] by apply: the peer's result names None, tclass keeps 'i', nested too)",
 }

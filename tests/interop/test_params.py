@@ -212,6 +212,26 @@ def test_math_over_parameters_and_integer_buffers() -> None:
     assert torch.equal(params["w"].grad, torch.ones(4, 3))
 
 
+@pytest.mark.parametrize("kind", ["td", "lazy"])
+def test_math_with_parameters_and_integer_buffers_as_the_operand(kind: str) -> None:
+    # ``td + params``: the parameters are in the operand's tensor lists, the integer
+    # buffer beside them; the fused kernel is refused as above, the ops run leaf by leaf.
+    params = TensorDictParams(
+        TensorDict({"w": torch.randn(4, 3), "i": torch.arange(12).reshape(4, 3)}, [4])
+    )
+    plain = params.detach().clone()
+    if kind == "lazy":
+        plain = tclass.LazyStackedTensorDict.lazy_stack(list(plain.unbind(0)), 0)
+    for out, expected in ((plain * params, params["i"] ** 2), (plain - params, 0 * params["i"])):
+        assert torch.equal(out["i"], expected) and out["w"].requires_grad
+    total = plain + params
+    assert torch.equal(total["i"], 2 * params["i"])
+    total["w"].sum().backward()
+    assert torch.equal(params["w"].grad, torch.ones(4, 3))
+    with torch.no_grad():
+        assert not (plain + params)["w"].requires_grad
+
+
 def test_out_arguments_with_parameters_as_the_peer() -> None:
     # gather and logsumexp call torch's out= kernels (as the peer's): they refuse tensors
     # that require grad; where and clamp compute, then write into out (as the peer's).

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import torch
 
-from tclass import PersistentTensorDict, TensorDict
+from tclass import PersistentTensorDict, TensorDict, tensorclass
 from tclass.errors import (
     DeviceUnavailableError,
     DimError,
@@ -497,6 +497,25 @@ def test_stack_and_cat_with_another_kind_read_the_file(ptd: PersistentTensorDict
     joined = torch.cat([ptd, ptd[:2]], 0)
     assert type(joined) is TensorDict and joined.batch_size == (5, 4)
     assert torch.equal(joined["n", "b"], torch.zeros(5, 4, 2))
+
+
+@tensorclass
+class _Rows:
+    a: torch.Tensor
+    n: Any
+
+
+def test_cat_of_a_file_and_a_record_reads_the_file(ptd: PersistentTensorDict) -> None:
+    # as torch.cat([td, record]) in both libraries: a TensorDict (the peer's too)
+    record = _Rows(a=torch.ones(3, 4), n=TensorDict(b=torch.ones(3, 4, 2)), batch_size=[3, 4])
+    joined = torch.cat([ptd, record], 0)
+    assert type(joined) is TensorDict and joined.batch_size == (6, 4)
+    assert torch.equal(joined["n", "b"], torch.cat([torch.zeros(3, 4, 2), torch.ones(3, 4, 2)]))
+    back = torch.cat([record, ptd[:1]], 0)
+    assert type(back) is _Rows and back.batch_size == (4, 4)
+    assert torch.equal(back.a, torch.cat([torch.ones(3, 4), torch.zeros(1, 4)]))
+    with pytest.raises(TypeError, match="member 1 is a _Rows"):
+        torch.stack([ptd, record], 0)  # stack refuses records with TensorDicts (as the peer)
 
 
 @pytest.mark.parametrize(

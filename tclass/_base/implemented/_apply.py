@@ -440,10 +440,15 @@ class ApplyOps(TensorCollection):
 
     def detach(self) -> Self:
         """Every tensor detached from the autograd graph (shares storage); the lock
-        carries over, as in the peer."""
+        carries over, as in the peer (and only it: the nested results of an unlocked one
+        are unlocked, though a nested source is locked, a TensorDictParams's TensorDict)."""
         values = {key: value.detach() for key, value in self._items()}
         out = self._new_like(values, self.batch_size, self.device)
-        return out.lock_() if self.is_locked else out
+        if self.is_locked:
+            return out.lock_()
+        if any(isinstance(v, TensorCollection) and v.is_locked for v in values.values()):
+            out.unlock_()
+        return out
 
     def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Self:
         """Every tensor made contiguous (tensors already contiguous are kept; with

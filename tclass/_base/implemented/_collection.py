@@ -101,6 +101,11 @@ class TensorCollection(BatchFacts):
         """Whether this collection is locked: what :attr:`is_locked` reads."""
         raise NotImplementedError
 
+    def _results_locked(self) -> bool:
+        """Whether the results that keep the lock (views, reshapes, ``data``) are locked:
+        this collection's lock (a TensorDictParams's is its wrapped TensorDict's)."""
+        return self._lock_state()
+
     @property
     def is_locked(self) -> bool:
         """Whether entries can be added, replaced or removed (in-place writes always can).

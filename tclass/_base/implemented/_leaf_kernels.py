@@ -62,8 +62,8 @@ def run_leafwise(
         except RuntimeError:
             # Autograd has no fused out-of-place kernel for a list that mixes tensors
             # requiring grad with integer ones (parameters beside integer buffers, as
-            # TensorDictParams holds): nothing was computed, leaf by leaf below.
-            if not _mixes_grad_and_integers(leaves):
+            # TensorDictParams holds, on either side): nothing was computed, leaf by leaf.
+            if not _mixes_grad_and_integers(leaves, operands):
                 raise
         else:
             return leaves if results is None else results
@@ -96,6 +96,10 @@ def run_flat(
         return foreach(leaves, *(routed or args))  # type: ignore[no-any-return]
     except TypeError:  # no fused kernel takes these arguments: leaf by leaf
         return run_leafwise(None, each, leaves, args, _NO_KWARGS)
+    except RuntimeError:  # autograd's refusal of a fused kernel (see run_leafwise)
+        if not _mixes_grad_and_integers(leaves, args):
+            raise
+        return run_leafwise(None, each, leaves, args, _NO_KWARGS)
 
 
 _FOREACH_COPY = torch._foreach_copy_
@@ -109,13 +113,18 @@ def _copies_a_graph(operands: Sequence[Any]) -> bool:
     return any(getattr(t, "requires_grad", False) for t in operands[0])
 
 
-def _mixes_grad_and_integers(leaves: list[torch.Tensor]) -> bool:
-    """Whether autograd refuses a fused kernel on ``leaves``: some require grad, some
-    have a dtype without gradients (integers, bool)."""
-    return (
-        torch.is_grad_enabled()
-        and any(leaf.requires_grad for leaf in leaves)
-        and any(not (leaf.is_floating_point() or leaf.is_complex()) for leaf in leaves)
+def _mixes_grad_and_integers(leaves: list[torch.Tensor], operands: Sequence[Any] = ()) -> bool:
+    """Whether autograd refuses a fused kernel on ``leaves`` and the tensor lists of
+    ``operands``: some require grad, some have a dtype without gradients (integers,
+    bool), in any of the lists (``td + params``: the parameters in the operand's)."""
+    if not torch.is_grad_enabled():
+        return False
+    tensors = [*leaves]
+    for operand in operands:
+        if type(operand) is list:
+            tensors.extend(t for t in operand if isinstance(t, torch.Tensor))
+    return any(t.requires_grad for t in tensors) and any(
+        not (t.is_floating_point() or t.is_complex()) for t in tensors
     )
 
 

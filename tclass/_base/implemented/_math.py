@@ -675,6 +675,7 @@ class MathOps(LeafWalkOps):
         size takes the result's entries and batch size, see :meth:`update`).
         """
         source = self
+        lock = not isinstance(other, TensorCollection)  # the peer's lock rule
         if pad is not None and isinstance(other, TensorCollection):
             source, other = _completed(self, other, pad)
         result = source._pointwise(
@@ -683,9 +684,11 @@ class MathOps(LeafWalkOps):
             (condition, other),
             alignment="mask",
             operation="where",
-            lock=not isinstance(other, TensorCollection),  # the peer's lock rule
+            lock=lock,
             values=_where_value,
         )
+        if lock and not result.is_locked and self._results_locked():
+            result.lock_()  # a TensorDictParams's follows its TensorDict, as the peer's
         if out is None:
             return result
         if update_batch_size and out.batch_size != result.batch_size:
@@ -736,8 +739,10 @@ class MathOps(LeafWalkOps):
     @property
     def data(self) -> Self:
         """The same collection over each tensor's ``.data``: the same storage, outside
-        autograd (``target.data.lerp_(online.data, tau)`` updates parameters in place)."""
-        return self._pointwise(None, _data_of)
+        autograd (``target.data.lerp_(online.data, tau)`` updates parameters in place),
+        locked when views of it are (a TensorDictParams's: when its TensorDict is)."""
+        out = self._pointwise(None, _data_of)
+        return out.lock_() if self._results_locked() and not out.is_locked else out
 
 
 def _align_keys(a: Any, b: Any, default: Any) -> tuple[Any, Any]:

@@ -74,7 +74,7 @@ class ShapeOps(TensorCollection):
         one of a saved collection without tensors is saved too (see ``_mark_view_of``)."""
         if names is not None:
             result._assign_names(names)
-        if lock and self.is_locked:
+        if lock and self._results_locked():
             result.lock_()
             if view:
                 self._mark_view_of(result)
