@@ -49,7 +49,9 @@ def main(argv: list[str] | None = None) -> int:
         "--print-open", action="store_true", help="new discrepancies as open_findings.py lines"
     )
     parser.add_argument(
-        "--open-seen", action="store_true", help="the OPEN signatures seen, with their programs"
+        "--open-seen",
+        action="store_true",
+        help="the OPEN (and new) signatures seen, with their programs",
     )
     args = parser.parse_args(argv)
     libs = libraries()
@@ -68,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         seeds = range(args.seed, args.seed + args.examples)
     seen: dict[str, list[int]] = defaultdict(list)  # OPEN signature -> programs
+    fresh: dict[str, list[int]] = defaultdict(list)  # new signature -> programs
     for n in seeds:
         if args.seconds is not None and time.perf_counter() - start > args.seconds:
             break
@@ -76,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
         for found in stats.findings[before:]:
             if found.open is not None:
                 seen[found.signature()].append(n)
+            elif found.is_bug:
+                fresh[found.signature()].append(n)
         if args.replay is not None:
             print(finding.report() if finding else "no finding")
     elapsed = time.perf_counter() - start
@@ -87,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.open_seen:
         for signature, programs in sorted(seen.items()):
             print(f"open-seen {signature!r} programs {programs}")
+        for signature, programs in sorted(fresh.items()):
+            print(f"new-seen {signature!r} programs {programs}")
     return code
 
 

@@ -99,8 +99,8 @@ def test_the_runner_reports_and_exits_clean(capsys: pytest.CaptureFixture[str]) 
 def test_the_runner_lists_the_open_signatures_it_saw(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``--open-seen``: each OPEN signature a run showed, with its programs; new and
-    allowed findings are not listed."""
+    """``--open-seen``: each OPEN signature a run showed, with its programs, then each
+    new one; allowed findings are not listed."""
     pytest.importorskip("tensordict")
     from . import run
 
@@ -119,8 +119,11 @@ def test_the_runner_lists_the_open_signatures_it_saw(
     monkeypatch.setattr(run, "run_program", fake)
     assert run.main(["--examples", "6", "--seed", "0", "--open-seen"]) == 1  # program 5 is new
     out = capsys.readouterr().out
-    seen = [line for line in out.splitlines() if line.startswith("open-seen ")]
-    assert seen == ["open-seen 'fam/op/result: result: peer , tclass ' programs [1, 3]"]
+    seen = [line for line in out.splitlines() if line.endswith("]")]
+    assert seen == [
+        "open-seen 'fam/op/result: result: peer , tclass ' programs [1, 3]",
+        "new-seen 'fam/op/result: result: peer , tclass ' programs [5]",
+    ]
 
 
 def test_every_allowed_difference_cites_the_readme() -> None:
