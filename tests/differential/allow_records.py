@@ -204,8 +204,13 @@ def _longer_past_empty(line: str) -> bool:
 
 
 def _holds_empty(node: Any) -> bool:
-    """Whether a nested collection of ``node`` (at any depth) holds no leaf."""
-    for _, value in node.items():
+    """Whether a nested collection of ``node`` (at any depth) holds no leaf (a lazy stack's
+    entry with no dense value, members of different shapes, is a leaf)."""
+    for key in node.keys():
+        try:
+            value = node.get(key)
+        except RuntimeError:  # HeterogeneousEntryError: a leaf
+            continue
         if hasattr(value, "keys") and hasattr(value, "items"):
             if not list(value.keys(True, True)) or _holds_empty(value):
                 return True
