@@ -204,12 +204,13 @@ def _longer_past_empty(line: str) -> bool:
 
 
 def _holds_empty(node: Any) -> bool:
-    """Whether a nested collection of ``node`` (at any depth) holds no leaf (an entry a
-    ragged lazy stack cannot read densely is no collection: skipped)."""
+    """Whether a nested collection of ``node`` (at any depth) holds no leaf (a lazy stack's
+    entry with no dense value, members of different shapes, is a leaf: program 7,792 of
+    entries,index)."""
     for key in list(node.keys()):
         try:
             value = node.get(key)
-        except (RuntimeError, ValueError):  # (a ragged tensor entry: program 7,792)
+        except (RuntimeError, ValueError):  # HeterogeneousEntryError: a leaf
             continue
         if hasattr(value, "keys") and hasattr(value, "items"):
             if not list(value.keys(True, True)) or _holds_empty(value):

@@ -308,10 +308,28 @@ def _no_members_taken(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     """A selection of none of a lazy stack's members (``split`` / ``chunk`` pieces of size
     0, ``repeat_interleave(0)``, a reshape of no elements): tclass's TensorDict (or lazy
     stack of members with no elements, its batch size as torch gives it) with the
-    stack's keys, where the peer gives a lazy stack of no members, without keys."""
+    stack's keys, where the peer gives a lazy stack of no members, without keys (nor a
+    lock: that of a member the peer gives as such a stack, too)."""
     if finding.kind != "result" or not any(_NO_MEMBERS.search(d) for d in finding.detail):
         return False
-    return all(any(p.search(d) for p in _NO_MEMBERS_LINES) for d in finding.detail)
+    empty = {d.split(".<members>: peer")[0] for d in finding.detail if _NO_MEMBERS.search(d)}
+    return all(
+        any(p.search(d) for p in _NO_MEMBERS_LINES) or _lock_of_no_members(d, empty)
+        for d in finding.detail
+    )
+
+
+# a member's lock, where the peer's member is a lazy stack of no members (which has none)
+_MEMBER_LOCK = re.compile(
+    r"^(result(?:\[\d+\])*(?:\.<members>\[\d+\]\[\d+\])+)\.is_locked: peer False, tclass True$"
+)
+
+
+def _lock_of_no_members(line: str, empty: set[str]) -> bool:
+    """``line`` is the lock of a member (path in ``empty``) the peer gives as a lazy stack
+    of no members."""
+    match = _MEMBER_LOCK.match(line)
+    return match is not None and match.group(1) in empty
 
 
 # The lines of a result of a LazyStackedTensorDict built from records: a record where the

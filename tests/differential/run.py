@@ -4,6 +4,7 @@
     python -m tests.differential.run --seconds 600          # as many programs as fit
     python -m tests.differential.run --examples 2000 --families shape,math --seed 7
     python -m tests.differential.run --replay 1234 --families index   # one program, verbose
+    python -m tests.differential.run --examples 8000 --open-seen   # which OPEN lines show
 
 Programs are numbered from ``--seed``; program ``n`` is fully determined by ``n``, the
 families and ``--length``, so ``--replay n`` shows it again. Findings are grouped by
@@ -47,6 +48,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--print-open", action="store_true", help="new discrepancies as open_findings.py lines"
     )
+    parser.add_argument(
+        "--open-seen",
+        action="store_true",
+        help="the OPEN (and new) signatures seen, with their programs",
+    )
     args = parser.parse_args(argv)
     libs = libraries()
     if libs is None:
@@ -63,10 +69,18 @@ def main(argv: list[str] | None = None) -> int:
         seeds = itertools.count(args.seed)
     else:
         seeds = range(args.seed, args.seed + args.examples)
+    seen: dict[str, list[int]] = defaultdict(list)  # OPEN signature -> programs
+    fresh: dict[str, list[int]] = defaultdict(list)  # new signature -> programs
     for n in seeds:
         if args.seconds is not None and time.perf_counter() - start > args.seconds:
             break
+        before = len(stats.findings)
         finding = run_program(RandomChooser(n), libs, gens, stats, args.length, build)
+        for found in stats.findings[before:]:
+            if found.open is not None:
+                seen[found.signature()].append(n)
+            elif found.is_bug:
+                fresh[found.signature()].append(n)
         if args.replay is not None:
             print(finding.report() if finding else "no finding")
     elapsed = time.perf_counter() - start
@@ -75,6 +89,11 @@ def main(argv: list[str] | None = None) -> int:
         new = sorted({f.signature(): f.kind for f in stats.findings if f.is_bug}.items())
         for signature, kind in new:
             print(f"    {signature!r}: {kind!r},")
+    if args.open_seen:
+        for signature, programs in sorted(seen.items()):
+            print(f"open-seen {signature!r} programs {programs}")
+        for signature, programs in sorted(fresh.items()):
+            print(f"new-seen {signature!r} programs {programs}")
     return code
 
 

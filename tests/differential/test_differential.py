@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from . import allowlist
 from .chooser import DataChooser, RandomChooser
-from .engine import Stats, run_program
+from .engine import Finding, Stats, Step, run_program
 from .libs import Lib, libraries
 from .ops import FAMILIES, generators, world_of
 
@@ -94,6 +94,36 @@ def test_the_runner_reports_and_exits_clean(capsys: pytest.CaptureFixture[str]) 
     out = capsys.readouterr().out
     assert re.search(r"^20 programs, \d+ steps compared", out, re.M)
     assert "\n0 discrepancies" in out
+
+
+def test_the_runner_lists_the_open_signatures_it_saw(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--open-seen``: each OPEN signature a run showed, with its programs, then each
+    new one; allowed findings are not listed."""
+    pytest.importorskip("tensordict")
+    from . import run
+
+    def fake(
+        chooser: RandomChooser, libs: object, gens: object, stats: Stats, *rest: object
+    ) -> None:
+        n = stats.programs  # programs 0.. in order (--seed 0)
+        stats.programs += 1
+        if n % 2:
+            step = Step(src="x.op()", op="op", family="fam")
+            why = {1: "open", 3: "open", 5: None}[n]
+            stats.findings.append(
+                Finding("result", step, ["x"], ["result: peer 1, tclass 2"], open=why)
+            )
+
+    monkeypatch.setattr(run, "run_program", fake)
+    assert run.main(["--examples", "6", "--seed", "0", "--open-seen"]) == 1  # program 5 is new
+    out = capsys.readouterr().out
+    seen = [line for line in out.splitlines() if line.endswith("]")]
+    assert seen == [
+        "open-seen 'fam/op/result: result: peer , tclass ' programs [1, 3]",
+        "new-seen 'fam/op/result: result: peer , tclass ' programs [5]",
+    ]
 
 
 def test_every_allowed_difference_cites_the_readme() -> None:

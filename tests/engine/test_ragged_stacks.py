@@ -238,8 +238,8 @@ def test_tensor_indexing_along_the_stack_dim_picks_members() -> None:
     assert [m.batch_size[0] for m in stack[torch.tensor([2, 0])].tensordicts] == [2, 3]
     with pytest.raises(IndexError, match="mask of 2 elements"):
         stack[torch.tensor([True, False])]
-    with pytest.raises(IndexError, match="selects no member"):
-        stack[torch.tensor([], dtype=torch.long)]
+    none = stack[torch.tensor([], dtype=torch.long)]  # shaped by member 0, as the peer
+    assert type(none) is TensorDict and none.batch_size == (0, 3)
 
 
 def test_insert_and_append_keep_the_stack_ragged() -> None:
@@ -683,3 +683,32 @@ def test_flatten_of_a_ragged_stack_along_a_later_dim_keeps_row_major_order(
     assert deeper.reshape(-1)["x"].tolist() == [10, 11, 12, 20, 21, 22, 30, 31, 32]
     first = tclass.lazy_stack([a, a[:, :1]], 0)  # stack dim 0: member after member
     assert first.reshape(-1)["x"].tolist() == [10, 11, 20, 21, 30, 31, 10, 20, 30]
+
+
+@pytest.mark.parametrize(
+    ("index", "size"),
+    [
+        ((slice(None), torch.tensor([False, False])), [2, 0]),
+        ((slice(None, -2), torch.tensor([False, False])), [0, 0]),
+        ((slice(0, 1), torch.zeros(0, dtype=torch.long)), [1, 0]),
+        ((0, torch.tensor([False, False])), [0]),
+    ],
+    ids=["all-rows", "no-rows", "empty-long", "int"],
+)
+def test_an_index_picking_no_member_of_a_ragged_stack_is_shaped_by_member_0(
+    index: Any, size: list[int]
+) -> None:
+    # was a DimError ("no empty form"); the peer shapes it by member 0, as a regular stack
+    def build(lib: ModuleType) -> Any:
+        members = [
+            lib.TensorDict(c=torch.arange(n), a=torch.ones(n, 3), batch_size=[n]) for n in (2, 1)
+        ]
+        return lib.lazy_stack(members, -1).lock_()  # batch size [-1, 2]
+
+    out = build(tclass)[index]
+    assert type(out) is TensorDict and out.batch_size == torch.Size(size)
+    assert out["a"].shape == (*size, 3) and not out.is_locked  # shares no element
+    tensordict = pytest.importorskip("tensordict")
+    theirs = build(tensordict)[index]
+    assert theirs.batch_size == out.batch_size and sorted(theirs.keys()) == sorted(out.keys())
+    assert theirs.is_locked == out.is_locked

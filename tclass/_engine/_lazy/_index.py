@@ -268,9 +268,8 @@ def _pick_members(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
         members = [stack._members[number] for number in _member_numbers(stack, picked)]
     else:
         members = stack._members[picked]
-    if not members:
-        msg = "the index selects no member of a ragged lazy stack, which has no empty form"
-        raise DimError(msg)
+    if not members:  # shaped by member 0, as the peer's
+        return empty_selection(stack, items)
     if not all(type(item) is slice and item == _ALL for item in rest):
         members = [member[rest] for member in members]
     return stack._restacked(members, d - sum(type(item) is int for item in items[:d]))
@@ -279,12 +278,14 @@ def _pick_members(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
 def empty_selection(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
     """What an index selecting no element gives: an empty dense collection shaped by
     member 0 (there is no member left to keep lazily, and readers still find the keys
-    and feature shapes). It shares no element, so it is not locked (as the peer's),
-    whatever member 0's lock."""
+    and feature shapes; along a ragged dim, member 0's size, as the peer's). It shares no
+    element, so it is not locked (as the peer's), whatever member 0's lock."""
     d = stack._stack_dim
     picked = _stack_item(stack, items)  # an int there picks the member that shapes it
     first = stack._members[picked] if type(picked) is int else stack._members[0]
-    template = first.unsqueeze(d).expand(stack._batch_size)
+    shape = list(first.batch_size)  # a ragged dim: member 0's size there, as the peer
+    shape.insert(d, len(stack._members))
+    template = first.unsqueeze(d).expand(shape)
     names = stack._dim_names
     if names is not None:  # the stack dim's name too (a new view: its own names)
         template._rename_all(names)
