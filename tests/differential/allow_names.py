@@ -124,6 +124,21 @@ def _pad_sequence_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     return all(p is not None and set(p[2]) == {"None"} for p in parsed)
 
 
+def _pad_keeps_names(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``pad`` of a named lazy stack keeps its dim names (nested collections' too), as
+    ``pad`` of a TensorDict does in both, where the peer's of a lazy stack drops them
+    (program 7,700,325, nu17b)."""
+    if finding.kind != "result" or finding.step.op != "pad" or not finding.detail:
+        return False
+    if not any(_LAZY_MADE.search(line) for line in finding.lines):
+        return False
+    parsed = [_names_of(line) for line in finding.detail]
+    return all(
+        p is not None and set(p[1]) == {"None"} and len(p[1]) == len(p[2]) and set(p[2]) != {"None"}
+        for p in parsed
+    )
+
+
 def _names_unique(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """Names repeated across a lazy stack's dims, or of the wrong length with ``None``
     entries: tclass's ``DimNameError``, as for a TensorDict in both libraries, where the
@@ -152,11 +167,17 @@ def _empty_nested_resized(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     """``x.batch_size = new`` where a nested collection without leaves has a batch size
     that does not begin with ``new``: tclass gives it ``new``, as every nested
     collection's batch size begins with its parent's; the peer leaves it as it was (a
-    nested batch size its parent's does not begin)."""
+    nested batch size its parent's does not begin), and its unnamed dims with it."""
     if finding.kind != "result" or finding.step.op != "set_batch_size":
         return False
     new = _sizes(finding.step.src.split("=", 1)[1].strip(" []"))
+    resized = {m.group(1) for m in map(_NESTED_SIZE.match, finding.detail) if m is not None}
     for line in finding.detail:
+        names = _names_of(line)
+        if names is not None and names[0] in resized:  # (program 55,813 of shape,combine)
+            if set(names[1]) | set(names[2]) != {"None"}:
+                return False
+            continue
         found = _NESTED_SIZE.match(line)
         if found is None:
             return False

@@ -506,13 +506,49 @@ _STACKED_RECORDS = (
 )
 
 
+_NESTED_MEMBER = r"^result(\.<members>\[\d+\]\[\d+\])+\."
+_NESTED_RECORD_STACK = (
+    re.compile(_NESTED_MEMBER + r"kind: peer 'LazyStackedTensorDict', tclass '(Rec|Inner)'$"),
+    re.compile(
+        _NESTED_MEMBER + r"<members>: peer \d+ \(\[\('collection', '(Rec|Inner)', .*, tclass None$"
+    ),
+)
+
+
+def _nested_records_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A shape op (``transpose``) of a lazy stack of lazy stacks of records: each member
+    is a record over its lazy stack in tclass, as every lazy stack of records of one class
+    is, where the peer's is a plain ``LazyStackedTensorDict`` of the records (its keys
+    leave out the ``None`` fields a record lists; program 51,962 of shape,combine)."""
+    if finding.kind != "result" or finding.step.family != "shape" or not finding.detail:
+        return False
+    return all(
+        any(p.match(line) for p in _NESTED_RECORD_STACK)
+        or (line.startswith("result.<members>[") and _fields_line(line))
+        for line in finding.detail
+    )
+
+
+def _stacked_leaves(members: list[Any]) -> list[Any]:
+    """The members of lazy stacks, through nested lazy stacks, that are not lazy stacks."""
+    leaves: list[Any] = []
+    for member in members:
+        if type(member).__name__ == "LazyStackedTensorDict":
+            leaves += _stacked_leaves(list(member.tensordicts))
+        else:
+            leaves.append(member)
+    return leaves
+
+
 def _records_restacked(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``torch.stack`` (or ``stack`` / ``maybe_dense_stack``) of lazy stacks of records of
     one class, stacked member by member: a record of that class over the new lazy stack,
     as every lazy stack of records of one class is (``lazy_stack`` in both), where the
     peer gives a plain ``LazyStackedTensorDict`` of the records (program 5,700,118 of
     shape,math,combine, left42); its keys leave out the ``None`` fields a record lists, and
-    its ``label`` reads as a ``NonTensorStack`` (the record's: a list, as for any record)."""
+    its ``label`` reads as a ``NonTensorStack`` (the record's: a list, as for any record).
+    Lazy stacks of lazy stacks of records too (the peer's members are lazy stacks of them:
+    program 7,753 of shape,combine)."""
     if finding.kind != "result" or finding.step.op not in ("stack", "maybe_dense_stack"):
         return False
     if type(getattr(mine.value, "_tensordict", None)).__name__ != "LazyStackedTensorDict":
@@ -520,7 +556,7 @@ def _records_restacked(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     members = getattr(peer.value, "tensordicts", None)
     if type(peer.value).__name__ != "LazyStackedTensorDict" or not members:
         return False
-    if {type(m).__name__ for m in members} != {"Peer" + type(mine.value).__name__}:
+    if {type(m).__name__ for m in _stacked_leaves(members)} != {"Peer" + type(mine.value).__name__}:
         return False
     if not finding.detail[0].startswith("result.kind: "):
         return False

@@ -242,7 +242,10 @@ def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     stack of the same entries in tclass, a dense TensorDict in the peer (whose nested lazy
     stacks, after an ``expand``, keep the lock of the members' nested collections; the
     ``expand`` of a locked or memory-mapped stack, a view of its locked members in tclass,
-    is locked)."""
+    is locked). An index (a mask) of a lazy stack of lazy stacks keeps their members' lazy
+    stacks where the peer's are dense (of index,shape)."""
+    if finding.kind == "result" and finding.step.op == "getitem":  # program 7,801,035
+        return all(_STAYS_LAZY[2].search(d) for d in finding.detail)
     if finding.kind != "result" or finding.step.op not in _LAZY_KEPT:
         return False
     if finding.step.op in _NESTED_DIM_OPS and any(_nested_dim_kept(d) for d in finding.detail):
@@ -273,8 +276,8 @@ def _value_dim_kept(line: str) -> bool:
     """A Python value's batch size with one more dim (of size 1) in tclass, or its
     values one list deeper there."""
     sizes = _VALUE_DIMS.search(line)
-    if sizes is not None:
-        return int(sizes.group(2)) == int(sizes.group(1)) + 1
+    if sizes is not None and int(sizes.group(2)) == int(sizes.group(1)) + 1:
+        return True  # (else a list of one deeper down: program 4,625 of shape,combine)
     return _VALUE_ONE_DEEPER.search(line) is not None or _VALUE_LIST_DEEPER.search(line) is not None
 
 
@@ -603,6 +606,38 @@ def _values_shaped_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any
         if sizes is not None and int(sizes.group(2)) == int(sizes.group(1)) + 1:
             continue
         if _VALUE_ONE_DEEPER.search(line) is None and _VALUE_LIST_DEEPER.search(line) is None:
+            return False
+    return True
+
+
+_VALUE_LENGTH = re.compile(r"^result\['(\w+)'\](\[\d+\])*: length: peer \d+, tclass \d+$")
+
+
+def _value_dims(value: Any) -> list[int]:
+    """The dims of a stack of Python values: its nested lists' lengths, outermost first."""
+    dims: list[int] = []
+    while isinstance(value, list) and value:
+        dims.append(len(value))
+        value = value[0]
+    return dims
+
+
+def _values_squeezed_as_the_batch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``squeeze()`` of a collection with per-element Python values: the values keep the
+    result's batch dims, where the peer's value stack keeps a squeezed dim of size 1 (a
+    label of dims ``[2, 1, 4, 3]`` under a batch ``[2, 4, 3]``; program 7,502,593 of
+    shape,combine,math at length 8)."""
+    if finding.kind != "result" or finding.step.op != "squeeze" or not finding.detail:
+        return False
+    for line in finding.detail:
+        found = _VALUE_LENGTH.match(line)
+        if found is None:
+            return False
+        key = found.group(1)
+        theirs, ours = getattr(peer.value, key, None), getattr(mine.value, key, None)
+        if _value_dims(ours) != list(mine.value.batch_size):
+            return False
+        if _value_dims(theirs) == list(peer.value.batch_size):
             return False
     return True
 

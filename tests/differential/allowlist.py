@@ -58,6 +58,7 @@ from .allow_names import (
     _empty_nested_resized,
     _masked_select_unnamed,
     _names_unique,
+    _pad_keeps_names,
     _pad_sequence_unnamed,
     _stack_dim_name_kept,
 )
@@ -113,6 +114,7 @@ from .allow_records import (
     _mixed_keys_unsorted,
     _namedtuple_number_kept,
     _namedtuple_of_record,
+    _nested_records_kept,
     _params_nested_read_locked,
     _params_saved,
     _ragged_lists_loaded,
@@ -147,6 +149,7 @@ from .allow_structure import (
     _state_dict_keys_skipped,
     _stays_lazy,
     _values_shaped_as_torch,
+    _values_squeezed_as_the_batch,
     _write_into_locked_slices,
 )
 from .allow_writes import (
@@ -268,10 +271,12 @@ ENTRIES: list[Entry] = [
             _narrowed_stack_contiguous,
             _records_kept,
             _pad_sequence_unnamed,
+            _pad_keeps_names,
             _contains_as_dense,
             _exclusive_keys_refused,
             _restacked_by_member,
             _records_restacked,
+            _nested_records_kept,
         ),
     ),
     Entry(
@@ -326,6 +331,7 @@ ENTRIES: list[Entry] = [
             _shaped_as_torch,
             _flattened_without_dims,
             _values_shaped_as_torch,
+            _values_squeezed_as_the_batch,
             _nested_names_kept,
             _shared_value_as_one,
             _names_read_live,

@@ -134,3 +134,30 @@ def test_every_allowed_difference_cites_the_readme() -> None:
     assert len(names) == len(set(names)) and len(names) <= 24
     for entry in allowlist.ENTRIES:
         assert entry.readme in section, f"{entry.name}: {entry.readme!r} not in the README"
+
+
+# Programs decided as the peer's inconsistencies (left46b): families, ops per program, the
+# program's number and the entry that covers its finding.
+DECIDED = [
+    ("shape,combine", 4, 4_625, "stacking-keeps"),  # unflatten: a value list one level deeper
+    ("shape,combine", 4, 7_753, "stacking-keeps"),  # torch.stack of lazy stacks of lazy stacks
+    ("shape,combine", 4, 51_962, "stacking-keeps"),  # transpose: nested lazy stacks of records
+    ("shape,combine", 4, 55_813, "checked-as-torch"),  # batch_size = [1] of a nested empty node
+    ("index,entries,shape,combine,math,records", 4, 7_700_325, "stacking-keeps"),  # pad names
+    ("shape,combine,math", 8, 7_502_593, "checked-as-torch"),  # squeeze() of per-element values
+    ("index,shape", 4, 7_801_035, "stacking-keeps"),  # a mask of a lazy stack of lazy stacks
+]
+
+
+@pytest.mark.parametrize(("families", "length", "number", "entry"), DECIDED)
+def test_decided_programs_are_allowed(
+    families: str, length: int, number: int, entry: str, libs: tuple[Lib, Lib]
+) -> None:
+    """Each program still differs from the peer, and only as its entry allows."""
+    chosen = families.split(",")
+    stats = Stats()
+    finding = run_program(
+        RandomChooser(number), libs, generators(chosen), stats, length, world_of(chosen)
+    )
+    assert finding is not None, "the peer and tclass agree now: drop the program here"
+    assert finding.allowed == entry, finding.report()
