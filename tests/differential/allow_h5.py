@@ -31,7 +31,7 @@ _PEER_REFUSES = (
     re.compile(r"key \w+ not found in PersistentTensorDict"),  # an empty group it never wrote
     re.compile(r"the length of the dimension names must equate"),  # reshape of a named file
     re.compile(r"\d+ indexing arguments for \d+ dimensions"),  # an index with None (h5py)
-    re.compile(r"Can't broadcast \(|Broadcasting is not supported for complex selections"),
+    re.compile(r"Can't broadcast \(|Broadcasting is not supported for (complex|point-wise) se"),
     re.compile(r"must be called when the TensorDict is \(partially\) populated"),  # no tensors
     re.compile(r"Cannot store numpy object arrays as opaque data"),  # a None value
     re.compile(r"Failed to convert the metadata to json"),  # consolidate of a file or record
