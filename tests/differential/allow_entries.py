@@ -224,7 +224,10 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     if all(re.match(r"^result(\[1\])?: length: ", line) for line in finding.detail):
         theirs, ours = peer.value, mine.value  # a listing of keys (x.sorted_keys)
         return (
-            finding.step.src in ("x.sorted_keys", "list(x.keys())")
+            (  # (left46a: keys(True, False), program 13,742 of entries,index)
+                finding.step.src == "x.sorted_keys"
+                or re.fullmatch(r"list\(x\.keys\((True|False)?(, (True|False))?\)\)", finding.step.src)
+            )
             and isinstance(theirs, list)
             and isinstance(ours, list)
             and len(theirs) < len(ours)
