@@ -191,8 +191,8 @@ _SIZE_OR_NAMES = re.compile(
 
 
 def _longer_past_empty(line: str) -> bool:
-    """A batch size (or unnamed dims) of tclass's that starts with the peer's and has
-    more dims."""
+    """A batch size (or names) of tclass's that starts with the peer's and has more
+    dims, unnamed (program 7,426 of entries,index: a named one, left46a)."""
     found = _SIZE_OR_NAMES.match(line)
     if found is None:
         return False
@@ -200,7 +200,8 @@ def _longer_past_empty(line: str) -> bool:
         theirs, mine = (re.findall(r"-?\d+", side) for side in found.group(1, 2))
         return len(mine) > len(theirs) and mine[: len(theirs)] == theirs
     theirs, mine = found.group(3).split(", "), found.group(4).split(", ")
-    return set(theirs) | set(mine) == {"None"} and len(mine) > len(theirs)
+    extra = mine[len(theirs) :]
+    return len(mine) > len(theirs) and mine[: len(theirs)] == theirs and set(extra) == {"None"}
 
 
 def _holds_empty(node: Any) -> bool:
