@@ -749,8 +749,7 @@ def _dict_as_namedtuple(value: Any) -> Any:
     names as a ``GenericDict`` namedtuple (its dicts too), as the peer's, which converts
     every dict of its ``to_dict()``; any other value (a copy of the dict left alone)."""
     if not isinstance(value, dict) or not all(
-        isinstance(key, str) and key.isidentifier() and not keyword.iskeyword(key)
-        for key in value
+        isinstance(key, str) and key.isidentifier() and not keyword.iskeyword(key) for key in value
     ):
         return value
     make_class: Any = collections.namedtuple  # a class built at run time, not a static one

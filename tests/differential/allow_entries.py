@@ -226,7 +226,9 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
         return (
             (  # (left46a: keys(True, False), program 13,742 of entries,index)
                 finding.step.src == "x.sorted_keys"
-                or re.fullmatch(r"list\(x\.keys\((True|False)?(, (True|False))?\)\)", finding.step.src)
+                or re.fullmatch(
+                    r"list\(x\.keys\((True|False)?(, (True|False))?\)\)", finding.step.src
+                )
             )
             and isinstance(theirs, list)
             and isinstance(ours, list)
@@ -598,8 +600,10 @@ def _listed_without(theirs: Any, ours: Any, op: str, separated: list[Any]) -> bo
         theirs, ours = [pair[0] for pair in theirs], [pair[0] for pair in ours]
     gone = [key for key in theirs if key not in ours]
     as_path = [key if isinstance(key, tuple) else (key,) for key in gone]
-    return bool(gone) and len(ours) + len(gone) == len(theirs) and all(
-        path in separated for path in as_path
+    return (
+        bool(gone)
+        and len(ours) + len(gone) == len(theirs)
+        and all(path in separated for path in as_path)
     )
 
 

@@ -535,9 +535,7 @@ def _records_restacked(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
 _NESTED_VALUES_DIFFER = re.compile(r"^result\['inner'\]\['\w+'\]: values differ: ")
 
 
-def _nested_record_written_in_place(
-    finding: Finding, facts: Facts, peer: Any, mine: Any
-) -> bool:
+def _nested_record_written_in_place(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A record whose tensors are views of an earlier result's (``apply(lambda v: v[...,
     None], batch_size=[])``), then ``copy_at_``: tclass writes into its nested record's
     tensors in place, as into its own fields and as a TensorDict's nested ones in both, so
