@@ -647,7 +647,8 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
                     "with set_non_tensor())"
                 )
                 raise InPlaceWriteError(msg)
-            if isinstance(value, (int, float, complex)):  # a Python value still, not a tensor
+            if isinstance(value, (int, float, complex, str, bytes)):  # a Python value still,
+                # at the node's batch size (past the collection's: a flattened nested node)
                 value = NonTensorData._make(value, target.batch_size, target.device)
             path = _keys.key_path(key)
             parent = self if len(path) == 1 else self._get_nested(path[:-1])

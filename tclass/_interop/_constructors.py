@@ -20,6 +20,7 @@ constrain a batch size.
 from __future__ import annotations
 
 import collections
+import keyword
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from numbers import Real
@@ -743,6 +744,19 @@ def _converted(tensor: torch.Tensor, convert: bool | Literal["numpy"]) -> Any:
     return tensor.tolist() if convert else tensor
 
 
+def _dict_as_namedtuple(value: Any) -> Any:
+    """A Python value as ``to_namedtuple`` gives it: a dict whose keys can all be field
+    names as a ``GenericDict`` namedtuple (its dicts too), as the peer's, which converts
+    every dict of its ``to_dict()``; any other value (a copy of the dict left alone)."""
+    if not isinstance(value, dict) or not all(
+        isinstance(key, str) and key.isidentifier() and not keyword.iskeyword(key) for key in value
+    ):
+        return value
+    make_class: Any = collections.namedtuple  # a class built at run time, not a static one
+    generic = make_class("GenericDict", list(value))
+    return generic(**{key: _dict_as_namedtuple(item) for key, item in value.items()})
+
+
 def to_namedtuple(collection: TensorCollection, dest_cls: Callable[..., Any] | None) -> Any:
     """The collection as a namedtuple (``dest_cls``, or a generated ``GenericDict``);
     nested collections become nested namedtuples, Python values stay values (a ``None``
@@ -757,7 +771,7 @@ def to_namedtuple(collection: TensorCollection, dest_cls: Callable[..., Any] | N
         if isinstance(value, _NonTensorNode):
             read = unlinked(value._read())
             if not only_none(read):  # left out, as the peer's to_dict(retain_none=False)
-                values[key] = read
+                values[key] = _dict_as_namedtuple(read)
         elif isinstance(value, TensorCollection):
             values[key] = to_namedtuple(value, None)
         else:

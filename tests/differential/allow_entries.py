@@ -224,7 +224,12 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     if all(re.match(r"^result(\[1\])?: length: ", line) for line in finding.detail):
         theirs, ours = peer.value, mine.value  # a listing of keys (x.sorted_keys)
         return (
-            finding.step.src in ("x.sorted_keys", "list(x.keys())")
+            (  # (left46a: keys(True, False), program 13,742 of entries,index)
+                finding.step.src == "x.sorted_keys"
+                or re.fullmatch(
+                    r"list\(x\.keys\((True|False)?(, (True|False))?\)\)", finding.step.src
+                )
+            )
             and isinstance(theirs, list)
             and isinstance(ours, list)
             and len(theirs) < len(ours)
@@ -558,6 +563,8 @@ def _h5_separated_removed(finding: Finding, facts: Facts, peer: Any, mine: Any) 
         if line.startswith("x.separates(")
         for key in _separated_keys(line) or []
     ]
+    if finding.step.op in ("items", "keys") and all(_LENGTH.search(d) for d in finding.detail):
+        return _listed_without(peer.value, mine.value, finding.step.op, separated)
     listed = False
     for line in finding.detail:
         keys, dims = _keys_of(line), _RESULT_DIMS.match(line)
@@ -580,6 +587,24 @@ def _h5_separated_removed(finding: Finding, facts: Facts, peer: Any, mine: Any) 
         else:
             return False
     return listed
+
+
+_LENGTH = re.compile(r": length: peer \d+, tclass \d+$")
+
+
+def _listed_without(theirs: Any, ours: Any, op: str, separated: list[Any]) -> bool:
+    """``list(x.items())`` / ``list(x.keys())`` of a file after ``separates``: tclass's
+    lists the peer's keys but the separated ones (program 57,612 of ``--families
+    entries,index``: a file without elements, left46a)."""
+    if op == "items":
+        theirs, ours = [pair[0] for pair in theirs], [pair[0] for pair in ours]
+    gone = [key for key in theirs if key not in ours]
+    as_path = [key if isinstance(key, tuple) else (key,) for key in gone]
+    return (
+        bool(gone)
+        and len(ours) + len(gone) == len(theirs)
+        and all(path in separated for path in as_path)
+    )
 
 
 def _popped_as_stored(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

@@ -31,7 +31,7 @@ _PEER_REFUSES = (
     re.compile(r"key \w+ not found in PersistentTensorDict"),  # an empty group it never wrote
     re.compile(r"the length of the dimension names must equate"),  # reshape of a named file
     re.compile(r"\d+ indexing arguments for \d+ dimensions"),  # an index with None (h5py)
-    re.compile(r"Can't broadcast \(|Broadcasting is not supported for complex selections"),
+    re.compile(r"Can't broadcast \(|Broadcasting is not supported for (complex|point-wise) se"),
     re.compile(r"must be called when the TensorDict is \(partially\) populated"),  # no tensors
     re.compile(r"Cannot store numpy object arrays as opaque data"),  # a None value
     re.compile(r"Failed to convert the metadata to json"),  # consolidate of a file or record
@@ -93,9 +93,13 @@ def _h5_peer_refuses(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
 
 def _h5_missing_renamed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``rename_key_(k, k)`` of a key the file lacks: a ``KeyError`` in tclass, as for a
-    TensorDict in both libraries; the peer's file does nothing."""
+    TensorDict in both libraries; the peer's file does nothing. And ``rename_key_`` of a
+    locked file (or a lazy stack of them): tclass's ``LockedError``, as a locked
+    TensorDict's in both, where the peer's file renames through its lock (left46a)."""
     if not facts.h5 or finding.kind != "tclass-raises" or finding.step.op != "rename_key_":
         return False
+    if type(mine.error).__name__ == "LockedError":
+        return "lock_()" in "".join(finding.lines)
     same = re.search(r"rename_key_\((\S+), \1[,)]", finding.step.src)
     return same is not None and type(mine.error).__name__ == "KeyNotFoundError"
 
@@ -138,6 +142,8 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue  # the peer's copy of a view is a view (its rows read into memory)
         if op in ("memmap", "memmap_like") and _SAVED_LOCKED.match(line):
             continue  # each level of the saved copy (its nested collections too)
+        if op in ("replace", "rename_keys") and _KEY_ORDER.match(line):
+            continue  # read into memory: new keys last, as a TensorDict's (the file: sorted)
         if op == "is_contiguous" and line == "result: peer True, tclass False":
             continue  # a view of a file's rows is not contiguous, as the file (the peer's is)
         if op in ("cpu", "to") and _VIEW_KEPT.search(line):
@@ -146,8 +152,10 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue
         if op == "setitem_key" and (_RETYPED.search(line) or _STR_OVER_TENSOR.search(line)):
             continue  # ptd[key] = t of another dtype or a str replaces it (the peer casts)
-        if op in ("setitem_key", "set") and _new_nested_key_kept(finding, line):
+        if op in ("setitem_key", "set", "update") and _new_nested_key_kept(finding, line):
             continue
+        if op in ("setitem_key", "set", "update") and _view_names_kept(finding, line):
+            continue  # the new group through a view named as the view (the peer's: fewer)
         if op == "set_non_tensor" and _value_in_new_group_kept(finding, line):
             continue
         if op == "apply" and "batch_size=" in finding.step.src and _NAMES_DROPPED.search(line):
@@ -179,6 +187,7 @@ _NESTED_RECORD = re.compile(
     r"^(result\S*)\.kind: peer 'PersistentTensorDict(View)?', "
     r"tclass '(Rec|Inner|Auto|NoCast|TOnly|Frozen)'$"
 )
+_KEY_ORDER = re.compile(r"^result(\['\w+'\])*: key order: peer \[.*\], tclass \[.*\]$")
 _KEYS = re.compile(r"^(result\S*): keys: peer \[(.*)\], tclass \[(.*)\]$")
 _PARAMETER = re.compile(r": peer Tensor\[([\w.]+), (shape [^\]]*\])\], tclass Parameter\[\1, \2\]$")
 _FROZEN_LOCKED = re.compile(r"^result\.is_locked: peer False, tclass True$")
@@ -223,15 +232,34 @@ _STR_OVER_TENSOR = re.compile(
 _KEYS_KEPT = re.compile(r"^result((?:\['\w+'\])*): keys: peer \[([^\]]*)\], tclass \[([^\]]*)\]$")
 
 
+_NEW_NESTED_WRITE = re.compile(r"x(\.set\(|\[|\.update\(\{)\(['\"]\w+['\"], ")
+
+
 def _new_nested_key_kept(finding: Finding, line: str) -> bool:
-    """``view[("k", "a")] = t`` (or ``view.set(("k", "a"), t)``) of a new nested key
-    through a view of a view: tclass writes it, the peer makes the group ``k`` and drops
-    ``t``."""
+    """``view[("k", "a")] = t`` (or ``view.set(("k", "a"), t)``, ``view.update({("k",
+    "a"): t})``) of a new nested key through a view of a view: tclass writes it, the peer
+    makes the group ``k`` and drops ``t`` (left46a: ``t`` an empty TensorDict)."""
     found = _KEYS_KEPT.match(line)
-    if found is None or not re.match(r"x(\.set\(|\[)\(['\"]\w+['\"], ", finding.step.src):
+    if found is None or not _NEW_NESTED_WRITE.match(finding.step.src):
         return False
     theirs, ours = (set(re.findall(r"'(\w+)'", found.group(n))) for n in (2, 3))
     return theirs < ours and sum("x[" in step for step in finding.lines) >= 2
+
+
+_VIEW_NAMES = re.compile(r"^result(\['\w+'\])+\.names: peer \[(.*)\], tclass \[(.*)\]$")
+
+
+def _view_names_kept(finding: Finding, line: str) -> bool:
+    """The new group ``k`` of a nested write through a view of a view (above) is named as
+    the view, where the peer's view of the group names fewer of its dims (``['i', None,
+    None]`` for the view's ``['i', None, 'j']``; left46a)."""
+    found = _VIEW_NAMES.match(line)
+    if found is None or not _NEW_NESTED_WRITE.match(finding.step.src):
+        return False
+    theirs, ours = found.group(2).split(", "), found.group(3).split(", ")
+    if len(theirs) != len(ours) or theirs == ours:
+        return False
+    return all(a in (b, "None") for a, b in zip(theirs, ours, strict=True))
 
 
 _MEMBER_KEYS_KEPT = re.compile(

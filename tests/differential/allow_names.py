@@ -99,11 +99,16 @@ def _masked_select_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any)
     """``masked_select``'s new dim is unnamed, as torch's; the peer keeps the name of a
     one-dim batch when the collection holds a Python value, or when the mask selects
     nothing and it holds a nested collection (a lazy stack's members too; lazy35's
-    programs 3,000,148 and 3,002,697 of index,entries), and drops it otherwise."""
+    programs 3,000,148 and 3,002,697 of index,entries), and drops it otherwise; a nested
+    collection's first dim is that new dim (the peer's keeps the name, where its result's
+    own dim is unnamed: program 50,089 of entries,index, left46a)."""
     if finding.kind != "result" or finding.step.op != "masked_select":
         return False
     parsed = [_names_of(line) for line in finding.detail]
-    return all(p is not None and len(p[1]) == len(p[2]) == 1 and p[2] == ["None"] for p in parsed)
+    return all(
+        p is not None and len(p[1]) == len(p[2]) and p[2][0] == "None" and p[1][1:] == p[2][1:]
+        for p in parsed
+    )
 
 
 def _broadcast_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

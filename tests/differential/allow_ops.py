@@ -530,6 +530,7 @@ _PEER_INTERNAL = (
     "unexpected keyword argument 'tolist_first'",  # tolist of a lazy stack of records
     "is out of bounds for the stack dim of size 0",  # state_dict of values all empty lists
     "'Tensor' object has no attribute 'batch_size'",  # a lazy entry: tensor and collection
+    "'Tensor' object has no attribute '_set_non_tensor'",  # a value under a tensor (left46a)
     '"clamp_min_scalar_cpu" not implemented for',  # maximum of bool entries, as clamp_min
     '"clamp_max_scalar_cpu" not implemented for',  # minimum of bool entries, as clamp_max
     "refer to a single memory location",  # x[i] = x[i].to_dict(): its rebuilt value overlaps

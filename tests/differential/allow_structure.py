@@ -86,13 +86,17 @@ def _lock_follows_sharing(finding: Finding, facts: Facts, peer: Any, mine: Any) 
 
 
 def _copy_unlocked(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """``unlock_()`` of a stacked copy of a locked collection: it shares nothing with the
-    locked one and unlocks, where the peer's lock graph still counts the source's nested
-    collections as the copy's and refuses ("part of a locked graph")."""
+    """``unlock_()`` of a stacked copy of a locked collection, or of the ``to_tensordict()``
+    copy of a locked record: it shares nothing with the locked one and unlocks, where the
+    peer's lock graph still counts the source's nested collections as the copy's and
+    refuses ("part of a locked graph"; the record's: program 2,120 of ``--families
+    entries,index``, left46a)."""
     if finding.kind != "peer-raises" or finding.step.op != "unlock_":
         return False
     if "part of a locked graph" not in str(peer.error) or len(finding.lines) < 2:
         return False
+    if finding.lines[-2] == "x = x.to_tensordict()":
+        return type(mine.value).__name__ == "TensorDict" and not mine.value.is_locked
     storage = getattr(mine.value, "_tensordict", mine.value)  # a dense stack: a copy
     lazy = type(storage).__name__ == "LazyStackedTensorDict"
     return _STACKED_COPY.search(finding.lines[-2]) is not None and not lazy

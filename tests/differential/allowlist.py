@@ -114,6 +114,7 @@ from .allow_records import (
     _mixed_keys_unsorted,
     _namedtuple_number_kept,
     _namedtuple_of_record,
+    _nested_record_written_in_place,
     _nested_records_kept,
     _params_nested_read_locked,
     _params_saved,
@@ -382,6 +383,7 @@ ENTRIES: list[Entry] = [
             _contains_a_field,
             _namedtuple_of_record,
             _inferred_past_empty_dicts,
+            _nested_record_written_in_place,
         ),
     ),
     Entry(

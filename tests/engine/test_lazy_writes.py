@@ -291,3 +291,17 @@ def test_removing_a_key_through_a_tensor_is_a_value_error_as_the_peer() -> None:
         assert isinstance(info.value, ValueError)
     with pytest.raises(KeyNotFoundError):
         stack.del_(("n", "zz"))
+
+
+def test_reading_a_key_through_a_tensor_is_a_value_error_as_the_peer() -> None:
+    """left46a (fuzz program 11,916): ``lazy[("zz", "a")]`` where ``"zz"`` is a tensor is
+    KeyThroughTensorError (the peer's ValueError), as ``get`` and a TensorDict's index;
+    a key some member lacks stays KeyNotFoundError."""
+    stack = tclass.lazy_stack([TensorDict({}, []), TensorDict({}, [])])
+    stack["zz"] = torch.zeros(2)
+    with pytest.raises(errors.KeyThroughTensorError, match="'zz',\\) is a tensor") as info:
+        stack["zz", "a"]
+    assert isinstance(info.value, ValueError)
+    with pytest.raises(KeyNotFoundError) as missing:
+        stack["n", "a"]
+    assert not isinstance(missing.value, ValueError)

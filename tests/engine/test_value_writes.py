@@ -183,3 +183,21 @@ def test_rows_of_the_same_value_into_a_saved_value_with_more_dims(tmp_path: Path
     expected = [[["pong"], ["pong"]]] * 3 + [[["z"], ["z"]]]
     assert saved.get("s").tolist() == expected
     assert TensorDict.load_memmap(tmp_path / "td").get("s").tolist() == expected
+
+
+def test_set_of_a_value_keeps_a_node_past_the_batch_size() -> None:
+    """left46a (fuzz program 18,554): ``flatten_keys`` leaves the node ``"m.v"`` at the
+    nested batch size [1, 1], past the collection's [1]; ``set_`` / ``update_`` of a
+    Python value write into the node, keeping its batch size, as the peer (it was
+    replaced by a node of batch size [1])."""
+    source = TensorDict(
+        {"b": torch.zeros(1, 1), "m": TensorDict({"v": "a"}, batch_size=[1, 1])}, batch_size=[1]
+    )
+    flat = source.flatten_keys(".")
+    node = flat.get("m.v")
+    flat.update_(flat.to_dict())
+    flat.set_("m.v", "c")
+    assert flat.get("m.v") is node and node.batch_size == torch.Size([1, 1])
+    assert flat["m.v"] == "c"
+    flat.update_({"m.v": 3})
+    assert flat.get("m.v").batch_size == torch.Size([1, 1]) and flat["m.v"] == 3

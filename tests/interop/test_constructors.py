@@ -784,3 +784,17 @@ def test_to_namedtuple_and_to_dict_leave_out_none_values(locked: bool) -> None:
     assert td.to_dict()["s"] is None
     values = TensorDict({"s": NonTensorStack(None, 1), "t": NonTensorStack(None, None)}, [2])
     assert values.to_dict(retain_none=False) == {"s": [None, 1]}  # a None in one element stays
+
+
+def test_to_namedtuple_makes_a_dict_value_a_namedtuple_as_the_peer() -> None:
+    """left46a (fuzz program 5,996): the peer's ``to_namedtuple`` converts every dict of
+    its ``to_dict()``, a Python value's too; a dict whose keys cannot be field names stays
+    a dict, and the stored value is not changed."""
+    stored = {"q": torch.zeros(1), "n": {"r": 1}}
+    td = TensorDict({}, [1])
+    td.set_non_tensor("l", stored)
+    td.set_non_tensor("odd", {1: "a"})
+    out = td.to_namedtuple()
+    assert out.l._fields == ("q", "n") and out.l.n.r == 1 and out.l.q is stored["q"]
+    assert out.odd == {1: "a"}
+    assert td["l"] == stored and isinstance(td["l"]["n"], dict)

@@ -575,3 +575,26 @@ def test_set_and_update_of_an_existing_entry_check_the_batch_size(
     assert ptd["n", "x"][2:4].tolist() == [[5.0, 5.0], [5.0, 5.0]]
     view.update({("n", "x"): torch.full((2, 2), 7.0)})
     assert ptd["n", "x"][2:4].tolist() == [[7.0, 7.0], [7.0, 7.0]]
+
+
+def test_a_new_entry_through_a_view_of_a_file_without_rows_takes_the_files_batch(
+    tmp_path: Path, backend: str
+) -> None:
+    # left46a (fuzz program 58,004): a file of batch [2, 0] holds no rows, so a new
+    # tensor or collection written through a view of it (its own batch size) is stored
+    # at the file's batch size; it raised BatchMismatchError against the file's
+    ptd = PersistentTensorDict.from_dict(
+        TensorDict({}, [2, 0]), filename=tmp_path / f"e.{backend}", backend=backend
+    )
+    view = ptd[:, None][1:]
+    assert view.batch_size == torch.Size([1, 1, 0])
+    view.update({("zz", "a"): TensorDict({}, [1, 1, 0])}, inplace=False)
+    view.set("t", torch.zeros(1, 1, 0, 3))
+    assert ptd["zz"].batch_size == torch.Size([2, 0])
+    assert ptd["zz", "a"].batch_size == torch.Size([2, 0])
+    assert ptd["t"].shape == torch.Size([2, 0, 3]) and view["t"].shape == (1, 1, 0, 3)
+    view.set_non_tensor("v", "a")  # a Python value: the file's own entry, as before
+    assert ptd["v"] == "a"
+    with pytest.raises(BatchMismatchError, match="does not start with the batch size"):
+        view.set("u", torch.zeros(2, 0, 3))  # the view's batch size is checked
+    ptd.close()

@@ -556,6 +556,8 @@ class LazyStackedTensorDict(LazyLocking, LazyWrites):
         if kind is tuple and _keys.is_key_tuple(index):
             value = self.get(index, _MISSING)
             if value is _MISSING:
+                for member in self._members:  # a key through a tensor: the peer's ValueError
+                    refuse_through_tensor(member, _keys.key_path(index))
                 raise self._missing_key(index)
             return value._read() if isinstance(value, _NonTensorNode) else value
         out = self._batch_item(index)

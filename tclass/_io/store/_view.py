@@ -545,12 +545,12 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         value = storage_of(value)
         if isinstance(value, dict):
             value = TensorDict(value, self._batch)
-        if not source.batch_size.numel():  # no rows outside the view: the file's entry
-            source.set(name, value)
-            return
         if isinstance(value, (NonTensorData, NonTensorStack)) or not isinstance(
             value, (torch.Tensor, TensorCollection)
         ):
+            if not source.batch_size.numel():  # no rows outside the view: the file's entry
+                source.set(name, value)
+                return
             msg = (
                 f"cannot add the Python value {name!r} through a PersistentTensorDictView "
                 f"({self._where()}): the file's other rows would hold none; set it on the "
