@@ -330,6 +330,11 @@ def test_reduce_true_skips_a_legacy_empty_tensor_as_torch_cat() -> None:
     ragged = TensorDict({"c": torch.rand(0), "a": torch.rand(0, 3), "b": torch.rand(0, 3, 2)}, [0])
     with pytest.raises(errors.ReductionError, match=r"\[0, 3\], \[0, 3, 2\]"):
         ragged.sum(0, reduce=True)  # the others still agree in shape (torch.cat: RuntimeError)
+    # the skipped tensor's dtype still takes part in the result's, as in torch.cat (found by
+    # hypothesis: an int64 leaf beside an empty float32 one gave "mean(): ... Got: Long")
+    mixed = TensorDict({"k0": torch.zeros(0, 1, dtype=torch.long), "k1": torch.zeros(0)}, [0])
+    assert mixed.mean(0, reduce=True).dtype == torch.float32
+    assert mixed.sum(0, reduce=True).dtype == torch.float32
 
 
 def test_reduce_true_takes_the_dims_of_the_joined_tensors() -> None:

@@ -236,7 +236,8 @@ class ReductionOps(MathOps):
         """The tensors joined along the first dim of ``dim``, and the (sorted) dims of the
         joined tensor that ``dim`` names. As in the peer, a negative dim counts from the
         end of the tensors (a ``FutureWarning`` says so where they have feature dims)."""
-        leaves = _legacy_empty_skipped(self._leaves_to_join(operation))
+        every = self._leaves_to_join(operation)
+        leaves = _legacy_empty_skipped(every)  # checked without them; joined with them
         given = list(dim) if isinstance(dim, (tuple, list)) else [cast(int, dim)]
         ndim = leaves[0].ndim
         for d in given:
@@ -262,7 +263,7 @@ class ReductionOps(MathOps):
             for leaf in leaves
         )
         try:
-            joined = torch.cat(leaves, along) if agree else None
+            joined = torch.cat(every, along) if agree else None  # (their dtypes promote)
         except RuntimeError:
             joined = None
         if joined is None:
