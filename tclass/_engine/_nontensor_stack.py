@@ -302,7 +302,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             )
             raise UnsupportedError(msg)
         # the same stack (its stack dims too: rows read as the members were stacked)
-        return self._make(self._values, batch_size, device, self._stack_dims)  # type: ignore[return-value]
+        return self._copy_with(self._values, device)
 
     def _map_values(
         self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
@@ -314,14 +314,15 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
                 f"(batch size {format_shape(self.batch_size)}); select the elements first"
             )
             raise UnsupportedError(msg)
-        device = self._device if device is ... else device
-        return self._make(self._values, batch_size, device, self._stack_dims)  # type: ignore[return-value]
+        return self._copy_with(self._values, device)
 
     def _with_each_value(self, fn: Callable[[Any], Any]) -> Self:
         values = [fn(value) for value in self._values]
         if all(new is old for new, old in zip(values, self._values)):
             return self
-        return self._make(values, self._shape, self._device, self._stack_dims)  # type: ignore[return-value]
+        out = self._make(values, self._shape, self._device, self._stack_dims)
+        out._held = tuple(map(fn, self._held))
+        return out  # type: ignore[return-value]
 
     def _map_batch(
         self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
@@ -402,9 +403,12 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     def _shallow_clone(self) -> Self:
         return self._copy_with(list(map(copy_containers, self._values)))  # as the peer's (base)
 
-    def _copy_with(self, values: list[Any]) -> Self:
-        out = self._make(values, self._shape, self._device, self._stack_dims)
-        out._held = self._held  # (over no elements: the value its members hold)
+    def _copy_with(self, values: list[Any], device: Any = ...) -> Self:
+        """A stack of ``values`` shaped and nested as this one, on ``device`` (this one's
+        by default), holding the value its members hold over no elements."""
+        device = self._device if device is ... else device
+        out = self._make(values, self._shape, device, self._stack_dims)
+        out._held = self._held
         return out  # type: ignore[return-value]
 
     def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Self:

@@ -392,3 +392,29 @@ def test_squeeze_of_a_dim_beside_the_stack_dim_keeps_the_stack() -> None:
         assert member.data is None
     whole = stacked.squeeze()  # every stack dim removed: one value, as before
     assert type(whole.get(("n", "s"))) is NonTensorData
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda td: torch.clamp(td, min=0),
+        lambda td: td + 1,
+        lambda td: td.abs(),
+        lambda td: td.to(torch.float64),
+        lambda td: td.apply(lambda v: v),
+        lambda td: td.clone(),
+        lambda td: td.copy(),
+    ],
+    ids=["clamp", "add", "abs", "to", "apply", "clone", "copy"],
+)
+def test_math_and_apply_keep_the_value_held_over_no_elements(op: Any) -> None:
+    """Found by the differential fuzzer (six families, seed 7,900,000): a stack of Python
+    values over no elements keeps the one value its members hold (``unsqueeze`` of a
+    ``[2, 0]`` collection); math and ``apply`` results dropped it, so a later ``squeeze``
+    gave lists of no elements where the peer gives the value back."""
+    td = TensorDict(
+        {"s": "pong", "m": {"s": NonTensorData(2, batch_size=[2, 0])}, "b": torch.zeros(2, 0, 3)},
+        batch_size=[2, 0],
+    ).unsqueeze(-1)
+    back = op(td).squeeze(-1)
+    assert back["s"] == "pong" and back["m", "s"] == 2
