@@ -26,35 +26,36 @@ from tclass._core._unbatched import UnbatchedTensor
 __all__ = ["KeepsDims", "PicksElements", "ShapeOp", "legacy_view", "register_legacy_view"]
 
 
-class PicksElements:
+class _TaggedOp:
+    """A function of one value whose class tells a stack of Python values how the
+    structural op it stands for moves the elements (see its subclasses)."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        self.fn = fn
+
+    def __call__(self, value: Any) -> Any:
+        return self.fn(value)
+
+
+class PicksElements(_TaggedOp):
     """A structural op that picks each element of the batch anew (``flip``, ``roll``,
     ``rot90``, ``tile``, ``gather``), as a function of one value. A stack of Python values
     then holds each element as a member of its own, as the peer's (which picks them by
     advanced indexing), even where the op keeps the elements in order (over dims of size
     1); a reshape, a view or a ``repeat`` keeps the stack's members."""
 
-    __slots__ = ("fn",)
-
-    def __init__(self, fn: Callable[[Any], Any]) -> None:
-        self.fn = fn
-
-    def __call__(self, value: Any) -> Any:
-        return self.fn(value)
+    __slots__ = ()
 
 
-class KeepsDims:
+class KeepsDims(_TaggedOp):
     """A structural op that keeps every dim in its place and changes lengths only
     (``repeat_interleave``), as a function of one value. A stack of Python values keeps
     its stack dims through it, as the peer's stack, which repeats each member's elements
     (or, along its stack dim, the members)."""
 
-    __slots__ = ("fn",)
-
-    def __init__(self, fn: Callable[[Any], Any]) -> None:
-        self.fn = fn
-
-    def __call__(self, value: Any) -> Any:
-        return self.fn(value)
+    __slots__ = ()
 
 
 class ShapeOp(NamedTuple):

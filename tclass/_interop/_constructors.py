@@ -752,9 +752,17 @@ def _dict_as_namedtuple(value: Any) -> Any:
         isinstance(key, str) and key.isidentifier() and not keyword.iskeyword(key) for key in value
     ):
         return value
+    return _generic_dict({key: _dict_as_namedtuple(item) for key, item in value.items()})
+
+
+def _generic_dict(values: dict[str, Any]) -> Any:
+    """``values`` as a ``GenericDict`` namedtuple (its fields the keys, in order).
+
+    Raises:
+        ValueError: for a key that cannot be a field name.
+    """
     make_class: Any = collections.namedtuple  # a class built at run time, not a static one
-    generic = make_class("GenericDict", list(value))
-    return generic(**{key: _dict_as_namedtuple(item) for key, item in value.items()})
+    return make_class("GenericDict", list(values))(**values)
 
 
 def to_namedtuple(collection: TensorCollection, dest_cls: Callable[..., Any] | None) -> Any:
@@ -778,16 +786,14 @@ def to_namedtuple(collection: TensorCollection, dest_cls: Callable[..., Any] | N
             values[key] = value
     if dest_cls is not None:
         return dest_cls(**values)
-    make_class: Any = collections.namedtuple  # a class built at run time, not a static one
     try:
-        generic = make_class("GenericDict", list(values))
+        return _generic_dict(values)
     except ValueError as error:
         msg = (
             f"to_namedtuple: the keys {list(values)!r} cannot all be namedtuple field "
             f"names ({error}); rename them with rename_key_"
         )
         raise NamedTupleKeyError(msg) from None
-    return generic(**values)
 
 
 # --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
