@@ -580,6 +580,8 @@ class NonTensorData(_NonTensorNode):
         target = None  # the selection's batch size, worked out once (see _check_fits)
         if isinstance(value, _NonTensorNode):
             target = self._check_fits(index, value)
+        if _selects_none(self._batch_size, index, target):
+            return self  # no element selected: nothing written (as the peer), one value kept
         if isinstance(value, ENGINE.NonTensorStack):  # kept when it holds only this value
             if all(same_value(item, self.data) for item in value._flat()):
                 return self
@@ -700,6 +702,17 @@ def _rebuild_value(
     cls: type[NonTensorData], data: Any, batch_size: torch.Size, device: torch.device | None
 ) -> NonTensorData:
     return checked_class(cls, NonTensorData, "a Python value")._make(data, batch_size, device)
+
+
+def _selects_none(batch_size: torch.Size, index: Any, target: torch.Size | None) -> bool:
+    """Whether ``index`` selects no element of ``batch_size`` (``target``: the selection's
+    batch size when already worked out); an index torch refuses is left to the write."""
+    if target is None:
+        try:
+            target = _batch.indexed_shape(batch_size, index)
+        except (IndexError, TypeError, ValueError, RuntimeError):
+            return False
+    return not target.numel()
 
 
 def _selects_all(index: Any) -> bool:

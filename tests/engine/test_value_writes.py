@@ -201,3 +201,34 @@ def test_set_of_a_value_keeps_a_node_past_the_batch_size() -> None:
     assert flat["m.v"] == "c"
     flat.update_({"m.v": 3})
     assert flat.get("m.v").batch_size == torch.Size([1, 1]) and flat["m.v"] == 3
+
+
+class _Holder(TensorClass):
+    label: Any
+    x: torch.Tensor
+
+
+@pytest.mark.parametrize("size, picks", [(0, []), (1, [False]), (2, [False, False])])
+@pytest.mark.parametrize("how", ["copy_at_", "update_at_", "setitem"])
+def test_a_write_at_no_element_keeps_one_python_value(
+    size: int, picks: list[bool], how: str
+) -> None:
+    """A write at an index that selects no element leaves a Python value one value, as
+    the peer keeps it, also one that ``==`` cannot compare (a dict holding a tensor; it
+    became an empty per-element list before: program 34,404 of the five families)."""
+    label = {"q": torch.zeros(0)}
+    record = _Holder(label=label, x=torch.ones(size, 2), batch_size=[size])
+    mask = torch.tensor(picks, dtype=torch.bool)
+    source = record[mask].clone().zero_()
+    if how == "copy_at_":
+        record.copy_at_(source, mask, fast=False)
+    elif how == "update_at_":
+        record.update_at_(source.to_tensordict(), mask)
+    else:
+        record[mask] = source
+    assert record.label is label
+    assert record.x.eq(1).all()
+    picked = TensorDict({"v": "a", "d": torch.ones(size)}, batch_size=[size])
+    picked[mask] = TensorDict({"v": "b", "d": torch.zeros(0)}, batch_size=[0])
+    assert picked["v"] == "a"
+    assert isinstance(picked.get("v"), NonTensorData)
