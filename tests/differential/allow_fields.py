@@ -10,7 +10,7 @@ import ast
 import re
 from typing import TYPE_CHECKING, Any
 
-from .allow_ops import _fewer_in_order, _keys_of
+from .allow_ops import _MEMORY_MAPPED, _fewer_in_order, _keys_of
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -234,12 +234,23 @@ def _record_written_at_none(finding: Finding, facts: Facts, peer: Any, mine: Any
     Also ``rec.update_at_(v, index)`` with a source of the record's own batch size at
     any index (``I[None, 0]`` of a record with a leading 1), which the peer's record
     passes to ``update`` (its docstring: replaced whatever the index, until its 0.17):
-    written in place in tclass, so the records it was read from see it (fz41b)."""
-    if facts.kind != "record":
+    written in place in tclass, so the records it was read from see it (fz41b); so its
+    memory-mapped tensors stay (program 66,005), a Python value stays per-element
+    (42,482), a source with more dims of size 1 is written at ``I[:, None, None]``
+    (46,765), and one that does not fit the index (``I[..., ::3]`` of batch ``[4, 1]``)
+    is the ``ShapeError`` a TensorDict's ``update_at_`` raises in both (58,742; inv18b)."""
+    if facts.kind != "record" or finding.step.op != "update_at_" and finding.kind != "alias":
         return False
-    if finding.kind == "result" and finding.step.op == "update_at_":
-        at_none = re.search(r", I\[None\b.*\]\)$", finding.step.src)  # I[None, t([-1])] too
-        return at_none is not None and all(map(_ONE_MORE_DIM.match, finding.detail))
+    if finding.kind == "tclass-raises":  # the source has the entry's shape, not the index's
+        return _WHOLE_SOURCE.search(str(mine.error)) is not None
+    if finding.kind == "result":
+        at_none = re.search(r", I\[.*\bNone\b.*\]\)$", finding.step.src)  # I[None, t([-1])] too
+        if at_none is not None and all(map(_more_unit_dims, finding.detail)):
+            return True
+        return all(
+            _MEMORY_MAPPED.search(line) or _one_value_per_element(line, peer, mine)
+            for line in finding.detail
+        )
     if finding.kind != "alias":
         return False
     none_written = (re.match(r"x\[None[^\]]*\] = ", line) for line in finding.lines)
@@ -249,10 +260,37 @@ def _record_written_at_none(finding: Finding, facts: Facts, peer: Any, mine: Any
     return all(": values differ: " in line for line in finding.detail)
 
 
-_ONE_MORE_DIM = re.compile(
-    r"^result\S*: peer Tensor\[([\w.]+), shape \[1(?:, (\d+(?:, \d+)*))?\]\], "
-    r"tclass Tensor\[\1, shape \[(\2)?\]\]$"
+_SHAPES = re.compile(
+    r"^result\S*: peer Tensor\[([\w.]+), shape \[([\d, ]*)\]\], "
+    r"tclass Tensor\[\1, shape \[([\d, ]*)\]\]$"
 )
+_WHOLE_SOURCE = re.compile(
+    r"cannot write a value of shape (\[[\d, ]*\]) into elements .* of the entry of shape \1: "
+)
+
+
+def _more_unit_dims(line: str) -> bool:
+    """The peer's tensor: tclass's with more dims of size 1 (the source's shape)."""
+    found = _SHAPES.match(line)
+    if found is None:
+        return False
+    theirs, ours = ([int(n) for n in re.findall(r"\d+", side)] for side in found.group(2, 3))
+    unit = [n for n in theirs if n != 1] == [n for n in ours if n != 1]
+    return unit and len(theirs) > len(ours)
+
+
+def _one_value_per_element(line: str, peer: Any, mine: Any) -> bool:
+    """The peer's one Python value where tclass's are per-element, each that value."""
+    found = re.match(r"^result\['(\w+)'\]: peer py \(.*\), tclass list of \d+$", line)
+    if found is None:
+        return False
+    try:
+        theirs, ours = peer.value.get(found.group(1)), mine.value.get(found.group(1))
+    except (KeyError, AttributeError, RuntimeError):
+        return False
+    while ours and isinstance(ours, list) and all(isinstance(item, list) for item in ours):
+        ours = [value for item in ours for value in item]
+    return isinstance(ours, list) and bool(ours) and all(value == theirs for value in ours)
 
 
 _SAVES = ("memmap", "memmap_", "memmap_like", "save", "dumps", "consolidate", "to_h5")

@@ -54,7 +54,8 @@ def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     families); a key read of such a ``to_tensordict()`` (its nested collections lead with
     the name: program 5,604,404 of index,entries,records, left42); a reduction over the
     feature dims (``sum(dim="feature")``), which keeps the batch dims and their names as
-    a TensorDict's in both (fz17b)."""
+    a TensorDict's in both (fz17b), or over given dims, which the peer computes from its
+    ``to_tensordict()`` (``nansum(dim=(-1,), keepdim=True)``: program 46,825, inv18b)."""
     if finding.kind != "result":
         return False
     lazy = facts.kind == "lazy" or any(_LAZY_MADE.search(line) for line in finding.lines)
@@ -63,11 +64,16 @@ def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         if not re.search(r"\.(?:to_tensordict|contiguous)\(\)\[", finding.step.src):
             return False
     elif finding.step.op not in ops + ("tile", "unbind", "gather"):
-        if 'dim="feature"' not in finding.step.src or finding.step.family != "math":
+        reduced = finding.step.op in _REDUCTIONS and "dim=" in finding.step.src
+        if not reduced or finding.step.family != "math":
             return False
     if not lazy:
         return False
     return all(_ONE_NAME.match(line) and _same_dims(line) for line in finding.detail)
+
+
+_REDUCTIONS = ("sum", "nansum", "mean", "nanmean", "prod", "std", "var", "amax", "amin")
+_REDUCTIONS += ("max", "min", "logsumexp", "median", "norm", "all", "any")
 
 
 def _same_dims(line: str) -> bool:

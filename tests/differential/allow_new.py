@@ -22,7 +22,8 @@ def _names_fit_the_batch(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     """``new_empty(())`` (any ``new_*`` to no batch dims) of a named collection: no
     names in tclass, as torch gives a 0-d tensor, where the peer keeps all of the
     source's names on a result without batch dims (``names[-0:]``), more names than
-    dims, which its later ops carry on. Likewise a file's new batch size of fewer dims
+    dims, which its later ops carry on (a Python value held: the peer's empty TensorDict
+    for it too, program 20,793, inv18b). Likewise a file's new batch size of fewer dims
     (``ptd.batch_size = [3]`` for ``[1, 1]``): the names of the dims it keeps, as a
     TensorDict's, where the peer's file keeps all of its old names."""
     if finding.kind == "result" and finding.step.op == "set_batch_size" and facts.h5:
@@ -31,7 +32,13 @@ def _names_fit_the_batch(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         return False
     if getattr(mine.value, "batch_dims", None) != 0:
         return False
-    return all(_NAMES_OF_NONE.match(line) for line in finding.detail)
+    # a Python value: the empty TensorDict the peer's new_* makes of it ("values-kept-shared")
+    return all(_NAMES_OF_NONE.match(line) or _VALUE_EMPTIED.match(line) for line in finding.detail)
+
+
+_VALUE_EMPTIED = re.compile(
+    r"^result\S*: peer TensorDict\(batch_size=\[\], keys=\[\]\), tclass nontensor "
+)
 
 
 _NAMES = re.compile(r"^result\.names: peer (\[.*\]), tclass (\[.*\])$")

@@ -525,6 +525,7 @@ _EMPTY_PIECE = re.compile(
 _MISMATCH = re.compile(
     r"keys in .* mismatch\. The \w+ TD has keys \{([^}]*)\}|keys in .* mismatch, got"
 )
+_KEY_NOT_FOUND = re.compile(r"""^'key "(\w+)" not found in TensorDict with keys """)
 _CAT_MISMATCH = re.compile(
     r"tensordict \d+ has keys \[([^\]]*)\] but tensordict \d+ has keys \[([^\]]*)\]"
 )
@@ -533,7 +534,8 @@ _CAT_MISMATCH = re.compile(
 def _keys_mismatch_over_no_elements(finding: Finding, peer: Any, mine: Any) -> bool:
     """The peer's "keys ... mismatch" where one side is an ``apply`` result that dropped
     Python values over no elements (or its stack's "sets of keys ... are exclusive", its
-    cat's "tensordict 2 has keys [...] but tensordict 0 has keys [...]"): the
+    cat's "tensordict 2 has keys [...] but tensordict 0 has keys [...]"; its ``addcdiv``'s
+    'key "label" not found'): the
     keys it names are such values in tclass's result (or, where tclass raises too, the
     peer's message shows a batch size with a 0)."""
     message = str(peer.error)
@@ -543,6 +545,9 @@ def _keys_mismatch_over_no_elements(finding: Finding, peer: Any, mine: Any) -> b
     if joined is not None and finding.kind == "peer-raises":
         one, other = (set(re.findall(r"'(\w+)'", side)) for side in joined.groups())
         return bool(one ^ other) and one ^ other <= _empty_value_keys(mine.value)
+    missing = _KEY_NOT_FOUND.search(message)  # a binary op with that apply result
+    if missing is not None and finding.kind == "peer-raises" and ".apply(" in finding.step.src:
+        return missing.group(1) in _empty_value_keys(mine.value)  # (program 10,359, inv18b)
     found = _MISMATCH.search(message)
     if found is None:
         return False

@@ -136,6 +136,8 @@ def test_every_allowed_difference_cites_the_readme() -> None:
         assert entry.readme in section, f"{entry.name}: {entry.readme!r} not in the README"
 
 
+_FIVE = "index,entries,shape,combine,math"
+
 # Programs decided as the peer's inconsistencies (left46b): families, ops per program, the
 # program's number and the entry that covers its finding.
 DECIDED = [
@@ -146,6 +148,20 @@ DECIDED = [
     ("index,entries,shape,combine,math,records", 4, 7_700_325, "stacking-keeps"),  # pad names
     ("shape,combine,math", 8, 7_502_593, "checked-as-torch"),  # squeeze() of per-element values
     ("index,shape", 4, 7_801_035, "stacking-keeps"),  # a mask of a lazy stack of lazy stacks
+    # inv18b: the prune17 lines of index/* and math/* (programs of the five families)
+    (_FIVE, 4, 17_546, "bitwise-in-place"),  # ^= of a lazy stack: the peer's x ^ 0.5
+    (_FIVE, 4, 34_292, "bitwise-in-place"),  # |= of a lazy stack: the peer's x | 2
+    (_FIVE, 4, 46_825, "checked-as-torch"),  # nansum(dim=) keeps the stack dim's name
+    (_FIVE, 4, 20_793, "checked-as-torch"),  # new_zeros(()) of a named TD holding a value
+    (_FIVE, 4, 14_611, "peer-fails-inside"),  # nanmean along a ragged stack's stack dim
+    (_FIVE, 4, 24_629, "peer-fails-inside"),  # td < tensor, a lazy stack nested
+    (_FIVE, 4, 65_451, "peer-fails-inside"),  # a write at an index along a ragged dim
+    (_FIVE, 4, 10_359, "values-kept-shared"),  # addcdiv with an apply result over none
+    (_FIVE, 4, 20_756, "index-beyond-batch"),  # update_at_ broadcast into a nested TD
+    (_FIVE, 4, 42_482, "index-beyond-batch"),  # a record's update_at_: the peer's update()
+    (_FIVE, 4, 46_765, "index-beyond-batch"),  # the same, I[:, None, None]
+    (_FIVE, 4, 58_742, "index-beyond-batch"),  # the same, an index the source does not fit
+    (_FIVE, 4, 66_005, "index-beyond-batch"),  # the same, memory-mapped tensors kept
 ]
 
 
