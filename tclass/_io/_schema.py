@@ -622,6 +622,9 @@ class SchemaCheck:
         as they are (no difference, nothing dropped or widened), recording nothing; a
         saved schema that does not read raises as there."""
         saved = read_schema(marker, f"{folder}/meta.json") if marker else None
+        fields, specs = class_schema(cls)
+        if specs is None and not values and _only_plain_tensors(cls, fields, entries):
+            return True  # compare's own first case, without its empty plan
         plan = compare(
             cls, entries, values, saved, batch_ndim, "", strict=self.strict, widen=self.widen
         )
