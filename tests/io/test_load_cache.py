@@ -79,6 +79,45 @@ def test_second_load_takes_the_kept_plan_and_loads_the_same(
     assert Pair.load_memmap(path).a[0, 0] == 42.0
 
 
+def test_a_first_load_checks_the_bytes_once_and_maps_as_a_kept_plan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first load of a node of plain leaves plans it from its bytes (each entry's
+    # checks and the comparison with the class, once) and maps that plan: no checked way.
+    path = _pair(tmp_path / "p")
+    td_path = tmp_path / "t"
+    TensorDict({"x y": torch.ones(2, 3), "z": torch.zeros(2)}, batch_size=[2]).memmap(td_path)
+    _no_checked_way(monkeypatch)
+    first = Pair.load_memmap(path)
+    assert first.a.tolist() == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]] and first.b.tolist() == [
+        0,
+        1,
+        2,
+    ]
+    assert isinstance(first._tensordict["a"], MemoryMappedTensor)
+    header = cache.cached_header(_raw(path / "_tensordict"))
+    assert header is not None
+    plans = cache.node_plans(header[0])
+    assert plans is not None and [type(plan) for plan in plans.values()] == [cache.NodePlan]
+    loaded = TensorDict.load_memmap(td_path)
+    assert list(loaded.keys()) == ["x y", "z"] and loaded["x y"].shape == (2, 3)
+
+
+def test_a_first_load_of_a_node_that_needs_more_takes_the_checked_way(tmp_path: Path) -> None:
+    # An empty leaf or a nested node is not a plain leaf: the node is loaded the checked
+    # way, and so are its next loads (None kept for it).
+    path = tmp_path / "t"
+    TensorDict(
+        {"e": torch.ones(2, 0), "n": TensorDict({"x": torch.ones(2)}, [2])}, batch_size=[2]
+    ).memmap(path)
+    for _ in range(2):
+        loaded = TensorDict.load_memmap(path)
+        assert loaded["e"].shape == (2, 0) and loaded["n", "x"].tolist() == [1.0, 1.0]
+    header = cache.cached_header(_raw(path))
+    plans = cache.node_plans(header[0]) if header is not None else None
+    assert plans is not None and list(plans.values()) == [None]
+
+
 def test_a_td_with_names_and_a_key_needing_escape(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

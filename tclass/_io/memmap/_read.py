@@ -49,7 +49,6 @@ from tclass._io._annotations import (
 )
 from tclass._io._schema import (
     AnyFields,
-    LoadPlan,
     SchemaCheck,
     SchemaDiffers,
     check_saved_values,
@@ -354,27 +353,78 @@ def _load_td(
 ) -> TensorDict:
     """A TensorDict node; ``record_cls``: the record whose fields it holds, checked
     against the class first (``values``: the record's fields kept elsewhere)."""
-    plans, key = node_plans(meta), None
+    plans = node_plans(meta)
     if plans is not None and values.__class__ is frozenset and maps_directly(folder, options):
         check = options.schema
         checked = record_cls if check is not None else None
         key = (checked, values, check.strict, check.widen) if check is not None else None
         plan = plans.get(key, _UNPLANNED)
+        if plan is _UNPLANNED:  # the first load of these bytes with this class and options
+            first = _first_plan(folder, meta, checked, values, check)
+            td = _planned_td(folder, meta, first, options, checked) if first is not None else None
+            if td is None:
+                td = _checked_td(folder, meta, options, record_cls, values)
+            if len(plans) >= 8:  # a few classes and options per header
+                plans.clear()
+            plans[key] = first  # kept once the load passed (a failed check is not kept)
+            return td
         if isinstance(plan, NodePlan):  # the same bytes as a load that passed every check
             td = _planned_td(folder, meta, plan, options, checked)
             if td is not None:
                 return td
-        elif plan is None:  # not a node of plain leaves
-            plans = None
-    else:
-        plans = None  # a load that reports, copies or fakes its leaves: the checked way
-    td, compared = _checked_td(folder, meta, options, record_cls, values)
-    if plans is not None:
-        if len(plans) >= 8:  # a few classes and options per header
-            plans.clear()
-        clean = compared is None or not (compared.differences or compared.drop or compared.widen)
-        plans[key] = _plan_of(meta, td.batch_size) if clean else None
-    return td
+    # Not a node of plain leaves, a file that failed its check (for its verdict), or a
+    # load that reports, copies or fakes its leaves: the checked way.
+    return _checked_td(folder, meta, options, record_cls, values)
+
+
+def _first_plan(
+    folder: Folder,
+    meta: dict[str, Any],
+    cls: type | None,
+    values: frozenset[str],
+    check: SchemaCheck | None,
+) -> NodePlan | None:
+    """The plan of a node whose ``meta`` no load has planned yet, after the checks the
+    checked way makes before it maps a leaf, in its order (the node's batch size and
+    device, its entries, the comparison with ``cls``: what fails them raises as there):
+    each entry a leaf that ``load_leaf`` would map directly after its checks, which it
+    passes. None when the node needs more (an entry that is not such a leaf or fails a
+    check, a comparison that finds a difference or drops or widens a field): then the
+    checked way runs, for its result or its verdict."""
+    where = folder.child_path(META)
+    batch = torch.Size(checked_sizes(meta.get("shape"), where, "shape"))
+    named = names_device(meta.get("device"), where, "the device")
+    listed = node_entries(meta, where)
+    prefix = list(batch)
+    leaves = []
+    fields: dict[str, dict[str, Any]] = {}
+    for stored, key, entry in listed:
+        dtype_text, shape = entry.get("dtype"), entry.get("shape")
+        dtype = DTYPES.get(dtype_text) if dtype_text.__class__ is str else None
+        device = entry.get("device")
+        if (
+            dtype is None
+            or "type" in entry
+            or entry.get("is_nested", False) is not False
+            or not is_sizes(shape)
+            or shape[: len(prefix)] != prefix
+            or 0 in shape
+            or device.__class__ is not str
+            or device not in KNOWN_DEVICES
+        ):
+            return None
+        name = stored if stored.isidentifier() else file_name(stored)
+        leaves.append((key, name + ".memmap", dtype, shape))
+        fields[key] = entry
+    if (
+        cls is not None
+        and check is not None
+        and not check.finds_clean(
+            cls, folder.path, fields, saved_marker(meta, where), values, len(batch)
+        )
+    ):
+        return None
+    return NodePlan(batch, named, listed, tuple(leaves))
 
 
 def _planned_td(
@@ -399,42 +449,14 @@ def _planned_td(
     return td
 
 
-def _plan_of(meta: dict[str, Any], batch: torch.Size) -> NodePlan | None:
-    """The plan of a node just loaded whole from ``meta`` (with nothing dropped or
-    widened) when each entry is a leaf that ``load_leaf`` maps directly after its
-    checks; else None."""
-    listed = node_entries(meta, "")
-    prefix = list(batch)
-    leaves = []
-    for stored, key, entry in listed:
-        dtype_text, shape = entry.get("dtype"), entry.get("shape")
-        dtype = DTYPES.get(dtype_text) if dtype_text.__class__ is str else None
-        device = entry.get("device")
-        if (
-            dtype is None
-            or "type" in entry
-            or entry.get("is_nested", False) is not False
-            or not is_sizes(shape)
-            or shape[: len(prefix)] != prefix
-            or 0 in shape
-            or device.__class__ is not str
-            or device not in KNOWN_DEVICES
-        ):
-            return None
-        name = stored if stored.isidentifier() else file_name(stored)
-        leaves.append((key, name + ".memmap", dtype, list(shape)))
-    named = names_device(meta.get("device"), "", "the device")
-    return NodePlan(batch, named, listed, tuple(leaves))
-
-
 def _checked_td(
     folder: Folder,
     meta: dict[str, Any],
     options: ReadOptions,
     record_cls: type | None,
     values: frozenset[str],
-) -> tuple[TensorDict, LoadPlan | None]:
-    """``_load_td``'s checked way, and the comparison with the class (None: none)."""
+) -> TensorDict:
+    """``_load_td``'s checked way."""
     where = folder.child_path(META)
     batch = torch.Size(checked_sizes(meta.get("shape"), where, "shape"))
     # "None" (older writers) or null: no device. Another one is recorded, not used: the
@@ -486,7 +508,7 @@ def _checked_td(
     td._assign_names(_saved_names(meta.get("_names"), len(batch), where))
     if _write_through(options, folder):  # Python values and new entries reach the folder
         td._attach_folder(SavedFolder(folder.path, options.allow_pickle))
-    return td, plan
+    return td
 
 
 def _tensors_first(entries: dict[str, Any], nodes: set[str]) -> dict[str, Any]:
