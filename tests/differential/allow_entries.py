@@ -256,7 +256,8 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
             continue  # the record's nested record field, empty (the peer's reads None)
         if finding.step.op == "to_dict" and _as_dict_of_none(line, node, finding.detail):
             continue  # the same in a record's to_dict(), listed before its unset fields
-        if listed is None or not re.fullmatch(r"result(\['[^']*'\])*", listed[0]):
+        # (``result[1][0]``: an element of a sequence, read above; program 17,255)
+        if listed is None or not re.fullmatch(r"result(\[\d+\])*(\['[^']*'\])*", listed[0]):
             return False
         theirs, ours = listed[1], listed[2]
         extra = [key for key in ours if key not in theirs]
@@ -291,7 +292,8 @@ def _separated_from_value_node(finding: Finding, facts: Facts, peer: Any, mine: 
     ]
     for line in finding.detail:
         listed = _keys_of(line)
-        if listed is None or not re.fullmatch(r"result(\['[^']*'\])*", listed[0]):
+        # (``result[1][0]``: an element of a sequence, read above; program 17,255)
+        if listed is None or not re.fullmatch(r"result(\[\d+\])*(\['[^']*'\])*", listed[0]):
             return False
         path, theirs, ours = _path_of(line), listed[1], listed[2]
         extra = [key for key in theirs if key not in ours]
