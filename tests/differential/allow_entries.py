@@ -375,9 +375,23 @@ def _restacked_by_member(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         keys = list(ours.keys(include_nested=True, leaves_only=True))
         return sorted(map(str, keys)) == sorted(
             map(str, theirs.keys(include_nested=True, leaves_only=True))
-        ) and all(torch.equal(ours.get(key), theirs.get(key)) for key in keys)
-    except (RuntimeError, TypeError, ValueError, KeyError):
+        ) and _same_leaves(ours, theirs, keys)
+    except (RuntimeError, TypeError, ValueError, KeyError, IndexError):
         return False
+
+
+def _same_leaves(ours: Any, theirs: Any, keys: list[Any]) -> bool:
+    """The leaves of two lazy stacks of the same batch size are equal; for a ragged one
+    (a ``-1``, program 14,138 of shape,combine), slice by slice along tclass's stack dim,
+    where each slice is dense."""
+    if -1 not in ours.batch_size:
+        return all(torch.equal(ours.get(key), theirs.get(key)) for key in keys)
+    lead = (slice(None),) * ours.stack_dim
+    return all(
+        torch.equal(ours[(*lead, i)].get(key), theirs[(*lead, i)].get(key))
+        for i in range(ours.batch_size[ours.stack_dim])
+        for key in keys
+    )
 
 
 def _softmax_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

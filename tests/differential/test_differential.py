@@ -156,6 +156,7 @@ DECIDED = [
     ("index,entries,shape,combine,math", 4, 17_255, "peer-fails-inside"),  # separates: empty kept
     ("index,entries,shape,combine,math", 4, 18_951, "stacking-keeps"),  # expand_as of locked
     ("index,entries,shape,combine,math", 4, 25_372, "stacking-keeps"),  # unflatten, no elements
+    ("shape,combine", 4, 14_138, "stacking-keeps"),  # maybe_dense_stack: ragged, params
 ]
 
 
