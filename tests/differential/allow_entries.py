@@ -256,7 +256,8 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
             continue  # the record's nested record field, empty (the peer's reads None)
         if finding.step.op == "to_dict" and _as_dict_of_none(line, node, finding.detail):
             continue  # the same in a record's to_dict(), listed before its unset fields
-        if listed is None or not re.fullmatch(r"result(\['[^']*'\])*", listed[0]):
+        # (``result[1][0]``: an element of a sequence, read above; program 17,255)
+        if listed is None or not re.fullmatch(r"result(\[\d+\])*(\['[^']*'\])*", listed[0]):
             return False
         theirs, ours = listed[1], listed[2]
         extra = [key for key in ours if key not in theirs]
@@ -291,7 +292,8 @@ def _separated_from_value_node(finding: Finding, facts: Facts, peer: Any, mine: 
     ]
     for line in finding.detail:
         listed = _keys_of(line)
-        if listed is None or not re.fullmatch(r"result(\['[^']*'\])*", listed[0]):
+        # (``result[1][0]``: an element of a sequence, read above; program 17,255)
+        if listed is None or not re.fullmatch(r"result(\[\d+\])*(\['[^']*'\])*", listed[0]):
             return False
         path, theirs, ours = _path_of(line), listed[1], listed[2]
         extra = [key for key in theirs if key not in ours]
@@ -373,9 +375,23 @@ def _restacked_by_member(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         keys = list(ours.keys(include_nested=True, leaves_only=True))
         return sorted(map(str, keys)) == sorted(
             map(str, theirs.keys(include_nested=True, leaves_only=True))
-        ) and all(torch.equal(ours.get(key), theirs.get(key)) for key in keys)
-    except (RuntimeError, TypeError, ValueError, KeyError):
+        ) and _same_leaves(ours, theirs, keys)
+    except (RuntimeError, TypeError, ValueError, KeyError, IndexError):
         return False
+
+
+def _same_leaves(ours: Any, theirs: Any, keys: list[Any]) -> bool:
+    """The leaves of two lazy stacks of the same batch size are equal; for a ragged one
+    (a ``-1``, program 14,138 of shape,combine), slice by slice along tclass's stack dim,
+    where each slice is dense."""
+    if -1 not in ours.batch_size:
+        return all(torch.equal(ours.get(key), theirs.get(key)) for key in keys)
+    lead = (slice(None),) * ours.stack_dim
+    return all(
+        torch.equal(ours[(*lead, i)].get(key), theirs[(*lead, i)].get(key))
+        for i in range(ours.batch_size[ours.stack_dim])
+        for key in keys
+    )
 
 
 def _softmax_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

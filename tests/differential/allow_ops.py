@@ -551,6 +551,8 @@ _PEER_INTERNAL = (
     "object has no attribute '_set_tuple'",  # a file's set / set_ through a dataset
     "object has no attribute '_metadata'",  # load_state_dict of a TensorDictParams' clone
     "not supported between instances of 'str' and 'tuple'",  # its KeyError's sorted keys
+    "and td[i].batch_size=torch.Size([0])",  # transpose of a value stack over no elements
+    "refine_names: cannot coerce TensorDict names",  # stack: a value node kept a flattened name
     '"add_stub" not implemented for',  # its clone: _foreach_add(0) of uint16/32/64 tensors
 )
 
@@ -682,7 +684,8 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     """The peer raised from inside (see ``_PEER_INTERNAL``), or returned ``None`` for an
     operation on a collection without entries, or cannot read the Python values of a
     stack of members on a device and of none, or returned a result whose entries fail to
-    read (its batch size and names wrong with them), where tclass answers."""
+    read (its batch size and names wrong with them), or one without batch dims
+    (``to_padded_tensor`` of a ragged lazy stack without leaves), where tclass answers."""
     if finding.kind in ("peer-raises", "family"):
         if finding.step.op == "logsumexp" and "doesn't match the broadcast shape" in str(
             peer.error
@@ -717,9 +720,22 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         # (math: a reduction along a ragged stack's stack dim, program 14,611, inv18b)
         peer_size = getattr(peer.value, "batch_size", ())  # a shape no TensorDict can have
         return type(peer.value).__name__ == "TensorDict" and -1 in peer_size
+    if finding.kind == "result" and finding.step.op == "to_padded_tensor":
+        return _padded_without_leaves(peer.value, mine.value)
     if finding.kind == "result" and _ragged_made_dense(peer.value, mine.value):
         return all(any(p.search(line) for p in _RAGGED_KEPT) for line in finding.detail)
     return False
+
+
+def _padded_without_leaves(peer: Any, mine: Any) -> bool:
+    """``to_padded_tensor`` of a ragged lazy stack without leaves: the peer's TensorDict
+    has no batch dims (it infers them from the leaves it pads, and has none), tclass,
+    with no nested tensor to pad, keeps the stack (program 68,631 of shape,combine)."""
+    if type(peer).__name__ != "TensorDict" or peer.batch_size != ():
+        return False
+    if type(mine).__name__ != "LazyStackedTensorDict" or -1 not in mine.batch_size:
+        return False
+    return not list(peer.keys(True, True)) and not list(mine.keys(True, True))
 
 
 _POWERED = re.compile(r": values differ: peer (.*), tclass (.*)$")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from .allow_names import _names_of, _nested_names_dropped
+from .allow_names import _NAMES_LINE, _names_of, _nested_names_dropped
 from .allow_ops import (
     _EMPTY_LAZY,
     _KEYS_LINE,
@@ -241,13 +241,15 @@ def _narrowed_stack_contiguous(finding: Finding, facts: Facts, peer: Any, mine: 
 
 
 def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """``unflatten`` along a lazy stack's stack dim, ``expand`` of a lazy stack, a
-    ``reshape`` / ``view`` / ``flatten`` that merges or splits dims of size 1: a lazy
-    stack of the same entries in tclass, a dense TensorDict in the peer (whose nested lazy
-    stacks, after an ``expand``, keep the lock of the members' nested collections; the
-    ``expand`` of a locked or memory-mapped stack, a view of its locked members in tclass,
-    is locked). An index (a mask) of a lazy stack of lazy stacks keeps their members' lazy
-    stacks where the peer's are dense (of index,shape)."""
+    """``unflatten`` along a lazy stack's stack dim, ``expand`` (``expand_as``) of a lazy
+    stack, a ``reshape`` / ``view`` / ``flatten`` / ``unflatten`` that merges or splits
+    dims of size 1: a lazy stack of the same entries in tclass, a dense TensorDict in the
+    peer (whose nested lazy stacks, after an ``expand``, keep the lock of the members'
+    nested collections; the ``expand`` of a locked or memory-mapped stack, a view of its
+    locked members in tclass, is locked; over no elements the peer's dense copy drops the
+    dim names its copy of a stack with elements keeps). An index (a mask) of a lazy stack
+    of lazy stacks keeps their members' lazy stacks where the peer's are dense (of
+    index,shape)."""
     if finding.kind == "result" and finding.step.op == "getitem":  # program 7,801,035
         return all(_STAYS_LAZY[2].search(d) for d in finding.detail)
     if finding.kind != "result" or finding.step.op not in _LAZY_KEPT:
@@ -260,7 +262,8 @@ def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
             or _value_dim_kept(d)  # a nested value node's own dim of size 1 too
             for d in finding.detail
         )
-    if finding.step.op == "expand":  # the peer's nested lazy stacks keep their lock
+    if finding.step.op in ("expand", "expand_as"):  # (expand_as(t): expand(t.shape), both)
+        # the peer's nested lazy stacks keep their lock
         locked = facts.memmap or any(_SAVED_OR_LOCKED.search(line) for line in finding.lines)
         return all(
             any(p.search(d) for p in _STAYS_LAZY)
@@ -270,10 +273,23 @@ def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
         )
     if not _STAYS_LAZY[0].search(finding.detail[0]):
         return all(any(p.search(d) for p in _STAYS_LAZY) for d in finding.detail)
-    # the peer's dense copy of a nested lazy stack has no dim names
+    # the peer's dense copy of a nested lazy stack has no dim names, nor of one over no
+    # elements (unflatten into dims of size 1)
     return all(
-        any(p.search(d) for p in _STAYS_LAZY) or _nested_names_dropped(d) for d in finding.detail
+        any(p.search(d) for p in _STAYS_LAZY)
+        or _nested_names_dropped(d)
+        or (0 in mine.value.batch_size and _names_dropped(d))
+        for d in finding.detail
     )
+
+
+def _names_dropped(line: str) -> bool:
+    """A ``result.names`` line: the peer's all None, tclass's as many, some named."""
+    found = _NAMES_LINE.match(line)
+    if found is None or found.group(1) is not None:
+        return False
+    theirs, mine = (side.strip("[]").split(", ") for side in found.group(2, 3))
+    return len(theirs) == len(mine) and set(theirs) == {"None"} and set(mine) != {"None"}
 
 
 def _value_dim_kept(line: str) -> bool:
@@ -686,7 +702,11 @@ def _nested_names_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     record's value reads one level deeper)."""
     if finding.kind != "result" or finding.step.op != "squeeze":
         return False
-    shared = {line.split(": ")[0] for line in finding.detail if _shared_value_line(line)}
+    shared = {
+        line.split(": ")[0]
+        for line in finding.detail
+        if _shared_value_line(line) or _shared_value_read(line, peer, mine)
+    }
     names = [
         line
         for line in finding.detail
@@ -712,8 +732,13 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     ``squeeze()`` took off the record (its node has more dims than its collection), or
     its ``expand`` (``expand_as``, ``broadcast_to``, then ``maybe_dense_stack``: left43);
     or written at an index over itself (``td[i] = td[i].to_dict()``), where the peer makes
-    it a value stack. The same value in every slot."""
-    if finding.kind != "result" or finding.step.op not in ("squeeze", "setitem", *_DEEPER):
+    it a value stack; or ``reshape`` after the peer's ``fliplr()`` of a lazy stack of one
+    member rebuilt the value as a stack of stacks (the reshape of its ``contiguous()``
+    gives the one value; program 18,034 of shape,combine). The same value in every slot."""
+    ops = ("squeeze", "setitem", "reshape", *_DEEPER)
+    if finding.kind != "result" or finding.step.op not in ops:
+        return False
+    if finding.step.op == "reshape" and not any(".fliplr()" in line for line in finding.lines):
         return False
     for line in finding.detail:
         if _STACK_FOR_VALUE.match(line) and finding.step.op in ("setitem", "squeeze"):
@@ -779,6 +804,22 @@ _VALUE_STACK_LINE = re.compile(
     r"^result\[.*: peer values \(\('seq', 'list', \[(.*)\]\), \[[\d, ]*\]\), "
     r"tclass value \((.*), \[[\d, ]*\]\)$"
 )
+
+
+def _shared_value_read(line: str, peer: Any, mine: Any) -> bool:
+    """The same as ``_shared_value_line`` for a line too long to list the peer's stack
+    whole: read from both results, each element of the peer's stack equals tclass's one
+    value (not a list; program 63,772 of the five families: a nested stack of 36 ints)."""
+    found = re.match(r"^result((?:\['\w+'\])+): peer values \(\('seq', 'list', ", line)
+    if found is None:
+        return False
+    try:
+        path = tuple(re.findall(r"\['(\w+)'\]", found.group(1)))
+        theirs, ours = (side.value[path] for side in (peer, mine))
+    except Exception:  # a read that fails is no shared value
+        return False
+    values = _flat(theirs)
+    return not isinstance(ours, list) and bool(values) and all(v == ours for v in values)
 
 
 def _shared_value_line(line: str) -> bool:

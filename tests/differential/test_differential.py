@@ -162,6 +162,17 @@ DECIDED = [
     (_FIVE, 4, 46_765, "index-beyond-batch"),  # the same, I[:, None, None]
     (_FIVE, 4, 58_742, "index-beyond-batch"),  # the same, an index the source does not fit
     (_FIVE, 4, 66_005, "index-beyond-batch"),  # the same, memory-mapped tensors kept
+    # inv18c: the prune17 shape/combine lines
+    ("shape,combine", 4, 66_874, "peer-fails-inside"),  # stack: a value node's stale name
+    ("shape,combine", 4, 14_449, "peer-fails-inside"),  # transpose of values over no elements
+    ("shape,combine", 4, 68_631, "peer-fails-inside"),  # to_padded_tensor without leaves
+    ("shape,combine", 4, 18_034, "checked-as-torch"),  # reshape after the peer's fliplr
+    ("shape,combine", 4, 14_517, "stacking-keeps"),  # expand_as of a memory-mapped lazy stack
+    ("index,entries,shape,combine,math", 4, 63_772, "checked-as-torch"),  # squeeze() names
+    ("index,entries,shape,combine,math", 4, 17_255, "peer-fails-inside"),  # separates: empty kept
+    ("index,entries,shape,combine,math", 4, 18_951, "stacking-keeps"),  # expand_as of locked
+    ("index,entries,shape,combine,math", 4, 25_372, "stacking-keeps"),  # unflatten, no elements
+    ("shape,combine", 4, 14_138, "stacking-keeps"),  # maybe_dense_stack: ragged, params
 ]
 
 
