@@ -88,6 +88,7 @@ __all__ = [
     "ShapeError",
     "ShardSchemaError",
     "SharedDefaultWarning",
+    "SourceTypeError",
     "SpecSyntaxError",
     "StackError",
     "StackKeysError",
@@ -167,6 +168,11 @@ class NotCloseError(TclassError, AssertionError):
 
 class EntryTypeError(TclassError, TypeError):
     """A value cannot be stored in a container (not a tensor, collection or array-like)."""
+
+
+class SourceTypeError(EntryTypeError, ValueError):
+    """``TensorDict()`` got a source that is neither a mapping nor a collection (a list, a
+    tensor); a ``ValueError``, as the peer raises."""
 
 
 class EntriesTwiceError(EntryTypeError, ValueError):

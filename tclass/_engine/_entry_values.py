@@ -18,6 +18,7 @@ from tclass.errors import (
     EntryTypeError,
     InPlaceWriteError,
     ReadOnlyError,
+    SourceTypeError,
     TclassError,
 )
 
@@ -51,8 +52,11 @@ def entries_of(source: object) -> Iterator[tuple[Any, Any]]:
         return iter(source.items())
     if isinstance(source, TensorCollection):
         return source._items()
-    msg = f"TensorDict() expects a mapping of entries, got {type(source).__name__}"
-    raise EntryTypeError(msg)
+    msg = (
+        f"TensorDict() expects a mapping of entries (a dict or a collection), got "
+        f"{type(source).__name__}; pass a dict, e.g. TensorDict({{'obs': tensor}}, batch_size)"
+    )
+    raise SourceTypeError(msg)
 
 
 def value_as_tensor(key: object, value: Any, device: torch.device | None) -> torch.Tensor:

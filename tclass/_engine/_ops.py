@@ -40,7 +40,7 @@ from tclass._engine._nontensor_stack import join_non_tensor
 from tclass._engine._td import TensorDict
 from tclass.errors import StackError, StackKeysError, StackTypeError
 
-__all__ = ["cat", "check_out", "stack"]
+__all__ = ["cat", "check_out", "join_unbatched", "stack"]
 
 C = TypeVar("C", bound=TensorDictBase)
 
@@ -408,7 +408,7 @@ def _join(
                 values[key] = _cat(parts, dim, target, path + (key,))
             continue
         if entry.__class__ is UnbatchedTensor:
-            values[key] = _join_unbatched(parts, path + (key,))._with_batch_size(size)
+            values[key] = join_unbatched(parts, path + (key,))._with_batch_size(size)
             continue
         try:
             if target is None:
@@ -425,7 +425,7 @@ def _join(
     return values
 
 
-def _join_unbatched(parts: list[Any], path: tuple[str, ...]) -> Any:
+def join_unbatched(parts: list[Any], path: tuple[str, ...]) -> Any:
     """Unbatched tensors are shared by the whole batch: the first member's is kept (its
     batch size is set by the result); different data in other members is dropped with a
     warning, as in the peer (a copy of the same values, ``torch.cat([td, td.clone()])``,

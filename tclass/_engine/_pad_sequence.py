@@ -29,10 +29,12 @@ from tclass._core import _keys
 from tclass._core._batch import format_shape
 from tclass._core._options import OPTIONS
 from tclass._core._records import is_record, is_record_class, storage_of
+from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._build import lazy_stack
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
 from tclass._engine._nontensor_stack import NonTensorStack, join_non_tensor
+from tclass._engine._ops import join_unbatched
 from tclass._engine._td import TensorDict
 from tclass._engine._value_positions import StackDims, shifted_in
 from tclass.errors import (
@@ -455,7 +457,9 @@ def _pad_level(
         except KeyError:
             _raise_key_mismatch(maps, path)
         where = path + (key,)
-        if isinstance(entry, _Tensor):
+        if entry.__class__ is UnbatchedTensor:  # shared by the batch: as stack, member 0's
+            values[key] = join_unbatched(parts, where)._with_batch_size(batch)
+        elif isinstance(entry, _Tensor):
             values[key] = tensor = _pad_tensors(parts, lengths, device, plan, where)
             if plan.masks:
                 masks[key] = _tensor_mask(parts, tensor, plan)

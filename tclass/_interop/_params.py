@@ -136,8 +136,11 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
             td = storage_of(parameters)  # its fields, shared: they become the parameters
         elif isinstance(parameters, TensorDictBase) and not is_record(parameters):
             # an HDF5 file or zarr store, or a view of one: parameters live in memory
-            # (the peer holds the file and registers none of its tensors)
+            # (the peer holds the file and registers none of its tensors); a locked
+            # file's copy is locked, as the peer's `.data` (the file) reads
             td = parameters.to_tensordict()
+            if parameters.is_locked:
+                td.lock_()
         elif isinstance(parameters, Mapping):
             td = TensorDict(parameters)
         else:

@@ -456,7 +456,12 @@ def compare(
         if f is None:
             continue
         kind = "tensor" if "type" not in entry else _entry_kind(entry)  # a leaf: the usual
-        if f.accepts and kind not in f.accepts and not _op_result(cls, f, kind, saved):
+        if (
+            f.accepts
+            and kind not in f.accepts
+            and not _kept_as_given(f, kind)
+            and not _op_result(cls, f, kind, saved)
+        ):
             got = _entry_text(entry, source.leaf)
             why = f"is annotated {f.annotation}; got a {got} in {source.place}"
             plan.differ(name, "kind", kind, f.annotation, why)
@@ -493,6 +498,12 @@ def _only_plain_tensors(
         if "type" in entry:
             return False
     return True
+
+
+def _kept_as_given(f: FieldSchema, kind: str) -> bool:
+    """Whether a collection is in a ``Tensor`` field without a spec: the record keeps a
+    TensorDict or record set there as it is (as the peer), so its folder loads back."""
+    return kind == "collection" and "tensor" in f.accepts and f.spec is None
 
 
 def _op_result(cls: type, f: FieldSchema, kind: str, saved: SavedSchema | None) -> bool:

@@ -299,11 +299,11 @@ def _prepare_fields(cls: type) -> None:
     for name in own:
         value = cls.__dict__.get(name, dataclasses.MISSING)
         if value is dataclasses.MISSING:
-            # A field re-declared in a subclass, or replacing a member (`data`): the
-            # inherited property is not a default.
+            # A field re-declared in a subclass, or replacing a member (`data`, the
+            # `fields()` classmethod): the inherited member is not a default.
             inherited = getattr(cls, name, None)
             replaced = _is_field_property(cls, name) or name in _REPLACEABLE_MEMBERS
-            if isinstance(inherited, property) and replaced:
+            if replaced and (isinstance(inherited, property) or name in _REPLACEABLE_MEMBERS):
                 type.__setattr__(cls, name, dataclasses.field())
             continue
         if (

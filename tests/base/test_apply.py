@@ -782,3 +782,34 @@ class TestApplyOnPythonValues:
                 lambda x: x if isinstance(x, torch.Tensor) else torch.zeros(2),
                 is_leaf=tclass.is_leaf_nontensor,
             )
+
+
+def test_an_in_place_apply_that_answers_none_everywhere_returns_none_as_the_peer() -> None:
+    """``apply(fn, inplace=True)`` is ``None`` where ``apply(fn)`` is (nothing left), as
+    the peer's; ``apply_`` returns the collection; a Python value or a nested collection
+    that was empty is left, so the collection is returned."""
+
+    def drop(value: torch.Tensor) -> None:
+        return None
+
+    td = TensorDict({"a": torch.zeros(3), "b": {"c": torch.ones(3)}}, [3])
+    assert td.apply(drop, inplace=True) is None and td.apply(drop) is None
+    assert td.apply(lambda x, y: None, td.clone(), inplace=True) is None
+    assert td.apply_(drop) is td and td.apply(drop, inplace=True, filter_empty=False) is td
+    assert torch.equal(td["a"], torch.zeros(3))  # nothing written
+    lazy = tclass.lazy_stack([td, td.clone()])
+    assert lazy.apply(drop, inplace=True) is None and lazy.apply_(drop) is lazy
+    kept = TensorDict({"s": "text", "a": torch.zeros(3), "e": TensorDict({}, [3])}, [3])
+    assert kept.apply(drop, inplace=True) is kept
+    assert TensorDict({"e": TensorDict({}, [3])}, [3]).apply(drop, inplace=True) is not None
+    half = TensorDict({"a": torch.zeros(3), "b": torch.ones(3)}, [3])
+    assert half.apply(lambda t: None if t.sum() == 0 else t + 1, inplace=True) is half
+    assert torch.equal(half["b"], torch.full((3,), 2.0))
+
+    @tensorclass
+    class Rec:
+        x: torch.Tensor
+        y: torch.Tensor | None = None
+
+    rec = Rec(x=torch.zeros(2), batch_size=[2])
+    assert rec.apply(drop, inplace=True) is None and rec.apply_(drop) is rec

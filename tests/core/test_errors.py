@@ -96,6 +96,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "GradError": (RuntimeError,),
     "EntryExistsError": (KeyError, RuntimeError),
     "EntriesTwiceError": (TypeError, ValueError),
+    "SourceTypeError": (TypeError, ValueError),
     "KeyRenameError": (KeyError, ValueError),
     "NamedTupleKeyError": (TypeError, KeyError, ValueError),
     "NotConsolidatedError": (AttributeError,),

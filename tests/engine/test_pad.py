@@ -1107,3 +1107,18 @@ def test_pad_of_a_ragged_lazy_stack_pads_its_nested_collections_alike() -> None:
     assert isinstance(out, tclass.LazyStackedTensorDict) and out.batch_size == (-1, 5)
     assert out["m"].batch_size == (-1, 5, 3)
     assert [m["m"].batch_size for m in out.tensordicts] == [(3, 3)] * 3 + [(2, 3), (3, 3)]
+
+
+def test_pad_sequence_keeps_an_unbatched_tensor_as_stack_does() -> None:
+    # it was padded and stacked as a batched entry ([2, 5]); stack keeps member 0's, and
+    # so does pad_sequence now, with no mask (the peer fails: "pad_sequence failed")
+    shared = tclass.UnbatchedTensor(torch.arange(5.0))
+    td = TensorDict({"a": torch.zeros(3, 2), "u": shared, "n": {"v": shared[:2]}}, [3])
+    out = tclass.pad_sequence([td, td[:2]], return_mask=True)
+    assert out.batch_size == torch.Size([2, 3]) and out["a"].shape == (2, 3, 2)
+    unbatched = out.get("u")
+    assert type(unbatched) is tclass.UnbatchedTensor and torch.equal(unbatched, shared)
+    assert unbatched.batch_size == torch.Size([2, 3])
+    assert out["n"].get("v").shape == (2,)
+    assert sorted(out["masks"].keys(True, True)) == ["a"]
+    assert torch.stack([td, td]).get("u").shape == unbatched.shape

@@ -198,3 +198,13 @@ def test_set_at_of_a_dtype_torch_cannot_index_put_is_torchs_not_implemented_erro
     assert not isinstance(caught.value, TclassError)
     td.set_at_("a", torch.ones(1, dtype=torch.uint16), 2)  # a write torch takes
     assert td["a"][:, 0].tolist() == [0, 0, 1, 0]
+
+
+@pytest.mark.parametrize("source", [[torch.zeros(3)], torch.zeros(3), "obs"])
+def test_a_source_that_is_no_mapping_is_a_value_error_as_the_peers(source: object) -> None:
+    # was an EntryTypeError, a TypeError only: `except ValueError` written for the peer missed it
+    with pytest.raises(ValueError, match="expects a mapping") as raised:
+        TensorDict(source, batch_size=[3])  # type: ignore[arg-type]
+    assert isinstance(raised.value, (TypeError, TclassError))
+    assert "pass a dict" in str(raised.value)
+    assert TensorDict({"obs": torch.zeros(3)}, batch_size=[3])["obs"].shape == (3,)

@@ -875,6 +875,21 @@ def test_params_of_a_file_hold_its_entries_read_into_memory(tmp_path: pathlib.Pa
     ptd.close()
 
 
+def test_params_of_a_locked_file_keep_its_lock_on_their_data(tmp_path: pathlib.Path) -> None:
+    """The peer's ``.data`` of a locked file's TensorDictParams is the locked file; tclass's
+    copy in memory is locked too, and its own lock stays off (as for a locked TensorDict)."""
+    pytest.importorskip("h5py")
+    td = TensorDict({"w": torch.ones(2, 3), "n": {"i": torch.arange(2)}}, batch_size=[2])
+    ptd = td.to_h5(tmp_path / "p.h5")
+    assert not TensorDictParams(ptd).data.is_locked
+    ptd.lock_()
+    params = TensorDictParams(ptd)
+    assert params.data.is_locked and params["n"].is_locked and not params.is_locked
+    params["z"] = torch.zeros(2)  # as TensorDictParams(locked TensorDict) in both
+    assert isinstance(params["z"], nn.Parameter) and "z" not in ptd.keys()
+    ptd.close()
+
+
 @pytest.mark.parametrize("recurse", [True, False])
 def test_tensors_set_into_a_clone_are_buffers_as_the_peers(recurse: bool) -> None:
     """The peer's clone (and ``clone(False)``) keeps tensors set into it later as they

@@ -346,3 +346,21 @@ def test_a_class_of_plain_tensors_is_compared_with_any_other_folder(tmp_path: Pa
             ({"extra": "c"}.get(folder, "b"), kind)
         ]
     assert torch.equal(Plain.load_memmap(tmp_path / "same").a, torch.zeros(2))
+
+
+class HoldsAnything(TensorClass):
+    x: torch.Tensor
+    opt: torch.Tensor | None = None
+
+
+def test_a_collection_kept_in_a_tensor_field_loads_back(tmp_path: Path) -> None:
+    # the record keeps a TensorDict set into a Tensor field as it is (as the peer); its
+    # folder was refused on load ("Rec.opt is annotated Tensor | None; got a TensorDict")
+    rec = HoldsAnything(x=torch.zeros(2), batch_size=[2])
+    rec.set("opt", tclass.TensorDict({"a": torch.ones(2)}, [2]))
+    rec.memmap(tmp_path / "a")
+    loaded = HoldsAnything.load_memmap(tmp_path / "a")
+    assert type(loaded.opt) is tclass.TensorDict and torch.equal(loaded.opt["a"], torch.ones(2))
+    empty = HoldsAnything(x=torch.zeros(2), opt=tclass.TensorDict({}, [2]), batch_size=[2])
+    empty.memmap(tmp_path / "b")
+    assert HoldsAnything.load_memmap(tmp_path / "b").opt.batch_size == torch.Size([2])

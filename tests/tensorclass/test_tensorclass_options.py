@@ -496,6 +496,16 @@ class TestShadow:
         rec = declare(_template(data=torch.Tensor, fields=str))(data=torch.ones(1), fields="f")
         assert torch.equal(rec.data, torch.ones(1)) and rec.fields == "f"
 
+    def test_a_fields_field_is_required_as_any_other(self, declare: Declare) -> None:
+        # the inherited fields() classmethod was its default: a required field after it
+        # was refused ("follows 'fields', which has one"), the peer declares it
+        cls = declare(_template(fields=torch.Tensor, close=torch.Tensor, x=torch.Tensor))
+        rec = cls(torch.zeros(2), torch.ones(2), x=torch.full((2,), 2.0), batch_size=[2])
+        assert torch.equal(rec.fields, torch.zeros(2)) and torch.equal(rec.x, torch.full((2,), 2.0))
+        assert torch.equal(rec[1:].fields, torch.zeros(1)) and torch.equal(rec.close, torch.ones(2))
+        with pytest.raises(TypeError, match="fields"):
+            cls(close=torch.ones(2), x=torch.ones(2), batch_size=[2])
+
 
 # --- kw_only and frozen --------------------------------------------------------------------
 

@@ -135,7 +135,11 @@ class ApplyOps(TensorCollection):
                 return None  # type: ignore[return-value]
             return result
         if options.get("inplace") and options.keys() <= _IN_PLACE_WALK:
-            return self._apply_in_place(fn, others)
+            watched = _Watched(fn)
+            self._apply_in_place(watched, others)
+            if watched.answered or not self._key_names() or _keeps_entries(self):
+                return self
+            return None  # type: ignore[return-value]  # as apply(fn) without inplace
         return self._apply_with(_with_leaf(fn), others, options)  # type: ignore[return-value]
 
     def _apply_with(
@@ -606,6 +610,34 @@ class TensorApplyRules(TypedDict, total=False):
     propagate_lock: bool
     out: Any
     num_threads: int
+
+
+class _Watched:
+    """``fn``, noting whether it returned anything but ``None``: ``apply(fn, inplace=True)``
+    returns ``None`` where ``fn`` answered ``None`` for every tensor and nothing else is
+    left, as ``apply(fn)`` does (and the peer's in-place one)."""
+
+    __slots__ = ("answered", "fn")
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn, self.answered = fn, False
+
+    def __call__(self, *args: Any) -> Any:
+        result = self.fn(*args)
+        if result is not None:
+            self.answered = True
+        return result
+
+
+def _keeps_entries(node: TensorCollection) -> bool:
+    """Whether ``apply`` of a function answering ``None`` everywhere keeps an entry of
+    ``node``: a Python value, or a nested collection that was empty."""
+    for _, value in node._items():
+        if isinstance(value, TensorCollection) and (
+            value._is_leaf_node or not value._key_names() or _keeps_entries(value)
+        ):
+            return True
+    return False
 
 
 # The options an in-place apply takes that leave its walk as it is (leaf by leaf, no
