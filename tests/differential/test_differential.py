@@ -146,6 +146,8 @@ DECIDED = [
     ("index,entries,shape,combine,math,records", 4, 7_700_325, "stacking-keeps"),  # pad names
     ("shape,combine,math", 8, 7_502_593, "checked-as-torch"),  # squeeze() of per-element values
     ("index,shape", 4, 7_801_035, "stacking-keeps"),  # a mask of a lazy stack of lazy stacks
+    ("records", 4, 3_255, "values-kept-shared"),  # prune18: loaded empty lists, apply
+    ("records", 4, 901_130, "values-kept-shared"),  # prune18: ... memmap_like of consolidated
 ]
 
 
