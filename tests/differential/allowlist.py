@@ -120,6 +120,7 @@ from .allow_records import (
     _params_saved,
     _ragged_lists_loaded,
     _records_restacked,
+    _saved_empty_lists_kept,
     _state_dict_values_kept,
     _tolist_lists_fields,
 )
@@ -249,6 +250,7 @@ ENTRIES: list[Entry] = [
             _empty_values_shaped,
             _empty_values_kept,
             _empty_values_rebuilt,
+            _saved_empty_lists_kept,
             _empty_gives_new_nodes,
             _separated_from_value_node,
             _stack_of_values_not_empty,

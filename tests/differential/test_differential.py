@@ -173,6 +173,8 @@ DECIDED = [
     ("index,entries,shape,combine,math", 4, 18_951, "stacking-keeps"),  # expand_as of locked
     ("index,entries,shape,combine,math", 4, 25_372, "stacking-keeps"),  # unflatten, no elements
     ("shape,combine", 4, 14_138, "stacking-keeps"),  # maybe_dense_stack: ragged, params
+    ("records", 4, 3_255, "values-kept-shared"),  # prune18: loaded empty lists, apply
+    ("records", 4, 901_130, "values-kept-shared"),  # prune18: ... memmap_like of consolidated
 ]
 
 
