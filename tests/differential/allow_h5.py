@@ -118,6 +118,28 @@ def _h5_rows_not_moved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     )
 
 
+# a Python value written through a view of a file's rows: over a dataset (torch cannot
+# make a tensor of it) or at a new key (the file's other rows would hold none)
+_VALUE_THROUGH_VIEW = re.compile(
+    r"its rows hold a tensor and torch cannot make one of it|the file's other rows would hold none"
+)
+
+
+def _h5_value_not_dropped(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A Python value written through a view of a file's rows (``view[k] = "s"`` over a
+    tensor, ``view.set(new_key, "s")``): tclass refuses it (``InPlaceWriteError``), where
+    the peer's view drops it without a word (the tensor stays; the new key's group is made
+    without the value). Programs 401,695, 1,105,466, 1,500,395 (inv18d)."""
+    if not facts.h5 or finding.kind != "tclass-raises":
+        return False
+    if finding.step.op not in ("set", "setitem_key", "set_non_tensor"):
+        return False
+    error = mine.error
+    return type(error).__name__ == "InPlaceWriteError" and bool(
+        _VALUE_THROUGH_VIEW.search(str(error))
+    )
+
+
 def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     if not facts.h5 or finding.kind != "result":
         return False

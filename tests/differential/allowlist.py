@@ -51,6 +51,7 @@ from .allow_h5 import (
     _h5_peer_refuses,
     _h5_result_kept,
     _h5_rows_not_moved,
+    _h5_value_not_dropped,
 )
 from .allow_names import (
     _broadcast_index_unnamed,
@@ -453,6 +454,7 @@ ENTRIES: list[Entry] = [
             _h5_params_read,
             _h5_set_returns_self,
             _h5_rows_not_moved,
+            _h5_value_not_dropped,
         ),
     ),
     Entry(

@@ -175,6 +175,10 @@ DECIDED = [
     ("shape,combine", 4, 14_138, "stacking-keeps"),  # maybe_dense_stack: ragged, params
     ("records", 4, 3_255, "values-kept-shared"),  # prune18: loaded empty lists, apply
     ("records", 4, 901_130, "values-kept-shared"),  # prune18: ... memmap_like of consolidated
+    # inv18d: a Python value through a view of a file's rows, which the peer drops
+    ("index,entries", 4, 401_695, "h5-files"),  # view["b"] = "pong" over a bool tensor
+    ("index,entries", 4, 1_105_466, "h5-files"),  # view.set(("n", "zz"), "x y")
+    ("index,entries,shape,combine,math,records", 4, 1_500_395, "h5-files"),  # a lazy stack's
 ]
 
 
