@@ -326,3 +326,29 @@ def test_a_value_renamed_onto_a_tensor_field_reads_as_the_value() -> None:
     assert rec.inner == "pong" == rec.get("inner") and rec.label is None
     rec.rename_key_("inner", "x")
     assert rec.x == "pong" and rec.inner is None
+
+
+def test_a_tensor_renamed_onto_a_field_of_records_is_refused_as_assigned() -> None:
+    """``rename_key_(("inner", "y"), "inner")`` would put a tensor in a field declared for
+    a record, which assigning it refuses (and a save of it would not load back:
+    program 1,500,077): the same ``FieldTypeError``, nothing moved."""
+
+    @tclass.tensorclass
+    class Inner:
+        y: torch.Tensor
+
+    @tclass.tensorclass
+    class Rec:
+        x: torch.Tensor
+        label: str
+        inner: Inner
+
+    rec = Rec(x=torch.zeros(3), label="a", inner=Inner(y=torch.ones(3), batch_size=[3]), batch_size=[3])
+    with pytest.raises(errors.FieldTypeError, match=r"Rec.inner is annotated Inner; got a Tensor"):
+        rec.rename_key_(("inner", "y"), "inner")
+    assert (rec.inner.y == 1).all()
+    with pytest.raises(errors.FieldTypeError, match=r"Rec.label is annotated str; got a Tensor"):
+        rec.rename_key_("x", "label")
+    assert rec.label == "a" and (rec.x == 0).all()
+    with pytest.raises(errors.FieldTypeError):
+        rec.inner = torch.ones(3)  # (as assignment refuses it)
