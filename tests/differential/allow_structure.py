@@ -227,16 +227,23 @@ def _narrowed_stack_contiguous(finding: Finding, facts: Facts, peer: Any, mine: 
     stack (strided views, which this view refuses); after a ``broadcast_to``, which
     tclass keeps lazy as the ``expand`` of both, the peer's dense expanded leaves. As
     after ``quantile`` with a 1-D ``q`` along a dim: tclass stacks one quantile at a time
-    (contiguous tensors), where torch's result of a transposed tensor is strided."""
-    if finding.kind != "peer-raises" or finding.step.op != "view":
+    (contiguous tensors), where torch's result of a transposed tensor is strided. And
+    in-place math after such a ``broadcast_to`` to new dims (``tanh_``, program 703,313):
+    tclass's result holds contiguous tensors, which it writes; the peer's expanded
+    leaves refuse it (torch's "more than one element ... refers to a single memory
+    location"); neither reaches the stack's members."""
+    if finding.kind != "peer-raises":
         return False
-    if "view size is not compatible with input tensor's size and stride" not in str(peer.error):
-        return False
+    op, error = finding.step.op, str(peer.error)
     lines = finding.lines[:-1]
-    if any(_QUANTILES_STACKED.search(line) for line in lines):
-        return True
     lazy = [i for i, line in enumerate(lines) if "lazy_stack(" in line or "LazyStacked" in line]
     after = lines[lazy[0] + 1 :] if lazy else []
+    if op.endswith("_") and "refers to a single memory location" in error:
+        return any(".broadcast_to(" in line for line in after)
+    if op != "view" or "view size is not compatible with input tensor's size and" not in error:
+        return False
+    if any(_QUANTILES_STACKED.search(line) for line in lines):
+        return True
     return any(".narrow(" in line or ".broadcast_to(" in line for line in after)
 
 
