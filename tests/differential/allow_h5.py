@@ -140,6 +140,27 @@ def _h5_value_not_dropped(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     )
 
 
+# a view of a file's rows taken by a tensor index: its list of rows
+_ROWS_BY_TENSOR = re.compile(r"^\s*x = x\[torch\.tensor\(\[([-\d, ]+)\]")
+
+
+def _h5_repeated_rows_written(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A write into a view of a file taken at repeated rows (``f[tensor([-1, -1])]``,
+    then ``view[idx] = True``): tclass writes the rows (each row of the file once), the
+    peer's write is lost (the view and the file read as before; program 3,001,732)."""
+    if not facts.h5 or finding.kind != "result" or finding.step.op != "setitem":
+        return False
+    if not all("values differ" in line for line in finding.detail):
+        return False
+    for line in finding.lines[:-1]:
+        rows = _ROWS_BY_TENSOR.match(line)
+        if rows:
+            taken = [int(n) for n in rows.group(1).split(",") if n.strip()]
+            if len(set(taken)) < len(taken):
+                return True
+    return False
+
+
 def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     if not facts.h5 or finding.kind != "result":
         return False

@@ -49,6 +49,7 @@ from .allow_h5 import (
     _h5_missing_renamed,
     _h5_params_read,
     _h5_peer_refuses,
+    _h5_repeated_rows_written,
     _h5_result_kept,
     _h5_rows_not_moved,
     _h5_value_not_dropped,
@@ -455,6 +456,7 @@ ENTRIES: list[Entry] = [
             _h5_set_returns_self,
             _h5_rows_not_moved,
             _h5_value_not_dropped,
+            _h5_repeated_rows_written,
         ),
     ),
     Entry(

@@ -181,6 +181,7 @@ DECIDED = [
     ("index,entries,shape,combine,math,records", 4, 1_500_395, "h5-files"),  # a lazy stack's
     ("index,entries", 4, 401_328, "values-kept-shared"),  # loaded[None] = 1.5: memmap kept
     ("shape,combine,math", 4, 703_313, "stacking-keeps"),  # tanh_ after broadcast_to
+    ("index", 4, 3_001_732, "h5-files"),  # a write into a file's view at repeated rows
 ]
 
 
