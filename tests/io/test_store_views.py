@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import pytest
 import torch
 
+import tclass
 from tclass import PersistentTensorDict, Spec, TensorClass, TensorDict
 from tclass._io.store._view import PersistentTensorDictView, compose
 from tclass.errors import (
@@ -623,3 +624,22 @@ def test_rows_then_a_tensor_along_a_later_dim_index_one_after_the_other(
     assert view.batch_size == expected.batch_size
     assert view["d"].tolist() == expected["d"].tolist()
     ptd.close()
+
+
+def test_a_lazy_stack_of_two_views_of_one_file_changes_its_keys_once(tmp_path: Path) -> None:
+    """``stack[[1, 1]][rows]`` holds two views of one file: ``del`` and ``rename_key_``
+    change the file once (the second view used to find the key gone: program 1,101,320),
+    (``del`` as the peer's, which leaves the other file alone)."""
+    files = [
+        PersistentTensorDict.from_dict(
+            TensorDict(c=torch.ones(4), d=torch.ones(4, 3), batch_size=[4]), tmp_path / f"{i}.h5"
+        )
+        for i in range(2)
+    ]
+    x = tclass.lazy_stack(files, 0)[[1, 1]][torch.tensor([1, 0]), -1]
+    assert all(type(m) is PersistentTensorDictView for m in x.tensordicts)
+    del x["c"]
+    assert list(x.keys()) == ["d"]
+    assert sorted(files[1].keys()) == ["d"] and sorted(files[0].keys()) == ["c", "d"]
+    x.rename_key_("d", "e")
+    assert list(x.keys()) == ["e"] and list(files[1].keys()) == ["e"]
