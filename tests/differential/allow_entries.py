@@ -271,8 +271,9 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
 
 
 def _separated_from_value_node(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """An alias finding after ``separates`` of a key in a nested collection that holds no
-    tensor (only Python values): the peer builds its result on ``empty(recurse=True)``,
+    """An alias finding (or a later op's result) after ``separates`` of a key in a
+    nested collection that holds no tensor (only Python values): the peer builds its
+    result on ``empty(recurse=True)``,
     which returns that node itself, so the entry it pops goes back into the source (and
     the result shares the node), where tclass's source no longer lists it (``x[("n",
     "zz")] = ""; x.separates(("n", "zz"))``; left44). Every line lists keys, the peer's
@@ -282,11 +283,15 @@ def _separated_from_value_node(finding: Finding, facts: Facts, peer: Any, mine: 
     if finding.kind == "result" and finding.step.op == "separates":
         keys = _separated_keys(finding.step.src) or []
         return all(_reordered_in_value_node(line, keys, peer.value) for line in finding.detail)
-    if finding.kind != "alias":
+    if finding.kind == "alias":
+        earlier = _after_result(finding)
+    elif finding.kind == "result":  # a later op's result (unlock_: program 401,365)
+        earlier = finding.lines[:-1]
+    else:
         return False
     separated = [
         key
-        for line in _after_result(finding)
+        for line in earlier
         if re.match(r"^(x = )?x\.separates\(", line)
         for key in _separated_keys(line.removeprefix("x = ")) or []
     ]

@@ -184,6 +184,7 @@ DECIDED = [
     ("index", 4, 3_001_732, "h5-files"),  # a write into a file's view at repeated rows
     ("index,entries", 4, 1_107_020, "h5-files"),  # split_keys(inplace=True) of files
     ("index,entries", 4, 1_001_201, "params-write-their-data"),  # split_keys of locked params
+    ("index,entries", 4, 401_365, "values-kept-shared"),  # separates of a value, unlock_
 ]
 
 
