@@ -287,15 +287,24 @@ def _names_read_live(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
 
 def _empty_gives_new_nodes(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A nested node changed later through ``empty(recurse=True)``'s result in the peer
-    only, which returns a nested node without tensors itself; or that node's lock, the
+    only, which returns a nested node without tensors itself (so does the result of
+    ``separates``, built on it); or that node's lock, the
     source's in the peer (a new node's, unlocked, in tclass)."""
     if finding.kind == "result" and finding.step.op == "empty":
         return "recurse=True" in finding.step.src and all(
             _NESTED_LOCKED.match(line) for line in finding.detail
         )
-    if finding.kind != "alias" or not all(line.startswith("result[") for line in finding.detail):
+    if finding.kind != "alias" or not all(
+        line.startswith(("result[", "result.<members>")) for line in finding.detail
+    ):
         return False
-    return any(".empty(recurse=True)" in line for line in _later_lines(finding))
+    if any(".empty(recurse=True)" in line for line in _later_lines(finding)):
+        return True  # (a lazy stack's members too: program 1,105,079)
+    # the result of ``separates``, which the peer builds on ``empty(recurse=True)``: a
+    # nested node holding only Python values shared with the source (program 1,004,589)
+    found = re.match(r"<result of line (\d+)>", finding.step.src)
+    source = finding.lines[int(found.group(1)) - 1] if found else ""
+    return re.match(r"^x\.separates\(", source) is not None
 
 
 _NESTED_LOCKED = re.compile(r"^result\S+\.is_locked: peer True, tclass False$")

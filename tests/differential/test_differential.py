@@ -185,6 +185,8 @@ DECIDED = [
     ("index,entries", 4, 1_107_020, "h5-files"),  # split_keys(inplace=True) of files
     ("index,entries", 4, 1_001_201, "params-write-their-data"),  # split_keys of locked params
     ("index,entries", 4, 401_365, "values-kept-shared"),  # separates of a value, unlock_
+    ("index,entries", 4, 1_004_589, "values-kept-shared"),  # separates(): the node shared
+    ("index,entries", 4, 1_105_079, "values-kept-shared"),  # empty(recurse=True), lazy, pop
 ]
 
 
