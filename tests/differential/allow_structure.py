@@ -852,9 +852,12 @@ def _ragged_values_loaded(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     return finding.step.op == "load_memmap" and _holds_ragged_values(mine.value)
 
 
-# The peer's value node with the stack's -1 inside a member: it lists as empty.
+# The peer's value node with the stack's -1 inside a member: it lists as empty; tclass's
+# stacked value read whole, ragged before its stack dim, a HeterogeneousEntryError (no
+# nested lists in that order: program 1,500,506)
 _RAGGED_IN_MEMBER = re.compile(
     r"^result\[.*\]: length: peer 0, tclass \d+$|^result.*\.<members>.*\]: peer -1, tclass \d+$"
+    r"|^result\[.*\]: peer list of 0, tclass error \('ValueError', "
 )
 
 

@@ -187,6 +187,7 @@ DECIDED = [
     ("index,entries", 4, 401_365, "values-kept-shared"),  # separates of a value, unlock_
     ("index,entries", 4, 1_004_589, "values-kept-shared"),  # separates(): the node shared
     ("index,entries", 4, 1_105_079, "values-kept-shared"),  # empty(recurse=True), lazy, pop
+    ("index,entries,shape,combine,math,records", 4, 1_500_506, "ragged-values-keep-sizes"),
 ]
 
 
