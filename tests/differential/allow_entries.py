@@ -698,3 +698,21 @@ def _peer_keeps_emptied(result: Any, line: str) -> bool:
         return False
     found = [node.get(key, None) for key in extra]
     return all(is_collection(value) and not list(value.keys(True, True)) for value in found)
+
+
+# a nested collection of a lazy stack's member after a write at an index: a lazy stack
+# in the peer (the source's node put in), the member's own TensorDict in tclass
+_WRITTEN_NODE_KEPT = re.compile(
+    r"^result\S*\.kind: peer 'LazyStackedTensorDict', tclass 'TensorDict'$"
+    r"|^result\S*\.<members>: peer \d+ \(.*, tclass None$"
+)
+
+
+def _written_node_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``x[0] = x[mask,].clone()`` of a lazy stack whose members hold a nested
+    TensorDict: tclass writes the values into it (it stays a TensorDict, as a tensor
+    keeps its dtype), where the peer's member takes the source's nested lazy stack
+    (program 1,005,853). Every line is such a node's kind or members."""
+    if finding.kind != "result" or finding.step.op != "setitem":
+        return False
+    return bool(finding.detail) and all(_WRITTEN_NODE_KEPT.match(d) for d in finding.detail)

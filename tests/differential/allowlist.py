@@ -26,6 +26,7 @@ from .allow_entries import (
     _separated_from_value_node,
     _separated_once,
     _separates_kept_empty,
+    _written_node_kept,
     _softmax_on_ragged,
     _split_parts_keep_nested_dims,
     _split_strict_on_lazy,
@@ -282,6 +283,7 @@ ENTRIES: list[Entry] = [
             _restacked_by_member,
             _records_restacked,
             _nested_records_kept,
+            _written_node_kept,
         ),
     ),
     Entry(

@@ -188,6 +188,7 @@ DECIDED = [
     ("index,entries", 4, 1_004_589, "values-kept-shared"),  # separates(): the node shared
     ("index,entries", 4, 1_105_079, "values-kept-shared"),  # empty(recurse=True), lazy, pop
     ("index,entries,shape,combine,math,records", 4, 1_500_506, "ragged-values-keep-sizes"),
+    ("index,entries", 4, 1_005_853, "stacking-keeps"),  # x[0] = rows: the node kept
 ]
 
 
