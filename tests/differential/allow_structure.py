@@ -645,6 +645,18 @@ def _values_shaped_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any
 _VALUE_LENGTH = re.compile(r"^result\['(\w+)'\](\[\d+\])*: length: peer \d+, tclass \d+$")
 
 
+def _value_at(result: Any, key: str) -> Any:
+    """A record's field ``key``, or a TensorDict's entry (a stack of values reads as its
+    nested lists: program 12,893 of shape,combine)."""
+    if hasattr(result, "get") and not hasattr(type(result), key):
+        try:
+            value = result.get(key, None)
+            return value.tolist() if hasattr(value, "tolist") else value
+        except Exception:  # noqa: BLE001 (a read the comparison reports)
+            return None
+    return getattr(result, key, None)
+
+
 def _value_dims(value: Any) -> list[int]:
     """The dims of a stack of Python values: its nested lists' lengths, outermost first."""
     dims: list[int] = []
@@ -658,7 +670,8 @@ def _values_squeezed_as_the_batch(finding: Finding, facts: Facts, peer: Any, min
     """``squeeze()`` of a collection with per-element Python values: the values keep the
     result's batch dims, where the peer's value stack keeps a squeezed dim of size 1 (a
     label of dims ``[2, 1, 4, 3]`` under a batch ``[2, 4, 3]``; program 7,502,593 of
-    shape,combine,math at length 8)."""
+    shape,combine,math at length 8; a TensorDict's after ``rot90`` and ``torch.stack`` of
+    a lazy stack, program 12,893 of shape,combine)."""
     if finding.kind != "result" or finding.step.op != "squeeze" or not finding.detail:
         return False
     for line in finding.detail:
@@ -666,7 +679,7 @@ def _values_squeezed_as_the_batch(finding: Finding, facts: Facts, peer: Any, min
         if found is None:
             return False
         key = found.group(1)
-        theirs, ours = getattr(peer.value, key, None), getattr(mine.value, key, None)
+        theirs, ours = _value_at(peer.value, key), _value_at(mine.value, key)
         if _value_dims(ours) != list(mine.value.batch_size):
             return False
         if _value_dims(theirs) == list(peer.value.batch_size):

@@ -189,6 +189,7 @@ DECIDED = [
     ("index,entries", 4, 1_105_079, "values-kept-shared"),  # empty(recurse=True), lazy, pop
     ("index,entries,shape,combine,math,records", 4, 1_500_506, "ragged-values-keep-sizes"),
     ("index,entries", 4, 1_005_853, "stacking-keeps"),  # x[0] = rows: the node kept
+    ("shape,combine", 4, 12_893, "checked-as-torch"),  # squeeze(): values as the batch
 ]
 
 
