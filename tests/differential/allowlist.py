@@ -26,12 +26,12 @@ from .allow_entries import (
     _separated_from_value_node,
     _separated_once,
     _separates_kept_empty,
-    _written_node_kept,
     _softmax_on_ragged,
     _split_parts_keep_nested_dims,
     _split_strict_on_lazy,
     _stack_of_values_not_empty,
     _written_into_no_elements,
+    _written_node_kept,
 )
 from .allow_fields import (
     _cast_to_the_field,

@@ -343,7 +343,9 @@ def test_a_tensor_renamed_onto_a_field_of_records_is_refused_as_assigned() -> No
         label: str
         inner: Inner
 
-    rec = Rec(x=torch.zeros(3), label="a", inner=Inner(y=torch.ones(3), batch_size=[3]), batch_size=[3])
+    rec = Rec(
+        x=torch.zeros(3), label="a", inner=Inner(y=torch.ones(3), batch_size=[3]), batch_size=[3]
+    )
     with pytest.raises(errors.FieldTypeError, match=r"Rec.inner is annotated Inner; got a Tensor"):
         rec.rename_key_(("inner", "y"), "inner")
     assert (rec.inner.y == 1).all()
