@@ -373,8 +373,8 @@ class RowsInMemory(ShapeOps):
         :meth:`_pointwise_` not called): in an in-place write's walk, the rows read
         into memory give the tensors, written back once the kernels have run (a read of
         a file is a copy, which a kernel would write in vain)."""
-        if into.written_back is None:
-            super()._collect(into, operands, batch_dims, prefix)
+        if into.written_back is None:  # (the walk's own: a mixin's next class has it)
+            cast(Any, super())._collect(into, operands, batch_dims, prefix)
             return
         local = self.to_tensordict()
         local._collect(into, operands, batch_dims, prefix)
