@@ -271,7 +271,7 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
 
 def _values_kept_empty(src: str, theirs: Any, ours: Any) -> bool:
     """``list(x.values())`` / ``list(x.items())`` after ``separates``: tclass's lists the
-    peer's and more, each more an empty collection (program 4x,xxx of the five families,
+    peer's and more, each more an empty collection (program 45,792 of the five families,
     inv18a)."""
     if not re.fullmatch(r"list\(x\.(values|items)\(.*\)\)", src):
         return False
@@ -568,7 +568,7 @@ def _h5_separated_removed(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     them). Every line lists keys, where only the peer's has some, each a key separated;
     or gives the result's batch size or names read from its entries, tclass's the first
     of the peer's; or ``x.get(key)`` of a key separated is tclass's ``None`` (program
-    3x,xxx of the five families, inv18a)."""
+    31,254 of the five families, inv18a)."""
     if not facts.h5 or finding.kind != "result" or finding.step.op == "separates":
         return False
     separated = [

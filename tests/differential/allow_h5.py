@@ -339,7 +339,7 @@ def _h5_params_read(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     ``--families entries``); its ``is_contiguous()`` is the parameters' (the peer's, the
     file's, is false: program 6,000,875 of the six families); a new tensor set through
     them is a parameter (the peer's file refuses the parameter it makes of it, "Cannot
-    set a tensor that has requires_grad=True": program 18,xxx of the five families)."""
+    set a tensor that has requires_grad=True": program 20,808 of the five families)."""
     if not facts.h5 or facts.derived != "params":
         return False
     wrapped = [i for i, line in enumerate(finding.lines, 1) if _WRAPS_X.search(line)]

@@ -166,7 +166,7 @@ def _empty_took_parents(line: str, mine: Any, theirs_top: Any = None) -> bool:
     """A nested collection without a leaf whose batch size (or unnamed dims) in tclass
     is its parent's, the first dims of the peer's; or, as long, where the peer's does
     not start with its parent's (``[3, 1]`` under ``[3, 2]``: programs 38,101 and
-    4x,xxx of the five families, inv18a)."""
+    51,885 of the five families, inv18a)."""
     found = _SIZE_OR_NAMES.match(line)
     path = re.findall(r"\['(\w+)'\]", line.split(": ")[0])
     if found is None or not path:
