@@ -234,7 +234,7 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
             and isinstance(ours, list)
             and len(theirs) < len(ours)
             and [key for key in ours if key in theirs] == theirs
-        )
+        ) or _values_kept_empty(finding.step.src, theirs, ours)
     for line in finding.detail:
         node = mine.value
         member = re.match(r"^result\.<members>\[0\]\[(\d+)\]", line)
@@ -268,6 +268,19 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
             if not hasattr(value, "is_empty") or not value.is_empty():
                 return False
     return True
+
+
+def _values_kept_empty(src: str, theirs: Any, ours: Any) -> bool:
+    """``list(x.values())`` / ``list(x.items())`` after ``separates``: tclass's lists the
+    peer's and more, each more an empty collection (program 45,792 of the five families,
+    inv18a)."""
+    if not re.fullmatch(r"list\(x\.(values|items)\(.*\)\)", src):
+        return False
+    if not isinstance(theirs, list) or not isinstance(ours, list) or len(theirs) >= len(ours):
+        return False
+    values = [pair[1] for pair in ours] if src.startswith("list(x.items") else ours
+    empty = [v for v in values if hasattr(v, "is_empty") and is_collection(v) and v.is_empty()]
+    return len(ours) - len(empty) == len(theirs)
 
 
 def _separated_from_value_node(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -575,7 +588,8 @@ def _h5_separated_removed(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     peer's ``separates`` leaves them there (its keys and a reopened file still list
     them). Every line lists keys, where only the peer's has some, each a key separated;
     or gives the result's batch size or names read from its entries, tclass's the first
-    of the peer's."""
+    of the peer's; or ``x.get(key)`` of a key separated is tclass's ``None`` (program
+    31,254 of the five families, inv18a)."""
     if not facts.h5 or finding.kind != "result" or finding.step.op == "separates":
         return False
     separated = [
@@ -586,6 +600,9 @@ def _h5_separated_removed(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     ]
     if finding.step.op in ("items", "keys") and all(_LENGTH.search(d) for d in finding.detail):
         return _listed_without(peer.value, mine.value, finding.step.op, separated)
+    if finding.step.op == "get":  # a key separated: tclass's default None, the peer's entry
+        key = _separated_keys(finding.step.src.replace("x.get(", "x.separates(", 1))
+        return mine.value is None and key is not None and key[:1] == key and key[0] in separated
     listed = False
     for line in finding.detail:
         keys, dims = _keys_of(line), _RESULT_DIMS.match(line)
@@ -633,8 +650,10 @@ def _popped_as_stored(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     td``): the TensorDict, as stored, where the peer makes a record of its own class of
     it: one with every field unset when it holds no entries (program 4,900,220 of
     ``--families entries``, fz40c), its ``ValueError`` ("Keys from the tensordict ...
-    must correspond to the class attributes") otherwise."""
-    if finding.step.op not in ("pop", "popitem"):
+    must correspond to the class attributes") otherwise. ``setdefault`` of a field that
+    is set gives its value alike: the TensorDict, or the stack of a Python value over the
+    batch of an unsqueezed record (programs 41,066 and 60,743 of the five families, inv18a)."""
+    if finding.step.op not in ("pop", "popitem", "setdefault"):
         return False
     if finding.kind in ("peer-raises", "family"):
         return "must correspond to the class attributes" in str(peer.error)
@@ -643,7 +662,8 @@ def _popped_as_stored(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     theirs, ours = peer.value, mine.value
     if finding.step.op == "popitem":
         theirs, ours = theirs[1], ours[1]
-    if type(ours).__name__ != "TensorDict" or list(ours.keys()):
+    kinds = ("TensorDict", "NonTensorStack") if finding.step.op == "setdefault" else ()
+    if type(ours).__name__ not in ("TensorDict", *kinds) or list(ours.keys()):
         return False
     fields = getattr(type(theirs), "__dataclass_fields__", None)
     return bool(fields) and all(theirs.get(name, None) is None for name in fields)

@@ -384,7 +384,9 @@ def _h5_params_read(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     themselves (the peer's a view of the file); its ``load_state_dict`` loads the
     parameters (the peer's writes neither them nor the file: program 4,202,883 of
     ``--families entries``); its ``is_contiguous()`` is the parameters' (the peer's, the
-    file's, is false: program 6,000,875 of the six families)."""
+    file's, is false: program 6,000,875 of the six families); a new tensor set through
+    them is a parameter (the peer's file refuses the parameter it makes of it, "Cannot
+    set a tensor that has requires_grad=True": program 20,808 of the five families)."""
     if not facts.h5 or facts.derived != "params":
         return False
     wrapped = [i for i, line in enumerate(finding.lines, 1) if _WRAPS_X.search(line)]
@@ -392,6 +394,8 @@ def _h5_params_read(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
         return False
     if finding.kind == "result" and finding.step.op == "is_contiguous":
         return (peer.value, mine.value) == (False, True)
+    if finding.kind == "peer-raises" and finding.step.op in ("set", "setitem_key"):
+        return "Cannot set a tensor that has requires_grad=True" in str(peer.error)
     if finding.kind == "alias":
         found = re.match(r"<result of line (\d+)>", finding.step.src)
         return found is not None

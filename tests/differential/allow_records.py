@@ -139,7 +139,8 @@ def _inferred_past_empty_dicts(finding: Finding, facts: Facts, peer: Any, mine: 
     # the empty one's own batch size, longer: tclass's takes its parent's, the peer's
     # keeps it (program 4,901,761 of ``--families entries``, fz40c)
     return finding.step.op == "auto_batch_size_" and all(
-        _longer_past_empty(line) or _empty_took_parents(line, mine.value) for line in finding.detail
+        _longer_past_empty(line) or _empty_took_parents(line, mine.value, peer.value)
+        for line in finding.detail
     )
 
 
@@ -161,9 +162,11 @@ def _emptied_to_no_dims(line: str, mine: Any) -> bool:
     return hasattr(node, "is_empty") and node.is_empty()
 
 
-def _empty_took_parents(line: str, mine: Any) -> bool:
+def _empty_took_parents(line: str, mine: Any, theirs_top: Any = None) -> bool:
     """A nested collection without a leaf whose batch size (or unnamed dims) in tclass
-    is its parent's, the first dims of the peer's."""
+    is its parent's, the first dims of the peer's; or, as long, where the peer's does
+    not start with its parent's (``[3, 1]`` under ``[3, 2]``: programs 38,101 and
+    51,885 of the five families, inv18a)."""
     found = _SIZE_OR_NAMES.match(line)
     path = re.findall(r"\['(\w+)'\]", line.split(": ")[0])
     if found is None or not path:
@@ -181,7 +184,20 @@ def _empty_took_parents(line: str, mine: Any) -> bool:
         theirs, ours = found.group(3).split(", "), found.group(4).split(", ")
         if set(theirs) | set(ours) != {"None"}:
             return False
+    if len(theirs) == len(ours) and theirs != ours and found.group(1) is not None:
+        return not _starts_with_parents(theirs_top, path)
     return len(theirs) > len(ours) and theirs[: len(ours)] == ours
+
+
+def _starts_with_parents(top: Any, path: list[str]) -> bool:
+    """Whether the batch size of the node at ``path`` of ``top`` starts with its parent's
+    (True where the path does not lead to collections)."""
+    parent, node = top, top
+    for key in path:
+        parent, node = node, node.get(key, None) if hasattr(node, "get") else None
+    if not hasattr(node, "batch_size") or not hasattr(parent, "batch_size"):
+        return True
+    return tuple(node.batch_size[: len(parent.batch_size)]) == tuple(parent.batch_size)
 
 
 _SIZE_OR_NAMES = re.compile(

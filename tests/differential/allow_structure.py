@@ -892,6 +892,31 @@ def _ragged_dim(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     )
 
 
+_RAGGED_UNREAD = re.compile(r"^result((?:\['\w+'\])+)(?:\[0\])?: peer list of \d+, tclass error \(")
+_MEMBER_RAGGED = re.compile(
+    r"^result\.<members>\[0\]\[\d+\](?:\['\w+'\])+\[1\]\[\d+\]: peer -1, tclass \d+$"
+)
+
+
+def _ragged_values_unread(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A Python value set in a lazy stack whose ragged dim comes before the stack dim
+    (``x.set("s", "a")`` of ``[4, -1, 2]``): tclass's ragged ``NonTensorStack`` has no
+    nested lists to read (its ``tolist`` raises), where the peer reads empty lists, and
+    its members' values have their own batch sizes, where the peer's have ``-1`` there
+    (program 30,239 of the five families, inv18a)."""
+    if finding.kind != "result" or -1 not in tuple(getattr(mine.value, "batch_size", ())):
+        return False
+    for line in finding.detail:
+        found = _RAGGED_UNREAD.match(line)
+        if found is not None:
+            node = mine.value.get(tuple(re.findall(r"'(\w+)'", found.group(1))), None)
+            if type(node).__name__ != "NonTensorStack" or -1 not in node.batch_size:
+                return False
+        elif _MEMBER_RAGGED.match(line) is None:
+            return False
+    return True
+
+
 def _ragged_made_dense(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``to_tensordict()`` / ``contiguous()`` of a ragged lazy stack holding no tensor
     to stack: tclass's ``HeterogeneousEntryError`` where the peer returns a dense

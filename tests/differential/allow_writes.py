@@ -168,7 +168,7 @@ _CHECKED_AS_TORCH = {
     ),
     "BatchMismatchError": tuple(
         (op, "does not start with the batch size")
-        for op in ("set", "setitem_key", "rename_key_", "update_")
+        for op in ("set", "setdefault", "setitem_key", "rename_key_", "update_")
     ),
 }
 

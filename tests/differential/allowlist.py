@@ -148,6 +148,7 @@ from .allow_structure import (
     _ragged_made_dense,
     _ragged_pad_kept,
     _ragged_values_loaded,
+    _ragged_values_unread,
     _records_kept,
     _shaped_as_torch,
     _shared_value_as_one,
@@ -235,7 +236,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "ragged-dim-unsupported",
         "Along the ragged dim of a lazy stack (a `-1` in its batch size), `unbind`,",
-        _any_of(_ragged_dim, _ragged_pad_kept, _ragged_made_dense),
+        _any_of(_ragged_dim, _ragged_pad_kept, _ragged_made_dense, _ragged_values_unread),
     ),
     Entry(
         "ragged-values-keep-sizes",
