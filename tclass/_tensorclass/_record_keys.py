@@ -123,7 +123,10 @@ class RecordKeyOps(TensorDictBase):
                 storage.rename_key_(old_key, new_key, safe=safe)  # the peer's error first
             raise self._unknown_field(name)
         if isinstance(new_key, str) or len(new_key) == 1:  # onto a field: its kind checked
-            moved = None if storage.is_locked else storage.get(old_key, None)
+            probe: Any = storage
+            while probe._is_lazy and probe.tensordicts:  # a member's: no stack is read
+                probe = probe.tensordicts[0]
+            moved = None if storage.is_locked else probe.get(old_key, None)
             if moved is not None:  # (locked or missing: the peer's error first, below)
                 info.rules[name].check_written(moved)
         check_rename(self, old_key, new_key)

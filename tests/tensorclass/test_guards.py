@@ -354,3 +354,28 @@ def test_a_tensor_renamed_onto_a_field_of_records_is_refused_as_assigned() -> No
     assert rec.label == "a" and (rec.x == 0).all()
     with pytest.raises(errors.FieldTypeError):
         rec.inner = torch.ones(3)  # (as assignment refuses it)
+
+
+def test_rename_key_onto_a_field_of_a_ragged_lazy_stack_of_records() -> None:
+    """The kind check reads a member's value, not the stack's: a ragged field renames
+    (no dense value to read), and a tensor onto a field of records is still refused."""
+
+    @tclass.tensorclass
+    class Inner:
+        y: torch.Tensor
+
+    @tclass.tensorclass
+    class Row:
+        x: torch.Tensor
+        opt: Tensor | None = None
+        inner: Inner | None = None
+
+    rows = [
+        Row(x=torch.ones(2, n), inner=Inner(y=torch.ones(2), batch_size=[2]), batch_size=[2])
+        for n in (3, 4)
+    ]
+    stack = tclass.lazy_stack(rows, 0)
+    stack.rename_key_("x", "opt")
+    assert [row.opt.shape for row in stack.unbind(0)] == [(2, 3), (2, 4)]
+    with pytest.raises(errors.FieldTypeError, match=r"Row.inner is annotated"):
+        stack.rename_key_(("inner", "y"), "inner")
