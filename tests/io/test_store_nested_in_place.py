@@ -68,3 +68,12 @@ def test_a_refused_write_leaves_the_nested_file_as_it_was(tmp_path: Path) -> Non
     with pytest.raises(tclass.errors.InPlaceWriteError):
         y.mul_(1.5)  # the int tensor cannot hold the float result: nothing written
     assert f["a"].tolist() == [2.0] * 3
+
+
+def test_a_read_only_nested_file_refuses_before_anything_is_written(tmp_path: Path) -> None:
+    PersistentTensorDict.from_dict(data(2.0), tmp_path / "f.h5").close()
+    f = PersistentTensorDict.from_h5(tmp_path / "f.h5")  # mode="r"
+    y = TensorDict({"f": f, "b": torch.ones(2)}, [])
+    with pytest.raises(tclass.errors.ReadOnlyFileError):
+        y.mul_(3)
+    assert y["b"].tolist() == [1.0, 1.0] and f["a"].tolist() == [2.0] * 3

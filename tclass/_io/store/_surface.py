@@ -376,6 +376,7 @@ class RowsInMemory(ShapeOps):
         if into.written_back is None:  # (the walk's own: a mixin's next class has it)
             cast(Any, super())._collect(into, operands, batch_dims, prefix)
             return
+        self._staging()[0]._writable()  # a read-only file refuses before anything is written
         local = self.to_tensordict()
         local._collect(into, operands, batch_dims, prefix)
         into.written_back.append(partial(self._write_back, local))
