@@ -173,6 +173,8 @@ DECIDED = [
     ("index,entries,shape,combine,math", 4, 18_951, "stacking-keeps"),  # expand_as of locked
     ("index,entries,shape,combine,math", 4, 25_372, "stacking-keeps"),  # unflatten, no elements
     ("shape,combine", 4, 14_138, "stacking-keeps"),  # maybe_dense_stack: ragged, params
+    # fz18b
+    ("index,shape,combine", 8, 8_700_257, "stacking-keeps"),  # [1] of a view of records
 ]
 
 
