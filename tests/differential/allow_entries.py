@@ -570,7 +570,7 @@ def _h5_separated_removed(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     peer's ``separates`` leaves them there (its keys and a reopened file still list
     them). Every line lists keys, where only the peer's has some, each a key separated;
     or gives the result's batch size or names read from its entries, tclass's the first
-    of the peer's."""
+    of the peer's; or ``get`` of a key separated gives tclass's default, ``None``."""
     if not facts.h5 or finding.kind != "result" or finding.step.op == "separates":
         return False
     separated = [
@@ -581,6 +581,15 @@ def _h5_separated_removed(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     ]
     if finding.step.op in ("items", "keys") and all(_LENGTH.search(d) for d in finding.detail):
         return _listed_without(peer.value, mine.value, finding.step.op, separated)
+    if finding.step.op == "get":  # tclass's default (None) for a key separated (8,600,176)
+        call = finding.lines[-1]
+        gotten = _separated_keys("x.separates(" + call[6:]) if call.startswith("x.get(") else None
+        return (
+            mine.value is None
+            and gotten is not None
+            and len(gotten) == 1
+            and (gotten[0] in separated)
+        )
     listed = False
     for line in finding.detail:
         keys, dims = _keys_of(line), _RESULT_DIMS.match(line)

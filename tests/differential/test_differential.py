@@ -175,6 +175,7 @@ DECIDED = [
     ("shape,combine", 4, 14_138, "stacking-keeps"),  # maybe_dense_stack: ragged, params
     # fz18b
     ("index,shape,combine", 8, 8_700_257, "stacking-keeps"),  # [1] of a view of records
+    ("entries,records", 4, 8_600_176, "peer-fails-inside"),  # get after an h5 separates
 ]
 
 
