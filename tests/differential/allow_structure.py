@@ -224,8 +224,8 @@ _QUANTILES_STACKED = re.compile(r"\.quantile\(torch\.tensor\(\[[^\]]*\]\), (dim=
 def _narrowed_stack_contiguous(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A ``view`` after a ``narrow`` of a lazy stack: tclass narrows the members and
     stacks them (contiguous tensors, which a view takes), the peer narrows its dense
-    stack (strided views, which this view refuses); after a ``broadcast_to``, which
-    tclass keeps lazy as the ``expand`` of both, the peer's dense expanded leaves. As
+    stack (strided views, which this view refuses); after a ``broadcast_to`` of a
+    ragged lazy stack, which tclass keeps lazy as the ``expand`` of both. As
     after ``quantile`` with a 1-D ``q`` along a dim: tclass stacks one quantile at a time
     (contiguous tensors), where torch's result of a transposed tensor is strided."""
     if finding.kind != "peer-raises" or finding.step.op != "view":
