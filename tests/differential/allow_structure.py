@@ -227,13 +227,16 @@ def _narrowed_stack_contiguous(finding: Finding, facts: Facts, peer: Any, mine: 
     stack (strided views, which this view refuses); after a ``broadcast_to`` of a
     ragged lazy stack, which tclass keeps lazy as the ``expand`` of both. As
     after ``quantile`` with a 1-D ``q`` along a dim: tclass stacks one quantile at a time
-    (contiguous tensors), where torch's result of a transposed tensor is strided."""
+    (contiguous tensors), where torch's result of a transposed tensor is strided. As
+    after ``masked_fill``: tclass's tensors are ``torch.masked_fill``'s (contiguous), the
+    peer's are clones that keep a permuted layout (program 8,704,380 of
+    index,shape,combine --length 8)."""
     if finding.kind != "peer-raises" or finding.step.op != "view":
         return False
     if "view size is not compatible with input tensor's size and stride" not in str(peer.error):
         return False
     lines = finding.lines[:-1]
-    if any(_QUANTILES_STACKED.search(line) for line in lines):
+    if any(_QUANTILES_STACKED.search(line) or ".masked_fill(" in line for line in lines):
         return True
     lazy = [i for i, line in enumerate(lines) if "lazy_stack(" in line or "LazyStacked" in line]
     after = lines[lazy[0] + 1 :] if lazy else []
