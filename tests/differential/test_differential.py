@@ -179,6 +179,7 @@ DECIDED = [
     ("records,math", 4, 8_500_028, "bitwise-in-place"),  # %=: an empty nested record kept
     ("records,math", 4, 8_501_629, "peer-fails-inside"),  # ** torch.tensor(0.5): last bit
     ("index,shape,combine", 8, 8_704_380, "stacking-keeps"),  # view after masked_fill
+    ("index,shape,combine", 8, 8_704_091, "peer-fails-inside"),  # narrow to one member
 ]
 
 
