@@ -180,6 +180,7 @@ DECIDED = [
     ("records,math", 4, 8_501_629, "peer-fails-inside"),  # ** torch.tensor(0.5): last bit
     ("index,shape,combine", 8, 8_704_380, "stacking-keeps"),  # view after masked_fill
     ("index,shape,combine", 8, 8_704_091, "peer-fails-inside"),  # narrow to one member
+    ("index,shape,combine", 8, 8_702_738, "index-beyond-batch"),  # update_at_, I[None, t]
 ]
 
 
