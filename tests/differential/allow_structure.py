@@ -254,7 +254,13 @@ def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     of lazy stacks keeps their members' lazy stacks where the peer's are dense (of
     index,shape)."""
     if finding.kind == "result" and finding.step.op == "getitem":  # program 7,801,035
-        return all(_STAYS_LAZY[2].search(d) for d in finding.detail)
+        # (the members of a nested lazy stack kept lazy: x[None, mask], 8,706,712 of
+        # index,shape)
+        return all(
+            _STAYS_LAZY[2].search(d)
+            or (d.startswith("result.<members>[") and any(p.search(d) for p in _STAYS_LAZY))
+            for d in finding.detail
+        )
     if finding.kind != "result" or finding.step.op not in _LAZY_KEPT:
         return False
     if finding.step.op in _NESTED_DIM_OPS and any(_nested_dim_kept(d) for d in finding.detail):

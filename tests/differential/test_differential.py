@@ -181,6 +181,7 @@ DECIDED = [
     ("index,shape,combine", 8, 8_704_380, "stacking-keeps"),  # view after masked_fill
     ("index,shape,combine", 8, 8_704_091, "peer-fails-inside"),  # narrow to one member
     ("index,shape,combine", 8, 8_702_738, "index-beyond-batch"),  # update_at_, I[None, t]
+    ("index,shape", 4, 8_706_712, "stacking-keeps"),  # x[None, mask]: nested stays lazy
 ]
 
 
