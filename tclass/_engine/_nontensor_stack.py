@@ -545,8 +545,13 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         self._write_back()  # into the stack this one was read from by index, if any
 
     def _written(self, index: Any, value: Any) -> _NonTensorNode:
+        """``value`` written at ``index``; the values it already holds there change
+        nothing, the stack dims (its members) included, as the peer's."""
         values = self._values
-        for position, new in self._selected(index, value):
+        selected = self._selected(index, value)
+        if all(same_value(values[position], new) for position, new in selected):
+            return self
+        for position, new in selected:
             values[position] = new
         self._stack_dims = None  # an element may now differ from its neighbours
         return self

@@ -37,6 +37,18 @@ def test_masked_select_refuses_a_mask_of_another_shape() -> None:
         td.masked_select(torch.ones(2, dtype=torch.bool))
 
 
+def test_masked_select_takes_a_mask_of_the_leading_dims_and_refuses_others_as_indexing() -> None:
+    """A bool mask over the leading batch dims selects as ``x[mask]`` (the peer's answer,
+    names kept); one of another shape is torch's ``IndexError``, as the peer's (fuzzer
+    program 8,702,197 of index,shape,combine --length 8: a ragged lazy stack's)."""
+    td = TensorDict({"b": torch.arange(6.0).reshape(3, 2), "s": "txt"}, [3, 2], names=["i", "j"])
+    out = td.masked_select(torch.tensor([True, False, True]))
+    assert out.batch_size == (2, 2) and out.names == ["i", "j"] and out["s"] == "txt"
+    assert out["b"].tolist() == [[0.0, 1.0], [4.0, 5.0]]
+    with pytest.raises(IndexError, match=r"mask's shape \[2, 2\] does not match"):
+        td.masked_select(torch.ones(2, 2, dtype=torch.bool))
+
+
 def test_new_tensor_has_unnamed_dims() -> None:
     """``new_tensor`` makes new dims, unnamed (the peer's, as torch's ``new_tensor``), also
     when ``data`` is a named collection of the same batch size."""

@@ -230,7 +230,7 @@ def _record_written_at_none(finding: Finding, facts: Facts, peer: Any, mine: Any
     apply(...)``): written in place in tclass, so the collection it was read from sees
     the write, where the peer swaps new tensors into the record; through
     ``update_at_(v, I[None, ...])`` (or ``I[None, tensor]``) those have the written
-    value's shape (a leading 1).
+    value's shape (a leading 1, and the index tensor's dims).
     Also ``rec.update_at_(v, index)`` with a source of the record's own batch size at
     any index (``I[None, 0]`` of a record with a leading 1), which the peer's record
     passes to ``update`` (its docstring: replaced whatever the index, until its 0.17):
@@ -245,7 +245,10 @@ def _record_written_at_none(finding: Finding, facts: Facts, peer: Any, mine: Any
         return _WHOLE_SOURCE.search(str(mine.error)) is not None
     if finding.kind == "result":
         at_none = re.search(r", I\[.*\bNone\b.*\]\)$", finding.step.src)  # I[None, t([-1])] too
-        if at_none is not None and all(map(_more_unit_dims, finding.detail)):
+        nb = len(getattr(mine.value, "batch_size", ()))
+        if at_none is not None and all(
+            _more_unit_dims(line) or _source_shaped(line, nb) for line in finding.detail
+        ):
             return True
         return all(
             _MEMORY_MAPPED.search(line) or _one_value_per_element(line, peer, mine)
@@ -277,6 +280,18 @@ def _more_unit_dims(line: str) -> bool:
     theirs, ours = ([int(n) for n in re.findall(r"\d+", side)] for side in found.group(2, 3))
     unit = [n for n in theirs if n != 1] == [n for n in ours if n != 1]
     return unit and len(theirs) > len(ours)
+
+
+def _source_shaped(line: str, nb: int) -> bool:
+    """The peer's tensor: the written value's (batch dims the index's, ``I[None,
+    t([0, 0, -1])]``: ``[1, 3]``), the same feature dims as tclass's of ``nb`` batch dims
+    (program 8,702,738 of index,shape,combine --length 8)."""
+    found = _SHAPES.match(line)
+    if found is None:
+        return False
+    theirs, ours = ([int(n) for n in re.findall(r"\d+", side)] for side in found.group(2, 3))
+    features = ours[nb:]
+    return len(theirs) > len(ours) and theirs[len(theirs) - len(features) :] == features
 
 
 def _one_value_per_element(line: str, peer: Any, mine: Any) -> bool:

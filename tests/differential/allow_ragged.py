@@ -34,6 +34,21 @@ def _ragged_made_dense(peer: Any, mine: Any) -> bool:
     )
 
 
+def _one_member_resolved(finding: Finding, peer: Any, mine: Any) -> bool:
+    """``narrow`` of a ragged lazy stack to one member: tclass's batch size is that
+    member's, where the peer's dense TensorDict keeps the ``-1`` (a size no TensorDict
+    can have; program 8,704,091 of index,shape,combine --length 8)."""
+    if finding.step.op != "narrow" or type(peer).__name__ != "TensorDict":
+        return False
+    peer_size, my_size = tuple(peer.batch_size), tuple(getattr(mine, "batch_size", ()))
+    return (
+        all(line.startswith("result.batch_size: ") for line in finding.detail)
+        and len(peer_size) == len(my_size)
+        and any(p < 0 for p in peer_size)
+        and all(p == m or (p < 0 and m >= 0) for p, m in zip(peer_size, my_size))
+    )
+
+
 _MORE_DIMS = re.compile(
     r"the number of sizes provided \((\d+)\) must be greater or equal to the number of "
     r"dimensions in the tensor \((\d+)\)|value tensor of shape \[([\d, ]*)\] cannot be "

@@ -565,8 +565,9 @@ def _records_restacked(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     shape,math,combine, left42); its keys leave out the ``None`` fields a record lists, and
     its ``label`` reads as a ``NonTensorStack`` (the record's: a list, as for any record).
     Lazy stacks of lazy stacks of records too (the peer's members are lazy stacks of them:
-    program 7,753 of shape,combine)."""
-    if finding.kind != "result" or finding.step.op not in ("stack", "maybe_dense_stack"):
+    program 7,753 of shape,combine), and such a member taken by an index (``view([2, 1])``
+    of a lazy stack of records, then ``[1]``: program 8,700,257 of index,shape,combine)."""
+    if finding.kind != "result" or finding.step.op not in ("stack", "maybe_dense_stack", "getitem"):
         return False
     if type(getattr(mine.value, "_tensordict", None)).__name__ != "LazyStackedTensorDict":
         return False

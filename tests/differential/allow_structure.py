@@ -224,14 +224,17 @@ _QUANTILES_STACKED = re.compile(r"\.quantile\(torch\.tensor\(\[[^\]]*\]\), (dim=
 def _narrowed_stack_contiguous(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A ``view`` after a ``narrow`` of a lazy stack: tclass narrows the members and
     stacks them (contiguous tensors, which a view takes), the peer narrows its dense
-    stack (strided views, which this view refuses); after a ``broadcast_to``, which
-    tclass keeps lazy as the ``expand`` of both, the peer's dense expanded leaves. As
+    stack (strided views, which this view refuses); after a ``broadcast_to`` of a
+    ragged lazy stack, which tclass keeps lazy as the ``expand`` of both. As
     after ``quantile`` with a 1-D ``q`` along a dim: tclass stacks one quantile at a time
-    (contiguous tensors), where torch's result of a transposed tensor is strided. And
-    in-place math after such a ``broadcast_to`` to new dims (``tanh_``, program 703,313):
-    tclass's result holds contiguous tensors, which it writes; the peer's expanded
-    leaves refuse it (torch's "more than one element ... refers to a single memory
-    location"); neither reaches the stack's members."""
+    (contiguous tensors), where torch's result of a transposed tensor is strided. As
+    after ``masked_fill``: tclass's tensors are ``torch.masked_fill``'s (contiguous), the
+    peer's are clones that keep a permuted layout (program 8,704,380 of
+    index,shape,combine --length 8). And in-place math after such a ``broadcast_to`` of
+    a ragged stack to new dims (``tanh_``, program 703,313): tclass's result holds
+    contiguous tensors, which it writes; the peer's expanded leaves refuse it (torch's
+    "more than one element ... refers to a single memory location"); neither reaches
+    the stack's members."""
     if finding.kind != "peer-raises":
         return False
     op, error = finding.step.op, str(peer.error)
@@ -242,7 +245,7 @@ def _narrowed_stack_contiguous(finding: Finding, facts: Facts, peer: Any, mine: 
         return any(".broadcast_to(" in line for line in after)
     if op != "view" or "view size is not compatible with input tensor's size and" not in error:
         return False
-    if any(_QUANTILES_STACKED.search(line) for line in lines):
+    if any(_QUANTILES_STACKED.search(line) or ".masked_fill(" in line for line in lines):
         return True
     return any(".narrow(" in line or ".broadcast_to(" in line for line in after)
 
@@ -258,7 +261,13 @@ def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     of lazy stacks keeps their members' lazy stacks where the peer's are dense (of
     index,shape)."""
     if finding.kind == "result" and finding.step.op == "getitem":  # program 7,801,035
-        return all(_STAYS_LAZY[2].search(d) for d in finding.detail)
+        # (the members of a nested lazy stack kept lazy: x[None, mask], 8,706,712 of
+        # index,shape)
+        return all(
+            _STAYS_LAZY[2].search(d)
+            or (d.startswith("result.<members>[") and any(p.search(d) for p in _STAYS_LAZY))
+            for d in finding.detail
+        )
     if finding.kind != "result" or finding.step.op not in _LAZY_KEPT:
         return False
     if finding.step.op in _NESTED_DIM_OPS and any(_nested_dim_kept(d) for d in finding.detail):

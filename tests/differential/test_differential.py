@@ -190,6 +190,15 @@ DECIDED = [
     ("index,entries,shape,combine,math,records", 4, 1_500_506, "ragged-values-keep-sizes"),
     ("index,entries", 4, 1_005_853, "stacking-keeps"),  # x[0] = rows: the node kept
     ("shape,combine", 4, 12_893, "checked-as-torch"),  # squeeze(): values as the batch
+    # fz18b
+    ("index,shape,combine", 8, 8_700_257, "stacking-keeps"),  # [1] of a view of records
+    ("entries,records", 4, 8_600_176, "peer-fails-inside"),  # get after an h5 separates
+    ("records,math", 4, 8_500_028, "bitwise-in-place"),  # %=: an empty nested record kept
+    ("records,math", 4, 8_501_629, "peer-fails-inside"),  # ** torch.tensor(0.5): last bit
+    ("index,shape,combine", 8, 8_704_380, "stacking-keeps"),  # view after masked_fill
+    ("index,shape,combine", 8, 8_704_091, "peer-fails-inside"),  # narrow to one member
+    ("index,shape,combine", 8, 8_702_738, "index-beyond-batch"),  # update_at_, I[None, t]
+    ("index,shape", 4, 8_706_712, "stacking-keeps"),  # x[None, mask]: nested stays lazy
 ]
 
 

@@ -585,6 +585,18 @@ def test_broadcast_to_keeps_the_lock_and_expand_locks_what_stays_lazy(ragged: bo
     assert not tclass.lazy_stack(fresh, 1).broadcast_to([2, 1, 2]).is_locked
 
 
+def test_broadcast_to_broadcasts_the_dense_stack_so_new_rows_share_memory() -> None:
+    # as the peer's (and torch's broadcast_to): the new leading dim is a stride-0 view of
+    # the dense stack, so a row written through it is every row (fuzzer program 8,700,711)
+    members = [TensorDict({"b": torch.full((1, 1), v)}, [1]) for v in (3, 4)]
+    lazy = torch.cat([tclass.lazy_stack(members), tclass.lazy_stack(members)], -1)
+    out = lazy.broadcast_to([2, 2, 2])
+    assert not isinstance(out, tclass.LazyStackedTensorDict) and out["b"].stride(0) == 0
+    out[0] = out[0].apply(torch.ones_like)
+    assert torch.equal(out["b"], torch.ones(2, 2, 2, 1, dtype=torch.int64))
+    assert torch.equal(lazy["b"], torch.tensor([[3, 3], [4, 4]]).unsqueeze(-1))  # a copy
+
+
 SPLITS: dict[str, Callable[[Any], Any]] = {
     "unbind": lambda t, dim: t.unbind(dim),
     "split1": lambda t, dim: t.split(1, dim),

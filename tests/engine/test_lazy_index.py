@@ -283,3 +283,25 @@ def test_a_slice_over_a_lazy_members_stack_dim_keeps_it_lazy(lib_name: str) -> N
     taken = stack[mask, 1]
     assert all(type(part) is lib.TensorDict for part in taken.tensordicts)
     assert taken["b"].tolist() == [1.0, 1.0, 3.0, 3.0]
+
+
+@pytest.mark.parametrize("rows", [[0, 1], []])
+def test_tensors_parted_by_the_stack_dim_and_another_dim_index_each_member(
+    rows: list[int],
+) -> None:
+    # x[t, ..., t] with the stack dim in the ellipsis: tensors a slice still parts in each
+    # member put their dims in front, in the members as in the dense stack, so the result
+    # stays a lazy stack, as the peer's (fuzzer program 8,704,743 of index,shape,combine)
+    members = [TensorDict({"a": torch.randn(4, 2, 3, 5)}, [4, 2, 3]) for _ in range(3)]
+    lazy = tclass.lazy_stack(members, 1)
+    index = torch.tensor(rows, dtype=torch.long)
+    out = lazy[index, ..., index]
+    want = torch.stack([m["a"] for m in members], 1)[index, :, :, index]
+    assert isinstance(out, tclass.LazyStackedTensorDict) and out.stack_dim == 1
+    assert out.batch_size == want.shape[:3] and torch.equal(out["a"], want)
+    # only the stack dim between them, after a slice: the members would put the dims in
+    # place, the dense stack in front (torch's rule), as tclass's result does
+    inner = tclass.lazy_stack(members, 2)
+    picked = inner[:, torch.tensor([0, 1]), :, torch.tensor([1, 0])]
+    whole = torch.stack([m["a"] for m in members], 2)[:, [0, 1], :, [1, 0]]
+    assert picked.batch_size == whole.shape[:3] and torch.equal(picked["a"], whole)

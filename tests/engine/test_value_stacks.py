@@ -327,3 +327,16 @@ def test_the_peer_reads_what_tclass_writes_and_back(tmp_path: Path) -> None:
     written.memmap(tmp_path / "peer")
     ours = TensorDict.load_memmap(tmp_path / "peer")
     assert ours["v"] == _plain(written["v"]) and ours.get("v").batch_size == (2, 3)
+
+
+def test_writing_the_values_a_stack_holds_keeps_its_members() -> None:
+    # as the peer's: a row written with the value it holds changes nothing (the member
+    # stays one value, read back as it), a new value makes the row one value per element
+    # (fuzzer program 8,701,617: a record's label after unsqueeze and x[0] = x[0].clone())
+    td = TensorDict({"v": NonTensorData("", batch_size=[1]), "a": torch.zeros(1)}, [1])
+    td = td.unsqueeze(-2)
+    td[0] = TensorDict({"v": NonTensorData("", batch_size=[1]), "a": torch.ones(1)}, [1])
+    member = td.get("v").tensordicts[0]
+    assert type(member) is NonTensorData and td[-1]["v"] == "" and td["a"].sum() == 1
+    td[0] = TensorDict({"v": NonTensorData("q", batch_size=[1]), "a": torch.ones(1)}, [1])
+    assert type(td.get("v").tensordicts[0]) is NonTensorStack and td[-1]["v"] == ["q"]

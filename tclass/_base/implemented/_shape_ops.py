@@ -571,9 +571,24 @@ class ShapeOps(TensorCollection):
 
     def masked_select(self, mask: torch.Tensor, *, inplace: bool = False) -> Self:
         """The elements where ``mask`` (a bool tensor shaped like the batch) is true, in
-        one batch dim, as ``torch.masked_select`` flattens them (an unnamed dim)."""
+        one batch dim, as ``torch.masked_select`` flattens them (an unnamed dim). A mask
+        over the leading batch dims only selects as ``self[mask]`` does, as the peer's.
+
+        Raises:
+            DimError: (an ``IndexError``, as the peer's) a bool mask of another shape.
+            ShapeError: a mask that is not a bool tensor.
+        """
         batch_size = self.batch_size
-        if mask.dtype is not torch.bool or mask.shape != batch_size:
+        if mask.dtype is torch.bool and mask.shape != batch_size:
+            if 0 < mask.dim() < len(batch_size) and mask.shape == batch_size[: mask.dim()]:
+                return self._in_place(self[mask], inplace, "masked_select")
+            msg = (
+                f"masked_select: the mask's shape {_batch.format_shape(mask.shape)} does not "
+                f"match the batch size {_batch.format_shape(batch_size)}; give a bool mask "
+                "of the batch size, or of its leading dims"
+            )
+            raise DimError(msg)
+        if mask.dtype is not torch.bool:
             msg = (
                 f"masked_select: the mask must be a bool tensor of the batch size "
                 f"{_batch.format_shape(batch_size)}, got {mask.dtype} of shape "

@@ -195,17 +195,23 @@ def _index_each_member(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> 
     """As the peer: an index that takes the stack dim with a slice (or leaves it) and
     other dims with tensors indexes every picked member alike, and the result stays a
     lazy stack, even of one member. ``None`` where this does not apply (the stack dim
-    taken by a tensor or an int, tensors on both sides of it, no member picked)."""
+    taken by a tensor or an int, tensors on both sides of it that only it parts, no
+    member picked). Tensors that another slice (or ``None``) still parts in each member
+    put their dims in front there, as torch does in the dense stack."""
     d = stack._stack_dim
     at = _stack_item_position(stack, items)
     stack_item = _stack_item(stack, items)
     tensors = [i for i, item in enumerate(items) if not _is_basic(item)]
-    if type(stack_item) is not slice or tensors[0] < at < tensors[-1]:
+    if type(stack_item) is not slice:
         return None
+    rest = items[:at] + items[at + 1 :]
+    if tensors[0] < at < tensors[-1]:
+        between = rest[tensors[0] : tensors[-1] - 1]  # (positions after ``at`` move by one)
+        if not any(item is None or type(item) is slice for item in between):
+            return None
     members = stack._members[stack_item]
     if not members:
         return None
-    rest = items[:at] + items[at + 1 :]
     whole = items[:at] + (_ALL,) + items[at + 1 :]
     shapes = []
     for size in (2, 3):

@@ -658,8 +658,14 @@ class LazyStackOps(TensorDictBase):
         size 1 expands to that member repeated (shared, as expand shares memory). A dense
         result of ``expand`` is unlocked (a new stack), a lazy one keeps its members' lock
         (views of locked members stay locked), that of ``broadcast_to`` has this stack's
-        lock; all as the peer's (its ``broadcast_to`` is one of its batch ops, as ``flip``)."""
+        lock; all as the peer's (its ``broadcast_to`` is one of its batch ops, as ``flip``:
+        it broadcasts the dense stack, whose rows along a new dim share memory, as torch's)."""
         target = _batch.expand_shape(shape, self._batch_size)
+        if leaf_op == "broadcast_to":  # the dense stack broadcast: rows share memory
+            dense = self._densified(self)
+            if dense is not self:
+                out = dense._expanded(target, leaf_op)
+                return out.lock_() if self.is_locked and not out.is_locked else out
         new_d = self._stack_dim + len(target) - len(self._batch_size)
         member_shape = remove_dim(target, new_d)
         members = [getattr(m, leaf_op)(member_shape) for m in self._members]
