@@ -230,19 +230,13 @@ def _narrowed_stack_contiguous(finding: Finding, facts: Facts, peer: Any, mine: 
     (contiguous tensors), where torch's result of a transposed tensor is strided. As
     after ``masked_fill``: tclass's tensors are ``torch.masked_fill``'s (contiguous), the
     peer's are clones that keep a permuted layout (program 8,704,380 of
-    index,shape,combine --length 8). And in-place math after such a ``broadcast_to`` of
-    a ragged stack to new dims (``tanh_``, program 703,313): tclass's result holds
-    contiguous tensors, which it writes; the peer's expanded leaves refuse it (torch's
-    "more than one element ... refers to a single memory location"); neither reaches
-    the stack's members."""
+    index,shape,combine --length 8)."""
     if finding.kind != "peer-raises":
         return False
     op, error = finding.step.op, str(peer.error)
     lines = finding.lines[:-1]
     lazy = [i for i, line in enumerate(lines) if "lazy_stack(" in line or "LazyStacked" in line]
     after = lines[lazy[0] + 1 :] if lazy else []
-    if op.endswith("_") and "refers to a single memory location" in error:
-        return any(".broadcast_to(" in line for line in after)
     if op != "view" or "view size is not compatible with input tensor's size and" not in error:
         return False
     if any(_QUANTILES_STACKED.search(line) or ".masked_fill(" in line for line in lines):

@@ -180,7 +180,6 @@ DECIDED = [
     ("index,entries", 4, 1_105_466, "h5-files"),  # view.set(("n", "zz"), "x y")
     ("index,entries,shape,combine,math,records", 4, 1_500_395, "h5-files"),  # a lazy stack's
     ("index,entries", 4, 401_328, "values-kept-shared"),  # loaded[None] = 1.5: memmap kept
-    ("shape,combine,math", 4, 703_313, "stacking-keeps"),  # tanh_ after broadcast_to
     ("index", 4, 3_001_732, "h5-files"),  # a write into a file's view at repeated rows
     ("index,entries", 4, 1_107_020, "h5-files"),  # split_keys(inplace=True) of files
     ("index,entries", 4, 1_001_201, "params-write-their-data"),  # split_keys of locked params
