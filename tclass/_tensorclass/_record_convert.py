@@ -310,9 +310,11 @@ def _in_key_order(record: Any, data: Mapping[str, Any]) -> None:
     if not isinstance(storage, TensorDict):
         return
     entries = storage._entries()
-    order = [key for key in data if key in entries]
+    given = list(data.keys())  # not iter(data): a TensorDict given there iterates its rows
+    order = [key for key in given if key in entries]
     if order != list(entries)[: len(order)]:
-        items = [(key, entries[key]) for key in (*order, *(k for k in entries if k not in data))]
+        rest = (k for k in entries if k not in given)
+        items = [(key, entries[key]) for key in (*order, *rest)]
         entries.clear()
         entries.update(items)
     for key, value in data.items():
