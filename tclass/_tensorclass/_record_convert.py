@@ -248,7 +248,11 @@ class RecordConversions(TensorDictBase):
         if not info.has_user_init:
             data = {**dict.fromkeys(_required_fields(cls)), **data}
         constructor: Callable[..., Self] = cls
-        record = constructor(**data, batch_size=batch, device=device, names=names)
+        options = {"batch_size": batch, "device": device, "names": names}
+        for shadowed in options.keys() & set(info.init_names):  # a shadow field of that name
+            if options[shadowed] is None or options[shadowed] == ():  # none asked for:
+                del options[shadowed]  # the constructor takes the field there
+        record = constructor(**data, **options)
         _in_key_order(record, given)
         return record
 
