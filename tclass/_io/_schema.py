@@ -251,13 +251,14 @@ def constrained_fields(cls: type) -> frozenset[str]:
     return frozenset(specs.constrained) if specs is not None else frozenset()
 
 
-def check_values_to_save(record: Any, where: str) -> None:
+def check_values_to_save(record: Any, where: str, values: bool = True) -> None:
     """Checks ``record``'s spec'd fields before it is saved with its data (a folder, an
     archive, an HDF5 file or zarr store): their dtypes and feature dims, and the values
     of constrained ones. Its class checks them all when it loads them, so data that got
     past the checks (written into a field's tensor itself, or a record derived without
     them: ``to(dtype)``, ``apply``) is refused here, before any file is written, rather
-    than saved where no load reads it back. ``where``: the record's key, for messages.
+    than saved where no load reads it back. ``where``: the record's key, for messages;
+    ``values``: whether the values are saved too (not by ``memmap_like``).
 
     Raises:
         FieldSpecError: naming the field, the problem and the fix.
@@ -267,7 +268,7 @@ def check_values_to_save(record: Any, where: str) -> None:
         return
     try:
         for part in dense_parts(storage_of(record)):
-            specs.check(part._entries(), part.batch_dims)
+            specs.check(part._entries(), part.batch_dims, values)
     except FieldSpecError as error:
         msg = (
             f"cannot save {type(record).__name__} ({where}): {error}; its class would refuse "

@@ -333,8 +333,8 @@ def _constrained_fields(record: Any, options: _Options, at: str) -> dict[str, Co
     specs = class_schema(type(record))[1]
     if specs is None:
         return {}
-    if not (options.like or options.anonymous):
-        check_values_to_save(record, at)
+    if not options.anonymous:  # memmap_like writes no values: its dtypes and dims count
+        check_values_to_save(record, at, values=not options.like)
     return specs.constrained
 
 
