@@ -204,6 +204,16 @@ class TestTo:
                 assert out.get(key).dtype == leaf.dtype and out.get(key).device == leaf.device
         assert x.to(other=TensorDict({}, [], device="cpu")).device == CPU
 
+    def test_a_value_node_takes_a_positional_collection_as_attrs_too(self) -> None:
+        for node in (
+            tclass.NonTensorData("x", batch_size=[3], device="cpu"),
+            tclass.NonTensorStack("a", "b"),
+        ):
+            node.lock_()
+            out = node.to(TensorDict({}, [], device="meta"))  # was: device meta
+            assert out is not node and out.device is None and out.is_locked
+            assert out.tolist() == node.tolist()
+
     def test_non_blocking(self) -> None:
         out = _td().to("cpu", non_blocking=True)
         assert out.device == CPU
