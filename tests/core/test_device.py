@@ -180,7 +180,7 @@ class TestTo:
         assert td.to(other=TensorDict({}, [])) is td  # no device: nothing to do
 
     @pytest.mark.parametrize("device", [None, "cpu"])
-    @pytest.mark.parametrize("kind", ["td", "record", "lazy"])
+    @pytest.mark.parametrize("kind", ["td", "record", "lazy", "consolidated"])
     def test_a_positional_collection_is_read_as_attrs(self, device: str | None, kind: str) -> None:
         # As the peer's: td.to(collection) is td.to(collection.attrs()) of another: a
         # collection of plain tensors holds no TensorAttrs, so every leaf stays where it
@@ -192,6 +192,7 @@ class TestTo:
         )
         data = {"td": source, "record": _Rec(a=source["a"], batch_size=[3])}
         data["lazy"] = tclass.lazy_stack([source, source.clone()])
+        data["consolidated"] = data["lazy"].consolidate()  # was moved to the given device
         x = data[kind].to(device).lock_() if device else data[kind].lock_()
         for target in (
             TensorDict({}, [], device="meta"),
