@@ -231,8 +231,11 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     @property
     def data(self) -> Any:
         """The one value every element holds, or (when they differ) the values as nested
-        lists, as a field holding different values reads."""
+        lists, as a field holding different values reads; over no elements, the value the
+        members hold where it is known (the peer's members keep theirs)."""
         values = self._values
+        if not values and self._held:
+            return self._held[0]
         if values and all(same_value(value, values[0]) for value in values[1:]):
             return values[0]
         return self._read()

@@ -725,7 +725,7 @@ def to_dict(
     for key, value in collection._items():
         if isinstance(value, _NonTensorNode):
             read = unlinked(value._read())  # a per-element stack as plain nested lists
-            if retain_none or not only_none(read):  # a None value left out, as the peer
+            if retain_none or not _holds_none(value, read):  # left out, as the peer
                 out[key] = read
         elif isinstance(value, TensorCollection) and tolist_first and value.batch_dims:
             out[key] = value.tolist(convert_tensors=convert_tensors)
@@ -736,6 +736,14 @@ def to_dict(
         else:
             out[key] = _converted(value, convert_tensors)
     return out
+
+
+def _holds_none(node: _NonTensorNode, read: Any) -> bool:
+    """Whether a Python value node (``read``: its values) holds ``None``, as the peer's
+    ``to_dict(retain_none=False)`` reads it: every element ``None``, or over no elements
+    the value its members hold (``data``: ``unsqueeze(0)`` of ``TensorDict({"s": None},
+    [0])`` holds ``None``)."""
+    return only_none(read) or (not node.batch_size.numel() and node.data is None)
 
 
 def _converted(tensor: torch.Tensor, convert: bool | Literal["numpy"]) -> Any:
@@ -778,7 +786,7 @@ def to_namedtuple(collection: TensorCollection, dest_cls: Callable[..., Any] | N
     for key, value in collection._items():
         if isinstance(value, _NonTensorNode):
             read = unlinked(value._read())
-            if not only_none(read):  # left out, as the peer's to_dict(retain_none=False)
+            if not _holds_none(value, read):  # left out, as the peer's to_dict(retain_none=False)
                 values[key] = _dict_as_namedtuple(read)
         elif isinstance(value, TensorCollection):
             values[key] = to_namedtuple(value, None)

@@ -309,6 +309,17 @@ class FieldRule:
         elif isinstance(value, (str, bytes)) and self.check_value is None:
             self._refuse(value)
 
+    def check_mapping(self, value: object) -> None:
+        """Refuses a plain mapping where :meth:`store` refuses one: a field that holds no
+        Python value and converts none to a collection (``Optional[Tensor]``).
+
+        Raises:
+            FieldTypeError: naming the class, the field and the annotation.
+        """
+        takes = self.any_value or self.cast is not None or self.check_value is not None
+        if not (takes or self.convert_to is not None):
+            self._refuse(value)
+
     def _refuse(self, value: object) -> typing.NoReturn:
         shown = _describe(value)
         msg = f"{self.owner}.{self.name} is annotated {self.text}; got {shown}"

@@ -61,6 +61,7 @@ from tclass._tensorclass._update import merged_changes, update_record
 from tclass._tensorclass._writes import (
     check_entry_write,
     check_kinds_kept,
+    check_nested_mapping,
     check_row_write,
     check_written_keys,
     check_written_types,
@@ -282,6 +283,8 @@ class TensorClass(
         path = unravel_key(key)
         if type(path) is tuple and path[0] not in self.__tclass_info__.field_names:
             raise self._unknown_field(path[0])  # before the lock, as the peer's nested set
+        if type(path) is tuple:
+            check_nested_mapping(self, path, value)
         if inplace:
             check_entry_write(self, key, value, ..., "set")
         self._tensordict.set(key, value, inplace=inplace)

@@ -109,15 +109,26 @@ class RecordKeyOps(TensorDictBase):
             LockedError: if the record is locked; KeyNotFoundError: if ``old_key`` is
                 absent (both checked first, as the peer raises them).
             UnknownFieldError: if ``new_key`` is not a field.
+            FieldTypeError: the value is of a kind the field ``new_key`` never holds (a
+                tensor in a field of records or Python values, a string in a field of
+                tensors), as when that field is assigned.
             FieldSpecError: the value does not fit the spec of ``new_key`` (its shape,
                 dtype, named dims or values), as when that field is assigned.
         """
         storage = self._tensordict
         name = new_key if isinstance(new_key, str) else new_key[0]
-        if name not in self.__tclass_info__.field_names:
+        info = self.__tclass_info__
+        if name not in info.field_names:
             if storage.is_locked or storage.get(old_key, None) is None:
                 storage.rename_key_(old_key, new_key, safe=safe)  # the peer's error first
             raise self._unknown_field(name)
+        if isinstance(new_key, str) or len(new_key) == 1:  # onto a field: its kind checked
+            probe: Any = storage
+            while probe._is_lazy and probe.tensordicts:  # a member's: no stack is read
+                probe = probe.tensordicts[0]
+            moved = None if storage.is_locked else probe.get(old_key, None)
+            if moved is not None:  # (locked or missing: the peer's error first, below)
+                info.rules[name].check_written(moved)
         check_rename(self, old_key, new_key)
         storage.rename_key_(old_key, new_key, safe=safe)
         return self

@@ -152,6 +152,29 @@ def check_written_keys(record: Any, value: Any) -> None:
             raise record._unknown_field(key)
 
 
+def check_nested_mapping(record: Any, path: tuple[Any, ...], value: Any) -> None:
+    """Refuses a plain mapping set at the nested key ``path`` of ``record`` whose field,
+    found down the nested records' annotations, does not take one
+    (``rec.set(("inner", "z"), {"q": t})`` with ``z: Optional[Tensor]``), as the nested
+    record's own ``set`` refuses it: a record over a lazy stack refuses it too, where its
+    stack would make the mapping a collection before the field sees it.
+
+    Raises:
+        FieldTypeError: naming the class, the field and the annotation.
+    """
+    if not isinstance(value, Mapping) or isinstance(value, TensorCollection):
+        return
+    info = record.__tclass_info__
+    for name in path[:-1]:
+        rule = info.rules.get(name) if type(name) is str else None
+        info = getattr(rule.convert_to if rule is not None else None, "__tclass_info__", None)
+        if info is None:
+            return  # not a nested record's field: the collection's rules
+    rule = info.rules.get(path[-1]) if type(path[-1]) is str else None
+    if rule is not None:
+        rule.check_mapping(value)
+
+
 def check_written_types(record: Any, value: Any) -> None:
     """Refuses a value of a kind its field never holds among the fields ``value`` (a
     mapping or collection) writes into rows of ``record`` (``set_at_``, ``update_at_``);

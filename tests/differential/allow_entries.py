@@ -234,7 +234,7 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
             and isinstance(ours, list)
             and len(theirs) < len(ours)
             and [key for key in ours if key in theirs] == theirs
-        )
+        ) or _values_kept_empty(finding.step.src, theirs, ours)
     for line in finding.detail:
         node = mine.value
         member = re.match(r"^result\.<members>\[0\]\[(\d+)\]", line)
@@ -270,9 +270,23 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     return True
 
 
+def _values_kept_empty(src: str, theirs: Any, ours: Any) -> bool:
+    """``list(x.values())`` / ``list(x.items())`` after ``separates``: tclass's lists the
+    peer's and more, each more an empty collection (program 45,792 of the five families,
+    inv18a)."""
+    if not re.fullmatch(r"list\(x\.(values|items)\(.*\)\)", src):
+        return False
+    if not isinstance(theirs, list) or not isinstance(ours, list) or len(theirs) >= len(ours):
+        return False
+    values = [pair[1] for pair in ours] if src.startswith("list(x.items") else ours
+    empty = [v for v in values if hasattr(v, "is_empty") and is_collection(v) and v.is_empty()]
+    return len(ours) - len(empty) == len(theirs)
+
+
 def _separated_from_value_node(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """An alias finding after ``separates`` of a key in a nested collection that holds no
-    tensor (only Python values): the peer builds its result on ``empty(recurse=True)``,
+    """An alias finding (or a later op's result) after ``separates`` of a key in a
+    nested collection that holds no tensor (only Python values): the peer builds its
+    result on ``empty(recurse=True)``,
     which returns that node itself, so the entry it pops goes back into the source (and
     the result shares the node), where tclass's source no longer lists it (``x[("n",
     "zz")] = ""; x.separates(("n", "zz"))``; left44). Every line lists keys, the peer's
@@ -282,11 +296,15 @@ def _separated_from_value_node(finding: Finding, facts: Facts, peer: Any, mine: 
     if finding.kind == "result" and finding.step.op == "separates":
         keys = _separated_keys(finding.step.src) or []
         return all(_reordered_in_value_node(line, keys, peer.value) for line in finding.detail)
-    if finding.kind != "alias":
+    if finding.kind == "alias":
+        earlier = _after_result(finding)
+    elif finding.kind == "result":  # a later op's result (unlock_: program 401,365)
+        earlier = finding.lines[:-1]
+    else:
         return False
     separated = [
         key
-        for line in _after_result(finding)
+        for line in earlier
         if re.match(r"^(x = )?x\.separates\(", line)
         for key in _separated_keys(line.removeprefix("x = ")) or []
     ]
@@ -570,7 +588,8 @@ def _h5_separated_removed(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     peer's ``separates`` leaves them there (its keys and a reopened file still list
     them). Every line lists keys, where only the peer's has some, each a key separated;
     or gives the result's batch size or names read from its entries, tclass's the first
-    of the peer's."""
+    of the peer's; or ``x.get(key)`` of a key separated is tclass's ``None`` (program
+    31,254 of the five families, inv18a)."""
     if not facts.h5 or finding.kind != "result" or finding.step.op == "separates":
         return False
     separated = [
@@ -581,6 +600,9 @@ def _h5_separated_removed(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     ]
     if finding.step.op in ("items", "keys") and all(_LENGTH.search(d) for d in finding.detail):
         return _listed_without(peer.value, mine.value, finding.step.op, separated)
+    if finding.step.op == "get":  # a key separated: tclass's default None, the peer's entry
+        key = _separated_keys(finding.step.src.replace("x.get(", "x.separates(", 1))
+        return mine.value is None and key is not None and key[:1] == key and key[0] in separated
     listed = False
     for line in finding.detail:
         keys, dims = _keys_of(line), _RESULT_DIMS.match(line)
@@ -628,8 +650,10 @@ def _popped_as_stored(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     td``): the TensorDict, as stored, where the peer makes a record of its own class of
     it: one with every field unset when it holds no entries (program 4,900,220 of
     ``--families entries``, fz40c), its ``ValueError`` ("Keys from the tensordict ...
-    must correspond to the class attributes") otherwise."""
-    if finding.step.op not in ("pop", "popitem"):
+    must correspond to the class attributes") otherwise. ``setdefault`` of a field that
+    is set gives its value alike: the TensorDict, or the stack of a Python value over the
+    batch of an unsqueezed record (programs 41,066 and 60,743 of the five families, inv18a)."""
+    if finding.step.op not in ("pop", "popitem", "setdefault"):
         return False
     if finding.kind in ("peer-raises", "family"):
         return "must correspond to the class attributes" in str(peer.error)
@@ -638,7 +662,8 @@ def _popped_as_stored(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     theirs, ours = peer.value, mine.value
     if finding.step.op == "popitem":
         theirs, ours = theirs[1], ours[1]
-    if type(ours).__name__ != "TensorDict" or list(ours.keys()):
+    kinds = ("TensorDict", "NonTensorStack") if finding.step.op == "setdefault" else ()
+    if type(ours).__name__ not in ("TensorDict", *kinds) or list(ours.keys()):
         return False
     fields = getattr(type(theirs), "__dataclass_fields__", None)
     return bool(fields) and all(theirs.get(name, None) is None for name in fields)
@@ -693,3 +718,21 @@ def _peer_keeps_emptied(result: Any, line: str) -> bool:
         return False
     found = [node.get(key, None) for key in extra]
     return all(is_collection(value) and not list(value.keys(True, True)) for value in found)
+
+
+# a nested collection of a lazy stack's member after a write at an index: a lazy stack
+# in the peer (the source's node put in), the member's own TensorDict in tclass
+_WRITTEN_NODE_KEPT = re.compile(
+    r"^result\S*\.kind: peer 'LazyStackedTensorDict', tclass 'TensorDict'$"
+    r"|^result\S*\.<members>: peer \d+ \(.*, tclass None$"
+)
+
+
+def _written_node_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``x[0] = x[mask,].clone()`` of a lazy stack whose members hold a nested
+    TensorDict: tclass writes the values into it (it stays a TensorDict, as a tensor
+    keeps its dtype), where the peer's member takes the source's nested lazy stack
+    (program 1,005,853). Every line is such a node's kind or members."""
+    if finding.kind != "result" or finding.step.op != "setitem":
+        return False
+    return bool(finding.detail) and all(_WRITTEN_NODE_KEPT.match(d) for d in finding.detail)

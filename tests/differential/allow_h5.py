@@ -85,6 +85,10 @@ def _h5_peer_refuses(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
     message = str(peer.error)
     if finding.kind == "family" and finding.step.op == "update_" and _VALUE_FIRST.search(message):
         return type(mine.error).__name__ == "KeyNotFoundError"  # the key checked first
+    if finding.step.op == "split_keys" and "inplace=True" in finding.step.src:
+        # a lazy stack of files: the peer deletes the keys from every file, then looks
+        # for them again (a KeyError; the keys lost); tclass splits (program 1,107,020)
+        return "not found in LazyStackedTensorDict" in message
     if finding.step.op in ("set_at_", "update_at_") and "'bool'" in finding.step.src:
         if _MASK_ROWS_EXPANDED.search(message):
             return True
@@ -116,6 +120,49 @@ def _h5_rows_not_moved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     return type(mine.error).__name__ == "UnsupportedError" and (
         "moving entries deletes them from the file, every row of them" in str(mine.error)
     )
+
+
+# a Python value written through a view of a file's rows: over a dataset (torch cannot
+# make a tensor of it) or at a new key (the file's other rows would hold none)
+_VALUE_THROUGH_VIEW = re.compile(
+    r"its rows hold a tensor and torch cannot make one of it|the file's other rows would hold none"
+)
+
+
+def _h5_value_not_dropped(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A Python value written through a view of a file's rows (``view[k] = "s"`` over a
+    tensor, ``view.set(new_key, "s")``): tclass refuses it (``InPlaceWriteError``), where
+    the peer's view drops it without a word (the tensor stays; the new key's group is made
+    without the value). Programs 401,695, 1,105,466, 1,500,395 (inv18d)."""
+    if not facts.h5 or finding.kind != "tclass-raises":
+        return False
+    if finding.step.op not in ("set", "setitem_key", "set_non_tensor"):
+        return False
+    error = mine.error
+    return type(error).__name__ == "InPlaceWriteError" and bool(
+        _VALUE_THROUGH_VIEW.search(str(error))
+    )
+
+
+# a view of a file's rows taken by a tensor index: its list of rows
+_ROWS_BY_TENSOR = re.compile(r"^\s*x = x\[torch\.tensor\(\[([-\d, ]+)\]")
+
+
+def _h5_repeated_rows_written(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A write into a view of a file taken at repeated rows (``f[tensor([-1, -1])]``,
+    then ``view[idx] = True``): tclass writes the rows (each row of the file once), the
+    peer's write is lost (the view and the file read as before; program 3,001,732)."""
+    if not facts.h5 or finding.kind != "result" or finding.step.op != "setitem":
+        return False
+    if not all("values differ" in line for line in finding.detail):
+        return False
+    for line in finding.lines[:-1]:
+        rows = _ROWS_BY_TENSOR.match(line)
+        if rows:
+            taken = [int(n) for n in rows.group(1).split(",") if n.strip()]
+            if len(set(taken)) < len(taken):
+                return True
+    return False
 
 
 def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -337,7 +384,9 @@ def _h5_params_read(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     themselves (the peer's a view of the file); its ``load_state_dict`` loads the
     parameters (the peer's writes neither them nor the file: program 4,202,883 of
     ``--families entries``); its ``is_contiguous()`` is the parameters' (the peer's, the
-    file's, is false: program 6,000,875 of the six families)."""
+    file's, is false: program 6,000,875 of the six families); a new tensor set through
+    them is a parameter (the peer's file refuses the parameter it makes of it, "Cannot
+    set a tensor that has requires_grad=True": program 20,808 of the five families)."""
     if not facts.h5 or facts.derived != "params":
         return False
     wrapped = [i for i, line in enumerate(finding.lines, 1) if _WRAPS_X.search(line)]
@@ -345,6 +394,8 @@ def _h5_params_read(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
         return False
     if finding.kind == "result" and finding.step.op == "is_contiguous":
         return (peer.value, mine.value) == (False, True)
+    if finding.kind == "peer-raises" and finding.step.op in ("set", "setitem_key"):
+        return "Cannot set a tensor that has requires_grad=True" in str(peer.error)
     if finding.kind == "alias":
         found = re.match(r"<result of line (\d+)>", finding.step.src)
         return found is not None

@@ -287,15 +287,24 @@ def _names_read_live(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
 
 def _empty_gives_new_nodes(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A nested node changed later through ``empty(recurse=True)``'s result in the peer
-    only, which returns a nested node without tensors itself; or that node's lock, the
+    only, which returns a nested node without tensors itself (so does the result of
+    ``separates``, built on it); or that node's lock, the
     source's in the peer (a new node's, unlocked, in tclass)."""
     if finding.kind == "result" and finding.step.op == "empty":
         return "recurse=True" in finding.step.src and all(
             _NESTED_LOCKED.match(line) for line in finding.detail
         )
-    if finding.kind != "alias" or not all(line.startswith("result[") for line in finding.detail):
+    if finding.kind != "alias" or not all(
+        line.startswith(("result[", "result.<members>")) for line in finding.detail
+    ):
         return False
-    return any(".empty(recurse=True)" in line for line in _later_lines(finding))
+    if any(".empty(recurse=True)" in line for line in _later_lines(finding)):
+        return True  # (a lazy stack's members too: program 1,105,079)
+    # the result of ``separates``, which the peer builds on ``empty(recurse=True)``: a
+    # nested node holding only Python values shared with the source (program 1,004,589)
+    found = re.match(r"<result of line (\d+)>", finding.step.src)
+    source = finding.lines[int(found.group(1)) - 1] if found else ""
+    return re.match(r"^x\.separates\(", source) is not None
 
 
 _NESTED_LOCKED = re.compile(r"^result\S+\.is_locked: peer True, tclass False$")
@@ -487,6 +496,14 @@ _NODE_LEFT_AT_0 = (
     "unsqueezing is allowed for dims comprised between",
     "for tensordict with shape torch.Size([0])",  # (roll's "Incompatible dim 1")
 )
+# ``update_(x.to_dict())`` of a record or collection over no elements: the peer makes a
+# tensor of shape ``[0]`` of the empty list its own Python value gives, and refuses it
+# (five families, program 8,009, inv18a).
+_VALUES_OVER_NONE = re.compile(
+    r"^batch dimension mismatch, got self\.batch_size=torch\.Size\(\[[\d, ]*\b0\b[\d, ]*\]\) "
+    r"and value\.shape=torch\.Size\(\[0\]\)"
+)
+
 _PEER_INTERNAL = (
     "Multiple dispatch failed",
     "no implementation found for",
@@ -693,6 +710,10 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
             return True  # torch.logsumexp(t, dim=()), for a collection without batch dims
         if _rebuilt_with_more_dims(finding, peer):
             return True
+        if finding.step.src.endswith("x.update_(x.to_dict())") and _VALUES_OVER_NONE.search(
+            str(peer.error)
+        ):
+            return True  # its own values over no elements, a list of no dims (program 8,009)
         if any(text in str(peer.error) for text in _NODE_LEFT_AT_0):
             return any(".repeat_interleave(0," in line for line in finding.lines)
         return any(text in str(peer.error) for text in _PEER_INTERNAL)

@@ -21,6 +21,7 @@ _PARAMS_PEER_RAISES = {
     "apply_": "a leaf Variable that requires grad is being used",  # through a lazy stack
     "load_state_dict": "Failed to update",  # into views of parameters
     "memmap": "Cannot modify locked TensorDict",  # of a locked one
+    "empty": "Cannot modify locked TensorDict",  # empty(batch_size=...) of a locked one
     "memmap_": "Cannot build a memmap TensorDict in-place",
 }
 
@@ -77,10 +78,16 @@ _HALF_LOCKED_VIEWS = frozenset({"flatten", "unflatten", "roll", "flip", "narrow"
 _LOCKED_LIKE = re.compile(r"^result(\['[^']*'\])*\.is_locked: peer False, tclass True$")
 
 
+# ``split_keys`` without ``inplace=True``: it changes nothing (program 1,001,201, inv18d)
+_SPLIT_COPIES = re.compile(r"^x\.split_keys\((?!.*inplace=True)")
+
+
 def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A program with a TensorDictParams: rows written at an index, ``apply_`` through a
     lazy stack, ``load_state_dict`` into views of parameters and ``memmap`` of a locked
-    one, and its ``select`` (a ``KeyError`` for a key it lacks) and ``apply(fn,
+    one, its ``empty(batch_size=...)`` when locked (program 49,847 of the five
+    families), and its ``select`` and ``split_keys`` (a ``KeyError`` for a key it lacks)
+    and ``apply(fn,
     inplace=True)``, work (the peer raises); ``set_`` of a missing nested key
     creates it (the peer drops it); an op on one without tensors gives a TensorDict (the peer's a
     TensorDictParams); ``to`` of a locked one unlocks its nested TensorDicts too, and
@@ -93,10 +100,10 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     if not any("TensorDictParams(" in line for line in finding.lines):
         return False
     locked = "Cannot modify locked" in str(peer.error)
-    if finding.kind == "family" and finding.step.op == "select" and locked:
+    if finding.kind == "family" and finding.step.op in ("select", "split_keys") and locked:
         return type(mine.error).__name__ == "KeyNotFoundError"  # a key it lacks (fz41b)
     if finding.kind == "peer-raises":
-        if ".select(" in finding.step.src and locked:
+        if (".select(" in finding.step.src or _SPLIT_COPIES.search(finding.step.src)) and locked:
             return True  # the peer's lock check wraps select, which changes nothing
         if finding.step.op == "apply" and "inplace=True" in finding.step.src and locked:
             return True  # written in place, as into a locked TensorDict in both (fz41b)

@@ -227,16 +227,23 @@ def _narrowed_stack_contiguous(finding: Finding, facts: Facts, peer: Any, mine: 
     stack (strided views, which this view refuses); after a ``broadcast_to``, which
     tclass keeps lazy as the ``expand`` of both, the peer's dense expanded leaves. As
     after ``quantile`` with a 1-D ``q`` along a dim: tclass stacks one quantile at a time
-    (contiguous tensors), where torch's result of a transposed tensor is strided."""
-    if finding.kind != "peer-raises" or finding.step.op != "view":
+    (contiguous tensors), where torch's result of a transposed tensor is strided. And
+    in-place math after such a ``broadcast_to`` to new dims (``tanh_``, program 703,313):
+    tclass's result holds contiguous tensors, which it writes; the peer's expanded
+    leaves refuse it (torch's "more than one element ... refers to a single memory
+    location"); neither reaches the stack's members."""
+    if finding.kind != "peer-raises":
         return False
-    if "view size is not compatible with input tensor's size and stride" not in str(peer.error):
-        return False
+    op, error = finding.step.op, str(peer.error)
     lines = finding.lines[:-1]
-    if any(_QUANTILES_STACKED.search(line) for line in lines):
-        return True
     lazy = [i for i, line in enumerate(lines) if "lazy_stack(" in line or "LazyStacked" in line]
     after = lines[lazy[0] + 1 :] if lazy else []
+    if op.endswith("_") and "refers to a single memory location" in error:
+        return any(".broadcast_to(" in line for line in after)
+    if op != "view" or "view size is not compatible with input tensor's size and" not in error:
+        return False
+    if any(_QUANTILES_STACKED.search(line) for line in lines):
+        return True
     return any(".narrow(" in line or ".broadcast_to(" in line for line in after)
 
 
@@ -638,6 +645,18 @@ def _values_shaped_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any
 _VALUE_LENGTH = re.compile(r"^result\['(\w+)'\](\[\d+\])*: length: peer \d+, tclass \d+$")
 
 
+def _value_at(result: Any, key: str) -> Any:
+    """A record's field ``key``, or a TensorDict's entry (a stack of values reads as its
+    nested lists: program 12,893 of shape,combine)."""
+    if hasattr(result, "get") and not hasattr(type(result), key):
+        try:
+            value = result.get(key, None)
+            return value.tolist() if hasattr(value, "tolist") else value
+        except Exception:  # noqa: BLE001 (a read the comparison reports)
+            return None
+    return getattr(result, key, None)
+
+
 def _value_dims(value: Any) -> list[int]:
     """The dims of a stack of Python values: its nested lists' lengths, outermost first."""
     dims: list[int] = []
@@ -651,7 +670,8 @@ def _values_squeezed_as_the_batch(finding: Finding, facts: Facts, peer: Any, min
     """``squeeze()`` of a collection with per-element Python values: the values keep the
     result's batch dims, where the peer's value stack keeps a squeezed dim of size 1 (a
     label of dims ``[2, 1, 4, 3]`` under a batch ``[2, 4, 3]``; program 7,502,593 of
-    shape,combine,math at length 8)."""
+    shape,combine,math at length 8; a TensorDict's after ``rot90`` and ``torch.stack`` of
+    a lazy stack, program 12,893 of shape,combine)."""
     if finding.kind != "result" or finding.step.op != "squeeze" or not finding.detail:
         return False
     for line in finding.detail:
@@ -659,7 +679,7 @@ def _values_squeezed_as_the_batch(finding: Finding, facts: Facts, peer: Any, min
         if found is None:
             return False
         key = found.group(1)
-        theirs, ours = getattr(peer.value, key, None), getattr(mine.value, key, None)
+        theirs, ours = _value_at(peer.value, key), _value_at(mine.value, key)
         if _value_dims(ours) != list(mine.value.batch_size):
             return False
         if _value_dims(theirs) == list(peer.value.batch_size):
@@ -845,9 +865,12 @@ def _ragged_values_loaded(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     return finding.step.op == "load_memmap" and _holds_ragged_values(mine.value)
 
 
-# The peer's value node with the stack's -1 inside a member: it lists as empty.
+# The peer's value node with the stack's -1 inside a member: it lists as empty; tclass's
+# stacked value read whole, ragged before its stack dim, a HeterogeneousEntryError (no
+# nested lists in that order: program 1,500,506)
 _RAGGED_IN_MEMBER = re.compile(
     r"^result\[.*\]: length: peer 0, tclass \d+$|^result.*\.<members>.*\]: peer -1, tclass \d+$"
+    r"|^result\[.*\]: peer list of 0, tclass error \('ValueError', "
 )
 
 
@@ -867,6 +890,31 @@ def _ragged_dim(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     return type(mine.error).__name__ == "HeterogeneousEntryError" and (
         "of this lazy stack (batch size" in message and ") is ragged" in message
     )
+
+
+_RAGGED_UNREAD = re.compile(r"^result((?:\['\w+'\])+)(?:\[0\])?: peer list of \d+, tclass error \(")
+_MEMBER_RAGGED = re.compile(
+    r"^result\.<members>\[0\]\[\d+\](?:\['\w+'\])+\[1\]\[\d+\]: peer -1, tclass \d+$"
+)
+
+
+def _ragged_values_unread(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A Python value set in a lazy stack whose ragged dim comes before the stack dim
+    (``x.set("s", "a")`` of ``[4, -1, 2]``): tclass's ragged ``NonTensorStack`` has no
+    nested lists to read (its ``tolist`` raises), where the peer reads empty lists, and
+    its members' values have their own batch sizes, where the peer's have ``-1`` there
+    (program 30,239 of the five families, inv18a)."""
+    if finding.kind != "result" or -1 not in tuple(getattr(mine.value, "batch_size", ())):
+        return False
+    for line in finding.detail:
+        found = _RAGGED_UNREAD.match(line)
+        if found is not None:
+            node = mine.value.get(tuple(re.findall(r"'(\w+)'", found.group(1))), None)
+            if type(node).__name__ != "NonTensorStack" or -1 not in node.batch_size:
+                return False
+        elif _MEMBER_RAGGED.match(line) is None:
+            return False
+    return True
 
 
 def _ragged_made_dense(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

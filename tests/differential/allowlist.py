@@ -31,6 +31,7 @@ from .allow_entries import (
     _split_strict_on_lazy,
     _stack_of_values_not_empty,
     _written_into_no_elements,
+    _written_node_kept,
 )
 from .allow_fields import (
     _cast_to_the_field,
@@ -49,8 +50,10 @@ from .allow_h5 import (
     _h5_missing_renamed,
     _h5_params_read,
     _h5_peer_refuses,
+    _h5_repeated_rows_written,
     _h5_result_kept,
     _h5_rows_not_moved,
+    _h5_value_not_dropped,
 )
 from .allow_names import (
     _broadcast_index_unnamed,
@@ -120,6 +123,7 @@ from .allow_records import (
     _params_saved,
     _ragged_lists_loaded,
     _records_restacked,
+    _saved_empty_lists_kept,
     _state_dict_values_kept,
     _tolist_lists_fields,
 )
@@ -144,6 +148,7 @@ from .allow_structure import (
     _ragged_made_dense,
     _ragged_pad_kept,
     _ragged_values_loaded,
+    _ragged_values_unread,
     _records_kept,
     _shaped_as_torch,
     _shared_value_as_one,
@@ -231,7 +236,7 @@ ENTRIES: list[Entry] = [
     Entry(
         "ragged-dim-unsupported",
         "Along the ragged dim of a lazy stack (a `-1` in its batch size), `unbind`,",
-        _any_of(_ragged_dim, _ragged_pad_kept, _ragged_made_dense),
+        _any_of(_ragged_dim, _ragged_pad_kept, _ragged_made_dense, _ragged_values_unread),
     ),
     Entry(
         "ragged-values-keep-sizes",
@@ -249,6 +254,7 @@ ENTRIES: list[Entry] = [
             _empty_values_shaped,
             _empty_values_kept,
             _empty_values_rebuilt,
+            _saved_empty_lists_kept,
             _empty_gives_new_nodes,
             _separated_from_value_node,
             _stack_of_values_not_empty,
@@ -278,6 +284,7 @@ ENTRIES: list[Entry] = [
             _restacked_by_member,
             _records_restacked,
             _nested_records_kept,
+            _written_node_kept,
         ),
     ),
     Entry(
@@ -451,6 +458,8 @@ ENTRIES: list[Entry] = [
             _h5_params_read,
             _h5_set_returns_self,
             _h5_rows_not_moved,
+            _h5_value_not_dropped,
+            _h5_repeated_rows_written,
         ),
     ),
     Entry(

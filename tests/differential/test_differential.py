@@ -173,6 +173,23 @@ DECIDED = [
     ("index,entries,shape,combine,math", 4, 18_951, "stacking-keeps"),  # expand_as of locked
     ("index,entries,shape,combine,math", 4, 25_372, "stacking-keeps"),  # unflatten, no elements
     ("shape,combine", 4, 14_138, "stacking-keeps"),  # maybe_dense_stack: ragged, params
+    ("records", 4, 3_255, "values-kept-shared"),  # prune18: loaded empty lists, apply
+    ("records", 4, 901_130, "values-kept-shared"),  # prune18: ... memmap_like of consolidated
+    # inv18d: a Python value through a view of a file's rows, which the peer drops
+    ("index,entries", 4, 401_695, "h5-files"),  # view["b"] = "pong" over a bool tensor
+    ("index,entries", 4, 1_105_466, "h5-files"),  # view.set(("n", "zz"), "x y")
+    ("index,entries,shape,combine,math,records", 4, 1_500_395, "h5-files"),  # a lazy stack's
+    ("index,entries", 4, 401_328, "values-kept-shared"),  # loaded[None] = 1.5: memmap kept
+    ("shape,combine,math", 4, 703_313, "stacking-keeps"),  # tanh_ after broadcast_to
+    ("index", 4, 3_001_732, "h5-files"),  # a write into a file's view at repeated rows
+    ("index,entries", 4, 1_107_020, "h5-files"),  # split_keys(inplace=True) of files
+    ("index,entries", 4, 1_001_201, "params-write-their-data"),  # split_keys of locked params
+    ("index,entries", 4, 401_365, "values-kept-shared"),  # separates of a value, unlock_
+    ("index,entries", 4, 1_004_589, "values-kept-shared"),  # separates(): the node shared
+    ("index,entries", 4, 1_105_079, "values-kept-shared"),  # empty(recurse=True), lazy, pop
+    ("index,entries,shape,combine,math,records", 4, 1_500_506, "ragged-values-keep-sizes"),
+    ("index,entries", 4, 1_005_853, "stacking-keeps"),  # x[0] = rows: the node kept
+    ("shape,combine", 4, 12_893, "checked-as-torch"),  # squeeze(): values as the batch
 ]
 
 

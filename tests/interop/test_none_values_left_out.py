@@ -39,3 +39,12 @@ def test_a_stack_of_nones_is_left_out_a_mixed_one_kept() -> None:
     out = stack([first, second]).numpy()
     assert list(out) == ["a", "s"]
     assert out["s"] == [[None, None], ["x", "x"]]
+
+
+def test_a_none_value_unsqueezed_over_no_elements_is_left_out_as_the_peer() -> None:
+    # its stack over no elements holds the None of its members (the peer's reads data None)
+    td = TensorDict({"a": torch.zeros(0, 2), "n": None, "s": "x"}, [0]).unsqueeze(0)
+    assert td.get("n").data is None and td.get("s").data == "x"
+    assert td.to_dict(retain_none=False) == {"a": td["a"], "s": [[]]}
+    assert td.to_namedtuple()._fields == ("a", "s")
+    assert td.to_dict()["n"] == [[]]  # kept when None values are retained

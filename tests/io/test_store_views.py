@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import pytest
 import torch
 
+import tclass
 from tclass import PersistentTensorDict, Spec, TensorClass, TensorDict
 from tclass._io.store._view import PersistentTensorDictView, compose
 from tclass.errors import (
@@ -598,3 +599,47 @@ def test_a_new_entry_through_a_view_of_a_file_without_rows_takes_the_files_batch
     with pytest.raises(BatchMismatchError, match="does not start with the batch size"):
         view.set("u", torch.zeros(2, 0, 3))  # the view's batch size is checked
     ptd.close()
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ((torch.tensor([2, 0]),), (slice(None), [])),  # fuzz 3,000,502 of index: (2, 2) was [2]
+        ((torch.tensor([], dtype=torch.long),), (slice(None), [])),
+        ((torch.tensor([2, 0]),), (slice(None), torch.tensor([3, 1]))),
+        ((slice(1, 3),), (0, torch.tensor([1, 1]))),
+        ((slice(None),), (slice(1, None), torch.tensor([0, 3]))),
+    ],
+)
+def test_rows_then_a_tensor_along_a_later_dim_index_one_after_the_other(
+    tmp_path: Path, backend: str, first: tuple[Any, ...], second: tuple[Any, ...]
+) -> None:
+    # prune18: a view picking rows of dim 0, then indexed with a tensor along a later
+    # dim, composed both into one index: the two tensors broadcast together
+    # (``file[rows][:, []]`` of batch [3, 4] gave [2] where the peer and torch give [2, 0])
+    plain = TensorDict({"d": torch.arange(24).reshape(3, 4, 2)}, [3, 4])
+    ptd = PersistentTensorDict.from_dict(plain, filename=tmp_path / f"t.{backend}", backend=backend)
+    view = ptd[first][second]
+    expected = plain[first][second]
+    assert view.batch_size == expected.batch_size
+    assert view["d"].tolist() == expected["d"].tolist()
+    ptd.close()
+
+
+def test_a_lazy_stack_of_two_views_of_one_file_changes_its_keys_once(tmp_path: Path) -> None:
+    """``stack[[1, 1]][rows]`` holds two views of one file: ``del`` and ``rename_key_``
+    change the file once (the second view used to find the key gone: program 1,101,320),
+    (``del`` as the peer's, which leaves the other file alone)."""
+    files = [
+        PersistentTensorDict.from_dict(
+            TensorDict(c=torch.ones(4), d=torch.ones(4, 3), batch_size=[4]), tmp_path / f"{i}.h5"
+        )
+        for i in range(2)
+    ]
+    x = tclass.lazy_stack(files, 0)[[1, 1]][torch.tensor([1, 0]), -1]
+    assert all(type(m) is PersistentTensorDictView for m in x.tensordicts)
+    del x["c"]
+    assert list(x.keys()) == ["d"]
+    assert sorted(files[1].keys()) == ["d"] and sorted(files[0].keys()) == ["c", "d"]
+    x.rename_key_("d", "e")
+    assert list(x.keys()) == ["e"] and list(files[1].keys()) == ["e"]

@@ -326,3 +326,56 @@ def test_a_value_renamed_onto_a_tensor_field_reads_as_the_value() -> None:
     assert rec.inner == "pong" == rec.get("inner") and rec.label is None
     rec.rename_key_("inner", "x")
     assert rec.x == "pong" and rec.inner is None
+
+
+def test_a_tensor_renamed_onto_a_field_of_records_is_refused_as_assigned() -> None:
+    """``rename_key_(("inner", "y"), "inner")`` would put a tensor in a field declared for
+    a record, which assigning it refuses (and a save of it would not load back:
+    program 1,500,077): the same ``FieldTypeError``, nothing moved."""
+
+    @tclass.tensorclass
+    class Inner:
+        y: torch.Tensor
+
+    @tclass.tensorclass
+    class Rec:
+        x: torch.Tensor
+        label: str
+        inner: Inner
+
+    rec = Rec(
+        x=torch.zeros(3), label="a", inner=Inner(y=torch.ones(3), batch_size=[3]), batch_size=[3]
+    )
+    with pytest.raises(errors.FieldTypeError, match=r"Rec.inner is annotated Inner; got a Tensor"):
+        rec.rename_key_(("inner", "y"), "inner")
+    assert (rec.inner.y == 1).all()
+    with pytest.raises(errors.FieldTypeError, match=r"Rec.label is annotated str; got a Tensor"):
+        rec.rename_key_("x", "label")
+    assert rec.label == "a" and (rec.x == 0).all()
+    with pytest.raises(errors.FieldTypeError):
+        rec.inner = torch.ones(3)  # (as assignment refuses it)
+
+
+def test_rename_key_onto_a_field_of_a_ragged_lazy_stack_of_records() -> None:
+    """The kind check reads a member's value, not the stack's: a ragged field renames
+    (no dense value to read), and a tensor onto a field of records is still refused."""
+
+    @tclass.tensorclass
+    class Inner:
+        y: torch.Tensor
+
+    @tclass.tensorclass
+    class Row:
+        x: torch.Tensor
+        opt: Tensor | None = None
+        inner: Inner | None = None
+
+    rows = [
+        Row(x=torch.ones(2, n), inner=Inner(y=torch.ones(2), batch_size=[2]), batch_size=[2])
+        for n in (3, 4)
+    ]
+    stack = tclass.lazy_stack(rows, 0)
+    stack.rename_key_("x", "opt")
+    assert [row.opt.shape for row in stack.unbind(0)] == [(2, 3), (2, 4)]
+    with pytest.raises(errors.FieldTypeError, match=r"Row.inner is annotated"):
+        stack.rename_key_(("inner", "y"), "inner")

@@ -95,11 +95,15 @@ class Gather:
     values (``Spec(ge=0)``...) lists those fields' tensors in ``guards`` (see
     :func:`run_guarded`). ``on_data``: the walk of ``zero_``, which a node whose own
     ``zero_`` writes its tensors' ``.data`` (a TensorDictParams) joins with those, as
-    the peer's ``zero_`` calls each nested collection's own.
+    the peer's ``zero_`` calls each nested collection's own. ``write_back``: an
+    in-place write's walk, in which a nested node whose reads are copies (a lazy stack
+    of a file's rows) gives tensors read into memory and lists in ``written_back`` what
+    writes them into the file once the kernels have run.
     """
 
     __slots__ = (
         "alignment", "guards", "leaves", "on_data", "operands", "paths", "subset", "values",
+        "written_back",
     )  # fmt: skip
 
     def __init__(
@@ -112,9 +116,11 @@ class Gather:
         values: bool = False,
         guard: bool = False,
         on_data: bool = False,
+        write_back: bool = False,
     ) -> None:
         self.leaves: list[torch.Tensor] = []
         self.on_data = on_data
+        self.written_back: list[Callable[[], None]] | None = [] if write_back else None
         # (position in leaves, where: "Owner.field", field, its spec) per bounded tensor
         self.guards: list[tuple[int, str, str, TensorSpec]] | None = [] if guard else None
         # (most operations have no operand or one: no comprehension's frame for those)
@@ -558,6 +564,8 @@ class LeafWalkOps(TensorCollection):
             run_guarded(foreach, each, gather, args, kwargs, writes, what)
         else:
             run_leafwise(foreach, each, gather.leaves, args, kwargs, kinds)
+        for write in gather.written_back or ():  # nested nodes over a file: their results
+            write()
         return self
 
     def _operation_text(self, operation: str) -> str:
@@ -631,7 +639,13 @@ class LeafWalkOps(TensorCollection):
                 name = operation or getattr(each, "__name__", "this operation")
                 raise refuse_operand(name, operand)
         gather = Gather(
-            len(walked), alignment, subset=subset, values=values, guard=guard, on_data=on_data
+            len(walked),
+            alignment,
+            subset=subset,
+            values=values,
+            guard=guard,
+            on_data=on_data,
+            write_back=guard,
         )
         if (
             alignment != "batch"

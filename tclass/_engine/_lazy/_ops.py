@@ -231,10 +231,13 @@ class LazyStackOps(TensorDictBase):
         return self._missing_key(key, popping=popping)
 
     def _distinct_members(self) -> list[Any]:
-        """The members, each once: ``torch.cat([lazy, lazy[:1]])`` holds member 0 twice."""
+        """The members, each once, for a change of their keys: ``torch.cat([lazy,
+        lazy[:1]])`` holds member 0 twice, and ``stack[[1, 1]][rows]`` two views of
+        member 1 (a view's keys are its source's: a view of a file's rows, a lazy view,
+        each with a ``_source``), which one change reaches both."""
         distinct: dict[int, Any] = {}
         for member in self._members:
-            distinct.setdefault(id(member), member)
+            distinct.setdefault(id(getattr(member, "_source", member)), member)
         return list(distinct.values())
 
     # --- splitting operands --------------------------------------------------------------

@@ -17,6 +17,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._leaf_walk import Gather
 from tclass._base.implemented._lock_blocks import LockBlocks
 from tclass._base.implemented._shape_ops import ShapeOps
 from tclass._core import _batch, _keys, _names
@@ -364,6 +365,21 @@ class RowsInMemory(ShapeOps):
         local._pointwise_(foreach, each, operands, kwargs, **options)
         self._write_back(local)
         return self
+
+    def _collect(
+        self, into: Gather, operands: tuple[Any, ...], batch_dims: int, prefix: tuple[str, ...]
+    ) -> None:
+        """The walk reaching these rows nested in another collection (their own
+        :meth:`_pointwise_` not called): in an in-place write's walk, the rows read
+        into memory give the tensors, written back once the kernels have run (a read of
+        a file is a copy, which a kernel would write in vain)."""
+        if into.written_back is None:  # (the walk's own: a mixin's next class has it)
+            cast(Any, super())._collect(into, operands, batch_dims, prefix)
+            return
+        self._staging()[0]._writable()  # a read-only file refuses before anything is written
+        local = self.to_tensordict()
+        local._collect(into, operands, batch_dims, prefix)
+        into.written_back.append(partial(self._write_back, local))
 
     def _staged_math(
         self,

@@ -83,7 +83,10 @@ def compose(first: Any, second: Any, batch: torch.Size) -> Any:
     span), else the positions both select, one tensor per batch dim."""
     rows = _rows_of(first, batch)
     items = second if type(second) is tuple else (second,)
-    if rows is not None and items:
+    # Rows picked by a tensor or an int beside a later tensor would index together (one
+    # broadcast advanced index, ``[rows, []]``), not one after the other: positions then.
+    later_tensor = any(isinstance(part, torch.Tensor) for part in items[1:])
+    if rows is not None and items and not later_tensor:
         picked = _pick(rows, items[0])
         if picked is not None:
             return picked if len(items) == 1 else (picked, *items[1:])
