@@ -94,6 +94,7 @@ __all__ = [
     "StackKeysError",
     "StackTypeError",
     "StateDictKeyError",
+    "StoreDtypeError",
     "StructureMismatchError",
     "SubpathError",
     "TclassError",
@@ -469,6 +470,11 @@ class InPlaceKeysError(UnsupportedError, ValueError):
     """An in-place rewrite of the keys that a collection cannot make (a
     ``PersistentTensorDict``'s ``flatten_keys(inplace=True)``: its file keeps its groups);
     also a ``ValueError``, as the peer raises. Nothing was changed."""
+
+
+class StoreDtypeError(UnsupportedError, TypeError):
+    """A tensor of a dtype an HDF5 file or zarr store has no type for (bfloat16, the
+    float8 dtypes); also a ``TypeError``, as the peer raises. Nothing was written."""
 
 
 class AppendError(TclassError, ValueError):

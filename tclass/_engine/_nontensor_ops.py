@@ -154,7 +154,12 @@ class NonTensorOps(KeylessOps):
     def to(self, *args: Any, **kwargs: Any) -> Self:
         """Records a new device (there is no tensor to move; a dtype changes nothing but
         gives a new node, as a cast of a collection gives new ones: the result of a cast
-        shares no node with a locked source, so it unlocks on its own)."""
+        shares no node with a locked source, so it unlocks on its own). A collection
+        given is the peer's attrs (``to(td.attrs())``): nothing to cast, a new node with
+        no device, as a TensorDict's ``to(collection)`` gives."""
+        if args and isinstance(args[0], TensorCollection):  # locked as its source, too
+            moved = self._map_values(_keep, self.batch_size, None)
+            return moved.lock_() if self.is_locked else moved
         request = parse_to_args(args, kwargs)
         device = request.device
         if device is None or device == self._device:

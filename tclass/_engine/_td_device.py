@@ -12,7 +12,6 @@ import torch
 from typing_extensions import Self
 
 from tclass._base._tensordict_base import TensorDictBase, Value
-from tclass._base.implemented._casts import holds_tensor_attrs
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._device import (
     DeviceLike,
@@ -59,7 +58,10 @@ class DeviceOps(TensorDictBase):
         ``num_threads=`` as it reads them (see ``_to_with``)."""
         if not kwargs and len(args) == 1 and args[0].__class__ in _DEVICE_TYPES:
             return self._to_device(cast("str | torch.device", args[0]))  # the usual call
-        if args and type(args[0]) is not str and holds_tensor_attrs(args[0]):
+        if args and isinstance(args[0], TensorCollection):
+            # A positional collection is the peer's attrs: each leaf moved and cast as the
+            # TensorAttrs under its key says (a plain collection gives none: every leaf
+            # kept, device None). Its device and dtype are read with ``other=``.
             kwargs.pop("cast_filter", None)  # the attrs give each leaf its dtype (the peer)
             return self._to_attrs(args, kwargs)  # td.to(other.attrs()): leaf by leaf
         options = pop_to_options(kwargs)

@@ -251,26 +251,31 @@ def constrained_fields(cls: type) -> frozenset[str]:
     return frozenset(specs.constrained) if specs is not None else frozenset()
 
 
-def check_values_to_save(record: Any, where: str) -> None:
-    """Checks the values of ``record``'s constrained fields before it is saved with its
-    data (a folder, an archive, an HDF5 file or zarr store): its class checks them when it
-    loads them, so values written past the checks (into a field's tensor itself) are
-    refused here, before any file is written. ``where``: the record's key, for messages.
+def check_values_to_save(record: Any, where: str, values: bool = True) -> None:
+    """Checks ``record``'s spec'd fields before it is saved with its data (a folder, an
+    archive, an HDF5 file or zarr store): their dtypes and feature dims, and the values
+    of constrained ones. Its class checks them all when it loads them, so data that got
+    past the checks (written into a field's tensor itself, or a record derived without
+    them: ``to(dtype)``, ``apply``) is refused here, before any file is written, rather
+    than saved where no load reads it back. ``where``: the record's key, for messages;
+    ``values``: whether the values are saved too (not by ``memmap_like``).
 
     Raises:
-        FieldSpecError: naming the field, its first offending value and the fix.
+        FieldSpecError: naming the field, the problem and the fix.
     """
     specs = class_schema(type(record))[1]
-    if specs is None or not specs.constrained:
+    if specs is None:
         return
     try:
         for part in dense_parts(storage_of(record)):
-            specs.check_values(part._entries())
+            specs.check(part._entries(), part.batch_dims, values)
     except FieldSpecError as error:
         msg = (
             f"cannot save {type(record).__name__} ({where}): {error}; its class would refuse "
-            "it on load. The values were written past the checks (into a field's tensor "
-            "itself): write them through the record, or save record.to_tensordict()"
+            "it on load. The data got past the checks (written into a field's tensor "
+            "itself, or a record derived without them: to(dtype), apply): write it "
+            "through the record, convert it to what the annotation wants, or save "
+            "record.to_tensordict()"
         )
         raise FieldSpecError(msg, error.problems) from None
 

@@ -248,7 +248,11 @@ class RecordConversions(TensorDictBase):
         if not info.has_user_init:
             data = {**dict.fromkeys(_required_fields(cls)), **data}
         constructor: Callable[..., Self] = cls
-        record = constructor(**data, batch_size=batch, device=device, names=names)
+        options = {"batch_size": batch, "device": device, "names": names}
+        for shadowed in options.keys() & set(info.init_names):  # a shadow field of that name
+            if options[shadowed] is None or options[shadowed] == ():  # none asked for:
+                del options[shadowed]  # the constructor takes the field there
+        record = constructor(**data, **options)
         _in_key_order(record, given)
         return record
 
@@ -310,9 +314,11 @@ def _in_key_order(record: Any, data: Mapping[str, Any]) -> None:
     if not isinstance(storage, TensorDict):
         return
     entries = storage._entries()
-    order = [key for key in data if key in entries]
+    given = list(data.keys())  # not iter(data): a TensorDict given there iterates its rows
+    order = [key for key in given if key in entries]
     if order != list(entries)[: len(order)]:
-        items = [(key, entries[key]) for key in (*order, *(k for k in entries if k not in data))]
+        rest = (k for k in entries if k not in given)
+        items = [(key, entries[key]) for key in (*order, *rest)]
         entries.clear()
         entries.update(items)
     for key, value in data.items():

@@ -14,6 +14,12 @@ from tclass._core._device import as_device, parse_to_args
 
 CPU = torch.device("cpu")
 META = torch.device("meta")
+
+
+class _Rec(tclass.TensorClass):
+    a: torch.Tensor
+
+
 has_cuda = torch.cuda.is_available()
 cuda = pytest.mark.cuda
 needs_cuda = pytest.mark.skipif(not has_cuda, reason="needs a CUDA device")
@@ -169,9 +175,45 @@ class TestTo:
 
     def test_to_other_collection(self) -> None:
         td = _td()
-        out = td.to(TensorDict({}, [], device="meta"))
+        out = td.to(other=TensorDict({}, [], device="meta"))
         assert out.device == META and all(leaf.is_meta for leaf in _leaves(out).values())
-        assert td.to(TensorDict({}, [])) is td  # no device: nothing to do
+        assert td.to(other=TensorDict({}, [])) is td  # no device: nothing to do
+
+    @pytest.mark.parametrize("device", [None, "cpu"])
+    @pytest.mark.parametrize("kind", ["td", "record", "lazy", "consolidated"])
+    def test_a_positional_collection_is_read_as_attrs(self, device: str | None, kind: str) -> None:
+        # As the peer's: td.to(collection) is td.to(collection.attrs()) of another: a
+        # collection of plain tensors holds no TensorAttrs, so every leaf stays where it
+        # is, with its dtype, and the result records no device (the attrs may send each
+        # leaf elsewhere), a new collection, locked as its source; its device and dtype
+        # are read with other= (above). It used to take the collection's device.
+        source = TensorDict(
+            a=torch.zeros(3, dtype=torch.float64), n={"b": torch.ones(3, 2)}, batch_size=[3]
+        )
+        data = {"td": source, "record": _Rec(a=source["a"], batch_size=[3])}
+        data["lazy"] = tclass.lazy_stack([source, source.clone()])
+        data["consolidated"] = data["lazy"].consolidate()  # was moved to the given device
+        x = data[kind].to(device).lock_() if device else data[kind].lock_()
+        for target in (
+            TensorDict({}, [], device="meta"),
+            TensorDict(z=torch.zeros(1, dtype=torch.int8)),
+        ):
+            out = x.to(target)
+            assert type(out) is type(x) and out is not x and out.device is None
+            assert out.is_locked
+            for key, leaf in x.items(True, True):
+                assert out.get(key).dtype == leaf.dtype and out.get(key).device == leaf.device
+        assert x.to(other=TensorDict({}, [], device="cpu")).device == CPU
+
+    def test_a_value_node_takes_a_positional_collection_as_attrs_too(self) -> None:
+        for node in (
+            tclass.NonTensorData("x", batch_size=[3], device="cpu"),
+            tclass.NonTensorStack("a", "b"),
+        ):
+            node.lock_()
+            out = node.to(TensorDict({}, [], device="meta"))  # was: device meta
+            assert out is not node and out.device is None and out.is_locked
+            assert out.tolist() == node.tolist()
 
     def test_non_blocking(self) -> None:
         out = _td().to("cpu", non_blocking=True)

@@ -377,3 +377,25 @@ def test_a_view_of_a_files_rows_is_not_contiguous_as_the_file(ptd: PersistentTen
     assert not ptd.is_contiguous()
     assert not ptd[..., :1].is_contiguous() and not ptd[:1].is_contiguous()
     assert ptd[:1].contiguous().is_contiguous()
+
+
+@tensorclass
+class _Half:
+    t: torch.Tensor
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float8_e4m3fn])
+def test_a_dtype_hdf5_lacks_is_a_type_error_as_the_peers(
+    tmp_path: Path, dtype: torch.dtype
+) -> None:
+    # The peer's h5py raises TypeError ("unsupported ScalarType"); tclass's message says
+    # what to do, and code catching the peer's TypeError catches it (it was a
+    # NotImplementedError only).
+    name = str(dtype).removeprefix("torch.")
+    for data in (
+        TensorDict(x=torch.zeros(2, dtype=dtype), batch_size=[2]),
+        _Half(t=torch.zeros(2, dtype=dtype), batch_size=[2]),
+    ):
+        with pytest.raises(TypeError, match=f"HDF5 has no {name}; convert") as info:
+            data.to_h5(tmp_path / "x.h5")
+        assert isinstance(info.value, tclass.errors.UnsupportedError)

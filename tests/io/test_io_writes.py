@@ -330,6 +330,44 @@ def test_absent_field_is_filled_by_assignment_while_locked(tmp_path: Path) -> No
         buf.extra = torch.zeros(4, 2)  # present now: the lock protects it
 
 
+_FILLS = {
+    "attribute": lambda rec, key, value: setattr(rec, key, value),
+    "set": lambda rec, key, value: rec.set(key, value),
+    "set inplace": lambda rec, key, value: rec.set(key, value, inplace=True),
+    "update": lambda rec, key, value: rec.update({key: value}),
+    "update a TensorDict": lambda rec, key, value: rec.update(TensorDict({key: value}, [])),
+}
+
+
+@pytest.mark.parametrize("how", ["memmap", "memmap_", "memmap_like"])
+@pytest.mark.parametrize("path", sorted(_FILLS))
+def test_every_write_path_fills_an_absent_field_alike(tmp_path: Path, how: str, path: str) -> None:
+    # One rule on every path (README, "An absent field of a saved record is filled while
+    # locked"): a saved record's unset Optional field is written into the folder, whether
+    # by attribute, set() or update(); a field already set is refused by each, and so is
+    # any write into a locked record that is not saved, as the peer refuses them all.
+    buf = _buffer(tmp_path / "buf", rows=4, how=how)
+    fill = _FILLS[path]
+    fill(buf, "extra", torch.full((4,), 2.0))
+    fill(buf, "info", Info(x=torch.arange(4.0), tag="t", batch_size=[4]))
+    assert buf.is_locked and isinstance(buf.extra, MemoryMappedTensor)
+    loaded = Row.load_memmap(tmp_path / "buf")
+    assert loaded.extra.tolist() == [2.0] * 4 and loaded.info.x.tolist() == [0, 1, 2, 3]
+    assert loaded.info.tag == "t"
+    present = [("extra", torch.zeros(4)), ("r", torch.zeros(4)), ("env_id", "b")]
+    for key, value in present if path != "set inplace" else []:  # that one writes in place
+        with pytest.raises(LockedError) as info:
+            fill(buf, key, value)  # present: the lock protects it
+        assert isinstance(info.value, RuntimeError)
+    assert Row.load_memmap(tmp_path / "buf").extra.eq(2).all()
+    with pytest.raises(ValueError, match=r"indexed along its batch dims"):
+        buf["extra"] = torch.zeros(4)  # not a field write in either library
+    unsaved = Row(r=torch.zeros(4), env_id="a", batch_size=[4]).lock_()
+    with pytest.raises(LockedError):
+        fill(unsaved, "extra", torch.ones(4))
+    assert unsaved.extra is None
+
+
 def test_new_field_after_unlock_persists(tmp_path: Path) -> None:
     buf = _buffer(tmp_path / "buf", rows=4)
     with buf.unlock_():

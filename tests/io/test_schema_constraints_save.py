@@ -48,7 +48,7 @@ def test_values_its_class_would_refuse_are_not_saved(save: object, tmp_path: Pat
         match=r"cannot save Scored .*Scored\.prob holds 1\.5 at index \(2, 1\), which breaks le=1",
     ) as caught:
         save(broken(), tmp_path)  # type: ignore[operator]
-    assert "write them through the record" in str(caught.value)
+    assert "write it through the record" in str(caught.value)
     assert caught.value.problems[0].field == "prob"
     assert not any(tmp_path.iterdir())  # nothing written
 

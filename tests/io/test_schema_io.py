@@ -364,3 +364,40 @@ def test_a_collection_kept_in_a_tensor_field_loads_back(tmp_path: Path) -> None:
     empty = HoldsAnything(x=torch.zeros(2), opt=tclass.TensorDict({}, [2]), batch_size=[2])
     empty.memmap(tmp_path / "b")
     assert HoldsAnything.load_memmap(tmp_path / "b").opt.batch_size == torch.Size([2])
+
+
+@pytest.mark.parametrize(
+    "derive",
+    [
+        lambda s: s.to(torch.float64),  # every tensor, obs and mask too
+        lambda s: s.apply(lambda x: x.unsqueeze(-1) if x.dtype is torch.bool else x),
+        lambda s: torch.stack([s, s]).apply(lambda x: x.float()),
+        lambda s: tclass.TensorDict(rec=s.half(), batch_size=[2]),  # nested in a TensorDict
+    ],
+)
+@pytest.mark.parametrize("save", ["memmap", "memmap_like", "save", "h5", "tdz"])
+def test_a_derived_record_its_class_would_not_load_is_refused_before_any_file(
+    tmp_path: Path, derive: Callable[[Step], Any], save: str
+) -> None:
+    # A record derived without the checks (to(dtype), apply) saved into a folder no load
+    # reads back (SchemaMismatchError, with no option that accepts a narrowing or another
+    # shape): refused before any file, as breaking value constraints is, naming the field.
+    # Before, the folder was written and every load of it refused.
+    derived = derive(step())
+    target = tmp_path / ("x.h5" if save == "h5" else "x.tdz" if save == "tdz" else "x")
+    writes = {
+        "memmap": lambda: derived.memmap(target),
+        "memmap_like": lambda: derived.memmap_like(target),  # its dtypes and dims count
+        "save": lambda: derived.save(target),
+        "h5": lambda: derived.to_h5(target),
+        "tdz": lambda: tclass.save(derived, target),
+    }
+    with pytest.raises(errors.FieldSpecError, match=r"cannot save .*would refuse it on load"):
+        writes[save]()
+    assert list(tmp_path.iterdir()) == []
+    fine = step().to(torch.float32, cast_filter=lambda key, x: key == ("reward",))
+    derived = fine  # a cast its specs allow saves and loads back exactly
+    writes[save]()
+    loaded = Step.from_h5(target) if save == "h5" else Step.load_memmap(target)
+    assert loaded.reward.dtype == torch.float32 and loaded.obs.dtype == torch.uint8
+    assert save == "memmap_like" or torch.equal(loaded.obs, step().obs)

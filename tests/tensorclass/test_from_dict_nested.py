@@ -130,3 +130,20 @@ def test_from_dict_keeps_the_mapping_key_order(batch: dict[str, Any]) -> None:
     short = Keyed.from_dict({"label": "b", "x": torch.zeros(2)}, batch_size=[2])
     assert list(short.to_dict()) == ["label", "x", "pair", "opt"]
     assert list(short.to_tensordict().keys()) == ["label", "x"]
+
+
+@tensorclass
+class _Holder:
+    w: torch.Tensor
+    inner: Inner | None = None
+
+
+@pytest.mark.parametrize("cls", [Outer, _Holder])
+def test_a_tensordict_given_for_a_record_field_becomes_the_record(cls: type) -> None:
+    # from_dict ordered the keys with iter(data) on every mapping it was given: a
+    # TensorDict there iterates its rows ("unhashable type: 'TensorDict'"); the peer
+    # builds the record, as the constructor, set() and update() do.
+    given = TensorDict(v=torch.arange(6.0).reshape(3, 2), batch_size=[3])
+    rec = cls.from_dict({"w": torch.zeros(3), "inner": given}, batch_size=[3])
+    assert type(rec.inner) is Inner and rec.inner.batch_size == (3,)
+    assert rec.inner.v.tolist() == given["v"].tolist()

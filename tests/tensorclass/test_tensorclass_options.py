@@ -483,6 +483,24 @@ class TestShadow:
         with tclass.set_printoptions(compact=False):
             assert "\n    device=None,\n" in repr(rec)  # the record's own, after the fields
 
+    def test_from_dict_fills_fields_named_as_constructor_options(self) -> None:
+        # from_dict passed batch_size=, device= and names= to the constructor, whose
+        # shadow fields of those names take them: "got multiple values for keyword
+        # argument 'device'"; the peer (and the constructor, set, update) fill the field.
+        class Rec(TensorClass, shadow=True):
+            data: torch.Tensor
+            device: str = "gpu0"
+            names: str | None = None
+
+        rec = Rec.from_dict({"data": torch.zeros(2), "device": "x", "names": "n"}, batch_size=[2])
+        assert (rec.device, rec.names, rec.batch_size) == ("x", "n", torch.Size([2]))
+        assert Rec.from_dict({"data": torch.zeros(2)}, batch_size=[2]).device == "gpu0"
+
+        class Sized(TensorClass, shadow=True):
+            batch_size: torch.Tensor
+
+        assert torch.equal(Sized.from_dict({"batch_size": torch.ones(3)}).batch_size, torch.ones(3))
+
     def test_shadow_is_inherited(self) -> None:
         class Base(TensorClass, shadow=True):
             x: torch.Tensor

@@ -26,7 +26,6 @@ from tclass.errors import ArgumentError, UnsupportedError
 __all__ = [
     "CastFilter",
     "CastOps",
-    "holds_tensor_attrs",
     "is_bool",
     "is_floating",
     "is_inexact",
@@ -40,18 +39,6 @@ _DEFAULT: Any = object()
 _ATTRS_KEYWORDS = frozenset({"non_blocking", "non_blocking_pin", "num_threads", "inplace"})
 _Tensor = torch.Tensor
 _QUANTIZED = frozenset({torch.qint8, torch.quint8, torch.qint32, torch.quint4x2, torch.quint2x4})
-
-
-def holds_tensor_attrs(value: object) -> bool:
-    """Whether ``value`` is a collection of ``TensorAttrs`` records (what ``attrs()``
-    gives), which ``to()`` takes as per-leaf devices and dtypes."""
-    if not isinstance(value, TensorCollection) or value._is_leaf_node:
-        return False
-    for key in value._key_names():
-        child = value._child(key)
-        if child is not None and not child._is_value_node:
-            return getattr(type(child), "_is_tensor_attrs", False) or holds_tensor_attrs(child)
-    return False
 
 
 def is_inexact(*args: Any) -> bool:
@@ -181,7 +168,11 @@ class CastOps(MathOps):
                 device=target.tgt_device, dtype=target.tgt_dtype, non_blocking=non_blocking
             )
 
-        result = cast(Self, cast(Any, self).named_apply(move, nested_keys=True))
+        # Device None, as the peer's: the attrs may send each leaf somewhere else.
+        result = cast(
+            Self,
+            cast(Any, self).named_apply(move, nested_keys=True, device=None, propagate_lock=True),
+        )
         if kwargs.get("inplace") and result is not self:
             cast(Any, self)._take_moved(result)
             return self

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from typing_extensions import Self
 
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _names
 from tclass._core._batch import as_batch_size
 from tclass._core._device import DeviceLike, as_device, parse_to_args, pop_to_options
@@ -45,8 +46,8 @@ class LazyDevices(LazyReshapeOps):
             if options.batch_size is not None:
                 self._check_to_batch_size(options.batch_size)
             return self._to_with(args, kwargs, options)
-        if self._consolidated is not None:
-            request = parse_to_args(args, dict(kwargs))
+        if self._consolidated is not None and not (args and isinstance(args[0], TensorCollection)):
+            request = parse_to_args(args, dict(kwargs))  # (a collection: attrs, member-wise)
             moved = (
                 None
                 if request.dtype is not None

@@ -331,10 +331,10 @@ def _constrained_fields(record: Any, options: _Options, at: str) -> dict[str, Co
     """The value constraints of ``record``'s fields, its values checked against them
     when they are saved with their data into a folder (see :func:`check_values_to_save`)."""
     specs = class_schema(type(record))[1]
-    if specs is None or not specs.constrained:
+    if specs is None:
         return {}
-    if not (options.like or options.anonymous):
-        check_values_to_save(record, at)
+    if not options.anonymous:  # memmap_like writes no values: its dtypes and dims count
+        check_values_to_save(record, at, values=not options.like)
     return specs.constrained
 
 

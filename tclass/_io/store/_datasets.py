@@ -23,8 +23,8 @@ from tclass.errors import (
     MetadataError,
     MetaTensorError,
     MissingFileError,
+    StoreDtypeError,
     TclassError,
-    UnsupportedError,
 )
 
 __all__ = [
@@ -141,13 +141,14 @@ def to_numpy(
     ``where`` the file and entry).
 
     Raises:
-        UnsupportedError: a dtype the stores have no type for (bfloat16, float8...).
+        StoreDtypeError: (an ``UnsupportedError`` and a ``TypeError``, as the peer raises)
+            a dtype the stores have no type for (bfloat16, float8...).
         GradError: (a ``RuntimeError``, as the peer raises) the tensor requires grad.
         MetaTensorError: (a ``NotImplementedError``, as torch raises) a meta tensor.
     """
     if tensor.dtype not in _STORABLE:
         name = str(tensor.dtype).removeprefix("torch.")
-        raise UnsupportedError(f"{label} has no {name}; convert the tensor (.float()) first")
+        raise StoreDtypeError(f"{label} has no {name}; convert the tensor (.float()) first")
     if tensor.requires_grad:
         raise grad_refused(where or f"a {label} file", tuple(tensor.shape))
     if tensor.is_meta:
