@@ -66,6 +66,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "NotSerializableError": (TypeError,),
     "UnpicklableError": (TypeError,),
     "UnsupportedError": (NotImplementedError,),
+    "StoreDtypeError": (NotImplementedError, TypeError),
     "OperandError": (TypeError,),
     "ReductionError": (ValueError, RuntimeError),
     "AppendError": (ValueError,),
