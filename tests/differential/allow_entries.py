@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from .allow_fields import _nested_none_kept
 from .compare import is_collection
 
 if TYPE_CHECKING:
@@ -76,9 +77,11 @@ def _separated_once(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     nested collection, which both drop from the result). Of a lazy
     stack, the members' own tensors (a memory-mapped one stays so, as a TensorDict's
     ``separates`` / ``split_keys`` give in both), where the peer's result holds copies,
-    plain tensors. The peer takes the keys in its set's order, so with some hash seeds it
-    raises a ``KeyError`` for the key inside the other instead (program 6,001,168 of the
-    six families)."""
+    plain tensors. Another key's nested record that holds only the ``None`` values the
+    peer stored through ``from_dict`` reads as ``none-field-unset`` has it (program
+    8,301,445 of ``--length 8`` index,entries,records, fz18a). The peer takes the keys in
+    its set's order, so with some hash seeds it raises a ``KeyError`` for the key inside
+    the other instead (program 6,001,168 of the six families)."""
     if finding.step.op not in ("separates", "split_keys"):
         return False
     keys = _separated_keys(finding.step.src) or []
@@ -111,7 +114,8 @@ def _separated_once(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             if not all(isinstance(key, str) and about_later(path + (key,)) for key in extra):
                 return False
         elif not any(path[: len(key)] == key for key in later):
-            return False
+            if not _nested_none_kept(finding, line, peer.value):
+                return False
     return bool(later)
 
 

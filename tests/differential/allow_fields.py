@@ -103,18 +103,22 @@ def _none_field_kept_by_apply(finding: Finding, facts: Facts, peer: Any, mine: A
     holding it (the whole result: tclass's ``None``) where nothing else is left."""
     if finding.kind != "result" or finding.step.op not in ("apply", "separates"):
         return False
-    if not any(".from_dict(" in line or ".update(" in line for line in finding.lines[:-1]):
+    return all(_nested_none_kept(finding, line, peer.value) for line in finding.detail)
+
+
+def _nested_none_kept(finding: Finding, line: str, result: Any) -> bool:
+    """A line of :func:`_none_field_kept_by_apply`: the peer's nested record at its path
+    holds only ``None`` values (stored by an earlier ``from_dict`` / ``update``), where
+    tclass's is ``None``."""
+    if not any(".from_dict(" in src or ".update(" in src for src in finding.lines[:-1]):
         return False
-    for line in finding.detail:
-        found = _NESTED_NONE_KEPT.match(line)
-        if found is None:
-            return False
-        node = peer.value
-        for key in re.findall(r"'(\w+)'", found.group(1)):
-            node = node.get(key)
-        if not _none_leaves(node.to_dict()):
-            return False
-    return True
+    found = _NESTED_NONE_KEPT.match(line)
+    if found is None:
+        return False
+    node = result
+    for key in re.findall(r"'(\w+)'", found.group(1)):
+        node = node.get(key)
+    return _none_leaves(node.to_dict())
 
 
 def _none_leaves(tree: Any) -> bool:

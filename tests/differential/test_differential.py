@@ -173,6 +173,11 @@ DECIDED = [
     ("index,entries,shape,combine,math", 4, 18_951, "stacking-keeps"),  # expand_as of locked
     ("index,entries,shape,combine,math", 4, 25_372, "stacking-keeps"),  # unflatten, no elements
     ("shape,combine", 4, 14_138, "stacking-keeps"),  # maybe_dense_stack: ragged, params
+    # fz18a: fresh windows of index,entries,records (--length 8)
+    ("index,entries,records", 8, 8_300_268, "peer-fails-inside"),  # a value or a TD: mixed
+    ("index,entries,records", 8, 8_301_067, "checked-as-torch"),  # stack of stacks' names
+    ("index,entries,records", 8, 8_301_273, "h5-files"),  # update_at_(v, None) of a file
+    ("index,entries,records", 8, 8_301_445, "peer-fails-inside"),  # separates: label twice
 ]
 
 
