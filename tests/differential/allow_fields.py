@@ -242,11 +242,16 @@ def _record_written_at_none(finding: Finding, facts: Facts, peer: Any, mine: Any
     memory-mapped tensors stay (program 66,005), a Python value stays per-element
     (42,482), a source with more dims of size 1 is written at ``I[:, None, None]``
     (46,765), and one that does not fit the index (``I[..., ::3]`` of batch ``[4, 1]``)
-    is the ``ShapeError`` a TensorDict's ``update_at_`` raises in both (58,742; inv18b)."""
+    is the ``ShapeError`` a TensorDict's ``update_at_`` raises in both (58,742; inv18b;
+    ``I[..., None]`` reaching a feature dim of batch ``[]``: 8,303,409 of ``--length 8``
+    index,entries,records, fz18a)."""
     if facts.kind != "record" or finding.step.op != "update_at_" and finding.kind != "alias":
         return False
     if finding.kind == "tclass-raises":  # the source has the entry's shape, not the index's
-        return _WHOLE_SOURCE.search(str(mine.error)) is not None
+        message = str(mine.error)  # (or torch's broadcast fails, as a TensorDict's in both)
+        return _WHOLE_SOURCE.search(message) is not None or (
+            type(mine.error).__name__ == "ShapeError" and _NOT_FITTING.search(message) is not None
+        )
     if finding.kind == "result":
         at_none = re.search(r", I\[.*\bNone\b.*\]\)$", finding.step.src)  # I[None, t([-1])] too
         if at_none is not None and all(map(_more_unit_dims, finding.detail)):
@@ -267,6 +272,10 @@ def _record_written_at_none(finding: Finding, facts: Facts, peer: Any, mine: Any
 _SHAPES = re.compile(
     r"^result\S*: peer Tensor\[([\w.]+), shape \[([\d, ]*)\]\], "
     r"tclass Tensor\[\1, shape \[([\d, ]*)\]\]$"
+)
+_NOT_FITTING = re.compile(
+    r"^set_at_\(.*\): cannot write a value of shape \[[\d, ]*\] into elements .* of the entry "
+    r"of shape \[[\d, ]*\]: The expanded size of the tensor"
 )
 _WHOLE_SOURCE = re.compile(
     r"cannot write a value of shape (\[[\d, ]*\]) into elements .* of the entry of shape \1: "

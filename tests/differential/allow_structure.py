@@ -221,18 +221,29 @@ def _flattened_without_dims(finding: Finding, facts: Facts, peer: Any, mine: Any
 _QUANTILES_STACKED = re.compile(r"\.quantile\(torch\.tensor\(\[[^\]]*\]\), (dim=)?-?\d")
 
 
+_OVERLAPPING_WRITE = "more than one element of the written-to tensor refers to a single"
+_LAZY_LINE = re.compile(r"lazy_stack\(|LazyStacked")
+
+
 def _narrowed_stack_contiguous(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A ``view`` after a ``narrow`` of a lazy stack: tclass narrows the members and
     stacks them (contiguous tensors, which a view takes), the peer narrows its dense
     stack (strided views, which this view refuses); after a ``broadcast_to``, which
     tclass keeps lazy as the ``expand`` of both, the peer's dense expanded leaves. As
     after ``quantile`` with a 1-D ``q`` along a dim: tclass stacks one quantile at a time
-    (contiguous tensors), where torch's result of a transposed tensor is strided."""
-    if finding.kind != "peer-raises" or finding.step.op != "view":
+    (contiguous tensors), where torch's result of a transposed tensor is strided. In-place
+    math after that ``broadcast_to`` too (``maximum_``: program 8,405,554 of ``--length 6``
+    shape,combine,math, fz18a): torch refuses writing into the peer's expanded leaves."""
+    if finding.kind != "peer-raises":
+        return False
+    lines = finding.lines[:-1]
+    if _OVERLAPPING_WRITE in str(peer.error) and finding.step.op.endswith("_"):
+        lazy = [i for i, line in enumerate(lines) if _LAZY_LINE.search(line)]
+        return bool(lazy) and any(".broadcast_to(" in line for line in lines[lazy[0] + 1 :])
+    if finding.step.op != "view":
         return False
     if "view size is not compatible with input tensor's size and stride" not in str(peer.error):
         return False
-    lines = finding.lines[:-1]
     if any(_QUANTILES_STACKED.search(line) for line in lines):
         return True
     lazy = [i for i, line in enumerate(lines) if "lazy_stack(" in line or "LazyStacked" in line]
@@ -734,14 +745,21 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     or written at an index over itself (``td[i] = td[i].to_dict()``), where the peer makes
     it a value stack; or ``reshape`` after the peer's ``fliplr()`` of a lazy stack of one
     member rebuilt the value as a stack of stacks (the reshape of its ``contiguous()``
-    gives the one value; program 18,034 of shape,combine). The same value in every slot."""
-    ops = ("squeeze", "setitem", "reshape", *_DEEPER)
+    gives the one value; program 18,034 of shape,combine); or ``unbind`` after the peer's
+    ``tile`` of a lazy stack rebuilt the value per element (its unbind of the stack itself
+    gives the one value, as tclass's after ``tile``; program 8,203,299 of the six
+    families, fz18a). The same value in every slot."""
+    ops = ("squeeze", "setitem", "reshape", "unbind", *_DEEPER)
     if finding.kind != "result" or finding.step.op not in ops:
         return False
     if finding.step.op == "reshape" and not any(".fliplr()" in line for line in finding.lines):
         return False
+    if finding.step.op == "unbind":
+        if not any(".tile(" in line for line in finding.lines):
+            return False
+        return all(_part_value_as_one(line, peer.value, mine.value) for line in finding.detail)
     for line in finding.detail:
-        if _STACK_FOR_VALUE.match(line) and finding.step.op in ("setitem", "squeeze"):
+        if _STACK_FOR_VALUE.match(line) and finding.step.op in ("setitem", "squeeze", "unbind"):
             continue  # (its values are compared by the line that lists them)
         found = _VALUE_LISTED.match(line)
         if found is None:
@@ -759,6 +777,25 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
 _DEEPER = ("lazy_stack", "expand", "expand_as", "broadcast_to", "maybe_dense_stack")
 _VALUE_LISTED = re.compile(r"^result((?:\['\w+'\])+)(\[\d+\])*: peer list of \d+, tclass ")
 _STACK_FOR_VALUE = re.compile(r"^result(\['\w+'\])+: peer values \(.*, tclass value \(")
+
+
+_PART_VALUE = re.compile(r"^result\[1\]\[(\d+)\]((?:\['\w+'\])+): peer (?:list of|values \()")
+
+
+def _part_value_as_one(line: str, theirs: Any, ours: Any) -> bool:
+    """A line about a Python value of part ``i`` of an ``unbind``: the peer's values, each
+    tclass's one value."""
+    found = _PART_VALUE.match(line)
+    if found is None:
+        return False
+    keys = tuple(re.findall(r"\['(\w+)'\]", found.group(2)))
+    try:
+        listed = theirs[int(found.group(1))].get(keys).tolist()
+        one = ours[int(found.group(1))].get(keys)
+    except Exception:  # noqa: BLE001 (a read that fails is no shared value)
+        return False
+    one = getattr(one, "data", one)
+    return isinstance(listed, list) and bool(listed) and all(v == one for v in _flat(listed))
 
 
 def _read_value(collection: Any, path: str) -> Any:
