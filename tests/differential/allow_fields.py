@@ -90,7 +90,8 @@ def _none_field_unset(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
 
 
 _NESTED_NONE_KEPT = re.compile(
-    r"^result((?:\['\w+'\])*): peer \w+\(batch_size=\[[\d, ]*\], keys=\[[^\]]*\]\), "
+    r"^result((?:\[1\]\[\d+\])?(?:\['\w+'\])*): peer \w+\(batch_size=\[[\d, ]*\], "
+    r"keys=\[[^\]]*\]\), "
     r"tclass py \('NoneType', None\)$"
 )
 
@@ -116,9 +117,12 @@ def _nested_none_kept(finding: Finding, line: str, result: Any) -> bool:
     if found is None:
         return False
     node = result
+    part = re.match(r"\[1\]\[(\d+)\]", found.group(1))  # a part of a tuple result
+    if part is not None:
+        node = node[int(part.group(1))] if isinstance(node, tuple) else None
     for key in re.findall(r"'(\w+)'", found.group(1)):
-        node = node.get(key)
-    return _none_leaves(node.to_dict())
+        node = node.get(key) if node is not None else None
+    return node is not None and _none_leaves(node.to_dict())
 
 
 def _none_leaves(tree: Any) -> bool:

@@ -181,6 +181,7 @@ DECIDED = [
     ("index,entries,records", 8, 8_303_409, "index-beyond-batch"),  # a record's update_at_
     ("index,entries,records", 8, 8_303_496, "peer-fails-inside"),  # split_keys: nested dims
     ("index,entries,records", 8, 8_304_339, "params-write-their-data"),  # empty() of locked
+    ("index,entries,records", 8, 8_305_880, "stacking-keeps"),  # split_keys, from_dict's None
     ("shape,combine,math", 6, 8_403_514, "math-beyond-the-peer"),  # == of a stacked ragged stack
     ("shape,combine,math", 6, 8_405_363, "peer-fails-inside"),  # tensor_split(1), ragged dim
     ("shape,combine,math", 6, 8_405_554, "stacking-keeps"),  # maximum_ after broadcast_to
