@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from .allow_fields import _nested_none_kept
 from .compare import is_collection
 
 if TYPE_CHECKING:
@@ -76,9 +77,13 @@ def _separated_once(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     nested collection, which both drop from the result). Of a lazy
     stack, the members' own tensors (a memory-mapped one stays so, as a TensorDict's
     ``separates`` / ``split_keys`` give in both), where the peer's result holds copies,
-    plain tensors. The peer takes the keys in its set's order, so with some hash seeds it
-    raises a ``KeyError`` for the key inside the other instead (program 6,001,168 of the
-    six families)."""
+    plain tensors. Another key's nested record that holds only the ``None`` values the
+    peer stored through ``from_dict`` reads as ``none-field-unset`` has it (program
+    8,301,445 of ``--length 8`` index,entries,records, fz18a), and a nested node's
+    batch size that ``split_keys`` keeps (8,303,496, as :func:`_split_parts_keep_nested_dims`).
+    The peer takes the keys in
+    its set's order, so with some hash seeds it raises a ``KeyError`` for the key inside
+    the other instead (program 6,001,168 of the six families)."""
     if finding.step.op not in ("separates", "split_keys"):
         return False
     keys = _separated_keys(finding.step.src) or []
@@ -111,7 +116,10 @@ def _separated_once(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             if not all(isinstance(key, str) and about_later(path + (key,)) for key in extra):
                 return False
         elif not any(path[: len(key)] == key for key in later):
-            return False
+            if _nested_none_kept(finding, line, peer.value):
+                continue  # (none-field-unset's)
+            if finding.step.op != "split_keys" or not _nested_dims_kept(line):
+                return False  # (split-parts-keep-nested-dims', below)
     return bool(later)
 
 
@@ -147,17 +155,20 @@ def _split_parts_keep_nested_dims(finding: Finding, facts: Facts, peer: Any, min
     about a nested node whose peer dims are the first of tclass's."""
     if finding.kind != "result" or finding.step.op != "split_keys":
         return False
-    for line in finding.detail:
-        found = _NESTED_DIMS.match(line)
-        if found is None:
-            return False
-        try:
-            theirs, ours = ast.literal_eval(found.group(2)), ast.literal_eval(found.group(3))
-        except (ValueError, SyntaxError):
-            return False
-        if len(theirs) >= len(ours) or list(ours[: len(theirs)]) != list(theirs):
-            return False
-    return True
+    return all(_nested_dims_kept(line) for line in finding.detail)
+
+
+def _nested_dims_kept(line: str) -> bool:
+    """A line of :func:`_split_parts_keep_nested_dims`: the peer's dims the first of
+    tclass's."""
+    found = _NESTED_DIMS.match(line)
+    if found is None:
+        return False
+    try:
+        theirs, ours = ast.literal_eval(found.group(2)), ast.literal_eval(found.group(3))
+    except (ValueError, SyntaxError):
+        return False
+    return len(theirs) < len(ours) and list(ours[: len(theirs)]) == list(theirs)
 
 
 def _split_strict_on_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

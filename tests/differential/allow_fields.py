@@ -90,7 +90,8 @@ def _none_field_unset(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
 
 
 _NESTED_NONE_KEPT = re.compile(
-    r"^result((?:\['\w+'\])*): peer \w+\(batch_size=\[[\d, ]*\], keys=\[[^\]]*\]\), "
+    r"^result((?:\[1\]\[\d+\])?(?:\['\w+'\])*): peer \w+\(batch_size=\[[\d, ]*\], "
+    r"keys=\[[^\]]*\]\), "
     r"tclass py \('NoneType', None\)$"
 )
 
@@ -103,18 +104,25 @@ def _none_field_kept_by_apply(finding: Finding, facts: Facts, peer: Any, mine: A
     holding it (the whole result: tclass's ``None``) where nothing else is left."""
     if finding.kind != "result" or finding.step.op not in ("apply", "separates"):
         return False
-    if not any(".from_dict(" in line or ".update(" in line for line in finding.lines[:-1]):
+    return all(_nested_none_kept(finding, line, peer.value) for line in finding.detail)
+
+
+def _nested_none_kept(finding: Finding, line: str, result: Any) -> bool:
+    """A line of :func:`_none_field_kept_by_apply`: the peer's nested record at its path
+    holds only ``None`` values (stored by an earlier ``from_dict`` / ``update``), where
+    tclass's is ``None``."""
+    if not any(".from_dict(" in src or ".update(" in src for src in finding.lines[:-1]):
         return False
-    for line in finding.detail:
-        found = _NESTED_NONE_KEPT.match(line)
-        if found is None:
-            return False
-        node = peer.value
-        for key in re.findall(r"'(\w+)'", found.group(1)):
-            node = node.get(key)
-        if not _none_leaves(node.to_dict()):
-            return False
-    return True
+    found = _NESTED_NONE_KEPT.match(line)
+    if found is None:
+        return False
+    node = result
+    part = re.match(r"\[1\]\[(\d+)\]", found.group(1))  # a part of a tuple result
+    if part is not None:
+        node = node[int(part.group(1))] if isinstance(node, tuple) else None
+    for key in re.findall(r"'(\w+)'", found.group(1)):
+        node = node.get(key) if node is not None else None
+    return node is not None and _none_leaves(node.to_dict())
 
 
 def _none_leaves(tree: Any) -> bool:
@@ -238,11 +246,16 @@ def _record_written_at_none(finding: Finding, facts: Facts, peer: Any, mine: Any
     memory-mapped tensors stay (program 66,005), a Python value stays per-element
     (42,482), a source with more dims of size 1 is written at ``I[:, None, None]``
     (46,765), and one that does not fit the index (``I[..., ::3]`` of batch ``[4, 1]``)
-    is the ``ShapeError`` a TensorDict's ``update_at_`` raises in both (58,742; inv18b)."""
+    is the ``ShapeError`` a TensorDict's ``update_at_`` raises in both (58,742; inv18b;
+    ``I[..., None]`` reaching a feature dim of batch ``[]``: 8,303,409 of ``--length 8``
+    index,entries,records, fz18a)."""
     if facts.kind != "record" or finding.step.op != "update_at_" and finding.kind != "alias":
         return False
     if finding.kind == "tclass-raises":  # the source has the entry's shape, not the index's
-        return _WHOLE_SOURCE.search(str(mine.error)) is not None
+        message = str(mine.error)  # (or torch's broadcast fails, as a TensorDict's in both)
+        return _WHOLE_SOURCE.search(message) is not None or (
+            type(mine.error).__name__ == "ShapeError" and _NOT_FITTING.search(message) is not None
+        )
     if finding.kind == "result":
         at_none = re.search(r", I\[.*\bNone\b.*\]\)$", finding.step.src)  # I[None, t([-1])] too
         nb = len(getattr(mine.value, "batch_size", ()))
@@ -266,6 +279,10 @@ def _record_written_at_none(finding: Finding, facts: Facts, peer: Any, mine: Any
 _SHAPES = re.compile(
     r"^result\S*: peer Tensor\[([\w.]+), shape \[([\d, ]*)\]\], "
     r"tclass Tensor\[\1, shape \[([\d, ]*)\]\]$"
+)
+_NOT_FITTING = re.compile(
+    r"^set_at_\(.*\): cannot write a value of shape \[[\d, ]*\] into elements .* of the entry "
+    r"of shape \[[\d, ]*\]: The expanded size of the tensor"
 )
 _WHOLE_SOURCE = re.compile(
     r"cannot write a value of shape (\[[\d, ]*\]) into elements .* of the entry of shape \1: "

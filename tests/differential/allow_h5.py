@@ -92,6 +92,9 @@ def _h5_peer_refuses(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
     if finding.step.op in ("set_at_", "update_at_") and "'bool'" in finding.step.src:
         if _MASK_ROWS_EXPANDED.search(message):
             return True
+    if finding.step.op in ("set_at_", "update_at_") and ", I[None])" in finding.step.src:
+        if message.startswith("batch dimension mismatch"):
+            return True  # its file takes the index None for no index (program 8,301,273)
     return any(p.search(message) for p in _PEER_REFUSES)
 
 

@@ -55,7 +55,10 @@ def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     the name: program 5,604,404 of index,entries,records, left42); a reduction over the
     feature dims (``sum(dim="feature")``), which keeps the batch dims and their names as
     a TensorDict's in both (fz17b), or over given dims, which the peer computes from its
-    ``to_tensordict()`` (``nansum(dim=(-1,), keepdim=True)``: program 46,825, inv18b)."""
+    ``to_tensordict()`` (``nansum(dim=(-1,), keepdim=True)``: program 46,825, inv18b).
+    A stack of such stacks keeps the names of its stack dims, no more named than the
+    program made lazy stacks (``named_apply(fn, batch_size=[2, 2])``: program 8,301,067
+    of ``--length 8`` index,entries,records, fz18a)."""
     if finding.kind != "result":
         return False
     lazy = facts.kind == "lazy" or any(_LAZY_MADE.search(line) for line in finding.lines)
@@ -69,7 +72,20 @@ def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -
             return False
     if not lazy:
         return False
-    return all(_ONE_NAME.match(line) and _same_dims(line) for line in finding.detail)
+    stacks = sum(len(_LAZY_MADE.findall(line)) for line in finding.lines)
+    return all(
+        (_ONE_NAME.match(line) or _stack_names(line, stacks)) and _same_dims(line)
+        for line in finding.detail
+    )
+
+
+def _stack_names(line: str, stacks: int) -> bool:
+    """Unnamed in the peer, at most ``stacks`` dims named in tclass (a stack's stack dims)."""
+    parsed = _names_of(line)
+    if parsed is None or set(parsed[1]) != {"None"}:
+        return False
+    named = [name for name in parsed[2] if name != "None"]
+    return 0 < len(named) <= stacks
 
 
 _REDUCTIONS = ("sum", "nansum", "mean", "nanmean", "prod", "std", "var", "amax", "amin")

@@ -108,7 +108,9 @@ _RAGGED_READ = re.compile(
 def _tensor_spread_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """The same (``stack | t``) where the peer's broadcast works: it gives every member
     the whole tensor's dims (dims longer), tclass each member its slice (a ragged stack,
-    whose entries are read member by member)."""
+    whose entries are read member by member; its Python values' nodes the peer's dims
+    too: ``==`` of a stacked ragged stack, program 8,403,514 of ``--length 6``
+    shape,combine,math, fz18a)."""
     if finding.kind != "result" or finding.step.family != "math":
         return False
     mine_size, peer_size = (
@@ -123,9 +125,20 @@ def _tensor_spread_on_ragged(finding: Finding, facts: Facts, peer: Any, mine: An
             theirs, ours = (side.rstrip(", ").count(",") for side in found.groups()[1:])
             if theirs > ours:
                 continue
+        longer = _VALUE_NODE_LONGER.match(line)  # a Python value's shape: the peer's dims too
+        if longer is not None and int(longer.group(1)) > int(longer.group(2)):
+            continue
         if _RAGGED_READ.match(line) is None:
             return False
     return True
+
+
+# the shape of a Python value's node (``['s'][1]``, a nested value's ``[0][1][0][1]``, a
+# member's)
+_VALUE_NODE_LONGER = re.compile(
+    r"^result(?:\['\w+'\]|\.<members>(?:\[\d+\])+)*\['\w+'\](?:\[\d+\])*\[1\]: "
+    r"length: peer (\d+), tclass (\d+)$"
+)
 
 
 _SHAPES_LINE = re.compile(
@@ -550,6 +563,7 @@ _PEER_INTERNAL = (
     "object has no attribute 'squeeze'",  # a number written into a record (rec[None] = 1)
     "length should not be negative",  # a write into a ragged lazy stack: its -1 taken as a size
     "with size -1",  # the same, an index checked against it (any dim: program 65,451)
+    "but got sum([-1]) = -1",  # tensor_split(1) along a ragged dim (8,405,363, fz18a)
     # a comparison with a tensor of a collection holding a lazy stack (its members' 0-d
     # leaves): `+` and the stack alone answer (program 24,629, inv18b)
     "expand_as_right requires the destination tensor to have at least as many",

@@ -21,7 +21,7 @@ _PARAMS_PEER_RAISES = {
     "apply_": "a leaf Variable that requires grad is being used",  # through a lazy stack
     "load_state_dict": "Failed to update",  # into views of parameters
     "memmap": "Cannot modify locked TensorDict",  # of a locked one
-    "empty": "Cannot modify locked TensorDict",  # empty(batch_size=...) of a locked one
+    "empty": "Cannot modify locked TensorDict",  # empty() / empty(batch_size=) of a locked one
     "memmap_": "Cannot build a memmap TensorDict in-place",
 }
 
@@ -85,9 +85,9 @@ _SPLIT_COPIES = re.compile(r"^x\.split_keys\((?!.*inplace=True)")
 def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A program with a TensorDictParams: rows written at an index, ``apply_`` through a
     lazy stack, ``load_state_dict`` into views of parameters and ``memmap`` of a locked
-    one, its ``empty(batch_size=...)`` when locked (program 49,847 of the five
-    families), and its ``select`` and ``split_keys`` (a ``KeyError`` for a key it lacks)
-    and ``apply(fn,
+    one, its ``empty()`` / ``empty(batch_size=...)`` when locked (program 49,847 of the five
+    families; 8,304,339, fz18a), and its ``select`` and ``split_keys`` (a ``KeyError``
+    for a key it lacks) and ``apply(fn,
     inplace=True)``, work (the peer raises); ``set_`` of a missing nested key
     creates it (the peer drops it); an op on one without tensors gives a TensorDict (the peer's a
     TensorDictParams); ``to`` of a locked one unlocks its nested TensorDicts too, and

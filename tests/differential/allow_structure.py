@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from .allow_fields import _nested_none_kept
 from .allow_names import _NAMES_LINE, _names_of, _nested_names_dropped
 from .allow_ops import (
     _EMPTY_LAZY,
@@ -400,7 +401,10 @@ def _records_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     through the ops that keep it lazy, one record where an op makes it dense; the peer
     gives a record over a lazy stack for some ops, a TensorDict without the record's class
     and ``None`` fields for others, and its ``cat`` raises. A reduction keeps the record's
-    Python values too, where the peer's are ``TensorDict``s without keys."""
+    Python values too, where the peer's are ``TensorDict``s without keys. Beside them, a
+    nested record of the ``None`` values the peer stored through ``from_dict`` reads as
+    ``none-field-unset`` has it (``split_keys``: program 8,305,880 of ``--length 8``
+    index,entries,records, fz18a)."""
     if finding.kind == "peer-raises":
         message = str(peer.error)
         if "no attribute '_from_tensordict'" in message:  # its cat, another way
@@ -417,6 +421,7 @@ def _records_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
         or _fields_line(d)
         or (dropped and _EMPTY_LAZY.search(d) is not None)
         or (reduced and _VALUE_REDUCED.search(d) is not None)
+        or _nested_none_kept(finding, d, peer.value)  # (none-field-unset's: 8,305,880)
         for d in finding.detail
     )
 
@@ -757,14 +762,21 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     or written at an index over itself (``td[i] = td[i].to_dict()``), where the peer makes
     it a value stack; or ``reshape`` after the peer's ``fliplr()`` of a lazy stack of one
     member rebuilt the value as a stack of stacks (the reshape of its ``contiguous()``
-    gives the one value; program 18,034 of shape,combine). The same value in every slot."""
-    ops = ("squeeze", "setitem", "reshape", *_DEEPER)
+    gives the one value; program 18,034 of shape,combine); or ``unbind`` after the peer's
+    ``tile`` of a lazy stack rebuilt the value per element (its unbind of the stack itself
+    gives the one value, as tclass's after ``tile``; program 8,203,299 of the six
+    families, fz18a). The same value in every slot."""
+    ops = ("squeeze", "setitem", "reshape", "unbind", *_DEEPER)
     if finding.kind != "result" or finding.step.op not in ops:
         return False
     if finding.step.op == "reshape" and not any(".fliplr()" in line for line in finding.lines):
         return False
+    if finding.step.op == "unbind":
+        if not any(".tile(" in line for line in finding.lines):
+            return False
+        return all(_part_value_as_one(line, peer.value, mine.value) for line in finding.detail)
     for line in finding.detail:
-        if _STACK_FOR_VALUE.match(line) and finding.step.op in ("setitem", "squeeze"):
+        if _STACK_FOR_VALUE.match(line) and finding.step.op in ("setitem", "squeeze", "unbind"):
             continue  # (its values are compared by the line that lists them)
         found = _VALUE_LISTED.match(line)
         if found is None:
@@ -782,6 +794,25 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
 _DEEPER = ("lazy_stack", "expand", "expand_as", "broadcast_to", "maybe_dense_stack")
 _VALUE_LISTED = re.compile(r"^result((?:\['\w+'\])+)(\[\d+\])*: peer list of \d+, tclass ")
 _STACK_FOR_VALUE = re.compile(r"^result(\['\w+'\])+: peer values \(.*, tclass value \(")
+
+
+_PART_VALUE = re.compile(r"^result\[1\]\[(\d+)\]((?:\['\w+'\])+): peer (?:list of|values \()")
+
+
+def _part_value_as_one(line: str, theirs: Any, ours: Any) -> bool:
+    """A line about a Python value of part ``i`` of an ``unbind``: the peer's values, each
+    tclass's one value."""
+    found = _PART_VALUE.match(line)
+    if found is None:
+        return False
+    keys = tuple(re.findall(r"\['(\w+)'\]", found.group(2)))
+    try:
+        listed = theirs[int(found.group(1))].get(keys).tolist()
+        one = ours[int(found.group(1))].get(keys)
+    except Exception:  # noqa: BLE001 (a read that fails is no shared value)
+        return False
+    one = getattr(one, "data", one)
+    return isinstance(listed, list) and bool(listed) and all(v == one for v in _flat(listed))
 
 
 def _read_value(collection: Any, path: str) -> Any:

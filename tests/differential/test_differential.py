@@ -198,6 +198,19 @@ DECIDED = [
     ("index,shape,combine", 8, 8_704_091, "peer-fails-inside"),  # narrow to one member
     ("index,shape,combine", 8, 8_702_738, "index-beyond-batch"),  # update_at_, I[None, t]
     ("index,shape", 4, 8_706_712, "stacking-keeps"),  # x[None, mask]: nested stays lazy
+    # fz18a: fresh windows of index,entries,records (--length 8)
+    ("index,entries,records", 8, 8_300_268, "peer-fails-inside"),  # a value or a TD: mixed
+    ("index,entries,records", 8, 8_301_067, "checked-as-torch"),  # stack of stacks' names
+    ("index,entries,records", 8, 8_301_273, "h5-files"),  # update_at_(v, None) of a file
+    ("index,entries,records", 8, 8_301_445, "peer-fails-inside"),  # separates: label twice
+    ("index,entries,records", 8, 8_303_409, "index-beyond-batch"),  # a record's update_at_
+    ("index,entries,records", 8, 8_303_496, "peer-fails-inside"),  # split_keys: nested dims
+    ("index,entries,records", 8, 8_304_339, "params-write-their-data"),  # empty() of locked
+    ("index,entries,records", 8, 8_305_880, "stacking-keeps"),  # split_keys, from_dict's None
+    ("shape,combine,math", 6, 8_403_514, "math-beyond-the-peer"),  # == of a stacked ragged stack
+    ("shape,combine,math", 6, 8_405_363, "peer-fails-inside"),  # tensor_split(1), ragged dim
+    ("shape,combine,math", 6, 8_405_554, "stacking-keeps"),  # maximum_ after broadcast_to
+    (_FIVE + ",records", 4, 8_203_299, "checked-as-torch"),  # unbind after tile: one value
 ]
 
 

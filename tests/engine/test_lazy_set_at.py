@@ -116,3 +116,60 @@ def test_a_list_is_written_as_a_tensor_as_the_peers(kind: str) -> None:
     if kind != "record":
         target.set_at_(("n", "y"), (1, 2), 2)
         assert torch.equal(target.get(("n", "y"))[2], torch.tensor([1.0, 2.0]))
+
+
+_NONE = torch.tensor([], dtype=torch.long)
+
+
+def _nested_bool_stack(lib: Any, stack_dim: int) -> Any:
+    td = lib.TensorDict({"n": {"a": torch.zeros(3, 2, dtype=torch.bool)}}, batch_size=[3])
+    return lib.lazy_stack([td, td.clone()], stack_dim)
+
+
+# (stack dim, index, whether the index reaches the members with a tensor): an empty
+# tensor on a member dim still writes every member at a tensor index, one on the stack
+# dim picks no member; a slice writes with a basic index (torch casts)
+_NO_ELEMENT = [
+    (0, (slice(None), _NONE), True),
+    (0, (slice(None), torch.zeros(3, dtype=torch.bool)), True),
+    (1, (_NONE,), True),
+    (0, (_NONE,), False),
+    (1, (slice(None), _NONE), False),
+    (0, (slice(0, 0),), False),
+]
+
+
+@pytest.mark.parametrize(("stack_dim", "index", "refused"), _NO_ELEMENT)
+def test_a_write_at_no_element_refuses_another_dtype_as_torch(
+    stack_dim: int, index: Any, refused: bool
+) -> None:
+    # tclass wrote nothing and said nothing; torch's index_put (the peer, a TensorDict)
+    # refuses a tensor of another dtype at a tensor index (program 8,301,998, fz18a)
+    lazy = _nested_bool_stack(tclass, stack_dim)
+    selected = lazy.get(("n", "a"))[index]
+    value = selected.long()
+    before = lazy.get(("n", "a")).clone()
+    if refused:
+        with pytest.raises(tclass.errors.InPlaceWriteError, match=r"torch\.bool.*\.to\("):
+            lazy.set_at_(("n", "a"), value, index)
+        with pytest.raises(RuntimeError, match="index_put requires the same dtype"):
+            lazy[index] = {"n": {"a": value}}
+    else:
+        lazy.set_at_(("n", "a"), value, index)
+        lazy[index] = {"n": {"a": value}}
+    lazy.set_at_(("n", "a"), selected, index)  # the same dtype: written (nothing)
+    assert torch.equal(lazy.get(("n", "a")), before)
+
+
+@pytest.mark.parametrize(("stack_dim", "index", "refused"), _NO_ELEMENT)
+def test_a_write_at_no_element_refuses_as_the_peers(
+    stack_dim: int, index: Any, refused: bool
+) -> None:
+    peer = pytest.importorskip("tensordict")
+    lazy = _nested_bool_stack(peer, stack_dim)
+    value = lazy.get(("n", "a"))[index].long()
+    if refused:
+        with pytest.raises(RuntimeError, match="Index put requires the source and destination"):
+            lazy.set_at_(("n", "a"), value, index)
+    else:
+        lazy.set_at_(("n", "a"), value, index)

@@ -488,9 +488,16 @@ class ApplyOps(TensorCollection):
         return self.apply(_leaf_as_tensor, propagate_lock=True)
 
     def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
-        """A TensorDict copy (tensors cloned); ``retain_none`` is for records (absent
-        fields kept as ``None``)."""
-        return cast("TensorDict", self.clone())
+        """A TensorDict copy (tensors cloned), its nested collections TensorDicts too,
+        recursively (a lazy stack's dense stack, a record's storage), as the peer's;
+        ``retain_none`` is for records (absent fields kept as ``None``)."""
+        values = {
+            key: value.to_tensordict(retain_none=retain_none)
+            if isinstance(value, TensorCollection) and not value._is_value_node
+            else value.clone()
+            for key, value in self._items()
+        }
+        return cast("TensorDict", self._new_like(values, self.batch_size, self.device))
 
     # --- in-place fills ------------------------------------------------------------------
 

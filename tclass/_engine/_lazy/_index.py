@@ -28,7 +28,7 @@ from tclass._core import _batch, _names
 from tclass._core._records import is_record, storage_of
 from tclass._engine._lazy._parts import check_regular, lazily, remove_dim, stacked_size
 from tclass._engine._td_setitem import check_empty_source
-from tclass.errors import ArgumentValueError, DimError
+from tclass.errors import ArgumentValueError, DimError, InPlaceWriteError
 
 if TYPE_CHECKING:
     from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -541,6 +541,8 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
         return
     ids, positions = _probe(stack, items)
     selected = ids.shape
+    if not ids.numel():
+        _check_no_element_write(stack, items, value)
     for number in sorted(set(ids.reshape(-1).tolist())):
         mask = ids == number
         member = stack._members[number]
@@ -551,6 +553,50 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
             continue
         where = torch.unravel_index(positions[mask], member.batch_size)
         member[where] = _part_of(value, mask, selected)
+
+
+def _check_no_element_write(
+    stack: LazyStackedTensorDict, items: tuple[Any, ...], value: Any
+) -> None:
+    """A write at an index that selects no element writes nothing, but where a tensor
+    index falls on the members' dims (and the stack dim's item picks members), each
+    member is written at a tensor index, and torch's ``index_put`` refuses a tensor of
+    another dtype even for no element (as the peer raises, and a TensorDict in both)."""
+    d, consumed, picked, reaches = stack._stack_dim, 0, _ALL, False
+    for item in items:
+        dims = 0 if item is None else _batch.index_dims_consumed(item)
+        if consumed == d and dims == 1:
+            picked = item
+        elif isinstance(item, torch.Tensor) and consumed <= d < consumed + dims:
+            return  # a mask over the stack dim and others: not split among the members
+        elif isinstance(item, torch.Tensor):
+            reaches = True
+        consumed += dims
+    if not reaches or not stack._members or not _members_picked(stack, picked):
+        return
+    member = stack._members[0]
+    for path, tensor in _tensor_parts(value, ()):
+        entries = list(member._tensor_leaves()) if not path else [member.get(path, None)]
+        for entry in entries:
+            if isinstance(entry, torch.Tensor) and entry.dtype != tensor.dtype:
+                where = f"entry {path if len(path) > 1 else path[0]!r}" if path else "an entry"
+                msg = (
+                    f"cannot write a {tensor.dtype} tensor into {where} of dtype "
+                    f"{entry.dtype} at a tensor index (even one that selects no element): "
+                    f"torch's index_put requires the same dtype; cast the value with "
+                    f".to({entry.dtype})"
+                )
+                raise InPlaceWriteError(msg)
+
+
+def _tensor_parts(value: Any, prefix: tuple[str, ...]) -> Any:
+    """The tensors of a value written into a collection, with their keys (``()``: a
+    tensor written into every entry)."""
+    if isinstance(value, torch.Tensor):
+        yield prefix, value
+    elif isinstance(value, (TensorCollection, Mapping)):
+        for key, sub in value.items():
+            yield from _tensor_parts(sub, (*prefix, key))
 
 
 def _without_none(
