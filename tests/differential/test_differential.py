@@ -209,7 +209,6 @@ DECIDED = [
     ("index,entries,records", 8, 8_305_880, "stacking-keeps"),  # split_keys, from_dict's None
     ("shape,combine,math", 6, 8_403_514, "math-beyond-the-peer"),  # == of a stacked ragged stack
     ("shape,combine,math", 6, 8_405_363, "peer-fails-inside"),  # tensor_split(1), ragged dim
-    ("shape,combine,math", 6, 8_405_554, "stacking-keeps"),  # maximum_ after broadcast_to
     (_FIVE + ",records", 4, 8_203_299, "checked-as-torch"),  # unbind after tile: one value
 ]
 
