@@ -212,6 +212,7 @@ DECIDED = [
     (_FIVE + ",records", 4, 8_203_299, "checked-as-torch"),  # unbind after tile: one value
     # fz18c
     (_FIVE + ",records", 4, 9_302_004, "values-kept-shared"),  # empty(True): nested lock
+    ("records,entries", 4, 9_201_843, "none-field-unset"),  # rename_key_ of inner.z
 ]
 
 
