@@ -160,7 +160,10 @@ def _none_field_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     if not any(".update(" in line or ".from_dict(" in line for line in finding.lines[:-1]):
         return False
     if finding.kind == "tclass-raises" and type(mine.error).__name__ == "KeyNotFoundError":
-        missing = re.search(r"key '(\w+)',? (?:which )?was not found", str(mine.error))
+        # the key named alone or as the nested key's last name (program 9,201,843)
+        missing = re.search(
+            r"key (?:\('\w+', )*'(\w+)'\)?,? (?:which )?was not found", str(mine.error)
+        )
         return missing is not None and f", '{missing.group(1)}')" in finding.step.src
     if finding.kind != "result":
         return False

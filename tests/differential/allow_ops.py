@@ -305,14 +305,14 @@ def _empty_gives_new_nodes(finding: Finding, facts: Facts, peer: Any, mine: Any)
     ``separates``, built on it); or that node's lock, the
     source's in the peer (a new node's, unlocked, in tclass)."""
     if finding.kind == "result" and finding.step.op == "empty":
-        return "recurse=True" in finding.step.src and all(
+        return _RECURSE.search(finding.step.src) is not None and all(
             _NESTED_LOCKED.match(line) for line in finding.detail
         )
     if finding.kind != "alias" or not all(
         line.startswith(("result[", "result.<members>")) for line in finding.detail
     ):
         return False
-    if any(".empty(recurse=True)" in line for line in _later_lines(finding)):
+    if any(_RECURSE.search(line) for line in _later_lines(finding)):
         return True  # (a lazy stack's members too: program 1,105,079)
     # the result of ``separates``, which the peer builds on ``empty(recurse=True)``: a
     # nested node holding only Python values shared with the source (program 1,004,589)
@@ -321,6 +321,8 @@ def _empty_gives_new_nodes(finding: Finding, facts: Facts, peer: Any, mine: Any)
     return re.match(r"^x\.separates\(", source) is not None
 
 
+# ``empty(recurse=True)``, also spelled ``empty(True)`` (program 9,302,004)
+_RECURSE = re.compile(r"\.empty\((recurse=)?True\b")
 _NESTED_LOCKED = re.compile(r"^result\S+\.is_locked: peer True, tclass False$")
 
 
