@@ -22,6 +22,7 @@ __all__ = [
     "ArgumentValueError",
     "BatchMismatchError",
     "BatchSizeError",
+    "BufferTypeError",
     "CastError",
     "ClassDefinitionError",
     "ClassMismatchError",
@@ -72,6 +73,7 @@ __all__ = [
     "NamedTupleKeyError",
     "NoneFieldError",
     "NotAFileError",
+    "NotAFolderError",
     "NotCloseError",
     "NotConsolidatedError",
     "NotProvidedError",
@@ -377,6 +379,11 @@ class NotAFileError(TclassError, OSError, ValueError, RuntimeError):
     directory: ValueError; a MemoryMappedTensor over a directory: RuntimeError)."""
 
 
+class NotAFolderError(NotAFileError, NotADirectoryError):
+    """A file is where a folder must be: ``memmap(prefix)`` / ``save`` / ``memmap_like``
+    into a path that is a file. A ``NotADirectoryError`` too, as the peer raises there."""
+
+
 class FileConflictError(TclassError, FileExistsError, RuntimeError):
     """Writing would replace an existing file (or copy a file-backed tensor) unasked."""
 
@@ -405,6 +412,12 @@ class MetadataError(FileFormatError):
     """A saved folder's ``meta.json`` is malformed or disagrees with the folder: not JSON,
     wrong types, negative or mismatched sizes, an unknown dtype, a lazy-stack member too
     many. The message names the file; nothing was changed."""
+
+
+class BufferTypeError(MetadataError, TypeError):
+    """``from_consolidated`` got something other than a consolidated buffer's file or its
+    1-d ``uint8`` tensor (a TensorDict, a float tensor). A ``TypeError`` too, as the peer
+    raises for these."""
 
 
 class UnsafePathError(TclassError, ValueError):
