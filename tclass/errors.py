@@ -67,6 +67,7 @@ __all__ = [
     "MetadataError",
     "MissingDependencyError",
     "MissingFileError",
+    "MissingFolderError",
     "PickledFileMissingError",
     "MixedEntryError",
     "NestedLayoutError",
@@ -362,6 +363,11 @@ class MetaTensorError(DeviceError, NotImplementedError):
 
 class MissingFileError(TclassError, FileNotFoundError):
     """A file that should exist does not."""
+
+
+class MissingFolderError(MissingFileError, RuntimeError):
+    """A new file's directory does not exist (``MemoryMappedTensor.empty(shape,
+    filename=...)``). A ``RuntimeError`` too, as the peer raises there."""
 
 
 class PickledFileMissingError(MissingFileError, RuntimeError):

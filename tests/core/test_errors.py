@@ -50,6 +50,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "DeviceUnavailableError": (ValueError, RuntimeError, AssertionError),
     "MetaTensorError": (ValueError, RuntimeError, NotImplementedError),
     "MissingFileError": (FileNotFoundError,),
+    "MissingFolderError": (FileNotFoundError, OSError, RuntimeError),
     "PickledFileMissingError": (FileNotFoundError, RuntimeError),
     "NotAFileError": (OSError, ValueError, RuntimeError),
     "NotAFolderError": (NotADirectoryError, OSError, ValueError, RuntimeError),
