@@ -22,6 +22,7 @@ __all__ = [
     "ArgumentValueError",
     "BatchMismatchError",
     "BatchSizeError",
+    "BufferTypeError",
     "CastError",
     "ClassDefinitionError",
     "ClassMismatchError",
@@ -66,12 +67,14 @@ __all__ = [
     "MetadataError",
     "MissingDependencyError",
     "MissingFileError",
+    "MissingFolderError",
     "PickledFileMissingError",
     "MixedEntryError",
     "NestedLayoutError",
     "NamedTupleKeyError",
     "NoneFieldError",
     "NotAFileError",
+    "NotAFolderError",
     "NotCloseError",
     "NotConsolidatedError",
     "NotProvidedError",
@@ -362,6 +365,11 @@ class MissingFileError(TclassError, FileNotFoundError):
     """A file that should exist does not."""
 
 
+class MissingFolderError(MissingFileError, RuntimeError):
+    """A new file's directory does not exist (``MemoryMappedTensor.empty(shape,
+    filename=...)``). A ``RuntimeError`` too, as the peer raises there."""
+
+
 class PickledFileMissingError(MissingFileError, RuntimeError):
     """A pickled memory-mapped tensor (a reference to its file, as pickles of saved
     collections are) is loaded after its file was removed. A ``RuntimeError`` too, as the
@@ -375,6 +383,11 @@ class NotAFileError(TclassError, OSError, ValueError, RuntimeError):
     catch); a ``ValueError`` and a ``RuntimeError``, as the peer raises them in the same
     situations (``load_memmap`` of a file that is no archive, an archive written over a
     directory: ValueError; a MemoryMappedTensor over a directory: RuntimeError)."""
+
+
+class NotAFolderError(NotAFileError, NotADirectoryError):
+    """A file is where a folder must be: ``memmap(prefix)`` / ``save`` / ``memmap_like``
+    into a path that is a file. A ``NotADirectoryError`` too, as the peer raises there."""
 
 
 class FileConflictError(TclassError, FileExistsError, RuntimeError):
@@ -405,6 +418,12 @@ class MetadataError(FileFormatError):
     """A saved folder's ``meta.json`` is malformed or disagrees with the folder: not JSON,
     wrong types, negative or mismatched sizes, an unknown dtype, a lazy-stack member too
     many. The message names the file; nothing was changed."""
+
+
+class BufferTypeError(MetadataError, TypeError):
+    """``from_consolidated`` got something other than a consolidated buffer's file or its
+    1-d ``uint8`` tensor (a TensorDict, a float tensor). A ``TypeError`` too, as the peer
+    raises for these."""
 
 
 class UnsafePathError(TclassError, ValueError):

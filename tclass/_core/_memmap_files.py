@@ -23,6 +23,7 @@ from tclass.errors import (
     FileFormatError,
     FilePermissionError,
     MissingFileError,
+    MissingFolderError,
     NotAFileError,
 )
 
@@ -136,6 +137,9 @@ def create_file(
         created = False
         fd = open_or_raise(path, WRITE_FLAGS)  # O_NOFOLLOW: a symlink fails
     except OSError as err:
+        if err.errno in (errno.ENOENT, errno.ENOTDIR):
+            msg = f"cannot create {path!r}: its directory does not exist; create it first"
+            raise MissingFolderError(msg) from err
         raise_open_error(path, err)
     try:
         if not created:

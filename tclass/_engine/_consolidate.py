@@ -52,6 +52,7 @@ from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
 from tclass.errors import (
+    BufferTypeError,
     DeviceError,
     KeyNotFoundError,
     MetadataError,
@@ -298,6 +299,13 @@ def from_consolidated_file(filename: str | os.PathLike[str], cls: type) -> Any:
     return node
 
 
+def _described(value: object) -> str:
+    """``value`` as an error message names it: a tensor by its dtype and shape."""
+    if isinstance(value, torch.Tensor):
+        return f"a {value.dtype} tensor of shape {list(value.shape)}"
+    return f"a value of type {type(value).__name__}"
+
+
 def from_consolidated(
     buffer: torch.Tensor | str | os.PathLike[str], *, cls: type | None = None
 ) -> Any:
@@ -306,6 +314,7 @@ def from_consolidated(
 
     Raises:
         MissingFileError: ``buffer`` names a file that does not exist.
+        BufferTypeError: ``buffer`` is not a 1-d ``uint8`` tensor (a ``TypeError``).
         MetadataError: the tensor is not a consolidated buffer (no valid trailer).
     """
     if isinstance(buffer, (str, os.PathLike)):
@@ -317,9 +326,10 @@ def from_consolidated(
     if not isinstance(buffer, torch.Tensor) or buffer.dtype != torch.uint8 or buffer.dim() != 1:
         msg = (
             "from_consolidated expects the 1-d uint8 buffer of a consolidated "
-            "collection (td.consolidate()._consolidated buffer)"
+            "collection (td.consolidate()._consolidated buffer) or the file "
+            f"consolidate(filename=...) wrote, not {_described(buffer)}"
         )
-        raise MetadataError(msg)
+        raise BufferTypeError(msg)
     description = _read_trailer(buffer)
     if description["tree"] is None:
         msg = (

@@ -225,6 +225,24 @@ def test_from_consolidated_refuses_other_tensors() -> None:
         tclass.from_consolidated(torch.zeros(64, dtype=torch.uint8))
 
 
+@pytest.mark.parametrize("source", ["td", "float", "int"])
+def test_from_consolidated_of_no_buffer_is_a_type_error(source: str) -> None:
+    """The peer raises a TypeError for a collection or a float tensor passed as the buffer
+    (a user who passes the consolidated TensorDict itself): tclass's error is one too,
+    and says what it got."""
+    value: Any = {
+        "td": TensorDict({"a": torch.arange(3.0)}, [3]).consolidate(),
+        "float": torch.zeros(4),
+        "int": 5,
+    }[source]
+    with pytest.raises(TypeError, match="1-d uint8 buffer") as info:
+        TensorDict.from_consolidated(value)
+    assert isinstance(info.value, MetadataError)  # as before: not a consolidated buffer
+    assert ("TensorDict" if source == "td" else "float32" if source == "float" else "int") in str(
+        info.value
+    )
+
+
 def test_pickle_sends_the_buffer() -> None:
     td = _td()
     packed = td.consolidate()

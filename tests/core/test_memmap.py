@@ -449,11 +449,18 @@ def test_non_regular_file_refused(tmp_path: pathlib.Path) -> None:
         MemoryMappedTensor.from_filename(fifo, torch.float32, (2,))
 
 
-def test_missing_directory(tmp_path: pathlib.Path) -> None:
+@pytest.mark.parametrize("make", ["zeros", "empty", "from_tensor"])
+def test_missing_directory(tmp_path: pathlib.Path, make: str) -> None:
+    """A new file in a directory that does not exist: a FileNotFoundError, and a
+    RuntimeError as the peer raises there (code that catches it keeps working)."""
     path = tmp_path / "no" / "such" / "x.memmap"
-    with pytest.raises(_errors.MissingFileError, match="does not exist") as info:
-        MemoryMappedTensor.zeros(2, filename=path)
-    assert isinstance(info.value, FileNotFoundError)
+    with pytest.raises(_errors.MissingFolderError, match="directory does not exist") as info:
+        if make == "from_tensor":
+            MemoryMappedTensor.from_tensor(torch.ones(2), filename=path)
+        else:
+            getattr(MemoryMappedTensor, make)(2, filename=path)
+    assert isinstance(info.value, FileNotFoundError) and isinstance(info.value, RuntimeError)
+    assert isinstance(info.value, _errors.MissingFileError)
     assert not (tmp_path / "no").exists()
 
 

@@ -795,3 +795,15 @@ def test_a_saved_value_node_is_written_through_its_collection(tmp_path: Path) ->
     assert TensorDict.load_memmap(tmp_path)["val"] == "a" == td["val"]
     td.set_("val", "b")
     assert TensorDict.load_memmap(tmp_path)["val"] == "b" == td["val"]
+
+
+@pytest.mark.parametrize("how", ["memmap", "memmap_", "memmap_like", "save"])
+def test_saving_into_a_file_is_a_not_a_directory_error(tmp_path: Path, how: str) -> None:
+    """A prefix that is a file: the peer raises NotADirectoryError (an OSError), and so
+    does tclass, before writing anything; the file is left as it was."""
+    target = tmp_path / "f"
+    target.write_text("x")
+    td = TensorDict({"a": torch.arange(3.0)}, [3])
+    with pytest.raises(NotADirectoryError, match="it is a file, not a folder"):
+        getattr(td, how)(target)
+    assert target.read_text() == "x" and sorted(os.listdir(tmp_path)) == ["f"]

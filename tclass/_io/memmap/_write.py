@@ -46,7 +46,7 @@ from tclass._core._memmap import MemoryMappedTensor, save_new_file, without_grad
 from tclass._io.memmap._format import META, SCHEMA, TEMP_PREFIX
 from tclass._io.memmap._plan import Leaf, plan_tree
 from tclass._io.memmap._values import PICKLE_FILES
-from tclass.errors import FileConflictError, NotAFileError
+from tclass.errors import FileConflictError, NotAFolderError
 
 __all__ = [
     "StagedTree",
@@ -216,7 +216,7 @@ def final_root(prefix: str | os.PathLike[str]) -> tuple[str, bool]:
         return root, False
     if not stat.S_ISDIR(status.st_mode):
         msg = f"cannot save into {root!r}: it is a file, not a folder; give a folder path"
-        raise NotAFileError(msg)
+        raise NotAFolderError(msg)
     return root, True
 
 
