@@ -149,7 +149,8 @@ def _none_field_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     """The same, read through ``keys()``: the peer lists the nested ``None`` value it
     stored (``list(x.keys(True))``) or finds it (``("inner", "z") in x.keys(True, True)``,
     though its iteration of the leaves skips it), where tclass has no such key (and
-    ``select`` of it is a ``KeyNotFoundError``, as of an unset field in both)."""
+    ``select``, ``pop`` or ``rename_key_`` of it is a ``KeyNotFoundError``, as of an unset
+    field in both)."""
     if finding.kind == "result" and finding.step.op == "non_tensor_items":
         # a record's: the peer lists its None fields too (its keys() does not)
         theirs, ours = peer.value, mine.value
@@ -160,8 +161,13 @@ def _none_field_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     if not any(".update(" in line or ".from_dict(" in line for line in finding.lines[:-1]):
         return False
     if finding.kind == "tclass-raises" and type(mine.error).__name__ == "KeyNotFoundError":
-        missing = re.search(r"key '(\w+)',? (?:which )?was not found", str(mine.error))
-        return missing is not None and f", '{missing.group(1)}')" in finding.step.src
+        missing = re.search(
+            r"key ('\w+'|\('\w+'(?:, '\w+')+\)),? (?:which )?was not found", str(mine.error)
+        )
+        if missing is None:
+            return False
+        key = missing.group(1)  # a nested key read whole (rename_key_), or its last name
+        return key in finding.step.src if key.startswith("(") else f", {key})" in finding.step.src
     if finding.kind != "result":
         return False
     if finding.step.op == "get_default" and peer.snap == ("py", "NoneType", None):
