@@ -305,14 +305,14 @@ def _empty_gives_new_nodes(finding: Finding, facts: Facts, peer: Any, mine: Any)
     ``separates``, built on it); or that node's lock, the
     source's in the peer (a new node's, unlocked, in tclass)."""
     if finding.kind == "result" and finding.step.op == "empty":
-        return "recurse=True" in finding.step.src and all(
+        return _EMPTY_RECURSE.search(finding.step.src) is not None and all(
             _NESTED_LOCKED.match(line) for line in finding.detail
         )
     if finding.kind != "alias" or not all(
         line.startswith(("result[", "result.<members>")) for line in finding.detail
     ):
         return False
-    if any(".empty(recurse=True)" in line for line in _later_lines(finding)):
+    if any(_EMPTY_RECURSE.search(line) for line in _later_lines(finding)):
         return True  # (a lazy stack's members too: program 1,105,079)
     # the result of ``separates``, which the peer builds on ``empty(recurse=True)``: a
     # nested node holding only Python values shared with the source (program 1,004,589)
@@ -322,6 +322,7 @@ def _empty_gives_new_nodes(finding: Finding, facts: Facts, peer: Any, mine: Any)
 
 
 _NESTED_LOCKED = re.compile(r"^result\S+\.is_locked: peer True, tclass False$")
+_EMPTY_RECURSE = re.compile(r"\.empty\((?:recurse=)?True\b")  # ``empty(True)`` too (9,212,728)
 
 
 # A result line that differs in the tensor's dtype only (or, with the group, its class).
@@ -715,6 +716,7 @@ _EMPTY_REDUCED_WHOLE = re.compile(
     r": peer Tensor\[([\w.]+), shape \[\]\], tclass Tensor\[\1, shape \[[\d, ]*\b0\b[\d, ]*\]\]$"
 )
 _BROKEN_SIZE = re.compile(r"^result\.(batch_size|names): peer ")
+_ZERO_DIM_UNBOUND = "Dimension specified as 0 but tensor has no dimensions"
 
 
 def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -736,6 +738,10 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
             return True  # its own values over no elements, a list of no dims (program 8,009)
         if any(text in str(peer.error) for text in _NODE_LEFT_AT_0):
             return any(".repeat_interleave(0," in line for line in finding.lines)
+        if finding.step.op == "setitem" and _ZERO_DIM_UNBOUND in str(peer.error):
+            # a 0-d value at a lazy stack's tensor index: the peer unbinds it; torch writes
+            # it, or refuses its dtype with a RuntimeError, as tclass's InPlaceWriteError
+            return mine.error is None or isinstance(mine.error, RuntimeError)
         return any(text in str(peer.error) for text in _PEER_INTERNAL)
     if finding.kind == "result" and finding.step.op == "logsumexp":  # the same, no elements
         return all(_EMPTY_REDUCED_WHOLE.search(line) for line in finding.detail)

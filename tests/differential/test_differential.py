@@ -210,6 +210,9 @@ DECIDED = [
     ("shape,combine,math", 6, 8_403_514, "math-beyond-the-peer"),  # == of a stacked ragged stack
     ("shape,combine,math", 6, 8_405_363, "peer-fails-inside"),  # tensor_split(1), ragged dim
     (_FIVE + ",records", 4, 8_203_299, "checked-as-torch"),  # unbind after tile: one value
+    # inv18e: nu18b's lines
+    ("records,entries", 4, 9_212_728, "values-kept-shared"),  # empty(True): the source's node
+    ("records,entries", 4, 9_201_843, "none-field-unset"),  # rename_key_ of from_dict's None
 ]
 
 
