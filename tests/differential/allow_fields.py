@@ -149,7 +149,8 @@ def _none_field_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     """The same, read through ``keys()``: the peer lists the nested ``None`` value it
     stored (``list(x.keys(True))``) or finds it (``("inner", "z") in x.keys(True, True)``,
     though its iteration of the leaves skips it), where tclass has no such key (and
-    ``select`` of it is a ``KeyNotFoundError``, as of an unset field in both)."""
+    ``select``, ``pop`` or ``rename_key_`` of it is a ``KeyNotFoundError``, as of an unset
+    field in both)."""
     if finding.kind == "result" and finding.step.op == "non_tensor_items":
         # a record's: the peer lists its None fields too (its keys() does not)
         theirs, ours = peer.value, mine.value

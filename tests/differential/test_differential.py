@@ -213,6 +213,7 @@ DECIDED = [
     # fz18c
     (_FIVE + ",records", 4, 9_302_004, "values-kept-shared"),  # empty(True): nested lock
     ("records,entries", 4, 9_201_843, "none-field-unset"),  # rename_key_ of inner.z
+    ("records,entries", 4, 9_212_728, "values-kept-shared"),  # empty(True): the source's node
 ]
 
 

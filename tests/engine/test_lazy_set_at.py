@@ -173,3 +173,28 @@ def test_a_write_at_no_element_refuses_as_the_peers(
             lazy.set_at_(("n", "a"), value, index)
     else:
         lazy.set_at_(("n", "a"), value, index)
+
+
+@pytest.mark.parametrize(
+    ("value", "refused"), [(torch.tensor(True), False), (torch.tensor(1), True)]
+)
+def test_a_0d_value_at_no_element_is_written_as_torch_writes_it(
+    value: torch.Tensor, refused: bool
+) -> None:
+    # torch writes a 0-d value of the leaf's dtype at an empty tensor index and refuses
+    # another dtype with a RuntimeError; the peer's lazy stack fails unbinding the 0-d
+    # value (an IndexError, "Dimension specified as 0": inv18e)
+    members = [tclass.TensorDict(a=torch.zeros(3, 2, dtype=torch.bool), batch_size=[3])] * 2
+    lazy = tclass.lazy_stack(members, 0)
+    dense = lazy.get("a").clone()
+    index = (slice(None), _NONE)
+    if refused:
+        with pytest.raises(RuntimeError, match="Index put requires the source and destination"):
+            dense[index] = value
+        with pytest.raises(tclass.errors.InPlaceWriteError, match="index_put") as info:
+            lazy[index] = {"a": value}
+        assert isinstance(info.value, RuntimeError)
+    else:
+        dense[index] = value
+        lazy[index] = {"a": value}
+    assert torch.equal(lazy.get("a"), dense)

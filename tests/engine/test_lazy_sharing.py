@@ -145,6 +145,21 @@ def test_members_named_differently_raise_on_read() -> None:
     assert stack.names == [None, "k"] and stack.tensordicts[0].names == ["k"]
 
 
+def test_a_member_resized_through_a_view_raises_on_read() -> None:
+    # the peer's ValueError (program 8,706,641 of index,shape): a member's batch size set
+    # through the view `stack[0]` leaves members of 1 and 2 dims, unnamed both
+    stack = tclass.lazy_stack([TensorDict({}, batch_size=[0, 4]) for _ in range(2)])
+    member = stack[0]
+    assert member is stack.tensordicts[0]
+    member.batch_size = [0]
+    with pytest.raises(errors.DimNameError, match="Not all dim names match") as info:
+        stack.names  # noqa: B018
+    assert isinstance(info.value, ValueError)
+    assert "[None] (member 0) and [None, None] (member 1)" in str(info.value)
+    member.batch_size = [0, 4]  # one batch size again
+    assert stack.names == [None, None, None]
+
+
 # --- an entry of another kind in some members ----------------------------------------------
 
 MIXED: dict[str, list[Any]] = {

@@ -129,20 +129,23 @@ class LazyDevices(LazyReshapeOps):
         Raises:
             DimNameError: (a ``ValueError`` and ``RuntimeError``, as the peer raises) if
                 the members name their dims differently (one renamed through another
-                stack that shares it).
+                stack that shares it), or have different numbers of dims (one's batch
+                size set through a view or another stack that holds it).
         """
         members = self._members
         if not members:
             return [self._stack_dim_name]
         out = list(members[0].names)
-        first = members[0]._dim_names
+        first, dims = members[0]._dim_names, len(out)
         for position, member in enumerate(members):
-            if member._dim_names != first and list(member.names) != out:
+            differs = member._dim_names != first or member.batch_dims != dims
+            if differs and list(member.names) != out:
                 msg = (
                     f"Not all dim names match: the members of this lazy stack name their "
                     f"dims {out} (member 0) and {list(member.names)} (member {position}), "
-                    "as after renaming a member through another stack that holds it; give "
-                    "them one set of names with lazy.names = [...]"
+                    "as after renaming or resizing a member through another stack or a "
+                    "view that holds it; give them one set of names with "
+                    "lazy.names = [...] (and one batch size)"
                 )
                 raise DimNameError(msg)
         out.insert(self._stack_dim, self._stack_dim_name)
