@@ -613,10 +613,7 @@ class SchemaCheck:
     ) -> LoadPlan:
         """The plan for the record fields in ``folder`` (a ``_tensordict/`` or a member
         of a lazy stack of them); its differences are added to ``differences``."""
-        saved = read_schema(marker, f"{folder}/meta.json") if marker else None
-        plan = compare(
-            cls, entries, values, saved, batch_ndim, "", strict=self.strict, widen=self.widen
-        )
+        plan = self._plan(cls, folder, entries, marker, values, batch_ndim)
         if not plan.differences:  # the usual case: no path to name
             return plan
         path = self._record_path(folder)
@@ -637,14 +634,28 @@ class SchemaCheck:
         """Whether :meth:`compare` would find the record fields in ``folder`` the class's
         as they are (no difference, nothing dropped or widened), recording nothing; a
         saved schema that does not read raises as there."""
-        saved = read_schema(marker, f"{folder}/meta.json") if marker else None
         fields, specs = class_schema(cls)
         if specs is None and not values and _only_plain_tensors(cls, fields, entries):
+            if marker:
+                read_schema(marker, f"{folder}/meta.json")  # (one that does not read raises)
             return True  # compare's own first case, without its empty plan
-        plan = compare(
+        plan = self._plan(cls, folder, entries, marker, values, batch_ndim)
+        return not (plan.differences or plan.drop or plan.widen)
+
+    def _plan(
+        self,
+        cls: type,
+        folder: str,
+        entries: Mapping[str, Mapping[str, Any]],
+        marker: Mapping[str, Any],
+        values: AbstractSet[str],
+        batch_ndim: int,
+    ) -> LoadPlan:
+        """:func:`compare` of the fields in ``folder`` with ``cls``, under these options."""
+        saved = read_schema(marker, f"{folder}/meta.json") if marker else None
+        return compare(
             cls, entries, values, saved, batch_ndim, "", strict=self.strict, widen=self.widen
         )
-        return not (plan.differences or plan.drop or plan.widen)
 
     def _record_path(self, folder: str) -> str:
         """The record's folder relative to the root: the parent of its _tensordict/
