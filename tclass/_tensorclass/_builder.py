@@ -50,7 +50,7 @@ from tclass._engine._td import TensorDict
 from tclass._io._schema import FieldSchema
 from tclass._tensorclass._fields import FieldRule, rule_for
 from tclass._tensorclass._generated import generated_init, is_generated, user_init
-from tclass._tensorclass._hints import Unresolved, resolve_annotations
+from tclass._tensorclass._hints import Unresolved, enclosing_names, resolve_annotations
 from tclass._tensorclass._interop import register_pytree
 from tclass._tensorclass._json_schema import class_document
 from tclass._tensorclass._options import ClassOptions, class_options
@@ -222,6 +222,9 @@ def build_class(cls: type[TensorClass], base: type, **given: Any) -> None:
         parent.cls.__name__ if parent else "",
     )
     own_init = _own_init(cls)
+    scope = enclosing_names(cls.__dict__.get("__annotations__", {}))
+    if scope:  # names of the function declaring the class, read before the module's
+        type.__setattr__(cls, "__tclass_scope__", scope)
     if "__dataclass_fields__" not in cls.__dict__:
         _prepare_fields(cls)
         dataclasses.dataclass(

@@ -4,14 +4,17 @@ Annotations are resolved when a class is first used (its first instance), not wh
 defined, so a field may name the class itself, a class defined later in the module, or a
 class defined later in the same function. A string (``"Node"``, or every annotation
 under ``from __future__ import annotations``) and a forward reference nested in a union
-(``Optional["Node"]``) are evaluated in the module of the class that declares the field,
-with the tensorclasses defined so far in that module and the class itself added; a name
-still unknown is looked up in the local variables of the functions that are running
-(the function that defines two local classes, or the one creating the first instance).
+(``Optional["Node"]``) are evaluated as Python scopes them: the class itself, then the
+names of the function whose body declares the class (as they were then: a local class
+shadows a module-level one of the same name), then the module of the class that declares
+the field, with the tensorclasses defined so far in that module; a name still unknown is
+looked up in the local variables of the functions that are running (the function that
+defines two local classes, or the one creating the first instance).
 """
 
 from __future__ import annotations
 
+import re
 import sys
 import types
 import typing
@@ -24,6 +27,7 @@ __all__ = [
     "Unresolved",
     "annotated_members",
     "annotation_text",
+    "enclosing_names",
     "flatten_union",
     "function_hints",
     "resolve_annotations",
@@ -32,6 +36,10 @@ __all__ = [
 _UNION_TYPES: tuple[Any, ...] = (Union, types.UnionType)
 # How many calling frames a name is looked up in before it is reported missing.
 _FRAMES = 64
+# A name in an annotation's text (``Inner | None``, ``Optional["Node"]``).
+_NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+# Modules whose frames stand between a class statement and the class's building.
+_BETWEEN = ("abc", "typing", "typing_extensions", "dataclasses", "functools")
 
 
 class Unresolved:
@@ -69,8 +77,38 @@ def resolve_annotations(
 
 def _evaluator(cls: type, klass: type, registry: Mapping[str, type]) -> Callable[[str], object]:
     module = sys.modules.get(klass.__module__)
-    namespace = {**registry, **(vars(module) if module is not None else {}), cls.__name__: cls}
+    scope = vars(klass).get("__tclass_scope__", {})
+    namespace = {
+        **registry,
+        **(vars(module) if module is not None else {}),
+        **scope,
+        cls.__name__: cls,
+    }
     return lambda text: _evaluate(text, namespace)
+
+
+def enclosing_names(annotations: Mapping[str, object]) -> dict[str, object]:
+    """The names ``annotations`` use, as the function whose body runs the class statement
+    holds them now (empty for a class declared at module level): what Python's scoping
+    gives those names over the module's. Only the names the annotations use are kept, so
+    the class keeps nothing else of the function alive."""
+    frame: types.FrameType | None = sys._getframe(1)
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if not (module.startswith("tclass.") or module in _BETWEEN):
+            break
+        frame = frame.f_back
+    if frame is None or frame.f_locals is frame.f_globals:
+        return {}
+    names = {name for value in annotations.values() for name in _NAME.findall(_text(value))}
+    scope = frame.f_locals
+    return {name: scope[name] for name in names if name in scope}
+
+
+def _text(annotation: object) -> str:
+    if isinstance(annotation, typing.ForwardRef):
+        return annotation.__forward_arg__
+    return annotation if isinstance(annotation, str) else repr(annotation)
 
 
 def function_hints(

@@ -302,20 +302,21 @@ def test_stack_and_cat_into_a_record_check_its_fields_and_write_all_or_nothing(
     assert (out.prob == 0.25).all()
 
 
+@tclass.tensorclass
+class Inner:
+    y: torch.Tensor
+
+
+@tclass.tensorclass
+class Rec:
+    x: torch.Tensor
+    label: str
+    inner: Inner
+
+
 def test_a_value_renamed_onto_a_tensor_field_reads_as_the_value() -> None:
     """``rename_key_("label", "inner")`` moves a Python value into a field declared for a
     collection: reading the field gives the value (as ``get`` does), not its node."""
-
-    @tclass.tensorclass
-    class Inner:
-        y: torch.Tensor
-
-    @tclass.tensorclass
-    class Rec:
-        x: torch.Tensor
-        label: str
-        inner: Inner
-
     rec = Rec(
         x=torch.zeros(3),
         label="pong",
@@ -332,17 +333,6 @@ def test_a_tensor_renamed_onto_a_field_of_records_is_refused_as_assigned() -> No
     """``rename_key_(("inner", "y"), "inner")`` would put a tensor in a field declared for
     a record, which assigning it refuses (and a save of it would not load back:
     program 1,500,077): the same ``FieldTypeError``, nothing moved."""
-
-    @tclass.tensorclass
-    class Inner:
-        y: torch.Tensor
-
-    @tclass.tensorclass
-    class Rec:
-        x: torch.Tensor
-        label: str
-        inner: Inner
-
     rec = Rec(
         x=torch.zeros(3), label="a", inner=Inner(y=torch.ones(3), batch_size=[3]), batch_size=[3]
     )

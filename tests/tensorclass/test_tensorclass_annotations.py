@@ -141,6 +141,29 @@ class TestForwardReferences:
         with pytest.raises(errors.FieldTypeError, match="Rec.colour is annotated Colour"):
             Rec(colour=torch.zeros(2))  # the annotation is found: a tensor is refused
 
+    def test_a_local_class_shadows_the_modules_of_the_same_name(self) -> None:
+        # As Python scopes names: the function's ``Sub`` and ``Data`` before the module's
+        # (both forms; the module-level classes are defined below, and used first).
+        outer = globals()["Sub"]
+        held = WithSub(x=torch.zeros(2), child=outer(z=torch.zeros(2), batch_size=[2]))
+        assert type(held.child) is outer
+
+        class Sub(TensorClass):
+            y: torch.Tensor
+
+        @tclass.tensorclass
+        class Data:
+            z: torch.Tensor
+
+        class Holder(TensorClass):
+            child: "Sub | None" = None
+            data: Optional["Data"] = None
+
+        mine = Holder(child=Sub(y=torch.ones(2), batch_size=[2]), data=Data(z=torch.ones(1)))
+        assert type(mine.child) is Sub and type(mine.data) is Data
+        with pytest.raises(errors.FieldTypeError, match="Holder.child is annotated"):
+            Holder(child=held.child)  # another class is still refused
+
     def test_a_name_never_found_takes_any_value(self) -> None:
         # As in the peer: a name imported only under TYPE_CHECKING, for instance.
         class Dangling(TensorClass):
