@@ -301,3 +301,44 @@ def test_a_report_or_meta_load_keeps_no_plan(tmp_path: Path) -> None:
     os.truncate(path / "_tensordict" / "a.memmap", 4)
     with pytest.raises(FileFormatError, match="a.memmap"):
         Pair.load_memmap(path, device="meta")  # the sizes are still checked
+
+
+def _outcome(path: Path) -> object:
+    cache.clear()
+    try:
+        loaded = TensorDict.load_memmap(path)
+    except TclassError as error:
+        return (type(error), str(error))
+    return {key: (value.dtype, tuple(value.shape)) for key, value in loaded.items()}
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda meta: meta.update(zz=3),  # an unexpected entry after the leaves
+        lambda meta: meta.update({"zz": 3, "w": {"bad": 1}}),
+        lambda meta: meta["x"].update(shape=[2, -1]),
+        lambda meta: meta["x"].update(shape=[2, True]),
+        lambda meta: meta["x"].update(shape=[2, 0]),
+        lambda meta: meta["x"].update(shape=[3, 4]),  # not under the batch size
+        lambda meta: meta["x"].update(shape="2"),
+        lambda meta: meta["x"].update(device=["cpu"]),
+        lambda meta: meta["x"].update(is_nested=None),
+        lambda meta: meta.update(_tclass=[1]),
+        lambda meta: meta.update(_tclass={"escaped_keys": True}),
+        lambda meta: None,  # as saved
+    ],
+)
+def test_a_first_load_has_the_checked_way_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit: Callable[[dict[str, Any]], None]
+) -> None:
+    # The first load walks a node's entries once, planning and checking them together;
+    # whatever it meets, the result (or error) is the checked way's.
+    path = tmp_path / "t"
+    TensorDict({"x": torch.ones(2, 4), "shape": torch.zeros(2)}, batch_size=[2]).memmap(path)
+    meta = json.loads(_raw(path))
+    edit(meta)
+    (path / "meta.json").write_text(json.dumps(meta))
+    planned = _outcome(path)
+    monkeypatch.setattr(read_io, "_first_plan", lambda *args: None)
+    assert planned == _outcome(path)
