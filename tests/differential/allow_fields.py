@@ -38,6 +38,7 @@ _SAVES = ("memmap", "memmap_", "memmap_like", "save", "dumps")
 _DICT_GIVEN = re.compile(
     r"\.set\(['\"](label|s)['\"], \{|\.(label|s) = \{|\.update\(\{['\"](label|s)['\"]: \{"
 )
+_DICT_NOT_FITTING = re.compile(r"^the Tensor \w+ has shape .* incompatible with the batch-size")
 _DICT_KEPT = re.compile(r"^result(\.<members>\S*)?\['\w+'\]: peer TensorDict\(.*, tclass dict \(")
 
 
@@ -48,7 +49,8 @@ def _dict_kept_in_value_field(finding: Finding, facts: Facts, peer: Any, mine: A
     TensorDict; into a saved record, where such a value is written to the folder, a
     ``NotSerializableError`` when the dict holds tensors, set or assigned too (the peer
     keeps it in memory only: a reload gives the old value), and by ``set_`` (the peer's
-    ``_InplaceWriteError``, a ``ValueError``, as in memory)."""
+    ``_InplaceWriteError``, a ``ValueError``, as in memory). Where the dict's tensors do
+    not fit the batch, the peer's ``update`` raises making its TensorDict."""
     if finding.kind == "family" and finding.step.op == "set_":  # the peer's set_ refuses it
         refused = type(mine.error).__name__ == "NotSerializableError"
         return refused and "_InplaceWriteError" in type(peer.error).__name__
@@ -61,6 +63,11 @@ def _dict_kept_in_value_field(finding: Finding, facts: Facts, peer: Any, mine: A
         refused = type(mine.error).__name__ == "NotSerializableError"
         given = any(_DICT_GIVEN.search(line) for line in finding.lines[:-1])
         return refused and given and "is of type torch.Tensor" in str(mine.error)
+    if finding.kind == "peer-raises" and finding.step.op in ("update", "replace"):
+        # the peer's TensorDict of the dict does not fit the batch (a tensor of the dict
+        # kept whole while the record was narrowed): program 9,901,758, fz19a
+        given = any(_DICT_GIVEN.search(line) for line in finding.lines[:-1])
+        return given and _DICT_NOT_FITTING.search(str(peer.error)) is not None
     if finding.kind != "result" or finding.step.op not in ("update", "replace"):
         return False
     return all(_DICT_KEPT.match(line) for line in finding.detail)

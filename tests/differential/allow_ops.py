@@ -19,6 +19,7 @@ from .allow_ragged import (
     _one_member_resolved,
     _ragged_made_dense,
     _rebuilt_with_more_dims,
+    _viewed_with_extra_dims,
 )
 
 if TYPE_CHECKING:
@@ -731,7 +732,7 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
             peer.error
         ):
             return True  # torch.logsumexp(t, dim=()), for a collection without batch dims
-        if _rebuilt_with_more_dims(finding, peer):
+        if _rebuilt_with_more_dims(finding, peer) or _viewed_with_extra_dims(finding, peer, mine):
             return True
         if finding.step.src.endswith("x.update_(x.to_dict())") and _VALUES_OVER_NONE.search(
             str(peer.error)

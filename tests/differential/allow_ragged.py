@@ -69,6 +69,30 @@ def _rebuilt_with_more_dims(finding: Finding, peer: Any) -> bool:
     return found.group(3).count(",") > found.group(4).count(",")
 
 
+# The peer's view / reshape of a nested node whose batch size is not its parent's (its
+# squeeze of a stack of values leaves one with the dims it squeezed out): the shape it
+# passes down gets the node's extra dims appended, which its own batch cannot take.
+_VIEWED_EXTRA_DIMS = re.compile(r"invalid shape \[([-\d, ]*)\] for a batch of \d+ elements")
+
+
+def _viewed_with_extra_dims(finding: Finding, peer: Any, mine: Any) -> bool:
+    """``view`` / ``reshape`` to a shape torch gives the batch (the step's
+    ``torch-shape=`` tag), which tclass's result has, where the peer refuses a longer
+    shape that begins with it: a nested node's bogus extra dims (program 9,800,220 of
+    shape,combine --length 8, fz19a)."""
+    found = _VIEWED_EXTRA_DIMS.search(str(peer.error))
+    if finding.step.op not in ("view", "reshape") or found is None or mine.error is not None:
+        return False
+    tags = [tag for tag in finding.step.tags if tag.startswith("torch-shape=")]
+    if not tags:
+        return False
+    expected = tags[0].removeprefix("torch-shape=")
+    wanted = [int(size) for size in expected.strip("[]").split(",") if size.strip()]
+    refused = [int(size) for size in found.group(1).split(",") if size.strip()]
+    kept = list(getattr(mine.value, "batch_size", ()))
+    return kept == wanted and len(refused) > len(wanted) and refused[: len(wanted)] == wanted
+
+
 def _padded_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``pad_sequence`` of tensorclasses with masks, which the peer refuses (README,
     "Stacking keeps what can be kept")."""

@@ -214,6 +214,9 @@ DECIDED = [
     (_FIVE + ",records", 4, 9_302_004, "values-kept-shared"),  # empty(True): nested lock
     ("records,entries", 4, 9_201_843, "none-field-unset"),  # rename_key_ of inner.z
     ("records,entries", 4, 9_212_728, "values-kept-shared"),  # empty(True): the source's node
+    # fz19a
+    ("shape,combine", 8, 9_800_220, "peer-fails-inside"),  # view after squeeze of a value
+    (_FIVE + ",records", 6, 9_901_758, "annotation-casts"),  # update: a dict label kept
 ]
 
 

@@ -305,3 +305,25 @@ def test_tensors_parted_by_the_stack_dim_and_another_dim_index_each_member(
     picked = inner[:, torch.tensor([0, 1]), :, torch.tensor([1, 0])]
     whole = torch.stack([m["a"] for m in members], 2)[:, [0, 1], :, [1, 0]]
     assert picked.batch_size == whole.shape[:3] and torch.equal(picked["a"], whole)
+
+
+@pytest.mark.parametrize("lib_name", ["tclass", "tensordict"])
+def test_a_full_slice_keeps_the_members_themselves(lib_name: str, tmp_path: Path) -> None:
+    """``stack[:]`` of a stack along a later dim indexes no member (as the peer: a full
+    slice keeps a member whole), so a file's member stays the file, not a view of its rows;
+    a slice that takes part of the dim still indexes each member."""
+    pytest.importorskip("h5py")
+    lib = pytest.importorskip(lib_name)
+    plain = lib.TensorDict({"a": torch.arange(2.0)}, [2])
+    source = lib.TensorDict({"a": torch.zeros(2)}, [2])
+    saved = lib.PersistentTensorDict.from_dict(source, str(tmp_path / "f.h5"))
+    stack = lib.lazy_stack([plain, saved], 1)
+    whole = stack[:]
+    assert whole.batch_size == (2, 2) and whole.stack_dim == 1
+    assert whole.tensordicts[0] is plain
+    assert type(whole.tensordicts[1]) is lib.PersistentTensorDict
+    whole[1, 1] = lib.TensorDict({"a": torch.tensor(5.0)}, [])
+    assert saved["a"].tolist() == [0.0, 5.0]
+    part = stack[:1]
+    assert part.batch_size == (1, 2) and part.tensordicts[0] is not plain
+    assert type(part.tensordicts[1]) is not lib.PersistentTensorDict

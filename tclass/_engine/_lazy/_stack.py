@@ -604,6 +604,9 @@ class LazyStackedTensorDict(LazyLocking, LazyWrites):
             if not members:
                 return cast(Self, empty_selection(self, (index,)))
             return self._restacked(members, 0)
+        if index.start is None and index.stop is None and step is None:
+            # as the peer: a full slice keeps each member itself, not a view of it
+            return self._restacked(list(self._members))
         return self._restacked([member[index] for member in self._members])
 
     def _index(self, index: Any) -> Any:
