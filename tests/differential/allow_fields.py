@@ -7,9 +7,11 @@ takes a finding and says whether the README bullet of its entry covers it."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from typing import TYPE_CHECKING, Any
 
+from .allow_names import _stack_dim_name_kept
 from .allow_ops import _MEMORY_MAPPED, _fewer_in_order, _keys_of
 
 if TYPE_CHECKING:
@@ -216,12 +218,20 @@ def _values_through_apply(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     batch size keeps their
     dims, ``None`` when no leaf is left (a lazy stack computed on its dense form), where
     the peer drops them (a lazy stack's single values too) and keeps the nodes that held
-    them."""
+    them. With them, a lazy stack's dim names as its README bullet keeps them (its stack
+    dim's name alone: program 100,900 of index,entries, inv19c)."""
     if finding.kind != "result" or finding.step.op not in ("apply", "named_apply"):
         return False
     if "batch_size=" not in finding.step.src:
         return False
+    names = [line for line in finding.detail if ".names: " in line]
+    if names and not _stack_dim_name_kept(
+        dataclasses.replace(finding, detail=names), facts, peer, mine
+    ):
+        return False
     for line in finding.detail:
+        if line in names:
+            continue
         if _NONE_FOR_EMPTY.match(line):
             continue
         field = _FIELD_DROPPED.match(line)  # a record's field: the peer reads it None
