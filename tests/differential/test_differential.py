@@ -214,6 +214,11 @@ DECIDED = [
     (_FIVE + ",records", 4, 9_302_004, "values-kept-shared"),  # empty(True): nested lock
     ("records,entries", 4, 9_201_843, "none-field-unset"),  # rename_key_ of inner.z
     ("records,entries", 4, 9_212_728, "values-kept-shared"),  # empty(True): the source's node
+    # inv19c: prune18b's index,entries lines
+    ("index,entries", 4, 64_403, "params-write-their-data"),  # locked named_apply(inplace)
+    ("index,entries", 4, 100_900, "apply-keeps-fitting-values"),  # and the stack dim's name
+    ("index,entries", 4, 69_335, "h5-files"),  # clone().auto_batch_size_(batch_dims=0)
+    ("index,entries", 4, 57_520, "none-field-unset"),  # pop of inner.z after update
 ]
 
 
