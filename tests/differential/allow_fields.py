@@ -73,7 +73,8 @@ _NONE_AS_LIST = re.compile(
 )
 
 _NONE_POPPED = re.compile(
-    r"^result: peer value \(\('py', 'NoneType', None\), \[[\d, ]*\]\), tclass py \('NoneType', None\)$"
+    r"^result: peer value \(\('py', 'NoneType', None\), \[[\d, ]*\]\), "
+    r"tclass py \('NoneType', None\)$"
 )
 
 
