@@ -219,6 +219,7 @@ DECIDED = [
     ("index,entries", 4, 100_900, "apply-keeps-fitting-values"),  # and the stack dim's name
     ("index,entries", 4, 69_335, "h5-files"),  # clone().auto_batch_size_(batch_dims=0)
     ("index,entries", 4, 57_520, "none-field-unset"),  # pop of inner.z after update
+    ("records", 4, 1_001_866, "values-kept-shared"),  # select(("n", "zz")), over no elements
 ]
 
 
