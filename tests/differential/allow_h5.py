@@ -221,7 +221,7 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
         keys = _KEYS.match(line)
         if op in ("setitem_key", "set") and keys and not keys.group(2) and _no_rows(mine):
             continue  # a value written through a view of a file without rows is kept
-        if op == "auto_batch_size_" and _NAMES_PADDED.match(line):
+        if op == "auto_batch_size_" and (_NAMES_PADDED.match(line) or _names_cut(line)):
             continue  # a nested group names each new dim (the peer's: fewer names than dims)
         reopened = op == "world" and facts.h5.endswith("reload")
         read = op in ("getitem_key", "get", "get_default", "rename_key_", "pop")
@@ -340,6 +340,20 @@ _NAMES_SAVED = re.compile(
 # its new batch size, as a TensorDict's in both; the peer's clone, still a file, keeps its
 # old names, fewer than its new dims (left42)
 _NAMES_PADDED = re.compile(r"^result(\['\w+'\])+\.names: peer \[(.*)\], tclass \[\2(, None)+\]$")
+_NAMES_LINE = re.compile(r"^result(\['\w+'\])*\.names: peer \[(.*)\], tclass \[(.*)\]$")
+
+
+def _names_cut(line: str) -> bool:
+    """Fewer dims than before (``auto_batch_size_(batch_dims=0)``): tclass's copy names
+    its first ones as before, as a TensorDict's in both; the peer's, still a file, keeps
+    every old name, more names than dims (program 69,335 of index,entries, inv19c)."""
+    found = _NAMES_LINE.match(line)
+    if found is None:
+        return False
+    theirs, mine = (side.split(", ") if side else [] for side in found.group(2, 3))
+    return len(mine) < len(theirs) and theirs[: len(mine)] == mine
+
+
 _SAVED_BY = re.compile(r"\.(save|memmap)\(")
 _NEW_GROUP_NAMED = re.compile(r"^result(\['\w+'\])+\.names: peer \[None(, None)*\], tclass \[")
 _RESHAPED = re.compile(r": peer Tensor\[[\w.]+, shape \[[\d, ]*\]\], tclass Tensor\[[\w.]+, shape")

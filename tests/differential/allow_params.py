@@ -87,9 +87,9 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     lazy stack, ``load_state_dict`` into views of parameters and ``memmap`` of a locked
     one, its ``empty()`` / ``empty(batch_size=...)`` when locked (program 49,847 of the five
     families; 8,304,339, fz18a), and its ``select`` and ``split_keys`` (a ``KeyError``
-    for a key it lacks) and ``apply(fn,
-    inplace=True)``, work (the peer raises); ``set_`` of a missing nested key
-    creates it (the peer drops it); an op on one without tensors gives a TensorDict (the peer's a
+    for a key it lacks) and ``apply(fn, inplace=True)`` and ``named_apply(fn,
+    inplace=True)``, work (the peer raises); ``set_`` of a missing nested key creates it
+    (the peer drops it); an op on one without tensors gives a TensorDict (the peer's a
     TensorDictParams); ``to`` of a locked one unlocks its nested TensorDicts too, and
     ``to`` of a lazy stack keeps its TensorDictParams members (the peer's are TensorDicts);
     ``update`` of plain tensors makes nested entries parameters as top-level ones (the
@@ -105,7 +105,8 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     if finding.kind == "peer-raises":
         if (".select(" in finding.step.src or _SPLIT_COPIES.search(finding.step.src)) and locked:
             return True  # the peer's lock check wraps select, which changes nothing
-        if finding.step.op == "apply" and "inplace=True" in finding.step.src and locked:
+        inplace = "inplace=True" in finding.step.src
+        if finding.step.op in ("apply", "named_apply") and inplace and locked:
             return True  # written in place, as into a locked TensorDict in both (fz41b)
         text = _PARAMS_PEER_RAISES.get(finding.step.op)
         return text is not None and text in str(peer.error)

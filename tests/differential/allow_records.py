@@ -379,8 +379,8 @@ def _refiled(finding: Finding) -> bool:
 
 
 _VALUE_LEFT_OUT = re.compile(
-    r"^result\['(\w+)'\]: peer (?:'\w+'|[^,]+), tclass (?:'NoneType'|None)$"
-)
+    r"^result\['(\w+)'\]: peer (?:'\w+'|[^,]+), tclass (?:'NoneType'|None|py \('NoneType', None\))$"
+)  # (py ...: the value of a lazy stack over no elements, the peer's an empty list: inv19c)
 
 
 def _key_below_a_value(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

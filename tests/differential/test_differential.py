@@ -217,6 +217,12 @@ DECIDED = [
     # fz19a
     ("shape,combine", 8, 9_800_220, "peer-fails-inside"),  # view after squeeze of a value
     (_FIVE + ",records", 6, 9_901_758, "annotation-casts"),  # update: a dict label kept
+    # inv19c: prune18b's index,entries lines
+    ("index,entries", 4, 64_403, "params-write-their-data"),  # locked named_apply(inplace)
+    ("index,entries", 4, 100_900, "apply-keeps-fitting-values"),  # and the stack dim's name
+    ("index,entries", 4, 69_335, "h5-files"),  # clone().auto_batch_size_(batch_dims=0)
+    ("index,entries", 4, 57_520, "none-field-unset"),  # pop of inner.z after update
+    ("records", 4, 1_001_866, "values-kept-shared"),  # select(("n", "zz")), over no elements
 ]
 
 

@@ -198,3 +198,26 @@ def test_a_0d_value_at_no_element_is_written_as_torch_writes_it(
         dense[index] = value
         lazy[index] = {"a": value}
     assert torch.equal(lazy.get("a"), dense)
+
+
+@pytest.mark.parametrize("take", [False, True])
+def test_copy_at_of_a_ragged_stack_at_a_mask_writes_as_the_peers(take: bool) -> None:
+    """``copy_at_`` of a ragged lazy stack's own rows at a mask over its first dim: the
+    source (ragged too, no rows where the mask takes none) is written member by member,
+    where its dtypes were read through a dense stack it has not (a HeterogeneousEntryError;
+    program 10,428 of the five families, inv19c)."""
+    tensordict = pytest.importorskip("tensordict")
+    sums = []
+    for lib in (tclass, tensordict):
+        x = lib.lazy_stack(
+            [
+                lib.TensorDict({"a": torch.ones(1, 1, 2, 3, dtype=torch.bool)}, [1, 1]),
+                lib.TensorDict({"a": torch.ones(1, 1, 2, 1, dtype=torch.bool)}, [1, 1]),
+            ],
+            2,
+        )
+        mask = torch.tensor([take])
+        out = x.copy_at_(x[mask,].clone().zero_(), (mask,), fast=False)
+        assert out is x
+        sums.append([int(member["a"].sum()) for member in x.tensordicts])
+    assert sums[0] == sums[1] == ([0, 0] if take else [6, 2])

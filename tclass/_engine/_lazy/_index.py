@@ -591,9 +591,13 @@ def _check_no_element_write(
 
 def _tensor_parts(value: Any, prefix: tuple[str, ...]) -> Any:
     """The tensors of a value written into a collection, with their keys (``()``: a
-    tensor written into every entry)."""
+    tensor written into every entry); a lazy stack's are its members' (a ragged one has
+    no dense entry to read)."""
     if isinstance(value, torch.Tensor):
         yield prefix, value
+    elif isinstance(value, TensorCollection) and value._is_lazy:
+        for member in cast("LazyStackedTensorDict", value)._members:
+            yield from _tensor_parts(member, prefix)
     elif isinstance(value, (TensorCollection, Mapping)):
         for key, sub in value.items():
             yield from _tensor_parts(sub, (*prefix, key))
