@@ -802,11 +802,12 @@ def _last_bit(theirs: str, ours: str) -> bool:
 
 
 def _pow_as_torch(finding: Finding) -> bool:
-    """``td ** torch.tensor(e)``: tclass's values are ``torch.pow``'s, the peer's fused
+    """``td ** torch.tensor(e)`` (or ``td.pow(torch.tensor(e))``, program 4,834 of math,
+    inv19a): tclass's values are ``torch.pow``'s, the peer's fused
     kernel differs at infinities (``-inf ** 0.5``: ``inf`` in torch, ``nan`` in the
     peer) and in the last bit of a float32 (the peer's is ``t ** 0.5``, a Python number's
     kernel: program 8,501,629 of records,math); every other value the same."""
-    if finding.step.op != "**" or "torch.tensor(" not in finding.step.src:
+    if finding.step.op not in ("**", "pow") or "torch.tensor(" not in finding.step.src:
         return False
     for line in finding.detail:
         found = _POWERED.search(line)
