@@ -305,3 +305,19 @@ def test_tensors_parted_by_the_stack_dim_and_another_dim_index_each_member(
     picked = inner[:, torch.tensor([0, 1]), :, torch.tensor([1, 0])]
     whole = torch.stack([m["a"] for m in members], 2)[:, [0, 1], :, [1, 0]]
     assert picked.batch_size == whole.shape[:3] and torch.equal(picked["a"], whole)
+
+
+@pytest.mark.parametrize("mask", [[True, False], [True, True]])
+def test_tensors_parted_by_the_stack_dim_alone_in_front_index_each_member(
+    mask: list[bool],
+) -> None:
+    # nothing before the first tensor: its dims lead in each member as in the dense
+    # stack, so the result stays a lazy stack along the slice, as the peer's (program
+    # 114,209 of index,entries: a TensorDict)
+    members = [TensorDict({"b": torch.arange(8).reshape(4, 2) * (k + 1)}, [4, 2]) for k in range(2)]
+    for lazy in (tclass.lazy_stack(members[:1], 1), tclass.lazy_stack(members, 1)):
+        index = (torch.tensor([-3, -1]), slice(0, 1, 3), torch.tensor(mask))
+        out = lazy[index]
+        want = torch.stack([m["b"] for m in lazy.tensordicts], 1)[index]
+        assert isinstance(out, tclass.LazyStackedTensorDict) and out.stack_dim == 1
+        assert out.batch_size == want.shape and torch.equal(out["b"], want)
