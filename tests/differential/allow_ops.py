@@ -731,7 +731,9 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     operation on a collection without entries, or cannot read the Python values of a
     stack of members on a device and of none, or returned a result whose entries fail to
     read (its batch size and names wrong with them), or one without batch dims
-    (``to_padded_tensor`` of a ragged lazy stack without leaves), where tclass answers."""
+    (``to_padded_tensor`` of a ragged lazy stack without leaves), where tclass answers;
+    or whose ``%`` of a locked collection without tensors is locked (its ``+`` / ``*``
+    unlocked, as tclass's every operator's)."""
     if finding.kind in ("peer-raises", "family"):
         if finding.step.op == "logsumexp" and "doesn't match the broadcast shape" in str(
             peer.error
@@ -767,6 +769,11 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         return keys is not None and not list(keys(True, True))
     if finding.kind == "result" and _pow_as_torch(finding):
         return True
+    if finding.kind == "result" and finding.step.op == "%" and finding.detail == [
+        "result.is_locked: peer True, tclass False"
+    ]:  # (program 3,465 of math, inv19a)
+        leaves = [mine.value.get(key) for key in mine.value.keys(True, True)]
+        return not any(isinstance(leaf, torch.Tensor) for leaf in leaves)
     if finding.kind == "result" and finding.step.family == "math":  # the same, nested
         if all(_nested_without_leaves(mine.value, line) for line in finding.detail):
             return True
