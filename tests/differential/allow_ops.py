@@ -560,6 +560,8 @@ _PEER_INTERNAL = (
     "'Tensor' object has no attribute 'is_empty'",  # the same, lazy[None, i] = 0 (fz17b)
     "items cannot be empty",  # permute / unsqueeze of Python values over no elements
     "list_of_tensordicts cannot be empty",  # expand of a lazy stack of no members
+    "'NoneType' object is not iterable",  # update_at_ of a lazy stack's rows of no member
+    # holding a Python value (program 2,400,281 of index,entries, fuzz35b; inv19a)
     "is too big for batch size",  # repeat_interleave(0) along a lazy stack's later dim
     "broadcast a dimension with negative length",  # a tensor against a ragged stack's -1
     "zip() argument 2 is shorter than argument 1",  # flatten of a ragged lazy stack
