@@ -771,9 +771,11 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         return keys is not None and not list(keys(True, True))
     if finding.kind == "result" and _pow_as_torch(finding):
         return True
-    if finding.kind == "result" and finding.step.op == "%" and finding.detail == [
-        "result.is_locked: peer True, tclass False"
-    ]:  # (program 3,465 of math, inv19a)
+    if (
+        finding.kind == "result"
+        and finding.step.op == "%"
+        and finding.detail == ["result.is_locked: peer True, tclass False"]
+    ):  # (program 3,465 of math, inv19a)
         leaves = [mine.value.get(key) for key in mine.value.keys(True, True)]
         return not any(isinstance(leaf, torch.Tensor) for leaf in leaves)
     if finding.kind == "result" and finding.step.family == "math":  # the same, nested
