@@ -568,17 +568,30 @@ def _batch_past_unset_field(finding: Finding, facts: Facts, peer: Any, mine: Any
 
 
 def _locked_record_updated_at(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """``update_at_`` of a locked record (memory-mapped) at an index that keeps every
-    batch dim (``rec.update_at_(rec[...].apply(fn), I[...])``): written in place, where
-    the peer's record calls ``update`` on its TensorDict, which the lock refuses. Or
+    """``update_at_`` (or ``copy_at_``) of a locked record (memory-mapped) at an index
+    that keeps every batch dim (``rec.update_at_(rec[...].apply(fn), I[...])``): written
+    in place, where the peer's record calls ``update`` on its TensorDict, which the lock
+    refuses. Or
     ``update_at_`` of a record, or of a lazy stack of records, at an index that takes
     part of a dim, or drops one (``I[-1,]`` of a batch ``[1, 1]``): the peer's record
-    passes the indexed source to ``update``, which refuses its batch size (fz41b)."""
-    if finding.kind != "peer-raises" or finding.step.op != "update_at_":
+    passes the indexed source to ``update``, which refuses its batch size (fz41b); where
+    that source has the record's batch size (``I[[-1, -1]]`` of a batch ``[2, 2]``), the
+    peer's ``update`` writes it whole, every row zeroed (61,552 of index,entries, inv19a)."""
+    if finding.kind == "peer-raises" and finding.step.op == "copy_at_":  # (113,056, inv19a)
+        record = re.match(r"\s*x = (Rec|Inner|Auto|NoCast|TOnly|Frozen)\(", finding.lines[0])
+        return record is not None and "Cannot modify locked TensorDict" in str(peer.error)
+    if finding.kind not in ("peer-raises", "result") or finding.step.op != "update_at_":
         return False
     record = re.match(r"\s*x = (Rec|Inner|Auto|NoCast|TOnly|Frozen)\(", finding.lines[0])
     if record is None:
         return False
+    if finding.kind == "result":  # (the fuzzer's source: x[index].apply(torch.zeros_like))
+        leaves = list(peer.value.items(include_nested=True, leaves_only=True))
+        return (
+            bool(leaves)
+            and all(isinstance(v, torch.Tensor) and not v.any() for _, v in leaves)
+            and all("values differ" in line for line in finding.detail)
+        )
     if "Cannot modify locked TensorDict" in str(peer.error):
         return True
     return _UPDATE_SOURCE_SIZE.match(str(peer.error)) is not None

@@ -42,6 +42,7 @@ _PEER_REFUSES = (
     re.compile(r"Calling nonzero on 0d arrays is not allowed"),  # masked_fill_ of a 0-dim file
     re.compile(r"set_non_tensor is not compatible with the tensordict type Persistent"),
     re.compile(r"Only one indexing vector or array is|Only 1D arrays allowed for fancy"),  # h5py
+    re.compile(r"Use other code for boolean selection on 1D dataset"),  # [mask, None] (55,867)
     re.compile(r"Python integer -?\d+ out of bounds for u?int"),  # numpy: a number out of
     # an integer dtype's range (masked_fill_): tclass raises torch's in-place error
     # a collection written at rows the peer's file does not broadcast it to (it compares

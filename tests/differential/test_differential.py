@@ -198,6 +198,16 @@ DECIDED = [
     ("index,shape,combine", 8, 8_704_091, "peer-fails-inside"),  # narrow to one member
     ("index,shape,combine", 8, 8_702_738, "index-beyond-batch"),  # update_at_, I[None, t]
     ("index,shape", 4, 8_706_712, "stacking-keeps"),  # x[None, mask]: nested stays lazy
+    # inv19a: the prune18b lines of index/* and math/*
+    ("math", 4, 4_834, "peer-fails-inside"),  # .pow(torch.tensor(0.5)): torch.pow's inf
+    ("math", 4, 17_045, "math-beyond-the-peer"),  # max along a dim of size 0, lazy
+    ("math", 4, 2_827, "params-write-their-data"),  # params **= t over a file: itself
+    ("math", 4, 3_465, "peer-fails-inside"),  # % of a locked TD without tensors: unlocked
+    ("index,entries", 4, 51_918, "index-beyond-batch"),  # x[None, 0:0:3] = rows: nothing
+    ("index,entries", 4, 61_552, "peer-fails-inside"),  # a record's update_at_, I[[-1, -1]]
+    ("index,entries", 4, 113_056, "peer-fails-inside"),  # copy_at_ of a memmapped record
+    ("index,entries", 4, 55_867, "h5-files"),  # ptd[mask, None] = True: h5py fails inside
+    ("index,entries", 4, 2_400_281, "peer-fails-inside"),  # update_at_ of no member, a value
     # fz18a: fresh windows of index,entries,records (--length 8)
     ("index,entries,records", 8, 8_300_268, "peer-fails-inside"),  # a value or a TD: mixed
     ("index,entries,records", 8, 8_301_067, "checked-as-torch"),  # stack of stacks' names

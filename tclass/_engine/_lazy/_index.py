@@ -195,9 +195,9 @@ def _index_each_member(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> 
     """As the peer: an index that takes the stack dim with a slice (or leaves it) and
     other dims with tensors indexes every picked member alike, and the result stays a
     lazy stack, even of one member. ``None`` where this does not apply (the stack dim
-    taken by a tensor or an int, tensors on both sides of it that only it parts, no
-    member picked). Tensors that another slice (or ``None``) still parts in each member
-    put their dims in front there, as torch does in the dense stack."""
+    taken by a tensor or an int, tensors on both sides of it that only it parts after
+    a dim, no member picked). Tensors that another slice (or ``None``) still parts in
+    each member put their dims in front there, as torch does in the dense stack."""
     d = stack._stack_dim
     at = _stack_item_position(stack, items)
     stack_item = _stack_item(stack, items)
@@ -207,7 +207,11 @@ def _index_each_member(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> 
     rest = items[:at] + items[at + 1 :]
     if tensors[0] < at < tensors[-1]:
         between = rest[tensors[0] : tensors[-1] - 1]  # (positions after ``at`` move by one)
-        if not any(item is None or type(item) is slice for item in between):
+        before = items[: tensors[0]]  # where no dim comes before the tensors' dims, they
+        # lead in each member as in the dense stack (``x[[0, 2], 0:1, mask]``: 114,209)
+        if not any(item is None or type(item) is slice for item in between) and any(
+            item is None or type(item) is slice for item in before
+        ):
             return None
     members = stack._members[stack_item]
     if not members:

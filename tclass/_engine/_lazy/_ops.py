@@ -669,6 +669,8 @@ class LazyStackOps(TensorDictBase):
         new_d = self._stack_dim + len(target) - len(self._batch_size)
         member_shape = remove_dim(target, new_d)
         members = [getattr(m, leaf_op)(member_shape) for m in self._members]
+        if not target[new_d]:  # no member left to keep lazily: the dense stack of none
+            return self._densified_empty(members[0].unsqueeze(new_d).expand(target))
         if target[new_d] != len(members):  # expand_shape allows this from size 1 only
             members = members * target[new_d]
         expanded = self._restacked(members, new_d, target)
@@ -678,6 +680,11 @@ class LazyStackOps(TensorDictBase):
         if leaf_op == "broadcast_to" and self.is_locked and not out.is_locked:
             out.lock_()
         return out
+
+    def _densified_empty(self, result: Any) -> Self:
+        """``result`` (member 0 expanded to none along the stack dim, as a selection of
+        no member is shaped by member 0) unlocked: a new collection sharing no element."""
+        return cast(Self, result.unlock_() if result.is_locked else result)
 
     def _densified(self, result: Any, *, records: bool = False) -> Self:
         """``result`` (a lazy stack) as one TensorDict when its members line up, locked

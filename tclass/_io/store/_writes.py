@@ -514,11 +514,14 @@ class StoreWrites(TensorDictBase):
         through here."""
         node, group, name, target = self._existing(key)
         self._check_into_records(_keys.key_path(key), value)
-        index = _batch_index(list_index(index), self._batch_size)
+        index = list_index(index)
+        if not is_group(target) and target.dtype is not None:  # (a tensor's own dims)
+            index = _batch_index(index, torch.Size(target.shape or ()))
+            write_rows(target, index, value, len(node._batch_size), self._label, node._where(name))
+            return self
+        index = _batch_index(index, self._batch_size)
         if is_group(target):
             node._child_of(name, target)._write_rows(index, value)
-        elif target.dtype is not None:
-            write_rows(target, index, value, len(node._batch_size), self._label, node._where(name))
         else:  # a Python value: through the group's rows, as ptd[index] = {...}
             node[index] = {name: value}
         return self
