@@ -27,7 +27,8 @@ from tclass._base.implemented._entry_ops import EntryWrites
 from tclass._core import _batch, _names
 from tclass._core._records import is_record, storage_of
 from tclass._engine._lazy._parts import check_regular, lazily, remove_dim, stacked_size
-from tclass._engine._td_setitem import check_empty_source
+from tclass._engine._td_setitem import check_empty_source, check_index_fits
+from tclass._engine._tensor_write import check_tensor_write, tensor_targets
 from tclass.errors import ArgumentValueError, DimError, InPlaceWriteError
 
 if TYPE_CHECKING:
@@ -523,6 +524,8 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
     """``stack[index] = value``: each part of ``value`` written into its member."""
     if isinstance(value, TensorCollection) and not len(value.keys()):
         check_empty_source(stack, index, value)  # nothing to split: its batch size checked
+    if isinstance(value, torch.Tensor) and value.ndim and -1 not in stack._batch_size:
+        value = _per_entry(stack, index, value)
     if type(index) is int and stack._stack_dim == 0:
         _write_whole(stack._index_int(index), value)
         return
@@ -553,6 +556,19 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
             continue
         where = torch.unravel_index(positions[mask], member.batch_size)
         member[where] = _part_of(value, mask, selected)
+
+
+def _per_entry(stack: LazyStackedTensorDict, index: Any, value: torch.Tensor) -> Any:
+    """``stack[index] = tensor`` as the peer writes it, into each entry as torch writes
+    ``entry[index] = tensor`` (lined up with the last dims of the entry's selection): the
+    tensor checked against every entry first, then spelled out over each one's selection
+    (a view, no copy), which the members' parts are cut from."""
+    check_index_fits(stack, index)
+    check_tensor_write(stack, index, value)
+    parts: dict[Any, Any] = {}
+    for key, _, selected in tensor_targets(stack, index):
+        parts[key] = value if selected is None else value.expand(selected)
+    return EntryWrites(parts)
 
 
 def _check_no_element_write(
