@@ -68,7 +68,8 @@ def _refused(
             f"write value[{spelled}]"
         )
     msg = (
-        f"cannot write a tensor of shape {list(value)} at index {index!r}: entry {name!r} "
+        f"shape mismatch: cannot write a tensor of shape {list(value)} at index {index!r}: "
+        f"entry {name!r} "
         f"(shape {list(shape)}) selects {list(selected)} there, and torch broadcasts a "
         f"tensor to the last dims of the selection, which {list(value)} does not fit; "
         f"nothing was written{hint}, or write the entries one by one "
