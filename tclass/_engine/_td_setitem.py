@@ -20,7 +20,7 @@ from tclass._engine._nontensor import NonTensorData, _NonTensorNode, fills_leadi
 from tclass._engine._scope import write_unbatched
 from tclass._engine._tensor_write import check_tensor_write
 from tclass._engine._td_index import raise_no_batch_dims
-from tclass.errors import BatchSizeError, DimError, IndexTypeError, LockedError
+from tclass.errors import BatchSizeError, DimError, IndexTypeError, InPlaceWriteError, LockedError
 
 if TYPE_CHECKING:
     from tclass._engine._saved import SavedAt
@@ -202,9 +202,10 @@ class SetItemOps(TensorDictBase):
         if not isinstance(value, (_Tensor, int, float, bool, complex)):
             value = value_as_tensor("<value>", value, None)
         unbatched = self._holds_unbatched()
-        if isinstance(value, _Tensor) and value.ndim:
-            _batch.indexed_shape(self._batch_size, index)  # the index first, as a tensor's
+        if isinstance(value, _Tensor):
             check_tensor_write(self, index, value)
+            if _is_advanced(index):
+                _check_dtypes_at(self, index, value)
         written = False
         for key, entry in self._tensors.items():
             if isinstance(entry, _NonTensorNode) or (unbatched and entry.__class__ is _Unbatched):
@@ -218,6 +219,42 @@ class SetItemOps(TensorDictBase):
                 raise_write_error(key, entry, index, value, error)
         if not written:  # nothing written, but the index is checked as a tensor's would be
             _batch.indexed_shape(self._batch_size, index)
+
+
+def _is_advanced(index: Any) -> bool:
+    """Whether ``index`` has a list or a tensor (torch's ``index_put``, which refuses a
+    value of another dtype where a basic index casts it)."""
+    parts = index if type(index) is tuple else (index,)
+    return any(isinstance(part, (list, _Tensor)) for part in parts)
+
+
+def _check_dtypes_at(td: SetItemOps, index: Any, value: _Tensor) -> None:
+    """For ``td[index] = value`` at an advanced index: each tensor of another dtype than
+    ``value`` (the TensorDicts nested in ``td`` too) tried on an unwritten tensor of its
+    shape first, as torch may refuse the dtype ("Index put requires the source and
+    destination dtypes match"), so that no entry is written when one refuses it.
+
+    Raises:
+        InPlaceWriteError: (a ``RuntimeError``, as the peer's) naming the entry.
+    """
+    for key, entry in td._tensors.items():
+        if isinstance(entry, SetItemOps):
+            _check_dtypes_at(entry, index, value)
+        elif entry.__class__ is _Tensor or (
+            isinstance(entry, _Tensor) and not isinstance(entry, _Unbatched)
+        ):
+            if entry.dtype == value.dtype:
+                continue
+            probe = torch.empty(entry.shape, dtype=entry.dtype, device=entry.device)
+            try:
+                probe[index] = value
+            except RuntimeError as error:
+                msg = (
+                    f"cannot write a {value.dtype} tensor into {key!r} ({entry.dtype}, shape "
+                    f"{list(entry.shape)}) at index {index!r}: {error}; nothing was written. "
+                    f"Cast the value (value.to({entry.dtype})) or write the entries one by one"
+                )
+                raise InPlaceWriteError(msg) from None
 
 
 def _is_collection(entry: object) -> bool:

@@ -43,13 +43,17 @@ def check_tensor_write(collection: TensorCollection, index: Any, value: torch.Te
     torch broadcasts it (``leaf[index] = value``), before anything is written.
 
     Raises:
+        DimError: (an ``IndexError``) ``index`` does not fit the batch size.
         BatchSizeError: (a ``RuntimeError``, as torch's and the peer's) naming the first
             leaf that refuses it, both shapes, and how to line the tensor up with the
             batch dims instead.
     """
+    batch = collection.batch_size
     if not value.ndim:
         return  # a 0-dim tensor fills any selection
-    nb = len(collection.batch_size)
+    if -1 not in batch:  # the index first, as it is checked for a tensor of the batch size
+        _batch.indexed_shape(batch, index)
+    nb = len(batch)
     for key, shape, selected in tensor_targets(collection, index):
         if selected is not None and not _batch.broadcasts_to(value.shape, selected):
             raise _refused(key, shape, index, value.shape, selected, nb)
