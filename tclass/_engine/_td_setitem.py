@@ -18,8 +18,8 @@ from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import raise_write_error, value_as_tensor
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode, fills_leading, same_value
 from tclass._engine._scope import write_unbatched
-from tclass._engine._tensor_write import check_tensor_write
 from tclass._engine._td_index import raise_no_batch_dims
+from tclass._engine._tensor_write import check_tensor_write
 from tclass.errors import BatchSizeError, DimError, IndexTypeError, InPlaceWriteError, LockedError
 
 if TYPE_CHECKING:

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 import torch
 
-import tclass
 from tclass import LazyStackedTensorDict, MemoryMappedTensor, TensorDict, TensorDictParams
 from tclass.errors import BatchSizeError, DimError
 
@@ -190,24 +189,6 @@ def test_a_lazy_stack_writes_the_keys_its_members_share() -> None:
         stack[1:] = torch.ones(2)
     for member, kept in zip(stack.tensordicts, before, strict=True):
         assert (member == kept).all()
-
-
-def test_a_record_writes_each_field_as_torch() -> None:
-    @tclass.tensorclass
-    class Rec:
-        a: torch.Tensor
-        b: torch.Tensor
-
-    rec = Rec(a=torch.zeros(4, 3, 3), b=torch.zeros(4, 3, 2), batch_size=[4, 3])
-    with pytest.raises(BatchSizeError, match=r"'b' \(shape \[4, 3, 2\]\)"):
-        rec[0] = V3
-    assert rec.a.eq(0).all() and rec.b.eq(0).all()
-    rec[0] = V3[..., None]
-    assert rec.a[0].tolist() == [[10.0] * 3, [20.0] * 3, [30.0] * 3]
-    assert rec.b[0].tolist() == [[10.0] * 2, [20.0] * 2, [30.0] * 2]
-    rec = Rec(a=torch.zeros(4, 3, 3), b=torch.zeros(4, 3, 3), batch_size=[4, 3])
-    rec[1:3] = V3
-    assert rec.a[1:3].eq(V3).all() and rec.b[1:3].eq(V3).all() and rec.a[0].eq(0).all()
 
 
 def test_params_and_memory_mapped_entries(tmp_path: Path) -> None:
