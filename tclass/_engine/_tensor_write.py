@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from tclass._base.implemented._collection import TensorCollection
+from tclass._base._tensordict_base import TensorDictBase
 from tclass._core import _batch, _keys
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import BatchSizeError
@@ -24,7 +24,7 @@ def _is_tensor_leaf(cls: type) -> bool:
 
 
 def tensor_targets(
-    collection: TensorCollection, index: Any
+    collection: TensorDictBase, index: Any
 ) -> list[tuple[Any, torch.Size, torch.Size | None]]:
     """Each tensor leaf of ``collection`` (nested ones too) as ``(key, shape, selected)``:
     its shape, without stacking a lazy stack's tensors, and the shape that ``index``
@@ -38,7 +38,7 @@ def tensor_targets(
     return targets
 
 
-def check_tensor_write(collection: TensorCollection, index: Any, value: torch.Tensor) -> None:
+def check_tensor_write(collection: TensorDictBase, index: Any, value: torch.Tensor) -> None:
     """Checks that every tensor leaf of ``collection`` takes ``value`` at ``index`` as
     torch broadcasts it (``leaf[index] = value``), before anything is written.
 
