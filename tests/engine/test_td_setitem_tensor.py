@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import torch
 
+import tclass
 from tclass import LazyStackedTensorDict, MemoryMappedTensor, TensorDict, TensorDictParams
 from tclass.errors import BatchSizeError, DimError
 
@@ -204,3 +205,35 @@ def test_params_and_memory_mapped_entries(tmp_path: Path) -> None:
     with pytest.raises(BatchSizeError):
         loaded[1] = torch.ones(2)
     assert loaded["a"][1].eq(0).all()
+
+
+def _ragged() -> LazyStackedTensorDict:
+    members = [TensorDict({"a": torch.zeros(n, 2)}, [n]) for n in (3, 4)]
+    return LazyStackedTensorDict.lazy_stack(members, 0)
+
+
+def test_a_ragged_stack_writes_the_tensor_whole_into_each_member() -> None:
+    """As the peer: ``ragged[:] = t`` is ``member[...] = t`` for each member (no split
+    of ``t`` over the members, even with a dim of their count); one member that refuses
+    it leaves them all as they were."""
+    stack = _ragged()
+    stack[:] = torch.tensor([1.0, 2.0])  # two members: still whole into each
+    assert [m["a"].tolist() for m in stack.tensordicts] == [[[1.0, 2.0]] * 3, [[1.0, 2.0]] * 4]
+    stack[1] = torch.tensor([5.0, 6.0])
+    assert stack.tensordicts[1]["a"].eq(torch.tensor([5.0, 6.0])).all()
+    stack = _ragged()
+    stack.tensordicts[1]["a"] = torch.zeros(4, 3)  # member 1 refuses a [2] tensor
+    with pytest.raises(BatchSizeError, match=r"'a' \(shape \[4, 3\]\)"):
+        stack[:] = torch.tensor([1.0, 2.0])
+    assert all(m["a"].eq(0).all() for m in stack.tensordicts)
+
+
+def test_a_lazy_stack_nested_in_a_tensordict() -> None:
+    members = [TensorDict({"x": torch.zeros(3, 3)}, [3]) for _ in range(4)]
+    td = TensorDict({"a": torch.zeros(4, 3, 2, 3), "s": tclass.lazy_stack(members)}, [4, 3])
+    td[0] = V3
+    assert td["s", "x"][0].tolist() == [[10.0, 20.0, 30.0]] * 3
+    assert td["a"][0].tolist() == [[[10.0, 20.0, 30.0]] * 2] * 3
+    with pytest.raises(BatchSizeError, match=r"'s', 'x'"):
+        td[1] = torch.ones(2, 3)  # fits a's selection [3, 2, 3], not s.x's [3, 3]
+    assert td["a"][1].eq(0).all() and td["s", "x"][1].eq(0).all()

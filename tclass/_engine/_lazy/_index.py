@@ -743,23 +743,28 @@ def _members_backwards(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> 
 def _write_members(stack: LazyStackedTensorDict, items: tuple[Any, ...], value: Any) -> None:
     """A write into a ragged stack (a ``-1`` size): the index picks members along the
     stack dim (an int, a slice or a 1-d tensor) and indexes each one with the rest;
-    ``value`` is split among them along the selection's member dim when it has one part
-    per member there (a lazy stack of as many members included), else written whole
-    into each."""
+    a collection ``value`` is split among them along the selection's member dim when it
+    has one part per member there (a lazy stack of as many members included), else
+    written whole into each (a tensor always, as the peer writes it)."""
     d = stack._stack_dim
     items = _ragged_items(stack, items, "this indexed write")
     picked, rest = items[d], items[:d] + items[d + 1 :]
     numbers = _members_picked(stack, picked)
     parts: list[Any] = [value] * len(numbers)
-    if type(picked) is not int and isinstance(value, (TensorCollection, torch.Tensor)):
+    whole = all(type(item) is slice and item == _ALL for item in rest)
+    if isinstance(value, torch.Tensor):
+        # As the peer: the tensor into each member's entries as torch writes it there,
+        # each member checked before any is written.
+        for number in numbers:
+            check_tensor_write(stack._members[number], ... if whole else rest, value)
+    elif type(picked) is not int and isinstance(value, TensorCollection):
         # The dim of the selection that runs over the members: one part of value each.
         along = d - sum(type(item) is int for item in items[:d])
-        shape = value.batch_size if isinstance(value, TensorCollection) else value.shape
-        if len(shape) > along and shape[along] == len(numbers):
+        if len(value.batch_size) > along and value.batch_size[along] == len(numbers):
             parts = list(value.unbind(along))
     for number, part in zip(numbers, parts):
         member = stack._members[number]
-        if all(type(item) is slice and item == _ALL for item in rest):
+        if whole:
             _write_whole(member, part)
         else:
             member[rest] = part
