@@ -5,6 +5,7 @@ or number into every entry as torch writes it."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
@@ -230,8 +231,8 @@ def _is_advanced(index: Any) -> bool:
 
 def _check_dtypes_at(td: SetItemOps, index: Any, value: _Tensor) -> None:
     """For ``td[index] = value`` at an advanced index: each tensor of another dtype than
-    ``value`` (the TensorDicts nested in ``td`` too) tried on an unwritten tensor of its
-    shape first, as torch may refuse the dtype ("Index put requires the source and
+    ``value`` (the TensorDicts nested in ``td`` too) tried on a stand-in of its shape
+    first, as torch may refuse the dtype ("Index put requires the source and
     destination dtypes match"), so that no entry is written when one refuses it.
 
     Raises:
@@ -240,15 +241,19 @@ def _check_dtypes_at(td: SetItemOps, index: Any, value: _Tensor) -> None:
     for key, entry in td._tensors.items():
         if isinstance(entry, SetItemOps):
             _check_dtypes_at(entry, index, value)
-        elif entry.__class__ is _Tensor or (
-            isinstance(entry, _Tensor) and not isinstance(entry, _Unbatched)
-        ):
+        elif isinstance(entry, _Tensor) and not isinstance(entry, _Unbatched):
             if entry.dtype == value.dtype:
                 continue
-            probe = torch.empty(entry.shape, dtype=entry.dtype, device=entry.device)
+            # one element, seen at every position: torch takes the same path as for
+            # the entry (it warns that writing into it is deprecated: a scratch tensor)
+            probe = torch.empty((), dtype=entry.dtype, device=entry.device).expand(entry.shape)
             try:
-                probe[index] = value
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)
+                    probe[index] = value
             except RuntimeError as error:
+                if "dtype" not in str(error):
+                    continue  # (the shapes are checked already; the write reports any other)
                 msg = (
                     f"cannot write a {value.dtype} tensor into {key!r} ({entry.dtype}, shape "
                     f"{list(entry.shape)}) at index {index!r}: {error}; nothing was written. "
