@@ -152,10 +152,15 @@ def _split_parts_keep_nested_dims(finding: Finding, facts: Facts, peer: Any, min
     dims of its own: tclass's part keeps the node's batch size and names, as ``select``,
     ``separates`` and ``split_keys(reproduce_struct=True)`` give in both, where the peer's
     part rebuilds the node with the part's batch size (its first dims). Every line is
-    about a nested node whose peer dims are the first of tclass's."""
+    about a nested node whose peer dims are the first of tclass's, or (of a lazy stack)
+    a member's memory-mapped entry the peer's part copies, as :func:`_separated_once`
+    (program 51,550 of index,entries, inv19b)."""
     if finding.kind != "result" or finding.step.op != "split_keys":
         return False
-    return all(_nested_dims_kept(line) for line in finding.detail)
+    kept = [_nested_dims_kept(line) for line in finding.detail]
+    return any(kept) and all(
+        k or _MEMBER_MAPPED.search(line) for k, line in zip(kept, finding.detail, strict=True)
+    )
 
 
 def _nested_dims_kept(line: str) -> bool:
