@@ -553,6 +553,7 @@ _PEER_INTERNAL = (
     "iteration over a 0-d tensor",  # the same, for a 0-d tensor
     "cannot convert dictionary update sequence",  # the same, in update_
     "object has no attribute '_get_str'",  # a nested dict written into a tensor (update_)
+    "'Tensor' object has no attribute '_get_non_tensor'",  # get_non_tensor through a tensor
     "Cannot set the attribute '_device'",  # memmap of a lazy stack of records
     "cannot mmap an empty file",  # memmap_ of an entry with no elements
     "Failed to stack tensors within a tensordict",  # a lazy stack's members stacked first
