@@ -54,4 +54,3 @@ def test_tensordicts_refuse_it_locked(tmp_path: Path) -> None:
     stack.unlock_()
     stack.set_(("n", "zz"), torch.zeros(3, 2, 2, 1))
     assert stack["n", "zz"].shape == (3, 2, 2, 1)
-
