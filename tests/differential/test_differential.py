@@ -214,6 +214,16 @@ DECIDED = [
     (_FIVE + ",records", 4, 9_302_004, "values-kept-shared"),  # empty(True): nested lock
     ("records,entries", 4, 9_201_843, "none-field-unset"),  # rename_key_ of inner.z
     ("records,entries", 4, 9_212_728, "values-kept-shared"),  # empty(True): the source's node
+    # inv19b: prune18b's entries/* lines (index,entries, PYTHONHASHSEED=0)
+    ("index,entries", 4, 858, "annotation-casts"),  # update_ of a dict into a saved str field
+    ("index,entries", 4, 3_259, "records-predictable"),  # from_namedtuple: [] over no elements
+    ("index,entries", 4, 7_444, "peer-fails-inside"),  # get_non_tensor through a tensor
+    ("index,entries", 4, 13_873, "peer-fails-inside"),  # TensorDict(to_dict()) after separates
+    ("index,entries", 4, 15_500, "values-kept-shared"),  # setdefault saved, seen by del_
+    ("index,entries", 4, 51_550, "peer-fails-inside"),  # split_keys: nested dims, memmap kept
+    ("index,entries", 4, 54_380, "h5-files"),  # split_keys(inplace=True) of params over a file
+    ("index,entries", 4, 102_128, "none-field-unset"),  # split_keys of inner.z (from_dict None)
+    ("index,entries", 4, 106_755, "h5-files"),  # split_keys(inplace=True) of a view of rows
 ]
 
 
