@@ -89,7 +89,10 @@ def _h5_peer_refuses(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
     if finding.step.op == "split_keys" and "inplace=True" in finding.step.src:
         # a lazy stack of files: the peer deletes the keys from every file, then looks
         # for them again (a KeyError; the keys lost); tclass splits (program 1,107,020)
-        return "not found in LazyStackedTensorDict" in message
+        if "not found in _SubTensorDict" in message:  # the same, a view of the file's rows:
+            return type(mine.error).__name__ == "UnsupportedError"  # refused (106,755)
+        if "not found in LazyStackedTensorDict" in message:
+            return True  # (else as below: the peer refuses select on a file, 54,380)
     if finding.step.op in ("set_at_", "update_at_") and "'bool'" in finding.step.src:
         if _MASK_ROWS_EXPANDED.search(message):
             return True

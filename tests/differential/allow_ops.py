@@ -442,14 +442,27 @@ def _new_entries_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     """New entries written into a loaded (or saved) collection (``loaded["new"] = t``,
     ``set``, ``update``, ``setdefault``...): its folder's files in tclass (memory-mapped), where
     the peer keeps plain tensors in memory that a reload does not see; so is an entry
-    ``rename_key_`` moves into another node (a copy saved there)."""
+    ``rename_key_`` moves into another node (a copy saved there); and such an entry
+    written by an earlier line, seen in a later op's result (``x.setdefault("zz", t);
+    x = x.del_("m")`` of a loaded lazy stack: program 15,500 of index,entries, inv19b)."""
     if finding.kind != "result":
         return False
     if finding.step.op == "rename_key_" and not _renamed_into_another_node(finding.step.src):
         return False
-    if finding.step.op not in _ENTRY_WRITES + ("rename_key_", "setdefault"):
+    if not all(_MAPPED_HERE.search(line) for line in finding.detail):
         return False
-    return all(_MAPPED_HERE.search(line) for line in finding.detail)
+    if finding.step.op in _ENTRY_WRITES + ("rename_key_", "setdefault"):
+        return True
+    loaded = facts.memmap or any(re.search(r"load_memmap\(|\.load\(", s) for s in finding.lines)
+    written = [s for s in finding.lines[:-1] if _NEW_ENTRY_WRITE.match(s)]
+    keys = [re.findall(r"\['([^']*)'\]", line.split(": ")[0])[-1:] for line in finding.detail]
+    return loaded and all(
+        key and any(f"'{key[0]}'" in s or f'"{key[0]}"' in s for s in written) for key in keys
+    )
+
+
+# an earlier line that writes an entry by key (``x["zz"] = t``, ``x.setdefault("zz", t)``...)
+_NEW_ENTRY_WRITE = re.compile(r"^(?:x = )?x(?:\[['\"(]|\.(?:setdefault|set|update)\()")
 
 
 def _renamed_into_another_node(src: str) -> bool:
@@ -547,6 +560,7 @@ _PEER_INTERNAL = (
     "iteration over a 0-d tensor",  # the same, for a 0-d tensor
     "cannot convert dictionary update sequence",  # the same, in update_
     "object has no attribute '_get_str'",  # a nested dict written into a tensor (update_)
+    "'Tensor' object has no attribute '_get_non_tensor'",  # get_non_tensor through a tensor
     "Cannot set the attribute '_device'",  # memmap of a lazy stack of records
     "cannot mmap an empty file",  # memmap_ of an entry with no elements
     "Failed to stack tensors within a tensordict",  # a lazy stack's members stacked first

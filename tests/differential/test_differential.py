@@ -233,6 +233,16 @@ DECIDED = [
     ("index,entries", 4, 69_335, "h5-files"),  # clone().auto_batch_size_(batch_dims=0)
     ("index,entries", 4, 57_520, "none-field-unset"),  # pop of inner.z after update
     ("records", 4, 1_001_866, "values-kept-shared"),  # select(("n", "zz")), over no elements
+    # inv19b: prune18b's entries/* lines (index,entries, PYTHONHASHSEED=0)
+    ("index,entries", 4, 858, "annotation-casts"),  # update_ of a dict into a saved str field
+    ("index,entries", 4, 3_259, "records-predictable"),  # from_namedtuple: [] over no elements
+    ("index,entries", 4, 7_444, "peer-fails-inside"),  # get_non_tensor through a tensor
+    ("index,entries", 4, 13_873, "peer-fails-inside"),  # TensorDict(to_dict()) after separates
+    ("index,entries", 4, 15_500, "values-kept-shared"),  # setdefault saved, seen by del_
+    ("index,entries", 4, 51_550, "peer-fails-inside"),  # split_keys: nested dims, memmap kept
+    ("index,entries", 4, 54_380, "h5-files"),  # split_keys(inplace=True) of params over a file
+    ("index,entries", 4, 102_128, "none-field-unset"),  # split_keys of inner.z (from_dict None)
+    ("index,entries", 4, 106_755, "h5-files"),  # split_keys(inplace=True) of a view of rows
 ]
 
 

@@ -195,7 +195,8 @@ class LazyStackOps(TensorDictBase):
     def _check_set_(self, key: Any, value: Any) -> None:
         """``set_`` of a key not in every member: a nested key under a node the stack lacks
         is added by the members, as a TensorDict's ``set_`` and the peer's add it (a
-        ``LockedError`` when locked); any other missing key is an error, raised first (for
+        ``LockedError`` when locked; members that are files add none: their
+        ``KeyNotFoundError``, as the peer's); any other missing key is an error, raised first (for
         a nested one after the value's batch size is checked, as the peer orders them)."""
         path = _keys.key_path(key)
         if len(path) > 1 and path[0] in self:
@@ -209,6 +210,8 @@ class LazyStackOps(TensorDictBase):
                 )
                 raise KeyNotFoundError(msg)
             raise error
+        if self._members and self._members[0]._is_store:  # a file adds no node in set_:
+            raise self._members[0]._missing_key(path[0])  # its KeyError, locked or not
         if self._lock_state():
             msg = (
                 f"Cannot modify locked LazyStackedTensorDict: cannot set {key!r} in place: it "
