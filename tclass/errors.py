@@ -35,6 +35,7 @@ __all__ = [
     "DimNameError",
     "DimNameTypeError",
     "DistributedError",
+    "DuplicateArgumentError",
     "EntriesTwiceError",
     "EntryExistsError",
     "EntryReplacedWarning",
@@ -603,6 +604,11 @@ class ArgumentValueError(TclassError, ValueError):
 
 class UnknownArgumentError(ArgumentError, AttributeError):
     """A constructor got a keyword that is no field (the peer raises AttributeError)."""
+
+
+class DuplicateArgumentError(ArgumentError, ValueError):
+    """A constructor got a field both by position and by keyword; a ``ValueError`` as
+    the peer raises, and a ``TypeError`` as Python raises for any function."""
 
 
 class FrozenInstanceError(LockedError, dataclasses.FrozenInstanceError):

@@ -84,6 +84,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "CastError": (TypeError, ValueError),
     "ArgumentError": (TypeError,),
     "UnknownArgumentError": (TypeError, AttributeError),
+    "DuplicateArgumentError": (TypeError, ValueError),
     "UnsetFieldError": (AttributeError,),
     "ArgumentValueError": (ValueError,),
     "UnravelKeyError": (TypeError, KeyError, RuntimeError),
