@@ -61,7 +61,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "BufferTypeError": (TypeError, ValueError, RuntimeError),
     "UnsafePathError": (ValueError,),
     "FilePermissionError": (PermissionError,),
-    "ReadOnlyFileError": (PermissionError, ValueError, KeyError),
+    "ReadOnlyFileError": (PermissionError, ValueError, KeyError, RuntimeError),
     "SubpathError": (ValueError, LookupError),
     "ClassResolutionError": (RuntimeError, LookupError),
     "ClassMismatchError": (TypeError,),
