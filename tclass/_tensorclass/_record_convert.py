@@ -249,10 +249,11 @@ class RecordConversions(TensorDictBase):
             data = {**dict.fromkeys(_required_fields(cls)), **data}
         constructor: Callable[..., Self] = cls
         options = {"batch_size": batch, "device": device, "names": names}
-        for shadowed in options.keys() & set(info.init_names):  # a shadow field of that name
-            if options[shadowed] is None or options[shadowed] == ():  # none asked for:
-                del options[shadowed]  # the constructor takes the field there
+        # A shadow field of that name: the constructor takes the field there, and the
+        # option asked for goes to the storage (as the peer's, which builds it first).
+        shadowed = {name: options.pop(name) for name in options.keys() & set(info.init_names)}
         record = constructor(**data, **options)
+        _storage_options(record, shadowed)
         _in_key_order(record, given)
         return record
 
@@ -285,6 +286,18 @@ class RecordConversions(TensorDictBase):
                 spec uses.
         """
         return cast(Self, allocate(_record_class(cls), batch_size, dims, prefix, device))
+
+
+def _storage_options(record: RecordConversions, options: dict[str, Any]) -> None:
+    """Gives ``record``'s storage the ``batch_size``, ``names`` and ``device`` asked for
+    (those not None) that fields of the same names kept from its constructor."""
+    storage = record._tensordict
+    if options.get("batch_size") is not None:
+        storage.batch_size = options["batch_size"]
+    if options.get("names") is not None:
+        storage.names = options["names"]
+    if options.get("device") is not None:
+        object.__setattr__(record, "_tensordict", storage.to(options["device"]))
 
 
 def _record_class(cls: type[RecordConversions]) -> type[TensorClass]:

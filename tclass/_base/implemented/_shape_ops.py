@@ -572,13 +572,17 @@ class ShapeOps(TensorCollection):
     def masked_select(self, mask: torch.Tensor, *, inplace: bool = False) -> Self:
         """The elements where ``mask`` (a bool tensor shaped like the batch) is true, in
         one batch dim, as ``torch.masked_select`` flattens them (an unnamed dim). A mask
-        over the leading batch dims only selects as ``self[mask]`` does, as the peer's.
+        over the leading batch dims only selects as ``self[mask]`` does, and trailing
+        size-1 dims past the batch dims are dropped (a ``[3, 2, 1]`` mask of a ``[3, 2]``
+        batch), as the peer's.
 
         Raises:
             DimError: (an ``IndexError``, as the peer's) a bool mask of another shape.
             ShapeError: a mask that is not a bool tensor.
         """
         batch_size = self.batch_size
+        while mask.dim() > len(batch_size) and mask.shape[-1] == 1:
+            mask = mask.squeeze(-1)
         if mask.dtype is torch.bool and mask.shape != batch_size:
             if 0 < mask.dim() < len(batch_size) and mask.shape == batch_size[: mask.dim()]:
                 return self._in_place(self[mask], inplace, "masked_select")
