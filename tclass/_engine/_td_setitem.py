@@ -20,7 +20,7 @@ from tclass._engine._entry_values import raise_write_error, value_as_tensor
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode, fills_leading, same_value
 from tclass._engine._scope import write_unbatched
 from tclass._engine._td_index import raise_no_batch_dims
-from tclass._engine._tensor_write import check_tensor_write
+from tclass._engine._tensor_write import check_number_write, check_tensor_write, leaf_dtypes
 from tclass.errors import BatchSizeError, DimError, IndexTypeError, InPlaceWriteError, LockedError
 
 if TYPE_CHECKING:
@@ -207,6 +207,8 @@ class SetItemOps(TensorDictBase):
             check_tensor_write(self, index, value)
             if _is_advanced(index):
                 _check_dtypes_at(self, index, value)
+        else:  # a number that one dtype refuses: checked first, none written
+            check_number_write(value, index, leaf_dtypes(self))
         written = False
         for key, entry in self._tensors.items():
             if isinstance(entry, _NonTensorNode) or (unbatched and entry.__class__ is _Unbatched):

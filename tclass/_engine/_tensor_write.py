@@ -5,6 +5,7 @@ written, so that a tensor one entry refuses leaves all of them as they were."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import torch
@@ -12,9 +13,9 @@ import torch
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._core import _batch, _keys
 from tclass._core._unbatched import UnbatchedTensor
-from tclass.errors import BatchSizeError
+from tclass.errors import BatchSizeError, InPlaceWriteError
 
-__all__ = ["check_tensor_write", "tensor_targets"]
+__all__ = ["check_number_write", "check_tensor_write", "leaf_dtypes", "tensor_targets"]
 
 
 def _is_tensor_leaf(cls: type) -> bool:
@@ -36,6 +37,16 @@ def tensor_targets(
         selected = None if -1 in shape else _batch.indexed_shape(shape, index)
         targets.append((key, shape, selected))
     return targets
+
+
+def leaf_dtypes(collection: TensorDictBase) -> list[tuple[Any, torch.dtype, torch.Size]]:
+    """Each tensor leaf of ``collection`` (nested ones too) as ``(key, dtype, shape)``,
+    for :func:`check_number_write` (read through ``get``: for collections in memory)."""
+    out = []
+    for key in collection.keys(True, True, is_leaf=_is_tensor_leaf):
+        tensor = collection.get(key)
+        out.append((key, tensor.dtype, tensor.shape))
+    return out
 
 
 def check_tensor_write(collection: TensorDictBase, index: Any, value: torch.Tensor) -> None:
@@ -80,3 +91,33 @@ def _refused(
         f"(td[index] = {{key: value}})"
     )
     return BatchSizeError(msg)
+
+
+def check_number_write(
+    value: complex, index: Any, targets: Iterable[tuple[Any, torch.dtype, torch.Size]]
+) -> None:
+    """Checks that every tensor of ``targets`` (``(key, dtype, shape)``) takes the
+    Python number ``value`` as torch writes ``tensor[index] = value`` (which refuses a
+    number its dtype cannot hold: ``300`` into ``int8``, ``nan`` into an integer, a
+    complex into a real dtype), before anything is written: each dtype is tried once, on
+    a scratch tensor of one element.
+
+    Raises:
+        InPlaceWriteError: (a ``RuntimeError``, as torch's and the peer's) naming the
+            first entry whose dtype refuses it.
+    """
+    tried: set[torch.dtype] = set()
+    for key, dtype, shape in targets:
+        if dtype in tried:
+            continue
+        tried.add(dtype)
+        try:
+            torch.empty(1, dtype=dtype)[0] = value
+        except RuntimeError as error:
+            msg = (
+                f"cannot write {value!r} into {_keys.unravel_key(key)!r} ({dtype}, shape "
+                f"{list(shape)}) at index {index!r}: {error}; nothing was written. Write a "
+                f"value that {dtype} holds, or write the entries one by one "
+                f"(td[index] = {{key: value}})"
+            )
+            raise InPlaceWriteError(msg) from None

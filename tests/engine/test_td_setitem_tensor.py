@@ -14,7 +14,7 @@ import torch
 
 import tclass
 from tclass import LazyStackedTensorDict, MemoryMappedTensor, TensorDict, TensorDictParams
-from tclass.errors import BatchSizeError, DimError
+from tclass.errors import BatchSizeError, DimError, InPlaceWriteError
 
 MASK = torch.tensor([True, False, True, False])
 V3 = torch.tensor([10.0, 20.0, 30.0])
@@ -237,3 +237,48 @@ def test_a_lazy_stack_nested_in_a_tensordict() -> None:
     with pytest.raises(BatchSizeError, match=r"'s', 'x'"):
         td[1] = torch.ones(2, 3)  # fits a's selection [3, 2, 3], not s.x's [3, 3]
     assert td["a"][1].eq(0).all() and td["s", "x"][1].eq(0).all()
+
+
+@pytest.mark.parametrize("number", [300, float("nan"), 1 + 2j], ids=repr)
+def test_a_number_one_dtype_refuses_writes_nothing(number: complex) -> None:
+    """torch refuses a Python number that a dtype cannot hold (``int8_t[0] = 300``, an
+    integer ``nan``, a complex into a real dtype): the peer raises a RuntimeError after
+    writing the entries before it (a: [300., 300., 300.] for 300); tclass checks every
+    entry (nested ones too) first and names the one that refuses it."""
+    td = TensorDict({"a": torch.zeros(4, 3), "n": {"b": torch.zeros(4, 3, dtype=torch.int8)}}, [4])
+    refused = r"'a' \(torch.float32" if isinstance(number, complex) else r"'n', 'b'\) \(torch.int8"
+    with pytest.raises(InPlaceWriteError, match=rf"cannot write .* into \(?{refused}") as info:
+        td[0] = number
+    assert isinstance(info.value, RuntimeError)
+    assert "nothing was written" in str(info.value)
+    assert td["a"].eq(0).all() and td["n", "b"].eq(0).all()
+    td[0] = 100  # both hold it: written into each, as torch writes it
+    assert td["a"][0].eq(100).all() and td["n", "b"][0].eq(100).all()
+
+
+def test_a_lazy_stack_whose_members_differ_in_dtype_checks_the_members_written() -> None:
+    """A key held as float32 by one member and int8 by another: ``stack[:] = 300``
+    leaves both as they were (the peer writes member 0 before member 1 refuses it);
+    ``stack[0] = 300`` writes member 0 only, which holds it (as the peer)."""
+    members = [
+        TensorDict({"a": torch.zeros(3, dtype=dtype)}, [3]) for dtype in (torch.float32, torch.int8)
+    ]
+    stack = LazyStackedTensorDict.lazy_stack(members, 0)
+    with pytest.raises(InPlaceWriteError, match=r"300 into 'a' \(torch.int8"):
+        stack[:] = 300
+    assert all(m["a"].eq(0).all() for m in stack.tensordicts)
+    stack[0] = 300
+    stack[(slice(0, 1), 1)] = 200
+    assert stack.tensordicts[0]["a"].tolist() == [300.0, 200.0, 300.0]
+    assert stack.tensordicts[1]["a"].eq(0).all()
+    ragged = LazyStackedTensorDict.lazy_stack(
+        [
+            TensorDict({"a": torch.zeros(n, dtype=d)}, [n])
+            for n, d in ((2, torch.int8), (3, torch.float32))
+        ],
+        0,
+    )
+    with pytest.raises(InPlaceWriteError, match="int8"):
+        ragged[:] = 300
+    ragged[1] = 300
+    assert ragged.tensordicts[1]["a"].eq(300).all() and ragged.tensordicts[0]["a"].eq(0).all()

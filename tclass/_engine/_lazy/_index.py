@@ -28,7 +28,12 @@ from tclass._core import _batch, _names
 from tclass._core._records import is_record, storage_of
 from tclass._engine._lazy._parts import check_regular, lazily, remove_dim, stacked_size
 from tclass._engine._td_setitem import check_empty_source, check_index_fits
-from tclass._engine._tensor_write import check_tensor_write, tensor_targets
+from tclass._engine._tensor_write import (
+    check_number_write,
+    check_tensor_write,
+    leaf_dtypes,
+    tensor_targets,
+)
 from tclass.errors import ArgumentValueError, DimError, InPlaceWriteError
 
 if TYPE_CHECKING:
@@ -530,6 +535,8 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
         check_empty_source(stack, index, value)  # nothing to split: its batch size checked
     if isinstance(value, torch.Tensor) and value.ndim and -1 not in stack._batch_size:
         value = _per_entry(stack, index, value)
+    elif isinstance(value, (int, float, complex)) and stack._members:
+        _check_number(stack, index, value)
     if type(index) is int and stack._stack_dim == 0:
         _write_whole(stack._index_int(index), value)
         return
@@ -573,6 +580,30 @@ def _per_entry(stack: LazyStackedTensorDict, index: Any, value: torch.Tensor) ->
     for key, _, selected in tensor_targets(stack, index):
         parts[key] = value if selected is None else value.expand(selected)
     return EntryWrites(parts)
+
+
+def _check_number(stack: LazyStackedTensorDict, index: Any, value: complex) -> None:
+    """``stack[index] = number``: every tensor of the members the index reaches checked
+    to take the number (torch refuses ``300`` in an ``int8`` tensor), before any member
+    is written (the members may hold one key in different dtypes)."""
+    leaves = [leaf_dtypes(member) for member in stack._members]
+    if all(found == leaves[0] for found in leaves):
+        check_number_write(value, index, leaves[0])
+        return
+    try:
+        items = _items(stack, index) if index is not Ellipsis else ()
+        if -1 in stack._batch_size:
+            numbers = _members_picked(
+                stack, _ragged_items(stack, items, "a write")[stack._stack_dim]
+            )
+        else:  # the member number of every element, as torch indexes a stand-in
+            shape = [1] * len(stack._batch_size)
+            shape[stack._stack_dim] = len(stack._members)
+            ids = torch.arange(len(stack._members)).reshape(shape).expand(stack._batch_size)
+            numbers = sorted(set(ids[items].reshape(-1).tolist()))
+    except (IndexError, TypeError, ValueError, RuntimeError):
+        numbers = list(range(len(stack._members)))  # (the write reports a bad index)
+    check_number_write(value, index, [leaf for n in numbers for leaf in leaves[n]])
 
 
 def _check_no_element_write(
