@@ -128,6 +128,19 @@ def test_numbers_and_python_values() -> None:
     assert td["a"][1].tolist() == [[1.0, 2.0]] * 3 and td["s"] == "text"
 
 
+def test_a_tensor_leaves_a_python_value_alone_and_a_dict_stores_it() -> None:
+    """Decided (README): ``td[0] = t`` leaves ``s`` as it is, as a number does (the
+    peer 0.15 puts ``t`` whole into each element of row 0 of ``s``, unwarned, while its
+    number write warns that 0.17 leaves Python values alone); ``td[0] = {"s": t}``
+    stores ``t`` in each element of the row, as the peer does for both spellings."""
+    td = TensorDict(a=torch.zeros(4, 3), s="x", batch_size=[4, 3])
+    td[0] = V3
+    assert td["a"][0].tolist() == [10.0, 20.0, 30.0] and td["s"] == "x"
+    td[0] = {"s": V3}
+    assert [v.tolist() for v in td[0]["s"]] == [[10.0, 20.0, 30.0]] * 3
+    assert list(td[1]["s"]) == ["x"] * 3 and td["a"][0].tolist() == [10.0, 20.0, 30.0]
+
+
 def test_a_dict_of_a_tensor_for_a_nested_collection() -> None:
     """``td[0] = {"n": t}``: ``t`` written into n's entries as torch writes it, as the
     peer; a tensor that is not of the selection's batch size is refused, as the peer."""
