@@ -15,7 +15,13 @@ from tclass._core import _batch, _keys
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import BatchSizeError, InPlaceWriteError
 
-__all__ = ["check_number_write", "check_tensor_write", "leaf_dtypes", "tensor_targets"]
+__all__ = [
+    "check_number_write",
+    "check_tensor_write",
+    "leaf_dtypes",
+    "tensor_refused",
+    "tensor_targets",
+]
 
 
 def _is_tensor_leaf(cls: type) -> bool:
@@ -67,12 +73,14 @@ def check_tensor_write(collection: TensorDictBase, index: Any, value: torch.Tens
     nb = len(batch)
     for key, shape, selected in tensor_targets(collection, index):
         if selected is not None and not _batch.broadcasts_to(value.shape, selected):
-            raise _refused(key, shape, index, value.shape, selected, nb)
+            raise tensor_refused(key, shape, index, value.shape, selected, nb)
 
 
-def _refused(
+def tensor_refused(
     key: Any, shape: torch.Size, index: Any, value: torch.Size, selected: torch.Size, nb: int
 ) -> BatchSizeError:
+    """The error for an entry ``key`` of ``shape`` (``nb`` batch dims) whose selection
+    ``selected`` at ``index`` does not take a tensor of shape ``value``."""
     name = _keys.unravel_key(key)
     feature = len(shape) - nb  # the entry's dims past the batch dims
     hint = ""
@@ -112,7 +120,7 @@ def check_number_write(
             continue
         tried.add(dtype)
         try:
-            torch.empty(1, dtype=dtype)[0] = value
+            torch.empty(1, dtype=dtype).fill_(value)  # (torch's check for entry[i] = value)
         except RuntimeError as error:
             msg = (
                 f"cannot write {value!r} into {_keys.unravel_key(key)!r} ({dtype}, shape "

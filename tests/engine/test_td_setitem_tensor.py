@@ -295,3 +295,53 @@ def test_a_lazy_stack_whose_members_differ_in_dtype_checks_the_members_written()
         ragged[:] = 300
     ragged[1] = 300
     assert ragged.tensordicts[1]["a"].eq(300).all() and ragged.tensordicts[0]["a"].eq(0).all()
+
+
+def _uneven(dim: int) -> LazyStackedTensorDict:
+    """Two members whose entries differ in a feature dim (``get_item_shape``: a -1)."""
+    members = [
+        TensorDict({"a": torch.zeros(3, k), "n": {"b": torch.zeros(3, k)}}, [3]) for k in (2, 5)
+    ]
+    return LazyStackedTensorDict.lazy_stack(members, dim)
+
+
+def _rows(stack: LazyStackedTensorDict, key: Any = "a") -> list[Any]:
+    return [member[key].tolist() for member in stack.tensordicts]
+
+
+def test_an_uneven_entry_takes_the_tensor_as_torch_writes_it_in_each_member() -> None:
+    """Members ``a: [3, 2]`` and ``a: [3, 5]`` (batch [2, 3]): each member's entry takes
+    the tensor as torch writes it into that member's part of the stacked entry, lined up
+    with its last dims (the values are the peer's, tensordict 0.15.3); the old split
+    lined ``[2, 1, 1]`` up with the batch dims and refused it."""
+    stack = _uneven(0)
+    stack[:] = torch.tensor([1.0, 2.0]).reshape(2, 1, 1)  # one value per member
+    assert _rows(stack) == [[[1.0] * 2] * 3, [[2.0] * 5] * 3]
+    assert _rows(stack, ("n", "b")) == [[[1.0] * 2] * 3, [[2.0] * 5] * 3]
+    stack = _uneven(0)
+    stack[:] = torch.arange(3.0)[:, None]  # one value per row, in both members
+    assert _rows(stack) == [[[0.0] * 2, [1.0] * 2, [2.0] * 2], [[0.0] * 5, [1.0] * 5, [2.0] * 5]]
+    stack = _uneven(0)
+    stack[:, 1] = torch.tensor([1.0, 2.0])[:, None]
+    assert _rows(stack) == [[[0.0] * 2, [1.0] * 2, [0.0] * 2], [[0.0] * 5, [2.0] * 5, [0.0] * 5]]
+    stack = _uneven(1)  # stacked along dim 1 (batch [3, 2]): the members' dim is the last
+    stack[0] = torch.tensor([1.0, 2.0])[:, None]
+    assert _rows(stack) == [[[1.0] * 2, [0.0] * 2, [0.0] * 2], [[2.0] * 5, [0.0] * 5, [0.0] * 5]]
+
+
+def test_an_uneven_entry_checks_every_member_written_first() -> None:
+    """``[2]`` fits member 0's ``a`` ([3, 2]), not member 1's ([3, 5]): the peer writes
+    member 0, then raises (a RuntimeError); tclass names member 1 and writes none. A
+    write that reaches member 0 alone takes it (as the peer)."""
+    stack = _uneven(0)
+    with pytest.raises(BatchSizeError, match=r"\[2\].*'a'.*member 1") as info:
+        stack[:] = torch.tensor([1.0, 2.0])
+    assert isinstance(info.value, RuntimeError)
+    assert all(m["a"].eq(0).all() and m["n", "b"].eq(0).all() for m in stack.tensordicts)
+    stack[0] = torch.tensor([1.0, 2.0])
+    assert _rows(stack) == [[[1.0, 2.0]] * 3, [[0.0] * 5] * 3]
+    with pytest.raises(BatchSizeError, match="member 0"):
+        stack[torch.tensor([True, False])] = torch.ones(5)
+    with pytest.raises(BatchSizeError, match="shape mismatch"):
+        stack[:] = torch.ones(3, 1, 1)  # no member's selection [2, 3, k] takes it
+    assert _rows(stack) == [[[1.0, 2.0]] * 3, [[0.0] * 5] * 3]

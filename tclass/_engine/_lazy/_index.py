@@ -32,6 +32,7 @@ from tclass._engine._tensor_write import (
     check_number_write,
     check_tensor_write,
     leaf_dtypes,
+    tensor_refused,
     tensor_targets,
 )
 from tclass.errors import ArgumentValueError, DimError, InPlaceWriteError
@@ -577,9 +578,67 @@ def _per_entry(stack: LazyStackedTensorDict, index: Any, value: torch.Tensor) ->
     check_index_fits(stack, index)
     check_tensor_write(stack, index, value)
     parts: dict[Any, Any] = {}
-    for key, _, selected in tensor_targets(stack, index):
-        parts[key] = value if selected is None else value.expand(selected)
+    targets = tensor_targets(stack, index)
+    numbers = None
+    for key, shape, selected in targets:
+        if selected is None:  # the members differ in a feature dim: each one checked
+            numbers = _touched(stack, index) if numbers is None else numbers
+            parts[key] = _uneven_part(stack, index, value, key, shape, numbers)
+        else:
+            parts[key] = value.expand(selected)
     return EntryWrites(parts)
+
+
+def _uneven_part(
+    stack: LazyStackedTensorDict,
+    index: Any,
+    value: torch.Tensor,
+    key: Any,
+    shape: torch.Size,
+    numbers: list[int],
+) -> torch.Tensor:
+    """The part of ``value`` for an entry whose members differ in a feature dim (a
+    ``-1`` in ``shape``), as the peer writes it: torch's rule for each member reached
+    (``numbers``) as if its entry were stacked alone (``value`` lined up with the last
+    dims of ``(*selected batch, *its feature dims)``), each checked before any is
+    written; spelled out over the selected batch dims (a view), the uneven dims kept
+    as ``value`` has them, for each member's write to broadcast.
+
+    Raises:
+        BatchSizeError: (a ``RuntimeError``) naming the key and the first member that
+            refuses ``value``.
+    """
+    nb = len(stack._batch_size)
+    batch = _batch.indexed_shape(stack._batch_size, index)
+    for number in numbers:
+        member = stack._members[number]
+        own = member.get_item_shape(key)
+        feature = own[len(member.batch_size) :]
+        if -1 not in feature and not _batch.broadcasts_to(value.shape, (*batch, *feature)):
+            full = torch.Size((*stack._batch_size, *feature))
+            selected = torch.Size((*batch, *feature))
+            error = tensor_refused(key, full, index, value.shape, selected, nb)
+            raise type(error)(f"{error} (member {number} of the lazy stack)") from None
+    target = (*batch, *shape[nb:])
+    while value.ndim > len(target) and value.shape[0] == 1:
+        value = value[0]  # torch drops the leading dims of size 1
+    value = value.reshape((1,) * (len(target) - value.ndim) + tuple(value.shape))
+    return value.expand(target)  # (-1: the size value has there)
+
+
+def _touched(stack: LazyStackedTensorDict, index: Any) -> list[int]:
+    """The numbers of the members that ``stack[index]`` reaches (all of them when the
+    index does not say: the write then reports it)."""
+    try:
+        items = _items(stack, index) if index is not Ellipsis else ()
+        if -1 in stack._batch_size:
+            return _members_picked(stack, _ragged_items(stack, items, "a write")[stack._stack_dim])
+        shape = [1] * len(stack._batch_size)  # the member number of every element,
+        shape[stack._stack_dim] = len(stack._members)  # as torch indexes a stand-in
+        ids = torch.arange(len(stack._members)).reshape(shape).expand(stack._batch_size)
+        return sorted(set(ids[items].reshape(-1).tolist()))
+    except (IndexError, TypeError, ValueError, RuntimeError):
+        return list(range(len(stack._members)))
 
 
 def _check_number(stack: LazyStackedTensorDict, index: Any, value: complex) -> None:
@@ -590,19 +649,7 @@ def _check_number(stack: LazyStackedTensorDict, index: Any, value: complex) -> N
     if all(found == leaves[0] for found in leaves):
         check_number_write(value, index, leaves[0])
         return
-    try:
-        items = _items(stack, index) if index is not Ellipsis else ()
-        if -1 in stack._batch_size:
-            numbers = _members_picked(
-                stack, _ragged_items(stack, items, "a write")[stack._stack_dim]
-            )
-        else:  # the member number of every element, as torch indexes a stand-in
-            shape = [1] * len(stack._batch_size)
-            shape[stack._stack_dim] = len(stack._members)
-            ids = torch.arange(len(stack._members)).reshape(shape).expand(stack._batch_size)
-            numbers = sorted(set(ids[items].reshape(-1).tolist()))
-    except (IndexError, TypeError, ValueError, RuntimeError):
-        numbers = list(range(len(stack._members)))  # (the write reports a bad index)
+    numbers = _touched(stack, index)
     check_number_write(value, index, [leaf for n in numbers for leaf in leaves[n]])
 
 
