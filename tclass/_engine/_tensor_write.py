@@ -18,6 +18,7 @@ from tclass.errors import BatchSizeError, InPlaceWriteError
 __all__ = [
     "check_number_write",
     "check_tensor_write",
+    "fits_every_dtype",
     "leaf_dtypes",
     "tensor_refused",
     "tensor_targets",
@@ -99,6 +100,17 @@ def tensor_refused(
         f"(td[index] = {{key: value}})"
     )
     return BatchSizeError(msg)
+
+
+def fits_every_dtype(value: int | float | complex) -> bool:
+    """Whether every dtype holds the Python number ``value`` (a bool, or a real number
+    within ``int8``'s range: the common ``td[idx] = 0``), so that no entry need be
+    checked for it."""
+    if type(value) is bool:
+        return True
+    if isinstance(value, complex):
+        return False
+    return -128 <= value <= 127  # (False for a nan)
 
 
 def check_number_write(

@@ -31,6 +31,7 @@ from tclass._engine._td_setitem import check_empty_source, check_index_fits
 from tclass._engine._tensor_write import (
     check_number_write,
     check_tensor_write,
+    fits_every_dtype,
     leaf_dtypes,
     tensor_refused,
     tensor_targets,
@@ -536,7 +537,7 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
         check_empty_source(stack, index, value)  # nothing to split: its batch size checked
     if isinstance(value, torch.Tensor) and value.ndim and -1 not in stack._batch_size:
         value = _per_entry(stack, index, value)
-    elif isinstance(value, (int, float, complex)) and stack._members:
+    elif isinstance(value, (int, float, complex)) and not fits_every_dtype(value):
         _check_number(stack, index, value)
     if type(index) is int and stack._stack_dim == 0:
         _write_whole(stack._index_int(index), value)
@@ -646,6 +647,8 @@ def _check_number(stack: LazyStackedTensorDict, index: Any, value: complex) -> N
     to take the number (torch refuses ``300`` in an ``int8`` tensor), before any member
     is written (the members may hold one key in different dtypes)."""
     leaves = [leaf_dtypes(member) for member in stack._members]
+    if not leaves:
+        return
     if all(found == leaves[0] for found in leaves):
         check_number_write(value, index, leaves[0])
         return

@@ -27,7 +27,11 @@ from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._td import TensorDict
 from tclass._engine._td_setitem import source_batch_error
-from tclass._engine._tensor_write import check_number_write, check_tensor_write
+from tclass._engine._tensor_write import (
+    check_number_write,
+    check_tensor_write,
+    fits_every_dtype,
+)
 from tclass._io._schema import check_values_to_save, check_written_values, record_schema
 from tclass._io.store._datasets import (
     as_values,
@@ -286,7 +290,8 @@ class StoreWrites(TensorDictBase):
         must fit each one's selection as torch writes it, a number each one's dtype
         (torch refuses ``300`` in ``int8``). Returns the value to write."""
         if isinstance(value, (int, float, complex)):
-            check_number_write(value, index, self._array_dtypes(()))
+            if not fits_every_dtype(value):
+                check_number_write(value, index, self._array_dtypes(()))
             return value
         if not isinstance(value, (torch.Tensor, Mapping)) and not is_record(value):
             try:
