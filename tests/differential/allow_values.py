@@ -360,7 +360,8 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     gives the one value; program 18,034 of shape,combine); or ``unbind`` after the peer's
     ``tile`` of a lazy stack rebuilt the value per element (its unbind of the stack itself
     gives the one value, as tclass's after ``tile``; program 8,203,299 of the six
-    families, fz18a). The same value in every slot."""
+    families, fz18a). The same value in every slot; over no elements, none in the peer's
+    (``_squeezed_over_none``)."""
     ops = ("squeeze", "setitem", "reshape", "unbind", *_DEEPER)
     if finding.kind != "result" or finding.step.op not in ops:
         return False
@@ -376,6 +377,8 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         found = _VALUE_LISTED.match(line)
         if found is None:
             return False
+        if finding.step.op == "squeeze" and _squeezed_over_none(found.group(1), peer, mine):
+            continue
         theirs, ours = (_read_value(side.value, found.group(1)) for side in (peer, mine))
         if finding.step.op in _DEEPER and _depth(theirs) <= len(peer.value.batch_size):
             return False
@@ -383,6 +386,24 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         if not values or any(value != values[0] for value in values):
             return False
     return True
+
+
+def _squeezed_over_none(path: str, peer: Any, mine: Any) -> bool:
+    """``squeeze()`` of a collection over no elements holding a Python value: tclass's
+    node the one value (a ``NonTensorData``), where the peer's value stack, rebuilt from
+    members it has none of, lists as nested empty lists (its ``squeeze(0)`` gives the one
+    value back; program 10,347 of shape,combine: ``x.expand([1, 2]).squeeze()`` of a
+    batch ``[2]`` holding a ``[2, 0]`` node)."""
+    keys = tuple(re.findall(r"\['(\w+)'\]", path))
+    try:
+        theirs, ours = peer.value.get(keys), mine.value.get(keys)
+    except Exception:  # noqa: BLE001  (a read that fails is no such value)
+        return False
+    if type(theirs).__name__ != "NonTensorStack" or type(ours).__name__ != "NonTensorData":
+        return False
+    size = list(ours.batch_size)
+    listed = theirs.tolist()
+    return 0 in size and size == list(theirs.batch_size) and not _flat(listed)
 
 
 # ops after which the peer lists a record's kept value node deeper than its batch dims
