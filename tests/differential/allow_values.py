@@ -353,7 +353,8 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     stack of one member as a stack of stacks; left44); or listed one level deeper by
     the peer's ``lazy_stack`` of a record whose value node kept a dim the peer's
     ``squeeze()`` took off the record (its node has more dims than its collection), or
-    its ``expand`` (``expand_as``, ``broadcast_to``, then ``maybe_dense_stack``: left43);
+    its ``expand`` (``expand_as``, ``broadcast_to``, then ``maybe_dense_stack``: left43)
+    or ``flatten`` (program 17,618 of shape, split19);
     or written at an index over itself (``td[i] = td[i].to_dict()``), where the peer makes
     it a value stack; or ``reshape`` after the peer's ``fliplr()`` of a lazy stack of one
     member rebuilt the value as a stack of stacks (the reshape of its ``contiguous()``
@@ -407,7 +408,7 @@ def _squeezed_over_none(path: str, peer: Any, mine: Any) -> bool:
 
 
 # ops after which the peer lists a record's kept value node deeper than its batch dims
-_DEEPER = ("lazy_stack", "expand", "expand_as", "broadcast_to", "maybe_dense_stack")
+_DEEPER = ("lazy_stack", "expand", "expand_as", "broadcast_to", "maybe_dense_stack", "flatten")
 _VALUE_LISTED = re.compile(r"^result((?:\['\w+'\])+)(\[\d+\])*: peer list of \d+, tclass ")
 _STACK_FOR_VALUE = re.compile(r"^result(\['\w+'\])+: peer values \(.*, tclass value \(")
 

@@ -245,6 +245,7 @@ DECIDED = [
     ("index,entries", 4, 106_755, "h5-files"),  # split_keys(inplace=True) of a view of rows
     # split19: the inv18c shape/squeeze line
     ("shape,combine", 4, 10_347, "checked-as-torch"),  # squeeze() of a value over none
+    ("shape", 4, 17_618, "checked-as-torch"),  # flatten after a record's peer squeeze()
 ]
 
 
