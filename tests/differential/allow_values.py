@@ -373,12 +373,12 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
             return False
         return all(_part_value_as_one(line, peer.value, mine.value) for line in finding.detail)
     for line in finding.detail:
-        if _STACK_FOR_VALUE.match(line) and finding.step.op in ("setitem", "squeeze", "unbind"):
+        if _STACK_FOR_VALUE.match(line) and finding.step.op in _VALUE_LINE_OPS:
             continue  # (its values are compared by the line that lists them)
         found = _VALUE_LISTED.match(line)
         if found is None:
             return False
-        if finding.step.op == "squeeze" and _squeezed_over_none(found.group(1), peer, mine):
+        if finding.step.op in _OVER_NONE_OPS and _squeezed_over_none(found.group(1), peer, mine):
             continue
         theirs, ours = (_read_value(side.value, found.group(1)) for side in (peer, mine))
         if finding.step.op in _DEEPER and _depth(theirs) <= len(peer.value.batch_size):
@@ -389,12 +389,17 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     return True
 
 
+_VALUE_LINE_OPS = ("setitem", "squeeze", "unbind", "flatten")
+_OVER_NONE_OPS = ("squeeze", "flatten")
+
+
 def _squeezed_over_none(path: str, peer: Any, mine: Any) -> bool:
-    """``squeeze()`` of a collection over no elements holding a Python value: tclass's
-    node the one value (a ``NonTensorData``), where the peer's value stack, rebuilt from
-    members it has none of, lists as nested empty lists (its ``squeeze(0)`` gives the one
-    value back; program 10,347 of shape,combine: ``x.expand([1, 2]).squeeze()`` of a
-    batch ``[2]`` holding a ``[2, 0]`` node)."""
+    """``squeeze()`` (or ``flatten``) of a collection over no elements holding a Python
+    value: tclass's node the one value (a ``NonTensorData``), where the peer's value
+    stack, rebuilt from members it has none of, lists as (nested) empty lists (its
+    ``squeeze(0)`` gives the one value back; program 10,347 of shape,combine:
+    ``x.expand([1, 2]).squeeze()`` of a batch ``[2]`` holding a ``[2, 0]`` node; 22,692
+    of shape ``--length 8``: ``flatten(1)`` after ``repeat_interleave(0)``)."""
     keys = tuple(re.findall(r"\['(\w+)'\]", path))
     try:
         theirs, ours = peer.value.get(keys), mine.value.get(keys)

@@ -246,6 +246,7 @@ DECIDED = [
     # split19: the inv18c shape/squeeze line
     ("shape,combine", 4, 10_347, "checked-as-torch"),  # squeeze() of a value over none
     ("shape", 4, 17_618, "checked-as-torch"),  # flatten after a record's peer squeeze()
+    ("shape", 8, 22_692, "checked-as-torch"),  # flatten(1) of a value over none
 ]
 
 
