@@ -243,6 +243,10 @@ DECIDED = [
     ("index,entries", 4, 54_380, "h5-files"),  # split_keys(inplace=True) of params over a file
     ("index,entries", 4, 102_128, "none-field-unset"),  # split_keys of inner.z (from_dict None)
     ("index,entries", 4, 106_755, "h5-files"),  # split_keys(inplace=True) of a view of rows
+    # split19: the inv18c shape/squeeze line
+    ("shape,combine", 4, 10_347, "checked-as-torch"),  # squeeze() of a value over none
+    ("shape", 4, 17_618, "checked-as-torch"),  # flatten after a record's peer squeeze()
+    ("shape", 8, 22_692, "checked-as-torch"),  # flatten(1) of a value over none
 ]
 
 

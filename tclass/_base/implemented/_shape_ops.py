@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from types import EllipsisType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import torch
 from typing_extensions import Self
@@ -53,6 +53,10 @@ class ShapeOps(TensorCollection):
     over the batch dims."""
 
     __slots__ = ()
+
+    # a 0-d collection's repeat_interleave adds its dim as unsqueeze does (a Python value
+    # then stacked per element, as the peer); a value node's as reshape (one value kept)
+    _repeats_one_value: ClassVar[bool] = False
 
     # --- what results inherit ------------------------------------------------------------
 
@@ -687,7 +691,8 @@ class ShapeOps(TensorCollection):
             return flat.repeat_interleave(repeats, 0, output_size=output_size)
         batch_size = self.batch_size
         if not batch_size and dim in (0, -1):  # as torch does for a 0-d tensor: one dim
-            out = self.unsqueeze(0).repeat_interleave(repeats, 0, output_size=output_size)
+            lifted = self.reshape(1) if self._repeats_one_value else self.unsqueeze(0)
+            out = lifted.repeat_interleave(repeats, 0, output_size=output_size)
             return self._in_place(out, inplace, "repeat_interleave")
         d = _batch.normalize_dim(dim, len(batch_size), op="repeat_interleave")
         length = _batch.interleaved_length(repeats, batch_size[d], output_size)
