@@ -169,7 +169,7 @@ def value_problem(
     )
     at = f" at index {index}" if found.element else ""  # a 0-dim tensor's one value
     message = (
-        f"{where} {subject} {found.value!r}{at}, which breaks {found.constraint} (its "
+        f"{where} {subject} {found.shown or repr(found.value)}{at}, which breaks {found.constraint} (its "
         f"annotation {spec.text})"
     )
     key = found.constraint.partition("=")[0]
