@@ -17,9 +17,19 @@ import torch
 import tclass
 from tclass import LazyStackedTensorDict, TensorDict, lazy_stack
 from tclass._core._readonly import ReadOnlyTensor
-from tclass.errors import ReadOnlyError
+from tclass.errors import FieldSpecError, ReadOnlyError
 
-from ray_records import MIB, Meta, Transition, local_cluster, private_rss, transition, where
+from ray_records import (
+    MIB,
+    Meta,
+    Step,
+    Transition,
+    local_cluster,
+    private_rss,
+    step,
+    transition,
+    where,
+)
 
 ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'tclass[ray]'")
 
@@ -49,6 +59,17 @@ def inspect_and_double(record: Transition) -> tuple[dict[str, Any], Transition]:
 @ray.remote
 def write_in_place(record: Transition) -> None:
     record.obs.add_(1)
+
+
+@ray.remote
+def write_action(record: Step, action: int) -> str:
+    """A task writing a row of its (copied) argument: the class's checks hold there."""
+    record = record.clone()
+    try:
+        record[0] = {"action": torch.tensor(action)}
+    except FieldSpecError as error:
+        return f"refused: {error}"
+    return f"wrote {int(record.action[0])}"
 
 
 @ray.remote
@@ -155,3 +176,23 @@ def test_a_memory_mapped_record_travels_as_file_references(tmp_path: Path) -> No
     assert seen["paths"] == {str(p) for p in (tmp_path / "rec").rglob("*.memmap")}
     assert torch.equal(doubled.obs, saved.obs * 2)
     assert tclass.is_tensorclass(doubled)
+
+
+def test_a_record_with_a_schema_travels_as_it_is_and_is_checked_where_written(
+    tmp_path: Path,
+) -> None:
+    record = step(4)
+    back = ray.get(ray.put(record))
+    assert type(back) is Step and back.weight.dtype == torch.bfloat16
+    assert torch.equal(back.action, record.action) and back.tag == record.tag
+    assert ray.get(write_action.remote(record, 5)) == "wrote 5"
+    refused = ray.get(write_action.remote(record, 6))
+    assert refused.startswith("refused: Step[0] = ...: Step.action: the value written holds 6")
+    assert "lt=6" in refused
+    # a record derived without the checks (math out of place) travels as it is (README:
+    # records in transit are not read again), and saving it is refused there as here
+    derived = ray.get(ray.put(record + 10))
+    assert type(derived) is Step and derived.action.tolist() == [10, 11, 12, 13]
+    with pytest.raises(FieldSpecError, match="Step.action"):
+        derived.memmap(tmp_path / "derived")
+    assert not (tmp_path / "derived").exists()
