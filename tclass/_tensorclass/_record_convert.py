@@ -18,7 +18,7 @@ from tclass._base.declared._persistence import H5Options, PathLike, ZarrOptions
 from tclass._core._batch import BatchSizeLike
 from tclass._core._device import DeviceLike
 from tclass._core._names import DimName
-from tclass._core._records import is_record, storage_of
+from tclass._core._records import is_record, is_record_class, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData
 from tclass._engine._td import TensorDict
@@ -326,7 +326,7 @@ def _in_key_order(record: Any, data: Mapping[str, Any]) -> None:
             _in_key_order(entries[key], value)
 
 
-def _with_array_tensors(cls: type[RecordConversions], data: Mapping[str, Any]) -> dict[str, Any]:
+def _with_array_tensors(cls: type[Any], data: Mapping[str, Any]) -> dict[str, Any]:
     """``data`` with each array-like given to a field that makes it a tensor replaced by
     that tensor, so that its shape counts when ``from_dict`` infers the batch size (the
     peer's ``from_dict`` makes tensors of lists first: ``{"a": [[1, 2]]}`` gives ``[1]``)."""
@@ -334,7 +334,13 @@ def _with_array_tensors(cls: type[RecordConversions], data: Mapping[str, Any]) -
     out = dict(data)
     for key, value in data.items():
         rule = rules.get(key)
-        tensor = None if rule is None else rule.array_tensor(value)
+        if rule is None:
+            continue
+        nested = rule.convert_to
+        if isinstance(value, Mapping) and nested is not None and is_record_class(nested):
+            out[key] = _with_array_tensors(nested, value)  # a nested record's own fields
+            continue
+        tensor = rule.array_tensor(value)
         if tensor is not None:
             out[key] = tensor
     return out

@@ -178,3 +178,17 @@ def test_auto_batch_size_leaves_python_values_out_of_the_inference() -> None:
     rec = Pair.from_dict({"a": [[1, 2]], "b": [[3, 4]], "tags": ["x"]}, auto_batch_size=True)
     assert rec.batch_size == torch.Size([1, 2])  # the list in a list[str] field is a value
     assert rec.tags == ["x"]
+
+
+@tensorclass
+class PairHolder:
+    pair: Pair
+    n: torch.Tensor
+
+
+def test_auto_batch_size_reads_the_lists_of_nested_records_too() -> None:
+    # the peer: [1] (the lists of the nested mapping limit the outer batch size too)
+    data = {"pair": {"a": [[1, 2]], "b": [1]}, "n": [[0, 0]]}
+    rec = PairHolder.from_dict(data, auto_batch_size=True)
+    assert rec.batch_size == torch.Size([1]) and rec.pair.batch_size == torch.Size([1])
+    assert rec.n.tolist() == [[0, 0]] and rec.pair.a.tolist() == [[1, 2]]
