@@ -259,7 +259,7 @@ class H5Group(GroupBase[H5File]):
             dataset = self._group.create_dataset(key, data=data)
             if shape is None:
                 dataset.attrs[_STR_MARK] = True
-        elif len(kinds) == 1 and kinds <= {bytes, bool, int, float}:
+        elif len(kinds) == 1 and kinds <= {bytes, bool, int, float} and _fixed_width(value):
             array = np.array(value)
             dataset = self._group.create_dataset(
                 key, data=array.astype(lib.opaque_dtype(array.dtype))
@@ -332,3 +332,10 @@ class H5Backend:
 
 
 BACKEND: Backend = H5Backend()
+
+
+def _fixed_width(value: Any) -> bool:
+    """Whether numpy holds ``value`` (numbers, or nested lists of them) in a fixed-width
+    dtype, as an opaque HDF5 number needs: an int beyond 64 bits becomes an object array,
+    which HDF5 cannot store (such a value is written as JSON, which holds any int)."""
+    return bool(np.array(value).dtype != object)
