@@ -123,13 +123,16 @@ class H5Array(ArrayBase[H5File]):
         self._node.read_direct(out)  # HDF5 reads chunk by chunk into ``out``
 
     def values(self, where: str) -> Any:
-        """Strings as str, the peer's opaque numbers as numbers, tclass's JSON strings
-        parsed (their depth checked first), an ``h5py.Empty`` dataset as None."""
+        """Strings as str, the peer's opaque numbers and bytes as numbers and bytes,
+        tclass's JSON strings parsed (their depth checked first), an ``h5py.Empty``
+        dataset as None."""
         node = self._node
         lib = need_h5py()
         if node.shape is None:
             return None
         raw = node[()]
+        if lib.check_opaque_dtype(node.dtype):  # bytes are opaque fixed-width strings
+            return np.asarray(raw).view(np.dtype(node.dtype.str)).tolist()
         if lib.check_string_dtype(node.dtype) is not None:
             value = np.asarray(raw, dtype=object)
             decoded = np.vectorize(_text, otypes=[object])(value) if value.size else value
@@ -138,8 +141,6 @@ class H5Array(ArrayBase[H5File]):
                     check_json(text, where)
                 decoded = np.vectorize(json.loads, otypes=[object])(decoded)
             return decoded.tolist() if decoded.ndim else decoded.item()
-        if lib.check_opaque_dtype(node.dtype):
-            return np.asarray(raw).view(np.dtype(node.dtype.str)).tolist()
         return np.asarray(raw).tolist()
 
     def stack_shape(self, where: str) -> list[int] | None:
