@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import tclass
-from tclass import LazyStackedTensorDict, TensorDict, lazy_stack
+from tclass import LazyStackedTensorDict, TensorClass, TensorDict, lazy_stack
 from tclass._core._readonly import ReadOnlyTensor
 from tclass.errors import FieldSpecError, ReadOnlyError
 
@@ -70,6 +70,26 @@ def write_action(record: Step, action: int) -> str:
     except FieldSpecError as error:
         return f"refused: {error}"
     return f"wrote {int(record.action[0])}"
+
+
+@ray.remote
+def describe_local(record: Any) -> tuple[str, str, list[int]]:
+    return type(record).__name__, type(record.inner).__name__, record.inner.a.tolist()
+
+
+def local_record() -> Any:
+    """A record of classes declared inside a function: Ray's cloudpickle sends them by
+    value, and a worker rebuilds them under their bare names (``In``, not
+    ``local_record.<locals>.In``)."""
+
+    class In(TensorClass):
+        a: torch.Tensor
+
+    class Out(TensorClass):
+        inner: In
+        tag: str = "t"
+
+    return Out(inner=In(a=torch.arange(3), batch_size=[3]), batch_size=[3])
 
 
 @ray.remote
@@ -196,3 +216,16 @@ def test_a_record_with_a_schema_travels_as_it_is_and_is_checked_where_written(
     with pytest.raises(FieldSpecError, match="Step.action"):
         derived.memmap(tmp_path / "derived")
     assert not (tmp_path / "derived").exists()
+
+
+@pytest.mark.parametrize("consolidated", [False, True])
+def test_records_of_classes_declared_in_a_function_reach_a_worker(consolidated: bool) -> None:
+    # the nested class travels beside the header, which names it as the sender's tree
+    # does; the worker's copy of it has another qualified name (a ClassResolutionError
+    # before: "a class not defined in this process")
+    record = local_record()
+    if consolidated:
+        record = record.consolidate()
+    assert ray.get(describe_local.remote(record)) == ("Out", "In", [0, 1, 2])
+    back = ray.get(describe_local.remote(TensorDict({"rec": record}, [3])["rec"]))
+    assert back == ("Out", "In", [0, 1, 2])
