@@ -350,8 +350,8 @@ def common_leading_shape(shapes: Sequence[Sequence[int]], cap: int | None = None
 def infer_batch_size(data: Mapping[Any, Any], batch_dims: int | None) -> torch.Size:
     """The batch size a tensorclass's ``from_dict`` infers for ``data`` (at most
     ``batch_dims`` dims): the largest leading shape its tensors, collections and nested
-    dicts share. Other values (numbers and lists too) are Python values of their fields
-    and do not count."""
+    dicts share. Other values (numbers and lists too) do not count: the record's
+    ``from_dict`` passes the tensors its fields make of array-likes in their place."""
     return build(normalize(_shape_sources(data), "from_dict"), None, batch_dims, None).batch_size
 
 
