@@ -25,7 +25,9 @@ def _names_fit_the_batch(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     dims, which its later ops carry on (a Python value held: the peer's empty TensorDict
     for it too, program 20,793, inv18b). Likewise a file's new batch size of fewer dims
     (``ptd.batch_size = [3]`` for ``[1, 1]``): the names of the dims it keeps, as a
-    TensorDict's, where the peer's file keeps all of its old names."""
+    TensorDict's, where the peer's file keeps all of its old names; of more dims, the new
+    ones unnamed, as a TensorDict's, where the peer's file keeps its old names, fewer than
+    its dims (its own ``clone()`` then raises; program 3,227 of shape, split19)."""
     if finding.kind == "result" and finding.step.op == "set_batch_size" and facts.h5:
         return all(_leading_names_kept(line, mine) for line in finding.detail)
     if finding.kind != "result" or finding.step.op not in _NEW_FILLED:
@@ -54,6 +56,8 @@ def _leading_names_kept(line: str, mine: Any) -> bool:
     except (ValueError, SyntaxError):
         return False
     n = getattr(mine.value, "batch_dims", None)
+    if len(kept) == n and len(peer) < n:  # more dims: the new ones unnamed (program 3,227)
+        return kept == [*peer, *[None] * (n - len(peer))]
     return len(kept) == n and len(peer) > n and kept == peer[:n]
 
 

@@ -246,6 +246,8 @@ def _values_shaped_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any
 
 
 _VALUE_LENGTH = re.compile(r"^result\['(\w+)'\](\[\d+\])*: length: peer \d+, tclass \d+$")
+# an element the peer's kept dim of size 1 lists (program 9,294,995 of index,shape, nu19a)
+_VALUE_ONE_LISTED = re.compile(r"^result\['(\w+)'\](\[\d+\])*: peer list of 1, tclass py \(")
 
 
 def _value_at(result: Any, key: str) -> Any:
@@ -274,11 +276,12 @@ def _values_squeezed_as_the_batch(finding: Finding, facts: Facts, peer: Any, min
     result's batch dims, where the peer's value stack keeps a squeezed dim of size 1 (a
     label of dims ``[2, 1, 4, 3]`` under a batch ``[2, 4, 3]``; program 7,502,593 of
     shape,combine,math at length 8; a TensorDict's after ``rot90`` and ``torch.stack`` of
-    a lazy stack, program 12,893 of shape,combine)."""
+    a lazy stack, program 12,893 of shape,combine; ``None`` after ``unsqueeze(1)`` and
+    ``reshape([3, 1, 1])``, program 9,294,995 of index,shape)."""
     if finding.kind != "result" or finding.step.op != "squeeze" or not finding.detail:
         return False
     for line in finding.detail:
-        found = _VALUE_LENGTH.match(line)
+        found = _VALUE_LENGTH.match(line) or _VALUE_ONE_LISTED.match(line)
         if found is None:
             return False
         key = found.group(1)
@@ -354,7 +357,7 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     the peer's ``lazy_stack`` of a record whose value node kept a dim the peer's
     ``squeeze()`` took off the record (its node has more dims than its collection), or
     its ``expand`` (``expand_as``, ``broadcast_to``, then ``maybe_dense_stack``: left43)
-    or ``flatten`` (program 17,618 of shape, split19);
+    or ``flatten`` (program 17,618 of shape, split19) or ``torch.stack`` (program 19,582);
     or written at an index over itself (``td[i] = td[i].to_dict()``), where the peer makes
     it a value stack; or ``reshape`` after the peer's ``fliplr()`` of a lazy stack of one
     member rebuilt the value as a stack of stacks (the reshape of its ``contiguous()``
@@ -368,6 +371,8 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         return False
     if finding.step.op == "reshape" and not any(".fliplr()" in line for line in finding.lines):
         return False
+    if finding.step.op == "stack" and not any(".squeeze()" in line for line in finding.lines):
+        return False  # (torch.stack of a squeezed record: program 19,582 of shape,combine,math)
     if finding.step.op == "unbind":
         if not any(".tile(" in line for line in finding.lines):
             return False
@@ -413,7 +418,15 @@ def _squeezed_over_none(path: str, peer: Any, mine: Any) -> bool:
 
 
 # ops after which the peer lists a record's kept value node deeper than its batch dims
-_DEEPER = ("lazy_stack", "expand", "expand_as", "broadcast_to", "maybe_dense_stack", "flatten")
+_DEEPER = (
+    "lazy_stack",
+    "stack",
+    "expand",
+    "expand_as",
+    "broadcast_to",
+    "maybe_dense_stack",
+    "flatten",
+)
 _VALUE_LISTED = re.compile(r"^result((?:\['\w+'\])+)(\[\d+\])*: peer list of \d+, tclass ")
 _STACK_FOR_VALUE = re.compile(r"^result(\['\w+'\])+: peer values \(.*, tclass value \(")
 

@@ -247,6 +247,10 @@ DECIDED = [
     ("shape,combine", 4, 10_347, "checked-as-torch"),  # squeeze() of a value over none
     ("shape", 4, 17_618, "checked-as-torch"),  # flatten after a record's peer squeeze()
     ("shape", 8, 22_692, "checked-as-torch"),  # flatten(1) of a value over none
+    # inv19f: nu19a's, split19's and prune18b's last "not investigated" lines
+    ("index,shape", 4, 9_294_995, "checked-as-torch"),  # squeeze() of a reshaped None
+    ("shape", 4, 3_227, "checked-as-torch"),  # an HDF5 file's batch size of more dims
+    ("shape,combine,math", 4, 19_582, "checked-as-torch"),  # torch.stack after squeeze()
 ]
 
 
