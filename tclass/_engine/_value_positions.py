@@ -175,9 +175,19 @@ def dim_after_index(index: Any, dim: int) -> int | None:
     """Where batch dim ``dim`` is after ``index`` (ints, slices and ``None`` only): -1
     if an int removed it, ``None`` if the index is of another kind."""
     items = index if type(index) is tuple else (index,)
+    masks = [item for item in items if _is_mask(item)]
+    if masks and sum(type(item) not in (int, slice, type(None)) for item in items) > 1:
+        return None  # (a mask beside another advanced index: the dims broadcast together)
     source = out = 0
     for item in items:
         if item is None:
+            out += 1
+        elif _is_mask(item):
+            # one dim for all the mask's, a stack dim when it spans one, as the peer's
+            # stack, which takes each selected member at the rest of the mask
+            if source <= dim < source + item.ndim:
+                return out
+            source += item.ndim
             out += 1
         elif type(item) is int:
             if source == dim:
@@ -191,6 +201,13 @@ def dim_after_index(index: Any, dim: int) -> int | None:
         else:
             return None
     return out + dim - source
+
+
+def _is_mask(item: Any) -> bool:
+    """Whether an index item is a boolean mask (a tensor or an array)."""
+    if isinstance(item, torch.Tensor):
+        return item.dtype == torch.bool and item.ndim > 0
+    return isinstance(item, np.ndarray) and item.dtype == np.bool_ and item.ndim > 0
 
 
 def removed_dim(
@@ -307,7 +324,7 @@ def dims_after_index(index: Any, dims: StackDims) -> StackDims:
     moved = [dim_after_index(index, dim) for dim in dims]
     if any(dim is None for dim in moved):
         return None
-    return tuple(dim for dim in moved if dim is not None and dim >= 0)
+    return tuple(sorted({dim for dim in moved if dim is not None and dim >= 0}))
 
 
 def _one_list_as_slice(index: Any) -> Any:
