@@ -137,11 +137,11 @@ def _masks(lib: ModuleType) -> Any:
     # is the one value "", not [""])
     td = lib.TensorDict(a=torch.zeros(3, 2), s="", batch_size=[3, 2])
     row = torch.tensor([[True, False, True]])
+    ones = torch.ones(3, 2, dtype=torch.bool)
     picked = [
         td.unsqueeze(0)[row], td.unsqueeze(0)[row, ::3], td.unsqueeze(1)[row.T],
-        td.unsqueeze(1)[:, torch.ones(1, 2, dtype=torch.bool)], td.unsqueeze(0).unsqueeze(0)[
-            torch.ones(1, 1, dtype=torch.bool)], td.unsqueeze(2)[torch.ones(3, 2, dtype=torch.bool)],
-        td.unsqueeze(0)[row, [0, 1]],
+        td.unsqueeze(1)[:, ones[:1]], td.unsqueeze(0).unsqueeze(0)[ones[:1, :1]],
+        td.unsqueeze(2)[ones], td.unsqueeze(0)[row, [0, 1]],
     ]  # fmt: skip
     return (
         [(_kinds(p.get("s")), _plain(p["s"])) for p in picked],
