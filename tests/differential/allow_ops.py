@@ -743,6 +743,19 @@ _BROKEN_SIZE = re.compile(r"^result\.(batch_size|names): peer ")
 _ZERO_DIM_UNBOUND = "Dimension specified as 0 but tensor has no dimensions"
 
 
+def _chain(error: BaseException | None) -> list[BaseException]:
+    """``error`` and the errors it was raised from: the peer's ``_InplaceWriteError`` of an
+    indexed write wraps the one its member's ``update_`` raised (program 3,496 of
+    index,shape,combine: ``x[...] = x[-2, -1].clone()`` of a lazy stack of lazy stacks)."""
+    found: list[BaseException] = []
+    while error is not None and len(found) < 8:
+        found.append(error)
+        if type(error).__name__ != "_InplaceWriteError":
+            break
+        error = error.__cause__ or error.__context__
+    return found
+
+
 def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """The peer raised from inside (see ``_PEER_INTERNAL``), or returned ``None`` for an
     operation on a collection without entries, or cannot read the Python values of a
@@ -768,7 +781,7 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
             # a 0-d value at a lazy stack's tensor index: the peer unbinds it; torch writes
             # it, or refuses its dtype with a RuntimeError, as tclass's InPlaceWriteError
             return mine.error is None or isinstance(mine.error, RuntimeError)
-        return any(text in str(peer.error) for text in _PEER_INTERNAL)
+        return any(text in str(error) for error in _chain(peer.error) for text in _PEER_INTERNAL)
     if finding.kind == "result" and finding.step.op == "logsumexp":  # the same, no elements
         return all(_EMPTY_REDUCED_WHOLE.search(line) for line in finding.detail)
     if finding.kind == "result" and any(

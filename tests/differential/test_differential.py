@@ -251,6 +251,7 @@ DECIDED = [
     ("index,shape", 4, 9_294_995, "checked-as-torch"),  # squeeze() of a reshaped None
     ("shape", 4, 3_227, "checked-as-torch"),  # an HDF5 file's batch size of more dims
     ("shape,combine,math", 4, 19_582, "checked-as-torch"),  # torch.stack after squeeze()
+    ("index,shape,combine", 4, 3_496, "peer-fails-inside"),  # x[...] = of a lazy stack of stacks
 ]
 
 
