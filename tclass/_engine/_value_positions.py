@@ -324,7 +324,8 @@ def dims_after_index(index: Any, dims: StackDims) -> StackDims:
     moved = [dim_after_index(index, dim) for dim in dims]
     if any(dim is None for dim in moved):
         return None
-    return tuple(sorted({dim for dim in moved if dim is not None and dim >= 0}))
+    # (in order: the outer stack first; a mask merges the ones it spans into one)
+    return tuple(dict.fromkeys(dim for dim in moved if dim is not None and dim >= 0))
 
 
 def _one_list_as_slice(index: Any) -> Any:
