@@ -643,3 +643,26 @@ def test_a_lazy_stack_of_two_views_of_one_file_changes_its_keys_once(tmp_path: P
     assert sorted(files[1].keys()) == ["d"] and sorted(files[0].keys()) == ["c", "d"]
     x.rename_key_("d", "e")
     assert list(x.keys()) == ["e"] and list(files[1].keys()) == ["e"]
+
+
+@pytest.mark.parametrize("index", [slice(0, None, 1), 0, ...])
+def test_a_source_without_entries_is_checked_as_into_a_tensordict(
+    path: Path, backend: str, index: Any
+) -> None:
+    """A collection without entries written at rows of a file or of a view of one writes
+    nothing, but its batch size must broadcast to the rows' as a tensor's shape must, as
+    into a TensorDict or a lazy stack (the peer's file checks it, its view lets it pass):
+    the error says that it is checked all the same (program 354 of ``--families index``)."""
+    empty = PersistentTensorDict.from_dict(TensorDict({}, [1]), filename=path, backend=backend)
+    try:
+        for target in (empty, empty[...]):
+            source = TensorDict({}, [1, 0])  # torch refuses a tensor of this shape there
+            with pytest.raises(BatchSizeError, match="without entries writes nothing") as caught:
+                target[index] = source
+            assert isinstance(caught.value, RuntimeError)
+            with pytest.raises(RuntimeError):
+                torch.zeros(1)[index] = torch.zeros(1, 0)
+            target[index] = TensorDict({}, [1])[index]  # one that broadcasts: nothing written
+            assert list(empty.keys()) == []
+    finally:
+        empty.close()

@@ -579,7 +579,8 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
             self.set(index, value)
             return
         if isinstance(value, TensorCollection):  # checked before any array is written
-            error = source_batch_error(self, index, storage_of(value))
+            source = storage_of(value)  # (one without entries: the message says so)
+            error = source_batch_error(self, index, source, empty=not list(source.keys()))
             if error is not None:
                 raise error
         self._at(index)._write_all(value)

@@ -270,7 +270,8 @@ class StoreWrites(TensorDictBase):
             return
         refuse_grad(value, self._where())  # checked before any dataset is written
         if isinstance(value, TensorCollection):
-            error = source_batch_error(self, index, storage_of(value))
+            source = storage_of(value)  # (one without entries: the message says so)
+            error = source_batch_error(self, index, source, empty=not list(source.keys()))
             if error is not None:
                 raise error
         self._check_into_records((), value)
