@@ -19,7 +19,10 @@ if TYPE_CHECKING:
 # memory or replaces the entry (or, for ``set_`` and a view's rows, raises its own error).
 _PEER_REFUSES = (
     re.compile(r"Cannot call `?\w+`? on a (PersistentTensorDict|_SubTensorDict)"),
-    re.compile(r"Selection can't process None|Index \(\d+\) out of range for \(0-0\)"),
+    # (a mask of a lazy stack of files: h5py's "Fancy indexing", program 5,671 of index)
+    re.compile(
+        r"Selection can't process None|(Index \(\d+\)|Fancy indexing) out of range for \(0-0\)"
+    ),
     re.compile(r"Indexing elements must be in increasing order"),
     re.compile(r"Indexing arrays must have integer dtypes"),
     re.compile(r"tensors used as indices must be long, int, byte or bool"),  # file[[]] = ...
@@ -147,15 +150,18 @@ def _h5_value_not_dropped(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     )
 
 
-# a view of a file's rows taken by a tensor index: its list of rows
-_ROWS_BY_TENSOR = re.compile(r"^\s*x = x\[torch\.tensor\(\[([-\d, ]+)\]")
+# a view of a file's rows taken by a tensor or list index: its list of rows
+_ROWS_BY_TENSOR = re.compile(r"^\s*x = x\[(?:torch\.tensor\()?\[([-\d, ]+)\]")
+# writes of one value, the same whichever of a repeated row's places is written last
+_CONSTANT_WRITES = ("setitem", "masked_fill_", "fill_", "zero_")
 
 
 def _h5_repeated_rows_written(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """A write into a view of a file taken at repeated rows (``f[tensor([-1, -1])]``,
-    then ``view[idx] = True``): tclass writes the rows (each row of the file once), the
-    peer's write is lost (the view and the file read as before; program 3,001,732)."""
-    if not facts.h5 or finding.kind != "result" or finding.step.op != "setitem":
+    """A write into a view of a file taken at repeated rows (``f[tensor([-1, -1])]`` or
+    ``f[[0, 0, 0]]``, then ``view[idx] = True`` or ``view.masked_fill_(mask, True)``):
+    tclass writes the rows (each row of the file once), the peer's write is lost (the
+    view and the file read as before; program 3,001,732; program 1,746 of index, inv19d)."""
+    if not facts.h5 or finding.kind != "result" or finding.step.op not in _CONSTANT_WRITES:
         return False
     if not all("values differ" in line for line in finding.detail):
         return False

@@ -223,6 +223,10 @@ DECIDED = [
     ("index,entries", 4, 69_335, "h5-files"),  # clone().auto_batch_size_(batch_dims=0)
     ("index,entries", 4, 57_520, "none-field-unset"),  # pop of inner.z after update
     ("records", 4, 1_001_866, "values-kept-shared"),  # select(("n", "zz")), over no elements
+    # inv19d: inv19c's index lines
+    ("index", 4, 354, "checked-as-torch"),  # an entry-less source into a file's view
+    ("index", 4, 5_671, "h5-files"),  # stack[mask] = rows of files: h5py's fancy indexing
+    ("index", 4, 1_746, "h5-files"),  # masked_fill_ through a file's view at repeated rows
 ]
 
 
