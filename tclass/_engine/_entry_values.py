@@ -30,6 +30,7 @@ __all__ = [
     "keys_below",
     "raise_write_error",
     "copy_error",
+    "check_dict_fits",
 ]
 
 _Tensor = torch.Tensor
@@ -205,3 +206,18 @@ def takes_lazy_layout(target: TensorCollection, value: Any, below: Any, inplace:
     return bool(
         value._is_lazy and lazy.stack_dim < len(batch) and value.batch_size[: len(batch)] == batch
     )
+
+
+def check_dict_fits(source: Mapping[Any, Any], batch: torch.Size) -> None:
+    """Raises ``BatchMismatchError`` for the first tensor of ``source`` (nested dicts
+    included) whose leading dims are not ``batch``: the dict ``set_`` copies into a
+    nested collection, checked (and named by its own key) as the peer makes it a
+    TensorDict of that batch size before it looks up its keys. A ragged size (a ``-1``)
+    is not checked."""
+    if any(size < 0 for size in batch):
+        return
+    for name, value in source.items():
+        if type(value) is dict:
+            check_dict_fits(value, batch)
+        elif isinstance(value, _Tensor) and tuple(value.shape[: len(batch)]) != tuple(batch):
+            raise BatchMismatchError(name, value.shape, batch)

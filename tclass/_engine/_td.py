@@ -39,6 +39,7 @@ from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._core._tracing import tracing
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import (
+    check_dict_fits,
     copy_error,
     deep_clone,
     entries_of,
@@ -677,6 +678,8 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
                     "use set() to replace it)"
                 )
                 raise InPlaceWriteError(msg)
+            if isinstance(value, dict):  # its shapes first, then its keys (as the peer)
+                check_dict_fits(value, target.batch_size)
             with writes_as_set_():
                 target.update_(value)
             return self

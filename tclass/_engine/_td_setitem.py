@@ -1,17 +1,17 @@
 """Writing into a TensorDict with ``td[...] = value`` (a mixin of ``TensorDict``, which
 holds the slots these methods write): a key sets an entry, a batch index writes into
 every entry in place, from a collection or dict entry by entry, or broadcasting a tensor
-or number over the batch."""
+or number into every entry as torch writes it."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 import torch
 
 from tclass._base._tensordict_base import TensorDictBase, Value
-from tclass._base.implemented._apply import align_right
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._entry_ops import EntryWrites
 from tclass._core import _batch, _keys
@@ -20,7 +20,8 @@ from tclass._engine._entry_values import raise_write_error, value_as_tensor
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode, fills_leading, same_value
 from tclass._engine._scope import write_unbatched
 from tclass._engine._td_index import raise_no_batch_dims
-from tclass.errors import BatchSizeError, DimError, IndexTypeError, LockedError
+from tclass._engine._tensor_write import check_tensor_write
+from tclass.errors import BatchSizeError, DimError, IndexTypeError, InPlaceWriteError, LockedError
 
 if TYPE_CHECKING:
     from tclass._engine._saved import SavedAt
@@ -54,7 +55,7 @@ class SetItemOps(TensorDictBase):
 
     def __setitem__(self, index: Any, value: Any) -> None:
         """``td["key"] = v`` sets an entry; ``td[idx] = v`` writes into every entry in place
-        (``v`` a TensorDict, a dict, a tensor broadcast over the batch, or a number)."""
+        (``v`` a TensorDict, a dict, a tensor broadcast into each entry, or a number)."""
         if type(index) is str:
             if self._locked and not self._can_fill(index):
                 if self._tensors.get(index) is value:
@@ -195,29 +196,70 @@ class SetItemOps(TensorDictBase):
         return [*built._entries().items(), *numbers]
 
     def _write_broadcast_at(self, index: Any, value: Any) -> None:
-        """``td[index] = tensor_or_number``: the value broadcast into every entry."""
+        """``td[index] = tensor_or_number``: the value written into every tensor entry as
+        torch writes ``entry[index] = value`` (lined up with the last dims of the entry's
+        selection, as the peer), every entry checked first (nothing written when one
+        refuses it)."""
         if not isinstance(value, (_Tensor, int, float, bool, complex)):
             value = value_as_tensor("<value>", value, None)
-        nb = len(self._batch_size)
         unbatched = self._holds_unbatched()
+        if isinstance(value, _Tensor):
+            check_tensor_write(self, index, value)
+            if _is_advanced(index):
+                _check_dtypes_at(self, index, value)
         written = False
         for key, entry in self._tensors.items():
             if isinstance(entry, _NonTensorNode) or (unbatched and entry.__class__ is _Unbatched):
                 continue  # a number written over the batch leaves Python values alone
             written = True
-            # A tensor covers the batch dims: align it with them, not with feature dims.
-            if isinstance(value, _Tensor):
-                operand = align_right(value, value.ndim + entry.ndim - nb)
-            else:
-                operand = value
             try:
-                entry[index] = operand
+                entry[index] = value
             except IndexError as error:  # out of range: the same for every entry
                 raise _batch.index_error(index, self._batch_size, error) from None
             except RuntimeError as error:
-                raise_write_error(key, entry, index, operand, error)
+                raise_write_error(key, entry, index, value, error)
         if not written:  # nothing written, but the index is checked as a tensor's would be
             _batch.indexed_shape(self._batch_size, index)
+
+
+def _is_advanced(index: Any) -> bool:
+    """Whether ``index`` has a list or a tensor (torch's ``index_put``, which refuses a
+    value of another dtype where a basic index casts it)."""
+    parts = index if type(index) is tuple else (index,)
+    return any(isinstance(part, (list, _Tensor)) for part in parts)
+
+
+def _check_dtypes_at(td: SetItemOps, index: Any, value: _Tensor) -> None:
+    """For ``td[index] = value`` at an advanced index: each tensor of another dtype than
+    ``value`` (the TensorDicts nested in ``td`` too) tried on a stand-in of its shape
+    first, as torch may refuse the dtype ("Index put requires the source and
+    destination dtypes match"), so that no entry is written when one refuses it.
+
+    Raises:
+        InPlaceWriteError: (a ``RuntimeError``, as the peer's) naming the entry.
+    """
+    for key, entry in td._tensors.items():
+        if isinstance(entry, SetItemOps):
+            _check_dtypes_at(entry, index, value)
+        elif isinstance(entry, _Tensor) and not isinstance(entry, _Unbatched):
+            if entry.dtype == value.dtype:
+                continue
+            # one element, seen at every position: torch takes the same path as for
+            # the entry (it warns that writing into it is deprecated: a scratch tensor)
+            probe = torch.empty((), dtype=entry.dtype, device=entry.device).expand(entry.shape)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)
+                    probe[index] = value
+            except RuntimeError as error:
+                if "dtype" not in str(error):
+                    continue  # (the shapes are checked already; the write reports any other)
+                msg = (
+                    f"cannot write a {value.dtype} tensor into {key!r} ({entry.dtype}, shape "
+                    f"{list(entry.shape)}) at index {index!r}: {error}; nothing was written. "
+                    f"Cast the value (value.to({entry.dtype})) or write the entries one by one"
+                )
+                raise InPlaceWriteError(msg) from None
 
 
 def _is_collection(entry: object) -> bool:

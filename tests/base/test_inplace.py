@@ -238,3 +238,32 @@ def test_under_a_dispatch_mode_nothing_is_remembered(monkeypatch: pytest.MonkeyP
     assert torch.equal(td["b"], torch.ones(3, dtype=torch.float64))
     td.mul_(td.clone())  # outside the mode: remembered
     assert len(_inplace._PASSED) == 1
+
+
+# --- a 0-d tensor operand into 0-d tensors (program 9,676 of math) ----------------------
+
+
+@pytest.mark.parametrize(
+    ("op", "expected"),
+    [("minimum_", 8), ("maximum_", 255), ("clamp_min_", 255), ("clamp_max_", 8), ("add_", 7)],
+)
+def test_a_0d_operand_reads_as_the_tensors_dtype_in_a_0d_tensor_as_in_others(
+    op: str, expected: int
+) -> None:
+    # the peer's values: -1 read as a uint8 (255) by every tensor, 0-d or not (torch alone
+    # would let the 0-d operand decide the dtype against a 0-d tensor: minimum -1 -> 255)
+    td = TensorDict(
+        {"a": torch.tensor(8, dtype=torch.uint8), "b": torch.tensor([8], dtype=torch.uint8)}, []
+    )
+    assert getattr(td, op)(torch.tensor(-1)) is td
+    assert td["a"].dtype == td["b"].dtype == torch.uint8
+    assert td["a"].item() == td["b"].item() == expected
+
+
+def test_a_0d_operand_of_a_higher_kind_still_decides_the_dtype() -> None:
+    td = TensorDict({"a": torch.tensor(8, dtype=torch.int32), "f": torch.tensor(2.0)}, [])
+    with pytest.raises(errors.InPlaceWriteError):  # float into int32: torch refuses both
+        td.minimum_(torch.tensor(2.5))
+    assert td["a"].item() == 8 and td["f"].item() == 2.0  # nothing written
+    td.exclude("a").minimum_(torch.tensor(1.5, dtype=torch.float64))
+    assert td["f"].item() == 1.5 and td["f"].dtype == torch.float32

@@ -152,10 +152,15 @@ def _split_parts_keep_nested_dims(finding: Finding, facts: Facts, peer: Any, min
     dims of its own: tclass's part keeps the node's batch size and names, as ``select``,
     ``separates`` and ``split_keys(reproduce_struct=True)`` give in both, where the peer's
     part rebuilds the node with the part's batch size (its first dims). Every line is
-    about a nested node whose peer dims are the first of tclass's."""
+    about a nested node whose peer dims are the first of tclass's, or (of a lazy stack)
+    a member's memory-mapped entry the peer's part copies, as :func:`_separated_once`
+    (program 51,550 of index,entries, inv19b)."""
     if finding.kind != "result" or finding.step.op != "split_keys":
         return False
-    return all(_nested_dims_kept(line) for line in finding.detail)
+    kept = [_nested_dims_kept(line) for line in finding.detail]
+    return any(kept) and all(
+        k or _MEMBER_MAPPED.search(line) for k, line in zip(kept, finding.detail, strict=True)
+    )
 
 
 def _nested_dims_kept(line: str) -> bool:
@@ -265,7 +270,9 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
             if not node.is_empty():
                 return False
             continue  # the record's nested record field, empty (the peer's reads None)
-        if finding.step.op == "to_dict" and _as_dict_of_none(line, node, finding.detail):
+        if finding.step.op in ("to_dict", "from_dict") and _as_dict_of_none(
+            line, node, finding.detail
+        ):
             continue  # the same in a record's to_dict(), listed before its unset fields
         # (``result[1][0]``: an element of a sequence, read above; program 17,255)
         if listed is None or not re.fullmatch(r"result(\[\d+\])*(\['[^']*'\])*", listed[0]):
@@ -369,14 +376,26 @@ def _holds_no_tensor(source: Any, path: tuple[str, ...]) -> bool:
 def _as_dict_of_none(line: str, node: Any, lines: list[str]) -> bool:
     """A line of ``to_dict()`` of a record after ``separates``: its nested record field
     kept empty (a dict of ``None``) where the peer's reads ``None``, or the key order
-    that follows (the peer lists it with the unset fields, after the set ones)."""
+    that follows (the peer lists it with the unset fields, after the set ones); and so
+    in a TensorDict made of that dict (``TensorDict(x.to_dict())``: the peer's value
+    ``None``, tclass's nested TensorDict of ``None`` values; program 13,873, inv19b)."""
     if line.startswith("result: key order: "):
-        return any(_FIELD_DROPPED.match(other) for other in lines)
+        return any(_FIELD_DROPPED.match(o) or _NONE_VALUE_READ.match(o) for o in lines)
+    if _NONE_VALUE_READ.match(line):
+        keys = list(node.keys()) if is_collection(node) else None
+        return bool(keys) and all(getattr(node.get(key), "data", 0) is None for key in keys)
     return (
         _FIELD_DROPPED.match(line) is not None
         and isinstance(node, dict)
         and all(value is None for value in node.values())
     )
+
+
+# a nested key whose value is the peer's ``None`` (a NonTensorData), a TensorDict in tclass
+_NONE_VALUE_READ = re.compile(
+    r"^result(\['[^']*'\])+: peer nontensor \(\('value', \('py', 'NoneType', None\), "
+    r"\[[\d, ]*\]\), \('py', 'NoneType', None\)\), tclass TensorDict\("
+)
 
 
 def _restacked_by_member(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -568,17 +587,30 @@ def _batch_past_unset_field(finding: Finding, facts: Facts, peer: Any, mine: Any
 
 
 def _locked_record_updated_at(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """``update_at_`` of a locked record (memory-mapped) at an index that keeps every
-    batch dim (``rec.update_at_(rec[...].apply(fn), I[...])``): written in place, where
-    the peer's record calls ``update`` on its TensorDict, which the lock refuses. Or
+    """``update_at_`` (or ``copy_at_``) of a locked record (memory-mapped) at an index
+    that keeps every batch dim (``rec.update_at_(rec[...].apply(fn), I[...])``): written
+    in place, where the peer's record calls ``update`` on its TensorDict, which the lock
+    refuses. Or
     ``update_at_`` of a record, or of a lazy stack of records, at an index that takes
     part of a dim, or drops one (``I[-1,]`` of a batch ``[1, 1]``): the peer's record
-    passes the indexed source to ``update``, which refuses its batch size (fz41b)."""
-    if finding.kind != "peer-raises" or finding.step.op != "update_at_":
+    passes the indexed source to ``update``, which refuses its batch size (fz41b); where
+    that source has the record's batch size (``I[[-1, -1]]`` of a batch ``[2, 2]``), the
+    peer's ``update`` writes it whole, every row zeroed (61,552 of index,entries, inv19a)."""
+    if finding.kind == "peer-raises" and finding.step.op == "copy_at_":  # (113,056, inv19a)
+        record = re.match(r"\s*x = (Rec|Inner|Auto|NoCast|TOnly|Frozen)\(", finding.lines[0])
+        return record is not None and "Cannot modify locked TensorDict" in str(peer.error)
+    if finding.kind not in ("peer-raises", "result") or finding.step.op != "update_at_":
         return False
     record = re.match(r"\s*x = (Rec|Inner|Auto|NoCast|TOnly|Frozen)\(", finding.lines[0])
     if record is None:
         return False
+    if finding.kind == "result":  # (the fuzzer's source: x[index].apply(torch.zeros_like))
+        leaves = list(peer.value.items(include_nested=True, leaves_only=True))
+        return (
+            bool(leaves)
+            and all(isinstance(v, torch.Tensor) and not v.any() for _, v in leaves)
+            and all("values differ" in line for line in finding.detail)
+        )
     if "Cannot modify locked TensorDict" in str(peer.error):
         return True
     return _UPDATE_SOURCE_SIZE.match(str(peer.error)) is not None

@@ -51,11 +51,19 @@ def _dict_kept_in_value_field(finding: Finding, facts: Facts, peer: Any, mine: A
     TensorDict; into a saved record, where such a value is written to the folder, a
     ``NotSerializableError`` when the dict holds tensors, set or assigned too (the peer
     keeps it in memory only: a reload gives the old value), and by ``set_`` (the peer's
-    ``_InplaceWriteError``, a ``ValueError``, as in memory). Where the dict's tensors do
-    not fit the batch, the peer's ``update`` raises making its TensorDict."""
+    ``_InplaceWriteError``, a ``ValueError``, as in memory), and by ``update_`` (the
+    peer's looks for the dict's keys under the field: a ``KeyError``; program 858 of
+    index,entries, inv19b). Where the dict's tensors do not fit the batch, the peer's
+    ``update`` raises making its TensorDict."""
     if finding.kind == "family" and finding.step.op == "set_":  # the peer's set_ refuses it
         refused = type(mine.error).__name__ == "NotSerializableError"
         return refused and "_InplaceWriteError" in type(peer.error).__name__
+    if finding.kind == "family" and finding.step.op == "update_":
+        refused = type(mine.error).__name__ == "NotSerializableError"
+        looked_under = isinstance(peer.error, KeyError) and "was not found in the dest" in str(
+            peer.error
+        )
+        return refused and looked_under and "is of type torch.Tensor" in str(mine.error)
     if finding.kind == "tclass-raises" and finding.step.op in _VALUE_WRITES:
         refused = type(mine.error).__name__ == "NotSerializableError"
         return refused and "is of type torch.Tensor" in str(mine.error)

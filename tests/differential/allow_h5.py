@@ -45,6 +45,7 @@ _PEER_REFUSES = (
     re.compile(r"Calling nonzero on 0d arrays is not allowed"),  # masked_fill_ of a 0-dim file
     re.compile(r"set_non_tensor is not compatible with the tensordict type Persistent"),
     re.compile(r"Only one indexing vector or array is|Only 1D arrays allowed for fancy"),  # h5py
+    re.compile(r"Use other code for boolean selection on 1D dataset"),  # [mask, None] (55,867)
     re.compile(r"Python integer -?\d+ out of bounds for u?int"),  # numpy: a number out of
     # an integer dtype's range (masked_fill_): tclass raises torch's in-place error
     # a collection written at rows the peer's file does not broadcast it to (it compares
@@ -91,7 +92,10 @@ def _h5_peer_refuses(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
     if finding.step.op == "split_keys" and "inplace=True" in finding.step.src:
         # a lazy stack of files: the peer deletes the keys from every file, then looks
         # for them again (a KeyError; the keys lost); tclass splits (program 1,107,020)
-        return "not found in LazyStackedTensorDict" in message
+        if "not found in _SubTensorDict" in message:  # the same, a view of the file's rows:
+            return type(mine.error).__name__ == "UnsupportedError"  # refused (106,755)
+        if "not found in LazyStackedTensorDict" in message:
+            return True  # (else as below: the peer refuses select on a file, 54,380)
     if finding.step.op in ("set_at_", "update_at_") and "'bool'" in finding.step.src:
         if _MASK_ROWS_EXPANDED.search(message):
             return True

@@ -155,13 +155,19 @@ def _beyond_the_peer(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
     Where the peer has no such operator (``//``, ``//=``...) and torch refuses an entry
     (an integer division by zero, no kernel for ``bool``), tclass raises torch's error;
     where several dims are all reduced, torch's error for one of them (a dim of size 0)
-    or tclass's for indices along several dims."""
+    or tclass's for indices along several dims; a lazy stack along a dim of size 0,
+    torch's (as the peer's for a TensorDict)."""
     tags = finding.step.tags
     if finding.kind == "peer-raises" and finding.step.op == "//=":
         return any(text in str(peer.error) for text in _PEER_LACKS)
     if finding.kind == "peer-raises" and finding.step.op in _REDUCTIONS:
         if any(text in str(peer.error) for text in _REDUCTION_REFUSALS):
             return True
+    if finding.kind == "family" and finding.step.op in _REDUCTIONS:
+        # a lazy stack reduced along a dim of size 0: torch's error, as the peer's for a
+        # TensorDict or a stack of like members (program 17,045 of math, inv19a)
+        if _REDUCTION_REFUSALS[1] in str(peer.error):
+            return "Expected reduction dim" in str(mine.error)
     if finding.kind == "peer-raises":
         return bool(tags & {"peer-stops", "multi-dim", "lazy-reduce"}) or _first_of_tuple(finding)
     if finding.kind in ("family", "tclass-raises") and "multi-dim" in tags:
@@ -436,14 +442,27 @@ def _new_entries_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     """New entries written into a loaded (or saved) collection (``loaded["new"] = t``,
     ``set``, ``update``, ``setdefault``...): its folder's files in tclass (memory-mapped), where
     the peer keeps plain tensors in memory that a reload does not see; so is an entry
-    ``rename_key_`` moves into another node (a copy saved there)."""
+    ``rename_key_`` moves into another node (a copy saved there); and such an entry
+    written by an earlier line, seen in a later op's result (``x.setdefault("zz", t);
+    x = x.del_("m")`` of a loaded lazy stack: program 15,500 of index,entries, inv19b)."""
     if finding.kind != "result":
         return False
     if finding.step.op == "rename_key_" and not _renamed_into_another_node(finding.step.src):
         return False
-    if finding.step.op not in _ENTRY_WRITES + ("rename_key_", "setdefault"):
+    if not all(_MAPPED_HERE.search(line) for line in finding.detail):
         return False
-    return all(_MAPPED_HERE.search(line) for line in finding.detail)
+    if finding.step.op in _ENTRY_WRITES + ("rename_key_", "setdefault"):
+        return True
+    loaded = facts.memmap or any(re.search(r"load_memmap\(|\.load\(", s) for s in finding.lines)
+    written = [s for s in finding.lines[:-1] if _NEW_ENTRY_WRITE.match(s)]
+    keys = [re.findall(r"\['([^']*)'\]", line.split(": ")[0])[-1:] for line in finding.detail]
+    return loaded and all(
+        key and any(f"'{key[0]}'" in s or f'"{key[0]}"' in s for s in written) for key in keys
+    )
+
+
+# an earlier line that writes an entry by key (``x["zz"] = t``, ``x.setdefault("zz", t)``...)
+_NEW_ENTRY_WRITE = re.compile(r"^(?:x = )?x(?:\[['\"(]|\.(?:setdefault|set|update)\()")
 
 
 def _renamed_into_another_node(src: str) -> bool:
@@ -541,6 +560,7 @@ _PEER_INTERNAL = (
     "iteration over a 0-d tensor",  # the same, for a 0-d tensor
     "cannot convert dictionary update sequence",  # the same, in update_
     "object has no attribute '_get_str'",  # a nested dict written into a tensor (update_)
+    "'Tensor' object has no attribute '_get_non_tensor'",  # get_non_tensor through a tensor
     "Cannot set the attribute '_device'",  # memmap of a lazy stack of records
     "cannot mmap an empty file",  # memmap_ of an entry with no elements
     "Failed to stack tensors within a tensordict",  # a lazy stack's members stacked first
@@ -555,6 +575,8 @@ _PEER_INTERNAL = (
     "'Tensor' object has no attribute 'is_empty'",  # the same, lazy[None, i] = 0 (fz17b)
     "items cannot be empty",  # permute / unsqueeze of Python values over no elements
     "list_of_tensordicts cannot be empty",  # expand of a lazy stack of no members
+    "'NoneType' object is not iterable",  # update_at_ of a lazy stack's rows of no member
+    # holding a Python value (program 2,400,281 of index,entries, fuzz35b; inv19a)
     "is too big for batch size",  # repeat_interleave(0) along a lazy stack's later dim
     "broadcast a dimension with negative length",  # a tensor against a ragged stack's -1
     "zip() argument 2 is shorter than argument 1",  # flatten of a ragged lazy stack
@@ -726,7 +748,9 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     operation on a collection without entries, or cannot read the Python values of a
     stack of members on a device and of none, or returned a result whose entries fail to
     read (its batch size and names wrong with them), or one without batch dims
-    (``to_padded_tensor`` of a ragged lazy stack without leaves), where tclass answers."""
+    (``to_padded_tensor`` of a ragged lazy stack without leaves), where tclass answers;
+    or whose ``%`` of a locked collection without tensors is locked (its ``+`` / ``*``
+    unlocked, as tclass's every operator's)."""
     if finding.kind in ("peer-raises", "family"):
         if finding.step.op == "logsumexp" and "doesn't match the broadcast shape" in str(
             peer.error
@@ -762,6 +786,13 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         return keys is not None and not list(keys(True, True))
     if finding.kind == "result" and _pow_as_torch(finding):
         return True
+    if (
+        finding.kind == "result"
+        and finding.step.op == "%"
+        and finding.detail == ["result.is_locked: peer True, tclass False"]
+    ):  # (program 3,465 of math, inv19a)
+        leaves = [mine.value.get(key) for key in mine.value.keys(True, True)]
+        return not any(isinstance(leaf, torch.Tensor) for leaf in leaves)
     if finding.kind == "result" and finding.step.family == "math":  # the same, nested
         if all(_nested_without_leaves(mine.value, line) for line in finding.detail):
             return True
@@ -803,11 +834,12 @@ def _last_bit(theirs: str, ours: str) -> bool:
 
 
 def _pow_as_torch(finding: Finding) -> bool:
-    """``td ** torch.tensor(e)``: tclass's values are ``torch.pow``'s, the peer's fused
+    """``td ** torch.tensor(e)`` (or ``td.pow(torch.tensor(e))``, program 4,834 of math,
+    inv19a): tclass's values are ``torch.pow``'s, the peer's fused
     kernel differs at infinities (``-inf ** 0.5``: ``inf`` in torch, ``nan`` in the
     peer) and in the last bit of a float32 (the peer's is ``t ** 0.5``, a Python number's
     kernel: program 8,501,629 of records,math); every other value the same."""
-    if finding.step.op != "**" or "torch.tensor(" not in finding.step.src:
+    if finding.step.op not in ("**", "pow") or "torch.tensor(" not in finding.step.src:
         return False
     for line in finding.detail:
         found = _POWERED.search(line)

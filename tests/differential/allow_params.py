@@ -26,6 +26,8 @@ _PARAMS_PEER_RAISES = {
 }
 
 
+# ``x **= t`` and the other in-place operators (not ``==`` / ``!=`` / ``<=`` / ``>=``)
+_INPLACE_OPERATOR = re.compile(r"^(?:\*\*|//|<<|>>|[-+*/%&|^@])=$")
 _PARAMS_KIND = re.compile(
     r"^result(?:\.<members>\[\d+\]\[\d+\])*\.kind: peer 'TensorDictParams', tclass 'TensorDict'$"
 )
@@ -96,7 +98,9 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     peer's nested ones are plain tensors, no longer registered); ``torch.empty_like`` of a
     locked one is locked as its ``zeros_like`` (the peer's alone unlocked: program 5,502,622),
     and so are its ``flatten`` / ``unflatten`` / ``roll`` / ``flip`` / ``narrow`` / ``rot90``
-    over a locked TensorDict, as its other views (the peer's top level alone unlocked)."""
+    over a locked TensorDict, as its other views (the peer's top level alone unlocked);
+    an in-place operator (``x **= t``) of one over a file gives it back, as every in-place
+    op (the peer's a new TensorDict: program 2,827 of math, inv19a)."""
     if not any("TensorDictParams(" in line for line in finding.lines):
         return False
     locked = "Cannot modify locked" in str(peer.error)
@@ -127,6 +131,11 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         "TensorDictParams"
     ):
         return all(_PARAMS_NESTED_LOCK.match(line) for line in finding.detail)
+    if _INPLACE_OPERATOR.match(finding.step.op) and all(
+        line == "result.kind: peer 'TensorDict', tclass 'TensorDictParams'"
+        for line in finding.detail
+    ):
+        return any("PersistentTensorDict" in line for line in finding.lines)  # (2,827)
     if re.search(r"\.to\(", finding.step.src) and _members_kept(finding.detail):
         return True  # a lazy stack's ``to`` keeps its TensorDictParams members
     return all(_PARAMS_KIND.match(line) for line in finding.detail) and not _holds_tensors(

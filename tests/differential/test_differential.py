@@ -198,6 +198,16 @@ DECIDED = [
     ("index,shape,combine", 8, 8_704_091, "peer-fails-inside"),  # narrow to one member
     ("index,shape,combine", 8, 8_702_738, "index-beyond-batch"),  # update_at_, I[None, t]
     ("index,shape", 4, 8_706_712, "stacking-keeps"),  # x[None, mask]: nested stays lazy
+    # inv19a: the prune18b lines of index/* and math/*
+    ("math", 4, 4_834, "peer-fails-inside"),  # .pow(torch.tensor(0.5)): torch.pow's inf
+    ("math", 4, 17_045, "math-beyond-the-peer"),  # max along a dim of size 0, lazy
+    ("math", 4, 2_827, "params-write-their-data"),  # params **= t over a file: itself
+    ("math", 4, 3_465, "peer-fails-inside"),  # % of a locked TD without tensors: unlocked
+    ("index,entries", 4, 51_918, "index-beyond-batch"),  # x[None, 0:0:3] = rows: nothing
+    ("index,entries", 4, 61_552, "peer-fails-inside"),  # a record's update_at_, I[[-1, -1]]
+    ("index,entries", 4, 113_056, "peer-fails-inside"),  # copy_at_ of a memmapped record
+    ("index,entries", 4, 55_867, "h5-files"),  # ptd[mask, None] = True: h5py fails inside
+    ("index,entries", 4, 2_400_281, "peer-fails-inside"),  # update_at_ of no member, a value
     # fz18a: fresh windows of index,entries,records (--length 8)
     ("index,entries,records", 8, 8_300_268, "peer-fails-inside"),  # a value or a TD: mixed
     ("index,entries,records", 8, 8_301_067, "checked-as-torch"),  # stack of stacks' names
@@ -223,6 +233,16 @@ DECIDED = [
     ("index,entries", 4, 69_335, "h5-files"),  # clone().auto_batch_size_(batch_dims=0)
     ("index,entries", 4, 57_520, "none-field-unset"),  # pop of inner.z after update
     ("records", 4, 1_001_866, "values-kept-shared"),  # select(("n", "zz")), over no elements
+    # inv19b: prune18b's entries/* lines (index,entries, PYTHONHASHSEED=0)
+    ("index,entries", 4, 858, "annotation-casts"),  # update_ of a dict into a saved str field
+    ("index,entries", 4, 3_259, "records-predictable"),  # from_namedtuple: [] over no elements
+    ("index,entries", 4, 7_444, "peer-fails-inside"),  # get_non_tensor through a tensor
+    ("index,entries", 4, 13_873, "peer-fails-inside"),  # TensorDict(to_dict()) after separates
+    ("index,entries", 4, 15_500, "values-kept-shared"),  # setdefault saved, seen by del_
+    ("index,entries", 4, 51_550, "peer-fails-inside"),  # split_keys: nested dims, memmap kept
+    ("index,entries", 4, 54_380, "h5-files"),  # split_keys(inplace=True) of params over a file
+    ("index,entries", 4, 102_128, "none-field-unset"),  # split_keys of inner.z (from_dict None)
+    ("index,entries", 4, 106_755, "h5-files"),  # split_keys(inplace=True) of a view of rows
     # inv19d: inv19c's index lines
     ("index", 4, 354, "checked-as-torch"),  # an entry-less source into a file's view
     ("index", 4, 5_671, "h5-files"),  # stack[mask] = rows of files: h5py's fancy indexing

@@ -327,3 +327,19 @@ def test_a_full_slice_keeps_the_members_themselves(lib_name: str, tmp_path: Path
     part = stack[:1]
     assert part.batch_size == (1, 2) and part.tensordicts[0] is not plain
     assert type(part.tensordicts[1]) is not lib.PersistentTensorDict
+
+
+@pytest.mark.parametrize("mask", [[True, False], [True, True]])
+def test_tensors_parted_by_the_stack_dim_alone_in_front_index_each_member(
+    mask: list[bool],
+) -> None:
+    # nothing before the first tensor: its dims lead in each member as in the dense
+    # stack, so the result stays a lazy stack along the slice, as the peer's (program
+    # 114,209 of index,entries: a TensorDict)
+    members = [TensorDict({"b": torch.arange(8).reshape(4, 2) * (k + 1)}, [4, 2]) for k in range(2)]
+    for lazy in (tclass.lazy_stack(members[:1], 1), tclass.lazy_stack(members, 1)):
+        index = (torch.tensor([-3, -1]), slice(0, 1, 3), torch.tensor(mask))
+        out = lazy[index]
+        want = torch.stack([m["b"] for m in lazy.tensordicts], 1)[index]
+        assert isinstance(out, tclass.LazyStackedTensorDict) and out.stack_dim == 1
+        assert out.batch_size == want.shape and torch.equal(out["b"], want)

@@ -305,3 +305,25 @@ def test_reading_a_key_through_a_tensor_is_a_value_error_as_the_peer() -> None:
     with pytest.raises(KeyNotFoundError) as missing:
         stack["n", "a"]
     assert not isinstance(missing.value, ValueError)
+
+
+def test_expanding_a_stack_to_no_member_gives_an_indexable_empty_collection() -> None:
+    # a stack dim of size 1 expanded to 0 keeps no member: the dense stack of none,
+    # shaped by member 0 (tclass answers where the peer's lazy_stack of none raises)
+    x = LazyStackedTensorDict.lazy_stack([TensorDict({"a": torch.ones(4, 3)}, [4])])
+    out = x.expand(0, 4)
+    assert type(out) is TensorDict and out.batch_size == (0, 4)
+    assert out["a"].shape == (0, 4, 3)
+    assert out[:, 1:2].batch_size == (0, 1) and out[..., 0]["a"].shape == (0, 3)
+
+
+def test_a_write_broadcast_to_no_element_of_a_stack_writes_nothing_as_torch() -> None:
+    # program 51,918 of index,entries: the value [1, 4] broadcasts to the selection
+    # [1, 0, 4] (torch writes nothing; the peer refuses the batch sizes); it was a bare
+    # IndexError from a stack of no member
+    for entries in ({}, {"a": torch.arange(4.0)}):
+        x = LazyStackedTensorDict.lazy_stack([TensorDict(dict(entries), [4])] * 2)
+        before = x.to_dict()
+        x[None, 0:0:3] = x[torch.tensor([True, False])].clone().apply(torch.zeros_like)
+        assert x.batch_size == (2, 4)
+        assert all(torch.equal(x[key], before[key]) for key in before)

@@ -850,12 +850,21 @@ class TestSetItemIndex:
         assert torch.equal(td["b", "d"][[0, 3]], torch.ones(2, 2))
         assert torch.equal(td["a"][1], torch.tensor([3.0, 4.0, 5.0]))
 
-    def test_tensor_broadcast_on_the_right(self) -> None:
-        td = _td((4, 3))
+    def test_tensor_lines_up_with_each_entrys_last_dims(self) -> None:
+        """As the peer (and torch's ``td[key][0] = t``): the tensor is written into each
+        entry as torch writes it; one entry that refuses it leaves every entry as it was."""
+        td = TensorDict({"a": torch.zeros(4, 3, 3), "c": torch.zeros(4, 3)}, [4, 3])
         td[0] = torch.tensor([10.0, 20.0, 30.0])
-        assert torch.equal(td["a"][0], torch.tensor([[10.0] * 3, [20.0] * 3, [30.0] * 3]))
-        assert torch.equal(td["b", "c"][0], torch.tensor([10, 20, 30]))
-        assert torch.equal(td["b", "d"][0], torch.tensor([[10.0] * 2, [20.0] * 2, [30.0] * 2]))
+        assert td["a"][0].tolist() == [[10.0, 20.0, 30.0]] * 3
+        assert td["c"][0].tolist() == [10.0, 20.0, 30.0] and td["a"][1:].eq(0).all()
+        before = TensorDict({"a": torch.zeros(4, 3, 3), "b": {"d": torch.zeros(4, 3, 2)}}, [4, 3])
+        td = before.clone()
+        with pytest.raises(BatchSizeError, match=r"'b', 'd'.*\[4, 3, 2\].*value\[\.\.\., None\]"):
+            td[0] = torch.tensor([10.0, 20.0, 30.0])  # b.d selects [3, 2]: the peer raises
+        assert (td == before).all()  # checked before writing: a unchanged
+        td[0] = torch.tensor([10.0, 20.0, 30.0])[..., None]  # the fix the message names
+        assert td["a"][0].tolist() == [[10.0] * 3, [20.0] * 3, [30.0] * 3]
+        assert td["b", "d"][0].tolist() == [[10.0] * 2, [20.0] * 2, [30.0] * 2]
 
     def test_scalar_and_mask(self) -> None:
         td = _td()

@@ -68,3 +68,17 @@ def test_separates_of_the_file_itself_moves_the_entries(tmp_path: Path) -> None:
     assert out["a"].tolist() == [[0, 1, 2], [3, 4, 5]]
     assert "a" not in fa.keys()
     assert isinstance(fa, PersistentTensorDict)
+
+
+def test_split_keys_in_place_of_a_view_is_refused_and_changes_no_file(tmp_path: Path) -> None:
+    fa, _ = _files(tclass, tmp_path)
+    with pytest.raises(UnsupportedError) as info:
+        fa[:1].split_keys(["a", ("n", "x")], inplace=True)
+    assert isinstance(info.value, NotImplementedError)
+    assert set(fa.keys(True, True)) == {"a", "b", ("n", "x")}
+    peer = pytest.importorskip("tensordict")
+    (tmp_path / "peer").mkdir()
+    pa, _ = _files(peer, tmp_path / "peer")
+    with pytest.raises(KeyError):  # the peer's deletes them from the file, then looks again
+        pa[:1].split_keys(["a", ("n", "x")], inplace=True)
+    assert "a" not in pa.keys()  # lost

@@ -524,16 +524,17 @@ def test_cat_of_a_file_and_a_record_reads_the_file(ptd: PersistentTensorDict) ->
         lambda p: p.__setitem__(
             (slice(0, 2), ..., -3), {"a": torch.ones(2), "n": {"b": torch.ones(2, 2)}}
         ),
-        lambda p: p.set_at_(("n", "b"), torch.ones(2, 2), (slice(0, 2), ..., -3)),
+        lambda p: p.set_at_(("n", "b"), torch.ones(2, 2), (slice(0, 2), -3, ...)),
         lambda p: p.set_at_("a", torch.ones(2), (slice(0, 2), ..., 1)),
     ],
 )
 def test_an_ellipsis_in_the_rows_written_spans_the_batch_dims_only(
     ptd: PersistentTensorDict, write: Callable[[PersistentTensorDict], Any]
 ) -> None:
-    """``...`` covers the remaining batch dims (as in a TensorDict, and the peer's file),
-    not each array's own dims: ``n/b`` (shape [3, 4, 2]) is written at batch column -3
-    or 1 (the same), not at its last dim."""
+    """``...`` of a collection's rows covers the remaining batch dims (as in a TensorDict,
+    and the peer's file), not each array's own dims: ``n/b`` (shape [3, 4, 2]) is written
+    at batch column -3 or 1 (the same), not at its last dim. ``set_at_`` of one array
+    indexes that array (its ``...`` its own dims, below)."""
     write(ptd)
     expected = torch.zeros(3, 4)
     expected[:2, 1] = 1
@@ -542,6 +543,19 @@ def test_an_ellipsis_in_the_rows_written_spans_the_batch_dims_only(
     if ptd["n", "b"].any():
         assert torch.equal(ptd["n", "b"], expected.unsqueeze(-1).expand(3, 4, 2))
     assert ptd["a"].any() or ptd["n", "b"].any()
+
+
+def test_set_at__of_an_array_indexes_its_own_dims(ptd: PersistentTensorDict) -> None:
+    """As ``tensor[index] = value`` (a TensorDict's ``set_at_`` and the peer's file):
+    ``...`` covers the array's own dims, a mask selecting nothing writes nothing (program
+    55,636 of index,entries: an InPlaceWriteError, the index spelled out over the batch)."""
+    with pytest.raises(IndexError, match="out of bounds"):
+        ptd.set_at_(("n", "b"), torch.ones(2, 2), (slice(0, 2), ..., -3))  # its last dim
+    none = torch.tensor([False, False, False, False])
+    ptd.set_at_(("n", "b"), ptd["n", "b"][..., none, -1] + 1, (..., none, -1))
+    ptd.set_at_(("n", "b"), torch.ones(3, 4), (..., -1))
+    assert torch.equal(ptd["n", "b"], torch.stack([torch.zeros(3, 4), torch.ones(3, 4)], -1))
+    assert not ptd["a"].any()
 
 
 # --- rename_key_ onto a group that exists -----------------------------------------------------

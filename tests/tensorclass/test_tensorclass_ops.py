@@ -298,7 +298,7 @@ class TestSetItem:
         rec[0] = {"obs": torch.full((3, 2), 5.0)}
         assert (rec.obs[0] == 5).all() and rec.env == "pong"
 
-    @pytest.mark.parametrize("value", [0, 2.5, torch.tensor(7), torch.arange(3)], ids=repr)
+    @pytest.mark.parametrize("value", [0, 2.5, torch.tensor(7)], ids=repr)
     def test_broadcast_number_or_tensor(self, value: Any) -> None:
         rec = make()
         rec.meta = {"m": 1}
@@ -308,6 +308,18 @@ class TestSetItem:
         assert (rec.inner.x[1] == expected.to(rec.inner.x.dtype)).all()
         assert rec.env == "pong" and rec.meta == {"m": 1}
         assert (rec.obs[0] == make().obs[0]).all()
+
+    def test_a_tensor_goes_into_each_field_as_torch_writes_it(self) -> None:
+        """As the peer: ``rec[1] = t`` is ``field[1] = t`` for each field (lined up with
+        the last dims): ``arange(3)`` fits inner.x's [3], not obs's [3, 2]; refused before
+        any field is written (the peer writes the fields before obs)."""
+        rec = make()
+        with pytest.raises(errors.BatchSizeError, match=r"'obs' \(shape \[4, 3, 2\]\)") as info:
+            rec[1] = torch.arange(3)
+        assert isinstance(info.value, RuntimeError)
+        assert (rec.obs == make().obs).all() and (rec.inner.x == make().inner.x).all()
+        rec[1] = torch.tensor([[5]])  # [1, 1] fits both selections, [3, 2] and [3]
+        assert (rec.obs[1] == 5).all() and (rec.inner.x[1] == 5).all()
 
 
 # --- shape ops and torch functions ---------------------------------------------------------

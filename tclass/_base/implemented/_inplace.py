@@ -525,3 +525,27 @@ def _largest(dtype: torch.dtype) -> float:
                 largest = math.inf
         _LARGEST[dtype] = largest
     return largest
+
+
+def as_over_dims(leaves: list[torch.Tensor], args: list[Any], operands: Sequence[Any]) -> None:
+    """A 0-d tensor operand (``x.minimum_(torch.tensor(-1))``) promoted with a 0-d tensor
+    as with the others: torch lets a 0-d operand decide the dtype against a 0-d tensor
+    but not against one with dims, so the 0-d tensors of a collection would compute in
+    another dtype than the rest (a uint8 ``8`` with ``-1``: ``min`` -1, written back as
+    255, where a uint8 ``[8]`` reads -1 as 255 first and keeps 8). As the peer's fused
+    kernels read it (as a number of each tensor's dtype): where the tensor's dtype would
+    win against the operand had it dims, the operand is cast to it for that tensor (in
+    ``args``, each 0-d operand's list of pieces)."""
+    for position, operand in enumerate(operands):
+        if not isinstance(operand, torch.Tensor) or operand.ndim:
+            continue
+        pieces = gathered = args[position]
+        for i, leaf in enumerate(leaves):
+            piece = pieces[i]
+            if leaf.ndim or piece.ndim or piece.dtype == leaf.dtype:
+                continue
+            dtype = torch.result_type(leaf.expand(1), piece)
+            if dtype != torch.result_type(leaf, piece):
+                if pieces is gathered:  # (the gathered list, copied once)
+                    pieces = args[position] = list(pieces)
+                pieces[i] = piece.to(dtype)

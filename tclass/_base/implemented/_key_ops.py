@@ -252,7 +252,8 @@ class KeyOps(TensorCollection):
         out.filter_empty_()
         # not what lies inside a key also given: ``out`` may share that key's nodes
         outer = [p for p in present if not any(q != p and lies_inside(p, q) for q in present)]
-        self._drop_paths(outer)
+        if keys:  # no keys remove nothing: a locked TensorDictParams answers, as the peer's
+            self._drop_paths(outer)
         if filter_empty:
             _prune_emptied(self, [key_path(path) for path in outer], keep_root=False)
         return cast(Self, out)

@@ -31,7 +31,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection
-from tclass._base.implemented._inplace import Refusal, first_refusal
+from tclass._base.implemented._inplace import Refusal, as_over_dims, first_refusal
 from tclass._base.implemented._leaf_kernels import run_flat, run_guarded, run_leafwise
 from tclass._base.implemented._scalar_operand import number_kinds
 from tclass._core._batch import format_shape
@@ -539,6 +539,8 @@ class LeafWalkOps(TensorCollection):
             operands, alignment, operation, each, subset=subset, guard=True, on_data=on_data
         )
         kwargs = kwargs or _NO_KWARGS
+        if alignment == "batch" and check == "all":
+            as_over_dims(gather.leaves, args, operands)
         # With a number for a routed kernel, the tensors' kinds are read once, for the
         # check and the route both (see number_kinds); not for the guarded run's subsets.
         kinds = None if gather.guards else number_kinds(foreach, gather.leaves, args, kwargs)

@@ -27,7 +27,8 @@ from tclass._base.implemented._entry_ops import EntryWrites
 from tclass._core import _batch, _names
 from tclass._core._records import is_record, storage_of
 from tclass._engine._lazy._parts import check_regular, lazily, remove_dim, stacked_size
-from tclass._engine._td_setitem import check_empty_source
+from tclass._engine._td_setitem import check_empty_source, check_index_fits
+from tclass._engine._tensor_write import check_tensor_write, tensor_targets
 from tclass.errors import ArgumentValueError, DimError, InPlaceWriteError
 
 if TYPE_CHECKING:
@@ -195,9 +196,9 @@ def _index_each_member(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> 
     """As the peer: an index that takes the stack dim with a slice (or leaves it) and
     other dims with tensors indexes every picked member alike, and the result stays a
     lazy stack, even of one member. ``None`` where this does not apply (the stack dim
-    taken by a tensor or an int, tensors on both sides of it that only it parts, no
-    member picked). Tensors that another slice (or ``None``) still parts in each member
-    put their dims in front there, as torch does in the dense stack."""
+    taken by a tensor or an int, tensors on both sides of it that only it parts after
+    a dim, no member picked). Tensors that another slice (or ``None``) still parts in
+    each member put their dims in front there, as torch does in the dense stack."""
     d = stack._stack_dim
     at = _stack_item_position(stack, items)
     stack_item = _stack_item(stack, items)
@@ -207,7 +208,11 @@ def _index_each_member(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> 
     rest = items[:at] + items[at + 1 :]
     if tensors[0] < at < tensors[-1]:
         between = rest[tensors[0] : tensors[-1] - 1]  # (positions after ``at`` move by one)
-        if not any(item is None or type(item) is slice for item in between):
+        before = items[: tensors[0]]  # where no dim comes before the tensors' dims, they
+        # lead in each member as in the dense stack (``x[[0, 2], 0:1, mask]``: 114,209)
+        if not any(item is None or type(item) is slice for item in between) and any(
+            item is None or type(item) is slice for item in before
+        ):
             return None
     members = stack._members[stack_item]
     if not members:
@@ -523,6 +528,8 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
     """``stack[index] = value``: each part of ``value`` written into its member."""
     if isinstance(value, TensorCollection) and not len(value.keys()):
         check_empty_source(stack, index, value)  # nothing to split: its batch size checked
+    if isinstance(value, torch.Tensor) and value.ndim and -1 not in stack._batch_size:
+        value = _per_entry(stack, index, value)
     if type(index) is int and stack._stack_dim == 0:
         _write_whole(stack._index_int(index), value)
         return
@@ -553,6 +560,19 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
             continue
         where = torch.unravel_index(positions[mask], member.batch_size)
         member[where] = _part_of(value, mask, selected)
+
+
+def _per_entry(stack: LazyStackedTensorDict, index: Any, value: torch.Tensor) -> Any:
+    """``stack[index] = tensor`` as the peer writes it, into each entry as torch writes
+    ``entry[index] = tensor`` (lined up with the last dims of the entry's selection): the
+    tensor checked against every entry first, then spelled out over each one's selection
+    (a view, no copy), which the members' parts are cut from."""
+    check_index_fits(stack, index)
+    check_tensor_write(stack, index, value)
+    parts: dict[Any, Any] = {}
+    for key, _, selected in tensor_targets(stack, index):
+        parts[key] = value if selected is None else value.expand(selected)
+    return EntryWrites(parts)
 
 
 def _check_no_element_write(
@@ -731,23 +751,28 @@ def _members_backwards(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> 
 def _write_members(stack: LazyStackedTensorDict, items: tuple[Any, ...], value: Any) -> None:
     """A write into a ragged stack (a ``-1`` size): the index picks members along the
     stack dim (an int, a slice or a 1-d tensor) and indexes each one with the rest;
-    ``value`` is split among them along the selection's member dim when it has one part
-    per member there (a lazy stack of as many members included), else written whole
-    into each."""
+    a collection ``value`` is split among them along the selection's member dim when it
+    has one part per member there (a lazy stack of as many members included), else
+    written whole into each (a tensor always, as the peer writes it)."""
     d = stack._stack_dim
     items = _ragged_items(stack, items, "this indexed write")
     picked, rest = items[d], items[:d] + items[d + 1 :]
     numbers = _members_picked(stack, picked)
     parts: list[Any] = [value] * len(numbers)
-    if type(picked) is not int and isinstance(value, (TensorCollection, torch.Tensor)):
+    whole = all(type(item) is slice and item == _ALL for item in rest)
+    if isinstance(value, torch.Tensor):
+        # As the peer: the tensor into each member's entries as torch writes it there,
+        # each member checked before any is written.
+        for number in numbers:
+            check_tensor_write(stack._members[number], ... if whole else rest, value)
+    elif type(picked) is not int and isinstance(value, TensorCollection):
         # The dim of the selection that runs over the members: one part of value each.
         along = d - sum(type(item) is int for item in items[:d])
-        shape = value.batch_size if isinstance(value, TensorCollection) else value.shape
-        if len(shape) > along and shape[along] == len(numbers):
+        if len(value.batch_size) > along and value.batch_size[along] == len(numbers):
             parts = list(value.unbind(along))
     for number, part in zip(numbers, parts):
         member = stack._members[number]
-        if all(type(item) is slice and item == _ALL for item in rest):
+        if whole:
             _write_whole(member, part)
         else:
             member[rest] = part

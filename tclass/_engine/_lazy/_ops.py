@@ -195,7 +195,8 @@ class LazyStackOps(TensorDictBase):
     def _check_set_(self, key: Any, value: Any) -> None:
         """``set_`` of a key not in every member: a nested key under a node the stack lacks
         is added by the members, as a TensorDict's ``set_`` and the peer's add it (a
-        ``LockedError`` when locked); any other missing key is an error, raised first (for
+        ``LockedError`` when locked; members that are files add none: their
+        ``KeyNotFoundError``, as the peer's); any other missing key is an error, raised first (for
         a nested one after the value's batch size is checked, as the peer orders them)."""
         path = _keys.key_path(key)
         if len(path) > 1 and path[0] in self:
@@ -209,6 +210,8 @@ class LazyStackOps(TensorDictBase):
                 )
                 raise KeyNotFoundError(msg)
             raise error
+        if self._members and self._members[0]._is_store:  # a file adds no node in set_:
+            raise self._members[0]._missing_key(path[0])  # its KeyError, locked or not
         if self._lock_state():
             msg = (
                 f"Cannot modify locked LazyStackedTensorDict: cannot set {key!r} in place: it "
@@ -669,6 +672,8 @@ class LazyStackOps(TensorDictBase):
         new_d = self._stack_dim + len(target) - len(self._batch_size)
         member_shape = remove_dim(target, new_d)
         members = [getattr(m, leaf_op)(member_shape) for m in self._members]
+        if not target[new_d]:  # no member left to keep lazily: the dense stack of none
+            return self._densified_empty(members[0].unsqueeze(new_d).expand(target))
         if target[new_d] != len(members):  # expand_shape allows this from size 1 only
             members = members * target[new_d]
         expanded = self._restacked(members, new_d, target)
@@ -678,6 +683,11 @@ class LazyStackOps(TensorDictBase):
         if leaf_op == "broadcast_to" and self.is_locked and not out.is_locked:
             out.lock_()
         return out
+
+    def _densified_empty(self, result: Any) -> Self:
+        """``result`` (member 0 expanded to none along the stack dim, as a selection of
+        no member is shaped by member 0) unlocked: a new collection sharing no element."""
+        return cast(Self, result.unlock_() if result.is_locked else result)
 
     def _densified(self, result: Any, *, records: bool = False) -> Self:
         """``result`` (a lazy stack) as one TensorDict when its members line up, locked

@@ -27,6 +27,7 @@ from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._td import TensorDict
 from tclass._engine._td_setitem import source_batch_error
+from tclass._engine._tensor_write import check_tensor_write
 from tclass._io._schema import check_values_to_save, check_written_values, record_schema
 from tclass._io.store._datasets import (
     as_values,
@@ -274,6 +275,8 @@ class StoreWrites(TensorDictBase):
             error = source_batch_error(self, index, source, empty=not list(source.keys()))
             if error is not None:
                 raise error
+        elif isinstance(value, torch.Tensor):  # into each array as torch writes it
+            check_tensor_write(self, index, value)
         self._check_into_records((), value)
         self._write_rows(index, value)
 
@@ -515,11 +518,14 @@ class StoreWrites(TensorDictBase):
         through here."""
         node, group, name, target = self._existing(key)
         self._check_into_records(_keys.key_path(key), value)
-        index = _batch_index(list_index(index), self._batch_size)
+        index = list_index(index)
+        if not is_group(target) and target.dtype is not None:  # (a tensor's own dims)
+            index = _batch_index(index, torch.Size(target.shape or ()))
+            write_rows(target, index, value, len(node._batch_size), self._label, node._where(name))
+            return self
+        index = _batch_index(index, self._batch_size)
         if is_group(target):
             node._child_of(name, target)._write_rows(index, value)
-        elif target.dtype is not None:
-            write_rows(target, index, value, len(node._batch_size), self._label, node._where(name))
         else:  # a Python value: through the group's rows, as ptd[index] = {...}
             node[index] = {name: value}
         return self

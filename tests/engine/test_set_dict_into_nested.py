@@ -1,0 +1,46 @@
+"""``set_`` of a dict into a nested collection: the dict's shapes are checked against the
+collection's batch size before its keys are looked up, as the peer makes it a TensorDict
+of that batch size first (a ``BatchMismatchError``, a ``RuntimeError``, where a key is
+also missing); a dict that fits, with a missing key, is the ``KeyError``."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import pytest
+import torch
+
+import tclass
+from tclass import errors
+
+
+def _td(lib: ModuleType) -> Any:
+    inner = lib.TensorDict({"m": {"a": torch.zeros(4, 3)}}, batch_size=[4, 3])
+    return lib.TensorDict({"m": inner}, batch_size=[4])
+
+
+@pytest.mark.parametrize(
+    ("value", "raised", "peer_raised"),
+    [
+        ({"q": torch.zeros(4)}, errors.BatchMismatchError, RuntimeError),  # both wrong
+        ({"a": torch.zeros(4)}, errors.BatchMismatchError, RuntimeError),  # its shape
+        ({"q": torch.zeros(4, 3)}, errors.KeyNotFoundError, KeyError),  # its key
+        ({"n": {"q": torch.zeros(4)}}, errors.BatchMismatchError, RuntimeError),  # nested
+    ],
+)
+def test_shapes_are_checked_before_keys(value: Any, raised: type, peer_raised: type) -> None:
+    td = _td(tclass)
+    with pytest.raises(raised) as caught:
+        td.set_(("m", "m"), value)
+    assert isinstance(caught.value, peer_raised)
+    assert torch.equal(td["m", "m", "a"], torch.zeros(4, 3))  # nothing written
+    peer = pytest.importorskip("tensordict")
+    with pytest.raises(peer_raised):
+        _td(peer).set_(("m", "m"), value)
+
+
+def test_a_dict_that_fits_is_written() -> None:
+    td = _td(tclass)
+    td.set_(("m", "m"), {"a": torch.ones(4, 3)})
+    assert torch.equal(td["m", "m", "a"], torch.ones(4, 3))
