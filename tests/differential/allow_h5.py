@@ -50,7 +50,9 @@ _PEER_REFUSES = (
     # an integer dtype's range (masked_fill_): tclass raises torch's in-place error
     # a collection written at rows the peer's file does not broadcast it to (it compares
     # batch sizes; tclass broadcasts each entry as torch, as into a TensorDict's rows)
-    re.compile(r"Cannot broadcast the tensordict .* to the shape of the indexed persistent"),
+    _ROWS_NOT_BROADCAST := re.compile(
+        r"Cannot broadcast the tensordict .* to the shape of the indexed persistent", re.S
+    ),
     # its items(is_leaf=...) (non_tensor_items) on a file, or a TensorDictParams of one
     re.compile(r"is_leaf .* is not supported within tensordicts of type PersistentTensorDict"),
     # replace() of a view's group by a value (its file and a TensorDict replace it)
@@ -84,9 +86,11 @@ _VALUE_FIRST = re.compile(r"Expected value to be a Tensor, a TensorDictBase or a
 
 
 def _h5_peer_refuses(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    if not facts.h5 or finding.kind not in ("peer-raises", "family"):
+    if finding.kind not in ("peer-raises", "family"):
         return False
     message = str(peer.error)
+    if not facts.h5:  # a file a step made (``x.to_h5(...)``): rows written, program 5,667
+        return finding.kind == "peer-raises" and bool(_ROWS_NOT_BROADCAST.search(message))
     if finding.kind == "family" and finding.step.op == "update_" and _VALUE_FIRST.search(message):
         return type(mine.error).__name__ == "KeyNotFoundError"  # the key checked first
     if finding.step.op == "split_keys" and "inplace=True" in finding.step.src:

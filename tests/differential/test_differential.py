@@ -247,6 +247,7 @@ DECIDED = [
     ("index", 4, 354, "checked-as-torch"),  # an entry-less source into a file's view
     ("index", 4, 5_671, "h5-files"),  # stack[mask] = rows of files: h5py's fancy indexing
     ("index", 4, 1_746, "h5-files"),  # masked_fill_ through a file's view at repeated rows
+    ("index", 4, 5_667, "h5-files"),  # f[-2:] = f[None].clone(): the peer's file refuses
 ]
 
 

@@ -666,3 +666,27 @@ def test_a_source_without_entries_is_checked_as_into_a_tensordict(
             assert list(empty.keys()) == []
     finally:
         empty.close()
+
+
+def test_rows_written_drop_the_sources_leading_dims_of_size_one(path: Path, backend: str) -> None:
+    """A collection written at rows of a file or of a view loses its leading batch dims
+    of size 1 past the rows' dims, as a tensor written by torch (``t[0:1] = v[None]``)
+    and as into a TensorDict's rows; ``set_`` (torch's ``copy_``) still refuses them."""
+    ptd = PersistentTensorDict.from_dict(
+        TensorDict({"a": torch.zeros(2), "n": {"x": torch.zeros(2, 3)}}, [2]),
+        filename=path,
+        backend=backend,
+    )
+    try:
+        expected = TensorDict({"a": torch.zeros(2), "n": {"x": torch.zeros(2, 3)}}, [2])
+        ptd[0:1] = TensorDict({"a": torch.ones(1, 1), "n": {"x": torch.ones(1, 1, 3)}}, [1, 1])
+        expected[0:1] = torch.ones(1, 1)
+        ptd[1:2][...] = TensorDict({"a": torch.full((1, 1), 2.0)}, [1, 1])
+        expected["a"][1:2] = torch.full((1, 1), 2.0)
+        ptd[...] = TensorDict({"n": {"x": torch.full((1, 1, 2, 3), 5.0)}}, [1, 1, 2])
+        expected["n", "x"][...] = 5.0
+        assert (ptd.to_tensordict() == expected).all()
+        with pytest.raises(InPlaceWriteError, match="does not broadcast"):
+            ptd.set_("a", torch.ones(1, 2))
+    finally:
+        ptd.close()

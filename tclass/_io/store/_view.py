@@ -43,7 +43,7 @@ from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
-from tclass._engine._td_setitem import source_batch_error
+from tclass._engine._td_setitem import leading_ones_dropped, source_batch_error
 from tclass._engine._tensor_write import check_tensor_write
 from tclass._io.store._datasets import list_index
 from tclass._io.store._protocol import is_group
@@ -584,6 +584,7 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
             error = source_batch_error(self, index, source, empty=not list(source.keys()))
             if error is not None:
                 raise error
+            value = leading_ones_dropped(self, index, value)
         elif isinstance(value, torch.Tensor):  # into each array as torch writes it
             check_tensor_write(self, index, value)
         self._at(index)._write_all(value)

@@ -26,7 +26,7 @@ from tclass._engine._nontensor import NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._td import TensorDict
-from tclass._engine._td_setitem import source_batch_error
+from tclass._engine._td_setitem import leading_ones_dropped, source_batch_error
 from tclass._engine._tensor_write import check_tensor_write
 from tclass._io._schema import check_values_to_save, check_written_values, record_schema
 from tclass._io.store._datasets import (
@@ -275,6 +275,7 @@ class StoreWrites(TensorDictBase):
             error = source_batch_error(self, index, source, empty=not list(source.keys()))
             if error is not None:
                 raise error
+            value = leading_ones_dropped(self, index, value)
         elif isinstance(value, torch.Tensor):  # into each array as torch writes it
             check_tensor_write(self, index, value)
         self._check_into_records((), value)
