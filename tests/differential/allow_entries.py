@@ -10,6 +10,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 import torch
+from torch.utils._pytree import tree_leaves
 
 from .allow_fields import _nested_none_kept
 from .compare import is_collection
@@ -385,16 +386,20 @@ def _restacked_by_member(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     restacks them member by member whatever the members' kind, where the peer does so only
     when its pytree finds as many leaves in each (a ``TensorDictParams`` member is one
     leaf to it) and otherwise gives a lazy stack of the lazy stacks (its nested
-    collections' too). The same batch size and entries."""
-    if finding.kind != "result" or finding.step.op not in ("stack", "maybe_dense_stack"):
-        return False
-    if not any("TensorDictParams(" in line for line in finding.lines):
+    collections' too): a ``TensorDictParams`` member, or members whose Python values it
+    counts only where set (the ``None`` of a padded slot is no leaf; ``unbind_stack``,
+    program 9,905,671 of fz19a). The same batch size and entries."""
+    ops = ("stack", "maybe_dense_stack", "unbind_stack")
+    if finding.kind != "result" or finding.step.op not in ops:
         return False
     lazy = "LazyStackedTensorDict"
     ours, theirs = mine.value, peer.value
     if not type(ours).__name__ == type(theirs).__name__ == lazy:
         return False
     if not all(type(member).__name__ == lazy for member in theirs.tensordicts):
+        return False
+    params = any("TensorDictParams(" in line for line in finding.lines)
+    if not params and len({len(tree_leaves(m)) for m in theirs.tensordicts}) < 2:
         return False
     if ours.batch_size != theirs.batch_size:
         return False

@@ -217,6 +217,8 @@ DECIDED = [
     # fz19a
     ("shape,combine", 8, 9_800_220, "peer-fails-inside"),  # view after squeeze of a value
     (_FIVE + ",records", 6, 9_901_758, "annotation-casts"),  # update: a dict label kept
+    # fz19b
+    (_FIVE + ",records", 6, 9_905_671, "stacking-keeps"),  # stack of unbind: padded values
 ]
 
 
