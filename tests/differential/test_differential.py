@@ -219,6 +219,8 @@ DECIDED = [
     (_FIVE + ",records", 6, 9_901_758, "annotation-casts"),  # update: a dict label kept
     # fz19b
     (_FIVE + ",records", 6, 9_905_671, "stacking-keeps"),  # stack of unbind: padded values
+    ("shape,combine,math", 4, 10_101_904, "params-write-their-data"),  # to: nested lazy
+    ("shape,combine,math", 4, 10_102_854, "peer-fails-inside"),  # x < x.apply(f), no elements
 ]
 
 
