@@ -221,6 +221,7 @@ DECIDED = [
     (_FIVE + ",records", 6, 9_905_671, "stacking-keeps"),  # stack of unbind: padded values
     ("shape,combine,math", 4, 10_101_904, "params-write-their-data"),  # to: nested lazy
     ("shape,combine,math", 4, 10_102_854, "peer-fails-inside"),  # x < x.apply(f), no elements
+    ("index,entries", 8, 10_202_540, "peer-fails-inside"),  # numpy() after separates
 ]
 
 
