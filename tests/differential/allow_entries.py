@@ -217,9 +217,10 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     alias finding, the ``separates`` after that result). Every line lists keys (or a
     listing of keys one longer): only tclass's has some, each an empty collection in
     tclass's result (an empty dict in its ``numpy()``); or is a record's nested record
-    field, empty in tclass's result, that the peer's reads as None (a dict of None in its ``to_dict()``). On a locked
-    collection, a call that removes no entry answers (nothing to change) where the
-    peer's ``filter_empty_()`` raises its lock error dropping one of those. With
+    field, empty in tclass's result, that the peer's reads as None (a dict of None in
+    its ``to_dict()``). On a locked collection, a call that removes no entry answers
+    (nothing to change) where the peer's ``filter_empty_()`` raises its lock error
+    dropping one of those. With
     ``filter_empty=False`` too: the peer's still drops an empty collection nested in
     another (``("zz", "a")``), which tclass keeps. A lazy stack of the collection lists
     its members' keys too (``.<members>[0][i]`` lines)."""
