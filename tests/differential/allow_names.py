@@ -51,8 +51,9 @@ def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     2,902,715 of the six families; a stack along dim 1 named there: program 4,202,126 of
     ``--families entries``); ``unbind`` along another dim, whose parts keep it as
     ``stack[i]`` does in both (the peer's unbind drops it: program 4,400,807 of the six
-    families); a key read of such a ``to_tensordict()`` (its nested collections lead with
-    the name: program 5,604,404 of index,entries,records, left42); a reduction over the
+    families; where the members' dims are named too, it keeps theirs: 10,005,577 of
+    entries,records, fz19b); a key read of such a ``to_tensordict()`` (its nested
+    collections lead with the name: program 5,604,404 of index,entries,records, left42); a reduction over the
     feature dims (``sum(dim="feature")``), which keeps the batch dims and their names as
     a TensorDict's in both (fz17b), or over given dims, which the peer computes from its
     ``to_tensordict()`` (``nansum(dim=(-1,), keepdim=True)``: program 46,825, inv18b).
@@ -73,19 +74,24 @@ def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     if not lazy:
         return False
     stacks = sum(len(_LAZY_MADE.findall(line)) for line in finding.lines)
+    kept = finding.step.op == "unbind"  # the members' dim names kept by both (10,005,577)
     return all(
-        (_ONE_NAME.match(line) or _stack_names(line, stacks)) and _same_dims(line)
+        (_ONE_NAME.match(line) or _stack_names(line, stacks, kept)) and _same_dims(line)
         for line in finding.detail
     )
 
 
-def _stack_names(line: str, stacks: int) -> bool:
-    """Unnamed in the peer, at most ``stacks`` dims named in tclass (a stack's stack dims)."""
+def _stack_names(line: str, stacks: int, kept: bool = False) -> bool:
+    """Unnamed in the peer, at most ``stacks`` dims named in tclass (a stack's stack dims);
+    with ``kept``, the peer's other dims named as tclass's (an ``unbind`` of a lazy stack
+    whose members' dims are named: the peer drops the stack dim's name alone)."""
     parsed = _names_of(line)
-    if parsed is None or set(parsed[1]) != {"None"}:
+    if parsed is None or (set(parsed[1]) != {"None"} and not kept):
         return False
-    named = [name for name in parsed[2] if name != "None"]
-    return 0 < len(named) <= stacks
+    if any(theirs not in ("None", ours) for theirs, ours in zip(parsed[1], parsed[2])):
+        return False
+    dropped = [ours for theirs, ours in zip(parsed[1], parsed[2]) if theirs != ours]
+    return 0 < len(dropped) <= stacks
 
 
 _REDUCTIONS = ("sum", "nansum", "mean", "nanmean", "prod", "std", "var", "amax", "amin")

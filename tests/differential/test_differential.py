@@ -222,6 +222,7 @@ DECIDED = [
     ("shape,combine,math", 4, 10_101_904, "params-write-their-data"),  # to: nested lazy
     ("shape,combine,math", 4, 10_102_854, "peer-fails-inside"),  # x < x.apply(f), no elements
     ("index,entries", 8, 10_202_540, "peer-fails-inside"),  # numpy() after separates
+    ("entries,records", 4, 10_005_577, "checked-as-torch"),  # unbind: the stack dim's name
 ]
 
 
