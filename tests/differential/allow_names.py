@@ -43,21 +43,21 @@ _LAZY_MADE = re.compile(r"\b(?:lazy_stack|LazyStackedTensorDict)\(")
 
 
 def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """The name of the one dim of a lazy stack of members without batch dims (or of its
-    stack dim when no member dim is named), kept by ``to_tensordict`` / ``contiguous`` /
-    ``apply(batch_size=)`` and by ``narrow`` / ``flip`` / ``roll`` / ``tile`` / ``gather``
-    (as a TensorDict's in both), where the
-    peer drops it (its lazy stack has names only when its members' dims have; program
-    2,902,715 of the six families; a stack along dim 1 named there: program 4,202,126 of
-    ``--families entries``); ``unbind`` along another dim, whose parts keep it as
-    ``stack[i]`` does in both (the peer's unbind drops it: program 4,400,807 of the six
-    families; where the members' dims are named too, it keeps theirs: 10,005,577 of
-    entries,records, fz19b); a key read of such a ``to_tensordict()`` (its nested
-    collections lead with the name: program 5,604,404 of index,entries,records, left42); a reduction over the
-    feature dims (``sum(dim="feature")``), which keeps the batch dims and their names as
-    a TensorDict's in both (fz17b), or over given dims, which the peer computes from its
-    ``to_tensordict()`` (``nansum(dim=(-1,), keepdim=True)``: program 46,825, inv18b).
-    A stack of such stacks keeps the names of its stack dims, no more named than the
+    """The name of the one dim of a lazy stack of members without batch dims (or of its stack
+    dim when no member dim is named), kept by ``to_tensordict`` / ``contiguous`` /
+    ``apply(batch_size=)`` and by ``narrow`` / ``flip`` / ``roll`` / ``tile`` /
+    ``gather`` (as a TensorDict's in both), where the peer drops it (its lazy stack has
+    names only when its members' dims have; program 2,902,715 of the six families; a
+    stack along dim 1 named there: program 4,202,126 of ``--families entries``);
+    ``unbind`` along another dim, whose parts keep it as ``stack[i]`` does in both (the
+    peer's unbind drops it: program 4,400,807 of the six families; where the members'
+    dims are named too, it keeps theirs: 10,005,577 of entries,records, fz19b); a key
+    read of such a ``to_tensordict()`` (its nested collections lead with the name:
+    program 5,604,404 of index,entries,records, left42); a reduction over the feature
+    dims (``sum(dim="feature")``), which keeps the batch dims and their names as a
+    TensorDict's in both (fz17b), or over given dims, which the peer computes from its
+    ``to_tensordict()`` (``nansum(dim=(-1,), keepdim=True)``: program 46,825, inv18b). A
+    stack of such stacks keeps the names of its stack dims, no more named than the
     program made lazy stacks (``named_apply(fn, batch_size=[2, 2])``: program 8,301,067
     of ``--length 8`` index,entries,records, fz18a)."""
     if finding.kind != "result":
