@@ -247,6 +247,12 @@ DECIDED = [
     ("shape,combine", 4, 10_347, "checked-as-torch"),  # squeeze() of a value over none
     ("shape", 4, 17_618, "checked-as-torch"),  # flatten after a record's peer squeeze()
     ("shape", 8, 22_692, "checked-as-torch"),  # flatten(1) of a value over none
+    # fz19b
+    (_FIVE + ",records", 6, 9_905_671, "stacking-keeps"),  # stack of unbind: padded values
+    ("shape,combine,math", 4, 10_101_904, "params-write-their-data"),  # to: nested lazy
+    ("shape,combine,math", 4, 10_102_854, "peer-fails-inside"),  # x < x.apply(f), no elements
+    ("index,entries", 8, 10_202_540, "peer-fails-inside"),  # numpy() after separates
+    ("entries,records", 4, 10_005_577, "checked-as-torch"),  # unbind: the stack dim's name
 ]
 
 
