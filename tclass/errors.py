@@ -35,6 +35,7 @@ __all__ = [
     "DimNameError",
     "DimNameTypeError",
     "DistributedError",
+    "DuplicateArgumentError",
     "EntriesTwiceError",
     "EntryExistsError",
     "EntryReplacedWarning",
@@ -438,13 +439,15 @@ class FilePermissionError(TclassError, PermissionError):
     process may not write. Load with ``mode="r"`` (copy-on-write) instead."""
 
 
-class ReadOnlyFileError(FilePermissionError, ValueError, KeyError):
+class ReadOnlyFileError(FilePermissionError, ValueError, KeyError, RuntimeError):
     """A write into an HDF5 or zarr file opened with ``mode="r"`` (``set``, ``update``,
     ``del_``, an indexed write...): nothing was written. Reopen it with ``mode="r+"``.
     The peer passes h5py's errors on, by the write: an ``OSError`` for an in-place write
     (``set_``, ``td[key] = t``, ``apply_``...; ``PermissionError`` is one), a
     ``ValueError`` for a new key, a ``KeyError`` for replacing or removing one (``set``,
-    ``update``, ``del_``, ``pop``, ``rename_key_``): this error is each of them."""
+    ``update``, ``del_``, ``pop``, ``rename_key_``), and a ``RuntimeError`` where it checks
+    something else first (a new key or ``del`` on a locked one, a value of the wrong
+    shape): this error is each of them."""
 
 
 class SubpathError(TclassError, ValueError, LookupError):
@@ -603,6 +606,11 @@ class ArgumentValueError(TclassError, ValueError):
 
 class UnknownArgumentError(ArgumentError, AttributeError):
     """A constructor got a keyword that is no field (the peer raises AttributeError)."""
+
+
+class DuplicateArgumentError(ArgumentError, ValueError):
+    """A constructor got a field both by position and by keyword; a ``ValueError`` as
+    the peer raises, and a ``TypeError`` as Python raises for any function."""
 
 
 class FrozenInstanceError(LockedError, dataclasses.FrozenInstanceError):

@@ -69,6 +69,21 @@ class Violation(NamedTuple):
     constraint: str  # as written: "ge=0", "isin=(0, 1)", "finite=True"
     element: tuple[int, ...]  # its index into the tensor checked
     value: object  # the element, as a Python number
+    shown: str = ""  # the element as messages show it (its dtype's shortest repr), or ""
+
+
+def shown(value: object, dtype: torch.dtype) -> str:
+    """``value``, an element of a tensor of ``dtype``, as an error message shows it: a
+    number of a narrow floating dtype by the fewest digits that give it back in that
+    dtype (``1.3`` written into a float32 field reads back as 1.2999999523162842 in
+    Python's double: the message shows ``1.3``), other values by their ``repr``."""
+    if type(value) is not float or not dtype.is_floating_point or not math.isfinite(value):
+        return repr(value)
+    for digits in range(1, 17):
+        text = repr(float(f"{value:.{digits}g}"))
+        if torch.tensor(float(text), dtype=dtype).item() == value:
+            return text
+    return repr(value)
 
 
 @dataclass(frozen=True)
@@ -239,7 +254,7 @@ class Constraints:
             return None
         index = tuple(int(i) for i in bad[0].tolist())
         value = t[index].item()
-        return Violation(self.broken_by(value) or self.text, index, value)
+        return Violation(self.broken_by(value) or self.text, index, value, shown(value, t.dtype))
 
     def holds(self, t: torch.Tensor) -> torch.Tensor:
         """Where the elements of the real tensor ``t`` meet every constraint (a bool

@@ -168,8 +168,9 @@ def value_problem(
         "(" + ", ".join(map(str, found.element)) + ("," if len(found.element) == 1 else "") + ")"
     )
     at = f" at index {index}" if found.element else ""  # a 0-dim tensor's one value
+    value = found.shown or repr(found.value)
     message = (
-        f"{where} {subject} {found.value!r}{at}, which breaks {found.constraint} (its "
+        f"{where} {subject} {value}{at}, which breaks {found.constraint} (its "
         f"annotation {spec.text})"
     )
     key = found.constraint.partition("=")[0]

@@ -306,6 +306,8 @@ class NonTensorData(_NonTensorNode):
     # expand to new dims and unsqueeze give a NonTensorStack of the value, as the peer
     # stacks the node there (its MetaData keeps one value)
     _grows_to_stack: ClassVar[bool] = True
+    # its repeat_interleave of no batch dims keeps the one value, as the peer's
+    _repeats_one_value: ClassVar[bool] = True
 
     def __class_getitem__(cls, item: Any) -> Any:
         """``MetaData[str]`` names a value's type; ``NonTensorData[str]`` is refused (a

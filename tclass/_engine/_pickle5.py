@@ -109,6 +109,7 @@ def reduce_out_of_band(node: Any, protocol: int) -> tuple[Any, ...] | None:
         "size": buffer.numel(),
         "tree": tree,
         "leaves": [[str(dtype), list(shape), offset] for dtype, shape, offset in layout],
+        "classes": list(flatten.classes),  # the names the tree gives the classes pickled
     }
     data = pickle.PickleBuffer(buffer.numpy().data) if buffer.numel() else b""
     classes = tuple(flatten.classes.values())
@@ -264,7 +265,7 @@ def _from_out_of_band(
     """The collection :func:`reduce_out_of_band` pickled, its tensors views of ``data``
     (read-only ones if ``data`` is read-only)."""
     description = _read_header(header)
-    known = {f"{cls.__module__}.{cls.__qualname__}": _checked(cls) for cls in classes}
+    known = _known_classes(description.get("classes"), classes)
     tree = description["tree"]
     _put_values(tree, values)
     layout: Layout = [
@@ -287,6 +288,17 @@ def _from_out_of_band(
         state = Consolidated(buffer, leaves, layout, rebuild, standalone=False)
         _attach(node, state)  # moves with one copy; pickles again without a copy
     return node
+
+
+def _known_classes(names: Any, classes: tuple[type, ...]) -> dict[str, type]:
+    """The classes pickled beside the header, by the names the sender's tree gives them.
+    The names travel in the header: a class rebuilt by value (cloudpickle's, Ray's, for
+    a class defined inside a function) may not carry the qualified name it had where it
+    was pickled (``make.<locals>.In`` arrives as ``In``)."""
+    checked = [_checked(cls) for cls in classes]
+    if isinstance(names, list) and len(names) == len(checked):
+        return dict(zip(map(str, names), checked))
+    return {f"{cls.__module__}.{cls.__qualname__}": cls for cls in checked}  # older senders
 
 
 def _read_header(header: Any) -> dict[str, Any]:

@@ -20,7 +20,12 @@ from tclass._engine._entry_values import raise_write_error, value_as_tensor
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode, fills_leading, same_value
 from tclass._engine._scope import write_unbatched
 from tclass._engine._td_index import raise_no_batch_dims
-from tclass._engine._tensor_write import check_tensor_write
+from tclass._engine._tensor_write import (
+    check_number_write,
+    check_tensor_write,
+    fits_every_dtype,
+    leaf_dtypes,
+)
 from tclass.errors import BatchSizeError, DimError, IndexTypeError, InPlaceWriteError, LockedError
 
 if TYPE_CHECKING:
@@ -207,6 +212,8 @@ class SetItemOps(TensorDictBase):
             check_tensor_write(self, index, value)
             if _is_advanced(index):
                 _check_dtypes_at(self, index, value)
+        elif not fits_every_dtype(value):  # one dtype may refuse it: none written then
+            check_number_write(value, index, _leaf_dtypes(self, ()))
         written = False
         for key, entry in self._tensors.items():
             if isinstance(entry, _NonTensorNode) or (unbatched and entry.__class__ is _Unbatched):
@@ -220,6 +227,21 @@ class SetItemOps(TensorDictBase):
                 raise_write_error(key, entry, index, value, error)
         if not written:  # nothing written, but the index is checked as a tensor's would be
             _batch.indexed_shape(self._batch_size, index)
+
+
+def _leaf_dtypes(td: TensorCollection, prefix: tuple[str, ...]) -> list[Any]:
+    """:func:`leaf_dtypes` read straight from a TensorDict's entries (nested ones too;
+    another collection through ``leaf_dtypes``), Python values and unbatched entries
+    left out, as the number writes leave them."""
+    if not isinstance(td, SetItemOps):
+        return [((*prefix, *_keys.key_path(k)), d, s) for k, d, s in leaf_dtypes(cast(Any, td))]
+    found: list[Any] = []
+    for key, entry in td._tensors.items():
+        if isinstance(entry, TensorCollection) and not isinstance(entry, _NonTensorNode):
+            found += _leaf_dtypes(entry, (*prefix, key))
+        elif isinstance(entry, _Tensor) and not isinstance(entry, _Unbatched):
+            found.append(((*prefix, key), entry.dtype, entry.shape))
+    return found
 
 
 def _is_advanced(index: Any) -> bool:

@@ -5,6 +5,7 @@ written, so that a tensor one entry refuses leaves all of them as they were."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import torch
@@ -12,9 +13,16 @@ import torch
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._core import _batch, _keys
 from tclass._core._unbatched import UnbatchedTensor
-from tclass.errors import BatchSizeError
+from tclass.errors import BatchSizeError, InPlaceWriteError
 
-__all__ = ["check_tensor_write", "tensor_targets"]
+__all__ = [
+    "check_number_write",
+    "check_tensor_write",
+    "fits_every_dtype",
+    "leaf_dtypes",
+    "tensor_refused",
+    "tensor_targets",
+]
 
 
 def _is_tensor_leaf(cls: type) -> bool:
@@ -38,6 +46,16 @@ def tensor_targets(
     return targets
 
 
+def leaf_dtypes(collection: TensorDictBase) -> list[tuple[Any, torch.dtype, torch.Size]]:
+    """Each tensor leaf of ``collection`` (nested ones too) as ``(key, dtype, shape)``,
+    for :func:`check_number_write` (read through ``get``: for collections in memory)."""
+    out = []
+    for key in collection.keys(True, True, is_leaf=_is_tensor_leaf):
+        tensor = collection.get(key)
+        out.append((key, tensor.dtype, tensor.shape))
+    return out
+
+
 def check_tensor_write(collection: TensorDictBase, index: Any, value: torch.Tensor) -> None:
     """Checks that every tensor leaf of ``collection`` takes ``value`` at ``index`` as
     torch broadcasts it (``leaf[index] = value``), before anything is written.
@@ -56,12 +74,14 @@ def check_tensor_write(collection: TensorDictBase, index: Any, value: torch.Tens
     nb = len(batch)
     for key, shape, selected in tensor_targets(collection, index):
         if selected is not None and not _batch.broadcasts_to(value.shape, selected):
-            raise _refused(key, shape, index, value.shape, selected, nb)
+            raise tensor_refused(key, shape, index, value.shape, selected, nb)
 
 
-def _refused(
+def tensor_refused(
     key: Any, shape: torch.Size, index: Any, value: torch.Size, selected: torch.Size, nb: int
 ) -> BatchSizeError:
+    """The error for an entry ``key`` of ``shape`` (``nb`` batch dims) whose selection
+    ``selected`` at ``index`` does not take a tensor of shape ``value``."""
     name = _keys.unravel_key(key)
     feature = len(shape) - nb  # the entry's dims past the batch dims
     hint = ""
@@ -80,3 +100,44 @@ def _refused(
         f"(td[index] = {{key: value}})"
     )
     return BatchSizeError(msg)
+
+
+def fits_every_dtype(value: int | float | complex) -> bool:
+    """Whether every dtype holds the Python number ``value`` (a bool, or a real number
+    within ``int8``'s range: the common ``td[idx] = 0``), so that no entry need be
+    checked for it."""
+    if type(value) is bool:
+        return True
+    if isinstance(value, complex):
+        return False
+    return -128 <= value <= 127  # (False for a nan)
+
+
+def check_number_write(
+    value: complex, index: Any, targets: Iterable[tuple[Any, torch.dtype, torch.Size]]
+) -> None:
+    """Checks that every tensor of ``targets`` (``(key, dtype, shape)``) takes the
+    Python number ``value`` as torch writes ``tensor[index] = value`` (which refuses a
+    number its dtype cannot hold: ``300`` into ``int8``, ``nan`` into an integer, a
+    complex into a real dtype), before anything is written: each dtype is tried once, on
+    a scratch tensor of one element.
+
+    Raises:
+        InPlaceWriteError: (a ``RuntimeError``, as torch's and the peer's) naming the
+            first entry whose dtype refuses it.
+    """
+    tried: set[torch.dtype] = set()
+    for key, dtype, shape in targets:
+        if dtype in tried:
+            continue
+        tried.add(dtype)
+        try:
+            torch.empty(1, dtype=dtype).fill_(value)  # (torch's check for entry[i] = value)
+        except RuntimeError as error:
+            msg = (
+                f"cannot write {value!r} into {_keys.unravel_key(key)!r} ({dtype}, shape "
+                f"{list(shape)}) at index {index!r}: {error}; nothing was written. Write a "
+                f"value that {dtype} holds, or write the entries one by one "
+                f"(td[index] = {{key: value}})"
+            )
+            raise InPlaceWriteError(msg) from None

@@ -743,7 +743,9 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         Raises:
             UnsupportedError: ``return_early=True`` (the parameters change when the save
                 is done, so it is never left running).
+            LockedError: a locked one (before any file is written or parameter moved).
         """
+        self._writable()
         if options.get("return_early"):
             msg = (
                 "TensorDictParams.memmap_ does not take return_early=True: its parameters "

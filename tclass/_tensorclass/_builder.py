@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import inspect
 import linecache
 import sys
 import warnings
@@ -226,7 +227,7 @@ def build_class(cls: type[TensorClass], base: type, **given: Any) -> None:
     if scope:  # names of the function declaring the class, read before the module's
         type.__setattr__(cls, "__tclass_scope__", scope)
     if "__dataclass_fields__" not in cls.__dict__:
-        _prepare_fields(cls)
+        _prepare_fields(cls, base)
         dataclasses.dataclass(
             cls, init=False, repr=False, eq=False, kw_only=bool(options["kw_only"])
         )
@@ -296,17 +297,21 @@ def _own_init(cls: type) -> Callable[..., None] | None:
     return None if is_generated(init) else init
 
 
-def _prepare_fields(cls: type) -> None:
+def _prepare_fields(cls: type, base: type) -> None:
     """Checks the class body before ``dataclasses`` reads it."""
     own = cls.__dict__.get("__annotations__", {})
     for name in own:
         value = cls.__dict__.get(name, dataclasses.MISSING)
         if value is dataclasses.MISSING:
             # A field re-declared in a subclass, or replacing a member (`data`, the
-            # `fields()` classmethod): the inherited member is not a default.
+            # `fields()` classmethod, `device` under shadow=True): the inherited member
+            # is not a default (dataclasses would read any inherited attribute as one).
             inherited = getattr(cls, name, None)
             replaced = _is_field_property(cls, name) or name in _REPLACEABLE_MEMBERS
-            if replaced and (isinstance(inherited, property) or name in _REPLACEABLE_MEMBERS):
+            member = inspect.getattr_static(base, name, dataclasses.MISSING)
+            if member is not dataclasses.MISSING and member is inspect.getattr_static(cls, name):
+                type.__setattr__(cls, name, dataclasses.field())  # a tclass member it hides
+            elif replaced and (isinstance(inherited, property) or name in _REPLACEABLE_MEMBERS):
                 type.__setattr__(cls, name, dataclasses.field())
             continue
         if (

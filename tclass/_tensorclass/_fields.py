@@ -171,6 +171,22 @@ class FieldRule:
                 return self._check_batch(stack, batch)
         return NonTensorData._make(value, batch, device)
 
+    def array_tensor(self, value: Any) -> torch.Tensor | None:
+        """The tensor an array-like (a list, tuple or numpy array) given to this field
+        becomes (``None`` for a value the field keeps as a Python value), for ``from_dict``
+        to read its shape when it infers the batch size, as the peer reads the tensors it
+        makes of lists there.
+
+        Raises:
+            FieldSpecError, FieldTypeError: as storing the value would.
+        """
+        if not isinstance(value, (list, tuple, np.ndarray)):
+            return None
+        if self.cast_arrays or (self.number and isinstance(value, np.ndarray)):
+            if self.check_value is None or not self.check_value(value):
+                return self._array_tensor(value, None)
+        return None
+
     def _array_tensor(self, value: Any, device: torch.device | None) -> torch.Tensor:
         """An array-like as a tensor: of its spec's dtype when it names one, which must
         hold every value exactly (any real number in a floating dtype).

@@ -16,6 +16,7 @@ A class that defines its own ``__init__`` keeps it: the instance gets empty stor
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 import inspect
 import linecache
@@ -26,7 +27,12 @@ import torch
 
 from tclass._engine._td import TensorDict
 from tclass._tensorclass._hints import Unresolved, resolve_annotations
-from tclass.errors import ArgumentError, ClassDefinitionError, UnknownArgumentError
+from tclass.errors import (
+    ArgumentError,
+    ClassDefinitionError,
+    DuplicateArgumentError,
+    UnknownArgumentError,
+)
 
 if TYPE_CHECKING:
     from tclass._tensorclass._builder import ClassInfo
@@ -36,16 +42,19 @@ __all__ = ["generated_init", "is_generated", "user_init"]
 _CONSTRUCTOR_KEYWORDS = ("batch_size", "device", "names")
 
 
-class _Sentinel:
-    def __init__(self, text: str) -> None:
-        self._text = text
+class _Sentinel(enum.Enum):
+    """Default values of the generated parameters (enum members: ``torch.compile``
+    traces a call that leaves them as defaults)."""
+
+    FACTORY = "<factory>"  # what inspect.signature shows, as for dataclasses
+    MISSING = "<missing>"
 
     def __repr__(self) -> str:
-        return self._text
+        return str(self.value)
 
 
-_FACTORY = _Sentinel("<factory>")  # what inspect.signature shows, as for dataclasses
-_MISSING = _Sentinel("<missing>")
+_FACTORY = _Sentinel.FACTORY
+_MISSING = _Sentinel.MISSING
 
 
 def is_generated(function: object) -> bool:
@@ -65,6 +74,7 @@ def generated_init(
         "__tclass_factory__": _FACTORY,
         "__tclass_missing__": _MISSING,
         "__tclass_bad_call__": _bad_call,
+        "__tclass_duplicate__": _duplicate,
     }
     params, kw_params, shown, shown_kw, body, required, initvars = _parameters(
         cls, info, own, namespace
@@ -72,18 +82,19 @@ def generated_init(
     keywords = [k for k in _CONSTRUCTOR_KEYWORDS if k not in info.field_names]
     kw_params += [f"{k}=None" for k in keywords]
     shown_kw += [f"{k}=None" for k in keywords]
-    tests = ["__tclass_extra__", "__tclass_unknown__"]
-    tests += [f"{name} is __tclass_missing__" for name in required]
+    tests = ["__tclass_unknown__", *(f"{name} is __tclass_missing__" for name in required)]
     given_required = ", ".join(f"{name!r}: {name}" for name in required)
     check = (
         f"    if {' or '.join(tests)}:\n"
-        f"        __tclass_bad_call__(__tclass_info__, {len(params)}, __tclass_extra__, "
+        f"        __tclass_bad_call__(__tclass_info__, {len(params)}, (), "
         f"__tclass_unknown__, {{{given_required}}})"
     )
-    args = ["__tclass_self__", *params, "*__tclass_extra__", *kw_params, "**__tclass_unknown__"]
+    lines, positional = _positional_lines(params)
+    kw_params = [*positional, *kw_params]
+    args = ["__tclass_self__", "*__tclass_args__", *kw_params, "**__tclass_unknown__"]
     values = "".join(f"{name}, " for name in info.field_names)
     given = [k if k in keywords else "None" for k in _CONSTRUCTOR_KEYWORDS]
-    lines = [check, *body]
+    lines += [check, *body]
     lines.append(
         f"    __tclass_init__(__tclass_self__, __tclass_info__, ({values}), {', '.join(given)})"
     )
@@ -104,6 +115,34 @@ def generated_init(
     _annotate(init, inspect.signature(namespace["__tclass_signature__"]), cls, info)
     init.__tclass_generated__ = True  # type: ignore[attr-defined]  # rebuilds may replace it
     return init
+
+
+def _positional_lines(params: list[str]) -> tuple[list[str], list[str]]:
+    """The generated lines that bind the positional arguments, and the parameters of
+    the fields they may fill. Those fields are keyword parameters that default to
+    "missing", so that a field given both ways is told apart (a DuplicateArgumentError):
+    positional values are bound only when there are some, then defaults fill in (inline
+    code: no sentinel leaves the function, which ``torch.compile`` traces)."""
+    names = [param.split("=")[0] for param in params]
+    count = len(names)
+    lines = [
+        "    if __tclass_args__:",
+        f"        if len(__tclass_args__) > {count}:",
+        f"            __tclass_bad_call__(__tclass_info__, {count}, "
+        f"__tclass_args__[{count}:], {{}}, {{}})",
+    ]
+    for index, name in enumerate(names):
+        lines += [
+            f"        if len(__tclass_args__) > {index}:",
+            f"            if {name} is not __tclass_missing__:",
+            f"                __tclass_duplicate__(__tclass_info__, {name!r})",
+            f"            {name} = __tclass_args__[{index}]",
+        ]
+    for param in params:
+        name, _, default = param.partition("=")
+        if default != "__tclass_missing__":
+            lines.append(f"    if {name} is __tclass_missing__:\n        {name} = {default}")
+    return lines, [f"{name}=__tclass_missing__" for name in names]
 
 
 def _annotate(
@@ -181,6 +220,14 @@ def _parameters(
         params.append(real)
         shown.append(f"{name}{default}")
     return params, kw_params, shown, shown_kw, body, required, initvars
+
+
+def _duplicate(info: ClassInfo, name: str) -> None:
+    msg = (
+        f"{info.cls.__name__}() got multiple values for argument {name!r} (the field {name!r} "
+        "given by position and by keyword); pass it once"
+    )
+    raise DuplicateArgumentError(msg)
 
 
 def _bad_call(

@@ -36,8 +36,24 @@ class TensorClassMeta(type):
                     "TensorDict, so remove __slots__"
                 )
                 raise ClassDefinitionError(msg)
-            namespace = {**namespace, "__slots__": _slots(namespace, bases)}
+            namespace = {
+                **namespace,
+                "__slots__": _slots(namespace, bases),
+                "__tclass_qualname__": namespace.get("__qualname__", name),
+            }
         return super().__new__(mcs, name, bases, namespace, **kwargs)
+
+    def __setattr__(cls, name: str, value: Any) -> None:
+        """Keeps ``__qualname__`` and its copy in the class's ``__dict__`` together. A
+        class sent by value (cloudpickle's, as Ray sends a class declared inside a
+        function) is rebuilt from its name and ``__dict__``, then given that dict's
+        items: the copy gives it back its qualified name (``make.<locals>.Row``, not
+        ``Row``), under which its records are saved, named in pickles and checked."""
+        super().__setattr__(name, value)
+        if name == "__tclass_qualname__" and isinstance(value, str):
+            super().__setattr__("__qualname__", value)
+        elif name == "__qualname__":  # a class factory renaming its class
+            super().__setattr__("__tclass_qualname__", value)
 
 
 def _slots(namespace: dict[str, Any], bases: tuple[type, ...]) -> tuple[str, ...]:

@@ -18,7 +18,7 @@ from tclass._base.declared._persistence import H5Options, PathLike, ZarrOptions
 from tclass._core._batch import BatchSizeLike
 from tclass._core._device import DeviceLike
 from tclass._core._names import DimName
-from tclass._core._records import is_record, storage_of
+from tclass._core._records import is_record, is_record_class, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData
 from tclass._engine._td import TensorDict
@@ -226,7 +226,7 @@ class RecordConversions(TensorDictBase):
         size is ``[]`` (the peer's default) unless ``auto_batch_size=True``,
         ``batch_dims`` or ``names`` asks for the largest leading shape the tensors share
         (at most ``batch_dims`` or as many dims as ``names``), as ``TensorDict.from_dict``
-        infers it.
+        infers it; a list or array given to a tensor field counts as the tensor it becomes.
 
         Raises:
             UnknownFieldError: for a key that is not a field.
@@ -242,17 +242,18 @@ class RecordConversions(TensorDictBase):
             f"{cls.__name__}.from_dict", batch_size, auto_batch_size, batch_dims, names=names
         )
         if batch is None:
-            batch = infer_batch_size(data, cap)
+            batch = infer_batch_size(_with_array_tensors(cls, data), cap)
             data = _nested_inferred(_record_class(cls), data, batch, cap, device)
         given = data
         if not info.has_user_init:
             data = {**dict.fromkeys(_required_fields(cls)), **data}
         constructor: Callable[..., Self] = cls
         options = {"batch_size": batch, "device": device, "names": names}
-        for shadowed in options.keys() & set(info.init_names):  # a shadow field of that name
-            if options[shadowed] is None or options[shadowed] == ():  # none asked for:
-                del options[shadowed]  # the constructor takes the field there
+        # A shadow field of that name: the constructor takes the field there, and the
+        # option asked for goes to the storage (as the peer's, which builds it first).
+        shadowed = {name: options.pop(name) for name in options.keys() & set(info.init_names)}
         record = constructor(**data, **options)
+        _storage_options(record, shadowed)
         _in_key_order(record, given)
         return record
 
@@ -285,6 +286,18 @@ class RecordConversions(TensorDictBase):
                 spec uses.
         """
         return cast(Self, allocate(_record_class(cls), batch_size, dims, prefix, device))
+
+
+def _storage_options(record: RecordConversions, options: dict[str, Any]) -> None:
+    """Gives ``record``'s storage the ``batch_size``, ``names`` and ``device`` asked for
+    (those not None) that fields of the same names kept from its constructor."""
+    storage = record._tensordict
+    if options.get("batch_size") is not None:
+        storage.batch_size = options["batch_size"]
+    if options.get("names") is not None:
+        storage.names = options["names"]
+    if options.get("device") is not None:
+        object.__setattr__(record, "_tensordict", storage.to(options["device"]))
 
 
 def _record_class(cls: type[RecordConversions]) -> type[TensorClass]:
@@ -324,6 +337,26 @@ def _in_key_order(record: Any, data: Mapping[str, Any]) -> None:
     for key, value in data.items():
         if isinstance(value, Mapping) and is_record(entries.get(key)):
             _in_key_order(entries[key], value)
+
+
+def _with_array_tensors(cls: type[Any], data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` with each array-like given to a field that makes it a tensor replaced by
+    that tensor, so that its shape counts when ``from_dict`` infers the batch size (the
+    peer's ``from_dict`` makes tensors of lists first: ``{"a": [[1, 2]]}`` gives ``[1]``)."""
+    rules = cls.__tclass_info__.rules
+    out = dict(data)
+    for key, value in data.items():
+        rule = rules.get(key)
+        if rule is None:
+            continue
+        nested = rule.convert_to
+        if isinstance(value, Mapping) and nested is not None and is_record_class(nested):
+            out[key] = _with_array_tensors(nested, value)  # a nested record's own fields
+            continue
+        tensor = rule.array_tensor(value)
+        if tensor is not None:
+            out[key] = tensor
+    return out
 
 
 def _nested_inferred(

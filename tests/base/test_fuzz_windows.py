@@ -49,6 +49,18 @@ def test_masked_select_takes_a_mask_of_the_leading_dims_and_refuses_others_as_in
         td.masked_select(torch.ones(2, 2, dtype=torch.bool))
 
 
+def test_masked_select_drops_trailing_size_one_dims_of_the_mask() -> None:
+    """A ``[3, 2, 1]`` mask of a ``[3, 2]`` batch selects as its ``[3, 2]`` squeeze, as
+    the peer's (which squeezes trailing dims past the batch dims); tclass refused it."""
+    td = TensorDict({"a": torch.arange(6).reshape(3, 2), "n": {"c": torch.zeros(3, 2, 1)}}, [3, 2])
+    mask = torch.tensor([[True, False], [True, True], [False, False]])
+    out = td.masked_select(mask.unsqueeze(-1))
+    assert out.batch_size == (3,) and out["a"].tolist() == [0, 2, 3]
+    assert out["n", "c"].shape == (3, 1)
+    with pytest.raises(IndexError, match="does not match"):
+        td.masked_select(torch.ones(3, 2, 2, dtype=torch.bool))
+
+
 def test_new_tensor_has_unnamed_dims() -> None:
     """``new_tensor`` makes new dims, unnamed (the peer's, as torch's ``new_tensor``), also
     when ``data`` is a named collection of the same batch size."""

@@ -171,10 +171,10 @@ def test_every_real_dtype_is_checked(dtype: torch.dtype) -> None:
 
 def test_bools_and_complex_values() -> None:
     flags = torch.tensor([True, False, True])
-    assert build(isin=(True,)).first_violation(flags) == ("isin=(True,)", (1,), False)
+    assert build(isin=(True,)).first_violation(flags) == ("isin=(True,)", (1,), False, "False")
     assert build(ge=0, le=1).first_violation(flags) is None
     numbers = torch.tensor([1 + 0j, 2 + 1j])
-    assert build(isin=(1, 2)).first_violation(numbers) == ("isin=(1, 2)", (1,), 2 + 1j)
+    assert build(isin=(1, 2)).first_violation(numbers) == ("isin=(1, 2)", (1,), 2 + 1j, "")
     assert build(isin=(1, 2)).first_violation(numbers[:1]) is None
     found = build(ge=0).first_violation(numbers)
     assert found is not None and "complex values have no order" in found.constraint
@@ -184,7 +184,7 @@ def test_nothing_to_read_passes() -> None:
     constraints = build(ge=0)
     assert constraints.first_violation(torch.empty(0, 3)) is None
     assert constraints.first_violation(torch.empty(4, device="meta")) is None
-    assert constraints.first_violation(torch.tensor(-1.0)) == ("ge=0", (), -1.0)
+    assert constraints.first_violation(torch.tensor(-1.0)) == ("ge=0", (), -1.0, "-1.0")
 
 
 def test_the_index_is_into_the_tensor_as_it_is_viewed() -> None:
@@ -268,3 +268,32 @@ def test_first_violation_agrees_with_checking_each_value(
     found = constraints.first_violation(tensor)
     assert (found.element[0] if found is not None else None) == expected
     assert bool(constraints.holds(tensor).all()) == (expected is None)
+
+
+@pytest.mark.parametrize(
+    ("written", "dtype", "shown"),
+    [
+        (1.3, torch.float32, "1.3"),  # 1.2999999523162842 as a double
+        (0.1, torch.float16, "0.1"),
+        (3.14159, torch.bfloat16, "3.14"),  # 3.140625: "3.14" gives it back in bfloat16
+        (1e-40, torch.float32, "1e-40"),  # a subnormal
+        (0.1, torch.float64, "0.1"),
+        (math.nan, torch.float32, "nan"),
+        (-math.inf, torch.float16, "-inf"),
+    ],
+)
+def test_a_violation_shows_the_value_as_its_dtype_gives_it_back(
+    written: float, dtype: torch.dtype, shown: str
+) -> None:
+    found = build(ge=5, finite=True).first_violation(torch.tensor([9.0, written], dtype=dtype))
+    assert found is not None
+    exact = torch.tensor(written, dtype=dtype).item()
+    assert found.shown == shown
+    if not math.isnan(written):
+        assert found.value == exact  # the number itself, exactly
+        assert torch.tensor(float(shown), dtype=dtype).item() == exact
+
+
+def test_integer_and_bool_violations_show_their_repr() -> None:
+    found = build(le=3).first_violation(torch.tensor([1, 300], dtype=torch.int16))
+    assert found is not None and (found.value, found.shown) == (300, "300")

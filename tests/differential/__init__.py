@@ -17,8 +17,9 @@ program is source, a discrepancy is reported as a script that reproduces it.
   each class option, built every way, carried through I/O and conversions.
 - ``compare.py``: snapshots of results in library-neutral form, and their differences.
 - ``allowlist.py``: the deliberate differences, each citing the README bullet it comes from
-  (their rules in ``allow_ops.py``, ``allow_fields.py``, ``allow_structure.py``, ``allow_names.py``,
-  ``allow_records.py`` and ``allow_h5.py``).
+  (their rules in the ``allow_*.py`` beside it: ``allow_ops.py``, ``allow_fields.py``,
+  ``allow_structure.py``, ``allow_values.py``, ``allow_names.py``, ``allow_records.py``,
+  ``allow_h5.py`` and others).
 - ``engine.py``: runs a program in both libraries and reports the first discrepancy.
 - ``run.py``: the standalone runner (``python -m tests.differential.run --examples 20000``).
 - ``test_differential.py``: the short pytest run (hypothesis, marker ``peer``).

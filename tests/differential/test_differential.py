@@ -243,6 +243,16 @@ DECIDED = [
     ("index,entries", 4, 54_380, "h5-files"),  # split_keys(inplace=True) of params over a file
     ("index,entries", 4, 102_128, "none-field-unset"),  # split_keys of inner.z (from_dict None)
     ("index,entries", 4, 106_755, "h5-files"),  # split_keys(inplace=True) of a view of rows
+    # split19: the inv18c shape/squeeze line
+    ("shape,combine", 4, 10_347, "checked-as-torch"),  # squeeze() of a value over none
+    ("shape", 4, 17_618, "checked-as-torch"),  # flatten after a record's peer squeeze()
+    ("shape", 8, 22_692, "checked-as-torch"),  # flatten(1) of a value over none
+    # fz19b
+    (_FIVE + ",records", 6, 9_905_671, "stacking-keeps"),  # stack of unbind: padded values
+    ("shape,combine,math", 4, 10_101_904, "params-write-their-data"),  # to: nested lazy
+    ("shape,combine,math", 4, 10_102_854, "peer-fails-inside"),  # x < x.apply(f), no elements
+    ("index,entries", 8, 10_202_540, "peer-fails-inside"),  # numpy() after separates
+    ("entries,records", 4, 10_005_577, "checked-as-torch"),  # unbind: the stack dim's name
     # inv19d: inv19c's index lines
     ("index", 4, 354, "checked-as-torch"),  # an entry-less source into a file's view
     ("index", 4, 5_671, "h5-files"),  # stack[mask] = rows of files: h5py's fancy indexing

@@ -650,6 +650,19 @@ def test_apply_with_batch_size() -> None:
         lazy.apply(lambda v: v[:2], batch_size=[3, 2])
 
 
+def test_apply_with_a_batch_size_cutting_a_nested_stacks_stack_dim_densifies_it() -> None:
+    """A lazy stack nested in a TensorDict whose ``apply(batch_size=...)`` changes the
+    stack dim's size gives the dense stack's result, as the peer's (it was a
+    ShapeError: "must keep its stack dim"); one that keeps it stays lazy."""
+    td = TensorDict(a=torch.arange(3.0), batch_size=[3])
+    td["n"] = tclass.lazy_stack([TensorDict(c=torch.tensor(float(i))) for i in range(3)])
+    got = td.apply(lambda v: v[:1], batch_size=[1])
+    assert type(got["n"]) is TensorDict and got["n"].batch_size == (1,)
+    assert got["n", "c"].tolist() == [0.0]
+    same = td.named_apply(lambda k, v: v * 2, batch_size=[3])
+    assert type(same["n"]) is LazyStackedTensorDict and same["n", "c"].tolist() == [0.0, 2.0, 4.0]
+
+
 def test_in_place_ops_reach_members() -> None:
     members = _members()
     before = [m.clone() for m in members]

@@ -890,3 +890,17 @@ class TestUpdateFromValueNodes:
             td.get("v").update_(lib.NonTensorData("q"))
             results.append((node.tolist(), s.tolist(), td["v"]))
         assert results[0] == results[1] == (["b", "b"], ["z", "d"], "q")
+
+
+@pytest.mark.parametrize(("repeats", "dim"), [(2, 0), (1, -1), (0, 0)])
+def test_repeat_interleave_of_a_0d_value_keeps_one_value(repeats: int, dim: int) -> None:
+    """A NonTensorData with no batch dims repeated along dim 0 / -1 (which torch adds)
+    stays one value over the new dim, as the peer's; a 0-d TensorDict's value is stacked
+    per element, as its unsqueeze stacks it (the peer's too)."""
+    node = NonTensorData("x y").repeat_interleave(repeats, dim=dim)
+    assert type(node) is NonTensorData
+    assert node.batch_size == torch.Size([repeats])
+    assert node.data == "x y" and node.tolist() == ["x y"] * repeats
+    td = TensorDict({"s": "x y"}, []).repeat_interleave(repeats, dim=dim)
+    assert type(td.get("s")) is NonTensorStack
+    assert td.batch_size == torch.Size([repeats]) and td["s"] == ["x y"] * repeats

@@ -14,7 +14,7 @@ import torch
 
 import tclass
 from tclass import LazyStackedTensorDict, MemoryMappedTensor, TensorDict, TensorDictParams
-from tclass.errors import BatchSizeError, DimError
+from tclass.errors import BatchSizeError, DimError, InPlaceWriteError
 
 MASK = torch.tensor([True, False, True, False])
 V3 = torch.tensor([10.0, 20.0, 30.0])
@@ -128,6 +128,19 @@ def test_numbers_and_python_values() -> None:
     assert td["a"][1].tolist() == [[1.0, 2.0]] * 3 and td["s"] == "text"
 
 
+def test_a_tensor_leaves_a_python_value_alone_and_a_dict_stores_it() -> None:
+    """Decided (README): ``td[0] = t`` leaves ``s`` as it is, as a number does (the
+    peer 0.15 puts ``t`` whole into each element of row 0 of ``s``, unwarned, while its
+    number write warns that 0.17 leaves Python values alone); ``td[0] = {"s": t}``
+    stores ``t`` in each element of the row, as the peer does for both spellings."""
+    td = TensorDict(a=torch.zeros(4, 3), s="x", batch_size=[4, 3])
+    td[0] = V3
+    assert td["a"][0].tolist() == [10.0, 20.0, 30.0] and td["s"] == "x"
+    td[0] = {"s": V3}
+    assert [v.tolist() for v in td[0]["s"]] == [[10.0, 20.0, 30.0]] * 3
+    assert list(td[1]["s"]) == ["x"] * 3 and td["a"][0].tolist() == [10.0, 20.0, 30.0]
+
+
 def test_a_dict_of_a_tensor_for_a_nested_collection() -> None:
     """``td[0] = {"n": t}``: ``t`` written into n's entries as torch writes it, as the
     peer; a tensor that is not of the selection's batch size is refused, as the peer."""
@@ -237,3 +250,98 @@ def test_a_lazy_stack_nested_in_a_tensordict() -> None:
     with pytest.raises(BatchSizeError, match=r"'s', 'x'"):
         td[1] = torch.ones(2, 3)  # fits a's selection [3, 2, 3], not s.x's [3, 3]
     assert td["a"][1].eq(0).all() and td["s", "x"][1].eq(0).all()
+
+
+@pytest.mark.parametrize("number", [300, float("nan"), 1 + 2j], ids=repr)
+def test_a_number_one_dtype_refuses_writes_nothing(number: complex) -> None:
+    """torch refuses a Python number that a dtype cannot hold (``int8_t[0] = 300``, an
+    integer ``nan``, a complex into a real dtype): the peer raises a RuntimeError after
+    writing the entries before it (a: [300., 300., 300.] for 300); tclass checks every
+    entry (nested ones too) first and names the one that refuses it."""
+    td = TensorDict({"a": torch.zeros(4, 3), "n": {"b": torch.zeros(4, 3, dtype=torch.int8)}}, [4])
+    refused = r"'a' \(torch.float32" if isinstance(number, complex) else r"'n', 'b'\) \(torch.int8"
+    with pytest.raises(InPlaceWriteError, match=rf"cannot write .* into \(?{refused}") as info:
+        td[0] = number
+    assert isinstance(info.value, RuntimeError)
+    assert "nothing was written" in str(info.value)
+    assert td["a"].eq(0).all() and td["n", "b"].eq(0).all()
+    td[0] = 100  # both hold it: written into each, as torch writes it
+    assert td["a"][0].eq(100).all() and td["n", "b"][0].eq(100).all()
+
+
+def test_a_lazy_stack_whose_members_differ_in_dtype_checks_the_members_written() -> None:
+    """A key held as float32 by one member and int8 by another: ``stack[:] = 300``
+    leaves both as they were (the peer writes member 0 before member 1 refuses it);
+    ``stack[0] = 300`` writes member 0 only, which holds it (as the peer)."""
+    members = [
+        TensorDict({"a": torch.zeros(3, dtype=dtype)}, [3]) for dtype in (torch.float32, torch.int8)
+    ]
+    stack = LazyStackedTensorDict.lazy_stack(members, 0)
+    with pytest.raises(InPlaceWriteError, match=r"300 into 'a' \(torch.int8"):
+        stack[:] = 300
+    assert all(m["a"].eq(0).all() for m in stack.tensordicts)
+    stack[0] = 300
+    stack[(slice(0, 1), 1)] = 200
+    assert stack.tensordicts[0]["a"].tolist() == [300.0, 200.0, 300.0]
+    assert stack.tensordicts[1]["a"].eq(0).all()
+    ragged = LazyStackedTensorDict.lazy_stack(
+        [
+            TensorDict({"a": torch.zeros(n, dtype=d)}, [n])
+            for n, d in ((2, torch.int8), (3, torch.float32))
+        ],
+        0,
+    )
+    with pytest.raises(InPlaceWriteError, match="int8"):
+        ragged[:] = 300
+    ragged[1] = 300
+    assert ragged.tensordicts[1]["a"].eq(300).all() and ragged.tensordicts[0]["a"].eq(0).all()
+
+
+def _uneven(dim: int) -> LazyStackedTensorDict:
+    """Two members whose entries differ in a feature dim (``get_item_shape``: a -1)."""
+    members = [
+        TensorDict({"a": torch.zeros(3, k), "n": {"b": torch.zeros(3, k)}}, [3]) for k in (2, 5)
+    ]
+    return LazyStackedTensorDict.lazy_stack(members, dim)
+
+
+def _rows(stack: LazyStackedTensorDict, key: Any = "a") -> list[Any]:
+    return [member[key].tolist() for member in stack.tensordicts]
+
+
+def test_an_uneven_entry_takes_the_tensor_as_torch_writes_it_in_each_member() -> None:
+    """Members ``a: [3, 2]`` and ``a: [3, 5]`` (batch [2, 3]): each member's entry takes
+    the tensor as torch writes it into that member's part of the stacked entry, lined up
+    with its last dims (the values are the peer's, tensordict 0.15.3); the old split
+    lined ``[2, 1, 1]`` up with the batch dims and refused it."""
+    stack = _uneven(0)
+    stack[:] = torch.tensor([1.0, 2.0]).reshape(2, 1, 1)  # one value per member
+    assert _rows(stack) == [[[1.0] * 2] * 3, [[2.0] * 5] * 3]
+    assert _rows(stack, ("n", "b")) == [[[1.0] * 2] * 3, [[2.0] * 5] * 3]
+    stack = _uneven(0)
+    stack[:] = torch.arange(3.0)[:, None]  # one value per row, in both members
+    assert _rows(stack) == [[[0.0] * 2, [1.0] * 2, [2.0] * 2], [[0.0] * 5, [1.0] * 5, [2.0] * 5]]
+    stack = _uneven(0)
+    stack[:, 1] = torch.tensor([1.0, 2.0])[:, None]
+    assert _rows(stack) == [[[0.0] * 2, [1.0] * 2, [0.0] * 2], [[0.0] * 5, [2.0] * 5, [0.0] * 5]]
+    stack = _uneven(1)  # stacked along dim 1 (batch [3, 2]): the members' dim is the last
+    stack[0] = torch.tensor([1.0, 2.0])[:, None]
+    assert _rows(stack) == [[[1.0] * 2, [0.0] * 2, [0.0] * 2], [[2.0] * 5, [0.0] * 5, [0.0] * 5]]
+
+
+def test_an_uneven_entry_checks_every_member_written_first() -> None:
+    """``[2]`` fits member 0's ``a`` ([3, 2]), not member 1's ([3, 5]): the peer writes
+    member 0, then raises (a RuntimeError); tclass names member 1 and writes none. A
+    write that reaches member 0 alone takes it (as the peer)."""
+    stack = _uneven(0)
+    with pytest.raises(BatchSizeError, match=r"\[2\].*'a'.*member 1") as info:
+        stack[:] = torch.tensor([1.0, 2.0])
+    assert isinstance(info.value, RuntimeError)
+    assert all(m["a"].eq(0).all() and m["n", "b"].eq(0).all() for m in stack.tensordicts)
+    stack[0] = torch.tensor([1.0, 2.0])
+    assert _rows(stack) == [[[1.0, 2.0]] * 3, [[0.0] * 5] * 3]
+    with pytest.raises(BatchSizeError, match="member 0"):
+        stack[torch.tensor([True, False])] = torch.ones(5)
+    with pytest.raises(BatchSizeError, match="shape mismatch"):
+        stack[:] = torch.ones(3, 1, 1)  # no member's selection [2, 3, k] takes it
+    assert _rows(stack) == [[[1.0, 2.0]] * 3, [[0.0] * 5] * 3]

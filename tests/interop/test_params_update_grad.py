@@ -75,3 +75,17 @@ def test_set_of_a_view_keeps_its_own_values_as_nothing_to_write(lib: Any) -> Non
     x.set_("a", x["a"].detach())  # and its own memory
     with pytest.raises(RuntimeError):
         x.set_("a", torch.zeros(6))
+
+
+def test_update_of_a_lazy_stack_of_params_writes_each_member_outside_autograd(lib: Any) -> None:
+    # tclass refused it (InPlaceWriteError "held by the lazy stack's member [0]"): its
+    # check walked into the members, whose own update_ writes outside autograd (fuzz
+    # program 9,193,994 of `records,entries`); the peer writes.
+    first, second = _params(lib, (2, 3)), _params(lib, (2, 3))
+    stack = lib.lazy_stack([first, second], 0)
+    stack.update_({"a": torch.full((2, 2, 3), 7.0)})
+    for member in (first, second):
+        assert isinstance(member["a"], nn.Parameter) and member["a"].requires_grad
+        assert torch.equal(member["a"].data, torch.full((2, 3), 7.0))
+    stack.update_(stack.clone().apply(torch.zeros_like))  # a collection: member by member
+    assert not first["a"].data.any() and not second["a"].data.any()

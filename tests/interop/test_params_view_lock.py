@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from tclass import TensorDict, TensorDictParams
+from tclass.errors import LockedError
 
 
 def _wrapped(how: str) -> TensorDictParams:
@@ -101,3 +102,17 @@ def test_detach_of_an_unlocked_tensordict_unlocks_a_locked_nested_copy() -> None
     out = data.detach()
     assert not out["n"].is_locked and data["n"].is_locked
     assert data.lock_().detach()["n"].is_locked
+
+
+def test_memmap_in_place_of_a_locked_one_refuses_before_moving_anything(tmp_path: Any) -> None:
+    """A locked ``TensorDictParams``' ``memmap_`` moved every parameter into its file,
+    then failed to unlock the wrapped TensorDict ("nested in a locked TensorDictParams"):
+    the parameters were left plain MemoryMappedTensors, no longer requiring grad. It is
+    refused first now (the peer refuses ``memmap_`` of any, a ``RuntimeError`` too)."""
+    params = TensorDictParams(TensorDict(a=torch.zeros(3)))
+    params.lock_()
+    with pytest.raises(LockedError, match="locked TensorDictParams"):
+        params.memmap_(tmp_path / "saved")
+    leaf = params.get("a")
+    assert isinstance(leaf, torch.nn.Parameter) and leaf.requires_grad
+    assert not (tmp_path / "saved").exists()

@@ -399,3 +399,34 @@ def test_a_dtype_hdf5_lacks_is_a_type_error_as_the_peers(
         with pytest.raises(TypeError, match=f"HDF5 has no {name}; convert") as info:
             data.to_h5(tmp_path / "x.h5")
         assert isinstance(info.value, tclass.errors.UnsupportedError)
+
+
+@pytest.mark.parametrize(
+    "value", [2**64, -(2**63) - 1, [1, 2**70], 2**63, -(2**63), 1e-320, True, b"raw"]
+)
+def test_python_numbers_and_bytes_round_trip(tmp_path: Path, value: Any) -> None:
+    # numpy makes an object array of an int beyond 64 bits, which HDF5 cannot store as
+    # the opaque number the peer writes: such a value goes as JSON (h5py raised a bare
+    # TypeError before anything told the user which value); bytes are the peer's opaque
+    # fixed-width strings, read back as bytes (as the peer reads them; tclass gave a str)
+    td = TensorDict({"x": torch.zeros(2)}, [2])
+    td.set_non_tensor("v", value)
+    td.to_h5(tmp_path / "a.h5")
+    back = PersistentTensorDict.from_h5(tmp_path / "a.h5").to_tensordict()
+    got = back.get_non_tensor("v")
+    assert got == value and type(got) is type(value)
+
+
+@tensorclass
+class _BigInt:
+    x: torch.Tensor
+    i: int
+
+
+def test_a_record_with_an_int_beyond_64_bits_round_trips(tmp_path: Path) -> None:
+    rec = _BigInt(x=torch.zeros(2), i=2**64, batch_size=[2])
+    rec.to_h5(tmp_path / "r.h5")
+    assert _BigInt.from_h5(tmp_path / "r.h5").i == 2**64
+    stacked = torch.stack([rec, _BigInt(x=torch.zeros(2), i=1, batch_size=[2])])
+    stacked.to_h5(tmp_path / "s.h5")
+    assert _BigInt.from_h5(tmp_path / "s.h5").i == [[2**64] * 2, [1, 1]]

@@ -1,7 +1,8 @@
 """Every write into an HDF5 file opened read-only is a ``ReadOnlyFileError`` that nothing
 wrote, and is also the builtin the peer's h5py raises for that write (``KeyError`` to
-replace or remove an entry, ``ValueError`` for a new one, ``OSError`` in place), so code
-written against the peer catches it."""
+replace or remove an entry, ``ValueError`` for a new one, ``OSError`` in place, and its
+``RuntimeError`` where it checks the lock or the shape first), so code written against
+the peer catches it."""
 
 from __future__ import annotations
 
@@ -35,6 +36,10 @@ WRITES: dict[str, Callable[[Any], Any]] = {
     "fill_": lambda x: x.fill_("a", 2),
     "set_at_": lambda x: x.set_at_("a", 5.0, 0),
     "view_setitem": lambda x: x[0:1].__setitem__("a", torch.ones(1)),
+    # the peer checks the lock or the shape first: a RuntimeError
+    "locked_set_new": lambda x: x.lock_().__setitem__("z", torch.ones(2)),
+    "locked_delitem": lambda x: x.lock_().__delitem__("a"),
+    "setitem_wrong_shape": lambda x: x.__setitem__("a", torch.ones(7)),
 }
 
 

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 import torch
 
 from tclass import PersistentTensorDict, TensorDict
-from tclass.errors import BatchSizeError
+from tclass.errors import BatchSizeError, InPlaceWriteError
 
 LIBRARIES = {"h5": "h5py", "zarr": "zarr"}
 V3 = torch.tensor([10.0, 20.0, 30.0])
@@ -54,3 +56,39 @@ def test_a_tensor_one_array_refuses_writes_none(
     target[0] = V3[..., None]
     row = 1 if through_a_view else 0
     assert ptd["a"][row].tolist() == [[10.0] * 3, [20.0] * 3, [30.0] * 3]
+
+
+@pytest.mark.parametrize("through_a_view", [False, True])
+@pytest.mark.parametrize("value", [[1.0, 2.0, 3.0], np.array([1.0, 2.0, 3.0])], ids=type)
+def test_a_list_or_array_one_array_refuses_writes_none(
+    ptd: PersistentTensorDict, through_a_view: bool, value: Any
+) -> None:
+    """A list or a numpy array is made a tensor once, then checked as a tensor is: [3]
+    fits a's selection [3, 3], not n.b's [3, 2], and the file is left as it was (it
+    wrote ``a`` before n.b refused it). The peer's file refuses a list (a TypeError)."""
+    target = ptd[1:] if through_a_view else ptd
+    with pytest.raises(BatchSizeError, match=r"'n', 'b'.*\[3, 2\]"):
+        target[0] = value
+    assert ptd["a"].eq(0).all() and ptd["n", "b"].eq(0).all()
+    del ptd["n"]
+    target = ptd[1:] if through_a_view else ptd
+    target[0] = value
+    assert ptd["a"][1 if through_a_view else 0].tolist() == [[1.0, 2.0, 3.0]] * 3
+
+
+@pytest.mark.parametrize("through_a_view", [False, True])
+@pytest.mark.parametrize("number", [300, float("nan"), 1 + 2j], ids=repr)
+def test_a_number_one_dtype_refuses_writes_none(
+    ptd: PersistentTensorDict, through_a_view: bool, number: complex
+) -> None:
+    """As torch (and the peer's file, which raises a RuntimeError and writes nothing): a
+    number an array's dtype cannot hold is refused, where the file wrote 300 into an
+    ``int8`` array as 44 (and ``nan`` as 0, a complex as its real part)."""
+    ptd["n", "c"] = torch.zeros(4, 3, dtype=torch.int8)
+    target = ptd[1:] if through_a_view else ptd
+    with pytest.raises(InPlaceWriteError, match=r"nothing was written") as info:
+        target[0] = number
+    assert isinstance(info.value, RuntimeError)
+    assert ptd["a"].eq(0).all() and ptd["n", "c"].eq(0).all() and ptd["n", "b"].eq(0).all()
+    target[0] = 100
+    assert ptd["n", "c"][1 if through_a_view else 0].eq(100).all()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 
@@ -147,3 +148,47 @@ def test_a_tensordict_given_for_a_record_field_becomes_the_record(cls: type) -> 
     rec = cls.from_dict({"w": torch.zeros(3), "inner": given}, batch_size=[3])
     assert type(rec.inner) is Inner and rec.inner.batch_size == (3,)
     assert rec.inner.v.tolist() == given["v"].tolist()
+
+
+@tensorclass
+class ListPair:
+    a: torch.Tensor
+    b: torch.Tensor
+    tags: list[str] | None = None
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"a": [[1, 2]], "b": [1]},  # lists, as to_dict(convert_tensors=True) gives them
+        {"a": torch.tensor([[1, 2]]), "b": [1]},
+        {"a": ((1, 2),), "b": np.array([1])},
+        {"a": [torch.tensor([1, 2])], "b": torch.tensor([1])},  # a list of tensors: their stack
+    ],
+)
+def test_auto_batch_size_reads_the_tensors_array_likes_become(data: dict[str, Any]) -> None:
+    # as the peer's from_dict, which makes tensors of the lists before it infers the size
+    rec = ListPair.from_dict(data, auto_batch_size=True)
+    assert rec.batch_size == torch.Size([1])
+    assert rec.a.tolist() == [[1, 2]] and rec.b.tolist() == [1]
+    assert ListPair.from_dict(data, batch_dims=2).batch_size == torch.Size([1])
+
+
+def test_auto_batch_size_leaves_python_values_out_of_the_inference() -> None:
+    rec = ListPair.from_dict({"a": [[1, 2]], "b": [[3, 4]], "tags": ["x"]}, auto_batch_size=True)
+    assert rec.batch_size == torch.Size([1, 2])  # the list in a list[str] field is a value
+    assert rec.tags == ["x"]
+
+
+@tensorclass
+class ListPairHolder:
+    pair: ListPair
+    n: torch.Tensor
+
+
+def test_auto_batch_size_reads_the_lists_of_nested_records_too() -> None:
+    # the peer: [1] (the lists of the nested mapping limit the outer batch size too)
+    data = {"pair": {"a": [[1, 2]], "b": [1]}, "n": [[0, 0]]}
+    rec = ListPairHolder.from_dict(data, auto_batch_size=True)
+    assert rec.batch_size == torch.Size([1]) and rec.pair.batch_size == torch.Size([1])
+    assert rec.n.tolist() == [[0, 0]] and rec.pair.a.tolist() == [[1, 2]]

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import tclass
-from tclass.errors import BatchSizeError
+from tclass.errors import BatchSizeError, InPlaceWriteError
 
 V3 = torch.tensor([10.0, 20.0, 30.0])
 
@@ -30,3 +30,29 @@ def test_a_record_writes_each_field_as_torch() -> None:
     rec = Rec(a=torch.zeros(4, 3, 3), b=torch.zeros(4, 3, 3), batch_size=[4, 3])
     rec[1:3] = V3
     assert rec.a[1:3].eq(V3).all() and rec.b[1:3].eq(V3).all() and rec.a[0].eq(0).all()
+
+
+def test_a_number_one_field_refuses_writes_none() -> None:
+    """``rec[0] = 300`` with an ``int8`` field: torch (and the peer) refuse it there; the
+    float field before it is left as it was too (the peer writes it first), in a record
+    and in a record nested in a TensorDict."""
+
+    @tclass.tensorclass
+    class Rec:
+        x: torch.Tensor
+        y: torch.Tensor
+
+    def rec() -> Rec:
+        return Rec(x=torch.zeros(4), y=torch.zeros(4, dtype=torch.int8), batch_size=[4])
+
+    alone = rec()
+    with pytest.raises(InPlaceWriteError, match=r"300 into 'y' \(torch.int8") as info:
+        alone[0] = 300
+    assert isinstance(info.value, RuntimeError)
+    assert alone.x.eq(0).all() and alone.y.eq(0).all()
+    td = tclass.TensorDict(a=torch.zeros(4), r=rec(), batch_size=[4])
+    with pytest.raises(InPlaceWriteError, match=r"\('r', 'y'\)"):
+        td[0] = 300
+    assert td["a"].eq(0).all() and td["r"].x.eq(0).all()
+    td[0] = 100
+    assert td["a"][0] == 100 and td["r"].y[0] == 100

@@ -372,3 +372,15 @@ def test_constraints_are_part_of_the_spec_a_union_agrees_on() -> None:
     spec = Union.__tclass_info__.rules["x"].spec
     assert spec is None
     assert Constraints(ge=0) != Constraints(ge=1)
+
+
+def test_the_message_shows_a_float32_value_as_written(Probs: Any) -> None:
+    # 1.3 in float32 is 1.2999999523162842 as a Python float: the message shows 1.3, the
+    # problem keeps the exact number
+    with pytest.raises(FieldSpecError) as caught:
+        probs(Probs, prob=torch.tensor([[0.5, 1.3, 0.5]] * 4))
+    assert "holds 1.3 at index (0, 1), which breaks le=1" in str(caught.value)
+    assert caught.value.problems[0].got == torch.tensor(1.3).item()
+    record = probs(Probs)
+    with pytest.raises(FieldSpecError, match=r"the value written holds -0\.7 at index"):
+        record[1:2] = {"prob": torch.full((1, 3), -0.7)}

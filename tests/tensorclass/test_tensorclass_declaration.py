@@ -657,7 +657,12 @@ class TestConstruction:
             declare(_tagged_template())(torch.zeros(2), colour="red", batch_size=[2])
 
     def test_duplicated_argument_names_it(self, declare: Declare) -> None:
-        with pytest.raises(TypeError, match="multiple values for argument 'a'"):
+        with raises(
+            errors.DuplicateArgumentError,
+            TypeError,
+            ValueError,
+            match="multiple values for argument 'a'",
+        ):
             declare(_tagged_template())(torch.zeros(2), a=torch.zeros(2), batch_size=[2])
 
     def test_batch_size_is_keyword_only(self) -> None:

@@ -501,6 +501,39 @@ class TestShadow:
 
         assert torch.equal(Sized.from_dict({"batch_size": torch.ones(3)}).batch_size, torch.ones(3))
 
+    def test_from_dict_gives_the_storage_the_options_that_shadow_fields_hide(self) -> None:
+        # device= (or batch_size=, names=) asked of from_dict beside a field of that
+        # name: "multiple values for keyword argument"; the peer fills the field and gives
+        # the record's storage the batch size, names and device asked for.
+        class Rec(TensorClass, shadow=True):
+            device: torch.Tensor
+            batch_size: torch.Tensor
+            names: torch.Tensor
+
+        data = {"device": torch.zeros(3), "batch_size": torch.ones(3), "names": torch.ones(3)}
+        rec = Rec.from_dict(data, batch_size=[3], device="cpu", names=["i"])
+        assert torch.equal(rec.device, torch.zeros(3)) and torch.equal(rec.names, torch.ones(3))
+        storage = rec.to_tensordict()
+        assert (storage.batch_size, storage.device, storage.names) == (
+            (3,),
+            torch.device("cpu"),
+            ["i"],
+        )
+        assert Rec.from_dict(data, auto_batch_size=True).to_tensordict().batch_size == (3,)
+
+    def test_a_field_named_as_a_member_has_no_default_from_it(self) -> None:
+        # dataclasses read the inherited `device` property as the field's default: a
+        # field declared after it was "no default but follows 'device'" (the peer's runs).
+        class Rec(TensorClass, shadow=True):
+            device: torch.Tensor
+            x: torch.Tensor
+
+        with pytest.raises(errors.ArgumentError, match="the field .x."):
+            Rec(torch.zeros(2), batch_size=[2])
+        rec = Rec(torch.zeros(2), torch.ones(2), batch_size=[2])
+        assert torch.equal(rec.device, torch.zeros(2)) and torch.equal(rec.x, torch.ones(2))
+        assert inspect.signature(Rec).parameters["device"].default is inspect.Parameter.empty
+
     def test_shadow_is_inherited(self) -> None:
         class Base(TensorClass, shadow=True):
             x: torch.Tensor

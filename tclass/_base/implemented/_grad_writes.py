@@ -126,6 +126,8 @@ def _targets(node: Any, path: tuple[str, ...]) -> Iterator[tuple[torch.Tensor, t
     node = storage_of(node)
     if not isinstance(node, TensorCollection) or node._is_leaf_node:
         return
+    if node._copies_without_grad:  # (a TensorDictParams member: it writes outside autograd)
+        return
     lazy: Any = node
     if node._is_lazy:
         for index, member in enumerate(lazy.tensordicts):

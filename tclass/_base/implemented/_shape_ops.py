@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from types import EllipsisType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import torch
 from typing_extensions import Self
@@ -53,6 +53,10 @@ class ShapeOps(TensorCollection):
     over the batch dims."""
 
     __slots__ = ()
+
+    # a 0-d collection's repeat_interleave adds its dim as unsqueeze does (a Python value
+    # then stacked per element, as the peer); a value node's as reshape (one value kept)
+    _repeats_one_value: ClassVar[bool] = False
 
     # --- what results inherit ------------------------------------------------------------
 
@@ -572,13 +576,17 @@ class ShapeOps(TensorCollection):
     def masked_select(self, mask: torch.Tensor, *, inplace: bool = False) -> Self:
         """The elements where ``mask`` (a bool tensor shaped like the batch) is true, in
         one batch dim, as ``torch.masked_select`` flattens them (an unnamed dim). A mask
-        over the leading batch dims only selects as ``self[mask]`` does, as the peer's.
+        over the leading batch dims only selects as ``self[mask]`` does, and trailing
+        size-1 dims past the batch dims are dropped (a ``[3, 2, 1]`` mask of a ``[3, 2]``
+        batch), as the peer's.
 
         Raises:
             DimError: (an ``IndexError``, as the peer's) a bool mask of another shape.
             ShapeError: a mask that is not a bool tensor.
         """
         batch_size = self.batch_size
+        while mask.dim() > len(batch_size) and mask.shape[-1] == 1:
+            mask = mask.squeeze(-1)
         if mask.dtype is torch.bool and mask.shape != batch_size:
             if 0 < mask.dim() < len(batch_size) and mask.shape == batch_size[: mask.dim()]:
                 return self._in_place(self[mask], inplace, "masked_select")
@@ -683,7 +691,8 @@ class ShapeOps(TensorCollection):
             return flat.repeat_interleave(repeats, 0, output_size=output_size)
         batch_size = self.batch_size
         if not batch_size and dim in (0, -1):  # as torch does for a 0-d tensor: one dim
-            out = self.unsqueeze(0).repeat_interleave(repeats, 0, output_size=output_size)
+            lifted = self.reshape(1) if self._repeats_one_value else self.unsqueeze(0)
+            out = lifted.repeat_interleave(repeats, 0, output_size=output_size)
             return self._in_place(out, inplace, "repeat_interleave")
         d = _batch.normalize_dim(dim, len(batch_size), op="repeat_interleave")
         length = _batch.interleaved_length(repeats, batch_size[d], output_size)

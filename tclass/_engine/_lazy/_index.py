@@ -28,7 +28,14 @@ from tclass._core import _batch, _names
 from tclass._core._records import is_record, storage_of
 from tclass._engine._lazy._parts import check_regular, lazily, remove_dim, stacked_size
 from tclass._engine._td_setitem import check_empty_source, check_index_fits
-from tclass._engine._tensor_write import check_tensor_write, tensor_targets
+from tclass._engine._tensor_write import (
+    check_number_write,
+    check_tensor_write,
+    fits_every_dtype,
+    leaf_dtypes,
+    tensor_refused,
+    tensor_targets,
+)
 from tclass.errors import ArgumentValueError, DimError, InPlaceWriteError
 
 if TYPE_CHECKING:
@@ -530,6 +537,8 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
         check_empty_source(stack, index, value)  # nothing to split: its batch size checked
     if isinstance(value, torch.Tensor) and value.ndim and -1 not in stack._batch_size:
         value = _per_entry(stack, index, value)
+    elif isinstance(value, (int, float, complex)) and not fits_every_dtype(value):
+        _check_number(stack, index, value)
     if type(index) is int and stack._stack_dim == 0:
         _write_whole(stack._index_int(index), value)
         return
@@ -570,9 +579,81 @@ def _per_entry(stack: LazyStackedTensorDict, index: Any, value: torch.Tensor) ->
     check_index_fits(stack, index)
     check_tensor_write(stack, index, value)
     parts: dict[Any, Any] = {}
-    for key, _, selected in tensor_targets(stack, index):
-        parts[key] = value if selected is None else value.expand(selected)
+    targets = tensor_targets(stack, index)
+    numbers = None
+    for key, shape, selected in targets:
+        if selected is None:  # the members differ in a feature dim: each one checked
+            numbers = _touched(stack, index) if numbers is None else numbers
+            parts[key] = _uneven_part(stack, index, value, key, shape, numbers)
+        else:
+            parts[key] = value.expand(selected)
     return EntryWrites(parts)
+
+
+def _uneven_part(
+    stack: LazyStackedTensorDict,
+    index: Any,
+    value: torch.Tensor,
+    key: Any,
+    shape: torch.Size,
+    numbers: list[int],
+) -> torch.Tensor:
+    """The part of ``value`` for an entry whose members differ in a feature dim (a
+    ``-1`` in ``shape``), as the peer writes it: torch's rule for each member reached
+    (``numbers``) as if its entry were stacked alone (``value`` lined up with the last
+    dims of ``(*selected batch, *its feature dims)``), each checked before any is
+    written; spelled out over the selected batch dims (a view), the uneven dims kept
+    as ``value`` has them, for each member's write to broadcast.
+
+    Raises:
+        BatchSizeError: (a ``RuntimeError``) naming the key and the first member that
+            refuses ``value``.
+    """
+    nb = len(stack._batch_size)
+    batch = _batch.indexed_shape(stack._batch_size, index)
+    for number in numbers:
+        member = stack._members[number]
+        own = member.get_item_shape(key)
+        feature = own[len(member.batch_size) :]
+        if -1 not in feature and not _batch.broadcasts_to(value.shape, (*batch, *feature)):
+            full = torch.Size((*stack._batch_size, *feature))
+            selected = torch.Size((*batch, *feature))
+            error = tensor_refused(key, full, index, value.shape, selected, nb)
+            raise type(error)(f"{error} (member {number} of the lazy stack)") from None
+    target = (*batch, *shape[nb:])
+    while value.ndim > len(target) and value.shape[0] == 1:
+        value = value[0]  # torch drops the leading dims of size 1
+    value = value.reshape((1,) * (len(target) - value.ndim) + tuple(value.shape))
+    return value.expand(target)  # (-1: the size value has there)
+
+
+def _touched(stack: LazyStackedTensorDict, index: Any) -> list[int]:
+    """The numbers of the members that ``stack[index]`` reaches (all of them when the
+    index does not say: the write then reports it)."""
+    try:
+        items = _items(stack, index) if index is not Ellipsis else ()
+        if -1 in stack._batch_size:
+            return _members_picked(stack, _ragged_items(stack, items, "a write")[stack._stack_dim])
+        shape = [1] * len(stack._batch_size)  # the member number of every element,
+        shape[stack._stack_dim] = len(stack._members)  # as torch indexes a stand-in
+        ids = torch.arange(len(stack._members)).reshape(shape).expand(stack._batch_size)
+        return sorted(set(ids[items].reshape(-1).tolist()))
+    except (IndexError, TypeError, ValueError, RuntimeError):
+        return list(range(len(stack._members)))
+
+
+def _check_number(stack: LazyStackedTensorDict, index: Any, value: complex) -> None:
+    """``stack[index] = number``: every tensor of the members the index reaches checked
+    to take the number (torch refuses ``300`` in an ``int8`` tensor), before any member
+    is written (the members may hold one key in different dtypes)."""
+    leaves = [leaf_dtypes(member) for member in stack._members]
+    if not leaves:
+        return
+    if all(found == leaves[0] for found in leaves):
+        check_number_write(value, index, leaves[0])
+        return
+    numbers = _touched(stack, index)
+    check_number_write(value, index, [leaf for n in numbers for leaf in leaves[n]])
 
 
 def _check_no_element_write(

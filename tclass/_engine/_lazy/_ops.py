@@ -258,6 +258,11 @@ class LazyStackOps(TensorDictBase):
             return split_tensor(operand, d, count)
         return [operand] * count
 
+    def _keeps_stack_dim(self, batch_size: torch.Size) -> bool:
+        """Whether ``batch_size`` (a new batch size of this stack) keeps its stack dim."""
+        d = self._stack_dim
+        return len(batch_size) > d and batch_size[d] == len(self._members)
+
     def _member_batch(self, batch_size: torch.Size, op: str) -> torch.Size:
         """The members' batch size for a new stack batch size, which must keep the stack dim."""
         d = self._stack_dim
@@ -387,6 +392,8 @@ class LazyStackOps(TensorDictBase):
         batch_size: torch.Size,
         prefix: tuple[str, ...],
     ) -> Self:
+        if not self._keeps_stack_dim(batch_size):  # the dense stack's, as the peer's
+            return cast(Self, self._dense_storage("apply")._apply_plain(fn, batch_size, prefix))
         member_size = self._member_batch(batch_size, "apply")
         return self._restacked([m._apply_plain(fn, member_size, prefix) for m in self._members])
 
@@ -398,6 +405,9 @@ class LazyStackOps(TensorDictBase):
         prefix: tuple[str, ...],
         rules: Any,
     ) -> Self:
+        if not self._keeps_stack_dim(batch_size):  # the dense stack's, as the peer's
+            dense = self._dense_storage("apply")
+            return cast(Self, dense._apply_nested(fn, others, batch_size, prefix, rules))
         member_size = self._member_batch(batch_size, "apply")
         cut = [self._cut(other) for other in others]
         results = [

@@ -123,13 +123,16 @@ class H5Array(ArrayBase[H5File]):
         self._node.read_direct(out)  # HDF5 reads chunk by chunk into ``out``
 
     def values(self, where: str) -> Any:
-        """Strings as str, the peer's opaque numbers as numbers, tclass's JSON strings
-        parsed (their depth checked first), an ``h5py.Empty`` dataset as None."""
+        """Strings as str, the peer's opaque numbers and bytes as numbers and bytes,
+        tclass's JSON strings parsed (their depth checked first), an ``h5py.Empty``
+        dataset as None."""
         node = self._node
         lib = need_h5py()
         if node.shape is None:
             return None
         raw = node[()]
+        if lib.check_opaque_dtype(node.dtype):  # bytes are opaque fixed-width strings
+            return np.asarray(raw).view(np.dtype(node.dtype.str)).tolist()
         if lib.check_string_dtype(node.dtype) is not None:
             value = np.asarray(raw, dtype=object)
             decoded = np.vectorize(_text, otypes=[object])(value) if value.size else value
@@ -138,8 +141,6 @@ class H5Array(ArrayBase[H5File]):
                     check_json(text, where)
                 decoded = np.vectorize(json.loads, otypes=[object])(decoded)
             return decoded.tolist() if decoded.ndim else decoded.item()
-        if lib.check_opaque_dtype(node.dtype):
-            return np.asarray(raw).view(np.dtype(node.dtype.str)).tolist()
         return np.asarray(raw).tolist()
 
     def stack_shape(self, where: str) -> list[int] | None:
@@ -259,7 +260,7 @@ class H5Group(GroupBase[H5File]):
             dataset = self._group.create_dataset(key, data=data)
             if shape is None:
                 dataset.attrs[_STR_MARK] = True
-        elif len(kinds) == 1 and kinds <= {bytes, bool, int, float}:
+        elif len(kinds) == 1 and kinds <= {bytes, bool, int, float} and _fixed_width(value):
             array = np.array(value)
             dataset = self._group.create_dataset(
                 key, data=array.astype(lib.opaque_dtype(array.dtype))
@@ -332,3 +333,10 @@ class H5Backend:
 
 
 BACKEND: Backend = H5Backend()
+
+
+def _fixed_width(value: Any) -> bool:
+    """Whether numpy holds ``value`` (numbers, or nested lists of them) in a fixed-width
+    dtype, as an opaque HDF5 number needs: an int beyond 64 bits becomes an object array,
+    which HDF5 cannot store (such a value is written as JSON, which holds any int)."""
+    return bool(np.array(value).dtype != object)

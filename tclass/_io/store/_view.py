@@ -44,7 +44,6 @@ from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
 from tclass._engine._td_setitem import leading_ones_dropped, source_batch_error
-from tclass._engine._tensor_write import check_tensor_write
 from tclass._io.store._datasets import list_index
 from tclass._io.store._protocol import is_group
 from tclass._io.store._records import source_items
@@ -585,8 +584,8 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
             if error is not None:
                 raise error
             value = leading_ones_dropped(self, index, value)
-        elif isinstance(value, torch.Tensor):  # into each array as torch writes it
-            check_tensor_write(self, index, value)
+        else:  # checked against every array first (a tensor, a number, a list)
+            value = self._source._checked_rows(self, index, value)
         self._at(index)._write_all(value)
 
     def _write_all(self, value: Any) -> None:

@@ -27,7 +27,11 @@ from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._td import TensorDict
 from tclass._engine._td_setitem import leading_ones_dropped, source_batch_error
-from tclass._engine._tensor_write import check_tensor_write
+from tclass._engine._tensor_write import (
+    check_number_write,
+    check_tensor_write,
+    fits_every_dtype,
+)
 from tclass._io._schema import check_values_to_save, check_written_values, record_schema
 from tclass._io.store._datasets import (
     as_values,
@@ -276,10 +280,42 @@ class StoreWrites(TensorDictBase):
             if error is not None:
                 raise error
             value = leading_ones_dropped(self, index, value)
-        elif isinstance(value, torch.Tensor):  # into each array as torch writes it
-            check_tensor_write(self, index, value)
+        else:
+            value = self._checked_rows(self, index, value)
         self._check_into_records((), value)
         self._write_rows(index, value)
+
+    def _checked_rows(self, target: TensorDictBase, index: Any, value: Any) -> Any:
+        """``target[index] = value`` (``target``: this file or a view of its rows) for a
+        value that is not a collection: a list or an array made a tensor once, then
+        checked against every array before any is written (all or nothing): a tensor
+        must fit each one's selection as torch writes it, a number each one's dtype
+        (torch refuses ``300`` in ``int8``). Returns the value to write."""
+        if isinstance(value, (int, float, complex)):
+            if not fits_every_dtype(value):
+                check_number_write(value, index, self._array_dtypes(()))
+            return value
+        if not isinstance(value, (torch.Tensor, Mapping)) and not is_record(value):
+            try:
+                value = torch.as_tensor(value)
+            except (TypeError, ValueError, RuntimeError):
+                return value  # (each array's write refuses it, before writing)
+        if isinstance(value, torch.Tensor):  # into each array as torch writes it
+            check_tensor_write(target, index, value)
+        return value
+
+    def _array_dtypes(self, prefix: tuple[str, ...]) -> list[tuple[Any, torch.dtype, torch.Size]]:
+        """Each array of tensors (nested ones too) as ``(key, dtype, shape)``, read from
+        the store's metadata (no data read)."""
+        group = self._live()
+        found: list[tuple[Any, torch.dtype, torch.Size]] = []
+        for key in self._key_names():
+            node = group[key]
+            if is_group(node):
+                found += self._child_of(key, node)._array_dtypes((*prefix, key))
+            elif node.dtype is not None:
+                found.append(((*prefix, key), node.dtype, torch.Size(node.shape or ())))
+        return found
 
     def _check_into_records(self, path: tuple[str, ...], value: Any) -> None:
         """What a write at ``path`` (of entries or of rows: ``()`` for the rows of this

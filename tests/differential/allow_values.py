@@ -1,0 +1,644 @@
+"""The rules of the deliberate differences (``allowlist.ENTRIES``), third part (split
+from ``allow_structure``): Python values over no elements or ragged, read whole or per
+element, memory maps and state dicts (the shared helpers are in ``allow_ops``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from .allow_names import _names_of
+from .allow_ops import (
+    _KEYS_LINE,
+    _LOCK_LINE,
+    _fewer_in_order,
+    _keys_of,
+)
+from .allow_ragged import (
+    _about_values,
+)
+from .allow_structure import (
+    _NESTED_DIM_OPS,
+    _VALUE_DIMS,
+    _VALUE_LIST_DEEPER,
+    _VALUE_ONE_DEEPER,
+)
+
+if TYPE_CHECKING:
+    from .engine import Finding
+    from .world import Facts
+
+
+_EMPTY_LIST = re.compile(r"\]: length: peer 0, tclass [1-9]\d*$")
+
+
+def _holds_value_stack(value: Any, picks: Callable[[Any], bool], depth: int = 0) -> bool:
+    """Whether ``value`` (a collection, or a tuple of them) holds a NonTensorStack whose
+    batch size ``picks`` accepts."""
+    if depth > 8:
+        return False
+    if isinstance(value, (tuple, list)):
+        return any(_holds_value_stack(item, picks, depth + 1) for item in value)
+    if type(value).__name__ == "NonTensorStack":
+        return picks(value.batch_size)
+    if not hasattr(value, "batch_size") or not hasattr(value, "keys"):
+        return False
+    source = getattr(value, "_tensordict", value)  # a record's entries
+    for key in source.keys():
+        try:
+            child = source.get(key)
+        except Exception:  # noqa: BLE001  (a read that raises holds nothing here)
+            continue
+        if _holds_value_stack(child, picks, depth + 1):
+            return True
+    return False
+
+
+def _holds_empty_values(value: Any) -> bool:
+    """A NonTensorStack with no elements whose batch size starts with a nonzero dim."""
+    return _holds_value_stack(value, lambda size: 0 in size and size[0] > 0)
+
+
+def _empty_values_shaped(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Per-element Python values over a batch with no elements: nested empty lists shaped
+    like the batch in tclass (``[[], []]`` for ``[2, 0]``), where the peer's stack of no
+    members lists as ``[]``."""
+    if finding.kind != "result" or not all(_EMPTY_LIST.search(d) for d in finding.detail):
+        return False
+    return _holds_empty_values(mine.value)
+
+
+_NO_VALUES_LEFT = re.compile(r": peer py \('NoneType', None\), tclass list of 0$")
+
+
+def _empty_value_keys(value: Any, depth: int = 0) -> set[str]:
+    """The keys, at any depth of ``value`` (a collection), of per-element Python values
+    over no elements."""
+    if depth > 8 or not hasattr(value, "batch_size") or not hasattr(value, "keys"):
+        return set()
+    found: set[str] = set()
+    for source in [getattr(value, "_tensordict", value), *getattr(value, "tensordicts", ())]:
+        for key in source.keys():
+            try:
+                child = source.get(key)
+            except Exception:  # noqa: BLE001  (a read that raises holds nothing here)
+                continue
+            if type(child).__name__ == "NonTensorStack" and child.batch_size.numel() == 0:
+                found.add(key)
+            else:
+                found |= _empty_value_keys(child, depth + 1)
+    return found
+
+
+def _empty_values_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Per-element Python values over no elements, kept by ``apply``, pointwise math and
+    ``split`` as a tensor with no elements is, where the peer drops the entry (a record's
+    field reads ``None``; a piece holds an empty lazy stack in its place), and its
+    comparison with such an ``apply`` result fails on the keys."""
+    if finding.kind in ("peer-raises", "family"):
+        return _keys_mismatch_over_no_elements(finding, peer, mine)
+    if finding.kind != "result":
+        return False
+    kept = _empty_value_keys(mine.value)
+    for line in finding.detail:
+        keys = _KEYS_LINE.search(line)
+        if keys is not None:
+            theirs, ours = (re.findall(r"'(\w+)'", side) for side in keys.groups())
+            extra = set(ours) - set(theirs)
+            if not extra or not set(theirs) <= set(ours) or not extra <= kept:
+                return False
+        elif _NO_VALUES_LEFT.search(line) is None and _EMPTY_PIECE.search(line) is None:
+            return False
+    return True
+
+
+# The lines of a Python value over no elements that the peer rebuilt from the members of
+# its stack, which it has none of: a node shorter than the batch or a list of another
+# length, an empty lazy stack without keys in its place, a read that fails ("items cannot
+# be empty"), None where such a member's own ``apply`` dropped it, or the one value its
+# stack was built from (``unbind`` of an ``expand`` or ``unsqueeze`` over no elements:
+# program 3,202,084 of shape,combine,math).
+_REBUILT_LINES = (
+    re.compile(r": length: peer \d+, tclass \d+$"),
+    re.compile(
+        r": peer LazyStackedTensorDict\(batch_size=\[[\d, ]*\], keys=\[\]\), "
+        r"tclass (list of \d+$|nontensor \(\('values', \('seq', 'list', \["
+        r"(?:\]\)|\('seq', 'list', \[))"  # ``[]``, or lists of them (a later dim is 0)
+    ),
+    re.compile(r": peer error \('RuntimeError', .*tclass nontensor \(\('values', "),
+    re.compile(r": peer py \('NoneType', None\), tclass list of \d+$"),
+    re.compile(
+        r": peer value \(\('py', .*\), tclass values \(\('seq', 'list', \[\]\), \[[\d, ]*\]\)$"
+    ),
+    re.compile(r": peer py \(.*\), tclass list of \d+$"),  # (of nested empty lists)
+)
+
+
+def _empty_values_rebuilt(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Per-element Python values over no elements kept with the batch size (``chunk``,
+    ``type``, ``repeat_interleave(0)``, a stack with an ``apply`` result...), as a tensor
+    with no elements is, where the peer rebuilds them from their stack's members, which
+    it has none of: its node loses the dims after the one of size 0, or becomes an empty
+    lazy stack without keys, or (after its ``apply``) is gone. Every line is about a key
+    that holds such values in tclass's result."""
+    if finding.kind != "result":
+        return False
+    results = mine.value if isinstance(mine.value, (tuple, list)) else [mine.value]
+    kept = set().union(*(_empty_value_keys(result) for result in results))
+    for line in finding.detail:
+        keys = re.findall(r"\['(\w+)'\]", line.split(": ")[0])
+        if not keys or keys[-1] not in kept or not any(p.search(line) for p in _REBUILT_LINES):
+            return False
+    return True
+
+
+_EMPTY_PIECE = re.compile(
+    r": peer LazyStackedTensorDict\(batch_size=\[[\d, ]*\], keys=\[\]\), "
+    r"tclass nontensor \(\('values', \('seq', 'list', \[\]\)"
+)
+_MISMATCH = re.compile(
+    r"keys in .* mismatch\. The \w+ TD has keys \{([^}]*)\}|keys in .* mismatch, got"
+)
+_KEY_NOT_FOUND = re.compile(r"""^'key "(\w+)" not found in TensorDict with keys """)
+_CAT_MISMATCH = re.compile(
+    r"tensordict \d+ has keys \[([^\]]*)\] but tensordict \d+ has keys \[([^\]]*)\]"
+)
+
+
+def _keys_mismatch_over_no_elements(finding: Finding, peer: Any, mine: Any) -> bool:
+    """The peer's "keys ... mismatch" where one side is an ``apply`` result that dropped
+    Python values over no elements (or its stack's "sets of keys ... are exclusive", its
+    cat's "tensordict 2 has keys [...] but tensordict 0 has keys [...]"; its ``addcdiv``'s
+    'key "label" not found'): the
+    keys it names are such values in tclass's result (or, where tclass raises too, the
+    peer's message shows a batch size with a 0)."""
+    message = str(peer.error)
+    if "sets of keys in the tensordicts to stack are exclusive" in message:  # names none
+        return finding.kind == "peer-raises" and bool(_empty_value_keys(mine.value))
+    joined = _CAT_MISMATCH.search(message)  # its cat's, naming both sides' keys
+    if joined is not None and finding.kind == "peer-raises":
+        one, other = (set(re.findall(r"'(\w+)'", side)) for side in joined.groups())
+        return bool(one ^ other) and one ^ other <= _empty_value_keys(mine.value)
+    missing = _KEY_NOT_FOUND.search(message)  # a binary op with that apply result
+    if missing is not None and finding.kind == "peer-raises" and ".apply(" in finding.step.src:
+        return missing.group(1) in _empty_value_keys(mine.value)  # (program 10,359, inv18b)
+    found = _MISMATCH.search(message)
+    if found is None:
+        return False
+    if finding.kind == "family":
+        return re.search(r"batch_size=\[(\d+,)*0[,\]]", message) is not None
+    named = set(re.findall(r"'(\w+)'", found.group(1) or ""))
+    if named and finding.step.op in _COMPARED and ".apply(" in finding.step.src:
+        return named <= _compared_over_no_elements(mine.value)  # (program 3,803,383)
+    return bool(named) and named <= _empty_value_keys(mine.value)
+
+
+_COMPARED = ("==", "!=", "<", "<=", ">", ">=")
+
+
+def _compared_over_no_elements(value: Any) -> set[str]:
+    """The keys, at any depth of a comparison's result, of entries with no elements: a
+    Python value there compared with an ``apply`` result that kept it is one, as the
+    comparison of any value stacks is a bool tensor."""
+    found: set[str] = set()
+    source = getattr(value, "_tensordict", value)
+    for key in getattr(source, "keys", list)():
+        child = source.get(key)
+        if isinstance(child, torch.Tensor) and child.numel() == 0:
+            found.add(key)
+        elif hasattr(child, "batch_size") and child.batch_size.numel() == 0:
+            found |= _compared_over_no_elements(child)
+    return found
+
+
+def _shaped_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``unflatten`` / ``view`` / ``reshape`` whose result has the batch size torch gives a
+    tensor of that batch size, where the peer's (its lazy ``view``) does not."""
+    tags = [tag for tag in finding.step.tags if tag.startswith("torch-shape=")]
+    if finding.kind != "result" or len(tags) != 1:
+        return False
+    expected = tags[0].removeprefix("torch-shape=")
+    size = getattr(mine.value, "batch_size", None)
+    peer_size = getattr(peer.value, "batch_size", None)
+    return str(list(size or ())) == expected and str(list(peer_size or ())) != expected
+
+
+def _values_shaped_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``unflatten`` / ``view`` / ``reshape`` into dims of size 1 of a collection with
+    per-element Python values: the values keep every batch dim torch gives a tensor of
+    that batch size, where the peer's value stack loses one of size 1 (one level less of
+    lists, one dim less in its batch size)."""
+    tags = [tag for tag in finding.step.tags if tag.startswith("torch-shape=")]
+    if finding.kind != "result" or finding.step.op not in _NESTED_DIM_OPS or len(tags) != 1:
+        return False
+    if str(list(getattr(mine.value, "batch_size", ()))) != tags[0].removeprefix("torch-shape="):
+        return False
+    for line in finding.detail:
+        sizes = _VALUE_DIMS.search(line)
+        if sizes is not None and int(sizes.group(2)) == int(sizes.group(1)) + 1:
+            continue
+        if _VALUE_ONE_DEEPER.search(line) is None and _VALUE_LIST_DEEPER.search(line) is None:
+            return False
+    return True
+
+
+_VALUE_LENGTH = re.compile(r"^result\['(\w+)'\](\[\d+\])*: length: peer \d+, tclass \d+$")
+
+
+def _value_at(result: Any, key: str) -> Any:
+    """A record's field ``key``, or a TensorDict's entry (a stack of values reads as its
+    nested lists: program 12,893 of shape,combine)."""
+    if hasattr(result, "get") and not hasattr(type(result), key):
+        try:
+            value = result.get(key, None)
+            return value.tolist() if hasattr(value, "tolist") else value
+        except Exception:  # noqa: BLE001 (a read the comparison reports)
+            return None
+    return getattr(result, key, None)
+
+
+def _value_dims(value: Any) -> list[int]:
+    """The dims of a stack of Python values: its nested lists' lengths, outermost first."""
+    dims: list[int] = []
+    while isinstance(value, list) and value:
+        dims.append(len(value))
+        value = value[0]
+    return dims
+
+
+def _values_squeezed_as_the_batch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``squeeze()`` of a collection with per-element Python values: the values keep the
+    result's batch dims, where the peer's value stack keeps a squeezed dim of size 1 (a
+    label of dims ``[2, 1, 4, 3]`` under a batch ``[2, 4, 3]``; program 7,502,593 of
+    shape,combine,math at length 8; a TensorDict's after ``rot90`` and ``torch.stack`` of
+    a lazy stack, program 12,893 of shape,combine)."""
+    if finding.kind != "result" or finding.step.op != "squeeze" or not finding.detail:
+        return False
+    for line in finding.detail:
+        found = _VALUE_LENGTH.match(line)
+        if found is None:
+            return False
+        key = found.group(1)
+        theirs, ours = _value_at(peer.value, key), _value_at(mine.value, key)
+        if _value_dims(ours) != list(mine.value.batch_size):
+            return False
+        if _value_dims(theirs) == list(peer.value.batch_size):
+            return False
+    return True
+
+
+_SHAPE_LINE = re.compile(r"\.(names|batch_size): peer ")
+
+
+def _empty_set_under_node(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A collection without entries or a Python value set under a nested node of a lazy
+    stack (``lazy.set(("n", "k"), TensorDict({}, [2]))``, ``lazy.set(("n", "k"), "a")``):
+    its members' copies take the node's batch size in tclass, and keep the value's own
+    (shorter) one in the peer."""
+    if finding.kind != "result" or finding.step.op not in ("set", "setitem_key"):
+        return False
+    src = finding.step.src
+    if re.fullmatch(r"x\.set\(\(.*\), \"[^\"]*\"\)|x\[\(.*\)\] = \"[^\"]*\"", src):  # a value
+        return all(_VALUE_UNDER_NODE.search(line) for line in finding.detail)
+    if not re.search(r"\(\(.*\), L\.TensorDict\(\{\}, batch_size=", src) and not (
+        re.search(r"^x\[\(.*\)\] = L\.TensorDict\(\{\}, batch_size=", src)
+    ):
+        return False
+    return all(_SHAPE_LINE.search(line) for line in finding.detail)
+
+
+# A Python value under a nested node: the peer's members hold it at their own batch size
+# ([] read as the one value), tclass's at the node's (a list, of more dims).
+_VALUE_UNDER_NODE = re.compile(
+    r": peer py \('str', '[^']*'\), tclass list of \d+$|: length: peer \d+, tclass \d+$"
+)
+
+
+def _nested_names_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``squeeze``: a nested node keeps the names of the dims it keeps, where the peer
+    drops them (the top node keeps them in both), and a nested Python value that all
+    elements share stays one value, where the peer's ``squeeze()`` keeps its stack (or
+    removes one of its dims of size 1 only: its node has more dims than tclass's, and a
+    record's value reads one level deeper)."""
+    if finding.kind != "result" or finding.step.op != "squeeze":
+        return False
+    shared = {
+        line.split(": ")[0]
+        for line in finding.detail
+        if _shared_value_line(line) or _shared_value_read(line, peer, mine)
+    }
+    names = [
+        line
+        for line in finding.detail
+        if (line.split(": ")[0] not in shared or not _about_values(line))
+        and not _longer_value_node(line)
+        and not _value_read_one_deeper(line, peer, mine)
+    ]
+    parsed = [_names_of(line) for line in names]
+    return all(
+        p is not None
+        and p[0].startswith("[")
+        and len(p[1]) == len(p[2])
+        and all(a == "None" or a == b for a, b in zip(p[1], p[2]))
+        for p in parsed
+    )
+
+
+def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A Python value every element shares, one value in tclass after ``squeeze``, where
+    the peer keeps its value stack (a nested one too: its ``squeeze()`` views a nested
+    stack of one member as a stack of stacks; left44); or listed one level deeper by
+    the peer's ``lazy_stack`` of a record whose value node kept a dim the peer's
+    ``squeeze()`` took off the record (its node has more dims than its collection), or
+    its ``expand`` (``expand_as``, ``broadcast_to``, then ``maybe_dense_stack``: left43)
+    or ``flatten`` (program 17,618 of shape, split19);
+    or written at an index over itself (``td[i] = td[i].to_dict()``), where the peer makes
+    it a value stack; or ``reshape`` after the peer's ``fliplr()`` of a lazy stack of one
+    member rebuilt the value as a stack of stacks (the reshape of its ``contiguous()``
+    gives the one value; program 18,034 of shape,combine); or ``unbind`` after the peer's
+    ``tile`` of a lazy stack rebuilt the value per element (its unbind of the stack itself
+    gives the one value, as tclass's after ``tile``; program 8,203,299 of the six
+    families, fz18a). The same value in every slot; over no elements, none in the peer's
+    (``_squeezed_over_none``)."""
+    ops = ("squeeze", "setitem", "reshape", "unbind", *_DEEPER)
+    if finding.kind != "result" or finding.step.op not in ops:
+        return False
+    if finding.step.op == "reshape" and not any(".fliplr()" in line for line in finding.lines):
+        return False
+    if finding.step.op == "unbind":
+        if not any(".tile(" in line for line in finding.lines):
+            return False
+        return all(_part_value_as_one(line, peer.value, mine.value) for line in finding.detail)
+    for line in finding.detail:
+        if _STACK_FOR_VALUE.match(line) and finding.step.op in _VALUE_LINE_OPS:
+            continue  # (its values are compared by the line that lists them)
+        found = _VALUE_LISTED.match(line)
+        if found is None:
+            return False
+        if finding.step.op in _OVER_NONE_OPS and _squeezed_over_none(found.group(1), peer, mine):
+            continue
+        theirs, ours = (_read_value(side.value, found.group(1)) for side in (peer, mine))
+        if finding.step.op in _DEEPER and _depth(theirs) <= len(peer.value.batch_size):
+            return False
+        values = _flat(theirs) + _flat(ours)
+        if not values or any(value != values[0] for value in values):
+            return False
+    return True
+
+
+_VALUE_LINE_OPS = ("setitem", "squeeze", "unbind", "flatten")
+_OVER_NONE_OPS = ("squeeze", "flatten")
+
+
+def _squeezed_over_none(path: str, peer: Any, mine: Any) -> bool:
+    """``squeeze()`` (or ``flatten``) of a collection over no elements holding a Python
+    value: tclass's node the one value (a ``NonTensorData``), where the peer's value
+    stack, rebuilt from members it has none of, lists as (nested) empty lists (its
+    ``squeeze(0)`` gives the one value back; program 10,347 of shape,combine:
+    ``x.expand([1, 2]).squeeze()`` of a batch ``[2]`` holding a ``[2, 0]`` node; 22,692
+    of shape ``--length 8``: ``flatten(1)`` after ``repeat_interleave(0)``)."""
+    keys = tuple(re.findall(r"\['(\w+)'\]", path))
+    try:
+        theirs, ours = peer.value.get(keys), mine.value.get(keys)
+    except Exception:  # noqa: BLE001  (a read that fails is no such value)
+        return False
+    if type(theirs).__name__ != "NonTensorStack" or type(ours).__name__ != "NonTensorData":
+        return False
+    size = list(ours.batch_size)
+    listed = theirs.tolist()
+    return 0 in size and size == list(theirs.batch_size) and not _flat(listed)
+
+
+# ops after which the peer lists a record's kept value node deeper than its batch dims
+_DEEPER = ("lazy_stack", "expand", "expand_as", "broadcast_to", "maybe_dense_stack", "flatten")
+_VALUE_LISTED = re.compile(r"^result((?:\['\w+'\])+)(\[\d+\])*: peer list of \d+, tclass ")
+_STACK_FOR_VALUE = re.compile(r"^result(\['\w+'\])+: peer values \(.*, tclass value \(")
+
+
+_PART_VALUE = re.compile(r"^result\[1\]\[(\d+)\]((?:\['\w+'\])+): peer (?:list of|values \()")
+
+
+def _part_value_as_one(line: str, theirs: Any, ours: Any) -> bool:
+    """A line about a Python value of part ``i`` of an ``unbind``: the peer's values, each
+    tclass's one value."""
+    found = _PART_VALUE.match(line)
+    if found is None:
+        return False
+    keys = tuple(re.findall(r"\['(\w+)'\]", found.group(2)))
+    try:
+        listed = theirs[int(found.group(1))].get(keys).tolist()
+        one = ours[int(found.group(1))].get(keys)
+    except Exception:  # noqa: BLE001 (a read that fails is no shared value)
+        return False
+    one = getattr(one, "data", one)
+    return isinstance(listed, list) and bool(listed) and all(v == one for v in _flat(listed))
+
+
+def _read_value(collection: Any, path: str) -> Any:
+    """A record's field or a collection's entry (``['n']['s']``: nested), where it holds
+    a string or a list."""
+    value = collection
+    try:
+        for key in re.findall(r"\['(\w+)'\]", path):
+            value = getattr(value, key) if hasattr(value, key) else value[key]
+    except Exception:  # a read that fails is no shared value
+        return None
+    return value if isinstance(value, (str, list)) else None
+
+
+def _depth(value: Any) -> int:
+    return 1 + _depth(value[0]) if isinstance(value, list) and value else 0
+
+
+def _flat(value: Any) -> list[Any]:
+    if isinstance(value, list):
+        return [item for part in value for item in _flat(part)]
+    return [] if value is None else [value]
+
+
+def _longer_value_node(line: str) -> bool:
+    """A Python value's node (``result['s'][1]``: its batch size) with more dims in the
+    peer than in tclass."""
+    found = re.match(r"^result.*\['\w+'\]\[1\]: length: peer (\d+), tclass (\d+)$", line)
+    return found is not None and int(found.group(1)) > int(found.group(2))
+
+
+def _value_read_one_deeper(line: str, peer: Any, mine: Any) -> bool:
+    """A record's Python value read as a list one level deeper in the peer (a list of
+    one: tclass's list), under the size-1 dim its ``squeeze()`` left on the value's node."""
+    found = re.match(r"^result((?:\['\w+'\])+)\[1\]: length: peer 1, tclass \d+$", line)
+    if found is None:
+        return False
+    theirs, ours = (_read_value(side.value, found.group(1)) for side in (peer, mine))
+    return isinstance(theirs, list) and isinstance(ours, list) and list(theirs) == [list(ours)]
+
+
+_VALUE_STACK_LINE = re.compile(
+    r"^result\[.*: peer values \(\('seq', 'list', \[(.*)\]\), \[[\d, ]*\]\), "
+    r"tclass value \((.*), \[[\d, ]*\]\)$"
+)
+
+
+def _shared_value_read(line: str, peer: Any, mine: Any) -> bool:
+    """The same as ``_shared_value_line`` for a line too long to list the peer's stack
+    whole: read from both results, each element of the peer's stack equals tclass's one
+    value (not a list; program 63,772 of the five families: a nested stack of 36 ints)."""
+    found = re.match(r"^result((?:\['\w+'\])+): peer values \(\('seq', 'list', ", line)
+    if found is None:
+        return False
+    try:
+        path = tuple(re.findall(r"\['(\w+)'\]", found.group(1)))
+        theirs, ours = (side.value[path] for side in (peer, mine))
+    except Exception:  # a read that fails is no shared value
+        return False
+    values = _flat(theirs)
+    return not isinstance(ours, list) and bool(values) and all(v == ours for v in values)
+
+
+def _shared_value_line(line: str) -> bool:
+    """A nested value stack in the peer whose elements all equal tclass's one value."""
+    found = _VALUE_STACK_LINE.match(line)
+    if found is None:
+        return False
+    items, value = found.groups()
+    return bool(items) and not items.replace(value, "").replace(", ", "")
+
+
+def _ragged_values_loaded(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A ragged stack of Python values (``-1`` in its batch size) saved and loaded:
+    tclass's comes back with that batch size, the peer's as a regular stack holding a
+    list per element. Or a Python value set into a ragged lazy stack at a new nested key
+    (``set``, ``[]``, ``set_non_tensor``): each member's value has the member's batch
+    size, where the peer gives the members' new nested nodes the stack's ``-1`` (their
+    values list as empty)."""
+    if finding.kind != "result":
+        return False
+    if finding.step.op in ("set", "setitem_key", "set_non_tensor"):
+        return all(_RAGGED_IN_MEMBER.search(line) for line in finding.detail)
+    return finding.step.op == "load_memmap" and _holds_ragged_values(mine.value)
+
+
+# The peer's value node with the stack's -1 inside a member: it lists as empty; tclass's
+# stacked value read whole, ragged before its stack dim, a HeterogeneousEntryError (no
+# nested lists in that order: program 1,500,506)
+_RAGGED_IN_MEMBER = re.compile(
+    r"^result\[.*\]: length: peer 0, tclass \d+$|^result.*\.<members>.*\]: peer -1, tclass \d+$"
+    r"|^result\[.*\]: peer list of 0, tclass error \('ValueError', "
+)
+
+
+def _holds_ragged_values(value: Any) -> bool:
+    """A NonTensorStack with ``-1`` in its batch size."""
+    return _holds_value_stack(value, lambda size: -1 in size)
+
+
+def _ragged_dim(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An operation along the ragged dim of a lazy stack (``split``, ``unbind``, a
+    reshape other than to one dim...): tclass's ``HeterogeneousEntryError`` saying the dim
+    is ragged, where the peer fails inside or cuts the members (``split(1, ragged_dim)``
+    gives one piece whose members keep one element each: the rest is silently dropped)."""
+    if finding.kind not in ("tclass-raises", "family"):
+        return False
+    message = str(mine.error)
+    return type(mine.error).__name__ == "HeterogeneousEntryError" and (
+        "of this lazy stack (batch size" in message and ") is ragged" in message
+    )
+
+
+_RAGGED_UNREAD = re.compile(r"^result((?:\['\w+'\])+)(?:\[0\])?: peer list of \d+, tclass error \(")
+_MEMBER_RAGGED = re.compile(
+    r"^result\.<members>\[0\]\[\d+\](?:\['\w+'\])+\[1\]\[\d+\]: peer -1, tclass \d+$"
+)
+
+
+def _ragged_values_unread(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A Python value set in a lazy stack whose ragged dim comes before the stack dim
+    (``x.set("s", "a")`` of ``[4, -1, 2]``): tclass's ragged ``NonTensorStack`` has no
+    nested lists to read (its ``tolist`` raises), where the peer reads empty lists, and
+    its members' values have their own batch sizes, where the peer's have ``-1`` there
+    (program 30,239 of the five families, inv18a)."""
+    if finding.kind != "result" or -1 not in tuple(getattr(mine.value, "batch_size", ())):
+        return False
+    for line in finding.detail:
+        found = _RAGGED_UNREAD.match(line)
+        if found is not None:
+            node = mine.value.get(tuple(re.findall(r"'(\w+)'", found.group(1))), None)
+            if type(node).__name__ != "NonTensorStack" or -1 not in node.batch_size:
+                return False
+        elif _MEMBER_RAGGED.match(line) is None:
+            return False
+    return True
+
+
+def _ragged_made_dense(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``to_tensordict()`` / ``contiguous()`` of a ragged lazy stack holding no tensor
+    to stack: tclass's ``HeterogeneousEntryError`` where the peer returns a dense
+    TensorDict whose batch size holds ``-1`` (its ``numel()`` 1; left43)."""
+    if finding.kind != "tclass-raises" or finding.step.op not in ("to_tensordict", "contiguous"):
+        return False
+    dense = type(peer.value).__name__ == "TensorDict"
+    size = tuple(getattr(peer.value, "batch_size", ()))
+    return dense and -1 in size and type(mine.error).__name__ == "HeterogeneousEntryError"
+
+
+def _ragged_pad_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``pad`` of a lazy stack with a ragged dim: tclass's result stays a lazy stack, ``-1``
+    along that dim (its members padded), where the peer pads a dense stack whose size
+    there is ``-1`` plus the padding (program 3,203,281 of shape,combine,math), and its
+    nested collections alike (program 5,502,669 of the six families, left42)."""
+    if finding.kind != "result" or finding.step.op != "pad":
+        return False
+    size = getattr(mine.value, "batch_size", ())
+    if type(mine.value).__name__ != "LazyStackedTensorDict" or -1 not in size:
+        return False
+    peer_size = getattr(peer.value, "batch_size", None)
+    if peer_size is None or -1 in peer_size or len(peer_size) != len(size):
+        return False
+    shown = re.compile(r"^result(\['[^']*'\])*\.(kind|batch_size|<members>): ")
+    return all(shown.match(line) for line in finding.detail)
+
+
+def _loaded_is_memmap(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``is_memmap()`` of a collection loaded with ``load_memmap`` (or ``L.load``): True
+    in tclass (its tensors are memory-mapped), False in the peer, which flags only what
+    it mapped (not an empty nested collection)."""
+    return (
+        finding.kind == "result"
+        and finding.step.op == "x.is_memmap()"
+        and peer.value is False
+        and mine.value is True
+        and any(re.search(r"load_memmap|\bL\.load\(", line) for line in finding.lines)
+    )
+
+
+def _nothing_mapped(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Rows of a collection without tensors given ``memmap_()`` without a folder: not
+    locked in tclass, where nothing of it is mapped (``is_memmap()`` false), locked in the
+    peer, whose flag says memory-mapped."""
+    if finding.kind != "result" or finding.step.op not in ("getitem", "get_at"):
+        return False
+    if not all(_LOCK_LINE.search(line) for line in finding.detail) or peer.value is None:
+        return False
+    unsaved = any(re.search(r"\.memmap_?\(\)", line) for line in finding.lines)
+    if not unsaved or not hasattr(mine.value, "is_memmap"):
+        return False
+    tensors = [v for v in mine.value.values(True, True) if isinstance(v, torch.Tensor)]
+    return not tensors and mine.value.is_memmap() is False
+
+
+def _state_dict_keys_skipped(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``load_state_dict(..., strict=False)``: the keys tclass's result has, in the peer's
+    order, where the peer adds others (a state dict of flat keys holding dots, whose
+    Python values it lacks: the peer rebuilds nested entries from the dotted names)."""
+    if finding.kind != "result" or finding.step.op != "load_state_dict":
+        return False
+    if "strict=False" not in finding.step.src:
+        return False
+    for line in finding.detail:
+        keys = _keys_of(line)
+        if keys is None or not _fewer_in_order(keys[1], keys[0]):
+            return False
+    return True
