@@ -307,7 +307,7 @@ class NonTensorData(_NonTensorNode):
     # stacks the node there (its MetaData keeps one value)
     _grows_to_stack: ClassVar[bool] = True
     # its repeat_interleave of no batch dims keeps the one value, as the peer's
-    _repeats_one_value: ClassVar[bool] = True
+    _repeats_one_value = True
 
     def __class_getitem__(cls, item: Any) -> Any:
         """``MetaData[str]`` names a value's type; ``NonTensorData[str]`` is refused (a
