@@ -247,6 +247,8 @@ DECIDED = [
     ("shape,combine", 4, 10_347, "checked-as-torch"),  # squeeze() of a value over none
     ("shape", 4, 17_618, "checked-as-torch"),  # flatten after a record's peer squeeze()
     ("shape", 8, 22_692, "checked-as-torch"),  # flatten(1) of a value over none
+    # inv19e: the allowlist's crash on a plain dict (records,entries)
+    ("records,entries", 4, 9_194_497, "annotation-casts"),  # from_dict: a dict label kept
 ]
 
 
