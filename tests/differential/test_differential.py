@@ -249,6 +249,8 @@ DECIDED = [
     ("shape", 8, 22_692, "checked-as-torch"),  # flatten(1) of a value over none
     # inv19e: the allowlist's crash on a plain dict (records,entries)
     ("records,entries", 4, 9_194_497, "annotation-casts"),  # from_dict: a dict label kept
+    ("records,entries", 4, 9_190_756, "none-field-unset"),  # filter_empty_ of inner.z None
+    ("records,entries", 4, 9_191_437, "h5-files"),  # separates of a file deleted 'd'
 ]
 
 
