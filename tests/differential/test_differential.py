@@ -251,6 +251,7 @@ DECIDED = [
     ("records,entries", 4, 9_194_497, "annotation-casts"),  # from_dict: a dict label kept
     ("records,entries", 4, 9_190_756, "none-field-unset"),  # filter_empty_ of inner.z None
     ("records,entries", 4, 9_191_437, "h5-files"),  # separates of a file deleted 'd'
+    ("records,entries", 4, 9_194_225, "memmap-by-data"),  # LazyStackedTensorDict.load
 ]
 
 
