@@ -252,6 +252,7 @@ DECIDED = [
     ("records,entries", 4, 9_190_756, "none-field-unset"),  # filter_empty_ of inner.z None
     ("records,entries", 4, 9_191_437, "h5-files"),  # separates of a file deleted 'd'
     ("records,entries", 4, 9_194_225, "memmap-by-data"),  # LazyStackedTensorDict.load
+    ("index,shape", 4, 9_293_892, "peer-fails-inside"),  # unflatten after squeeze()
 ]
 
 
