@@ -258,6 +258,12 @@ DECIDED = [
     ("index", 4, 5_671, "h5-files"),  # stack[mask] = rows of files: h5py's fancy indexing
     ("index", 4, 1_746, "h5-files"),  # masked_fill_ through a file's view at repeated rows
     ("index", 4, 5_667, "h5-files"),  # f[-2:] = f[None].clone(): the peer's file refuses
+    # inv19e: the allowlist's crash on a plain dict (records,entries)
+    ("records,entries", 4, 9_194_497, "annotation-casts"),  # from_dict: a dict label kept
+    ("records,entries", 4, 9_190_756, "none-field-unset"),  # filter_empty_ of inner.z None
+    ("records,entries", 4, 9_191_437, "h5-files"),  # separates of a file deleted 'd'
+    ("records,entries", 4, 9_194_225, "memmap-by-data"),  # LazyStackedTensorDict.load
+    ("index,shape", 4, 9_293_892, "peer-fails-inside"),  # unflatten after squeeze()
 ]
 
 
