@@ -21,7 +21,7 @@ from typing import Any, Protocol, SupportsIndex
 import torch
 from typing_extensions import Self
 
-__all__ = ["LinkedList", "link_nested", "linked_values", "only_none", "unlinked"]
+__all__ = ["LinkedList", "holds_none", "link_nested", "linked_values", "only_none", "unlinked"]
 
 
 class _Writable(Protocol):
@@ -136,6 +136,14 @@ def only_none(value: Any) -> bool:
     if isinstance(value, list):
         return bool(value) and all(only_none(item) for item in value)
     return value is None
+
+
+def holds_none(read: Any, numel: int, data: Any) -> bool:
+    """Whether a Python value node holds ``None`` as the peer's ``to_dict(retain_none=
+    False)`` (so ``numpy()`` and ``to_namedtuple()``) reads it: every element ``None``
+    (``read``: its values), or over no elements (``numel`` 0) the value its members hold
+    (``data``: ``unsqueeze(0)`` of ``TensorDict({"s": None}, [0])`` holds ``None``)."""
+    return only_none(read) or (not numel and data is None)
 
 
 def linked_values(values: list[Any], shape: torch.Size, stack: Any) -> Any:

@@ -46,6 +46,7 @@ from tclass._engine._value_positions import (
     batch_shapes,
     copy_containers,
     copy_value,
+    dims_after_write,
     same_value,
 )
 from tclass.errors import (
@@ -258,7 +259,8 @@ class _NonTensorNode(NonTensorOps):
         values = stack._values
         for position, new in zip(positions, self._flat()):
             values[position] = new
-        stack._stack_dims = None  # an element may now differ from its neighbours
+        # an element may now differ from its neighbours (unless each is a member)
+        stack._stack_dims = dims_after_write(stack._stack_dims, len(stack._shape))
         stack._write_back()
 
     def _compare(self, other: object, op: Callable[[Any, Any], Any]) -> Any:
@@ -305,7 +307,7 @@ class NonTensorData(_NonTensorNode):
     # stacks the node there (its MetaData keeps one value)
     _grows_to_stack: ClassVar[bool] = True
     # its repeat_interleave of no batch dims keeps the one value, as the peer's
-    _repeats_one_value: ClassVar[bool] = True
+    _repeats_one_value = True
 
     def __class_getitem__(cls, item: Any) -> Any:
         """``MetaData[str]`` names a value's type; ``NonTensorData[str]`` is refused (a
@@ -599,7 +601,9 @@ class NonTensorData(_NonTensorNode):
         ):  # its one element: the new value, not a stack without dims (as the peer)
             data = value.data if isinstance(value, NonTensorData) else value
             return self._make(data, self._batch_size, self._device)
-        stack = ENGINE.NonTensorStack._make(self._flat(), self._batch_size, self._device)
+        # each element its own member: the peer's stack of it is nested along each dim
+        dims = tuple(range(len(self._batch_size)))
+        stack = ENGINE.NonTensorStack._make(self._flat(), self._batch_size, self._device, dims)
         return stack._written(index, value)
 
     _with_written = _written  # never changes self: a different value gives a new stack

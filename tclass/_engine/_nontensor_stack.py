@@ -47,6 +47,7 @@ from tclass._engine._value_positions import (
     dims_after_reshape,
     dims_after_squeeze,
     dims_after_view_op,
+    dims_after_write,
     element_positions,
     expanded,
     indexed,
@@ -553,7 +554,8 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             return self
         for position, new in selected:
             values[position] = new
-        self._stack_dims = None  # an element may now differ from its neighbours
+        # an element may now differ from its neighbours (unless each is a member)
+        self._stack_dims = dims_after_write(self._stack_dims, len(self._shape))
         return self
 
     def _with_written(self, index: Any, value: Any) -> _NonTensorNode:

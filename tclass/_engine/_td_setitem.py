@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from tclass._engine._saved import SavedAt
     from tclass._engine._td import TensorDict
 
-__all__ = ["SetItemOps", "check_empty_source", "source_batch_error"]
+__all__ = ["SetItemOps", "check_empty_source", "leading_ones_dropped", "source_batch_error"]
 
 _Tensor = torch.Tensor
 _NUMBERS = (bool, int, float)
@@ -341,6 +341,19 @@ def _check_ragged_index(batch_size: torch.Size, index: Any) -> None:
             f"(lazy[i]) to reach their elements ({error})"
         )
         raise DimError(msg) from None
+
+
+def leading_ones_dropped(destination: TensorCollection, index: Any, value: Any) -> Any:
+    """``value`` (a collection written at ``destination[index]``) without its leading
+    batch dims of size 1 past the selection's dims, as torch drops a tensor's in
+    ``t[idx] = v[None]`` (for a destination that writes each array's rows itself)."""
+    try:  # a meta view: the indexed batch size without touching data
+        target = torch.empty((), device="meta").expand(destination.batch_size)[index].shape
+    except (IndexError, RuntimeError, TypeError, ValueError):
+        return value
+    while len(value.batch_size) > len(target) and value.batch_size[0] == 1:
+        value = value[0]
+    return value
 
 
 def source_batch_error(

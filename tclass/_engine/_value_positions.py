@@ -309,6 +309,14 @@ def copy_containers(value: object) -> object:
 StackDims = tuple[int, ...] | None
 
 
+def dims_after_write(dims: StackDims, ndim: int) -> StackDims:
+    """``dims`` once some elements of a stack of ``ndim`` dims are written: kept when
+    they are every dim (each element its own member, as in the peer's stack that a
+    write into one value makes: nested along each dim), else ``None`` (a member may now
+    hold different values)."""
+    return dims if dims is not None and sorted(dims) == list(range(ndim)) else None
+
+
 def shifted_in(dims: tuple[int, ...], dim: int) -> tuple[int, ...]:
     """``dims`` once a dim is inserted at ``dim``, which becomes a stack dim itself (a
     stacked or unsqueezed dim: the peer's members, or a stack of the one member)."""

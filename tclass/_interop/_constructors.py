@@ -35,7 +35,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _keys
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
-from tclass._core._linked_list import only_none, unlinked
+from tclass._core._linked_list import holds_none, unlinked
 from tclass._core._names import DimName
 from tclass._core._records import is_record
 from tclass._engine._entry_values import entries_of
@@ -740,10 +740,8 @@ def to_dict(
 
 def _holds_none(node: _NonTensorNode, read: Any) -> bool:
     """Whether a Python value node (``read``: its values) holds ``None``, as the peer's
-    ``to_dict(retain_none=False)`` reads it: every element ``None``, or over no elements
-    the value its members hold (``data``: ``unsqueeze(0)`` of ``TensorDict({"s": None},
-    [0])`` holds ``None``)."""
-    return only_none(read) or (not node.batch_size.numel() and node.data is None)
+    ``to_dict(retain_none=False)`` reads it (``holds_none``)."""
+    return holds_none(read, node.batch_size.numel(), node.data)
 
 
 def _converted(tensor: torch.Tensor, convert: bool | Literal["numpy"]) -> Any:

@@ -663,6 +663,8 @@ def _store(
     check_spec: bool = True,
 ) -> None:
     rule = info.rules[name]
+    if isinstance(td, LazyStackedTensorDict):
+        value = rule.over_stack(value, td.batch_size, td.device)
     stored = rule.store(value, td.batch_size, td.device)
     if check_spec and rule.spec is not None and isinstance(stored, _Tensor):
         specs: Any = info.specs

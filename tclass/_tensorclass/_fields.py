@@ -145,6 +145,15 @@ class FieldRule:
             return self._other_value(value, batch, device)
         self._refuse(value)
 
+    def over_stack(self, value: Any, batch: torch.Size, device: torch.device | None) -> Any:
+        """``value`` as a lazy stack of records of ``batch`` stores it in this field: in a
+        field that takes any value, a list nested as the stack's batch (as ``to_dict()`` of
+        the stack writes the field) is one value per element, so that each member gets
+        its own (the peer splits it too); anything else as :meth:`store` takes it."""
+        if not (batch and self.any_value and type(value) is list and _nested_as(value, batch)):
+            return value
+        return NonTensorStack._make(_flat_values(value, len(batch)), batch, device)
+
     def _other_value(self, value: Any, batch: torch.Size, device: torch.device | None) -> Value:
         """A Python value of a type the annotation does not name, in a field that takes
         Python values: stored as a TensorDict stores it, as the peer does (DESIGN.md 5):

@@ -121,22 +121,31 @@ def _positional_lines(params: list[str]) -> tuple[list[str], list[str]]:
     """The generated lines that bind the positional arguments, and the parameters of
     the fields they may fill. Those fields are keyword parameters that default to
     "missing", so that a field given both ways is told apart (a DuplicateArgumentError):
-    positional values are bound only when there are some, then defaults fill in (inline
-    code: no sentinel leaves the function, which ``torch.compile`` traces)."""
+    positional values are bound only when there are some (all of them by one unpacking,
+    the usual call), then defaults fill in (inline code: no sentinel leaves the function,
+    which ``torch.compile`` traces)."""
     names = [param.split("=")[0] for param in params]
     count = len(names)
-    lines = [
-        "    if __tclass_args__:",
-        f"        if len(__tclass_args__) > {count}:",
-        f"            __tclass_bad_call__(__tclass_info__, {count}, "
+    lines = ["    if __tclass_args__:"]
+    if names:  # every field by position, none by keyword (the usual call): one unpacking
+        unset = " and ".join(f"{name} is __tclass_missing__" for name in names)
+        lines += [
+            f"        if len(__tclass_args__) == {count} and {unset}:",
+            f"            {', '.join(names)}, = __tclass_args__",
+            "        else:",
+        ]
+    pad = " " * (12 if names else 8)
+    lines += [
+        f"{pad}if len(__tclass_args__) > {count}:",
+        f"{pad}    __tclass_bad_call__(__tclass_info__, {count}, "
         f"__tclass_args__[{count}:], {{}}, {{}})",
     ]
     for index, name in enumerate(names):
         lines += [
-            f"        if len(__tclass_args__) > {index}:",
-            f"            if {name} is not __tclass_missing__:",
-            f"                __tclass_duplicate__(__tclass_info__, {name!r})",
-            f"            {name} = __tclass_args__[{index}]",
+            f"{pad}if len(__tclass_args__) > {index}:",
+            f"{pad}    if {name} is not __tclass_missing__:",
+            f"{pad}        __tclass_duplicate__(__tclass_info__, {name!r})",
+            f"{pad}    {name} = __tclass_args__[{index}]",
         ]
     for param in params:
         name, _, default = param.partition("=")

@@ -10,6 +10,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 import torch
+from torch.utils._pytree import tree_leaves
 
 from .allow_fields import _nested_none_kept
 from .compare import is_collection
@@ -220,10 +221,11 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     empty nested collection (also from an earlier result sharing the nested node: an
     alias finding, the ``separates`` after that result). Every line lists keys (or a
     listing of keys one longer): only tclass's has some, each an empty collection in
-    tclass's result; or is a record's nested record field, empty in tclass's result,
-    that the peer's reads as None (a dict of None in its ``to_dict()``). On a locked
-    collection, a call that removes no entry answers (nothing to change) where the
-    peer's ``filter_empty_()`` raises its lock error dropping one of those. With
+    tclass's result (an empty dict in its ``numpy()``); or is a record's nested record
+    field, empty in tclass's result, that the peer's reads as None (a dict of None in
+    its ``to_dict()``). On a locked collection, a call that removes no entry answers
+    (nothing to change) where the peer's ``filter_empty_()`` raises its lock error
+    dropping one of those. With
     ``filter_empty=False`` too: the peer's still drops an empty collection nested in
     another (``("zz", "a")``), which tclass keeps. A lazy stack of the collection lists
     its members' keys too (``.<members>[0][i]`` lines)."""
@@ -283,6 +285,8 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
             return False
         for key in extra:
             value = node.get(key, None) if isinstance(key, str) else None
+            if finding.step.op == "numpy" and value == {}:
+                continue  # the empty collection's numpy(), a dict (10,202,540, fz19b)
             if not hasattr(value, "is_empty") or not value.is_empty():
                 return False
     return True
@@ -404,16 +408,20 @@ def _restacked_by_member(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     restacks them member by member whatever the members' kind, where the peer does so only
     when its pytree finds as many leaves in each (a ``TensorDictParams`` member is one
     leaf to it) and otherwise gives a lazy stack of the lazy stacks (its nested
-    collections' too). The same batch size and entries."""
-    if finding.kind != "result" or finding.step.op not in ("stack", "maybe_dense_stack"):
-        return False
-    if not any("TensorDictParams(" in line for line in finding.lines):
+    collections' too): a ``TensorDictParams`` member, or members whose Python values it
+    counts only where set (the ``None`` of a padded slot is no leaf; ``unbind_stack``,
+    program 9,905,671 of fz19a). The same batch size and entries."""
+    ops = ("stack", "maybe_dense_stack", "unbind_stack")
+    if finding.kind != "result" or finding.step.op not in ops:
         return False
     lazy = "LazyStackedTensorDict"
     ours, theirs = mine.value, peer.value
     if not type(ours).__name__ == type(theirs).__name__ == lazy:
         return False
     if not all(type(member).__name__ == lazy for member in theirs.tensordicts):
+        return False
+    params = any("TensorDictParams(" in line for line in finding.lines)
+    if not params and len({len(tree_leaves(m)) for m in theirs.tensordicts}) < 2:
         return False
     if ours.batch_size != theirs.batch_size:
         return False

@@ -54,7 +54,8 @@ def _dict_kept_in_value_field(finding: Finding, facts: Facts, peer: Any, mine: A
     ``_InplaceWriteError``, a ``ValueError``, as in memory), and by ``update_`` (the
     peer's looks for the dict's keys under the field: a ``KeyError``; program 858 of
     index,entries, inv19b). Where the dict's tensors do not fit the batch, the peer's
-    ``update`` raises making its TensorDict."""
+    ``update`` raises making its TensorDict. The same for ``Rec.from_dict(rec.to_dict())``
+    of a record holding such a dict (the peer's ``from_dict`` makes it a TensorDict)."""
     if finding.kind == "family" and finding.step.op == "set_":  # the peer's set_ refuses it
         refused = type(mine.error).__name__ == "NotSerializableError"
         return refused and "_InplaceWriteError" in type(peer.error).__name__
@@ -78,8 +79,12 @@ def _dict_kept_in_value_field(finding: Finding, facts: Facts, peer: Any, mine: A
         # kept whole while the record was narrowed): program 9,901,758, fz19a
         given = any(_DICT_GIVEN.search(line) for line in finding.lines[:-1])
         return given and _DICT_NOT_FITTING.search(str(peer.error)) is not None
-    if finding.kind != "result" or finding.step.op not in ("update", "replace"):
+    if finding.kind != "result" or finding.step.op not in ("update", "replace", "from_dict"):
         return False
+    if finding.step.op == "from_dict":  # ``Rec.from_dict(x.to_dict())`` of such a record
+        # (program 9,194,497 of records,entries, inv19e)
+        if not any(_DICT_GIVEN.search(line) for line in finding.lines[:-1]):
+            return False
     return all(_DICT_KEPT.match(line) for line in finding.detail)
 
 
@@ -127,8 +132,10 @@ def _none_field_kept_by_apply(finding: Finding, facts: Facts, peer: Any, mine: A
     ``None`` through ``from_dict`` / ``update``, or ``separates`` of the other keys: no
     leaf is left there in tclass (``None``), where the peer keeps the nested record for
     the ``None`` value entry it stored (its other entries ``None`` too), and the record
-    holding it (the whole result: tclass's ``None``) where nothing else is left."""
-    if finding.kind != "result" or finding.step.op not in ("apply", "separates"):
+    holding it (the whole result: tclass's ``None``) where nothing else is left. The same
+    for ``filter_empty_()`` (the peer's keeps it for its ``None`` values, though it drops
+    the constructor's ``Inner(y=None, z=None)``: program 9,190,756 of records,entries)."""
+    if finding.kind != "result" or finding.step.op not in ("apply", "separates", "filter_empty_"):
         return False
     return all(_nested_none_kept(finding, line, peer.value) for line in finding.detail)
 

@@ -43,20 +43,21 @@ _LAZY_MADE = re.compile(r"\b(?:lazy_stack|LazyStackedTensorDict)\(")
 
 
 def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """The name of the one dim of a lazy stack of members without batch dims (or of its
-    stack dim when no member dim is named), kept by ``to_tensordict`` / ``contiguous`` /
-    ``apply(batch_size=)`` and by ``narrow`` / ``flip`` / ``roll`` / ``tile`` / ``gather``
-    (as a TensorDict's in both), where the
-    peer drops it (its lazy stack has names only when its members' dims have; program
-    2,902,715 of the six families; a stack along dim 1 named there: program 4,202,126 of
-    ``--families entries``); ``unbind`` along another dim, whose parts keep it as
-    ``stack[i]`` does in both (the peer's unbind drops it: program 4,400,807 of the six
-    families); a key read of such a ``to_tensordict()`` (its nested collections lead with
-    the name: program 5,604,404 of index,entries,records, left42); a reduction over the
-    feature dims (``sum(dim="feature")``), which keeps the batch dims and their names as
-    a TensorDict's in both (fz17b), or over given dims, which the peer computes from its
-    ``to_tensordict()`` (``nansum(dim=(-1,), keepdim=True)``: program 46,825, inv18b).
-    A stack of such stacks keeps the names of its stack dims, no more named than the
+    """The name of the one dim of a lazy stack of members without batch dims (or of its stack
+    dim when no member dim is named), kept by ``to_tensordict`` / ``contiguous`` /
+    ``apply(batch_size=)`` and by ``narrow`` / ``flip`` / ``roll`` / ``tile`` /
+    ``gather`` (as a TensorDict's in both), where the peer drops it (its lazy stack has
+    names only when its members' dims have; program 2,902,715 of the six families; a
+    stack along dim 1 named there: program 4,202,126 of ``--families entries``);
+    ``unbind`` along another dim, whose parts keep it as ``stack[i]`` does in both (the
+    peer's unbind drops it: program 4,400,807 of the six families; where the members'
+    dims are named too, it keeps theirs: 10,005,577 of entries,records, fz19b); a key
+    read of such a ``to_tensordict()`` (its nested collections lead with the name:
+    program 5,604,404 of index,entries,records, left42); a reduction over the feature
+    dims (``sum(dim="feature")``), which keeps the batch dims and their names as a
+    TensorDict's in both (fz17b), or over given dims, which the peer computes from its
+    ``to_tensordict()`` (``nansum(dim=(-1,), keepdim=True)``: program 46,825, inv18b). A
+    stack of such stacks keeps the names of its stack dims, no more named than the
     program made lazy stacks (``named_apply(fn, batch_size=[2, 2])``: program 8,301,067
     of ``--length 8`` index,entries,records, fz18a)."""
     if finding.kind != "result":
@@ -73,19 +74,24 @@ def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     if not lazy:
         return False
     stacks = sum(len(_LAZY_MADE.findall(line)) for line in finding.lines)
+    kept = finding.step.op == "unbind"  # the members' dim names kept by both (10,005,577)
     return all(
-        (_ONE_NAME.match(line) or _stack_names(line, stacks)) and _same_dims(line)
+        (_ONE_NAME.match(line) or _stack_names(line, stacks, kept)) and _same_dims(line)
         for line in finding.detail
     )
 
 
-def _stack_names(line: str, stacks: int) -> bool:
-    """Unnamed in the peer, at most ``stacks`` dims named in tclass (a stack's stack dims)."""
+def _stack_names(line: str, stacks: int, kept: bool = False) -> bool:
+    """Unnamed in the peer, at most ``stacks`` dims named in tclass (a stack's stack dims);
+    with ``kept``, the peer's other dims named as tclass's (an ``unbind`` of a lazy stack
+    whose members' dims are named: the peer drops the stack dim's name alone)."""
     parsed = _names_of(line)
-    if parsed is None or set(parsed[1]) != {"None"}:
+    if parsed is None or (set(parsed[1]) != {"None"} and not kept):
         return False
-    named = [name for name in parsed[2] if name != "None"]
-    return 0 < len(named) <= stacks
+    if any(theirs not in ("None", ours) for theirs, ours in zip(parsed[1], parsed[2])):
+        return False
+    dropped = [ours for theirs, ours in zip(parsed[1], parsed[2]) if theirs != ours]
+    return 0 < len(dropped) <= stacks
 
 
 _REDUCTIONS = ("sum", "nansum", "mean", "nanmean", "prod", "std", "var", "amax", "amin")

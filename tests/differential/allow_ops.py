@@ -21,6 +21,7 @@ from .allow_ragged import (
     _rebuilt_with_more_dims,
     _viewed_with_extra_dims,
 )
+from .compare import is_collection
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -775,6 +776,8 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
             str(peer.error)
         ):
             return True  # its own values over no elements, a list of no dims (program 8,009)
+        if _value_dropped_by_apply(finding, peer, mine):
+            return True
         if any(text in str(peer.error) for text in _NODE_LEFT_AT_0):
             return any(".repeat_interleave(0," in line for line in finding.lines)
         if finding.step.op == "setitem" and _ZERO_DIM_UNBOUND in str(peer.error):
@@ -820,6 +823,30 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     if finding.kind == "result" and _ragged_made_dense(peer.value, mine.value):
         return all(any(p.search(line) for p in _RAGGED_KEPT) for line in finding.detail)
     return False
+
+
+# the keys the peer's stack (``x < y``, ``x + y``...) finds in one operand only
+_KEYS_MISMATCH = re.compile(
+    r"keys in tensordicts mismatch\. The first TD has keys (\{.*\}) that the second does not have"
+)
+
+
+def _value_dropped_by_apply(finding: Finding, peer: Any, mine: Any) -> bool:
+    """An op between a collection over no elements and its ``apply(fn)``: the peer's
+    ``apply`` drops a Python value there (a stack of no members, which it maps to
+    nothing), so the op finds the key in one operand only; tclass's ``apply`` keeps the
+    value and the op answers (program 10,102,854, fz19b)."""
+    match = _KEYS_MISMATCH.search(str(peer.error))
+    if match is None or ".apply(" not in finding.step.src or mine.error is not None:
+        return False
+    result = mine.value
+    if not is_collection(result) or result.batch_size.numel() != 0:
+        return False
+    try:
+        keys = ast.literal_eval(match.group(1))
+        return all(not isinstance(result.get(key), torch.Tensor) for key in keys)
+    except (ValueError, SyntaxError, KeyError, TypeError):
+        return False
 
 
 def _padded_without_leaves(peer: Any, mine: Any) -> bool:

@@ -33,8 +33,9 @@ _PARAMS_KIND = re.compile(
 )
 
 
+# a member of the lazy stack, or of a lazy stack it holds (``unflatten``, 10,101,904, fz19b)
 _PARAMS_MEMBER_KEPT = re.compile(
-    r"^result\.<members>\[\d+\]\[\d+\]\.kind: peer 'TensorDict', tclass 'TensorDictParams'$"
+    r"^result(?:\.<members>\[\d+\]\[\d+\])+\.kind: peer 'TensorDict', tclass 'TensorDictParams'$"
 )
 
 

@@ -73,21 +73,27 @@ def _rebuilt_with_more_dims(finding: Finding, peer: Any) -> bool:
 # squeeze of a stack of values leaves one with the dims it squeezed out): the shape it
 # passes down gets the node's extra dims appended, which its own batch cannot take.
 _VIEWED_EXTRA_DIMS = re.compile(r"invalid shape \[([-\d, ]*)\] for a batch of \d+ elements")
+# its unflatten checks the sizes against such a node's dim (torch takes them for the batch)
+_UNFLATTEN_UNMET = re.compile(r"unflatten: Provided sizes \[[-\d, ]*\] don't multiply up to")
 
 
 def _viewed_with_extra_dims(finding: Finding, peer: Any, mine: Any) -> bool:
     """``view`` / ``reshape`` to a shape torch gives the batch (the step's
     ``torch-shape=`` tag), which tclass's result has, where the peer refuses a longer
     shape that begins with it: a nested node's bogus extra dims (program 9,800,220 of
-    shape,combine --length 8, fz19a)."""
-    found = _VIEWED_EXTRA_DIMS.search(str(peer.error))
-    if finding.step.op not in ("view", "reshape") or found is None or mine.error is not None:
-        return False
+    shape,combine --length 8, fz19a); or ``unflatten``, whose sizes the peer checks
+    against such a node's dim (program 9,293,892 of index,shape, inv19e)."""
     tags = [tag for tag in finding.step.tags if tag.startswith("torch-shape=")]
-    if not tags:
+    if not tags or mine.error is not None:
         return False
     expected = tags[0].removeprefix("torch-shape=")
     wanted = [int(size) for size in expected.strip("[]").split(",") if size.strip()]
+    if finding.step.op == "unflatten":
+        unmet = _UNFLATTEN_UNMET.search(str(peer.error))
+        return unmet is not None and list(getattr(mine.value, "batch_size", ())) == wanted
+    found = _VIEWED_EXTRA_DIMS.search(str(peer.error))
+    if finding.step.op not in ("view", "reshape") or found is None:
+        return False
     refused = [int(size) for size in found.group(1).split(",") if size.strip()]
     kept = list(getattr(mine.value, "batch_size", ()))
     return kept == wanted and len(refused) > len(wanted) and refused[: len(wanted)] == wanted

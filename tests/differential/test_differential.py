@@ -247,6 +247,23 @@ DECIDED = [
     ("shape,combine", 4, 10_347, "checked-as-torch"),  # squeeze() of a value over none
     ("shape", 4, 17_618, "checked-as-torch"),  # flatten after a record's peer squeeze()
     ("shape", 8, 22_692, "checked-as-torch"),  # flatten(1) of a value over none
+    # fz19b
+    (_FIVE + ",records", 6, 9_905_671, "stacking-keeps"),  # stack of unbind: padded values
+    ("shape,combine,math", 4, 10_101_904, "params-write-their-data"),  # to: nested lazy
+    ("shape,combine,math", 4, 10_102_854, "peer-fails-inside"),  # x < x.apply(f), no elements
+    ("index,entries", 8, 10_202_540, "peer-fails-inside"),  # numpy() after separates
+    ("entries,records", 4, 10_005_577, "checked-as-torch"),  # unbind: the stack dim's name
+    # inv19d: inv19c's index lines
+    ("index", 4, 354, "checked-as-torch"),  # an entry-less source into a file's view
+    ("index", 4, 5_671, "h5-files"),  # stack[mask] = rows of files: h5py's fancy indexing
+    ("index", 4, 1_746, "h5-files"),  # masked_fill_ through a file's view at repeated rows
+    ("index", 4, 5_667, "h5-files"),  # f[-2:] = f[None].clone(): the peer's file refuses
+    # inv19e: the allowlist's crash on a plain dict (records,entries)
+    ("records,entries", 4, 9_194_497, "annotation-casts"),  # from_dict: a dict label kept
+    ("records,entries", 4, 9_190_756, "none-field-unset"),  # filter_empty_ of inner.z None
+    ("records,entries", 4, 9_191_437, "h5-files"),  # separates of a file deleted 'd'
+    ("records,entries", 4, 9_194_225, "memmap-by-data"),  # LazyStackedTensorDict.load
+    ("index,shape", 4, 9_293_892, "peer-fails-inside"),  # unflatten after squeeze()
     # inv19f: nu19a's, split19's and prune18b's last "not investigated" lines
     ("index,shape", 4, 9_294_995, "checked-as-torch"),  # squeeze() of a reshaped None
     ("shape", 4, 3_227, "checked-as-torch"),  # an HDF5 file's batch size of more dims

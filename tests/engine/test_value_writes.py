@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import torch
 
+import tclass
 from tclass import NonTensorData, NonTensorStack, TensorClass, TensorDict
 from tclass.errors import InPlaceWriteError
 
@@ -232,3 +233,29 @@ def test_a_write_at_no_element_keeps_one_python_value(
     picked[mask] = TensorDict({"v": "b", "d": torch.zeros(0)}, batch_size=[0])
     assert picked["v"] == "a"
     assert isinstance(picked.get("v"), NonTensorData)
+
+
+def _one_value_written(lib: Any, shape: list[int]) -> Any:
+    td = lib.TensorDict({"s": "a"}, batch_size=shape)
+    td[0] = lib.TensorDict({"s": "b"}, batch_size=shape[1:])
+    return td
+
+
+@pytest.mark.parametrize("shape", [[2], [2, 3]])
+@pytest.mark.parametrize("index", [(1, None), (0, None), (None, 1), 1, (slice(None), None)])
+def test_a_value_written_at_an_element_keeps_each_element_a_member(
+    shape: list[int], index: Any
+) -> None:
+    """A write into one Python value makes a stack nested along each dim (each element
+    its own member, as the peer's ``maybe_to_stack``), and stays so: an element indexed
+    out of it and given a new dim is one value again (program 5,242 of ``--families
+    index``: ``td[:] = td[None].clone(); td[-1, None]``), as in the peer."""
+    peer = pytest.importorskip("tensordict")
+    mine, theirs = _one_value_written(tclass, shape)[index], _one_value_written(peer, shape)[index]
+    node, expected = mine._tensors["s"], theirs._get_str("s", None)
+    assert type(node).__name__ == type(expected).__name__
+    assert node.batch_size == expected.batch_size
+    assert node.tolist() == expected.tolist()
+    same = tclass.TensorDict({"s": ""}, batch_size=[1])
+    same[:] = same[None].clone()  # the value it holds, written back over a new dim
+    assert isinstance(same[-1, None]._tensors["s"], NonTensorData)

@@ -48,3 +48,16 @@ def test_a_none_value_unsqueezed_over_no_elements_is_left_out_as_the_peer() -> N
     assert td.to_dict(retain_none=False) == {"a": td["a"], "s": [[]]}
     assert td.to_namedtuple()._fields == ("a", "s")
     assert td.to_dict()["n"] == [[]]  # kept when None values are retained
+
+
+def test_numpy_leaves_a_none_value_over_no_elements_out_and_gives_plain_lists() -> None:
+    # as its to_dict(retain_none=False), which the peer's numpy() is built from: the
+    # None value unsqueezed over no elements is left out, nested too (program 10,004,597
+    # of entries,records), and a stack's values are plain lists, not linked to the stack
+    td = TensorDict({"m": {"b": torch.zeros(0, 3), "v": None}, "s": "x"}, [0, 3]).unsqueeze(1)
+    out = td.numpy()
+    assert list(out) == ["m", "s"] and list(out["m"]) == ["b"]
+    assert out["m"]["b"].shape == (0, 1, 3)
+    assert out["s"] == [] and type(out["s"]) is list
+    values = TensorDict({"s": "x"}, [2]).unsqueeze(1).numpy()["s"]
+    assert values == [["x"], ["x"]] and type(values) is list and type(values[0]) is list

@@ -643,3 +643,50 @@ def test_a_lazy_stack_of_two_views_of_one_file_changes_its_keys_once(tmp_path: P
     assert sorted(files[1].keys()) == ["d"] and sorted(files[0].keys()) == ["c", "d"]
     x.rename_key_("d", "e")
     assert list(x.keys()) == ["e"] and list(files[1].keys()) == ["e"]
+
+
+@pytest.mark.parametrize("index", [slice(0, None, 1), 0, ...])
+def test_a_source_without_entries_is_checked_as_into_a_tensordict(
+    path: Path, backend: str, index: Any
+) -> None:
+    """A collection without entries written at rows of a file or of a view of one writes
+    nothing, but its batch size must broadcast to the rows' as a tensor's shape must, as
+    into a TensorDict or a lazy stack (the peer's file checks it, its view lets it pass):
+    the error says that it is checked all the same (program 354 of ``--families index``)."""
+    empty = PersistentTensorDict.from_dict(TensorDict({}, [1]), filename=path, backend=backend)
+    try:
+        for target in (empty, empty[...]):
+            source = TensorDict({}, [1, 0])  # torch refuses a tensor of this shape there
+            with pytest.raises(BatchSizeError, match="without entries writes nothing") as caught:
+                target[index] = source
+            assert isinstance(caught.value, RuntimeError)
+            with pytest.raises(RuntimeError):
+                torch.zeros(1)[index] = torch.zeros(1, 0)
+            target[index] = TensorDict({}, [1])[index]  # one that broadcasts: nothing written
+            assert list(empty.keys()) == []
+    finally:
+        empty.close()
+
+
+def test_rows_written_drop_the_sources_leading_dims_of_size_one(path: Path, backend: str) -> None:
+    """A collection written at rows of a file or of a view loses its leading batch dims
+    of size 1 past the rows' dims, as a tensor written by torch (``t[0:1] = v[None]``)
+    and as into a TensorDict's rows; ``set_`` (torch's ``copy_``) still refuses them."""
+    ptd = PersistentTensorDict.from_dict(
+        TensorDict({"a": torch.zeros(2), "n": {"x": torch.zeros(2, 3)}}, [2]),
+        filename=path,
+        backend=backend,
+    )
+    try:
+        expected = TensorDict({"a": torch.zeros(2), "n": {"x": torch.zeros(2, 3)}}, [2])
+        ptd[0:1] = TensorDict({"a": torch.ones(1, 1), "n": {"x": torch.ones(1, 1, 3)}}, [1, 1])
+        expected[0:1] = torch.ones(1, 1)
+        ptd[1:2][...] = TensorDict({"a": torch.full((1, 1), 2.0)}, [1, 1])
+        expected["a"][1:2] = torch.full((1, 1), 2.0)
+        ptd[...] = TensorDict({"n": {"x": torch.full((1, 1, 2, 3), 5.0)}}, [1, 1, 2])
+        expected["n", "x"][...] = 5.0
+        assert (ptd.to_tensordict() == expected).all()
+        with pytest.raises(InPlaceWriteError, match="does not broadcast"):
+            ptd.set_("a", torch.ones(1, 2))
+    finally:
+        ptd.close()

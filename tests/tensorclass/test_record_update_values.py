@@ -4,12 +4,12 @@ takes them): what it writes, and that a refused field leaves every field as it w
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import pytest
 import torch
 
-from tclass import NonTensorData, Spec, TensorClass, TensorDict, errors, lazy_stack
+from tclass import NonTensorData, Spec, TensorClass, TensorDict, errors, lazy_stack, tensorclass
 
 
 class Step(TensorClass):
@@ -169,3 +169,44 @@ def test_update_at_of_a_record_at_an_index_that_drops_a_dim() -> None:
     step.update_at_(step[-1].apply(torch.zeros_like), -1)
     assert step.obs is obs and not step.obs.any() and not step.reward.any()
     assert step.batch_size == torch.Size([1, 1]) and step.note == "a"
+
+
+@tensorclass(nocast=True)
+class Loose:
+    x: torch.Tensor
+    v: Any = None
+
+
+class Anything(TensorClass):
+    x: torch.Tensor
+    v: Any = None
+
+
+@pytest.mark.parametrize("cls", [Loose, Anything])
+@pytest.mark.parametrize("op", ["update", "set", "attribute"])
+def test_an_any_field_of_a_lazy_stack_splits_a_list_per_element(cls: Any, op: str) -> None:
+    """``update(stack.to_dict())`` of a lazy stack of records gives each member its own
+    value of an ``Any`` field back (to_dict lists it per member and element); the stack
+    stored the list as one value over the stack, which every member got whole (program
+    1,600,987 of ``--families records``). The peer splits such a list among its members."""
+    stack = lazy_stack([cls(x=torch.zeros(2), v=[i, i + 10], batch_size=[2]) for i in range(2)])
+    values = stack.to_dict()
+    assert values["v"] == [[[0, 10], [0, 10]], [[1, 11], [1, 11]]]
+    if op == "update":
+        stack.update(values)
+    elif op == "set":
+        stack.set("v", values["v"])
+    else:
+        stack.v = values["v"]
+    assert stack.to_dict()["v"] == values["v"]
+    assert [list(member.v) for member in stack.unbind(0)] == values["v"]
+    peer = pytest.importorskip("tensordict")
+
+    @peer.tensorclass(nocast=cls is Loose)
+    class Theirs:
+        x: torch.Tensor
+        v: Any = None
+
+    theirs = peer.lazy_stack([Theirs(x=torch.zeros(2), v="a", batch_size=[2]) for _ in range(2)])
+    theirs.set("v", values["v"])  # the peer's members: the same values (as tensors)
+    assert [torch.as_tensor(member.v).tolist() for member in theirs.unbind(0)] == values["v"]

@@ -38,7 +38,7 @@ from tclass._base.implemented._entry_walk import (
 from tclass._base.implemented._grad_writes import refuse_grad_leaf_writes
 from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device
-from tclass._core._linked_list import link_nested, only_none
+from tclass._core._linked_list import holds_none, link_nested, unlinked
 from tclass._core._names import DimName
 from tclass._core._records import is_record, storage_of
 from tclass._core._unbatched import UnbatchedTensor
@@ -706,12 +706,12 @@ class EntryOps(TensorCollection):
         for key, value in self._items():
             if not isinstance(value, TensorCollection):
                 out[key] = _as_numpy(value)
-            elif value._is_leaf_node:
+            elif value._is_leaf_node:  # a Python value node
                 read = value._read()
                 if isinstance(read, torch.Tensor):
                     out[key] = _as_numpy(read)
-                elif not only_none(read):  # a None value left out, as the peer
-                    out[key] = read
+                elif not holds_none(read, value.batch_size.numel(), getattr(value, "data", read)):
+                    out[key] = unlinked(read)  # plain lists, as the peer's to_dict() gives
             else:
                 out[key] = value.numpy()
         return out

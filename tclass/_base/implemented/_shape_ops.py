@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from types import EllipsisType
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from typing_extensions import Self
@@ -56,7 +56,7 @@ class ShapeOps(TensorCollection):
 
     # a 0-d collection's repeat_interleave adds its dim as unsqueeze does (a Python value
     # then stacked per element, as the peer); a value node's as reshape (one value kept)
-    _repeats_one_value: ClassVar[bool] = False
+    _repeats_one_value = False  # (no annotation: a record's type hints are its fields)
 
     # --- what results inherit ------------------------------------------------------------
 

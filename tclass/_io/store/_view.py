@@ -43,7 +43,7 @@ from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
-from tclass._engine._td_setitem import source_batch_error
+from tclass._engine._td_setitem import leading_ones_dropped, source_batch_error
 from tclass._io.store._datasets import list_index
 from tclass._io.store._protocol import is_group
 from tclass._io.store._records import source_items
@@ -579,9 +579,11 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
             self.set(index, value)
             return
         if isinstance(value, TensorCollection):  # checked before any array is written
-            error = source_batch_error(self, index, storage_of(value))
+            source = storage_of(value)  # (one without entries: the message says so)
+            error = source_batch_error(self, index, source, empty=not list(source.keys()))
             if error is not None:
                 raise error
+            value = leading_ones_dropped(self, index, value)
         else:  # checked against every array first (a tensor, a number, a list)
             value = self._source._checked_rows(self, index, value)
         self._at(index)._write_all(value)

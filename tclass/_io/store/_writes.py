@@ -26,7 +26,7 @@ from tclass._engine._nontensor import NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._td import TensorDict
-from tclass._engine._td_setitem import source_batch_error
+from tclass._engine._td_setitem import leading_ones_dropped, source_batch_error
 from tclass._engine._tensor_write import (
     check_number_write,
     check_tensor_write,
@@ -275,9 +275,11 @@ class StoreWrites(TensorDictBase):
             return
         refuse_grad(value, self._where())  # checked before any dataset is written
         if isinstance(value, TensorCollection):
-            error = source_batch_error(self, index, storage_of(value))
+            source = storage_of(value)  # (one without entries: the message says so)
+            error = source_batch_error(self, index, source, empty=not list(source.keys()))
             if error is not None:
                 raise error
+            value = leading_ones_dropped(self, index, value)
         else:
             value = self._checked_rows(self, index, value)
         self._check_into_records((), value)
