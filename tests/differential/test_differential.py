@@ -264,6 +264,10 @@ DECIDED = [
     ("records,entries", 4, 9_191_437, "h5-files"),  # separates of a file deleted 'd'
     ("records,entries", 4, 9_194_225, "memmap-by-data"),  # LazyStackedTensorDict.load
     ("index,shape", 4, 9_293_892, "peer-fails-inside"),  # unflatten after squeeze()
+    # fz19c
+    (_FIVE + ",records", 6, 10_300_305, "h5-files"),  # replace: a new group named, file kept
+    (_FIVE + ",records", 6, 10_300_741, "checked-as-torch"),  # fliplr after a stack's reshape
+    ("records,math", 4, 10_401_798, "peer-fails-inside"),  # mod of a locked, no tensors
 ]
 
 
