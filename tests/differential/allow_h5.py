@@ -228,8 +228,9 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue  # the same, for new_tensor (its apply with batch_size=; fz17b)
         if op in ("tile", "reshape", "broadcast_to") and _NAMES_DROPPED.search(line):
             continue  # read into memory and shaped as a TensorDict, which drops them
-        if op in ("setitem_key", "set", "update", "rename_key_") and _NEW_GROUP_NAMED.match(line):
-            continue  # a new group takes the file's dim names, as in a TensorDict
+        if op in _NEW_GROUP_OPS and _NEW_GROUP_NAMED.match(line):
+            continue  # a new group takes the file's dim names, as in a TensorDict (replace:
+            # read into memory, program 10,300,305, fz19c)
         if op in ("get", "get_default", "getitem_key") and _NAMES_SAVED.search(line):
             continue  # a group nested twice keeps them too (the peer's reads [None, ...])
         keys = _KEYS.match(line)
@@ -253,6 +254,7 @@ _NESTED_RECORD = re.compile(
     r"^(result\S*)\.kind: peer 'PersistentTensorDict(View)?', "
     r"tclass '(Rec|Inner|Auto|NoCast|TOnly|Frozen)'$"
 )
+_NEW_GROUP_OPS = ("setitem_key", "set", "update", "rename_key_", "replace")
 _KEY_ORDER = re.compile(r"^result(\['\w+'\])*: key order: peer \[.*\], tclass \[.*\]$")
 _KEYS = re.compile(r"^(result\S*): keys: peer \[(.*)\], tclass \[(.*)\]$")
 _PARAMETER = re.compile(r": peer Tensor\[([\w.]+), (shape [^\]]*\])\], tclass Parameter\[\1, \2\]$")

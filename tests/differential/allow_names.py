@@ -59,11 +59,15 @@ def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     ``to_tensordict()`` (``nansum(dim=(-1,), keepdim=True)``: program 46,825, inv18b). A
     stack of such stacks keeps the names of its stack dims, no more named than the
     program made lazy stacks (``named_apply(fn, batch_size=[2, 2])``: program 8,301,067
-    of ``--length 8`` index,entries,records, fz18a)."""
+    of ``--length 8`` index,entries,records, fz18a); a ``reshape`` of a lazy stack of
+    members without batch dims into more dims stacks each member in both (a stack of
+    stacks, one more stack dim named; ``fliplr`` after it: program 10,300,741 of the six
+    families, fz19c)."""
     if finding.kind != "result":
         return False
     lazy = facts.kind == "lazy" or any(_LAZY_MADE.search(line) for line in finding.lines)
     ops = ("to_tensordict", "contiguous", "apply", "named_apply", "narrow", "flip", "roll")
+    ops += ("fliplr", "flipud")
     if finding.step.op == "getitem_key":
         if not re.search(r"\.(?:to_tensordict|contiguous)\(\)\[", finding.step.src):
             return False
@@ -74,11 +78,19 @@ def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     if not lazy:
         return False
     stacks = sum(len(_LAZY_MADE.findall(line)) for line in finding.lines)
+    stacks += _reshaped_after_stack(finding.lines[:-1])
     kept = finding.step.op == "unbind"  # the members' dim names kept by both (10,005,577)
     return all(
         (_ONE_NAME.match(line) or _stack_names(line, stacks, kept)) and _same_dims(line)
         for line in finding.detail
     )
+
+
+def _reshaped_after_stack(lines: list[str]) -> int:
+    """How many ``reshape`` steps follow the program's first lazy stack (each can stack
+    the members of a lazy stack of members without batch dims once more)."""
+    made = [i for i, line in enumerate(lines) if _LAZY_MADE.search(line)]
+    return sum(".reshape(" in line for line in lines[made[0] + 1 :]) if made else 0
 
 
 def _stack_names(line: str, stacks: int, kept: bool = False) -> bool:

@@ -742,6 +742,7 @@ _EMPTY_REDUCED_WHOLE = re.compile(
 )
 _BROKEN_SIZE = re.compile(r"^result\.(batch_size|names): peer ")
 _ZERO_DIM_UNBOUND = "Dimension specified as 0 but tensor has no dimensions"
+_MOD_LOCKED = re.compile(r"^result(\['\w+'\])*\.is_locked: peer True, tclass False$")
 
 
 def _chain(error: BaseException | None) -> list[BaseException]:
@@ -804,9 +805,9 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         return True
     if (
         finding.kind == "result"
-        and finding.step.op == "%"
-        and finding.detail == ["result.is_locked: peer True, tclass False"]
-    ):  # (program 3,465 of math, inv19a)
+        and finding.step.op in ("%", "mod")
+        and all(_MOD_LOCKED.match(line) for line in finding.detail)
+    ):  # (program 3,465 of math, inv19a; `mod`, its nested nodes too: 10,401,798, fz19c)
         leaves = [mine.value.get(key) for key in mine.value.keys(True, True)]
         return not any(isinstance(leaf, torch.Tensor) for leaf in leaves)
     if finding.kind == "result" and finding.step.family == "math":  # the same, nested

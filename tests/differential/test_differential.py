@@ -269,6 +269,10 @@ DECIDED = [
     ("shape", 4, 3_227, "checked-as-torch"),  # an HDF5 file's batch size of more dims
     ("shape,combine,math", 4, 19_582, "checked-as-torch"),  # torch.stack after squeeze()
     ("index,shape,combine", 4, 3_496, "peer-fails-inside"),  # x[...] = of a lazy stack of stacks
+    # fz19c
+    (_FIVE + ",records", 6, 10_300_305, "h5-files"),  # replace: a new group named, file kept
+    (_FIVE + ",records", 6, 10_300_741, "checked-as-torch"),  # fliplr after a stack's reshape
+    ("records,math", 4, 10_401_798, "peer-fails-inside"),  # mod of a locked, no tensors
 ]
 
 
