@@ -264,6 +264,8 @@ DECIDED = [
     ("records,entries", 4, 9_191_437, "h5-files"),  # separates of a file deleted 'd'
     ("records,entries", 4, 9_194_225, "memmap-by-data"),  # LazyStackedTensorDict.load
     ("index,shape", 4, 9_293_892, "peer-fails-inside"),  # unflatten after squeeze()
+    ("records", 4, 1_909_802, "annotation-casts"),  # set of a list: lazy stack dim 1 (nu19c)
+    ("records", 4, 1_911_215, "annotation-casts"),  # .v = a list: lazy stack dim 2 (nu19c)
 ]
 
 
