@@ -75,8 +75,9 @@ def _kept_as_annotated(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     and ``autocast``), and keeps a list given to ``Optional[Tensor]``. A list the peer
     makes a tensor may not fit the batch, nor a number a batch of elements: the peer raises
     there, and an IndexError where it splits a list among the members of a lazy stack along
-    a later stack dim (tclass: one item per member, or one value). Nested empty lists given to a ``str`` field through ``from_dict`` stay lists
-    (the peer's a float tensor with no elements)."""
+    a later stack dim (tclass: one item per member, or one value). Nested empty lists
+    given to a ``str`` field through ``from_dict`` stay lists (the peer's a float tensor
+    with no elements)."""
     if finding.kind == "peer-raises":
         message = finding.detail[0]
         if "Python scalars are stored as 0-dim tensors" in message:
