@@ -21,6 +21,7 @@ gathers the values, so every index and shape op torch accepts works here too.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -74,6 +75,17 @@ __all__ = [
 ]
 
 _new_instance = object.__new__
+
+
+@dataclasses.dataclass
+class _PeerFields:
+    """The fields ``dataclasses.fields`` names for a ``NonTensorData``: the peer's node is
+    a dataclass with these three. The last two are not arguments here (``init=False``), so
+    ``dataclasses.replace(node, data=...)`` builds a node as the peer's does."""
+
+    data: Any
+    _metadata: dict[str, Any] | None = dataclasses.field(default=None, init=False)
+    _is_non_tensor: bool = dataclasses.field(default=True, init=False)
 
 
 class _NonTensorNode(NonTensorOps):
@@ -303,6 +315,13 @@ class NonTensorData(_NonTensorNode):
     __slots__ = ("_data", "_batch_size")
 
     _data: Any
+    # a dataclass to the dataclasses module (the peer's node is one, and is_tensorclass
+    # says True for it): code that then walks dataclasses.fields / asdict works
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]] = (
+        _PeerFields.__dataclass_fields__
+    )
+    _metadata: ClassVar[None] = None
+    _is_non_tensor: ClassVar[bool] = True
     # expand to new dims and unsqueeze give a NonTensorStack of the value, as the peer
     # stacks the node there (its MetaData keeps one value)
     _grows_to_stack: ClassVar[bool] = True

@@ -665,6 +665,10 @@ def _store(
     rule = info.rules[name]
     if isinstance(td, LazyStackedTensorDict):
         value = rule.over_stack(value, td.batch_size, td.device)
+        items = rule.per_member(value, td.batch_size, td.stack_dim)
+        if items is not None:
+            _store_members(info, td, name, items, check_spec)
+            return
     stored = rule.store(value, td.batch_size, td.device)
     if check_spec and rule.spec is not None and isinstance(stored, _Tensor):
         specs: Any = info.specs
@@ -679,6 +683,25 @@ def _store(
         td._store_entry(name, stored)  # a record saved in a folder writes it there too
     else:
         _unset(td, name)
+
+
+def _store_members(
+    info: ClassInfo,
+    td: LazyStackedTensorDict,
+    name: str,
+    items: list[Any],
+    check_spec: bool,
+) -> None:
+    """Each member of the lazy stack ``td`` stores its item of a value split along the
+    stack dim (:meth:`FieldRule.per_member`) as a record of the class stores it; every
+    item is checked before any is written, so a refused one leaves all members as they
+    were."""
+    rule = info.rules[name]
+    members = td.tensordicts
+    for member, item in zip(members, items, strict=True):
+        rule.store(item, member.batch_size, member.device)
+    for member, item in zip(members, items, strict=True):
+        _store(info, member, name, item, check_spec)
 
 
 def _holds(td: TensorDict | LazyStackedTensorDict, name: str) -> bool:

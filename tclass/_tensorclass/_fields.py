@@ -154,6 +154,21 @@ class FieldRule:
             return value
         return NonTensorStack._make(_flat_values(value, len(batch)), batch, device)
 
+    def per_member(self, value: Any, batch: torch.Size, stack_dim: int) -> list[Any] | None:
+        """The items the members of a lazy stack of records of ``batch`` take of ``value``
+        in this field, one each along the stack dim ``stack_dim`` (``None``: not split).
+        As the peer splits a list written to a lazy stack: in a field that takes any value
+        (not under ``autocast``, where the peer gives every member the whole value), a
+        list as long as the stack (nested ``stack_dim`` levels as the dims before it)
+        gives member ``i`` its ``i``-th item there (``[5, 6]`` over two members: ``5`` and
+        ``6``), which that member stores as a record of the class would. Checked after
+        :meth:`over_stack`, which reads a list nested as the whole batch first."""
+        if not (self.any_value and self.cast is None and type(value) is list):
+            return None
+        if not _nested_as(value, batch[: stack_dim + 1]):
+            return None
+        return [_item_at(value, stack_dim, i) for i in range(batch[stack_dim])]
+
     def _other_value(self, value: Any, batch: torch.Size, device: torch.device | None) -> Value:
         """A Python value of a type the annotation does not name, in a field that takes
         Python values: stored as a TensorDict stores it, as the peer does (DESIGN.md 5):
@@ -364,6 +379,14 @@ def _flat_values(values: Any, depth: int) -> list[Any]:
     if depth == 0:
         return [values]
     return [item for part in values for item in _flat_values(part, depth - 1)]
+
+
+def _item_at(values: Any, depth: int, index: int) -> Any:
+    """Item ``index`` of nested lists at ``depth`` levels down, the levels above kept
+    (``_item_at([[1, 2], [3, 4]], 1, 0)`` is ``[1, 3]``)."""
+    if depth == 0:
+        return values[index]
+    return [_item_at(part, depth - 1, index) for part in values]
 
 
 def _nested_as(values: Any, shape: torch.Size) -> bool:

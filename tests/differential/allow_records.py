@@ -74,13 +74,17 @@ def _kept_as_annotated(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     the number a 0-d tensor and the list a tensor (``from_dict`` bypasses its ``nocast``
     and ``autocast``), and keeps a list given to ``Optional[Tensor]``. A list the peer
     makes a tensor may not fit the batch, nor a number a batch of elements: the peer raises
-    there. Nested empty lists given to a ``str`` field through ``from_dict`` stay lists
-    (the peer's a float tensor with no elements)."""
+    there, and an IndexError where it splits a list among the members of a lazy stack along
+    a later stack dim (tclass: one item per member, or one value). Nested empty lists
+    given to a ``str`` field through ``from_dict`` stay lists (the peer's a float tensor
+    with no elements)."""
     if finding.kind == "peer-raises":
         message = finding.detail[0]
         if "Python scalars are stored as 0-dim tensors" in message:
             return re.search(r"for key '(n|v)'", message) is not None
         given = re.search(r"\b(v|lst)( = |=|': |', )\[", " ".join(finding.lines))
+        if "Dimension out of range" in message and "lazy_stack(" in finding.lines[0]:
+            return given is not None  # its split of a list along a later stack dim
         about = re.search(r"batch[ _](dimension|size)|key '?(v|lst)\b", message)
         return given is not None and about is not None
     if finding.kind in ("tclass-raises", "family") and type(mine.error).__name__ == "CastError":

@@ -273,6 +273,8 @@ DECIDED = [
     (_FIVE + ",records", 6, 10_300_305, "h5-files"),  # replace: a new group named, file kept
     (_FIVE + ",records", 6, 10_300_741, "checked-as-torch"),  # fliplr after a stack's reshape
     ("records,math", 4, 10_401_798, "peer-fails-inside"),  # mod of a locked, no tensors
+    ("records", 4, 1_909_802, "annotation-casts"),  # set of a list: lazy stack dim 1 (nu19c)
+    ("records", 4, 1_911_215, "annotation-casts"),  # .v = a list: lazy stack dim 2 (nu19c)
 ]
 
 

@@ -210,3 +210,83 @@ def test_an_any_field_of_a_lazy_stack_splits_a_list_per_element(cls: Any, op: st
     theirs = peer.lazy_stack([Theirs(x=torch.zeros(2), v="a", batch_size=[2]) for _ in range(2)])
     theirs.set("v", values["v"])  # the peer's members: the same values (as tensors)
     assert [torch.as_tensor(member.v).tolist() for member in theirs.unbind(0)] == values["v"]
+
+
+@tensorclass(autocast=True)
+class Cast:
+    x: torch.Tensor
+    v: Any = None
+
+
+def _peer_class(peer: Any, cls: Any) -> Any:
+    options = {Loose: {"nocast": True}, Cast: {"autocast": True}}.get(cls, {})
+
+    @peer.tensorclass(**options)
+    class Theirs:
+        x: torch.Tensor
+        v: Any = None
+
+    return Theirs
+
+
+@pytest.mark.parametrize("cls", [Loose, Anything])
+@pytest.mark.parametrize("op", ["set", "attribute", "update"])
+def test_an_any_field_of_a_lazy_stack_splits_a_list_per_member(cls: Any, op: str) -> None:
+    """A list with one item per member along the stack dim gives each member its item, as
+    the peer splits it (its members make the numbers tensors, even under nocast: tclass
+    stores each as that member's field stores it, a Python value); before, every member
+    got the whole list."""
+    stack = lazy_stack([cls(x=torch.zeros(3), v=0, batch_size=[3]) for _ in range(2)])
+    if op == "set":
+        stack.set("v", [5, 6])
+    elif op == "attribute":
+        stack.v = [5, 6]
+    else:
+        stack.update({"v": [5, 6]})
+    assert [member.v for member in stack.unbind(0)] == [5, 6]
+    assert stack[1].v == 6 and stack.to_dict()["v"] == [[5, 5, 5], [6, 6, 6]]
+    stack.v = [["a", "b"], ["c", "d"]]  # nested as the members only: one list each
+    assert [member.v for member in stack.unbind(0)] == [["a", "b"], ["c", "d"]]
+    peer = pytest.importorskip("tensordict")
+    Theirs = _peer_class(peer, cls)
+    theirs = peer.lazy_stack([Theirs(x=torch.zeros(3), v="s", batch_size=[3]) for _ in range(2)])
+    theirs.set("v", [5, 6])
+    assert [int(member.v) for member in theirs.unbind(0)] == [5, 6]
+
+
+def test_a_list_per_member_of_an_autocast_field_and_other_lengths_stay_one_value() -> None:
+    """``autocast`` gives every member the whole list (as the peer); a list not as long as
+    the stack is one value for every member (the peer: a ValueError from its zip)."""
+    stack = lazy_stack([Cast(x=torch.zeros(3), v="s", batch_size=[3]) for _ in range(2)])
+    stack.v = [5, 6]
+    assert [member.v for member in stack.unbind(0)] == [[5, 6], [5, 6]]
+    peer = pytest.importorskip("tensordict")
+    Theirs = _peer_class(peer, Cast)
+    theirs = peer.lazy_stack([Theirs(x=torch.zeros(3), v="s", batch_size=[3]) for _ in range(2)])
+    theirs.v = [5, 6]
+    assert [member.v for member in theirs.unbind(0)] == [[5, 6], [5, 6]]
+    loose = lazy_stack([Loose(x=torch.zeros(3), v=0, batch_size=[3]) for _ in range(2)])
+    loose.v = [5, 6, 7]
+    assert [member.v for member in loose.unbind(0)] == [[5, 6, 7], [5, 6, 7]]
+
+
+def test_a_list_per_member_along_a_later_stack_dim_and_nested_stacks() -> None:
+    stack = lazy_stack([Loose(x=torch.zeros(3, 4), batch_size=[3, 4]) for _ in range(2)], 1)
+    stack.v = [["a", "b"], ["c", "d"], ["e", "f"]]  # batch [3, 2, 4]: the members along dim 1
+    assert stack.batch_size == (3, 2, 4)
+    assert [member.v for member in stack.unbind(1)] == [["a", "c", "e"], ["b", "d", "f"]]
+    rows = [[Loose(x=torch.zeros(3), batch_size=[3]) for _ in "ab"] for _ in "ab"]
+    outer = lazy_stack([lazy_stack(row) for row in rows])
+    outer.v = [[1, 2], [3, 4]]  # each inner stack splits its row again
+    assert [[row.v for row in inner.unbind(0)] for inner in outer.unbind(0)] == [[1, 2], [3, 4]]
+    outer.v = [7, 8]
+    assert [[row.v for row in inner.unbind(0)] for inner in outer.unbind(0)] == [[7, 7], [8, 8]]
+
+
+def test_a_refused_item_per_member_leaves_every_member_as_it_was() -> None:
+    stack = lazy_stack([Loose(x=torch.zeros(3), v=0, batch_size=[3]) for _ in range(2)])
+    with pytest.raises(errors.BatchMismatchError, match="batch"):
+        stack.v = [torch.ones(3), torch.ones(5)]  # the second does not start with [3]
+    assert [member.v for member in stack.unbind(0)] == [0, 0]
+    stack.v = [torch.ones(3), torch.zeros(3)]
+    assert [member.v.tolist() for member in stack.unbind(0)] == [[1.0] * 3, [0.0] * 3]

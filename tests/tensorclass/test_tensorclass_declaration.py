@@ -142,6 +142,29 @@ class TestDataclassProtocol:
         stack = tclass.NonTensorStack(tclass.NonTensorData(1))
         assert not tclass.is_tensorclass(stack) and not tclass.is_tensorclass(type(stack))
 
+    def test_python_value_nodes_are_dataclasses(self) -> None:
+        # code that checks is_tensorclass then walks dataclasses.fields works, as on the
+        # peer's node (a dataclass with these three fields)
+        peer = pytest.importorskip("tensordict")
+        node = TensorDict(s="hi", batch_size=[3]).get("s")
+        peer_node = peer.TensorDict(s="hi", batch_size=[3]).get("s")
+        names = [f.name for f in dataclasses.fields(node)]
+        assert names == [f.name for f in dataclasses.fields(peer_node)]
+        assert names == ["data", "_metadata", "_is_non_tensor"]
+        assert dataclasses.is_dataclass(node) and dataclasses.is_dataclass(tclass.MetaData)
+        assert dataclasses.asdict(node) == dataclasses.asdict(peer_node)
+        assert dataclasses.astuple(node) == ("hi", None, True)
+        replaced = dataclasses.replace(node, data="ho")  # the batch size is not a field
+        peer_replaced = dataclasses.replace(peer_node, data="ho")
+        assert type(replaced) is tclass.NonTensorData and replaced.data == "ho"
+        assert replaced.batch_size == peer_replaced.batch_size == ()
+        with pytest.raises(ValueError, match="init=False"):  # not an argument here
+            dataclasses.replace(node, _metadata={})
+        stack = tclass.NonTensorStack(tclass.NonTensorData(1), tclass.NonTensorData(2))
+        assert not dataclasses.is_dataclass(stack)  # as the peer's stack
+        with pytest.raises(TypeError):
+            dataclasses.fields(stack)
+
     def test_isinstance_tensorclass(self, declare: Declare) -> None:
         cls = declare(_tagged_template())
         record = cls(torch.zeros(2), batch_size=[2])
