@@ -275,6 +275,7 @@ DECIDED = [
     ("records,math", 4, 10_401_798, "peer-fails-inside"),  # mod of a locked, no tensors
     ("records", 4, 1_909_802, "annotation-casts"),  # set of a list: lazy stack dim 1 (nu19c)
     ("records", 4, 1_911_215, "annotation-casts"),  # .v = a list: lazy stack dim 2 (nu19c)
+    ("records", 4, 1_926_694, "annotation-casts"),  # stack of Auto: opt a list, a tensor
 ]
 
 
