@@ -84,6 +84,7 @@ __all__ = [
     "STORE_FILE",
     "FieldSchema",
     "LoadPlan",
+    "SavedFields",
     "SavedSchema",
     "SchemaCheck",
     "SchemaDiffers",
@@ -593,6 +594,18 @@ class SchemaDiffers(TclassError):
     record's siblings to find theirs, and ``load_memmap`` raises them all at once."""
 
 
+class SavedFields(NamedTuple):
+    """The record fields saved in one folder (a ``_tensordict/`` or a member of a lazy
+    stack of them), as :class:`SchemaCheck` compares them with ``cls``."""
+
+    cls: type
+    folder: str
+    entries: Mapping[str, Mapping[str, Any]]  # the fields' meta.json entries
+    marker: Mapping[str, Any]  # the folder's ``_tclass`` block (its saved schema)
+    values: AbstractSet[str]  # the fields saved as Python values
+    batch_ndim: int
+
+
 @dataclass
 class SchemaCheck:
     """The schema options of one ``load_memmap`` call, and the differences found."""
@@ -602,59 +615,37 @@ class SchemaCheck:
     widen: bool = False
     differences: list[SchemaDifference] = field(default_factory=list)
 
-    def compare(
-        self,
-        cls: type,
-        folder: str,
-        entries: Mapping[str, Mapping[str, Any]],
-        marker: Mapping[str, Any],
-        values: AbstractSet[str],
-        batch_ndim: int,
-    ) -> LoadPlan:
+    def compare(self, saved: SavedFields) -> LoadPlan:
         """The plan for the record fields in ``folder`` (a ``_tensordict/`` or a member
         of a lazy stack of them); its differences are added to ``differences``."""
-        plan = self._plan(cls, folder, entries, marker, values, batch_ndim)
+        plan = self._plan(saved)
         if not plan.differences:  # the usual case: no path to name
             return plan
-        path = self._record_path(folder)
+        path = self._record_path(saved.folder)
         plan.differences = [d._replace(path=path) for d in plan.differences]
         seen = {(d.path, d.field, d.kind) for d in self.differences}
         self.differences += [d for d in plan.differences if (d.path, d.field, d.kind) not in seen]
         return plan
 
-    def finds_clean(
-        self,
-        cls: type,
-        folder: str,
-        entries: Mapping[str, Mapping[str, Any]],
-        marker: Mapping[str, Any],
-        values: AbstractSet[str],
-        batch_ndim: int,
-    ) -> bool:
+    def finds_clean(self, saved: SavedFields) -> bool:
         """Whether :meth:`compare` would find the record fields in ``folder`` the class's
         as they are (no difference, nothing dropped or widened), recording nothing; a
         saved schema that does not read raises as there."""
+        cls, folder, entries, marker, values, _ = saved
         fields, specs = class_schema(cls)
         if specs is None and not values and _only_plain_tensors(cls, fields, entries):
             if marker:
                 read_schema(marker, f"{folder}/meta.json")  # (one that does not read raises)
             return True  # compare's own first case, without its empty plan
-        plan = self._plan(cls, folder, entries, marker, values, batch_ndim)
+        plan = self._plan(saved)
         return not (plan.differences or plan.drop or plan.widen)
 
-    def _plan(
-        self,
-        cls: type,
-        folder: str,
-        entries: Mapping[str, Mapping[str, Any]],
-        marker: Mapping[str, Any],
-        values: AbstractSet[str],
-        batch_ndim: int,
-    ) -> LoadPlan:
+    def _plan(self, saved: SavedFields) -> LoadPlan:
         """:func:`compare` of the fields in ``folder`` with ``cls``, under these options."""
-        saved = read_schema(marker, f"{folder}/meta.json") if marker else None
+        cls, folder, entries, marker, values, batch_ndim = saved
+        schema = read_schema(marker, f"{folder}/meta.json") if marker else None
         return compare(
-            cls, entries, values, saved, batch_ndim, "", strict=self.strict, widen=self.widen
+            cls, entries, values, schema, batch_ndim, "", strict=self.strict, widen=self.widen
         )
 
     def _record_path(self, folder: str) -> str:

@@ -49,6 +49,7 @@ from tclass._io._annotations import (
 )
 from tclass._io._schema import (
     AnyFields,
+    SavedFields,
     SchemaCheck,
     SchemaDiffers,
     check_saved_values,
@@ -420,7 +421,7 @@ def _first_plan(
         cls is not None
         and check is not None
         and not check.finds_clean(
-            cls, folder.path, fields, saved_marker(meta, where), values, len(batch)
+            SavedFields(cls, folder.path, fields, saved_marker(meta, where), values, len(batch))
         )
     ):
         return None
@@ -472,7 +473,8 @@ def _checked_td(
         found = len(check.differences)
         fields = {key: entry for _, key, entry in listed}
         marker = saved_marker(meta, where)
-        plan = check.compare(record_cls, folder.path, fields, marker, values, len(batch))
+        saved = SavedFields(record_cls, folder.path, fields, marker, values, len(batch))
+        plan = check.compare(saved)
         skipped = plan.skipped
     # Leaves mapped straight from this folder (the usual load): see _leaf_file.
     direct = maps_directly(folder, options)
