@@ -56,7 +56,8 @@ from tclass._engine._lazy._entries import (
     uneven_keys_error,
     walk_path,
 )
-from tclass._engine._lazy._index import as_records, empty_selection, index_lazy, write_lazy
+from tclass._engine._lazy._index import as_records, empty_selection, index_lazy
+from tclass._engine._lazy._index_writes import write_lazy
 from tclass._engine._lazy._locking import LazyLocking
 from tclass._engine._lazy._parts import (
     check_declared,

@@ -1,0 +1,419 @@
+"""Writing into a lazy stack at an index: ``lazy[index] = value``.
+
+The value is split as the index says (``_index.py`` works out which member each element
+comes from and where, on stand-ins shaped like the batch) and each part is written into
+its member, after checks that make the write all-or-nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+import torch
+
+from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._entry_ops import EntryWrites
+from tclass._core import _batch
+from tclass._engine._lazy._index import (
+    _ALL,
+    _checked,
+    _items,
+    _member_numbers,
+    _probe,
+    _ragged_items,
+)
+from tclass._engine._td_setitem import check_empty_source, check_index_fits
+from tclass._engine._tensor_write import (
+    check_number_write,
+    check_tensor_write,
+    fits_every_dtype,
+    leaf_dtypes,
+    tensor_refused,
+    tensor_targets,
+)
+from tclass.errors import InPlaceWriteError
+
+if TYPE_CHECKING:
+    from tclass._engine._lazy._stack import LazyStackedTensorDict
+
+__all__ = ["write_lazy"]
+
+
+def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
+    """``stack[index] = value``: each part of ``value`` written into its member."""
+    if isinstance(value, TensorCollection) and not len(value.keys()):
+        check_empty_source(stack, index, value)  # nothing to split: its batch size checked
+    if isinstance(value, torch.Tensor) and value.ndim and -1 not in stack._batch_size:
+        value = _per_entry(stack, index, value)
+    elif isinstance(value, (int, float, complex)) and not fits_every_dtype(value):
+        _check_number(stack, index, value)
+    if type(index) is int and stack._stack_dim == 0:
+        _write_whole(stack._index_int(index), value)
+        return
+    items = _items(stack, index) if index is not Ellipsis else (Ellipsis,)
+    items = _members_backwards(stack, items)
+    if (
+        -1 not in stack._batch_size  # (a ragged stack writes each member: below)
+        and any(item is None for item in items)
+        and all(item is None or type(item) in (int, slice) for item in items)
+    ):
+        items, value = _without_none(stack, items, value)
+    if -1 in stack._batch_size:
+        _write_members(stack, () if index is Ellipsis else items, value)  # ...: every member
+        return
+    if _write_separable(stack, items, value, _selected_shape(stack, items)):
+        return
+    ids, positions = _probe(stack, items)
+    selected = ids.shape
+    if not ids.numel():
+        _check_no_element_write(stack, items, value)
+    for number in sorted(set(ids.reshape(-1).tolist())):
+        mask = ids == number
+        member = stack._members[number]
+        if not member.batch_size:
+            # Every element of a member without batch dims is the member; the last wins.
+            last = tuple(mask.nonzero()[-1].tolist())
+            _write_whole(member, _part_of(value, last, selected))
+            continue
+        where = torch.unravel_index(positions[mask], member.batch_size)
+        member[where] = _part_of(value, mask, selected)
+
+
+def _per_entry(stack: LazyStackedTensorDict, index: Any, value: torch.Tensor) -> Any:
+    """``stack[index] = tensor`` as the peer writes it, into each entry as torch writes
+    ``entry[index] = tensor`` (lined up with the last dims of the entry's selection): the
+    tensor checked against every entry first, then spelled out over each one's selection
+    (a view, no copy), which the members' parts are cut from."""
+    check_index_fits(stack, index)
+    check_tensor_write(stack, index, value)
+    parts: dict[Any, Any] = {}
+    targets = tensor_targets(stack, index)
+    numbers = None
+    for key, shape, selected in targets:
+        if selected is None:  # the members differ in a feature dim: each one checked
+            numbers = _touched(stack, index) if numbers is None else numbers
+            parts[key] = _uneven_part(stack, index, value, key, shape, numbers)
+        else:
+            parts[key] = value.expand(selected)
+    return EntryWrites(parts)
+
+
+def _uneven_part(
+    stack: LazyStackedTensorDict,
+    index: Any,
+    value: torch.Tensor,
+    key: Any,
+    shape: torch.Size,
+    numbers: list[int],
+) -> torch.Tensor:
+    """The part of ``value`` for an entry whose members differ in a feature dim (a
+    ``-1`` in ``shape``), as the peer writes it: torch's rule for each member reached
+    (``numbers``) as if its entry were stacked alone (``value`` lined up with the last
+    dims of ``(*selected batch, *its feature dims)``), each checked before any is
+    written; spelled out over the selected batch dims (a view), the uneven dims kept
+    as ``value`` has them, for each member's write to broadcast.
+
+    Raises:
+        BatchSizeError: (a ``RuntimeError``) naming the key and the first member that
+            refuses ``value``.
+    """
+    nb = len(stack._batch_size)
+    batch = _batch.indexed_shape(stack._batch_size, index)
+    for number in numbers:
+        member = stack._members[number]
+        own = member.get_item_shape(key)
+        feature = own[len(member.batch_size) :]
+        if -1 not in feature and not _batch.broadcasts_to(value.shape, (*batch, *feature)):
+            full = torch.Size((*stack._batch_size, *feature))
+            selected = torch.Size((*batch, *feature))
+            error = tensor_refused(key, full, index, value.shape, selected, nb)
+            raise type(error)(f"{error} (member {number} of the lazy stack)") from None
+    target = (*batch, *shape[nb:])
+    while value.ndim > len(target) and value.shape[0] == 1:
+        value = value[0]  # torch drops the leading dims of size 1
+    value = value.reshape((1,) * (len(target) - value.ndim) + tuple(value.shape))
+    return value.expand(target)  # (-1: the size value has there)
+
+
+def _touched(stack: LazyStackedTensorDict, index: Any) -> list[int]:
+    """The numbers of the members that ``stack[index]`` reaches (all of them when the
+    index does not say: the write then reports it)."""
+    try:
+        items = _items(stack, index) if index is not Ellipsis else ()
+        if -1 in stack._batch_size:
+            return _members_picked(stack, _ragged_items(stack, items, "a write")[stack._stack_dim])
+        shape = [1] * len(stack._batch_size)  # the member number of every element,
+        shape[stack._stack_dim] = len(stack._members)  # as torch indexes a stand-in
+        ids = torch.arange(len(stack._members)).reshape(shape).expand(stack._batch_size)
+        return sorted(set(ids[items].reshape(-1).tolist()))
+    except (IndexError, TypeError, ValueError, RuntimeError):
+        return list(range(len(stack._members)))
+
+
+def _check_number(stack: LazyStackedTensorDict, index: Any, value: complex) -> None:
+    """``stack[index] = number``: every tensor of the members the index reaches checked
+    to take the number (torch refuses ``300`` in an ``int8`` tensor), before any member
+    is written (the members may hold one key in different dtypes)."""
+    leaves = [leaf_dtypes(member) for member in stack._members]
+    if not leaves:
+        return
+    if all(found == leaves[0] for found in leaves):
+        check_number_write(value, index, leaves[0])
+        return
+    numbers = _touched(stack, index)
+    check_number_write(value, index, [leaf for n in numbers for leaf in leaves[n]])
+
+
+def _check_no_element_write(
+    stack: LazyStackedTensorDict, items: tuple[Any, ...], value: Any
+) -> None:
+    """A write at an index that selects no element writes nothing, but where a tensor
+    index falls on the members' dims (and the stack dim's item picks members), each
+    member is written at a tensor index, and torch's ``index_put`` refuses a tensor of
+    another dtype even for no element (as the peer raises, and a TensorDict in both)."""
+    d, consumed, picked, reaches = stack._stack_dim, 0, _ALL, False
+    for item in items:
+        dims = 0 if item is None else _batch.index_dims_consumed(item)
+        if consumed == d and dims == 1:
+            picked = item
+        elif isinstance(item, torch.Tensor) and consumed <= d < consumed + dims:
+            return  # a mask over the stack dim and others: not split among the members
+        elif isinstance(item, torch.Tensor):
+            reaches = True
+        consumed += dims
+    if not reaches or not stack._members or not _members_picked(stack, picked):
+        return
+    member = stack._members[0]
+    for path, tensor in _tensor_parts(value, ()):
+        entries = list(member._tensor_leaves()) if not path else [member.get(path, None)]
+        for entry in entries:
+            if isinstance(entry, torch.Tensor) and entry.dtype != tensor.dtype:
+                where = f"entry {path if len(path) > 1 else path[0]!r}" if path else "an entry"
+                msg = (
+                    f"cannot write a {tensor.dtype} tensor into {where} of dtype "
+                    f"{entry.dtype} at a tensor index (even one that selects no element): "
+                    f"torch's index_put requires the same dtype; cast the value with "
+                    f".to({entry.dtype})"
+                )
+                raise InPlaceWriteError(msg)
+
+
+def _tensor_parts(value: Any, prefix: tuple[str, ...]) -> Any:
+    """The tensors of a value written into a collection, with their keys (``()``: a
+    tensor written into every entry); a lazy stack's are its members' (a ragged one has
+    no dense entry to read)."""
+    if isinstance(value, torch.Tensor):
+        yield prefix, value
+    elif isinstance(value, TensorCollection) and value._is_lazy:
+        for member in cast("LazyStackedTensorDict", value)._members:
+            yield from _tensor_parts(member, prefix)
+    elif isinstance(value, (TensorCollection, Mapping)):
+        for key, sub in value.items():
+            yield from _tensor_parts(sub, (*prefix, key))
+
+
+def _without_none(
+    stack: LazyStackedTensorDict, items: tuple[Any, ...], value: Any
+) -> tuple[tuple[Any, ...], Any]:
+    """A basic index with ``None`` items (``stack[None, 0] = v``) as the same index
+    without them, and ``value`` without the unit dims they add to the selection: then
+    written member by member as a basic index, where a value of another dtype is cast
+    (as torch and the peer write it; an advanced index would refuse it)."""
+    selected = _selected_shape(stack, items)
+    at: list[Any] = []
+    for item in items:
+        if item is None:
+            at.append(0)
+        elif type(item) is slice:
+            at.append(_ALL)
+    kept = tuple(item for item in items if item is not None)
+    return kept, _part_of(value, tuple(at), selected)
+
+
+def _write_separable(
+    stack: LazyStackedTensorDict, items: tuple[Any, ...], value: Any, selected: torch.Size
+) -> bool:
+    """Writes ``value`` member by member, as the peer, when the index splits in two (see
+    :func:`_member_dim`): the item at the stack dim picks members (an int, a slice or a
+    1-d tensor) and the rest indexes each member as a collection is indexed (with ints
+    and slices, a basic index: values of another dtype are cast, an int reaching no
+    batch dims takes a value without them). Each member gets its part of ``value`` along
+    the selection's member dim (the last write to a member picked twice wins, as in
+    torch). Returns False, writing nothing, for any other index."""
+    ndim = len(stack._batch_size)
+    if items == (Ellipsis,):
+        items = ()  # every element (a write into a whole nested lazy stack)
+    if len(items) > ndim or any(item is None for item in items) or not selected.numel():
+        return False
+    items = items + (_ALL,) * (ndim - len(items))
+    d = stack._stack_dim
+    along = _member_dim(items, d)
+    if along is None:
+        return False
+    picked, rest = items[d], items[:d] + items[d + 1 :]
+    numbers = _members_picked(stack, picked)
+    if type(picked) is not int and not _spans(value, selected):
+        return False  # a dict read at the selection's batch size refuses it (below)
+    whole = all(type(item) is slice and item == _ALL for item in rest)
+    for j, number in enumerate(numbers):
+        at = (_ALL,) * along + (j,)
+        part = value if type(picked) is int else _part_of(value, at, selected)
+        member = stack._members[number]
+        if whole or not member.batch_size:
+            _write_whole(member, part)
+        else:
+            member[rest] = part
+    return True
+
+
+def _selected_shape(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> torch.Size:
+    """The batch size ``items`` selects; a slice of negative step off the stack dim (which
+    a nested lazy stack member takes along its own stack dim) counted as its length."""
+    batch = stack._batch_size
+    forwards = list(items)
+    consumed = 0
+    for position, item in enumerate(items):
+        if type(item) is slice and item.step is not None and item.step < 0:
+            size = len(range(batch[consumed])[item])
+            forwards[position] = slice(0, size)
+        consumed += item is not Ellipsis and _batch.index_dims_consumed(item)
+    return _probe(stack, tuple(forwards))[0].shape
+
+
+def _member_dim(items: tuple[Any, ...], d: int) -> int | None:
+    """Where the dim running over the members lands in the selection of ``items`` (one
+    per batch dim; any value when an int picks one member), or None when the index does
+    not split into the stack dim's item and the members' index: more than one tensor,
+    one of more than one dim, or a tensor and ints split apart by a slice (torch then
+    moves the tensor's dim in front, which the members' index would not)."""
+    tensors = [i for i, item in enumerate(items) if isinstance(item, torch.Tensor)]
+    if len(tensors) > 1 or any(items[i].ndim != 1 for i in tensors):
+        return None
+    if not all(type(item) in (int, slice) for i, item in enumerate(items) if i not in tensors):
+        return None
+    advanced = [i for i, item in enumerate(items) if type(item) is not slice]
+    contiguous = not advanced or advanced[-1] - advanced[0] + 1 == len(advanced)
+    if tensors and not contiguous:
+        if tensors != [d]:
+            return None
+        return 0  # torch puts the picked members' dim first
+    return d - sum(type(item) is int for item in items[:d])
+
+
+def _spans(value: Any, selected: torch.Size) -> bool:
+    """Whether every tensor of a plain dict ``value`` (nested dicts too) has the
+    selection's batch dims, as a dense collection reads the dict at the indexed batch
+    size (a member's part, which lacks the member dim, would take a tensor without it)."""
+    if isinstance(value, TensorCollection) or not isinstance(value, Mapping):
+        return True
+    if type(value) is EntryWrites:
+        return True
+    n = len(selected)
+    return all(
+        _spans(sub, selected)
+        if isinstance(sub, Mapping)
+        else not isinstance(sub, torch.Tensor) or sub.shape[:n] == selected
+        for sub in value.values()
+    )
+
+
+def _members_backwards(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``items`` with a slice of negative step on the stack dim (``stack[::-1] = v``, which
+    picks the members backwards, as a list slice) spelled as the member numbers it picks."""
+    consumed = 0
+    for position, item in enumerate(items):
+        if item is None:
+            continue
+        if consumed == stack._stack_dim:
+            if type(item) is slice and item.step is not None and item.step < 0:
+                numbers = list(range(len(stack._members)))[item]
+                return (
+                    *items[:position],
+                    torch.tensor(numbers, dtype=torch.long),
+                    *items[position + 1 :],
+                )
+            break
+        consumed += 1
+    return items
+
+
+def _write_members(stack: LazyStackedTensorDict, items: tuple[Any, ...], value: Any) -> None:
+    """A write into a ragged stack (a ``-1`` size): the index picks members along the
+    stack dim (an int, a slice or a 1-d tensor) and indexes each one with the rest;
+    a collection ``value`` is split among them along the selection's member dim when it
+    has one part per member there (a lazy stack of as many members included), else
+    written whole into each (a tensor always, as the peer writes it)."""
+    d = stack._stack_dim
+    items = _ragged_items(stack, items, "this indexed write")
+    picked, rest = items[d], items[:d] + items[d + 1 :]
+    numbers = _members_picked(stack, picked)
+    parts: list[Any] = [value] * len(numbers)
+    whole = all(type(item) is slice and item == _ALL for item in rest)
+    if isinstance(value, torch.Tensor):
+        # As the peer: the tensor into each member's entries as torch writes it there,
+        # each member checked before any is written.
+        for number in numbers:
+            check_tensor_write(stack._members[number], ... if whole else rest, value)
+    elif type(picked) is not int and isinstance(value, TensorCollection):
+        # The dim of the selection that runs over the members: one part of value each.
+        along = d - sum(type(item) is int for item in items[:d])
+        if len(value.batch_size) > along and value.batch_size[along] == len(numbers):
+            parts = list(value.unbind(along))
+    for number, part in zip(numbers, parts):
+        member = stack._members[number]
+        if whole:
+            _write_whole(member, part)
+        else:
+            member[rest] = part
+
+
+def _members_picked(stack: LazyStackedTensorDict, picked: Any) -> list[int]:
+    """The numbers (from 0) of the members an index along the stack dim picks: an int,
+    a slice or a 1-d tensor (numbers or a mask)."""
+    count = len(stack._members)
+    if type(picked) is int:
+        return [_checked(stack, picked) % count]
+    if type(picked) is slice:
+        return list(range(count))[picked]
+    return [number % count for number in _member_numbers(stack, picked)]
+
+
+def _broadcasts(shape: torch.Size, target: torch.Size) -> bool:
+    """Whether ``shape`` broadcasts to ``target`` (as torch lines up trailing dims)."""
+    if len(shape) > len(target):
+        return False
+    return all(size in (1, wanted) for size, wanted in zip(reversed(shape), reversed(target)))
+
+
+def _part_of(value: Any, index: Any, selected: torch.Size) -> Any:
+    """The part of ``value`` for the selected elements at ``index`` (a mask or a tuple of
+    ints over ``selected``): values with one element per selected element are indexed,
+    mappings entry by entry, anything else broadcasts as it is."""
+    n = len(selected)
+    if n and isinstance(value, TensorCollection):
+        if value.batch_size[:n] != selected and _broadcasts(value.batch_size, selected):
+            value = cast(Any, value).expand(selected)  # as torch broadcasts it to the selection
+        return value[index] if value.batch_size[:n] == selected else value
+    if isinstance(value, TensorCollection):
+        return value  # no selected dims (a lazy stack too): written whole, broadcast
+    if isinstance(value, Mapping):
+        parts = {key: _part_of(sub, index, selected) for key, sub in value.items()}
+        return EntryWrites(parts) if type(value) is EntryWrites else parts
+    if n == 0:
+        return value
+    if not isinstance(value, torch.Tensor) and hasattr(value, "__array__"):
+        value = torch.as_tensor(value)  # a numpy array is split as the tensor it becomes
+    if isinstance(value, torch.Tensor) and value.ndim >= n and value.shape[:n] == selected:
+        return value[index]
+    return value
+
+
+def _write_whole(member: Any, value: Any) -> None:
+    """Writes ``value`` over all of ``member``: a collection of the member's batch size
+    updates it in place, as the peer's (a Python value stays one value, where an indexed
+    write would store it per element); anything else is written as ``member[...]``."""
+    if isinstance(value, TensorCollection) and value.batch_size == member.batch_size:
+        member.update(value, inplace=True)
+        return
+    member[...] = value
