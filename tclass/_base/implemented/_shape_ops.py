@@ -376,7 +376,3 @@ def _lift_index(index: torch.Tensor, shape: torch.Size, nb: int) -> torch.Tensor
     if not extra:
         return index
     return index.reshape(index.shape + (1,) * extra).expand(index.shape + shape[nb:])
-
-
-def _same(leaf: torch.Tensor) -> torch.Tensor:
-    return leaf
