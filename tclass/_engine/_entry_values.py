@@ -212,7 +212,8 @@ def check_dict_fits(source: Mapping[Any, Any], batch: torch.Size) -> None:
     """Raises ``BatchMismatchError`` for the first tensor of ``source`` (nested dicts
     included) whose leading dims are not ``batch``: the dict ``set_`` copies into a
     nested collection, checked (and named by its own key) as the peer makes it a
-    TensorDict of that batch size before it looks up its keys. A ragged size (a ``-1``)
+    TensorDict of the batch size of the collection holding that nested one before it
+    looks up its keys. A ragged size (a ``-1``)
     is not checked."""
     if any(size < 0 for size in batch):
         return

@@ -678,8 +678,11 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
                     "use set() to replace it)"
                 )
                 raise InPlaceWriteError(msg)
-            if isinstance(value, dict):  # its shapes first, then its keys (as the peer)
-                check_dict_fits(value, target.batch_size)
+            if isinstance(value, dict):  # its shapes at the batch size of the collection
+                # holding it first, then its keys, then the copy (as the peer)
+                path = _keys.key_path(key)
+                holder = self if len(path) == 1 else self._get_nested(path[:-1])
+                check_dict_fits(value, holder.batch_size)
             with writes_as_set_():
                 target.update_(value)
             return self

@@ -64,3 +64,18 @@ def test_a_locked_lazy_stack_split_in_place_says_it_is_locked(lazy: bool) -> Non
     assert isinstance(raised.value, errors.LockedError if lazy else errors.KeyNotFoundError)
     with pytest.raises(KeyError, match="'z' was not found"):  # a missing key: the KeyError
         lazy_stack([td]).split_keys(["z"], inplace=True)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_a_key_repeated_in_one_set_is_taken_once(lazy: bool) -> None:
+    # the peer takes a set's keys as a dict of them: ["c", "c"] is ["c"] (program
+    # 10,541,856 of ``--families entries``, fz20a; tclass raised "is given twice")
+    x = lazy_stack([_td(), _td()]) if lazy else _td()
+    first, rest = x.split_keys(["c", "c"])
+    assert list(first.keys()) == ["c"] and sorted(rest.keys()) == ["b", "n"]
+    assert torch.equal(first["c"], x["c"])
+    first, rest = x.split_keys([("n", "a"), "n", ("n", "a")])  # a key, its parent, the key
+    assert first["n", "a"].tolist() == x["n", "a"].tolist()  # the leaf kept, as README says
+    assert sorted(rest.keys()) == ["b", "c"]
+    with pytest.raises(KeyError, match="is given twice"):  # "c" and ("c",): two keys, as the peer
+        x.split_keys(["c", ("c",)])

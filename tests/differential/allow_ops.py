@@ -570,6 +570,7 @@ _PEER_INTERNAL = (
     "Boolean value of Tensor with no values is ambiguous",  # torch.where over no elements
     "Integers to negative integer powers are not allowed",  # its fused kernel, not torch.pow
     "devices differ, got None and",  # a cpu collection stacked with one of no device
+    "devices differ, got cpu and None",  # a list field of a loaded lazy stack's rows
     "stack expects a non-empty TensorList",  # a record's indexed write into no elements
     "Cannot get the non-unique data of a NonTensorStack",  # load_state_dict of value stacks
     "too many indices for tensor of dimension",  # a number written into a value stack

@@ -59,6 +59,12 @@ _EMPTY_LISTS_KEPT = re.compile(
 _STR_OF_LIST = re.compile(r"^result(\.\S+)?\['s'\]: peer list of \d+, tclass py \('str', \"\[")
 
 
+# ``Auto.from_dict(d)`` of a list in its ``list`` field as long as the first batch dim: one
+# value, as the constructor keeps it, where the peer's ``from_dict`` splits it (one item
+# per element: program 10,511,424 of ``records``, ``x[1].lst``)
+_LIST_SPLIT_BY_PEER = re.compile(r"^result: peer py \('str', .*\), tclass list of \d+$")
+
+
 def _cast_line(line: str, lines: list[str]) -> bool:
     if _NUMBER_KEPT.search(line):
         return True
@@ -72,6 +78,8 @@ def _cast_line(line: str, lines: list[str]) -> bool:
         return True
     if _STR_OF_LIST.search(line) and re.search(r"\bAuto\.from_dict\(", lines[-1]):
         return True  # at batch [] the string both constructors make (program 1,924,046)
+    if _LIST_SPLIT_BY_PEER.search(line) and re.search(r"\.lst$", lines[-1]):
+        return any(re.search(r"\bAuto\.from_dict\(", src) for src in lines[:-1])
     return bool(_OPTIONAL_CAST.search(line) or _ELEMENT_CAST.search(line)) and "Auto" in lines[0]
 
 
@@ -204,8 +212,23 @@ def _empty_took_parents(line: str, mine: Any, theirs_top: Any = None) -> bool:
         if set(theirs) | set(ours) != {"None"}:
             return False
     if len(theirs) == len(ours) and theirs != ours and found.group(1) is not None:
-        return not _starts_with_parents(theirs_top, path)
+        return not _starts_with_parents(theirs_top, path) or _stopped_short(theirs_top, mine, path)
     return len(theirs) > len(ours) and theirs[: len(ours)] == ours
+
+
+def _stopped_short(top: Any, mine: Any, path: list[str]) -> bool:
+    """Whether the peer's parent of the node at ``path`` has fewer batch dims than
+    tclass's, which start with them: the peer stopped at the empty node, which then fits
+    it (``[3, 1]`` under ``[3]``), tclass inferred past it (``[3, 2]``, the node too:
+    program 10,541,280 of ``--families entries``, fz20a)."""
+    theirs, ours = top, mine
+    for key in path[:-1]:
+        theirs = theirs.get(key, None) if hasattr(theirs, "get") else None
+        ours = ours.get(key, None) if hasattr(ours, "get") else None
+    if not hasattr(theirs, "batch_size") or not hasattr(ours, "batch_size"):
+        return False
+    short, long = tuple(theirs.batch_size), tuple(ours.batch_size)
+    return len(short) < len(long) and long[: len(short)] == short
 
 
 def _starts_with_parents(top: Any, path: list[str]) -> bool:
@@ -613,6 +636,11 @@ def _stacked_leaves(members: list[Any]) -> list[Any]:
     return leaves
 
 
+# (``torch.stack(x.unbind(d), d)`` of a lazy stack of lazy stacks of records: program
+# 10,521,735 of ``combine``)
+_RESTACKS = ("stack", "maybe_dense_stack", "getitem", "unbind_stack")
+
+
 def _records_restacked(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``torch.stack`` (or ``stack`` / ``maybe_dense_stack``) of lazy stacks of records of
     one class, stacked member by member: a record of that class over the new lazy stack,
@@ -623,7 +651,7 @@ def _records_restacked(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     Lazy stacks of lazy stacks of records too (the peer's members are lazy stacks of them:
     program 7,753 of shape,combine), and such a member taken by an index (``view([2, 1])``
     of a lazy stack of records, then ``[1]``: program 8,700,257 of index,shape,combine)."""
-    if finding.kind != "result" or finding.step.op not in ("stack", "maybe_dense_stack", "getitem"):
+    if finding.kind != "result" or finding.step.op not in _RESTACKS:
         return False
     if type(getattr(mine.value, "_tensordict", None)).__name__ != "LazyStackedTensorDict":
         return False

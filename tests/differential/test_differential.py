@@ -277,6 +277,12 @@ DECIDED = [
     ("records", 4, 1_911_215, "annotation-casts"),  # .v = a list: lazy stack dim 2 (nu19c)
     ("records", 4, 1_926_694, "annotation-casts"),  # stack of Auto: opt a list, a tensor
     ("records", 4, 1_924_046, "annotation-casts"),  # from_dict at []: the str of a list
+    # fz20a
+    ("records", 6, 10_511_424, "annotation-casts"),  # Auto.from_dict: a list field kept whole
+    ("records", 6, 10_511_054, "peer-fails-inside"),  # loaded lazy stack [1, 2]: .lst read
+    ("combine", 6, 10_520_720, "checked-as-torch"),  # pad_sequence: [2, -1] and [0, 2]
+    ("combine", 6, 10_521_735, "stacking-keeps"),  # torch.stack(unbind) of stacks of Rec
+    ("entries", 6, 10_541_280, "records-predictable"),  # auto_batch_size_ past [3, 1] {}
 ]
 
 

@@ -44,3 +44,31 @@ def test_a_dict_that_fits_is_written() -> None:
     td = _td(tclass)
     td.set_(("m", "m"), {"a": torch.ones(4, 3)})
     assert torch.equal(td["m", "m", "a"], torch.ones(4, 3))
+
+
+@pytest.mark.parametrize(
+    ("value", "raised", "peer_raised"),
+    [
+        ({"q": torch.zeros(2, 1)}, errors.KeyNotFoundError, KeyError),  # fits the holder
+        ({"q": torch.zeros(3)}, errors.BatchMismatchError, RuntimeError),  # fits neither
+        ({"d": torch.zeros(2, 1, 3)}, errors.BatchSizeError, RuntimeError),  # the copy
+    ],
+)
+def test_shapes_are_checked_against_the_holders_batch(
+    value: Any, raised: type, peer_raised: type
+) -> None:
+    # the peer makes the dict a TensorDict of the batch size of the collection holding
+    # the node ([2, 1]), not of the node's own ([2, 1, 1]): a dict of shapes [2, 1] and
+    # a missing key is its KeyError (program 10,540,988 of ``--families entries``, fz20a)
+    def make(lib: ModuleType) -> Any:
+        inner = lib.TensorDict({"d": torch.ones(2, 1, 1, 3)}, batch_size=[2, 1, 1])
+        return lib.TensorDict({"m": inner}, batch_size=[2, 1])
+
+    td = make(tclass)
+    with pytest.raises(raised) as caught:
+        td.set_("m", value)
+    assert isinstance(caught.value, peer_raised)
+    assert torch.equal(td["m", "d"], torch.ones(2, 1, 1, 3))  # nothing written
+    peer = pytest.importorskip("tensordict")
+    with pytest.raises(peer_raised):
+        make(peer).set_("m", value)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
 import torch
@@ -199,11 +199,13 @@ class EntryOps(TensorCollection):
 
         A missing key raises with ``strict`` (``default`` ignored, as the peer); without,
         ``default`` fills it (``None``, or none given: it is skipped). A key an earlier
-        set (or the same set) took is missing, as in the peer, which moves each key out of
-        the source. ``reproduce_struct`` gives every part the nested structure of this
-        collection, empty where it holds none of the keys; ``inplace`` removes the keys
-        from this collection, which is then the last part. The other parts (and the last,
-        without ``inplace``) are new, unlocked trees sharing this collection's leaves.
+        set took (or, in the same set, a key inside one before it) is missing, as in the
+        peer, which moves each key out of the source; a key repeated as it is in one set is
+        taken once, as the peer's dict of the set's keys does. ``reproduce_struct`` gives
+        every part the nested structure of this collection, empty where it holds none of
+        the keys; ``inplace`` removes the keys from this collection, which is then the last
+        part. The other parts (and the last, without ``inplace``) are new, unlocked trees
+        sharing this collection's leaves.
 
         Raises:
             KeyNotFoundError: for a missing key with ``strict``.
@@ -219,7 +221,7 @@ class EntryOps(TensorCollection):
             part = self.empty(recurse=True) if reproduce_struct else self.empty()
             if callable(keys):
                 keys = source._leaf_keys_where(keys, taken)
-            for key in keys:
+            for key in _each_once(keys):
                 value = source.get(key, _MISSING)
                 if value is _MISSING:
                     if strict:  # as the peer: strict ignores default
@@ -761,3 +763,14 @@ class EntryOps(TensorCollection):
         if not convert_nodes:
             return self
         return _element_dict(self, convert_tensors, tolist_first)
+
+
+def _each_once(keys: Iterable[Any]) -> list[Any]:
+    """A key set's keys in order, a key repeated as it is (``["a", "a"]``) once, as the
+    peer takes a set as a dict of its keys (``"a"`` and ``("a",)`` stay two keys; keys
+    that are not hashable, which ``get`` refuses, are left as given)."""
+    keys = list(keys)
+    try:
+        return list(dict.fromkeys(keys))
+    except TypeError:
+        return keys
