@@ -53,12 +53,19 @@ def is_json_value(value: object, depth: int = 0) -> bool:
     return False
 
 
-def require_json(value: object, where: str, allow_pickle: bool) -> bool:
+PICKLE_FIX = (
+    "Convert it, store it as a tensor, or pass allow_pickle=True to save it with pickle "
+    "(loading it will need allow_pickle=True too)"
+)
+
+
+def require_json(value: object, where: str, allow_pickle: bool, fix: str = PICKLE_FIX) -> bool:
     """True if ``value`` goes to JSON, False if to pickle (allowed); else raise.
 
     Raises:
         NotSerializableError: naming ``where``, the part of the value JSON cannot hold
-            (an item of a list or dict, by its index or key) and its type.
+            (an item of a list or dict, by its index or key) and its type, and ``fix``:
+            how to save it (where ``allow_pickle`` is given, for a store).
     """
     if is_json_value(value):
         return True
@@ -66,9 +73,7 @@ def require_json(value: object, where: str, allow_pickle: bool) -> bool:
         return False
     msg = (
         f"{where}: {_not_json(value)}, which cannot be saved as JSON (JSON holds str, int, "
-        "float, bool, None, lists and dicts with str keys). Convert it, store it as a tensor, "
-        "or pass allow_pickle=True to save it with pickle (loading it will need "
-        "allow_pickle=True too)"
+        f"float, bool, None, lists and dicts with str keys). {fix}"
     )
     raise NotSerializableError(msg)
 

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from tclass._io._optional import need
-from tclass._io.memmap._values import is_json_value, require_json
+from tclass._io.memmap._values import require_json
 from tclass._io.store._datasets import (
     check_json,
     check_size,
@@ -47,7 +47,6 @@ from tclass.errors import (
     FileBusyError,
     FileFormatError,
     KeyNotFoundError,
-    NotSerializableError,
     UnsafePathError,
 )
 
@@ -56,6 +55,12 @@ __all__ = ["BACKEND", "H5Array", "H5Backend", "H5File", "H5Group", "need_h5py"]
 _STR_MARK = "__tensordict_str__"  # the peer's: a string dataset it wrote
 _JSON_MARK = "_tclass_json"  # tclass's: a value written as a JSON string
 _META = "_tclass"  # tclass's attribute of a group: its metadata, JSON
+# how to save a value neither JSON nor a string or number holds: not in an HDF5 file
+_NO_PICKLE_FIX = (
+    "Convert it or store it as a tensor; an HDF5 file holds no pickles, even with "
+    "allow_pickle=True: save such values with to_zarr(..., allow_pickle=True) or "
+    "memmap(..., allow_pickle=True)"
+)
 
 
 def need_h5py() -> Any:
@@ -237,17 +242,7 @@ class H5Group(GroupBase[H5File]):
         if kinds == {str} or (len(kinds) == 1 and kinds <= {bytes, bool, int, float}):
             return
         for item in values.items:
-            if not is_json_value(item):
-                try:
-                    require_json(item, where, allow_pickle=False)
-                except NotSerializableError as error:
-                    if not allow_pickle:
-                        raise
-                    msg = (
-                        f"{error} (an HDF5 file holds no pickles, even with allow_pickle=True:"
-                        " use to_zarr(..., allow_pickle=True) or memmap for such values)"
-                    )
-                    raise NotSerializableError(msg) from None
+            require_json(item, where, allow_pickle=False, fix=_NO_PICKLE_FIX)
 
     def create_values(self, key: str, values: Values, allow_pickle: bool, where: str) -> None:
         """As the peer writes them: strings, or opaque numbers; anything else as JSON

@@ -72,6 +72,12 @@ __all__ = ["BACKEND", "ZarrArray", "ZarrBackend", "ZarrFile", "ZarrGroup", "need
 _VALUE_MARK = "__tensordict_non_tensor__"  # the peer's: an array holding a value's bytes
 _PEER_META = "__tensordict__"  # the peer's: a group's batch size
 _META = "_tclass"  # tclass's: a group's metadata, JSON text
+# how to save a value JSON cannot hold into a store: pickled, when it was opened so
+_PICKLE_FIX = (
+    "Convert it, store it as a tensor, or open the store with allow_pickle=True "
+    "(to_zarr, from_zarr, PersistentTensorDict(...)) to save it with pickle (reading it "
+    "will need allow_pickle=True too)"
+)
 _MODES = {"r": "r", "r+": "r+", "a": "a", "w": "w", "w-": "w-", "x": "w-"}
 
 
@@ -290,7 +296,7 @@ class ZarrGroup(GroupBase[ZarrFile]):
     def check_values(self, values: Values, allow_pickle: bool, where: str) -> None:
         """JSON, or pickled when allowed."""
         for item in values.items:
-            require_json(item, where, allow_pickle)  # the first refused one, named
+            require_json(item, where, allow_pickle, _PICKLE_FIX)  # the first refused one
 
     def create_values(self, key: str, values: Values, allow_pickle: bool, where: str) -> None:
         """The peer's layout (see the module docstring)."""
