@@ -199,3 +199,22 @@ def test_load_memmap_into_a_collection_checks_the_records_it_holds(tmp_path: Pat
     td.load_memmap_(bad.memmap(tmp_path / "good").saved_path or tmp_path / "good")
     assert isinstance(td["rec"], Scored) and td["rec", "part", "level"].tolist() == [2] * 4
     assert td["x"].tolist() == [0.0] * 4
+
+
+def test_memmap_refresh_checks_a_file_another_process_replaced(tmp_path: Path) -> None:
+    # memmap_refresh_ reloads the record's fields folder (a TensorDict's): a file
+    # replaced there (a new inode, not seen through the shared pages) is checked as a
+    # load of the record checks it, and the record keeps what it held
+    record = scored().memmap(tmp_path / "s")
+    path = tmp_path / "s" / "_tensordict" / "prob.memmap"
+    data = np.fromfile(path, dtype=np.float32)
+    data[4] = 7.0
+    path.unlink()
+    data.tofile(path)
+    with pytest.raises(FieldSpecError, match="prob"):
+        record.memmap_refresh_()
+    assert record.prob.tolist() == [[0.5] * 3] * 4
+    data[4] = 0.75
+    path.unlink()
+    data.tofile(path)
+    assert record.memmap_refresh_() is record and record.prob[1].tolist() == [0.5, 0.75, 0.5]
