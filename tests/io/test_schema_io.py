@@ -426,3 +426,18 @@ def test_a_value_field_none_when_saved_loads_as_none_not_its_default(tmp_path: P
     assert (loaded.env, loaded.steps) == ("pong", None)
     full = Defaulted(x=torch.zeros(2), batch_size=[2]).memmap(tmp_path / "d")
     assert (Defaulted.load_memmap(tmp_path / "d").env, full.steps) == ("pong", 5)
+
+
+class DefaultedCast(TensorClass, autocast=True):
+    x: torch.Tensor
+    steps: int | None = 5
+
+
+def test_none_when_saved_is_unset_on_load_under_autocast_too(tmp_path: Path) -> None:
+    # the loaded record lacks the field as the saved one did (keys() as the peer's),
+    # and autocast does not try int(None) (before: a MetadataError)
+    for cls in (Defaulted, DefaultedCast):
+        cls(x=torch.zeros(2), steps=None, batch_size=[2]).memmap(tmp_path / cls.__name__)
+        loaded = cls.load_memmap(tmp_path / cls.__name__)
+        assert loaded.steps is None and "steps" not in loaded.keys()
+        assert loaded.to_dict()["steps"] is None and loaded[0].steps is None

@@ -34,6 +34,7 @@ from tclass._core._dtypes import DTYPES
 from tclass._core._memmap_args import Mode
 from tclass._core._names import Names
 from tclass._core._nested import fill_flat, flatten_values
+from tclass._core._records import storage_of
 from tclass._core._registry import resolve_class
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import MetaData, NonTensorData
@@ -673,6 +674,10 @@ def _load_record(
     except TclassError as error:
         msg = f"{folder.path!r} does not hold a valid {cls.__name__}: {error}"
         raise MetadataError(msg) from error
+    fields = storage_of(record)
+    for key in nones:  # unset, as the record that was saved (its keys() lacked them)
+        if isinstance(fields, TensorDict) and fields._has_entry(key):
+            fields._remove_entry(key)
     relink(record, content, frozenset(extra))  # the record's storage is new
     return record
 
