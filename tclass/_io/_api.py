@@ -21,12 +21,13 @@ from tclass._core._future import TensorDictFuture
 from tclass._core._keys import NestedKey
 from tclass._core._memmap import in_memory_map
 from tclass._core._memmap_args import Mode
-from tclass._core._records import is_record_class, storage_of
+from tclass._core._records import is_record, is_record_class, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
+from tclass._io._schema import check_loaded_values
 from tclass._io.memmap._archive import save_archive, wants_archive
 from tclass._io.memmap._read import load_tree
 from tclass._io.memmap._saved_folder import linker
@@ -450,18 +451,30 @@ def load_into(out: Any, loaded: Any, non_blocking: bool, where: str) -> None:
         )
         raise LockedError(msg)
     # a memory-mapped out moves to the loaded folder (the peer maps it there again);
-    # another keeps later entries in memory, as the peer's
-    _LoadInto(non_blocking, where, out.is_memmap()).visit(target, storage_of(loaded))
+    # another keeps later entries in memory, as the peer's. The first pass checks what
+    # out's records (out itself, nested ones) get against their classes' specs; the
+    # second makes out hold it: a refused load leaves out as it was.
+    node = out if is_record(out) else target
+    for write in (False, True):
+        _LoadInto(non_blocking, where, out.is_memmap(), write).visit(node, loaded)
 
 
 class _LoadInto(NodeVisitor[None]):
     """Gives an existing tree the leaves of a loaded one of the same structure, node by
     node (its nested collections kept)."""
 
-    def __init__(self, non_blocking: bool, where: str, to_folder: bool) -> None:
+    def __init__(self, non_blocking: bool, where: str, to_folder: bool, write: bool) -> None:
         self.non_blocking = non_blocking
         self.where = where
         self.to_folder = to_folder
+        self.write = write  # False: check only (the first pass), True: make out hold it
+
+    def visit_record(self, record: Any, loaded: Any) -> None:
+        if not self.write and not isinstance(loaded, type(record)):
+            # a folder of another kind (a TensorDict's): its entries checked against the
+            # record's specs and constraints (one of the class was checked as it loaded)
+            check_loaded_values(type(record), loaded, self.where)
+        self.visit(storage_of(record), loaded)
 
     def visit_lazy(self, stack: LazyStackedTensorDict, loaded: Any) -> None:
         members, saved = stack.tensordicts, storage_of(loaded).tensordicts
@@ -491,17 +504,18 @@ class _LoadInto(NodeVisitor[None]):
                 f"{list(mine.batch_size)}; load without out= or give one of that batch size"
             )
             raise ShapeError(msg)
-        mine._attach_folder(None)  # its old folder (if saved) keeps what it held
-        for key in [key for key in mine._key_names() if not theirs._has_entry(key)]:
-            mine._remove_entry(key)  # not saved: out ends up holding what was saved
+        if self.write:
+            mine._attach_folder(None)  # its old folder (if saved) keeps what it held
+            for key in [key for key in mine._key_names() if not theirs._has_entry(key)]:
+                mine._remove_entry(key)  # not saved: out ends up holding what was saved
         for key, value in theirs._items():
             current = mine._entry(key) if mine._has_entry(key) else None
             nested = isinstance(current, TensorDictBase) and not isinstance(value, torch.Tensor)
             if nested and not isinstance(value, _NonTensorNode):
                 self.visit(current, value)
-            else:
+            elif self.write:
                 mine._put(key, value)  # the loaded leaf (its file), as the peer
-        if self.to_folder:
+        if self.to_folder and self.write:
             device = mine.device
             mine._adopt(theirs)  # the loaded folder (the batch size is the same)
             mine._assign_device(device)  # its own device stays, as the peer's

@@ -91,6 +91,7 @@ __all__ = [
     "Source",
     "check_saved_values",
     "check_tree_values_to_save",
+    "check_loaded_values",
     "check_values_to_save",
     "check_written_values",
     "class_schema",
@@ -278,6 +279,25 @@ def check_values_to_save(record: Any, where: str, values: bool = True) -> None:
             "through the record, convert it to what the annotation wants, or save "
             "record.to_tensordict()"
         )
+        raise FieldSpecError(msg, error.problems) from None
+
+
+def check_loaded_values(cls: type, loaded: Any, where: str) -> None:
+    """Checks a collection loaded into a record of class ``cls`` (``load_memmap_`` from a
+    folder a TensorDict wrote) against its class's specs: dtypes, feature dims and the
+    values of constrained fields, as the class checks a folder of its own on load.
+
+    Raises:
+        FieldSpecError: naming the field, the problem and the folder.
+    """
+    specs = class_schema(cls)[1]
+    if specs is None:
+        return
+    try:
+        for part in dense_parts(storage_of(loaded)):
+            specs.check(part._entries(), part.batch_dims, True)
+    except FieldSpecError as error:
+        msg = f"cannot load {where!r} into a {cls.__name__}: {error}. Nothing was loaded"
         raise FieldSpecError(msg, error.problems) from None
 
 

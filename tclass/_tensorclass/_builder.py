@@ -97,6 +97,7 @@ class ClassInfo:
         "cls",
         "field_names",
         "init_names",
+        "non_none_defaults",
         "options",
         "setters",
         "generated_init",
@@ -117,6 +118,13 @@ class ClassInfo:
         self.cls = cls
         self.field_names: tuple[str, ...] = tuple(f.name for f in fields)
         self.init_names: tuple[str, ...] = tuple(f.name for f in fields if f.init)
+        # The fields whose default is not None (a load takes None for those saved so).
+        self.non_none_defaults: frozenset[str] = frozenset(
+            f.name
+            for f in fields
+            if f.default_factory is not dataclasses.MISSING
+            or (f.default is not dataclasses.MISSING and f.default is not None)
+        )
         self.options = options  # every option, inherited ones included
         self.setters: dict[str, Callable[[Any, Any], None]] = {}
         self.generated_init: Callable[..., None] | None = None

@@ -154,3 +154,67 @@ def test_writes_into_a_record_over_an_hdf5_file_check_the_values(tmp_path: Path)
         assert record.prob.max() == 0.5
     finally:
         record.close()
+
+
+def _plain_folder(path: Path, prob: float, level: int) -> Path:
+    """A TensorDict folder (no schema) holding ``scored()``'s entries, edited."""
+    td = scored().to_tensordict()
+    td["prob"].fill_(prob)
+    td["part", "level"].fill_(level)
+    return Path(td.memmap(path).saved_path or path)
+
+
+def test_load_memmap_into_a_record_checks_a_folder_of_another_kind(tmp_path: Path) -> None:
+    # record.load_memmap_(p), record.load_(p), load_memmap(p, out=record): a folder a
+    # TensorDict wrote is checked as Cls.from_tensordict checks it; the record is
+    # left as it was (before: its entries were replaced by the unchecked ones)
+    for loads in (
+        lambda record, path: record.load_memmap_(path),
+        lambda record, path: record.load_(path),
+        lambda record, path: tclass.load_memmap(path, out=record),
+    ):
+        for name, prob, level in (("p", 2.0, 1), ("l", 0.5, 9)):
+            path = _plain_folder(tmp_path / f"{name}{id(loads)}", prob, level)
+            record = scored()
+            with pytest.raises(FieldSpecError, match="prob" if name == "p" else "level"):
+                loads(record, path)
+            assert (record == scored()).all() and not record.is_memmap()
+    good = _plain_folder(tmp_path / "good", 0.25, 3)
+    record = scored()
+    assert record.load_memmap_(good) is record
+    assert record.prob.tolist() == [[0.25] * 3] * 4 and record.part.level.tolist() == [3] * 4
+
+
+def test_load_memmap_into_a_collection_checks_the_records_it_holds(tmp_path: Path) -> None:
+    # a TensorDict holding a record, loaded from a folder holding a TensorDict there:
+    # checked before anything changes (the record's class, nested records included)
+    bad = tclass.TensorDict(rec=scored().to_tensordict(), x=torch.zeros(4), batch_size=[4])
+    bad["rec", "part", "level"].fill_(7)
+    bad.memmap(tmp_path / "bad")
+    td = tclass.TensorDict(rec=scored(), x=torch.ones(4), batch_size=[4])
+    with pytest.raises(FieldSpecError, match="level"):
+        td.load_memmap_(tmp_path / "bad")
+    assert td["x"].tolist() == [1.0] * 4 and (td["rec"] == scored()).all()
+    bad["rec", "part", "level"].fill_(2)
+    td.load_memmap_(bad.memmap(tmp_path / "good").saved_path or tmp_path / "good")
+    assert isinstance(td["rec"], Scored) and td["rec", "part", "level"].tolist() == [2] * 4
+    assert td["x"].tolist() == [0.0] * 4
+
+
+def test_memmap_refresh_checks_a_file_another_process_replaced(tmp_path: Path) -> None:
+    # memmap_refresh_ reloads the record's fields folder (a TensorDict's): a file
+    # replaced there (a new inode, not seen through the shared pages) is checked as a
+    # load of the record checks it, and the record keeps what it held
+    record = scored().memmap(tmp_path / "s")
+    path = tmp_path / "s" / "_tensordict" / "prob.memmap"
+    data = np.fromfile(path, dtype=np.float32)
+    data[4] = 7.0
+    path.unlink()
+    data.tofile(path)
+    with pytest.raises(FieldSpecError, match="prob"):
+        record.memmap_refresh_()
+    assert record.prob.tolist() == [[0.5] * 3] * 4
+    data[4] = 0.75
+    path.unlink()
+    data.tofile(path)
+    assert record.memmap_refresh_() is record and record.prob[1].tolist() == [0.5, 0.75, 0.5]

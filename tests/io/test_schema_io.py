@@ -401,3 +401,43 @@ def test_a_derived_record_its_class_would_not_load_is_refused_before_any_file(
     loaded = Step.from_h5(target) if save == "h5" else Step.load_memmap(target)
     assert loaded.reward.dtype == torch.float32 and loaded.obs.dtype == torch.uint8
     assert save == "memmap_like" or torch.equal(loaded.obs, step().obs)
+
+
+class Defaulted(TensorClass):
+    x: torch.Tensor
+    env: str | None = "pong"
+    steps: int | None = 5
+
+
+def test_a_value_field_none_when_saved_loads_as_none_not_its_default(tmp_path: Path) -> None:
+    # None is saved by leaving the field out (the peer's format); its schema lists the
+    # field, so a load gives None back, as the peer's does (before: the default, "pong")
+    Defaulted(x=torch.zeros(2), env=None, steps=None, batch_size=[2]).memmap(tmp_path / "n")
+    for loaded in (Defaulted.load_memmap(tmp_path / "n"), tclass.load_memmap(tmp_path / "n")):
+        assert (loaded.env, loaded.steps) == (None, None)
+    Defaulted(x=torch.zeros(2), env=None, batch_size=[2]).save(tmp_path / "n.tdz")
+    assert Defaulted.load_memmap(tmp_path / "n.tdz").env is None
+    # a field the saving class did not have takes its default (schema evolution)
+    meta_path = tmp_path / "n" / "_tensordict" / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    del meta["_tclass"]["schema"]["fields"]["env"]
+    meta_path.write_text(json.dumps(meta))
+    loaded = Defaulted.load_memmap(tmp_path / "n")
+    assert (loaded.env, loaded.steps) == ("pong", None)
+    full = Defaulted(x=torch.zeros(2), batch_size=[2]).memmap(tmp_path / "d")
+    assert (Defaulted.load_memmap(tmp_path / "d").env, full.steps) == ("pong", 5)
+
+
+class DefaultedCast(TensorClass, autocast=True):
+    x: torch.Tensor
+    steps: int | None = 5
+
+
+def test_none_when_saved_is_unset_on_load_under_autocast_too(tmp_path: Path) -> None:
+    # the loaded record lacks the field as the saved one did (keys() as the peer's),
+    # and autocast does not try int(None) (before: a MetadataError)
+    for cls in (Defaulted, DefaultedCast):
+        cls(x=torch.zeros(2), steps=None, batch_size=[2]).memmap(tmp_path / cls.__name__)
+        loaded = cls.load_memmap(tmp_path / cls.__name__)
+        assert loaded.steps is None and "steps" not in loaded.keys()
+        assert loaded.to_dict()["steps"] is None and loaded[0].steps is None

@@ -34,6 +34,7 @@ from tclass._core._dtypes import DTYPES
 from tclass._core._memmap_args import Mode
 from tclass._core._names import Names
 from tclass._core._nested import fill_flat, flatten_values
+from tclass._core._records import storage_of
 from tclass._core._registry import resolve_class
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import MetaData, NonTensorData
@@ -646,8 +647,12 @@ def _load_record(
     kept = AnyFields(extra) if extra and folder.exists("other.pickle") else frozenset(extra)
     try:
         content = _load_content(content_dir, options, cls, kept)
+        nones = saved_as_none(cls, content, extra, content_dir) if cls is not None else ()
     finally:
         content_dir.close()
+    if nones and isinstance(content, TensorDict):  # None when saved, not the default
+        for key in nones:
+            content._put(key, NonTensorData._make(None, content.batch_size, content.device))
     if cls is not None:
         # What the class does not declare was compared with it: strict=False left it out.
         extra = {key: value for key, value in extra.items() if is_field(cls, key)}
@@ -669,8 +674,35 @@ def _load_record(
     except TclassError as error:
         msg = f"{folder.path!r} does not hold a valid {cls.__name__}: {error}"
         raise MetadataError(msg) from error
+    fields = storage_of(record)
+    for key in nones:  # unset, as the record that was saved (its keys() lacked them)
+        if isinstance(fields, TensorDict) and fields._has_entry(key):
+            fields._remove_entry(key)
     relink(record, content, frozenset(extra))  # the record's storage is new
     return record
+
+
+def saved_as_none(
+    cls: type, content: TensorDict | LazyStackedTensorDict, values: Any, folder: Folder
+) -> list[str]:
+    """The Python-value fields of ``cls`` with a default other than None that ``folder`` (a record's
+    ``_tensordict/``) lacks although the class that saved it had them (its schema lists
+    them; a folder without one was written by the peer or an older tclass): they were
+    None when saved, which the format stores by leaving the field out, and load as None,
+    as the peer loads them, not as the default. Read only when such a field is absent."""
+    info = cls.__tclass_info__  # type: ignore[attr-defined]
+    defaults, rules = info.non_none_defaults, info.rules
+    absent = [
+        name
+        for name in missing_fields(cls, content, values)
+        if name in defaults and rules[name].value_field  # Python values: a tensor field's
+    ]  # None is its absence
+    if not absent or not isinstance(content, TensorDict):
+        return []
+    meta, _ = _header(folder)
+    where = folder.child_path(META)
+    saved = read_schema(saved_marker(meta, where), where)
+    return [name for name in absent if saved is None or name in saved.fields]
 
 
 def _load_content(

@@ -22,11 +22,12 @@ from tclass._core._jagged import leaf_shape
 from tclass._core._keys import key_path
 from tclass._core._memmap import MemoryMappedTensor
 from tclass._core._memmap_files import storage_file
-from tclass._core._records import storage_of
+from tclass._core._records import is_record, storage_of
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
 from tclass._io._api import is_memmap, load_memmap
+from tclass._io._schema import check_loaded_values
 from tclass._io.memmap._format import file_name
 from tclass._io.memmap._nested_leaf import build_nested
 from tclass.errors import (
@@ -192,6 +193,8 @@ def memmap_refresh(node: Any, allow_pickle: bool | None) -> Any:
     (entries added, removed or rewritten by another process), mapped as loaded."""
     folder = _saved_node(node, "memmap_refresh_")._saved.folder  # type: ignore[union-attr]
     loaded = load_memmap(folder, allow_pickle=allow_pickle)
+    if is_record(node):  # its fields' folder loads as a TensorDict: checked here, as a load
+        check_loaded_values(type(node), loaded, os.fspath(folder))  # of the record checks it
     _Refresh().visit(node, loaded)
     return node
 
