@@ -25,7 +25,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core._class_options import OPTIONS, ClassOptions, named_options, option_listing
 from tclass._core._device import DeviceLike, parse_to_args
 from tclass._core._keys import BatchIndex, key_path, unravel_key
-from tclass._core._records import storage_of
+from tclass._core._records import is_record, storage_of
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._consolidate import Consolidated, consolidation_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -242,7 +242,9 @@ class TensorClass(
     # --- entries by key ------------------------------------------------------------------
 
     def get(self, key: Any, default: Any = None, **options: Any) -> Any:
-        """The field ``key`` (or the nested entry at a tuple key), or ``default``.
+        """The field ``key`` (or the nested entry at a tuple key), or ``default``; a field
+        that is not set reads ``None``, as its attribute, whatever the default (as the
+        peer's, which reads the attribute).
 
         A record over a lazy stack takes the lazy stack's ``get`` options for fields
         whose shapes differ between members (``as_list``, ``as_padded_tensor``, ...).
@@ -257,6 +259,12 @@ class TensorClass(
             and not self._tensordict._has_entry(key)
         ):
             return getattr(self, key)
+        path = key if type(key) is tuple else (key,)
+        if path and type(path[0]) is str and path[0] in self.__tclass_info__.field_names:
+            if len(path) == 1:
+                default = None  # an unset field reads None whatever the default (the peer)
+            elif is_record(head := getattr(self, path[0])):  # its own fields alike
+                return head.get(path[1:] if len(path) > 2 else path[1], default, **options)
         try:
             value = self._tensordict.get(key, default, **options)
         except HeterogeneousEntryError:  # a field set in some members of a lazy stack only

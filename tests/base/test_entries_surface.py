@@ -138,6 +138,32 @@ def test_keys_is_leaf_and_sort() -> None:
     assert set(everything) == {"z", "a", ("a", "y"), ("a", "b")}
 
 
+def test_items_with_is_leaf_list_a_node_before_its_entries_as_without() -> None:
+    # The peer's items() lists a nested node before the entries below it, is_leaf given
+    # or not (its keys() lists it after them); values() follows items().
+    td = TensorDict(
+        {"x": {"y": torch.ones(2), "m": {"d": torch.zeros(2)}}, "z": torch.ones(2)}, [2]
+    )
+    nodes_and_tensors = lambda cls: issubclass(cls, (tclass.TensorDictBase, torch.Tensor))  # noqa: E731
+    expected = ["x", ("x", "y"), ("x", "m"), ("x", "m", "d"), "z"]
+    assert [key for key, _ in td.items(True, True, is_leaf=nodes_and_tensors)] == expected
+    assert [key for key, _ in td.items(True)] == expected  # as without is_leaf
+    assert [key for key, _ in td.items(True, False, is_leaf=nodes_and_tensors)] == expected
+    values = list(td.values(True, True, is_leaf=nodes_and_tensors))
+    assert [sorted(v.keys()) if isinstance(v, TensorDict) else v.shape for v in values] == [
+        ["m", "y"],
+        torch.Size([2]),
+        ["d"],
+        torch.Size([2]),
+        torch.Size([2]),
+    ]
+    lazy = tclass.lazy_stack([td, td])
+    assert [key for key, _ in lazy.items(True, True, is_leaf=nodes_and_tensors)] == expected
+    # keys() keeps its own order; sort=True sorts both
+    assert list(td.keys(True, True, is_leaf=nodes_and_tensors))[:2] == [("x", "y"), ("x", "m", "d")]
+    assert [k for k, _ in td.items(True, sort=True)] == list(td.keys(True, sort=True))
+
+
 def test_sorted_keys() -> None:
     td = TensorDict({"z": torch.zeros(1), "a": {"y": torch.zeros(1)}}, [1])
     assert td.sorted_keys == ["a", "z"]

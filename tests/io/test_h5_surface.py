@@ -259,3 +259,40 @@ def test_broadcast_to_and_a_clone_of_a_named_file_are_named_as_a_tensordict(
         == source.clone().auto_batch_size_(keep_compliant_size=True)["n"].names
     )
     ptd.close()
+
+
+def test_nested_keys_of_a_file_list_each_group_before_its_keys_as_the_peer(
+    tmp_path: Path,
+) -> None:
+    # The peer walks the file's groups as HDF5 visits them: a group comes before the keys
+    # below it (a TensorDict lists it after them); its views and records over it too.
+    source = TensorDict(
+        {"z": torch.zeros(3), "n": {"m": {"d": torch.ones(3)}, "c": torch.ones(3)}}, [3]
+    )
+    ptd = PersistentTensorDict.from_dict(source, filename=tmp_path / "k.h5")
+    expected = ["n", ("n", "c"), ("n", "m"), ("n", "m", "d"), "z"]
+    assert list(ptd.keys(True)) == expected
+    assert list(ptd[0:2].keys(include_nested=True)) == expected
+    assert [key for key, _ in ptd.items(True)] == expected  # as its items, already
+    assert list(ptd.keys(True, True)) == [("n", "c"), ("n", "m", "d"), "z"]
+    assert list(ptd.get("n").keys(True)) == ["c", "m", ("m", "d")]
+    # a TensorDict's order is kept: its own order of entries, a node after its keys
+    assert list(source.keys(True)) == ["z", ("n", "m", "d"), ("n", "m"), ("n", "c"), "n"]
+    ptd.close()
+
+
+def test_nested_keys_of_a_record_over_a_file_list_each_group_first(tmp_path: Path) -> None:
+    @tclass.tensorclass
+    class Inner:
+        c: torch.Tensor
+
+    @tclass.tensorclass
+    class Outer:
+        a: torch.Tensor
+        n: Inner
+
+    record = Outer(a=torch.zeros(3), n=Inner(c=torch.ones(3), batch_size=[3]), batch_size=[3])
+    record.to_h5(tmp_path / "r.h5")
+    loaded = Outer.from_h5(tmp_path / "r.h5")
+    assert list(loaded.keys(True)) == ["a", "n", ("n", "c")]
+    assert list(record.keys(True)) == ["a", ("n", "c"), "n"]

@@ -570,6 +570,29 @@ class TestLockAndFacts:
         assert rec.get("meta") is None and rec.get("nope", "d") == "d"  # fields, then default
         assert rec.get("_tensordict", "d") == "d"  # private names are not read
 
+    def test_get_of_an_unset_field_is_none_whatever_the_default(self) -> None:
+        # The peer's get reads the attribute: an unset field is None, the default is for
+        # names that are no field; a nested key reads through the nested record alike.
+        @tclass.tensorclass
+        class Inner:
+            r: torch.Tensor
+            info: dict[str, int] | None = None
+
+        @tclass.tensorclass
+        class Outer:
+            inner: Inner
+            opt: Inner | None = None
+
+        inner = Inner(r=torch.zeros(2), batch_size=[2])
+        outer = Outer(inner=inner, batch_size=[2])
+        assert inner.get("info", "d") is None and inner.get(("info",), "d") is None
+        assert inner.get("nope", "d") == "d"
+        assert outer.get(("inner", "info"), "d") is None
+        assert outer.get(("inner", "nope"), "d") == "d"
+        assert outer.get("opt", "d") is None and outer.get(("opt", "r"), "d") == "d"
+        assert torch.equal(outer.get(("inner", "r"), "d"), torch.zeros(2))
+        assert tclass.lazy_stack([inner, inner]).get("info", "d") is None
+
     def test_lock_forbids_assignment(self) -> None:
         rec = make()
         rec.lock_()

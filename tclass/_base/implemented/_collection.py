@@ -436,7 +436,8 @@ class TensorCollection(BatchFacts):
         sort: bool = False,
     ) -> KeysView:
         """A view of the keys; nested keys are tuples when ``include_nested`` is true and
-        come after the keys below them, as in the peer.
+        come after the keys below them, as in the peer (before them over a file, as the
+        peer's file lists its groups).
 
         ``is_leaf(type)`` says which values ``leaves_only`` keeps (by default tensors, not
         collections nor Python values); ``sort`` orders the keys (tuples by their parts).
@@ -575,10 +576,12 @@ class TensorCollection(BatchFacts):
         *,
         sort: bool = False,
     ) -> Iterable[tuple[str | tuple[str, ...], Any]]:
-        """``(key, value)`` pairs, in the same order as :meth:`keys` (which ``is_leaf``
-        and ``sort`` change as there): without options a live view of this collection's
-        own entries (``len``, iterable again and again, ``in``), as ``dict.items()``,
-        which ``next()`` takes one by one as a generator; else a generator."""
+        """``(key, value)`` pairs, the keys :meth:`keys` lists (which ``is_leaf`` and
+        ``sort`` change as there), a nested node before its entries, as the peer's
+        (``keys`` lists it after them), unless sorted: without options a live view of
+        this collection's own entries (``len``, iterable again and again, ``in``), as
+        ``dict.items()``, which ``next()`` takes one by one as a generator; else a
+        generator."""
         if not (include_nested or leaves_only or sort):
             return EntryItems(self)
         return self._iter_items(include_nested, leaves_only, is_leaf, sort)
@@ -594,7 +597,13 @@ class TensorCollection(BatchFacts):
             for path, value in _walk(self, (), include_nested, leaves_only):
                 yield (path[0] if len(path) == 1 else path), value
             return
-        for key in self.keys(include_nested, leaves_only, is_leaf, sort=sort):
+        keys: Iterable[str | tuple[str, ...]]
+        if sort or is_leaf is None:
+            keys = self.keys(include_nested, leaves_only, is_leaf, sort=sort)
+        else:  # a node before the entries below it, as without is_leaf (the peer's order)
+            paths = _walk_keys(self, (), include_nested, leaves_only, is_leaf, node_first=True)
+            keys = (path[0] if len(path) == 1 else path for path in paths)
+        for key in keys:
             node: Any = self
             for part in (key,) if type(key) is str else key:
                 node = node._entry(part)
@@ -721,8 +730,14 @@ class KeysView(collections.abc.KeysView[_Key]):
         if not (self._include_nested or self._leaves_only):
             yield from self._collection._key_names()
             return
+        collection = self._collection
         paths = _walk_keys(
-            self._collection, (), self._include_nested, self._leaves_only, self._is_leaf
+            collection,
+            (),
+            self._include_nested,
+            self._leaves_only,
+            self._is_leaf,
+            node_first=storage_of(collection)._is_store,  # a file lists groups first
         )
         for path in paths:
             yield path[0] if len(path) == 1 else path

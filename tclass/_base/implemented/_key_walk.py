@@ -18,9 +18,11 @@ def _walk_keys(
     include_nested: bool,
     leaves_only: bool,
     is_leaf: Callable[[type], bool],
+    node_first: bool = False,
 ) -> Iterator[tuple[str, ...]]:
-    """The key paths, a nested collection's keys before its own (the peer's order),
-    found without reading any leaf."""
+    """The key paths, a nested collection's keys before its own (the peer's order), or
+    after it with ``node_first`` (the peer's order over a file, which walks the file's
+    groups as HDF5 visits them), found without reading any leaf."""
     for key in collection._key_names():
         path = prefix + (key,)
         kind = collection._child_type(key)
@@ -28,10 +30,13 @@ def _walk_keys(
             if not leaves_only or is_leaf(torch.Tensor):
                 yield path
             continue
+        listed = not leaves_only or is_leaf(kind)
+        if listed and node_first:
+            yield path
         if include_nested and not kind._is_leaf_node:
             child = cast("TensorCollection", collection._child(key))
-            yield from _walk_keys(child, path, include_nested, leaves_only, is_leaf)
-        if not leaves_only or is_leaf(kind):
+            yield from _walk_keys(child, path, include_nested, leaves_only, is_leaf, node_first)
+        if listed and not node_first:
             yield path
 
 
