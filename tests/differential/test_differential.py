@@ -276,6 +276,8 @@ DECIDED = [
     ("records", 4, 1_909_802, "annotation-casts"),  # set of a list: lazy stack dim 1 (nu19c)
     ("records", 4, 1_911_215, "annotation-casts"),  # .v = a list: lazy stack dim 2 (nu19c)
     ("records", 4, 1_926_694, "annotation-casts"),  # stack of Auto: opt a list, a tensor
+    ("records", 4, 1_802_186, "annotation-casts"),  # lazy stack of Auto: ragged opt lists
+    ("index,entries,shape,combine,math", 4, 52_511, "peer-fails-inside"),  # apply drops a node
     ("records", 4, 1_924_046, "annotation-casts"),  # from_dict at []: the str of a list
 ]
 
