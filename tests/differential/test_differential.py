@@ -281,6 +281,7 @@ DECIDED = [
     ("index,entries,shape,combine,math", 4, 71_025, "peer-fails-inside"),  # x[i] = to_dict()
     ("index,combine,shape,entries", 6, 10_801_264, "peer-fails-inside"),  # params rows write
     ("index,combine,shape,entries", 6, 10_801_208, "peer-fails-inside"),  # memmap value rows
+    ("index,entries", 4, 302_208, "index-beyond-batch"),  # x[None] = x[None, None]: broadcast
     ("records", 4, 1_924_046, "annotation-casts"),  # from_dict at []: the str of a list
 ]
 
