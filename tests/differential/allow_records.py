@@ -9,6 +9,7 @@ import ast
 import re
 from typing import TYPE_CHECKING, Any
 
+from .allow_fields import _NONE_AS_LIST
 from .allow_structure import _RECORD_KIND_LINES, _fields_line
 
 if TYPE_CHECKING:
@@ -36,6 +37,15 @@ _OPTIONAL_CAST = re.compile(
 # ``from_tensordict`` of a stack of strings into a ``list`` field under ``autocast``: each
 # element cast (``list("ab")``), as the constructor casts it, where the peer keeps them.
 _ELEMENT_CAST = re.compile(r"\['lst'\](\[\d+\])*: peer py \('str', .*\), tclass list of \d+$")
+
+
+# ``Optional[Tensor]`` lists of other shapes cast to tensors, read across a lazy stack:
+# tclass's HeterogeneousEntryError (a RuntimeError), as the peer's read of ragged tensors
+# given there, where the peer returns the lists it kept
+_RAGGED_OPTIONAL = re.compile(
+    r"^result\['opt'\]: peer list of \d+, "
+    r"tclass error \('ValueError', \('ValueError', 'RuntimeError'"
+)
 
 
 # a list kept in an ``Any`` field, read across a lazy stack whose other members hold a
@@ -80,6 +90,8 @@ def _cast_line(line: str, lines: list[str]) -> bool:
         return True  # at batch [] the string both constructors make (program 1,924,046)
     if _LIST_SPLIT_BY_PEER.search(line) and re.search(r"\.lst$", lines[-1]):
         return any(re.search(r"\bAuto\.from_dict\(", src) for src in lines[:-1])
+    if _RAGGED_OPTIONAL.search(line) and "lazy_stack(" in lines[0]:
+        return _OPT_LIST_GIVEN.search(lines[0]) is not None  # (program 1,802,186)
     return bool(_OPTIONAL_CAST.search(line) or _ELEMENT_CAST.search(line)) and "Auto" in lines[0]
 
 
@@ -98,7 +110,11 @@ def _kept_as_annotated(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     given to a ``str`` field through ``from_dict`` stay lists (the peer's a float tensor
     with no elements). So a stack of two ``autocast`` records, one given a list for
     ``opt`` and one a tensor, stacks in tclass (both tensors) where the peer's does not
-    (a list against a tensor: program 1,926,694 of ``records``)."""
+    (a list against a tensor: program 1,926,694 of ``records``), and the field of a lazy
+    stack of two whose lists had other shapes raises as the peer's ragged tensors do
+    (the peer returns its lists: program 1,802,186). ``update(x.to_dict())`` of a stack
+    of stacks of records over no elements: the str field's nested empty lists kept, its
+    ``None`` fields unset, where the peer makes lists of them."""
     if finding.kind == "peer-raises":
         message = finding.detail[0]
         if "tensors to stack is incompatible" in message and message.endswith("for key opt."):
@@ -114,6 +130,12 @@ def _kept_as_annotated(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         return finding.step.op in ("from_dict", "from_tensordict")  # (the constructor's too)
     if finding.kind != "result":
         return False
+    if re.search(r"\.update\(.*\.to_dict\(\)", finding.lines[-1]) and any(
+        _EMPTY_LISTS_KEPT.search(line) for line in finding.detail
+    ):  # beside it, its None fields the peer makes lists (none-field-unset's rule)
+        return all(
+            _cast_line(line, finding.lines) or _NONE_AS_LIST.match(line) for line in finding.detail
+        )
     return all(_cast_line(line, finding.lines) for line in finding.detail)
 
 

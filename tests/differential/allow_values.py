@@ -657,3 +657,37 @@ def _state_dict_keys_skipped(finding: Finding, facts: Facts, peer: Any, mine: An
         if keys is None or not _fewer_in_order(keys[1], keys[0]):
             return False
     return True
+
+
+_STACKED_LAZY_BY_APPLY = re.compile(
+    r"^result((?:\['\w+'\])*)(\.kind: peer 'LazyStackedTensorDict', tclass 'TensorDict'"
+    r"|\.<members>: peer \d+ \(.*, tclass None)$"
+)
+
+
+def _stacked_past_apply_drop(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``maybe_dense_stack([x, x.apply(fn)])`` over no elements: the peer's ``apply``
+    drops a nested node holding only a Python value there (as for ``x < x.apply(fn)``),
+    so its members' keys differ and it stacks them lazily without that node; tclass's
+    ``apply`` keeps it and the stack is dense (program 52,511 of the five families)."""
+    if finding.kind != "result" or finding.step.op != "maybe_dense_stack":
+        return False
+    if ".apply(" not in finding.step.src or not hasattr(mine.value, "batch_size"):
+        return False
+    if mine.value.batch_size.numel() != 0:
+        return False
+    for line in finding.detail:
+        keys = _keys_of(line)
+        if keys is None:
+            if not _STACKED_LAZY_BY_APPLY.match(line):
+                return False
+            continue
+        path = tuple(re.findall(r"\['(\w+)'\]", line.split(":")[0]))
+        if not _fewer_in_order(keys[0], keys[1]):
+            return False
+        for extra in set(keys[1]) - set(keys[0]):
+            node = mine.value.get((*path, extra))
+            leaves = node.values(True, True) if hasattr(node, "values") else [node]
+            if any(isinstance(leaf, torch.Tensor) for leaf in leaves):
+                return False
+    return True

@@ -117,9 +117,9 @@ def _too_many_indices(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
 def _beyond_the_index(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """What tclass answers as torch does for a tensor of the batch size, where the peer
     checks and refuses: an indexed write or ``set_`` of a value that broadcasts
-    (``td[...] = td[0]``; ``update_at_``, a nested collection's batch ``[1, 1]`` into the
-    ``[3, 1]`` that ``I[..., ::3]`` selects of it), ``gather`` with an empty index,
-    ``flatten`` without batch dims,
+    (``td[...] = td[0]``, ``td[None] = td[None, None]``; ``update_at_``, a nested
+    collection's batch ``[1, 1]`` into the ``[3, 1]`` that ``I[..., ::3]`` selects of
+    it), ``gather`` with an empty index, ``flatten`` without batch dims,
     ``copy_at_`` (``fast=True``) at an advanced index or of a collection that is not a
     TensorDict, written as ``update_at_`` writes (the peer's fast path refuses)."""
     if finding.kind != "peer-raises":
@@ -135,9 +135,16 @@ def _beyond_the_index(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
         return message.startswith("batch dimension mismatch")
     if finding.step.op == "copy_at_":  # the peer's fast path, where it cannot copy fast
         return "requires the optimized tensor-only copy path" in message
+    if finding.step.op == "setitem" and _MORE_LEADING_DIMS in message:
+        # a value with more leading dims of size 1 (``x[None] = x[None, None]``), which
+        # torch broadcasts (program 302,208 of index,entries, inv20b)
+        return mine.error is None
     if "which differs from the source batch size" not in message:
         return False
     return finding.step.op in ("setitem", "update_at_")  # (update_at_: program 20,756)
+
+
+_MORE_LEADING_DIMS = "must be greater or equal to the number of dimensions in the TensorDict"
 
 
 # tclass's errors for a shape torch refuses or an in-place write the peer skips: the ops

@@ -156,6 +156,7 @@ from .allow_values import (
     _ragged_values_unread,
     _shaped_as_torch,
     _shared_value_as_one,
+    _stacked_past_apply_drop,
     _state_dict_keys_skipped,
     _values_shaped_as_torch,
     _values_squeezed_as_the_batch,
@@ -294,6 +295,7 @@ ENTRIES: list[Entry] = [
         "**Where the peer fails inside, tclass answers.**",
         _any_of(
             _peer_fails_inside,
+            _stacked_past_apply_drop,
             _mixed_field_refused,
             _separated_once,
             _separates_kept_empty,

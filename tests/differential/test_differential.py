@@ -276,6 +276,12 @@ DECIDED = [
     ("records", 4, 1_909_802, "annotation-casts"),  # set of a list: lazy stack dim 1 (nu19c)
     ("records", 4, 1_911_215, "annotation-casts"),  # .v = a list: lazy stack dim 2 (nu19c)
     ("records", 4, 1_926_694, "annotation-casts"),  # stack of Auto: opt a list, a tensor
+    ("records", 4, 1_802_186, "annotation-casts"),  # lazy stack of Auto: ragged opt lists
+    ("index,entries,shape,combine,math", 4, 52_511, "peer-fails-inside"),  # apply drops a node
+    ("index,entries,shape,combine,math", 4, 71_025, "peer-fails-inside"),  # x[i] = to_dict()
+    ("index,combine,shape,entries", 6, 10_801_264, "peer-fails-inside"),  # params rows write
+    ("index,combine,shape,entries", 6, 10_801_208, "peer-fails-inside"),  # memmap value rows
+    ("index,entries", 4, 302_208, "index-beyond-batch"),  # x[None] = x[None, None]: broadcast
     ("records", 4, 1_924_046, "annotation-casts"),  # from_dict at []: the str of a list
     # fz20a
     ("records", 6, 10_511_424, "annotation-casts"),  # Auto.from_dict: a list field kept whole
