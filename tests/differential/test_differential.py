@@ -289,6 +289,9 @@ DECIDED = [
     ("combine", 6, 10_520_720, "checked-as-torch"),  # pad_sequence: [2, -1] and [0, 2]
     ("combine", 6, 10_521_735, "stacking-keeps"),  # torch.stack(unbind) of stacks of Rec
     ("entries", 6, 10_541_280, "records-predictable"),  # auto_batch_size_ past [3, 1] {}
+    # fz20b
+    (_FIVE + ",records", 8, 10_601_333, "peer-fails-inside"),  # separates: __delitem__
+    (_FIVE + ",records", 8, 10_601_418, "peer-fails-inside"),  # fill_ of an expanded stack
 ]
 
 
