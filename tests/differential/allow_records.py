@@ -701,19 +701,3 @@ def _saved_empty_lists_kept(finding: Finding, facts: Facts, peer: Any, mine: Any
         if not _only_empty_lists(value.tolist() if hasattr(value, "tolist") else value):
             return False
     return True
-
-
-_HELD_UNREAD = re.compile(r"^result((?:\['\w+'\])*): peer py \('\w+', .*\), tclass list of 0$")
-_SAVED = re.compile(r"\.memmap(_like|_)?\(")
-
-
-def _saved_held_value_unread(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """A Python value unsqueezed or expanded over no elements, then saved (``memmap``,
-    ``memmap_like``, ``memmap_``): indexed past its new dims, tclass's saved result reads
-    as its folder holds it, a stack without values (an empty list), where the peer's hands
-    back the one value its members kept in memory, which its folder does not hold either
-    (its reload reads the empty list; program 1,910,055 of ``--families records``,
-    inv20a)."""
-    if finding.kind != "result" or not any(_SAVED.search(line) for line in finding.lines):
-        return False
-    return all(_HELD_UNREAD.match(line) for line in finding.detail)

@@ -124,7 +124,6 @@ from .allow_records import (
     _ragged_lists_loaded,
     _records_restacked,
     _saved_empty_lists_kept,
-    _saved_held_value_unread,
     _state_dict_values_kept,
     _tolist_lists_fields,
 )
@@ -259,7 +258,6 @@ ENTRIES: list[Entry] = [
             _empty_values_kept,
             _empty_values_rebuilt,
             _saved_empty_lists_kept,
-            _saved_held_value_unread,
             _stacked_values_copied,
             _empty_gives_new_nodes,
             _separated_from_value_node,

@@ -278,7 +278,6 @@ DECIDED = [
     ("records", 4, 1_926_694, "annotation-casts"),  # stack of Auto: opt a list, a tensor
     ("records", 4, 1_924_046, "annotation-casts"),  # from_dict at []: the str of a list
     ("records", 4, 1_900_664, "values-kept-shared"),  # update_ of a torch.stack: its source
-    ("records", 4, 1_910_055, "values-kept-shared"),  # memmap_like: a value over no elements
     ("records", 4, 1_904_794, "none-field-unset"),  # lazy stack update_({'opt': None})
     ("records", 4, 1_916_597, "peer-fails-inside"),  # loaded load_state_dict: lst's floats
     ("records", 4, 1_924_952, "annotation-casts"),  # stack of NoCast: v a list, a tensor
