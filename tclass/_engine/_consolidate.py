@@ -419,7 +419,10 @@ class _Flatten(NodeVisitor[Description]):
         tree: dict[str, Any] = {"values": node.tolist(), "batch": list(node.batch_size)}
         if dims is not None:
             tree["stack_dims"] = list(dims)
-        return (lambda views, target: NonTensorStack._from_array(array, target.device, dims)), tree
+        held = node._held  # the one value kept over no elements, as the peer's members
+        if held and not array.size:  # (with elements, they hold it)
+            tree["held"] = list(held)
+        return (lambda views, target: _values_at(array, target.device, dims, held)), tree
 
     def visit_tensordict(self, td: TensorDict) -> Description:
         parts: list[tuple[str, int | Rebuild]] = []
@@ -508,6 +511,15 @@ def _jagged(parts: Sequence[torch.Tensor], ragged: int) -> torch.Tensor:
     )
 
 
+def _values_at(
+    array: np.ndarray[Any, Any], device: torch.device | None, dims: Any, held: tuple[Any, ...]
+) -> NonTensorStack:
+    """A stack of ``array``'s values on ``device``, holding ``held`` over no elements."""
+    stack = NonTensorStack._from_array(array, device, dims)
+    stack._held = held
+    return stack
+
+
 def _stack_dims_of(tree: dict[str, Any], batch: torch.Size) -> tuple[int, ...] | None:
     """The stack dims a stack of values was nested along (None: not recorded).
 
@@ -559,7 +571,8 @@ def rebuild_from_description(
         shaped: np.ndarray[Any, Any] = np.empty(tuple(batch), dtype=object)
         fill_array(shaped, tree["values"], list(batch), "the consolidated buffer")
         dims = _stack_dims_of(tree, batch)
-        return lambda views, target: NonTensorStack._from_array(shaped, target.device, dims)
+        held = tuple(tree.get("held", ()))[:1] if not shaped.size else ()
+        return lambda views, target: _values_at(shaped, target.device, dims, held)
     parts = {
         key: (entry if isinstance(entry, int) else rebuild_from_description(entry, None, known))
         for key, entry in tree["entries"].items()

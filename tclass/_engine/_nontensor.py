@@ -754,6 +754,7 @@ def _rebuild_values(
     shape: torch.Size,
     device: torch.device | None,
     stack_dims: Any,  # an int (older pickles), a tuple of ints, or None
+    held: Any = (),  # the one value held over no elements: ``(value,)`` or ``()``
 ) -> NonTensorStack:
     if type(values) is not list or len(values) != math.prod(shape):
         msg = f"a pickle of a NonTensorStack of shape {shape!r} does not hold one value per element"
@@ -764,7 +765,15 @@ def _rebuild_values(
     ):
         msg = f"a pickle of a NonTensorStack of shape {shape!r} has stack dims {stack_dims!r:.80}"
         raise PickleRefusedError(msg)
-    return ENGINE.NonTensorStack._make(values, shape, device, dims)
+    if type(held) is not tuple or len(held) > 1:
+        msg = (
+            f"a pickle of a NonTensorStack of shape {shape!r} holds {held!r:.80} as the "
+            "value its members hold, not a tuple of one value or none"
+        )
+        raise PickleRefusedError(msg)
+    stack = ENGINE.NonTensorStack._make(values, shape, device, dims)
+    stack._held = held
+    return stack
 
 
 allow_unpickling(NonTensorData, MetaData, _rebuild_value, _rebuild_values)

@@ -211,7 +211,9 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
 
     def _copy_on(self, device: torch.device | None) -> NonTensorStack:
         """A stack of the same values, nested as this one, sharing no list with it."""
-        return NonTensorStack._from_array(self._as_array(), device, self._stack_dims)
+        out = NonTensorStack._from_array(self._as_array(), device, self._stack_dims)
+        out._held = self._held
+        return out
 
     @property
     def stack_dim(self) -> int:
@@ -597,7 +599,9 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         return stack_repr(repr(self.tolist()), self.batch_size, self._device)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_values, (self._values, self._shape, self._device, self._stack_dims))
+        state = (self._values, self._shape, self._device, self._stack_dims)
+        # the value held over no elements, only when there is one (older pickles lack it)
+        return (_rebuild_values, (*state, self._held) if self._held else state)
 
 
 allow_unpickling(NonTensorStack)  # (its pickles name _nontensor._rebuild_values)

@@ -227,3 +227,35 @@ def _absent_field_filled(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         re.search(r"memmap|\.save\(|\.dumps\(", line) for line in finding.lines
     )
     return saved and "Cannot modify locked" in str(peer.error)
+
+
+# ``x = torch.stack([x, ...])``: a dense stack (``lazy_stack`` shares its members in both)
+_DENSE_STACK = re.compile(r"^x = torch\.stack\(\[")
+# the in-place writes that reach the peer's stacked values (``update_at_`` does not)
+_VALUE_WRITTEN = re.compile(r"\.(update_|set_|set_at_|copy_)\(")
+_KEY_DIFFERS = re.compile(r"^result((?:\['\w+'\])+): peer (.+), tclass (.+)$")
+
+
+def _stacked_values_copied(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A collection stacked by ``torch.stack`` whose Python value changed later in the
+    peer only: an in-place write of a value into the stack (``update_``, ``set_``,
+    ``copy_``, ``set_at_``) reaches the peer's stacked collections, whose own
+    ``NonTensorData`` its dense stack holds (its tensors are copies, which the write
+    leaves alone in both); tclass's stack copies both (program 1,900,664 of ``--families
+    records``, inv20a)."""
+    found = re.fullmatch(r"<result of line (\d+)>", finding.step.src)
+    if finding.kind != "alias" or found is None or not hasattr(mine.value, "get"):
+        return False
+    later = finding.lines[int(found[1]) :]
+    stacked = [i for i, line in enumerate(later) if _DENSE_STACK.match(line)]
+    if not stacked or not any(_VALUE_WRITTEN.search(line) for line in later[stacked[0] + 1 :]):
+        return False
+    for line in finding.detail:
+        differs = _KEY_DIFFERS.match(line)
+        if differs is None or "Tensor[" in line or ": values differ: " in line:
+            return False
+        keys = tuple(re.findall(r"\['(\w+)'\]", differs[1]))
+        value = mine.value.get(keys[0] if len(keys) == 1 else keys, None)
+        if value is None or isinstance(value, torch.Tensor) or hasattr(value, "keys"):
+            return False
+    return True

@@ -292,6 +292,10 @@ DECIDED = [
     # fz20b
     (_FIVE + ",records", 8, 10_601_333, "peer-fails-inside"),  # separates: __delitem__
     (_FIVE + ",records", 8, 10_601_418, "peer-fails-inside"),  # fill_ of an expanded stack
+    ("records", 4, 1_900_664, "values-kept-shared"),  # update_ of a torch.stack: its source
+    ("records", 4, 1_904_794, "none-field-unset"),  # lazy stack update_({'opt': None})
+    ("records", 4, 1_916_597, "peer-fails-inside"),  # loaded load_state_dict: lst's floats
+    ("records", 4, 1_924_952, "annotation-casts"),  # stack of NoCast: v a list, a tensor
 ]
 
 
