@@ -459,7 +459,17 @@ def _member_part(
 ) -> Any:
     """The elements of ``member`` at flat ``positions``, shaped like ``positions``
     (``copy``: never the member's own storage; ``kept``: the member's dims a slice of
-    the index keeps)."""
+    the index keeps). Those of a locked lazy member are locked, none or a copy too, as
+    the peer's: it indexes the member, whose result is then locked, and takes the
+    elements from that (fuzz program 10,900,824 of index,combine --length 6)."""
+    part = _elements(member, positions, copy, kept)
+    if member.is_locked and storage_of(member)._is_lazy and not part.is_locked:
+        part.lock_()
+    return part
+
+
+def _elements(member: Any, positions: torch.Tensor, copy: bool, kept: frozenset[int]) -> Any:
+    """:func:`_member_part` but for the lock."""
     member_batch = member.batch_size
     shape = positions.shape
     if not member_batch:
