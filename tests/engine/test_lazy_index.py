@@ -372,3 +372,22 @@ def test_elements_picked_from_a_locked_lazy_member_stay_locked() -> None:
     empty = wide[:0, picks]
     assert empty.batch_size == (0, 5) and not empty.is_locked
     assert [part.is_locked for part in empty.tensordicts] == [True, False, False, True, False]
+
+
+def test_parts_keeping_a_locked_lazy_members_stack_dim_are_unlocked() -> None:
+    """A slice keeps the stack dim of a locked lazy member, a mask takes the others: each
+    part is a new lazy stack of copies of that member's rows, unlocked with its members,
+    as the peer's (it unbinds the member's locked result along another dim, which gives
+    new stacks). Before, the parts from the locked member came out locked."""
+
+    def row(seed: float) -> TensorDict:
+        return TensorDict({"c": torch.arange(3.0) + seed}, batch_size=[3])
+
+    locked = tclass.lazy_stack([row(0.0), row(10.0)], 0).lock_()
+    stack = tclass.lazy_stack([locked, locked.clone()], 2)
+    out = stack[:, torch.tensor([[True, False], [False, False], [True, True]])]
+    assert out.batch_size == (2, 3) and out.stack_dim == 1 and not out.is_locked
+    assert [part.is_locked for part in out.tensordicts] == [False] * 3
+    assert not any(row.is_locked for part in out.tensordicts for row in part.tensordicts)
+    assert out[:, 0]["c"].tolist() == [0.0, 10.0] and locked.is_locked
+    assert all(member.is_locked for member in locked.tensordicts)
