@@ -40,6 +40,9 @@ def _nested_names_dropped(line: str) -> bool:
 
 
 _LAZY_MADE = re.compile(r"\b(?:lazy_stack|LazyStackedTensorDict)\(")
+# a lazy stack made by a step, ``to_lazystack`` included (a TensorDict's dim made the stack
+# dim: the name of that dim alone, after a derived ``unsqueeze(0)``: kinds32p's roll line)
+_STACK_MADE = re.compile(r"\b(?:lazy_stack|LazyStackedTensorDict|to_lazystack)\(")
 
 
 def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -62,10 +65,11 @@ def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     of ``--length 8`` index,entries,records, fz18a); a ``reshape`` of a lazy stack of
     members without batch dims into more dims stacks each member in both (a stack of
     stacks, one more stack dim named; ``fliplr`` after it: program 10,300,741 of the six
-    families, fz19c)."""
+    families, fz19c); a stack made by ``to_lazystack`` is one too (a TensorDict unsqueezed
+    at 0, stacked there and named at that dim alone, then rolled: kinds32p's line, inv20d)."""
     if finding.kind != "result":
         return False
-    lazy = facts.kind == "lazy" or any(_LAZY_MADE.search(line) for line in finding.lines)
+    lazy = facts.kind == "lazy" or any(_STACK_MADE.search(line) for line in finding.lines)
     ops = ("to_tensordict", "contiguous", "apply", "named_apply", "narrow", "flip", "roll")
     ops += ("fliplr", "flipud")
     if finding.step.op == "getitem_key":
@@ -77,7 +81,7 @@ def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -
             return False
     if not lazy:
         return False
-    stacks = sum(len(_LAZY_MADE.findall(line)) for line in finding.lines)
+    stacks = sum(len(_STACK_MADE.findall(line)) for line in finding.lines)
     stacks += _reshaped_after_stack(finding.lines[:-1])
     kept = finding.step.op == "unbind"  # the members' dim names kept by both (10,005,577)
     return all(

@@ -343,3 +343,51 @@ def test_tensors_parted_by_the_stack_dim_alone_in_front_index_each_member(
         want = torch.stack([m["b"] for m in lazy.tensordicts], 1)[index]
         assert isinstance(out, tclass.LazyStackedTensorDict) and out.stack_dim == 1
         assert out.batch_size == want.shape and torch.equal(out["b"], want)
+
+
+def test_elements_picked_from_a_locked_lazy_member_stay_locked() -> None:
+    """A mask over a stack of lazy stacks, one of them locked (``lazy_stack([x,
+    x.clone()])`` of a locked ``x``): the elements that come from the locked member are
+    locked, those from the unlocked clone are not, as the peer's (it indexes the locked
+    member, whose result is locked, then takes its elements; fuzz program 10,900,824 of
+    index,combine --length 6). Before, every element came out unlocked."""
+
+    def row(seed: float) -> TensorDict:
+        return TensorDict({"c": torch.arange(3.0) + seed}, batch_size=[3])
+
+    locked = tclass.lazy_stack([row(0.0), row(10.0)], 0).lock_()
+    stack = tclass.lazy_stack([locked, locked.clone()], 0)
+    mask = torch.tensor([[[True, False, False], [False, True, False]], [[True, False, True]] * 2])
+    out = stack[mask]
+    assert out.batch_size == (6,) and not out.is_locked
+    assert [part["c"].item() for part in out.tensordicts] == [0.0, 11.0, 0.0, 2.0, 10.0, 12.0]
+    assert [part.is_locked for part in out.tensordicts] == [True, True] + [False] * 4
+    # all the elements from the locked member: the result is locked, as the peer's
+    only_locked = stack[torch.tensor([[True, False], [False, False]]), 1]
+    assert [part.is_locked for part in only_locked.tensordicts] == [True]
+    assert only_locked.is_locked and only_locked["c"].tolist() == [1.0]
+    # no element selected (an empty slice first): each part keeps its member's lock
+    wide = tclass.lazy_stack([locked[None], locked[None].clone()], 2)
+    picks = torch.tensor([[[True, False, False], [True, True, False]], [[False, False, True]] * 2])
+    empty = wide[:0, picks]
+    assert empty.batch_size == (0, 5) and not empty.is_locked
+    assert [part.is_locked for part in empty.tensordicts] == [True, False, False, True, False]
+
+
+def test_parts_keeping_a_locked_lazy_members_stack_dim_are_unlocked() -> None:
+    """A slice keeps the stack dim of a locked lazy member, a mask takes the others: each
+    part is a new lazy stack of copies of that member's rows, unlocked with its members,
+    as the peer's (it unbinds the member's locked result along another dim, which gives
+    new stacks). Before, the parts from the locked member came out locked."""
+
+    def row(seed: float) -> TensorDict:
+        return TensorDict({"c": torch.arange(3.0) + seed}, batch_size=[3])
+
+    locked = tclass.lazy_stack([row(0.0), row(10.0)], 0).lock_()
+    stack = tclass.lazy_stack([locked, locked.clone()], 2)
+    out = stack[:, torch.tensor([[True, False], [False, False], [True, True]])]
+    assert out.batch_size == (2, 3) and out.stack_dim == 1 and not out.is_locked
+    assert [part.is_locked for part in out.tensordicts] == [False] * 3
+    assert not any(row.is_locked for part in out.tensordicts for row in part.tensordicts)
+    assert out[:, 0]["c"].tolist() == [0.0, 10.0] and locked.is_locked
+    assert all(member.is_locked for member in locked.tensordicts)
