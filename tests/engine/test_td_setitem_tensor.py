@@ -345,3 +345,25 @@ def test_an_uneven_entry_checks_every_member_written_first() -> None:
     with pytest.raises(BatchSizeError, match="shape mismatch"):
         stack[:] = torch.ones(3, 1, 1)  # no member's selection [2, 3, k] takes it
     assert _rows(stack) == [[[1.0, 2.0]] * 3, [[0.0] * 5] * 3]
+
+
+def test_a_lazy_stack_takes_the_tensors_torch_takes_at_an_index() -> None:
+    """``lazy[:, 1] = t`` where ``a`` ([2, 3, 2]) selects [2, 2]: leading dims of size 1
+    dropped, as torch (tclass's split raised on ``[1, 2, 2]``, which torch and the peer
+    write); ``[2, 1, 1]`` is refused as torch and the peer's TensorDict refuse it (a
+    deliberate difference: the peer's lazy stack writes ``t[i]`` into member ``i``),
+    writing nothing; ``t.reshape(2, 1)`` writes those values in both."""
+    for shape in [(1, 2, 2), (1, 1, 2, 2), (2, 2)]:
+        stack = tclass.lazy_stack(
+            [TensorDict(a=torch.zeros(3, 2), batch_size=[3]) for _ in range(2)]
+        )
+        stack[:, 1] = torch.arange(1.0, 5.0).reshape(shape)
+        assert stack["a"][:, 1].tolist() == [[1.0, 2.0], [3.0, 4.0]]
+        assert stack["a"][:, 0].eq(0).all() and stack["a"][:, 2].eq(0).all()
+    stack = tclass.lazy_stack([TensorDict(a=torch.zeros(3, 2), batch_size=[3]) for _ in range(2)])
+    with pytest.raises(BatchSizeError, match=r"\[2, 1, 1\].*'a'.*selects \[2, 2\]") as info:
+        stack[:, 1] = torch.arange(1.0, 3.0).reshape(2, 1, 1)
+    assert isinstance(info.value, RuntimeError)
+    assert stack["a"].eq(0).all()
+    stack[:, 1] = torch.arange(1.0, 3.0).reshape(2, 1)
+    assert stack["a"][:, 1].tolist() == [[1.0, 1.0], [2.0, 2.0]]

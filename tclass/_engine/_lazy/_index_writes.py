@@ -95,8 +95,19 @@ def _per_entry(stack: LazyStackedTensorDict, index: Any, value: torch.Tensor) ->
             numbers = _touched(stack, index) if numbers is None else numbers
             parts[key] = _uneven_part(stack, index, value, key, shape, numbers)
         else:
-            parts[key] = value.expand(selected)
+            parts[key] = _lined_up(value, selected)
     return EntryWrites(parts)
+
+
+def _lined_up(value: torch.Tensor, target: tuple[int, ...]) -> torch.Tensor:
+    """``value`` spelled out over ``target`` (a view) as torch writes it into a
+    selection of that shape: leading dims of size 1 dropped (``[1, 2, 2]`` into a
+    ``[2, 2]`` selection), the rest lined up with the last dims (a ``-1`` in ``target``
+    keeps the size ``value`` has there)."""
+    while value.ndim > len(target) and value.shape[0] == 1:
+        value = value[0]
+    value = value.reshape((1,) * (len(target) - value.ndim) + tuple(value.shape))
+    return value.expand(target)
 
 
 def _uneven_part(
@@ -129,11 +140,7 @@ def _uneven_part(
             selected = torch.Size((*batch, *feature))
             error = tensor_refused(key, full, index, value.shape, selected, nb)
             raise type(error)(f"{error} (member {number} of the lazy stack)") from None
-    target = (*batch, *shape[nb:])
-    while value.ndim > len(target) and value.shape[0] == 1:
-        value = value[0]  # torch drops the leading dims of size 1
-    value = value.reshape((1,) * (len(target) - value.ndim) + tuple(value.shape))
-    return value.expand(target)  # (-1: the size value has there)
+    return _lined_up(value, (*batch, *shape[nb:]))
 
 
 def _touched(stack: LazyStackedTensorDict, index: Any) -> list[int]:
