@@ -267,3 +267,46 @@ def test_a_0d_operand_of_a_higher_kind_still_decides_the_dtype() -> None:
     assert td["a"].item() == 8 and td["f"].item() == 2.0  # nothing written
     td.exclude("a").minimum_(torch.tensor(1.5, dtype=torch.float64))
     assert td["f"].item() == 1.5 and td["f"].dtype == torch.float32
+
+
+@pytest.mark.parametrize(
+    ("op", "bounds", "expected"),
+    [
+        ("clamp_min_", (300,), 44),
+        ("clamp_", (300, 400), 44),
+        ("clamp_", (300,), 44),
+        ("maximum_", (300,), 44),
+        ("clamp_max_", (-300,), 5),
+        ("clamp_", (None, -300), 5),
+        ("minimum_", (-300,), 5),
+    ],
+)
+def test_a_bound_the_dtype_cannot_hold_a_0d_tensor_wraps_a_number_raises(
+    op: str, bounds: tuple[int | None, ...], expected: int
+) -> None:
+    """As torch writes ``t.clamp_min_(torch.tensor(300))`` into a uint8 tensor with dims
+    (300 read as a uint8: 44), into 0-d and other tensors alike; the number ``300`` is
+    torch's overflow error (an ``InPlaceWriteError``, a ``RuntimeError``), nothing
+    written. The peer reads a 0-d tensor bound as the number and raises for both."""
+    td = TensorDict(
+        {
+            "a": torch.tensor(5, dtype=torch.uint8),
+            "b": torch.tensor([5], dtype=torch.uint8),
+            "f": torch.tensor([5.0]),
+        },
+        [],
+    )
+    reference = torch.tensor([5], dtype=torch.uint8)
+    as_tensors = [None if b is None else torch.tensor(b) for b in bounds]
+    if op in ("maximum_", "minimum_"):
+        reference.copy_(getattr(torch, op[:-1])(reference, as_tensors[0]))
+    else:
+        getattr(reference, op)(*as_tensors)
+    assert reference.item() == expected  # torch's own value
+    with pytest.raises(errors.InPlaceWriteError, match="overflow") as info:
+        getattr(td, op)(*bounds)
+    assert isinstance(info.value, RuntimeError)
+    assert td["a"].item() == td["b"].item() == 5 and td["f"].item() == 5.0  # nothing written
+    assert getattr(td, op)(*as_tensors) is td
+    assert td["a"].item() == td["b"].item() == expected
+    assert td["f"].item() == float(bounds[0] if bounds[0] is not None else bounds[1])
