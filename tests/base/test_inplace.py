@@ -310,3 +310,22 @@ def test_a_bound_the_dtype_cannot_hold_a_0d_tensor_wraps_a_number_raises(
     assert getattr(td, op)(*as_tensors) is td
     assert td["a"].item() == td["b"].item() == expected
     assert td["f"].item() == float(bounds[0] if bounds[0] is not None else bounds[1])
+
+
+def test_pow_of_an_int_entry_by_minus_one_as_torch() -> None:
+    """torch refuses the number ``-1`` as an integer tensor's exponent ("Integers to
+    negative integer powers are not allowed"), not the 0-d tensor ``torch.tensor(-1)``
+    (``2 ** -1`` is ``0``, 0-d tensors and others alike): tclass does the same, the
+    number refused with nothing written; the peer raises for both, after writing the
+    entries before the integer one."""
+    td = TensorDict(
+        {"a": torch.tensor([2.0, 4.0]), "b": torch.tensor([2, 3]), "z": torch.tensor(2)}, []
+    )
+    with pytest.raises(errors.InPlaceWriteError, match="negative integer powers") as info:
+        td.pow_(-1)
+    assert isinstance(info.value, RuntimeError)
+    assert td["a"].tolist() == [2.0, 4.0] and td["b"].tolist() == [2, 3] and td["z"].item() == 2
+    expected = {k: v.clone().pow_(torch.tensor(-1)).tolist() for k, v in td.items()}
+    assert td.pow_(torch.tensor(-1)) is td
+    assert {k: v.tolist() for k, v in td.items()} == expected
+    assert expected == {"a": [0.5, 0.25], "b": [0, 0], "z": 0}
