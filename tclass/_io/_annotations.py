@@ -19,8 +19,16 @@ from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
+from tclass.errors import TclassError
 
-__all__ = ["field_classes", "fit_values", "is_field", "missing_fields", "tensorclasses"]
+__all__ = [
+    "field_classes",
+    "fit_values",
+    "is_field",
+    "missing_fields",
+    "tensorclasses",
+    "value_casts",
+]
 
 
 def tensorclasses(*classes: type | None) -> tuple[type, ...]:
@@ -74,6 +82,73 @@ def fit_values(record_cls: type, content: TensorDict | LazyStackedTensorDict) ->
                 changed = node._with_each_value(partial(_fit, check=rule.check_value))
                 if changed is not node:
                     member._put(key, changed)
+
+
+def value_casts(
+    record_cls: type, content: TensorDict | LazyStackedTensorDict
+) -> dict[str, tuple[Any, Any, bool]]:
+    """The fields of a loaded record whose class converts their Python values
+    (``autocast``) into something else than the saved values (another type or value:
+    ``1.5`` saved from a ``float`` field, the field annotated ``int`` since: ``1``), each
+    with a (saved value, converted value, equal) triple: the first value the conversion
+    changes, ``1.5``, else the first it makes another type of an equal value (``3`` into
+    ``3.0``: equal). A load reports them rather than let the record's build change what
+    was saved; a value the conversion refuses is left to the build, which names it."""
+    rules = record_cls.__tclass_info__.rules  # type: ignore[attr-defined]
+    cached = _CASTS.get(record_cls)
+    if cached is None or cached[0] is not rules:
+        cached = _CASTS[record_cls] = (rules, any(r.cast is not None for r in rules.values()))
+    if not cached[1]:
+        return {}  # no field converts (the usual class)
+    found: dict[str, tuple[Any, Any, bool]] = {}
+    members = content.tensordicts if isinstance(content, LazyStackedTensorDict) else [content]
+    for member in members:
+        if not isinstance(member, TensorDict):
+            continue  # a record member: built (and so checked) already
+        for key, node in member._entries().items():
+            rule = rules.get(key)
+            if rule is None or rule.cast is None or (key in found and not found[key][2]):
+                continue
+            if not isinstance(node, (NonTensorData, NonTensorStack)):
+                continue
+            try:
+                if rule._cast(node, member.batch_size) is node:
+                    continue  # kept as it is (the common case: the class saved it)
+            except TclassError:
+                continue
+            changes: list[tuple[Any, Any, bool]] = []
+            node._with_each_value(partial(_changed, cast=rule.cast, changes=changes))
+            if changes and (key not in found or not changes[-1][2]):
+                found[key] = changes[-1]
+    return found
+
+
+# Per record class, whether a field converts its values (autocast); with its rules.
+_CASTS: weakref.WeakKeyDictionary[type, tuple[dict[str, Any], bool]] = weakref.WeakKeyDictionary()
+
+
+def _changed(value: Any, cast: Callable[[Any], Any], changes: list[tuple[Any, Any, bool]]) -> Any:
+    """Adds ``(value, cast(value), equal)`` to ``changes`` where the cast makes ``value``
+    another type or value (the first, then the first not equal); ``value`` unchanged."""
+    if changes and not changes[-1][2]:
+        return value  # a changed value found: enough
+    try:
+        new = cast(value)
+    except (TypeError, ValueError, RuntimeError):
+        return value
+    if type(new) is not type(value) or not _equal(new, value):
+        equal = _equal(new, value)
+        if not changes or not equal:
+            changes.append((value, new, equal))
+    return value
+
+
+def _equal(new: Any, old: Any) -> bool:
+    """Whether a converted Python value equals the saved one (``3.0`` and ``3``)."""
+    try:
+        return bool(new == old)
+    except (RuntimeError, TypeError, ValueError):  # values holding tensors or arrays
+        return False
 
 
 # Per record class, its fields of a Python value whose annotation checks it, with their

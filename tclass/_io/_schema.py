@@ -668,6 +668,37 @@ class SchemaCheck:
             cls, entries, values, schema, batch_ndim, "", strict=self.strict, widen=self.widen
         )
 
+    def check_casts(
+        self, cls: type, casts: Mapping[str, tuple[Any, Any, bool]], folder: str
+    ) -> None:
+        """Records a difference for each field of the record in ``folder`` whose class
+        would convert a saved Python value (``casts``: :func:`value_casts`), so that a
+        load never changes a value silently: ``widen=True`` accepts a conversion that
+        keeps the values equal (``3`` into a ``float`` field: ``3.0``), none accepts one
+        that changes them (``1.5`` into an ``int`` field).
+
+        Raises:
+            SchemaDiffers: if a difference was recorded (the record is not built).
+        """
+        annotations = {f.name: f.annotation for f in class_schema(cls)[0]}
+        comparison = _Comparison(cls.__name__, self._record_path(folder), LoadPlan())
+        for name, (old, new, equal) in casts.items():
+            if equal and self.widen:
+                continue
+            why = (
+                f"holds {old!r:.60} ({type(old).__name__}) in the folder, but its annotation "
+                f"{annotations.get(name, '?')} (autocast) makes it {new!r:.60} "
+                f"({type(new).__name__})"
+            )
+            if equal:
+                comparison.differ(name, "value", old, new, why, "widen=True", "convert it")
+            else:
+                why += "; that changes the value: convert the data or change the annotation"
+                comparison.differ(name, "value", old, new, why)
+        if comparison.plan.differences:
+            self.differences += comparison.plan.differences
+            raise SchemaDiffers(f"{folder!r} differs from {cls.__name__}")
+
     def _record_path(self, folder: str) -> str:
         """The record's folder relative to the root: the parent of its _tensordict/
         (lazy-stack members in _tensordict/0, 1... are one record's, reported once)."""

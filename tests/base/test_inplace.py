@@ -267,3 +267,65 @@ def test_a_0d_operand_of_a_higher_kind_still_decides_the_dtype() -> None:
     assert td["a"].item() == 8 and td["f"].item() == 2.0  # nothing written
     td.exclude("a").minimum_(torch.tensor(1.5, dtype=torch.float64))
     assert td["f"].item() == 1.5 and td["f"].dtype == torch.float32
+
+
+@pytest.mark.parametrize(
+    ("op", "bounds", "expected"),
+    [
+        ("clamp_min_", (300,), 44),
+        ("clamp_", (300, 400), 44),
+        ("clamp_", (300,), 44),
+        ("maximum_", (300,), 44),
+        ("clamp_max_", (-300,), 5),
+        ("clamp_", (None, -300), 5),
+        ("minimum_", (-300,), 5),
+    ],
+)
+def test_a_bound_the_dtype_cannot_hold_a_0d_tensor_wraps_a_number_raises(
+    op: str, bounds: tuple[int | None, ...], expected: int
+) -> None:
+    """As torch writes ``t.clamp_min_(torch.tensor(300))`` into a uint8 tensor with dims
+    (300 read as a uint8: 44), into 0-d and other tensors alike; the number ``300`` is
+    torch's overflow error (an ``InPlaceWriteError``, a ``RuntimeError``), nothing
+    written. The peer reads a 0-d tensor bound as the number and raises for both."""
+    td = TensorDict(
+        {
+            "a": torch.tensor(5, dtype=torch.uint8),
+            "b": torch.tensor([5], dtype=torch.uint8),
+            "f": torch.tensor([5.0]),
+        },
+        [],
+    )
+    reference = torch.tensor([5], dtype=torch.uint8)
+    as_tensors = [None if b is None else torch.tensor(b) for b in bounds]
+    if op in ("maximum_", "minimum_"):
+        reference.copy_(getattr(torch, op[:-1])(reference, as_tensors[0]))
+    else:
+        getattr(reference, op)(*as_tensors)
+    assert reference.item() == expected  # torch's own value
+    with pytest.raises(errors.InPlaceWriteError, match="overflow") as info:
+        getattr(td, op)(*bounds)
+    assert isinstance(info.value, RuntimeError)
+    assert td["a"].item() == td["b"].item() == 5 and td["f"].item() == 5.0  # nothing written
+    assert getattr(td, op)(*as_tensors) is td
+    assert td["a"].item() == td["b"].item() == expected
+    assert td["f"].item() == float(bounds[0] if bounds[0] is not None else bounds[1])
+
+
+def test_pow_of_an_int_entry_by_minus_one_as_torch() -> None:
+    """torch refuses the number ``-1`` as an integer tensor's exponent ("Integers to
+    negative integer powers are not allowed"), not the 0-d tensor ``torch.tensor(-1)``
+    (``2 ** -1`` is ``0``, 0-d tensors and others alike): tclass does the same, the
+    number refused with nothing written; the peer raises for both, after writing the
+    entries before the integer one."""
+    td = TensorDict(
+        {"a": torch.tensor([2.0, 4.0]), "b": torch.tensor([2, 3]), "z": torch.tensor(2)}, []
+    )
+    with pytest.raises(errors.InPlaceWriteError, match="negative integer powers") as info:
+        td.pow_(-1)
+    assert isinstance(info.value, RuntimeError)
+    assert td["a"].tolist() == [2.0, 4.0] and td["b"].tolist() == [2, 3] and td["z"].item() == 2
+    expected = {k: v.clone().pow_(torch.tensor(-1)).tolist() for k, v in td.items()}
+    assert td.pow_(torch.tensor(-1)) is td
+    assert {k: v.tolist() for k, v in td.items()} == expected
+    assert expected == {"a": [0.5, 0.25], "b": [0, 0], "z": 0}

@@ -345,3 +345,76 @@ def test_an_uneven_entry_checks_every_member_written_first() -> None:
     with pytest.raises(BatchSizeError, match="shape mismatch"):
         stack[:] = torch.ones(3, 1, 1)  # no member's selection [2, 3, k] takes it
     assert _rows(stack) == [[[1.0, 2.0]] * 3, [[0.0] * 5] * 3]
+
+
+def test_a_lazy_stack_takes_the_tensors_torch_takes_at_an_index() -> None:
+    """``lazy[:, 1] = t`` where ``a`` ([2, 3, 2]) selects [2, 2]: leading dims of size 1
+    dropped, as torch (tclass's split raised on ``[1, 2, 2]``, which torch and the peer
+    write); ``[2, 1, 1]`` is refused as torch and the peer's TensorDict refuse it (a
+    deliberate difference: the peer's lazy stack writes ``t[i]`` into member ``i``),
+    writing nothing; ``t.reshape(2, 1)`` writes those values in both."""
+    for shape in [(1, 2, 2), (1, 1, 2, 2), (2, 2)]:
+        stack = tclass.lazy_stack(
+            [TensorDict(a=torch.zeros(3, 2), batch_size=[3]) for _ in range(2)]
+        )
+        stack[:, 1] = torch.arange(1.0, 5.0).reshape(shape)
+        assert stack["a"][:, 1].tolist() == [[1.0, 2.0], [3.0, 4.0]]
+        assert stack["a"][:, 0].eq(0).all() and stack["a"][:, 2].eq(0).all()
+    stack = tclass.lazy_stack([TensorDict(a=torch.zeros(3, 2), batch_size=[3]) for _ in range(2)])
+    with pytest.raises(BatchSizeError, match=r"\[2, 1, 1\].*'a'.*selects \[2, 2\]") as info:
+        stack[:, 1] = torch.arange(1.0, 3.0).reshape(2, 1, 1)
+    assert isinstance(info.value, RuntimeError)
+    assert stack["a"].eq(0).all()
+    stack[:, 1] = torch.arange(1.0, 3.0).reshape(2, 1)
+    assert stack["a"][:, 1].tolist() == [[1.0, 1.0], [2.0, 2.0]]
+
+
+def _nested_ragged() -> tuple[TensorDict, LazyStackedTensorDict, LazyStackedTensorDict]:
+    """Member 0 ``a: [3, 2]``; member 1 a lazy stack of ``a: [2]``, ``[5]``, ``[2]``: the
+    stack's ``a`` is ``[2, 3, -1]``."""
+    first = TensorDict(a=torch.zeros(3, 2), batch_size=[3])
+    second = tclass.lazy_stack([TensorDict(a=torch.zeros(n)) for n in (2, 5, 2)])
+    return first, second, tclass.lazy_stack([first, second])
+
+
+def _sums(first: TensorDict, second: LazyStackedTensorDict) -> list[float]:
+    return [first["a"].sum().item(), *(m["a"].sum().item() for m in second.tensordicts)]
+
+
+def test_a_nested_ragged_member_is_checked_before_any_member_is_written() -> None:
+    """A nested lazy member whose ``a`` differs between its own members (``-1``): each
+    of its members the index reaches is checked with the others, before any is written
+    (the peer writes member 0, then raises; tclass wrote it too). Its shape reads
+    without stacking the nested members (``get_item_shape`` raised)."""
+    first, second, stack = _nested_ragged()
+    assert stack.get_item_shape("a") == torch.Size([2, 3, -1])
+    for index in [
+        (slice(None), 1),
+        (slice(None), torch.tensor([0, 1])),
+        ...,
+        (slice(None, None, -1), 1),
+    ]:
+        with pytest.raises(BatchSizeError, match=r"member 1 of member 1") as info:
+            stack[index] = torch.ones(2)
+        assert isinstance(info.value, RuntimeError)
+        assert _sums(first, second) == [0.0, 0.0, 0.0, 0.0]
+    # Indices that reach no [5] write, as the peer's.
+    stack[:, 0] = torch.ones(2)
+    assert _sums(first, second) == [2.0, 2.0, 0.0, 0.0]
+    stack[:, torch.tensor([True, False, True])] = torch.full((2,), 2.0)
+    assert _sums(first, second) == [8.0, 4.0, 0.0, 4.0]
+    stack[::-1, 0] = torch.tensor([[1.0, 2.0], [3.0, 4.0]])  # member 1 first
+    assert first["a"][0].tolist() == [3.0, 4.0] and second.tensordicts[0]["a"].tolist() == [
+        1.0,
+        2.0,
+    ]
+
+
+def test_a_slice_of_negative_step_over_the_members() -> None:
+    """``lazy[::-1, 1] = t`` picks the members backwards, as the peer writes it (the
+    shape checks indexed a stand-in tensor, which refuses a negative step)."""
+    stack = tclass.lazy_stack([TensorDict(a=torch.zeros(3, 2), batch_size=[3]) for _ in range(2)])
+    stack[::-1, 1] = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert stack["a"][:, 1].tolist() == [[3.0, 4.0], [1.0, 2.0]]
+    stack[::-1, 2] = torch.tensor([5.0, 6.0])
+    assert stack["a"][:, 2].tolist() == [[5.0, 6.0], [5.0, 6.0]]

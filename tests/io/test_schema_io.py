@@ -441,3 +441,61 @@ def test_none_when_saved_is_unset_on_load_under_autocast_too(tmp_path: Path) -> 
         loaded = cls.load_memmap(tmp_path / cls.__name__)
         assert loaded.steps is None and "steps" not in loaded.keys()
         assert loaded.to_dict()["steps"] is None and loaded[0].steps is None
+
+
+def make_autocast(fields: dict[str, Any]) -> Any:
+    """:func:`make` with ``autocast=True``: the class converts its Python values."""
+    namespace = {"__annotations__": dict(fields), "__module__": __name__, "__qualname__": "Rec"}
+    return tclass.tensorclass(autocast=True)(type("Rec", (), namespace))
+
+
+@pytest.mark.parametrize("autocast_saved", [False, True])
+def test_a_value_its_changed_annotation_converts_is_a_difference(
+    tmp_path: Path, autocast_saved: bool
+) -> None:
+    """``x: float`` saved ``1.5``, the annotation ``int`` (autocast) since: the load would
+    make it ``1``, which no option accepts (tclass loaded ``1`` with no word; the peer
+    keeps ``1.5``, not converting on load). The other way, ``x: int`` saved ``3`` and
+    ``float`` since, keeps the value (``3.0``): ``widen=True`` accepts it."""
+    Old = (make_autocast if autocast_saved else make)({"x": float, "t": Tensor})
+    Old(x=1.5, t=torch.zeros(2), batch_size=[2]).memmap(tmp_path / "f")
+    New = make_autocast({"x": int, "t": Tensor})
+    for options in ({}, {"widen": True}, {"strict": False}):
+        with pytest.raises(SchemaMismatchError, match=r"Rec.x holds 1.5 \(float\)") as caught:
+            New.load_memmap(tmp_path / "f", **options)
+        (difference,) = caught.value.differences
+        assert difference.kind == "value" and difference.option is None
+        assert "makes it 1 (int)" in str(caught.value) and "changes the value" in str(caught.value)
+    assert isinstance(caught.value, ValueError)
+    Old = (make_autocast if autocast_saved else make)({"x": int, "t": Tensor})
+    Old(x=3, t=torch.zeros(2), batch_size=[2]).memmap(tmp_path / "i")
+    New = make_autocast({"x": float, "t": Tensor})
+    with pytest.raises(SchemaMismatchError, match="widen=True") as caught:
+        New.load_memmap(tmp_path / "i")
+    (difference,) = caught.value.differences
+    assert difference.kind == "value" and difference.option == "widen=True"
+    loaded = New.load_memmap(tmp_path / "i", widen=True)
+    assert loaded.x == 3.0 and type(loaded.x) is float
+    # The same class (or one whose annotation did not change) loads its values as saved.
+    assert type(Old.load_memmap(tmp_path / "i").x) is int
+
+
+def test_a_converted_value_of_a_stack_or_a_folder_without_schema_is_a_difference(
+    tmp_path: Path,
+) -> None:
+    """Also a record's values in a lazy stack of records (a changed value found after
+    an equal one, ``2.0`` then ``2.5``); a folder without a schema (as the peer writes)
+    is checked by its values alike."""
+    Old = make({"x": float, "t": Tensor})
+    members = [Old(x=v, t=torch.zeros(2), batch_size=[2]) for v in (2.0, 2.5)]
+    tclass.lazy_stack(members).memmap(tmp_path / "s")
+    New = make_autocast({"x": int, "t": Tensor})
+    with pytest.raises(SchemaMismatchError, match=r"holds 2.5 \(float\).*makes it 2 \(int\)"):
+        New.load_memmap(tmp_path / "s")
+    Old(x=0.5, t=torch.zeros(2), batch_size=[2]).memmap(tmp_path / "p")
+    path = tmp_path / "p" / "_tensordict" / "meta.json"
+    stripped = meta(path)
+    del stripped["_tclass"]
+    path.write_text(json.dumps(stripped))
+    with pytest.raises(SchemaMismatchError, match=r"holds 0.5 \(float\)"):
+        New.load_memmap(tmp_path / "p")

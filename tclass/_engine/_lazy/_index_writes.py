@@ -7,7 +7,7 @@ its member, after checks that make the write all-or-nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 import torch
@@ -23,6 +23,7 @@ from tclass._engine._lazy._index import (
     _probe,
     _ragged_items,
 )
+from tclass._engine._lazy._ops import LazyStackOps
 from tclass._engine._td_setitem import check_empty_source, check_index_fits
 from tclass._engine._tensor_write import (
     check_number_write,
@@ -85,18 +86,53 @@ def _per_entry(stack: LazyStackedTensorDict, index: Any, value: torch.Tensor) ->
     ``entry[index] = tensor`` (lined up with the last dims of the entry's selection): the
     tensor checked against every entry first, then spelled out over each one's selection
     (a view, no copy), which the members' parts are cut from."""
-    check_index_fits(stack, index)
-    check_tensor_write(stack, index, value)
+    shaped = _forwards(stack, index)  # (torch's stand-ins take no negative step)
+    check_index_fits(stack, shaped)
+    check_tensor_write(stack, shaped, value)
     parts: dict[Any, Any] = {}
-    targets = tensor_targets(stack, index)
+    targets = tensor_targets(stack, shaped)
     numbers = None
     for key, shape, selected in targets:
         if selected is None:  # the members differ in a feature dim: each one checked
             numbers = _touched(stack, index) if numbers is None else numbers
             parts[key] = _uneven_part(stack, index, value, key, shape, numbers)
         else:
-            parts[key] = value.expand(selected)
+            parts[key] = _lined_up(value, selected)
     return EntryWrites(parts)
+
+
+def _forwards(stack: LazyStackedTensorDict, index: Any) -> Any:
+    """``index`` with each slice of negative step (``stack[::-1, 1] = t``, which the
+    peer writes) as a forward slice of as many elements: the same selected shape, for
+    the checks, which index stand-in tensors."""
+    items = index if type(index) is tuple else (index,)
+    if not any(type(i) is slice and i.step is not None and i.step < 0 for i in items):
+        return index
+    return _forward_items(stack, _items(stack, index))
+
+
+def _forward_items(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``items`` with each slice of negative step as a forward slice of as many elements
+    (a nested lazy stack member takes it along its own stack dim)."""
+    batch = stack._batch_size
+    forwards = list(items)
+    consumed = 0
+    for position, item in enumerate(items):
+        if type(item) is slice and item.step is not None and item.step < 0:
+            forwards[position] = slice(0, len(range(batch[consumed])[item]))
+        consumed += item is not Ellipsis and _batch.index_dims_consumed(item)
+    return tuple(forwards)
+
+
+def _lined_up(value: torch.Tensor, target: tuple[int, ...]) -> torch.Tensor:
+    """``value`` spelled out over ``target`` (a view) as torch writes it into a
+    selection of that shape: leading dims of size 1 dropped (``[1, 2, 2]`` into a
+    ``[2, 2]`` selection), the rest lined up with the last dims (a ``-1`` in ``target``
+    keeps the size ``value`` has there)."""
+    while value.ndim > len(target) and value.shape[0] == 1:
+        value = value[0]
+    value = value.reshape((1,) * (len(target) - value.ndim) + tuple(value.shape))
+    return value.expand(target)
 
 
 def _uneven_part(
@@ -119,21 +155,42 @@ def _uneven_part(
             refuses ``value``.
     """
     nb = len(stack._batch_size)
-    batch = _batch.indexed_shape(stack._batch_size, index)
-    for number in numbers:
-        member = stack._members[number]
-        own = member.get_item_shape(key)
-        feature = own[len(member.batch_size) :]
-        if -1 not in feature and not _batch.broadcasts_to(value.shape, (*batch, *feature)):
+    batch = _batch.indexed_shape(stack._batch_size, _forwards(stack, index))
+    for where, feature in _reached_features(stack, index, numbers, key):
+        if not _batch.broadcasts_to(value.shape, (*batch, *feature)):
             full = torch.Size((*stack._batch_size, *feature))
             selected = torch.Size((*batch, *feature))
             error = tensor_refused(key, full, index, value.shape, selected, nb)
-            raise type(error)(f"{error} (member {number} of the lazy stack)") from None
-    target = (*batch, *shape[nb:])
-    while value.ndim > len(target) and value.shape[0] == 1:
-        value = value[0]  # torch drops the leading dims of size 1
-    value = value.reshape((1,) * (len(target) - value.ndim) + tuple(value.shape))
-    return value.expand(target)  # (-1: the size value has there)
+            raise type(error)(f"{error} ({where} of the lazy stack)") from None
+    return _lined_up(value, (*batch, *shape[nb:]))
+
+
+def _reached_features(
+    stack: LazyStackedTensorDict, index: Any, numbers: list[int], key: Any
+) -> Iterator[tuple[str, torch.Size]]:
+    """Where and the feature dims (past the batch dims) of the entry ``key`` in each
+    member ``stack[index]`` reaches (``numbers``), through a nested lazy stack whose
+    members differ there (a ``-1``): each of its members the selected elements reach,
+    for their write to be checked before any is written."""
+    reach: tuple[torch.Tensor, torch.Tensor] | None = None
+    for number in numbers:
+        member = stack._members[number]
+        feature = member.get_item_shape(key)[len(member.batch_size) :]
+        if -1 not in feature:
+            yield f"member {number}", feature
+            continue
+        if not isinstance(member, LazyStackOps) or not member.batch_size:
+            continue  # (not a lazy stack: nothing to check ahead)
+        if reach is None:
+            try:
+                reach = _probe(stack, _members_backwards(stack, _items(stack, index)))
+            except (IndexError, TypeError, ValueError, RuntimeError):
+                return  # an index the write itself reports
+        ids, positions = reach
+        where = torch.unravel_index(positions[ids == number], member.batch_size)
+        nested = cast("LazyStackedTensorDict", member)
+        for inner, found in _reached_features(nested, where, _touched(nested, where), key):
+            yield f"{inner} of member {number}", found
 
 
 def _touched(stack: LazyStackedTensorDict, index: Any) -> list[int]:
@@ -268,17 +325,8 @@ def _write_separable(
 
 
 def _selected_shape(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> torch.Size:
-    """The batch size ``items`` selects; a slice of negative step off the stack dim (which
-    a nested lazy stack member takes along its own stack dim) counted as its length."""
-    batch = stack._batch_size
-    forwards = list(items)
-    consumed = 0
-    for position, item in enumerate(items):
-        if type(item) is slice and item.step is not None and item.step < 0:
-            size = len(range(batch[consumed])[item])
-            forwards[position] = slice(0, size)
-        consumed += item is not Ellipsis and _batch.index_dims_consumed(item)
-    return _probe(stack, tuple(forwards))[0].shape
+    """The batch size ``items`` selects; a slice of negative step counted as its length."""
+    return _probe(stack, _forward_items(stack, items))[0].shape
 
 
 def _member_dim(items: tuple[Any, ...], d: int) -> int | None:

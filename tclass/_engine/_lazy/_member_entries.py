@@ -168,11 +168,11 @@ class LazyMemberEntries(LazyStackOps):
         return type(stack_entries(parts, self._stack_dim, (key,)))
 
     def _item_shape(self, key: str) -> torch.Size:
-        """The members' shapes at ``key`` with the stack dim, -1 where they differ."""
-        shapes = [
-            part.shape if isinstance(part, torch.Tensor) else part.batch_size
-            for part in self._parts(key)
-        ]
+        """The members' shapes at ``key`` with the stack dim, -1 where they differ (a
+        nested lazy stack's own, read without stacking its members, which may differ)."""
+        if not self._has_entry(key):
+            self._parts(key)  # raises, naming the members that lack it
+        shapes = [member._item_shape(key) for member in self._members]
         if len({len(shape) for shape in shapes}) != 1:
             msg = (
                 f"get_item_shape: entry {key!r} has a different number of dims in the "

@@ -47,6 +47,7 @@ from tclass._io._annotations import (
     is_field,
     missing_fields,
     tensorclasses,
+    value_casts,
 )
 from tclass._io._schema import (
     AnyFields,
@@ -669,6 +670,9 @@ def _load_record(
     if cls is None:
         return content
     fit_values(cls, content)
+    casts = value_casts(cls, content) if options.schema is not None else None
+    if casts:  # a saved value its class would convert: a difference
+        options.schema.check_casts(cls, casts, folder.path)  # type: ignore[union-attr]
     try:
         record = cls._from_saved(content)  # type: ignore[attr-defined]
     except TclassError as error:
