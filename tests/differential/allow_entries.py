@@ -13,6 +13,7 @@ import torch
 from torch.utils._pytree import tree_leaves
 
 from .allow_fields import _nested_none_kept
+from .allow_structure import _fields_line
 from .compare import is_collection
 
 if TYPE_CHECKING:
@@ -155,13 +156,39 @@ def _split_parts_keep_nested_dims(finding: Finding, facts: Facts, peer: Any, min
     part rebuilds the node with the part's batch size (its first dims). Every line is
     about a nested node whose peer dims are the first of tclass's, or (of a lazy stack)
     a member's memory-mapped entry the peer's part copies, as :func:`_separated_once`
-    (program 51,550 of index,entries, inv19b)."""
+    (program 51,550 of index,entries, inv19b). The peer's rebuilt node loses a nested
+    record's class too: of a lazy stack of records, a lazy stack of TensorDicts without the
+    record's ``None`` fields, where tclass's part keeps the record (program 10,991,077 of
+    the six families, fz20c; of a record, ``stacking-keeps``' rule takes the TensorDict)."""
     if finding.kind != "result" or finding.step.op != "split_keys":
         return False
-    kept = [_nested_dims_kept(line) for line in finding.detail]
+    rebuilt = {found[1] for line in finding.detail if (found := _RECORD_REBUILT.match(line))}
+    kept = [_nested_dims_kept(line) or _of_rebuilt(line, rebuilt) for line in finding.detail]
     return any(kept) and all(
         k or _MEMBER_MAPPED.search(line) for k, line in zip(kept, finding.detail, strict=True)
     )
+
+
+# a nested record in a part of ``split_keys`` of a lazy stack of records: the peer's lazy
+# stack of TensorDicts (its members' lines, and its keys without the ``None`` fields)
+_RECORD_REBUILT = re.compile(
+    r"^(result\S*\['\w+'\])\.kind: peer 'LazyStackedTensorDict', tclass '(Rec|Inner)'$"
+)
+_REBUILT_MEMBERS = re.compile(
+    r"^(result\S*\['\w+'\])\.<members>: peer \d+ \(\[\('collection', 'TensorDict', .*, tclass None$"
+)
+
+
+def _of_rebuilt(line: str, rebuilt: set[str]) -> bool:
+    """A line of :func:`_split_parts_keep_nested_dims` about a nested record (at a path in
+    ``rebuilt``) the peer's part rebuilt as a lazy stack of TensorDicts."""
+    if _RECORD_REBUILT.match(line):
+        return True
+    found = _REBUILT_MEMBERS.match(line)
+    if found is not None:
+        return found[1] in rebuilt
+    listed = _keys_of(line)
+    return listed is not None and listed[0] in rebuilt and _fields_line(line)
 
 
 def _nested_dims_kept(line: str) -> bool:

@@ -296,6 +296,9 @@ DECIDED = [
     ("records", 4, 1_904_794, "none-field-unset"),  # lazy stack update_({'opt': None})
     ("records", 4, 1_916_597, "peer-fails-inside"),  # loaded load_state_dict: lst's floats
     ("records", 4, 1_924_952, "annotation-casts"),  # stack of NoCast: v a list, a tensor
+    # fz20c
+    ("index", 8, 10_980_271, "index-beyond-batch"),  # update_at_(v, I[None]): memmap kept
+    (_FIVE + ",records", 4, 10_991_077, "peer-fails-inside"),  # split_keys: lazy Rec's inner
 ]
 
 
