@@ -7,6 +7,7 @@ branch (a plain tensor, a value of the field's exact class, a record of the fiel
 exact class) and past it (a subclass, a wrong kind, a batch or device that differs).
 """
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -179,3 +180,48 @@ def test_forward_reference_class_uses_the_generic_loop() -> None:
     store = Ahead.__tclass_info__.generated_init.__globals__["__tclass_init__"]
     assert store is _builder.init_record
     assert Ahead(x=torch.zeros(2), batch_size=[2]).x.shape == (2,)
+
+
+# --- binding the arguments (_generated._binding_lines) -------------------------------
+
+
+@tclass.tensorclass
+class _Bound:
+    a: torch.Tensor
+    b: str = "q"
+    d: int = dataclasses.field(kw_only=True)
+
+
+_Z = torch.zeros(2)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        # every field by position: the one unpacking, then the keyword checks
+        (lambda: _Bound(_Z, "e", bogus=1), errors.UnknownArgumentError, "'bogus'"),
+        (lambda: _Bound(_Z, "e"), errors.ArgumentError, r"missing 1 .*'d'"),
+        (lambda: _Bound(_Z, "e", b="f", d=1), errors.DuplicateArgumentError, "'b'"),
+        # some by position: one by one
+        (lambda: _Bound(_Z, a=_Z, d=1), errors.DuplicateArgumentError, "'a'"),
+        (lambda: _Bound(_Z, "e", 3, d=1), errors.ArgumentError, "takes 3 positional"),
+        (lambda: _Bound(b="e", d=1), errors.ArgumentError, r"missing 1 .*'a'"),
+    ],
+)
+def test_wrong_calls(call: Callable[[], Any], error: type[Exception], match: str) -> None:
+    with pytest.raises(error, match=match):
+        call()
+
+
+@pytest.mark.parametrize(
+    ("call", "fields"),
+    [
+        (lambda: _Bound(_Z, "e", d=1), ("e", 1)),  # every field by position
+        (lambda: _Bound(_Z, d=1), ("q", 1)),  # the default filled in
+        (lambda: _Bound(_Z, b="f", d=2), ("f", 2)),
+        (lambda: _Bound(a=_Z, b="g", d=3), ("g", 3)),
+    ],
+)
+def test_bound_calls(call: Callable[[], Any], fields: tuple[str, int]) -> None:
+    record = call()
+    assert record.a is _Z and (record.b, record.d) == fields
