@@ -129,10 +129,10 @@ def _field_lines(
             "        if dev is not None and v.device != dev:",
             "            v = v.to(dev)",
         ]
-        if spec_lines is not None:
+        if spec_lines is not None:  # (one batch dim: its size compared, no slice made)
             lines += [
                 "        s = v.shape",
-                "        if n and s[:n] != batch:",
+                "        if (not s or s[0] != first) if n == 1 else n and s[:n] != batch:",
                 f"            R{index}._check_batch(v, batch)",
                 *("        " + line for line in spec_lines),
             ]
