@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import inspect
-import linecache
 import sys
 import warnings
 import weakref
@@ -52,6 +51,7 @@ from tclass._io._schema import FieldSchema
 from tclass._tensorclass._fields import FieldRule, rule_for
 from tclass._tensorclass._generated import generated_init, is_generated, user_init
 from tclass._tensorclass._hints import Unresolved, enclosing_names, resolve_annotations
+from tclass._tensorclass._init_body import lock_at_init, unrolled_init
 from tclass._tensorclass._interop import register_pytree
 from tclass._tensorclass._json_schema import class_document
 from tclass._tensorclass._options import ClassOptions, class_options
@@ -249,11 +249,11 @@ def build_class(cls: type[TensorClass], base: type, **given: Any) -> None:
     if _settled(info):  # what a row write checks, now rather than at the first write
         info._row_check = build_row_check(info)
     own = set(cls.__dict__.get("__annotations__", {}))
-    # A class whose specs are known now gets its own checking body (see _checked_init);
-    # one that defines __setattr__ has each field set through it (the peer's dataclass).
+    # A class whose rules are known now gets its own storage step (_init_body.py); one
+    # that defines __setattr__ has each field set through it (the peer's dataclass).
     info.setattr_hook = cls.__setattr__ is not object.__setattr__
     body = init_through_setattr if info.setattr_hook and not options["frozen"] else None
-    body = body or _checked_init(info) or init_record
+    body = body or unrolled_init(info) or init_record
     info.generated_init = generated_init(cls, info, own, body)
     if own_init is not None:  # the class's own __init__ is kept (super() reaches ours)
         info.has_user_init = True
@@ -524,7 +524,8 @@ def init_record(
     device: DeviceLike,
     names: Any,
 ) -> None:
-    """The body of every generated ``__init__``: checks and stores the fields."""
+    """The storage step of the generated ``__init__`` of a class whose rules were not
+    known when it was built (see ``_init_body.py``): checks and stores the fields."""
     batch = None
     if type(batch_size) is list and len(batch_size) == 1 and not tracing():
         # `batch_size=[n]`, the common spelling, looked up without a call.
@@ -569,13 +570,6 @@ def init_record(
         td.lock_()
 
 
-def lock_at_init(info: ClassInfo) -> bool:
-    """Whether the constructor's storage step locks the record: a frozen class's, unless
-    it has a ``__post_init__``, which may set fields (``object.__setattr__(self, ...)``,
-    as with a frozen dataclass) and after which the generated ``__init__`` locks it."""
-    return bool(info.options["frozen"]) and not hasattr(info.cls, "__post_init__")
-
-
 def init_through_setattr(
     record: Any,
     info: ClassInfo,
@@ -593,74 +587,6 @@ def init_through_setattr(
     object.__setattr__(record, "_tensordict", td)
     for name, value in zip(info.field_names, values):
         setattr(record, name, value)
-
-
-def _checked_init(info: ClassInfo) -> Callable[..., None] | None:
-    """``init_record`` unrolled for a class with specs, each spec'd tensor checked on the
-    shape its batch check reads (the generated checks of ``RecordSpecs.inline``); None
-    when the rules are not resolved yet, or the specs are not ones it inlines."""
-    rules, specs = info._rules, info._specs
-    inline = specs.inline if specs is not None else None
-    if rules is None or inline is None or info.setattr_hook:
-        return None
-    namespace: dict[str, Any] = {
-        "_Unbatched": UnbatchedTensor,
-        "as_batch_size": as_batch_size,
-        "as_device": as_device,
-        "_Tensor": _Tensor,
-        "_new": TensorDict._new_unchecked,
-        "_specs": specs,
-        **inline.namespace,
-    }
-    lines = [
-        "def init(record, info, values, batch_size, device, names):",
-        "    batch = as_batch_size(batch_size)",
-        "    dev = None if device is None else as_device(device)",
-        "    n = len(batch)",
-        "    t = {}",
-        "    ub = False",
-        *("    " + line for line in inline.preamble),
-    ]
-    for index, name in enumerate(info.field_names):
-        rule = namespace[f"R{index}"] = rules[name]
-        lines.append(f"    v = values[{index}]")
-        indent = "    "
-        if rule.tensor:  # as init_record's inline case, the batch check's shape reused
-            lines += [
-                "    if v.__class__ is _Tensor:",
-                "        if dev is not None and v.device != dev:",
-                "            v = v.to(dev)",
-                "        s = v.shape",
-                "        if n and s[:n] != batch:",
-                f"            R{index}._check_batch(v, batch)",
-                *("        " + line for line in inline.fields.get(name, ())),
-                f"        t[{name!r}] = v",
-                "    else:",
-            ]
-            indent = "        "
-        lines += [f"{indent}v = R{index}.store(v, batch, dev)", f"{indent}if v is not None:"]
-        lines.append(f"{indent}    t[{name!r}] = v")
-        lines.append(f"{indent}    ub = ub or v.__class__ is _Unbatched")
-        if name in inline.fields:  # a value that was not a plain tensor: the matcher judges
-            lines.append(f"{indent}    bad = True")
-    lines += ["    if bad:", "        _specs.check(t, n)"]  # shapes, then values
-    if specs is not None and specs.constrained:  # one pass over each bounded field
-        lines += ["    else:", "        _specs.check_values(t)"]
-    lines += [
-        "    td = _new(t, batch, dev)",
-        "    if ub:",
-        "        td._mark_unbatched()",
-        "    if names is not None:",
-        "        td.names = names",
-        "    record._tensordict = td",
-        *(["    td.lock_()"] if lock_at_init(info) else []),
-    ]
-    source = "\n".join(lines) + "\n"
-    filename = f"<tclass checked init {info.cls.__module__}.{info.cls.__qualname__}>"
-    exec(compile(source, filename, "exec"), namespace)  # noqa: S102
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    init: Callable[..., None] = namespace["init"]
-    return init
 
 
 def _store(

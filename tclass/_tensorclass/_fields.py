@@ -105,6 +105,9 @@ class FieldRule:
     check_value: Callable[[object], bool] | None = None  # accepted Python values
     cast: Callable[[Any], Any] | None = None  # autocast: the conversion to the annotation
     spec: TensorSpec | None = None  # the shape and dtype its tensors must have
+    # The one class of Python value the field keeps as it is (a plain class annotation,
+    # no autocast): store() of a value of exactly this class is NonTensorData._make.
+    value_class: type | None = None
 
     @property
     def value_field(self) -> bool:
@@ -446,6 +449,9 @@ def rule_for(
         checks.append(_is_castable)  # (a spec declares tensors: they meet it, converted)
     elif options["nocast"] and number:  # numpy arrays too (without nocast: tensors)
         checks.append(_is_array)
+    cast = _caster([m for m, _ in members], parts) if options["autocast"] else None
+    # (a list is not kept as it is under set_list_to_stack(True): see store())
+    value_class = parts[0].get("value_class") if len(parts) == 1 and cast is None else None
     return FieldRule(
         name=name,
         owner=owner,
@@ -458,8 +464,9 @@ def rule_for(
         collections=collections,
         convert_to=collections[0] if len(collections) == 1 and not any_value else None,
         check_value=_any_of(checks) if checks else None,
-        cast=_caster([m for m, _ in members], parts) if options["autocast"] else None,
+        cast=cast,
         spec=spec,
+        value_class=None if value_class is None or issubclass(value_class, list) else value_class,
     )
 
 
@@ -498,7 +505,7 @@ def _part(option: object, name: str, owner: str, text: str) -> dict[str, Any]:
         if issubclass(option, TensorCollection):
             return {"collections": (option,)}
         number = option in (int, float, complex, bool)
-        return {"check": _type_check(option), "number": number}
+        return {"check": _type_check(option), "number": number, "value_class": option}
     if option is typing.Callable:
         return {"check": callable}
     supertype = getattr(option, "__supertype__", None)  # typing.NewType

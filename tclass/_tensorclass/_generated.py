@@ -82,19 +82,12 @@ def generated_init(
     keywords = [k for k in _CONSTRUCTOR_KEYWORDS if k not in info.field_names]
     kw_params += [f"{k}=None" for k in keywords]
     shown_kw += [f"{k}=None" for k in keywords]
-    tests = ["__tclass_unknown__", *(f"{name} is __tclass_missing__" for name in required)]
-    given_required = ", ".join(f"{name!r}: {name}" for name in required)
-    check = (
-        f"    if {' or '.join(tests)}:\n"
-        f"        __tclass_bad_call__(__tclass_info__, {len(params)}, (), "
-        f"__tclass_unknown__, {{{given_required}}})"
-    )
-    lines, positional = _positional_lines(params)
+    lines, positional = _binding_lines(params, required, len(params))
     kw_params = [*positional, *kw_params]
     args = ["__tclass_self__", "*__tclass_args__", *kw_params, "**__tclass_unknown__"]
     values = "".join(f"{name}, " for name in info.field_names)
     given = [k if k in keywords else "None" for k in _CONSTRUCTOR_KEYWORDS]
-    lines += [check, *body]
+    lines += body
     lines.append(
         f"    __tclass_init__(__tclass_self__, __tclass_info__, ({values}), {', '.join(given)})"
     )
@@ -117,40 +110,57 @@ def generated_init(
     return init
 
 
-def _positional_lines(params: list[str]) -> tuple[list[str], list[str]]:
-    """The generated lines that bind the positional arguments, and the parameters of
-    the fields they may fill. Those fields are keyword parameters that default to
-    "missing", so that a field given both ways is told apart (a DuplicateArgumentError):
-    positional values are bound only when there are some (all of them by one unpacking,
-    the usual call), then defaults fill in (inline code: no sentinel leaves the function,
-    which ``torch.compile`` traces)."""
+def _binding_lines(
+    params: list[str], required: list[str], count: int
+) -> tuple[list[str], list[str]]:
+    """The generated lines that bind the positional arguments and check the call, and
+    the parameters of the fields those arguments may fill. Those fields are keyword
+    parameters that default to "missing", so that a field given both ways is told apart
+    (a DuplicateArgumentError). Every field by position and none by keyword (the usual
+    call) is bound by one unpacking, which leaves no positional field missing; otherwise
+    the positional values are bound one by one, then defaults fill in (inline code: no
+    sentinel leaves the function, which ``torch.compile`` traces)."""
     names = [param.split("=")[0] for param in params]
-    count = len(names)
-    lines = ["    if __tclass_args__:"]
-    if names:  # every field by position, none by keyword (the usual call): one unpacking
+    given_required = ", ".join(f"{name!r}: {name}" for name in required)
+    bad_call = (
+        f"__tclass_bad_call__(__tclass_info__, {count}, (), __tclass_unknown__, "
+        f"{{{given_required}}})"
+    )
+
+    def check(fields: list[str], indent: str) -> list[str]:  # unknown keywords, missing fields
+        tests = ["__tclass_unknown__", *(f"{name} is __tclass_missing__" for name in fields)]
+        return [f"{indent}if {' or '.join(tests)}:", f"{indent}    {bad_call}"]
+
+    lines: list[str] = []
+    pad = "    "
+    if names:
         unset = " and ".join(f"{name} is __tclass_missing__" for name in names)
+        keyword_only = [name for name in required if name not in names]
         lines += [
-            f"        if len(__tclass_args__) == {count} and {unset}:",
-            f"            {', '.join(names)}, = __tclass_args__",
-            "        else:",
+            f"    if __tclass_args__ and len(__tclass_args__) == {count} and {unset}:",
+            f"        {', '.join(names)}, = __tclass_args__  # every field by position",
+            *check(keyword_only, "        "),
+            "    else:",
         ]
-    pad = " " * (12 if names else 8)
+        pad = "        "
     lines += [
-        f"{pad}if len(__tclass_args__) > {count}:",
-        f"{pad}    __tclass_bad_call__(__tclass_info__, {count}, "
+        f"{pad}if __tclass_args__:",
+        f"{pad}    if len(__tclass_args__) > {count}:",
+        f"{pad}        __tclass_bad_call__(__tclass_info__, {count}, "
         f"__tclass_args__[{count}:], {{}}, {{}})",
     ]
     for index, name in enumerate(names):
         lines += [
-            f"{pad}if len(__tclass_args__) > {index}:",
-            f"{pad}    if {name} is not __tclass_missing__:",
-            f"{pad}        __tclass_duplicate__(__tclass_info__, {name!r})",
-            f"{pad}    {name} = __tclass_args__[{index}]",
+            f"{pad}    if len(__tclass_args__) > {index}:",
+            f"{pad}        if {name} is not __tclass_missing__:",
+            f"{pad}            __tclass_duplicate__(__tclass_info__, {name!r})",
+            f"{pad}        {name} = __tclass_args__[{index}]",
         ]
     for param in params:
         name, _, default = param.partition("=")
         if default != "__tclass_missing__":
-            lines.append(f"    if {name} is __tclass_missing__:\n        {name} = {default}")
+            lines += [f"{pad}if {name} is __tclass_missing__:", f"{pad}    {name} = {default}"]
+    lines += check(required, pad)
     return lines, [f"{name}=__tclass_missing__" for name in names]
 
 
