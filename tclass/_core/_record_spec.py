@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 import torch
 
 from tclass._core._constraints import Constraints, Violation
+from tclass._core._jagged import leaf_shape
 from tclass._core._spec import ANON, FIXED, NAMED, SYMBOLIC, VARIADIC, Dim, TensorSpec
 from tclass.errors import FieldSpecError, SpecProblem
 
@@ -182,7 +183,7 @@ def _observed(entries: Mapping[str, Any], names: Iterable[str]) -> dict[str, Obs
     for name in names:
         value = entries.get(name)
         if isinstance(value, torch.Tensor):
-            found[name] = (value.dtype, tuple(value.shape))
+            found[name] = (value.dtype, tuple(leaf_shape(value)))
     return found
 
 
@@ -405,7 +406,11 @@ def _compile(
     forms = [_fast_form(spec) for _, spec, _ in fields]
     if any(form is None for form in forms):
         return _never_fast, None
-    namespace: dict[str, Any] = {"_Tensor": torch.Tensor, "_isinstance": isinstance}
+    namespace: dict[str, Any] = {
+        "_Tensor": torch.Tensor,
+        "_isinstance": isinstance,
+        "leaf_shape": leaf_shape,
+    }
     names = sorted(
         {dim.name for _, spec, _ in fields for dim in spec.dims if dim.kind == NAMED and dim.name}
     )
@@ -463,7 +468,9 @@ def _function(
         if index != given:
             lines.append(f"    {value} = e.get({field!r})")
         guard = f"{value} is not None" if tensors_only else f"_isinstance({value}, _Tensor)"
-        lines += [f"    if {guard}:", f"        s = {value}.shape"]
+        # (a strided nested tensor has no .shape: its parts' sizes, -1 where they differ)
+        shape = f"leaf_shape({value}) if {value}.is_nested else {value}.shape"
+        lines += [f"    if {guard}:", f"        s = {shape}"]
         if index == given:  # the batch check too, on the same shape
             lines.append("        if n and s[:n] != batch: bad = True")
         lines += ["        " + line.replace("{v}", value) for line in checks[index]]

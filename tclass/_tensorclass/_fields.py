@@ -62,6 +62,7 @@ from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import format_shape
 from tclass._core._class_options import DEFAULTS, ClassOptions
+from tclass._core._jagged import leaf_shape
 from tclass._core._linked_list import LinkedList, unlinked
 from tclass._core._options import OPTIONS
 from tclass._core._records import is_record
@@ -281,7 +282,11 @@ class FieldRule:
         if value.__class__ is UnbatchedTensor:  # any shape: it belongs to the whole batch
             return typing.cast(Any, value)._with_batch_size(batch)  # type: ignore[no-any-return]
         n = len(batch)
-        shape = typing.cast(Any, value).shape
+        shape = (  # a strided nested tensor has no .shape: its parts' sizes
+            leaf_shape(value)
+            if isinstance(value, torch.Tensor) and value.is_nested
+            else typing.cast(Any, value).shape
+        )
         if n and shape[:n] != batch:
             raise BatchMismatchError(self.name, shape, batch)
         return value

@@ -131,7 +131,7 @@ def _field_lines(
         ]
         if spec_lines is not None:  # (one batch dim: its size compared, no slice made)
             lines += [
-                "        s = v.shape",
+                "        s = leaf_shape(v) if v.is_nested else v.shape",
                 "        if (not s or s[0] != first) if n == 1 else n and s[:n] != batch:",
                 f"            R{index}._check_batch(v, batch)",
                 *("        " + line for line in spec_lines),

@@ -799,3 +799,38 @@ def test_a_lazy_stack_of_records_checks_each_tensor_against_its_spec() -> None:
         stack.x = torch.zeros(2, 4, dtype=torch.int64)
     stack.x = torch.ones(2, 4)  # the members differ: the spec alone is checked
     assert stack[1].x.tolist() == [1.0] * 4
+
+
+class NestedSpecced(TensorClass):
+    x: Annotated[Tensor, Spec("k", torch.float32)]
+
+
+class NestedFixed(TensorClass):
+    x: Annotated[Tensor, Spec("3", torch.float32)]
+
+
+@pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors")
+def test_a_strided_nested_tensor_in_a_specced_field_is_checked_on_its_parts_sizes() -> None:
+    # a strided nested tensor has no .shape: the checks read its parts' sizes (-1 where
+    # they differ), as its batch check does (before: torch's internal RuntimeError)
+    same = torch.nested.nested_tensor([torch.zeros(3), torch.ones(3)])
+    ragged = torch.nested.nested_tensor([torch.zeros(3), torch.zeros(4)])
+    for build in (lambda v: NestedSpecced(v, batch_size=[2]), _assigned):
+        assert build(same).x.is_nested and build(ragged).x.is_nested  # k binds each
+    fixed = NestedFixed(same, batch_size=[2])
+    assert torch.equal(fixed.x.unbind()[1], torch.ones(3))
+    with pytest.raises(FieldSpecError, match=r"shape \[2, -1\]: dim 1 is -1.*fixes it to 3"):
+        NestedFixed(ragged, batch_size=[2])
+    ints = torch.nested.nested_tensor([torch.zeros(3, dtype=torch.int64)] * 2)
+    with pytest.raises(FieldSpecError, match="has dtype int64.*wants float32"):
+        NestedSpecced(ints, batch_size=[2])
+    record = NestedSpecced(torch.zeros(2, 3), batch_size=[2])
+    with pytest.raises(FieldSpecError, match="has dtype int64"):
+        record.x = ints
+    assert torch.equal(record.x, torch.zeros(2, 3))  # left as it was
+
+
+def _assigned(value: Tensor) -> NestedSpecced:
+    record = NestedSpecced(torch.zeros(2, 3), batch_size=[2])
+    record.x = value
+    return record
