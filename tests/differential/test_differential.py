@@ -289,6 +289,8 @@ DECIDED = [
     ("combine", 6, 10_520_720, "checked-as-torch"),  # pad_sequence: [2, -1] and [0, 2]
     ("combine", 6, 10_521_735, "stacking-keeps"),  # torch.stack(unbind) of stacks of Rec
     ("entries", 6, 10_541_280, "records-predictable"),  # auto_batch_size_ past [3, 1] {}
+    # inv20e
+    ("index,combine,shape,entries", 6, 10_803_424, "checked-as-torch"),  # unflatten(-1, [-1])
 ]
 
 
