@@ -119,7 +119,7 @@ class RecordKeyOps(TensorDictBase):
         name = new_key if isinstance(new_key, str) else new_key[0]
         info = self.__tclass_info__
         if name not in info.field_names:
-            if storage.is_locked or storage.get(old_key, None) is None:
+            if storage.is_locked or old_key not in storage.keys(include_nested=True):
                 storage.rename_key_(old_key, new_key, safe=safe)  # the peer's error first
             raise self._unknown_field(name)
         if isinstance(new_key, str) or len(new_key) == 1:  # onto a field: its kind checked

@@ -93,7 +93,7 @@ def _planned(
     if trial is not None:
         actions.append(partial(_adopt, record, trial, list(fields)))
     else:
-        actions += [partial(record.set, k, v, inplace=inplace) for k, v in fields.items()]
+        actions += [partial(_set_field, record, k, v, inplace) for k, v in fields.items()]
     for key, value, below in merges:
         target = record.get(key)
         if not inplace and is_record(target):  # its fields checked now too
@@ -103,6 +103,17 @@ def _planned(
                 partial(target.update, value, clone, inplace, keys_to_update=below, is_leaf=is_leaf)
             )
     return actions
+
+
+def _set_field(record: TensorClass, key: Any, value: Any, inplace: bool) -> None:
+    """One field of ``update``: set as :meth:`TensorClass.set` does; in place into a
+    locked record, a field it holds (a Python value too) is written in place, as the
+    peer's ``update(..., inplace=True)`` (``set_``) writes it, where an assignment is
+    refused."""
+    if inplace and record.is_locked and record._tensordict._has_entry(key):
+        record.set_(key, value)
+    else:
+        record.set(key, value, inplace=inplace)
 
 
 def merged_changes(record: TensorClass, changes: Mapping[str, Any]) -> dict[str, Any]:

@@ -259,7 +259,8 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     nested record field (``LazyStackedTensorDict(rec, rec)``), the peer's
     ``filter_empty_()`` of its own result, with ``filter_empty=False`` too, deletes that
     emptied field from a member record, which has no ``__delitem__`` (program 10,601,333
-    of the six families, ``--length 8``, fz20b)."""
+    of the six families, ``--length 8``, fz20b; 10,814,864 of
+    index,combine,shape,entries --length 8, inv20e)."""
     if finding.kind == "peer-raises" and finding.step.op == "separates":
         if isinstance(peer.error, AttributeError) and str(peer.error) == "__delitem__":
             return True

@@ -623,6 +623,8 @@ _PEER_INTERNAL = (
     "Autograd not support dtype",  # math on a TensorDictParams of parameters and int buffers
     "'bool' object has no attribute 'squeeze'",  # record[None] = True, no batch dims
     "object has no attribute '_set_tuple'",  # a file's set / set_ through a dataset
+    # a write into no elements of a lazy stack of one record (10,813,522, inv20e)
+    "torch.cat(): expected a non-empty list of Tensors",
     "object has no attribute '_metadata'",  # load_state_dict of a TensorDictParams' clone
     "not supported between instances of 'str' and 'tuple'",  # its KeyError's sorted keys
     "and td[i].batch_size=torch.Size([0])",  # transpose of a value stack over no elements

@@ -101,7 +101,10 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     and so are its ``flatten`` / ``unflatten`` / ``roll`` / ``flip`` / ``narrow`` / ``rot90``
     over a locked TensorDict, as its other views (the peer's top level alone unlocked);
     an in-place operator (``x **= t``) of one over a file gives it back, as every in-place
-    op (the peer's a new TensorDict: program 2,827 of math, inv19a)."""
+    op (the peer's a new TensorDict: program 2,827 of math, inv19a); ``load_state_dict``
+    into a lazy stack of their (zeroed) clones writes the parameters in place, where the
+    peer raises torch's leaf-variable error (program 10,805,075 of entries,combine --length
+    6, inv20e)."""
     if not any("TensorDictParams(" in line for line in finding.lines):
         return False
     locked = "Cannot modify locked" in str(peer.error)
@@ -113,6 +116,10 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         inplace = "inplace=True" in finding.step.src
         if finding.step.op in ("apply", "named_apply") and inplace and locked:
             return True  # written in place, as into a locked TensorDict in both (fz41b)
+        if finding.step.op == "load_state_dict" and _PARAMS_PEER_RAISES["apply_"] in str(
+            peer.error
+        ):
+            return True  # loaded into a lazy stack of their clones (10,805,075, inv20e)
         text = _PARAMS_PEER_RAISES.get(finding.step.op)
         return text is not None and text in str(peer.error)
     if finding.kind != "result":

@@ -299,6 +299,12 @@ DECIDED = [
     # fz20c
     ("index", 8, 10_980_271, "index-beyond-batch"),  # update_at_(v, I[None]): memmap kept
     (_FIVE + ",records", 4, 10_991_077, "peer-fails-inside"),  # split_keys: lazy Rec's inner
+    # inv20e
+    ("index,combine,shape,entries", 6, 10_803_424, "checked-as-torch"),  # unflatten(-1, [-1])
+    ("entries,combine", 6, 10_805_075, "params-write-their-data"),  # load into params clones
+    ("index,combine,shape,entries", 8, 10_814_864, "peer-fails-inside"),  # separates of Recs
+    ("index,combine,shape,entries", 8, 10_813_522, "peer-fails-inside"),  # x[None, :-6:2] = v
+    ("index,combine,shape,entries", 4, 10_808_016, "peer-fails-inside"),  # apply over none
 ]
 
 

@@ -391,3 +391,22 @@ def test_parts_keeping_a_locked_lazy_members_stack_dim_are_unlocked() -> None:
     assert not any(row.is_locked for part in out.tensordicts for row in part.tensordicts)
     assert out[:, 0]["c"].tolist() == [0.0, 10.0] and locked.is_locked
     assert all(member.is_locked for member in locked.tensordicts)
+
+
+def test_in_place_math_on_a_file_member_held_twice_keeps_every_write(tmp_path: Path) -> None:
+    """inv20e (found reducing program 10,814,992 of index,combine,shape,entries --length
+    8): ``torch.cat`` of a lazy stack of files with its own slice holds each file twice;
+    ``masked_fill_`` writes the file once with both places' fills, as the peer and as a
+    stack in memory (tclass read each place into its own copy and wrote both back, the
+    second undoing the first)."""
+    files = [
+        TensorDict({"b": torch.arange(3) + 10 * i}, [3]).to_h5(str(tmp_path / f"w{i}.h5"))
+        for i in range(2)
+    ]
+    stack = tclass.LazyStackedTensorDict.lazy_stack([tclass.lazy_stack(files, 1)], dim=-1)
+    stack = torch.cat([stack, stack[:, :, :1]], -1)  # [3, 2, 2]: each file at [..., 0] and [..., 1]
+    mask = torch.zeros(3, 2, 2, dtype=torch.bool)
+    mask[0, 0, 0] = mask[1, 0, 1] = True
+    stack.masked_fill_(mask, -1)
+    assert files[0]["b"].tolist() == [-1, -1, 2] and files[1]["b"].tolist() == [10, 11, 12]
+    assert stack["b"][:, 0].tolist() == [[-1, -1], [-1, -1], [2, 2]]

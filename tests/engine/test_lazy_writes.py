@@ -16,6 +16,7 @@ from tclass import (
     LazyStackedTensorDict,
     TensorDict,
     errors,
+    lazy_stack,
 )
 
 from strategies import make_values  # noqa: E402
@@ -327,3 +328,28 @@ def test_a_write_broadcast_to_no_element_of_a_stack_writes_nothing_as_torch() ->
         x[None, 0:0:3] = x[torch.tensor([True, False])].clone().apply(torch.zeros_like)
         assert x.batch_size == (2, 4)
         assert all(torch.equal(x[key], before[key]) for key in before)
+
+
+def _uneven_rows() -> LazyStackedTensorDict:
+    """Three members whose entry 'c' differs in its feature dim (3, 1, 2), stacked at 1."""
+    return lazy_stack([TensorDict({"c": torch.full((4, n), float(n))}, [4]) for n in (3, 1, 2)], 1)
+
+
+@pytest.mark.parametrize("index", [slice(None, -5), (torch.zeros(4, dtype=torch.bool), ...)])
+def test_a_write_of_no_element_refuses_a_value_that_fits_no_reached_member(index: Any) -> None:
+    """inv20e (programs 1,503,127 of the six families and 53,751 of index,entries): as
+    torch's ``torch.zeros(0, 2)[:] = torch.ones(3)`` raises, a value whose entry fits
+    member 0 ('c' of 3) but not member 1 or 2 is refused, as the peer, even over no
+    element; nothing is written."""
+    stack = _uneven_rows()
+    with pytest.raises(errors.BatchSizeError, match=r"'c'.*member 1") as caught:
+        stack[index] = stack[-1, 0].clone()  # member 0's row: 'c' of 3
+    assert isinstance(caught.value, RuntimeError)
+    assert [m["c"][0, 0].item() for m in stack.tensordicts] == [3.0, 1.0, 2.0]
+
+
+def test_a_write_of_no_element_keeps_accepting_what_broadcasts() -> None:
+    stack = _uneven_rows()
+    stack[:-5] = TensorDict({"c": torch.ones(1)}, [])  # broadcasts to every member
+    stack[:-5, 2] = stack[-1, 2].clone()  # reaches member 2 only, which it fits
+    assert [m["c"][0, 0].item() for m in stack.tensordicts] == [3.0, 1.0, 2.0]

@@ -712,3 +712,19 @@ def test_an_index_picking_no_member_of_a_ragged_stack_is_shaped_by_member_0(
     theirs = build(tensordict)[index]
     assert theirs.batch_size == out.batch_size and sorted(theirs.keys()) == sorted(out.keys())
     assert theirs.is_locked == out.is_locked
+
+
+def test_apply_out_of_a_ragged_stack_writes_each_member_of_out() -> None:
+    """inv20e (program 10,802,153 of entries,combine --length 6): ``apply(fn, out=...)``
+    of a ragged stack writes each member's result into ``out``'s member, as the peer
+    (tclass wrote the restacked result into ``out`` whole, which a ragged stack has no
+    dense form for, and raised a ``BatchSizeError``)."""
+    stack = tclass.lazy_stack(
+        [TensorDict({"a": torch.zeros(2)}, [2]), TensorDict({"a": torch.zeros(3)}, [3])]
+    )
+    out = stack.clone()
+    result = stack.apply(lambda v: v + 1, out=out)
+    assert result.batch_size == torch.Size([2, -1])
+    assert [m["a"].tolist() for m in out.tensordicts] == [[1.0, 1.0], [1.0, 1.0, 1.0]]
+    assert [m["a"].tolist() for m in result.tensordicts] == [[1.0, 1.0], [1.0, 1.0, 1.0]]
+    assert [m["a"].tolist() for m in stack.tensordicts] == [[0.0, 0.0], [0.0, 0.0, 0.0]]

@@ -31,6 +31,21 @@ def test_copy_is_a_new_object_over_the_same_file(tmp_path: Path) -> None:
     assert torch.equal(ptd["sub", "v"], torch.ones(2))
 
 
+def test_a_shallow_clone_of_a_locked_file_is_unlocked(tmp_path: Path) -> None:
+    """inv20e (program 10,804,534 of index,combine,shape,entries --length 4): as a
+    TensorDict's ``clone(False)``, and the peer's of a file, the new object over the
+    file (and its nested groups) is unlocked; the file's own stays locked."""
+    ptd = _file(tmp_path).lock_()
+    out = ptd.clone(False)
+    assert type(out) is tclass.PersistentTensorDict and out.filename == ptd.filename
+    assert not out.is_locked and not out["sub"].is_locked
+    assert ptd.is_locked and ptd["sub"].is_locked
+    out["sub", "w"] = torch.ones(2)  # a new dataset in the same file
+    assert torch.equal(
+        tclass.PersistentTensorDict.from_h5(tmp_path / "f.h5")["sub", "w"], torch.ones(2)
+    )
+
+
 def test_deepcopy_leaves_the_file_alone(tmp_path: Path) -> None:
     ptd = _file(tmp_path)
     out = copy.deepcopy(ptd)

@@ -205,3 +205,42 @@ def test_setdefault_of_a_python_value_field_gives_its_node() -> None:
     values = stack.setdefault("env", "q")  # (the peer's wraps it in the record class)
     assert isinstance(values, tclass.NonTensorStack)
     assert values.tolist() == [["a"] * 3, ["z"] * 3]
+
+
+def test_rename_onto_no_field_of_a_ragged_stack_names_the_field() -> None:
+    """inv20e (program 10,803,349 of entries,combine --length 6): a record over a lazy
+    stack of chunks of uneven size, whose nested entry has no dense value, renamed onto
+    a name that is no field: the ``UnknownFieldError`` (the peer's key check first reads
+    no stacked value), where tclass stacked the entry to see it exists and raised a
+    ``HeterogeneousEntryError``."""
+    recs = [
+        Rec(obs=torch.zeros(()), inner=Inner(x=torch.full((2,), float(i))), env="a")
+        for i in range(3)
+    ]
+    stack = tclass.lazy_stack(list(tclass.lazy_stack(recs, 0).chunk(2, 0)), 0)
+    assert stack.batch_size == torch.Size([2, -1])
+    with pytest.raises(UnknownFieldError, match="no field 'renamed'"):
+        stack.rename_key_(("inner", "x"), "renamed")
+    assert stack.inner.get("x", as_list=True)[1][0].tolist() == [2.0, 2.0]
+
+
+def test_update_in_place_of_a_locked_record_writes_its_python_values() -> None:
+    """inv20e (program 10,802,652 of index,combine,shape,entries --length 6, a lazy
+    stack of one locked record written at an index): ``update(other, inplace=True)``
+    of a locked record writes its Python value fields in place, as the peer's (and as
+    ``rec[...] = other``), where tclass assigned them and raised a ``LockedError``; a
+    write that is not in place is still refused."""
+    rec = Rec(
+        obs=torch.zeros(3), inner=Inner(x=torch.ones(3, 2), batch_size=[3]), env="a", batch_size=[3]
+    )
+    rec.lock_()
+    other = Rec(
+        obs=torch.ones(3), inner=Inner(x=torch.zeros(3, 2), batch_size=[3]), env="b", batch_size=[3]
+    )
+    rec.update(other, inplace=True)
+    assert rec.env == "b" and rec.obs.tolist() == [1.0] * 3 and rec.inner.x.sum() == 0
+    stack = tclass.LazyStackedTensorDict(rec, stack_dim=0)
+    stack[0] = other.apply(torch.ones_like)
+    assert rec.obs.tolist() == [1.0] * 3 and rec.inner.x.sum() == 6 and rec.is_locked
+    with pytest.raises(LockedError):
+        rec.update(other)

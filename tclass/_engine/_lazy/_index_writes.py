@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import torch
 
+from tclass._base._tensordict_base import TensorDictBase
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._entry_ops import EntryWrites
 from tclass._core import _batch
@@ -33,7 +34,7 @@ from tclass._engine._tensor_write import (
     tensor_refused,
     tensor_targets,
 )
-from tclass.errors import InPlaceWriteError
+from tclass.errors import BatchSizeError, InPlaceWriteError
 
 if TYPE_CHECKING:
     from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -68,7 +69,7 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
     ids, positions = _probe(stack, items)
     selected = ids.shape
     if not ids.numel():
-        _check_no_element_write(stack, items, value)
+        _check_no_element_write(stack, items, value, index)
     for number in sorted(set(ids.reshape(-1).tolist())):
         mask = ids == number
         member = stack._members[number]
@@ -223,12 +224,14 @@ def _check_number(stack: LazyStackedTensorDict, index: Any, value: complex) -> N
 
 
 def _check_no_element_write(
-    stack: LazyStackedTensorDict, items: tuple[Any, ...], value: Any
+    stack: LazyStackedTensorDict, items: tuple[Any, ...], value: Any, index: Any
 ) -> None:
     """A write at an index that selects no element writes nothing, but where a tensor
     index falls on the members' dims (and the stack dim's item picks members), each
     member is written at a tensor index, and torch's ``index_put`` refuses a tensor of
-    another dtype even for no element (as the peer raises, and a TensorDict in both)."""
+    another dtype even for no element (as the peer raises, and a TensorDict in both);
+    and a collection value is checked against each member it reaches (see
+    :func:`_check_no_element_shapes`)."""
     d, consumed, picked, reaches = stack._stack_dim, 0, _ALL, False
     for item in items:
         dims = 0 if item is None else _batch.index_dims_consumed(item)
@@ -239,7 +242,10 @@ def _check_no_element_write(
         elif isinstance(item, torch.Tensor):
             reaches = True
         consumed += dims
-    if not reaches or not stack._members or not _members_picked(stack, picked):
+    numbers = _members_picked(stack, picked) if stack._members else []
+    if isinstance(value, TensorDictBase):
+        _check_no_element_shapes(stack, numbers, value, index)
+    if not reaches or not numbers:
         return
     member = stack._members[0]
     for path, tensor in _tensor_parts(value, ()):
@@ -254,6 +260,42 @@ def _check_no_element_write(
                     f".to({entry.dtype})"
                 )
                 raise InPlaceWriteError(msg)
+
+
+def _check_no_element_shapes(
+    stack: LazyStackedTensorDict, numbers: list[int], value: TensorDictBase, index: Any
+) -> None:
+    """Torch's rule for a write that selects no element, as the peer applies it to each
+    member reached (``numbers``): the value must still broadcast to the selection, so
+    each entry's dims past the value's batch dims must broadcast to those of the
+    member's entry (a ragged stack's members may differ there: ``x[:0] = x[0, 0]`` of a
+    member whose entry is ``[3]`` where another's is ``[2]`` raises, as
+    ``torch.zeros(0, 2)[:] = torch.ones(3)`` does); what broadcasts stays accepted.
+
+    Raises:
+        BatchSizeError: (a ``RuntimeError``) naming the key and the member that refuses.
+    """
+    nv = len(value.batch_size)
+    keys = list(value.keys(include_nested=True, leaves_only=True))
+    for number in numbers:
+        member = stack._members[number]
+        nm = len(member.batch_size)
+        for key in keys:
+            try:
+                own = member.get_item_shape(key)[nm:]
+            except KeyError:
+                continue
+            given = value.get_item_shape(key)[nv:]
+            if -1 in own or -1 in given or _broadcasts(given, own):
+                continue
+            msg = (
+                f"shape mismatch: cannot write the value's entry {key!r} (dims {list(given)} "
+                f"past its batch dims) at index {index!r} of this lazy stack: member "
+                f"{number}'s entry has dims {list(own)} there, and torch requires the value "
+                "to broadcast to the selection even when it selects no element; nothing "
+                "was written: write a value whose entries fit every member reached"
+            )
+            raise BatchSizeError(msg)
 
 
 def _tensor_parts(value: Any, prefix: tuple[str, ...]) -> Any:

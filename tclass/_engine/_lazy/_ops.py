@@ -302,11 +302,33 @@ class LazyStackOps(TensorDictBase):
             return cast(Self, out)
         cut = [self._cut(other) for other in others]
         member_options, member_size = self._member_options(options, "apply")
+        outs = self._out_members(options.get("out"))
         results = [
-            member.apply(fn, *(pieces[i] for pieces in cut), **member_options)
+            member.apply(
+                fn,
+                *(pieces[i] for pieces in cut),
+                **member_options,
+                **({} if outs is None else {"out": outs[i]}),
+            )
             for i, member in enumerate(self._members)
         ]
+        if outs is not None:
+            options = cast(ApplyOptions, {k: v for k, v in options.items() if k != "out"})
         return self._restacked_results(results, options, member_size)
+
+    def _out_members(self, out: Any) -> list[Any] | None:
+        """The members of ``apply(out=...)``'s lazy stack that this ragged stack's members
+        write into, as the peer's (an ``out`` along the same stack dim, one member each:
+        a ragged stack has no dense result to write into ``out`` whole); else None."""
+        if out is None or -1 not in self._batch_size:
+            return None
+        target = storage_of(out)
+        if not target._is_lazy:
+            return None
+        lazy = cast("LazyStackOps", target)
+        if lazy._stack_dim != self._stack_dim or len(lazy._members) != len(self._members):
+            return None
+        return list(lazy._members)
 
     def _named_apply_all(
         self,
@@ -481,26 +503,39 @@ class LazyStackOps(TensorDictBase):
             for member in self._members
         )
 
-    def _read_into_memory(self) -> list[TensorDictBase]:
+    def _read_into_memory(
+        self, read: dict[int, TensorDictBase] | None = None
+    ) -> list[TensorDictBase]:
         """The members, those over a file read into memory (a lazy stack holding one
-        restacked from its own members so read)."""
+        restacked from its own members so read). A member held more than once (``cat``
+        of a stack with its own slice) is read once (``read``: by ``id``), so that the
+        math on each of its places reaches one copy, as it reaches one tensor in memory."""
+        read = {} if read is None else read
         local: list[TensorDictBase] = []
         for member in self._members:
-            if member._is_store:
-                member = member.to_tensordict()
+            if id(member) in read:
+                member = read[id(member)]
+            elif member._is_store:
+                member = read.setdefault(id(member), member.to_tensordict())
             elif isinstance(member, LazyStackOps) and member._reads_copies():
-                member = member._restacked(member._read_into_memory())
+                restacked = member._restacked(member._read_into_memory(read))
+                member = read.setdefault(id(member), restacked)
             local.append(member)
         return local
 
-    def _written_back(self, local: Sequence[TensorDictBase]) -> None:
+    def _written_back(self, local: Sequence[TensorDictBase], done: set[int] | None = None) -> None:
         """Writes ``local`` (:meth:`_read_into_memory`'s members, changed in memory) into
-        the members over a file it was read from."""
-        for member, done in zip(self._members, local):
+        the members over a file it was read from, each member once (``done``: by ``id``:
+        a later write of a stale copy would undo an earlier one)."""
+        done = set() if done is None else done
+        for member, changed in zip(self._members, local):
+            if id(member) in done:
+                continue
+            done.add(id(member))
             if member._is_store:
-                member.update_(done)
+                member.update_(changed)
             elif isinstance(member, LazyStackOps) and member._reads_copies():
-                member._written_back(cast(LazyStackOps, done)._members)
+                member._written_back(cast(LazyStackOps, changed)._members, done)
 
     def _collect(
         self, into: Gather, operands: tuple[Any, ...], batch_dims: int, prefix: tuple[str, ...]

@@ -735,9 +735,9 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         """Every entry read into memory (a plain TensorDict); ``newfile``: a copy written
         into that file (replaced if it exists, in this one's format) and opened for
         reading and writing, as the peer's; ``recurse=False``: a new PersistentTensorDict
-        over the same file."""
-        if not recurse:
-            return self._over_same_file(self._device)  # type: ignore[return-value]
+        over the same file, unlocked."""
+        if not recurse:  # unlocked, as a TensorDict's shallow clone (and the peer's)
+            return self._over_same_file(self._device).unlock_()  # type: ignore[return-value]
         if newfile is not None:
             backend = self._group.file.backend
             return PersistentTensorDict.from_dict(  # type: ignore[return-value]
