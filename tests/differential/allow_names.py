@@ -66,9 +66,9 @@ def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     members without batch dims into more dims stacks each member in both (a stack of
     stacks, one more stack dim named; ``fliplr`` after it: program 10,300,741 of the six
     families, fz19c); a stack made by ``to_lazystack`` is one too (a TensorDict unsqueezed
-    at 0, stacked there and named at that dim alone, then rolled: kinds32p's line, inv20d); an ``unflatten`` of that dim into one dim
-    (``unflatten(-1, [-1])``, the identity: program 10,803,424 of index,combine,shape,entries
-    --length 6, inv20e)."""
+    at 0, stacked there and named at that dim alone, then rolled: kinds32p's line,
+    inv20d); an ``unflatten`` of that dim into one dim (``unflatten(-1, [-1])``, the
+    identity: program 10,803,424 of index,combine,shape,entries --length 6, inv20e)."""
     if finding.kind != "result":
         return False
     lazy = facts.kind == "lazy" or any(_STACK_MADE.search(line) for line in finding.lines)
