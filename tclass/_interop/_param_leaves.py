@@ -132,7 +132,11 @@ class ModuleLeaves(MutableMapping[str, Any]):
         return self._found()[name][2]
 
     def __setitem__(self, name: str, value: Any) -> None:
-        parent, key, _ = self._found()[name]  # nn.Module replaces entries it holds
+        # nn.Module replaces entries it holds. A leaf of the other kind is found too:
+        # to_module puts a tensor that is no parameter (one requiring grad, vmap's) in
+        # a parameter's place, and gives the parameter back through ``_parameters`` on exit.
+        found = {n: (parent, key) for n, parent, key, _ in tensor_leaves(self.owner._param_td)}
+        parent, key = found[name]
         with self._unlocked(parent):
             cast(TensorDict, parent)._store_entry(key, value)
 
