@@ -61,3 +61,17 @@ def test_functional_call_swaps_the_params_entries() -> None:
     out = torch.func.functional_call(net, flat, (torch.ones(1, 3),))
     assert torch.equal(out, torch.full((1, 2), 12.0))
     assert torch.equal(net.extra["scale"].detach(), torch.ones(2))
+
+
+def test_register_parameter_and_buffer_of_a_new_name() -> None:
+    """``nn.Module.register_parameter`` / ``register_buffer`` on a TensorDictParams add an
+    entry, as the peer's (they raised a ``KeyError`` from its parameter table)."""
+    params = TensorDictParams(TensorDict(w=torch.ones(2)))
+    new = nn.Parameter(torch.zeros(3))
+    params.register_parameter("p", new)
+    params.register_buffer("b", torch.arange(2))
+    assert params["p"] is new
+    assert sorted(n for n, _ in params.named_parameters()) == ["p", "w"]
+    assert sorted(n for n, _ in params.named_buffers()) == ["b"]
+    assert torch.equal(params["b"], torch.arange(2))
+    assert sorted(params.state_dict().keys()) == ["b", "p", "w"]
