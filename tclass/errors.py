@@ -71,6 +71,7 @@ __all__ = [
     "MissingFolderError",
     "PickledFileMissingError",
     "MixedEntryError",
+    "ModuleStructureError",
     "NestedLayoutError",
     "NamedTupleKeyError",
     "NoneFieldError",
@@ -173,6 +174,11 @@ class NotCloseError(TclassError, AssertionError):
 
 class EntryTypeError(TclassError, TypeError):
     """A value cannot be stored in a container (not a tensor, collection or array-like)."""
+
+
+class ModuleStructureError(EntryTypeError, KeyError):
+    """``to_module``: the collection holds a nested collection where the module has a
+    tensor; a ``KeyError``, as the peer raises."""
 
 
 class SourceTypeError(EntryTypeError, ValueError):

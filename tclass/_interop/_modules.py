@@ -35,6 +35,7 @@ from tclass._interop._params import TensorDictParams
 from tclass.errors import (
     EntryTypeError,
     KeyNotFoundError,
+    ModuleStructureError,
     ShapeError,
     StackError,
     UnsupportedError,
@@ -323,7 +324,7 @@ def _not_a_submodule(
 ) -> TypeError | KeyError:
     owner = type(module).__name__
     if is_tensor:
-        return EntryTypeError(
+        return ModuleStructureError(
             f"to_module: {_dotted(where)} is a tensor of {owner}, but the TensorDict "
             "holds a nested "
             "collection there; the structure must be the one TensorDict.from_module(module) gives"

@@ -16,6 +16,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core._records import storage_of
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
+from tclass.errors import KeyNotFoundError
 
 __all__ = [
     "ModuleLeaves",
@@ -132,9 +133,30 @@ class ModuleLeaves(MutableMapping[str, Any]):
         return self._found()[name][2]
 
     def __setitem__(self, name: str, value: Any) -> None:
-        parent, key, _ = self._found()[name]  # nn.Module replaces entries it holds
+        # nn.Module replaces entries it holds. A leaf of the other kind is found too:
+        # to_module puts a tensor that is no parameter (one requiring grad, vmap's) in
+        # a parameter's place, and gives the parameter back through ``_parameters`` on exit.
+        found = {n: (parent, key) for n, parent, key, _ in tensor_leaves(self.owner._param_td)}
+        if name not in found:  # register_parameter / register_buffer of a new name
+            self._add(name, value)
+            return
+        parent, key = found[name]
         with self._unlocked(parent):
             cast(TensorDict, parent)._store_entry(key, value)
+
+    def _add(self, name: str, value: Any) -> None:
+        if not isinstance(value, torch.Tensor) or name in self.owner._param_td.keys():
+            kind = "parameter" if self.parameters else "buffer"
+            msg = (
+                f"TensorDictParams: cannot register {name!r} as a {kind}: it holds tensors "
+                f"only, and {name!r} is "
+                + ("taken" if isinstance(value, torch.Tensor) else f"{value!r}")
+                + "; set a tensor under a new key (inside unlock_())"
+            )
+            raise KeyNotFoundError(msg)
+        root = self.owner._param_td
+        with root.unlock_():
+            root.set(name, value)
 
     def __delitem__(self, name: str) -> None:
         parent, key, _ = self._found()[name]

@@ -102,6 +102,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "EntryExistsError": (KeyError, RuntimeError),
     "EntriesTwiceError": (TypeError, ValueError),
     "SourceTypeError": (TypeError, ValueError),
+    "ModuleStructureError": (TypeError, KeyError),
     "KeyRenameError": (KeyError, ValueError),
     "NamedTupleKeyError": (TypeError, KeyError, ValueError),
     "NotConsolidatedError": (AttributeError,),

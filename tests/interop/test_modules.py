@@ -380,6 +380,8 @@ def test_structure_mismatches() -> None:
     _assert_refused(
         net, TensorDict({"scale": {"x": torch.zeros(1)}}), TypeError, "'scale' is a tensor of Net"
     )
+    # a KeyError too, as the peer raises there (it was a TypeError only)
+    _assert_refused(net, TensorDict({"scale": {"x": torch.zeros(1)}}), KeyError, "tensor of Net")
     with_value = TensorDict({"scale": NonTensorData("two")})
     _assert_refused(net, with_value, TypeError, "'scale' holds a Python value")
     with pytest.raises(TypeError, match="expects a torch.nn.Module"):

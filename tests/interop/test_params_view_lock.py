@@ -116,3 +116,24 @@ def test_memmap_in_place_of_a_locked_one_refuses_before_moving_anything(tmp_path
     leaf = params.get("a")
     assert isinstance(leaf, torch.nn.Parameter) and leaf.requires_grad
     assert not (tmp_path / "saved").exists()
+
+
+@pytest.mark.parametrize("how", ["locked", "lock=True", "unlocked"])
+def test_grad_of_params_follows_the_lock_of_the_wrapped_tensordict(how: str) -> None:
+    """``params.grad`` is locked where ``params.data`` is, as the peer's (its lock came
+    from the params object, which reads unlocked, so it was never locked)."""
+    params = _wrapped(how)
+    (params["w"].sum() * 2 + params["n", "v"].sum()).backward()
+    grad = params.grad
+    assert type(grad) is TensorDict and grad.is_locked == params.data.is_locked
+    assert grad.is_locked == (how != "unlocked")
+    assert torch.equal(grad["w"], torch.full((2, 3), 2.0))
+    assert torch.equal(grad["n", "v"], torch.ones(2, 3, 1))
+
+
+def test_grad_of_a_module_ensemble_is_locked_as_the_peer() -> None:
+    stacked = TensorDict.from_modules(torch.nn.Linear(3, 2), torch.nn.Linear(3, 2))
+    params = TensorDictParams(stacked)
+    params["weight"].sum().backward()
+    assert params.grad.is_locked
+    assert torch.equal(params.grad["weight"], torch.ones(2, 2, 3))

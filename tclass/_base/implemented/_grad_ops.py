@@ -79,9 +79,13 @@ class GradOps(ApplyOps):
 
         Assigning ``td.grad = other`` gives each tensor the gradient under its key in
         ``other`` (copied into its existing ``.grad``, if it has one); ``td.grad =
-        None`` clears them all.
+        None`` clears them all. Locked as ``data`` is: when this collection's views are
+        (a TensorDictParams's: when its TensorDict is, as the peer's).
         """
-        return self.apply(_grad_of, filter_empty=True, propagate_lock=True)
+        out = self.apply(_grad_of, filter_empty=True, propagate_lock=True)
+        if out is not None and self._results_locked() and not out.is_locked:
+            out.lock_()
+        return out
 
     @grad.setter
     def grad(self, grads: TensorDictBase | None) -> None:
