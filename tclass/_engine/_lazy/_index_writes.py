@@ -24,6 +24,7 @@ from tclass._engine._lazy._index import (
     _ragged_items,
 )
 from tclass._engine._lazy._ops import LazyStackOps
+from tclass._engine._lazy._part_checks import check_parts
 from tclass._engine._td_setitem import check_empty_source, check_index_fits
 from tclass._engine._tensor_write import (
     check_number_write,
@@ -69,16 +70,18 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
     selected = ids.shape
     if not ids.numel():
         _check_no_element_write(stack, items, value)
+    writes: list[tuple[int, Any, Any, Any]] = []
     for number in sorted(set(ids.reshape(-1).tolist())):
         mask = ids == number
         member = stack._members[number]
         if not member.batch_size:
             # Every element of a member without batch dims is the member; the last wins.
             last = tuple(mask.nonzero()[-1].tolist())
-            _write_whole(member, _part_of(value, last, selected))
+            writes.append((number, member, ..., _part_of(value, last, selected)))
             continue
         where = torch.unravel_index(positions[mask], member.batch_size)
-        member[where] = _part_of(value, mask, selected)
+        writes.append((number, member, where, _part_of(value, mask, selected)))
+    _write_planned(value, writes)
 
 
 def _per_entry(stack: LazyStackedTensorDict, index: Any, value: torch.Tensor) -> Any:
@@ -313,14 +316,13 @@ def _write_separable(
     if type(picked) is not int and not _spans(value, selected):
         return False  # a dict read at the selection's batch size refuses it (below)
     whole = all(type(item) is slice and item == _ALL for item in rest)
+    writes: list[tuple[int, Any, Any, Any]] = []
     for j, number in enumerate(numbers):
         at = (_ALL,) * along + (j,)
         part = value if type(picked) is int else _part_of(value, at, selected)
         member = stack._members[number]
-        if whole or not member.batch_size:
-            _write_whole(member, part)
-        else:
-            member[rest] = part
+        writes.append((number, member, ... if whole or not member.batch_size else rest, part))
+    _write_planned(value, writes)
     return True
 
 
@@ -408,12 +410,11 @@ def _write_members(stack: LazyStackedTensorDict, items: tuple[Any, ...], value: 
         along = d - sum(type(item) is int for item in items[:d])
         if len(value.batch_size) > along and value.batch_size[along] == len(numbers):
             parts = list(value.unbind(along))
-    for number, part in zip(numbers, parts):
-        member = stack._members[number]
-        if whole:
-            _write_whole(member, part)
-        else:
-            member[rest] = part
+    writes = [
+        (number, stack._members[number], ... if whole else rest, part)
+        for number, part in zip(numbers, parts)
+    ]
+    _write_planned(value, writes)
 
 
 def _members_picked(stack: LazyStackedTensorDict, picked: Any) -> list[int]:
@@ -455,6 +456,19 @@ def _part_of(value: Any, index: Any, selected: torch.Size) -> Any:
     if isinstance(value, torch.Tensor) and value.ndim >= n and value.shape[:n] == selected:
         return value[index]
     return value
+
+
+def _write_planned(value: Any, writes: list[tuple[int, Any, Any, Any]]) -> None:
+    """Writes each ``(number, member, where, part)`` (``where`` ``...``: all of the member),
+    a dict or collection ``value``'s parts all checked first (nothing written when one
+    member refuses its part; a tensor or a number is checked before it is split)."""
+    if isinstance(value, (Mapping, TensorCollection)):
+        check_parts(writes)
+    for _, member, where, part in writes:
+        if where is Ellipsis:
+            _write_whole(member, part)
+        else:
+            member[where] = part
 
 
 def _write_whole(member: Any, value: Any) -> None:
