@@ -155,3 +155,20 @@ def test_nested_lazy_member_still_writes() -> None:
     )
     outer[:, :, 1] = {"a": torch.ones(2, 2, 2)}
     assert all(m["a"][1].tolist() == [1.0, 1.0] for s in outer.tensordicts for m in s.tensordicts)
+
+
+def test_nested_lazy_member_refusing_writes_no_member() -> None:
+    """The second member is a lazy stack whose members differ in ``a``'s feature dim:
+    its members are checked before the first member is written."""
+
+    def member(n: int) -> TensorDict:
+        return TensorDict(a=torch.zeros(3, n), batch_size=[3])
+
+    outer = lazy_stack(
+        [lazy_stack([member(2), member(2)], 0), lazy_stack([member(2), member(5)], 0)], 0
+    )
+    before = [_snapshot(inner) for inner in outer.tensordicts]
+    with pytest.raises(BatchSizeError, match=r"'a' of member 1 .*shape \[3, 5\]"):
+        outer[:, :, 1] = {"a": torch.ones(2, 2, 2)}
+    for inner, old in zip(outer.tensordicts, before):
+        _unchanged(inner, old)

@@ -42,8 +42,12 @@ if TYPE_CHECKING:
 __all__ = ["write_lazy"]
 
 
-def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
-    """``stack[index] = value``: each part of ``value`` written into its member."""
+def write_lazy(
+    stack: LazyStackedTensorDict, index: Any, value: Any, check_only: bool = False
+) -> None:
+    """``stack[index] = value``: each part of ``value`` written into its member (with
+    ``check_only``, a dict or collection ``value`` only checked, nothing written: for a
+    lazy stack nested in one being written)."""
     if isinstance(value, TensorCollection) and not len(value.keys()):
         check_empty_source(stack, index, value)  # nothing to split: its batch size checked
     if isinstance(value, torch.Tensor) and value.ndim and -1 not in stack._batch_size:
@@ -51,7 +55,8 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
     elif isinstance(value, (int, float, complex)) and not fits_every_dtype(value):
         _check_number(stack, index, value)
     if type(index) is int and stack._stack_dim == 0:
-        _write_whole(stack._index_int(index), value)
+        member = stack._index_int(index)
+        _write_planned(value, [(index % len(stack._members), member, ..., value)], check_only)
         return
     items = _items(stack, index) if index is not Ellipsis else (Ellipsis,)
     items = _members_backwards(stack, items)
@@ -62,9 +67,9 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
     ):
         items, value = _without_none(stack, items, value)
     if -1 in stack._batch_size:
-        _write_members(stack, () if index is Ellipsis else items, value)  # ...: every member
+        _write_members(stack, () if index is Ellipsis else items, value, check_only)  # ...: all
         return
-    if _write_separable(stack, items, value, _selected_shape(stack, items)):
+    if _write_separable(stack, items, value, _selected_shape(stack, items), check_only):
         return
     ids, positions = _probe(stack, items)
     selected = ids.shape
@@ -81,7 +86,7 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
             continue
         where = torch.unravel_index(positions[mask], member.batch_size)
         writes.append((number, member, where, _part_of(value, mask, selected)))
-    _write_planned(value, writes)
+    _write_planned(value, writes, check_only)
 
 
 def _per_entry(stack: LazyStackedTensorDict, index: Any, value: torch.Tensor) -> Any:
@@ -292,7 +297,11 @@ def _without_none(
 
 
 def _write_separable(
-    stack: LazyStackedTensorDict, items: tuple[Any, ...], value: Any, selected: torch.Size
+    stack: LazyStackedTensorDict,
+    items: tuple[Any, ...],
+    value: Any,
+    selected: torch.Size,
+    check_only: bool = False,
 ) -> bool:
     """Writes ``value`` member by member, as the peer, when the index splits in two (see
     :func:`_member_dim`): the item at the stack dim picks members (an int, a slice or a
@@ -322,7 +331,7 @@ def _write_separable(
         part = value if type(picked) is int else _part_of(value, at, selected)
         member = stack._members[number]
         writes.append((number, member, ... if whole or not member.batch_size else rest, part))
-    _write_planned(value, writes)
+    _write_planned(value, writes, check_only)
     return True
 
 
@@ -388,7 +397,9 @@ def _members_backwards(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> 
     return items
 
 
-def _write_members(stack: LazyStackedTensorDict, items: tuple[Any, ...], value: Any) -> None:
+def _write_members(
+    stack: LazyStackedTensorDict, items: tuple[Any, ...], value: Any, check_only: bool = False
+) -> None:
     """A write into a ragged stack (a ``-1`` size): the index picks members along the
     stack dim (an int, a slice or a 1-d tensor) and indexes each one with the rest;
     a collection ``value`` is split among them along the selection's member dim when it
@@ -414,7 +425,7 @@ def _write_members(stack: LazyStackedTensorDict, items: tuple[Any, ...], value: 
         (number, stack._members[number], ... if whole else rest, part)
         for number, part in zip(numbers, parts)
     ]
-    _write_planned(value, writes)
+    _write_planned(value, writes, check_only)
 
 
 def _members_picked(stack: LazyStackedTensorDict, picked: Any) -> list[int]:
@@ -458,12 +469,21 @@ def _part_of(value: Any, index: Any, selected: torch.Size) -> Any:
     return value
 
 
-def _write_planned(value: Any, writes: list[tuple[int, Any, Any, Any]]) -> None:
+def _write_planned(
+    value: Any, writes: list[tuple[int, Any, Any, Any]], check_only: bool = False
+) -> None:
     """Writes each ``(number, member, where, part)`` (``where`` ``...``: all of the member),
-    a dict or collection ``value``'s parts all checked first (nothing written when one
-    member refuses its part; a tensor or a number is checked before it is split)."""
-    if isinstance(value, (Mapping, TensorCollection)):
+    a dict or collection ``value``'s parts all checked first where more than one member
+    is written (nothing written when one member refuses its part; a tensor or a number
+    is checked before it is split), a nested lazy stack's members too; ``check_only``:
+    the checks alone."""
+    if isinstance(value, (Mapping, TensorCollection)) and (check_only or len(writes) > 1):
         check_parts(writes)
+        for _, member, where, part in writes:
+            if isinstance(member, LazyStackOps):
+                write_lazy(cast("LazyStackedTensorDict", member), where, part, check_only=True)
+    if check_only:
+        return
     for _, member, where, part in writes:
         if where is Ellipsis:
             _write_whole(member, part)

@@ -27,8 +27,7 @@ _Path = tuple[str, ...]
 def check_parts(writes: list[tuple[int, Any, Any, Any]]) -> None:
     """Checks each planned write ``(number, member, where, part)`` (``where`` the
     member's index, ``Ellipsis`` for all of it) as the member's own write would take it,
-    before any is written: only where more than one member is written (one member's own
-    write is the whole write).
+    before any is written.
 
     Raises:
         BatchSizeError: (a ``RuntimeError``, as torch's and the peer's) a tensor of the
@@ -37,8 +36,6 @@ def check_parts(writes: list[tuple[int, Any, Any, Any]]) -> None:
             ``index_put`` refuses.
         LockedError: (a ``RuntimeError``) a new key for a locked member.
     """
-    if len(writes) < 2:
-        return
     passed: set[Any] = set()  # the writes tried already (the members often alike)
     for number, member, where, part in writes:
         _check_part(number, member, where, part, passed)
