@@ -172,3 +172,20 @@ def test_nested_lazy_member_refusing_writes_no_member() -> None:
         outer[:, :, 1] = {"a": torch.ones(2, 2, 2)}
     for inner, old in zip(outer.tensordicts, before):
         _unchanged(inner, old)
+
+
+def test_ragged_stack_refused_part_writes_nothing() -> None:
+    """Members of batch [3] and [4] (a ragged stack, batch [2, -1]): the write member by
+    member checks each one's part first."""
+    members = [
+        TensorDict(a=torch.zeros(3, 2), batch_size=[3]),
+        TensorDict(a=torch.zeros(4, 5), batch_size=[4]),
+    ]
+    stack = lazy_stack(members, 0)
+    before = _snapshot(stack)
+    with pytest.raises(BatchSizeError, match=r"'a' of member 1 .*shape \[4, 5\]"):
+        stack[:, 1] = {"a": torch.ones(2)}
+    _unchanged(stack, before)
+    stack[:, 1] = {"a": torch.full((1,), 3.0)}  # every member takes it
+    assert members[0]["a"][1].tolist() == [3.0, 3.0]
+    assert members[1]["a"][1].tolist() == [3.0] * 5
