@@ -32,7 +32,13 @@ if TYPE_CHECKING:
     from tclass._engine._saved import SavedAt
     from tclass._engine._td import TensorDict
 
-__all__ = ["SetItemOps", "check_empty_source", "leading_ones_dropped", "source_batch_error"]
+__all__ = [
+    "SetItemOps",
+    "check_empty_source",
+    "direct_leaf_dtypes",
+    "leading_ones_dropped",
+    "source_batch_error",
+]
 
 _Tensor = torch.Tensor
 _NUMBERS = (bool, int, float)
@@ -213,7 +219,7 @@ class SetItemOps(TensorDictBase):
             if _is_advanced(index):
                 _check_dtypes_at(self, index, value)
         elif not fits_every_dtype(value):  # one dtype may refuse it: none written then
-            check_number_write(value, index, _leaf_dtypes(self, ()))
+            check_number_write(value, index, direct_leaf_dtypes(self, ()))
         written = False
         for key, entry in self._tensors.items():
             if isinstance(entry, _NonTensorNode) or (unbatched and entry.__class__ is _Unbatched):
@@ -229,7 +235,7 @@ class SetItemOps(TensorDictBase):
             _batch.indexed_shape(self._batch_size, index)
 
 
-def _leaf_dtypes(td: TensorCollection, prefix: tuple[str, ...]) -> list[Any]:
+def direct_leaf_dtypes(td: TensorCollection, prefix: tuple[str, ...]) -> list[Any]:
     """:func:`leaf_dtypes` read straight from a TensorDict's entries (nested ones too;
     another collection through ``leaf_dtypes``), Python values and unbatched entries
     left out, as the number writes leave them."""
@@ -238,7 +244,7 @@ def _leaf_dtypes(td: TensorCollection, prefix: tuple[str, ...]) -> list[Any]:
     found: list[Any] = []
     for key, entry in td._tensors.items():
         if isinstance(entry, TensorCollection) and not isinstance(entry, _NonTensorNode):
-            found += _leaf_dtypes(entry, (*prefix, key))
+            found += direct_leaf_dtypes(entry, (*prefix, key))
         elif isinstance(entry, _Tensor) and not isinstance(entry, _Unbatched):
             found.append(((*prefix, key), entry.dtype, entry.shape))
     return found

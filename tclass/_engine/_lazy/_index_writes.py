@@ -25,6 +25,7 @@ from tclass._engine._lazy._index import (
     _ragged_items,
 )
 from tclass._engine._lazy._ops import LazyStackOps
+from tclass._engine._lazy._part_checks import check_parts
 from tclass._engine._td_setitem import check_empty_source, check_index_fits
 from tclass._engine._tensor_write import (
     check_number_write,
@@ -42,8 +43,12 @@ if TYPE_CHECKING:
 __all__ = ["write_lazy"]
 
 
-def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
-    """``stack[index] = value``: each part of ``value`` written into its member."""
+def write_lazy(
+    stack: LazyStackedTensorDict, index: Any, value: Any, check_only: bool = False
+) -> None:
+    """``stack[index] = value``: each part of ``value`` written into its member (with
+    ``check_only``, a dict or collection ``value`` only checked, nothing written: for a
+    lazy stack nested in one being written)."""
     if isinstance(value, TensorCollection) and not len(value.keys()):
         check_empty_source(stack, index, value)  # nothing to split: its batch size checked
     if isinstance(value, torch.Tensor) and value.ndim and -1 not in stack._batch_size:
@@ -51,7 +56,8 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
     elif isinstance(value, (int, float, complex)) and not fits_every_dtype(value):
         _check_number(stack, index, value)
     if type(index) is int and stack._stack_dim == 0:
-        _write_whole(stack._index_int(index), value)
+        member = stack._index_int(index)
+        _write_planned(value, [(index % len(stack._members), member, ..., value)], check_only)
         return
     items = _items(stack, index) if index is not Ellipsis else (Ellipsis,)
     items = _members_backwards(stack, items)
@@ -62,24 +68,26 @@ def write_lazy(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
     ):
         items, value = _without_none(stack, items, value)
     if -1 in stack._batch_size:
-        _write_members(stack, () if index is Ellipsis else items, value)  # ...: every member
+        _write_members(stack, () if index is Ellipsis else items, value, check_only)  # ...: all
         return
-    if _write_separable(stack, items, value, _selected_shape(stack, items)):
+    if _write_separable(stack, items, value, _selected_shape(stack, items), check_only):
         return
     ids, positions = _probe(stack, items)
     selected = ids.shape
     if not ids.numel():
         _check_no_element_write(stack, items, value, index)
+    writes: list[tuple[int, Any, Any, Any]] = []
     for number in sorted(set(ids.reshape(-1).tolist())):
         mask = ids == number
         member = stack._members[number]
         if not member.batch_size:
             # Every element of a member without batch dims is the member; the last wins.
             last = tuple(mask.nonzero()[-1].tolist())
-            _write_whole(member, _part_of(value, last, selected))
+            writes.append((number, member, ..., _part_of(value, last, selected)))
             continue
         where = torch.unravel_index(positions[mask], member.batch_size)
-        member[where] = _part_of(value, mask, selected)
+        writes.append((number, member, where, _part_of(value, mask, selected)))
+    _write_planned(value, writes, check_only)
 
 
 def _per_entry(stack: LazyStackedTensorDict, index: Any, value: torch.Tensor) -> Any:
@@ -331,7 +339,11 @@ def _without_none(
 
 
 def _write_separable(
-    stack: LazyStackedTensorDict, items: tuple[Any, ...], value: Any, selected: torch.Size
+    stack: LazyStackedTensorDict,
+    items: tuple[Any, ...],
+    value: Any,
+    selected: torch.Size,
+    check_only: bool = False,
 ) -> bool:
     """Writes ``value`` member by member, as the peer, when the index splits in two (see
     :func:`_member_dim`): the item at the stack dim picks members (an int, a slice or a
@@ -355,14 +367,13 @@ def _write_separable(
     if type(picked) is not int and not _spans(value, selected):
         return False  # a dict read at the selection's batch size refuses it (below)
     whole = all(type(item) is slice and item == _ALL for item in rest)
+    writes: list[tuple[int, Any, Any, Any]] = []
     for j, number in enumerate(numbers):
         at = (_ALL,) * along + (j,)
         part = value if type(picked) is int else _part_of(value, at, selected)
         member = stack._members[number]
-        if whole or not member.batch_size:
-            _write_whole(member, part)
-        else:
-            member[rest] = part
+        writes.append((number, member, ... if whole or not member.batch_size else rest, part))
+    _write_planned(value, writes, check_only)
     return True
 
 
@@ -428,7 +439,9 @@ def _members_backwards(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> 
     return items
 
 
-def _write_members(stack: LazyStackedTensorDict, items: tuple[Any, ...], value: Any) -> None:
+def _write_members(
+    stack: LazyStackedTensorDict, items: tuple[Any, ...], value: Any, check_only: bool = False
+) -> None:
     """A write into a ragged stack (a ``-1`` size): the index picks members along the
     stack dim (an int, a slice or a 1-d tensor) and indexes each one with the rest;
     a collection ``value`` is split among them along the selection's member dim when it
@@ -450,12 +463,11 @@ def _write_members(stack: LazyStackedTensorDict, items: tuple[Any, ...], value: 
         along = d - sum(type(item) is int for item in items[:d])
         if len(value.batch_size) > along and value.batch_size[along] == len(numbers):
             parts = list(value.unbind(along))
-    for number, part in zip(numbers, parts):
-        member = stack._members[number]
-        if whole:
-            _write_whole(member, part)
-        else:
-            member[rest] = part
+    writes = [
+        (number, stack._members[number], ... if whole else rest, part)
+        for number, part in zip(numbers, parts)
+    ]
+    _write_planned(value, writes, check_only)
 
 
 def _members_picked(stack: LazyStackedTensorDict, picked: Any) -> list[int]:
@@ -497,6 +509,28 @@ def _part_of(value: Any, index: Any, selected: torch.Size) -> Any:
     if isinstance(value, torch.Tensor) and value.ndim >= n and value.shape[:n] == selected:
         return value[index]
     return value
+
+
+def _write_planned(
+    value: Any, writes: list[tuple[int, Any, Any, Any]], check_only: bool = False
+) -> None:
+    """Writes each ``(number, member, where, part)`` (``where`` ``...``: all of the member),
+    a dict or collection ``value``'s parts all checked first where more than one member
+    is written (nothing written when one member refuses its part; a tensor or a number
+    is checked before it is split), a nested lazy stack's members too; ``check_only``:
+    the checks alone."""
+    if isinstance(value, (Mapping, TensorCollection)) and (check_only or len(writes) > 1):
+        check_parts(writes)
+        for _, member, where, part in writes:
+            if isinstance(member, LazyStackOps):
+                write_lazy(cast("LazyStackedTensorDict", member), where, part, check_only=True)
+    if check_only:
+        return
+    for _, member, where, part in writes:
+        if where is Ellipsis:
+            _write_whole(member, part)
+        else:
+            member[where] = part
 
 
 def _write_whole(member: Any, value: Any) -> None:
