@@ -20,6 +20,7 @@ from tclass.errors import KeyNotFoundError
 
 __all__ = [
     "ModuleLeaves",
+    "SlotKinds",
     "as_buffer",
     "as_param",
     "convert_tensors",
@@ -39,6 +40,7 @@ class _Owner(Protocol):
     """What :class:`ModuleLeaves` reads of its ``TensorDictParams``."""
 
     _param_td: TensorDict
+    _slots: SlotKinds
 
 
 def as_param(tensor: torch.Tensor) -> torch.Tensor:
@@ -113,20 +115,87 @@ def forget_folders(td: TensorCollection) -> None:
             forget_folders(storage_of(value))
 
 
+class SlotKinds:
+    """Which entries of a TensorDictParams sit in a slot of the other kind than their
+    type says, as ``nn.Module``'s ``_parameters`` / ``_buffers`` remember: ``to_module``
+    and ``torch.func.functional_call`` put a plain tensor (one requiring grad) in a
+    parameter's slot, or a parameter in a buffer's; the module keeps listing the slot's
+    kind (``named_parameters``, so optimizers see it) until the slot holds another tensor.
+
+    ``held`` maps a dotted name (from the root TensorDictParams) to the tensor written
+    there and its slot's kind; an entry counts only while that very tensor is the leaf
+    (a later ``set`` of a new tensor classifies it by its type again, as the peer's).
+    A nested view (``params.encoder``) shares its root's ``held``, under a ``prefix``."""
+
+    def __init__(self, held: dict[str, tuple[torch.Tensor, bool]] | None = None, prefix: str = ""):
+        self.held = {} if held is None else held
+        self.prefix = prefix
+
+    def nested(self, key: str) -> SlotKinds:
+        """The slot kinds of the nested collection at ``key`` (shared with these)."""
+        return SlotKinds(self.held, f"{self.prefix}{key}.")
+
+    def is_param(self, name: str, leaf: Value) -> bool:
+        held = self.held.get(self.prefix + name)
+        if held is not None and held[0] is leaf:
+            return held[1]
+        return isinstance(leaf, nn.Parameter)
+
+    def note(self, name: str, value: Any, parameter: bool) -> None:
+        """``value`` was written into the slot ``name`` of kind ``parameter``."""
+        if isinstance(value, torch.Tensor) and isinstance(value, nn.Parameter) != parameter:
+            self.held[self.prefix + name] = (value, parameter)
+        else:
+            self.held.pop(self.prefix + name, None)
+
+    def prune(self, leaves: Mapping[str, Value]) -> None:
+        """Forgets the slots (under ``prefix``) whose tensor is no longer the leaf."""
+        start = len(self.prefix)
+        for name, (tensor, _) in list(self.held.items()):
+            if name.startswith(self.prefix) and leaves.get(name[start:]) is not tensor:
+                del self.held[name]
+
+    def saved(self, td: TensorCollection) -> dict[str, bool]:
+        """The kinds held for ``td``'s leaves, by name (what a pickle or deepcopy keeps:
+        :meth:`restored` finds the copied tensors by these names)."""
+        self.prune({name: leaf for name, _, _, leaf in tensor_leaves(td)})
+        start = len(self.prefix)
+        return {
+            name[start:]: kind
+            for name, (_, kind) in self.held.items()
+            if name.startswith(self.prefix)
+        }
+
+    @classmethod
+    def restored(cls, kinds: Mapping[str, bool], td: TensorCollection) -> SlotKinds:
+        """The slot kinds :meth:`saved` gave, over the leaves of ``td`` (a copy)."""
+        leaves = {name: leaf for name, _, _, leaf in tensor_leaves(td)}
+        held = {name: (leaves[name], kind) for name, kind in kinds.items() if name in leaves}
+        return cls(cast(dict[str, tuple[torch.Tensor, bool]], held))
+
+
 class ModuleLeaves(MutableMapping[str, Any]):
     """The parameters (or the buffers) of a TensorDictParams: its tensor leaves that are
     (or are not) ``nn.Parameter``, by dotted name, read from and written to its
-    TensorDict. Installed as the module's ``_parameters`` / ``_buffers``."""
+    TensorDict. Installed as the module's ``_parameters`` / ``_buffers``. A leaf's kind is
+    its slot's (:class:`SlotKinds`): its type's unless written here as the other kind."""
 
     def __init__(self, owner: _Owner, parameters: bool) -> None:
         self.owner, self.parameters = owner, parameters
 
     def _found(self) -> dict[str, tuple[TensorCollection, str, Value]]:
-        wanted = self.parameters
+        wanted, slots = self.parameters, self.owner._slots
+        leaves = tensor_leaves(self.owner._param_td)
+        if not slots.held:  # (every leaf of its type's kind)
+            return {
+                name: (parent, key, leaf)
+                for name, parent, key, leaf in leaves
+                if isinstance(leaf, nn.Parameter) == wanted
+            }
+        found = {name: (parent, key, leaf) for name, parent, key, leaf in leaves}
+        slots.prune({name: entry[2] for name, entry in found.items()})
         return {
-            name: (parent, key, leaf)
-            for name, parent, key, leaf in tensor_leaves(self.owner._param_td)
-            if isinstance(leaf, nn.Parameter) == wanted
+            name: entry for name, entry in found.items() if slots.is_param(name, entry[2]) == wanted
         }
 
     def __getitem__(self, name: str) -> Any:
@@ -135,7 +204,8 @@ class ModuleLeaves(MutableMapping[str, Any]):
     def __setitem__(self, name: str, value: Any) -> None:
         # nn.Module replaces entries it holds. A leaf of the other kind is found too:
         # to_module puts a tensor that is no parameter (one requiring grad, vmap's) in
-        # a parameter's place, and gives the parameter back through ``_parameters`` on exit.
+        # a parameter's place, and gives the parameter back through ``_parameters`` on
+        # exit; the slot stays a parameter's meanwhile (``_slots``), as nn.Module's.
         found = {n: (parent, key) for n, parent, key, _ in tensor_leaves(self.owner._param_td)}
         if name not in found:  # register_parameter / register_buffer of a new name
             self._add(name, value)
@@ -143,6 +213,7 @@ class ModuleLeaves(MutableMapping[str, Any]):
         parent, key = found[name]
         with self._unlocked(parent):
             cast(TensorDict, parent)._store_entry(key, value)
+        self.owner._slots.note(name, value, self.parameters)  # the slot keeps its kind
 
     def _add(self, name: str, value: Any) -> None:
         if not isinstance(value, torch.Tensor) or name in self.owner._param_td.keys():
@@ -157,11 +228,13 @@ class ModuleLeaves(MutableMapping[str, Any]):
         root = self.owner._param_td
         with root.unlock_():
             root.set(name, value)
+        self.owner._slots.note(name, value, self.parameters)
 
     def __delitem__(self, name: str) -> None:
         parent, key, _ = self._found()[name]
         with self._unlocked(parent):
             cast(TensorDict, parent)._remove_entry(key)
+        self.owner._slots.note(name, None, self.parameters)
 
     def _unlocked(self, parent: TensorCollection) -> TensorDict:
         """What to unlock (in a ``with`` block) to replace an entry of ``parent``: the

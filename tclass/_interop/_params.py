@@ -53,6 +53,7 @@ from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass._interop._param_leaves import (
     ModuleLeaves,
+    SlotKinds,
     as_buffer,
     as_param,
     convert_tensors,
@@ -100,6 +101,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
 
     _param_td: TensorDict
     no_convert: bool
+    _slots: SlotKinds  # the entries in a slot of the other kind than their type's
     _record: Any = None  # the record class wrapped (its results are rebuilt in it)
     _copies_without_grad: ClassVar[bool] = True  # copy_ writes the parameters' data
 
@@ -162,6 +164,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         self._lock_content = lock
         self._root_locked = False
         self._param_td = td
+        self._slots = SlotKinds()
         if td.is_locked:  # a locked tree (a frozen record's too) keeps its lock, as the peer's
             with td.unlock_():
                 self._convert_leaves(td)
@@ -205,6 +208,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         out._record = self._record if record is ... else record
         out._lock_content, out._root_locked = False, False
         out._param_td = td
+        out._slots = SlotKinds()
         out._install_views()
         return out
 
@@ -320,8 +324,10 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
             if name.startswith("_") or td is None:
                 raise
             value = td._entry(name) if td._has_entry(name) else None
-            if isinstance(value, TensorDict):
-                return self._wrap(value, record=None)
+            if isinstance(value, TensorDict):  # (its slots' kinds are this one's)
+                nested = self._wrap(value, record=None)
+                nested._slots = self.__dict__["_slots"].nested(name)
+                return nested
             record = self.__dict__.get("_record")
             if record is None or name not in record.__tclass_info__.field_names:
                 raise
@@ -680,12 +686,20 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
 
     def clone(self, recurse: bool = True) -> Self:
         """A TensorDictParams of new parameters and buffers holding copies of the data,
-        outside the autograd graph (a parameter tied to several keys stays tied);
+        outside the autograd graph (a parameter tied to several keys stays tied; a tensor
+        in a parameter's slot, put there by ``to_module``, gives a parameter);
         ``recurse=False``: the same tensors in a new TensorDictParams. Tensors set into
         the copy later are buffers (``no_convert=True``), as the peer's copy keeps them."""
         if not recurse:
-            return self._wrap(self._param_td.clone(recurse=False), no_convert=True)  # type: ignore[return-value]
+            out = self._wrap(self._param_td.clone(recurse=False), no_convert=True)
+            out._slots = SlotKinds.restored(self._slots.saved(self._param_td), out._param_td)
+            return out  # type: ignore[return-value]
         memo: dict[int, torch.Tensor] = {}
+        slotted = {  # the leaves in parameters' slots
+            id(leaf)
+            for name, _, _, leaf in tensor_leaves(self._param_td)
+            if self._slots.is_param(name, leaf)
+        }
 
         def fresh(leaf: torch.Tensor) -> torch.Tensor:
             found = memo.get(id(leaf))
@@ -693,7 +707,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
                 data = leaf.detach().clone()
                 found = memo[id(leaf)] = (
                     nn.Parameter(data, requires_grad=leaf.requires_grad)
-                    if isinstance(leaf, nn.Parameter)
+                    if id(leaf) in slotted
                     else nn.Buffer(data)
                 )
             return found
@@ -885,11 +899,15 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         return f"TensorDictParams(params={held!r})"
 
     def __getstate__(self) -> dict[str, Any]:
-        views = ("_parameters", "_buffers")  # rebuilt over the TensorDict
-        return {key: value for key, value in self.__dict__.items() if key not in views}
+        views = ("_parameters", "_buffers", "_slots")  # rebuilt over the TensorDict
+        state = {key: value for key, value in self.__dict__.items() if key not in views}
+        return {**state, "_slot_kinds": self._slots.saved(self._param_td)}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        nn.Module.__setstate__(self, {**state, "_parameters": {}, "_buffers": {}})  # type: ignore[no-untyped-call]
+        state = {**state, "_parameters": {}, "_buffers": {}}
+        kinds = state.pop("_slot_kinds", {})
+        nn.Module.__setstate__(self, state)  # type: ignore[no-untyped-call]
+        self._slots = SlotKinds.restored(kinds, self._param_td)
         self._install_views()
 
     def __reduce_ex__(self, protocol: Any) -> Any:

@@ -1,0 +1,128 @@
+"""A ``TensorDictParams`` remembers which of its entries are parameter slots, as
+``nn.Module``'s ``_parameters`` does: ``to_module`` and ``torch.func.functional_call``
+put tensors that are no ``nn.Parameter`` (ones requiring grad) into its parameters'
+slots, and the module kept listing them by their type, as buffers: missing from
+``named_parameters()`` (an optimizer built from ``net.parameters()`` skipped them), and
+a parameter written into a buffer's slot was listed as a parameter. The peer lists the
+slot's kind."""
+
+from __future__ import annotations
+
+import copy
+import io
+
+import torch
+from torch import nn
+
+from tclass import TensorDict, TensorDictParams
+
+_PARAMS = ["extra.inner.b", "extra.w", "lin.bias", "lin.weight"]
+
+
+class _Net(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(2, 2)
+        self.extra = TensorDictParams(
+            TensorDict(
+                w=torch.ones(3),
+                cnt=torch.zeros(3, dtype=torch.long),
+                inner=TensorDict(b=torch.zeros(2)),
+            )
+        )
+
+
+def _kinds(net: nn.Module) -> tuple[list[str], list[str]]:
+    return sorted(n for n, _ in net.named_parameters()), sorted(n for n, _ in net.named_buffers())
+
+
+def _grad_copy(net: nn.Module) -> TensorDict:
+    return TensorDict.from_module(net).data.clone().exclude(("extra", "cnt")).requires_grad_()
+
+
+def test_to_module_keeps_the_parameter_slots_of_a_tensordictparams() -> None:
+    net = _Net()
+    params = _grad_copy(net)
+    params.to_module(net)
+    assert net.extra["w"] is params["extra", "w"] and not isinstance(net.extra["w"], nn.Parameter)
+    assert _kinds(net) == (_PARAMS, ["extra.cnt"])
+    assert sorted(net.state_dict()) == sorted([*_PARAMS, "extra.cnt"])
+    optimizer = torch.optim.SGD(net.parameters(), lr=1.0)
+    (net.extra["w"].sum() + net.extra["inner", "b"].sum()).backward()
+    optimizer.step()
+    assert torch.equal(params["extra", "w"].detach(), torch.zeros(3))
+    assert torch.equal(params["extra", "inner", "b"].detach(), torch.full((2,), -1.0))
+
+
+def test_inside_the_with_block_and_back() -> None:
+    net = _Net()
+    before = net.extra["w"]
+    params = _grad_copy(net)
+    with params.to_module(net):
+        assert _kinds(net) == (_PARAMS, ["extra.cnt"])
+        assert sorted(net.extra._parameters) == ["inner.b", "w"]
+    assert net.extra["w"] is before and isinstance(before, nn.Parameter)
+    assert _kinds(net) == (_PARAMS, ["extra.cnt"])
+    assert not net.extra._slots.held  # the parameters back: nothing left to remember
+
+
+def test_a_parameter_put_in_a_buffer_slot_stays_a_buffer() -> None:
+    net = _Net()
+    params = TensorDict.from_module(net).data.clone()
+    params["extra", "cnt"] = nn.Parameter(torch.zeros(3))
+    with params.to_module(net):
+        assert _kinds(net) == (_PARAMS, ["extra.cnt"])
+        assert isinstance(net.extra["cnt"], nn.Parameter)
+    assert _kinds(net) == (_PARAMS, ["extra.cnt"])
+
+
+def test_functional_call_nested_and_buffer_slots() -> None:
+    net = _Net()
+    seen: list[tuple[list[str], list[str]]] = []
+    values: list[torch.Tensor] = []
+
+    def forward() -> torch.Tensor:
+        seen.append(_kinds(net))
+        values.append(net.extra["inner", "b"].detach().clone())
+        return torch.zeros(())
+
+    net.forward = forward  # type: ignore[method-assign]
+    given = {
+        "extra.inner.b": torch.full((2,), 5.0, requires_grad=True),
+        "extra.cnt": torch.ones(3, requires_grad=True),
+    }
+    torch.func.functional_call(net, given, ())
+    assert seen == [(_PARAMS, ["extra.cnt"])]
+    assert torch.equal(values[0], torch.full((2,), 5.0))
+    assert _kinds(net) == (_PARAMS, ["extra.cnt"])
+    assert isinstance(net.extra["inner", "b"], nn.Parameter)
+    assert torch.equal(net.extra["inner", "b"].detach(), torch.zeros(2))
+
+
+def test_a_new_tensor_set_is_classified_by_its_type_as_the_peer() -> None:
+    net = _Net()
+    _grad_copy(net).to_module(net)
+    copied = net.extra.clone(recurse=False)  # no_convert: what is set is kept as it is
+    assert sorted(copied._parameters) == ["inner.b", "w"]
+    copied.set("w", torch.ones(3, requires_grad=True))
+    assert sorted(copied._parameters) == ["inner.b"]
+    assert sorted(copied._buffers) == ["cnt", "w"]
+    net.extra["w"] = torch.ones(3)  # converted: a new parameter
+    assert isinstance(net.extra["w"], nn.Parameter)
+    assert _kinds(net) == (_PARAMS, ["extra.cnt"])
+
+
+def test_copies_keep_the_slot_kinds() -> None:
+    net = _Net()
+    params = _grad_copy(net)
+    params.to_module(net)
+    buffer = io.BytesIO()
+    torch.save(net, buffer)
+    buffer.seek(0)
+    loaded = torch.load(buffer, weights_only=False)
+    assert _kinds(loaded) == (_PARAMS, ["extra.cnt"])
+    assert loaded.extra["w"] is not params["extra", "w"]
+    deep = copy.deepcopy(net)
+    assert _kinds(deep) == (_PARAMS, ["extra.cnt"])
+    assert isinstance(deep.extra["w"], nn.Parameter)  # (a clone: new parameters)
+    assert torch.equal(deep.extra["w"].detach(), torch.ones(3))
