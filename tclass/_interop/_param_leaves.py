@@ -5,7 +5,7 @@ TensorDict that ``to``, ``clone``, ``memmap_``, ``load_memmap_`` and ``state_dic
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, ItemsView, Iterator, Mapping, MutableMapping, ValuesView
 from typing import Any, Protocol, cast
 
 import torch
@@ -245,6 +245,15 @@ class ModuleLeaves(MutableMapping[str, Any]):
 
     def __iter__(self) -> Iterator[str]:
         return iter(list(self._found()))
+
+    def items(self) -> ItemsView[str, Any]:
+        """One walk of the leaves (``nn.Module.named_parameters`` lists them so; the
+        mapping's default reads each key again, a walk per key)."""
+        return {name: entry[2] for name, entry in self._found().items()}.items()
+
+    def values(self) -> ValuesView[Any]:
+        """One walk of the leaves, as :meth:`items`."""
+        return {name: entry[2] for name, entry in self._found().items()}.values()
 
     def __len__(self) -> int:
         return len(self._found())
