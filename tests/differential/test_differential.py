@@ -296,6 +296,8 @@ DECIDED = [
     ("records", 4, 1_904_794, "none-field-unset"),  # lazy stack update_({'opt': None})
     ("records", 4, 1_916_597, "peer-fails-inside"),  # loaded load_state_dict: lst's floats
     ("records", 4, 1_924_952, "annotation-casts"),  # stack of NoCast: v a list, a tensor
+    # inv20f
+    ("shape", 8, 10_939_813, "checked-as-torch"),  # batch_size = [3]: a nested node's 'j' kept
 ]
 
 
