@@ -327,3 +327,17 @@ def test_a_write_broadcast_to_no_element_of_a_stack_writes_nothing_as_torch() ->
         x[None, 0:0:3] = x[torch.tensor([True, False])].clone().apply(torch.zeros_like)
         assert x.batch_size == (2, 4)
         assert all(torch.equal(x[key], before[key]) for key in before)
+
+
+def test_a_write_at_no_element_of_a_stack_of_ragged_lazy_stacks_writes_nothing() -> None:
+    """``x[0, mask] = v`` with an all-False mask over the members' dim, where the members
+    are lazy stacks whose entry ``b`` is ragged: nothing is written, as in the peer (fuzz
+    program 10,950,708 of index,combine --length 6). Before, the dtype check of such a
+    write read the member's dense ``b`` and raised a ``HeterogeneousEntryError``."""
+    rows = [TensorDict({"b": torch.zeros(n)}, batch_size=[]) for n in (1, 2)]
+    inner = tclass.lazy_stack(rows, 0)  # b ragged: [1] and [2]
+    stack = tclass.lazy_stack([inner, inner.clone()], 0)  # batch (2, 2)
+    none = torch.tensor([False, False])
+    for index in [(0, none), (slice(None), none)]:
+        stack[index] = stack[index].apply(torch.ones_like)
+    assert [b.tolist() for b in stack.tensordicts[0].get("b", as_list=True)] == [[0.0], [0.0, 0.0]]
