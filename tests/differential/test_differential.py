@@ -298,6 +298,10 @@ DECIDED = [
     ("records", 4, 1_924_952, "annotation-casts"),  # stack of NoCast: v a list, a tensor
     # inv20f
     ("shape", 8, 10_939_813, "checked-as-torch"),  # batch_size = [3]: a nested node's 'j' kept
+    ("index,combine", 6, 10_950_376, "peer-fails-inside"),  # masked_fill of a ragged stack
+    ("index,combine", 6, 10_950_665, "peer-fails-inside"),  # masked_fill_ of a ragged stack
+    ("index,combine", 6, 10_950_919, "peer-fails-inside"),  # cat of a lazy stack of a Rec
+    ("index,combine", 6, 10_950_397, "values-kept-shared"),  # stack with apply of values only
 ]
 
 
