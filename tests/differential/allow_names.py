@@ -224,15 +224,20 @@ def _empty_nested_resized(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     """``x.batch_size = new`` where a nested collection without leaves has a batch size
     that does not begin with ``new``: tclass gives it ``new``, as every nested
     collection's batch size begins with its parent's; the peer leaves it as it was (a
-    nested batch size its parent's does not begin), and its unnamed dims with it."""
+    nested batch size its parent's does not begin), and its dims' names with it: tclass's
+    new dims are unnamed (program 10,939,813 of shape --length 8: a named one kept)."""
     if finding.kind != "result" or finding.step.op != "set_batch_size":
         return False
     new = _sizes(finding.step.src.split("=", 1)[1].strip(" []"))
-    resized = {m.group(1) for m in map(_NESTED_SIZE.match, finding.detail) if m is not None}
+    resized = {
+        m.group(1): _sizes(m.group(2))
+        for m in map(_NESTED_SIZE.match, finding.detail)
+        if m is not None
+    }
     for line in finding.detail:
         names = _names_of(line)
         if names is not None and names[0] in resized:  # (program 55,813 of shape,combine)
-            if set(names[1]) | set(names[2]) != {"None"}:
+            if set(names[2]) != {"None"} or len(names[1]) != len(resized[names[0]]):
                 return False
             continue
         found = _NESTED_SIZE.match(line)

@@ -587,6 +587,8 @@ _PEER_INTERNAL = (
     "is too big for batch size",  # repeat_interleave(0) along a lazy stack's later dim
     "broadcast a dimension with negative length",  # a tensor against a ragged stack's -1
     "zip() argument 2 is shorter than argument 1",  # flatten of a ragged lazy stack
+    "zip() argument 2 is longer than argument 1",  # masked_fill(_) of one (10,950,376)
+    "Cannot set the attribute 'stack_dim'",  # cat of a lazy stack of records (10,950,919)
     "'list' object has no attribute 'shape'",  # a list field's values taken for a tensor
     "object has no attribute '_tensordict'",  # a stack of records, a value a tensor in some
     "Modifying the batch size of a lazy representation",  # its own value stack resized

@@ -344,6 +344,8 @@ def _no_members_taken(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     stack of members with no elements, its batch size as torch gives it) with the
     stack's keys, where the peer gives a lazy stack of no members, without keys (nor a
     lock: that of a member the peer gives as such a stack, too)."""
+    if _empty_parts_dense(finding, mine):
+        return True
     if finding.kind != "result" or not any(_NO_MEMBERS.search(d) for d in finding.detail):
         return False
     empty = {d.split(".<members>: peer")[0] for d in finding.detail if _NO_MEMBERS.search(d)}
@@ -351,6 +353,28 @@ def _no_members_taken(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
         any(p.search(d) for p in _NO_MEMBERS_LINES) or _lock_of_no_members(d, empty)
         for d in finding.detail
     )
+
+
+# a part over no elements: a lazy stack of its empty members in the peer, dense in tclass
+_EMPTY_PART_LINES = (
+    re.compile(
+        r"^result(\.<members>\[\d+\]\[\d+\])+\.kind: "
+        r"peer 'LazyStackedTensorDict', tclass 'TensorDict'$"
+    ),
+    re.compile(r"^result(\.<members>\[\d+\]\[\d+\])+\.<members>: peer \d+ \(.*, tclass None$"),
+)
+
+
+def _empty_parts_dense(finding: Finding, mine: Any) -> bool:
+    """A tensor index selecting no element of a lazy stack of lazy stacks (``[:0, mask]``
+    over the stack dims of both): the peer indexes each member with its part of the
+    index, its members picked by the tensor, a lazy stack of empty parts; tclass's part of
+    a member is dense, the empty selection's rule (the same keys, shapes and no values)."""
+    if finding.kind != "result" or finding.step.op != "getitem" or mine.value is None:
+        return False
+    if 0 not in tuple(getattr(mine.value, "batch_size", (1,))):
+        return False
+    return all(any(p.match(d) for p in _EMPTY_PART_LINES) for d in finding.detail)
 
 
 # a member's lock, where the peer's member is a lazy stack of no members (which has none)

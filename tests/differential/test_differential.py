@@ -305,6 +305,12 @@ DECIDED = [
     ("index,combine,shape,entries", 8, 10_814_864, "peer-fails-inside"),  # separates of Recs
     ("index,combine,shape,entries", 8, 10_813_522, "peer-fails-inside"),  # x[None, :-6:2] = v
     ("index,combine,shape,entries", 4, 10_808_016, "peer-fails-inside"),  # apply over none
+    # inv20f
+    ("shape", 8, 10_939_813, "checked-as-torch"),  # batch_size = [3]: a nested node's 'j' kept
+    ("index,combine", 6, 10_950_376, "peer-fails-inside"),  # masked_fill of a ragged stack
+    ("index,combine", 6, 10_950_665, "peer-fails-inside"),  # masked_fill_ of a ragged stack
+    ("index,combine", 6, 10_950_919, "peer-fails-inside"),  # cat of a lazy stack of a Rec
+    ("index,combine", 6, 10_950_397, "values-kept-shared"),  # stack with apply of values only
 ]
 
 

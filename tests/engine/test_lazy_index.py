@@ -410,3 +410,56 @@ def test_in_place_math_on_a_file_member_held_twice_keeps_every_write(tmp_path: P
     stack.masked_fill_(mask, -1)
     assert files[0]["b"].tolist() == [-1, -1, 2] and files[1]["b"].tolist() == [10, 11, 12]
     assert stack["b"][:, 0].tolist() == [[-1, -1], [-1, -1], [2, 2]]
+
+
+def test_a_mask_picking_whole_members_of_lazy_members_shares_them() -> None:
+    """A mask over a lazy stack's stack dim and its lazy members' stack dim picks those
+    members' members whole: the result holds them, shared, as the peer's (it indexes each
+    lazy member with a tensor at its stack dim, which picks its members, and unbinds
+    that), so a write at the result's index reaches the source (fuzz program 10,900,216
+    of index,combine --length 6). Before, each was a copy and the write was lost."""
+
+    def inner() -> tclass.LazyStackedTensorDict:
+        rows = [TensorDict({"c": torch.zeros(1)}, [1]) for _ in range(2)]
+        return tclass.lazy_stack(rows, 1)  # batch (1, 2)
+
+    members = [tclass.lazy_stack([inner(), inner()], 0) for _ in range(3)]  # (2, 1, 2)
+    stack = tclass.LazyStackedTensorDict(*members, stack_dim=1)  # (2, 3, 1, 2)
+    out = stack[torch.tensor([[False, True, False], [True, False, False]]),]
+    assert out.batch_size == (2, 1, 2)
+    assert out.tensordicts[0] is members[1].tensordicts[0]
+    assert out.tensordicts[1] is members[0].tensordicts[1]
+    out[0] = out[0].clone().apply(lambda t: t + 7)
+    assert stack["c"][:, :, 0].tolist() == [[[0.0, 0.0], [7.0, 7.0], [0.0, 0.0]], [[0.0, 0.0]] * 3]
+
+
+def test_members_of_a_lazy_member_picked_whole_keep_their_memory_mapped_leaves(
+    tmp_path: Path,
+) -> None:
+    """``LazyStackedTensorDict(files, stack_dim=1)[[2, 1, 0], mask]`` takes the members of
+    its one lazy member whole: they are the loaded members, whose leaves stay
+    ``MemoryMappedTensor``, as the peer's and as ``files[[2, 1, 0]]`` gives in both (fuzz
+    program 10,903,557 of index,combine --length 6). Before, they were plain copies."""
+    rows = [TensorDict({"a": torch.full((3, 1), float(i))}, batch_size=[]) for i in range(3)]
+    files = tclass.lazy_stack(rows, 0).memmap(tmp_path / "w")
+    out = tclass.LazyStackedTensorDict(files, stack_dim=1)[[-1, 1, -3], torch.tensor([True])]
+    assert out.batch_size == (3,)
+    assert [type(member["a"]) for member in out.tensordicts] == [MemoryMappedTensor] * 3
+    assert [member["a"][0, 0].item() for member in out.tensordicts] == [2.0, 1.0, 0.0]
+    assert all(type(member["a"]) is MemoryMappedTensor for member in files[[2, 1]].tensordicts)
+
+
+def test_elements_an_int_takes_from_a_locked_lazy_members_member_are_unlocked() -> None:
+    """``lazy_stack([x, x.clone()], 1)[0, mask]`` of a locked lazy ``x``: the int at
+    ``x``'s stack dim picks one of its members, whose elements the mask takes as copies,
+    unlocked, as the peer's (it takes that member's part as it gives it, without the lock
+    of ``x``'s own results). Before, the elements from ``x`` came out locked."""
+    rows = [TensorDict({"c": torch.arange(3.0) + 10 * i}, [3]) for i in range(2)]
+    locked = tclass.lazy_stack(rows, 0).lock_()  # batch (2, 3)
+    stack = tclass.lazy_stack([locked, locked.clone()], 1)  # (2, 2, 3)
+    out = stack[0, torch.tensor([[True, False, True], [False, True, False]])]
+    assert out.batch_size == (3,) and not out.is_locked
+    assert [part.is_locked for part in out.tensordicts] == [False, False, False]
+    assert out["c"].tolist() == [0.0, 2.0, 1.0]
+    # a tensor there (no int) still gives the locked member's elements locked
+    assert stack[torch.tensor([[[True, False, False]] * 2] * 2)].tensordicts[0].is_locked

@@ -353,3 +353,17 @@ def test_a_write_of_no_element_keeps_accepting_what_broadcasts() -> None:
     stack[:-5] = TensorDict({"c": torch.ones(1)}, [])  # broadcasts to every member
     stack[:-5, 2] = stack[-1, 2].clone()  # reaches member 2 only, which it fits
     assert [m["c"][0, 0].item() for m in stack.tensordicts] == [3.0, 1.0, 2.0]
+
+
+def test_a_write_at_no_element_of_a_stack_of_ragged_lazy_stacks_writes_nothing() -> None:
+    """``x[0, mask] = v`` with an all-False mask over the members' dim, where the members
+    are lazy stacks whose entry ``b`` is ragged: nothing is written, as in the peer (fuzz
+    program 10,950,708 of index,combine --length 6). Before, the dtype check of such a
+    write read the member's dense ``b`` and raised a ``HeterogeneousEntryError``."""
+    rows = [TensorDict({"b": torch.zeros(n)}, batch_size=[]) for n in (1, 2)]
+    inner = tclass.lazy_stack(rows, 0)  # b ragged: [1] and [2]
+    stack = tclass.lazy_stack([inner, inner.clone()], 0)  # batch (2, 2)
+    none = torch.tensor([False, False])
+    for index in [(0, none), (slice(None), none)]:
+        stack[index] = stack[index].apply(torch.ones_like)
+    assert [b.tolist() for b in stack.tensordicts[0].get("b", as_list=True)] == [[0.0], [0.0, 0.0]]

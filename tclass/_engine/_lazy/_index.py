@@ -111,7 +111,8 @@ def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
     # advanced indexing (and the peer) gives, even of a member taken whole.
     over = _advanced_dims(stack, items)
     kept = _kept_dims(items, len(stack._batch_size))
-    out = _gather(stack, ids, positions, over, copy=True, numbers=numbers, kept=kept)
+    ints = _int_dims(items)
+    out = _gather(stack, ids, positions, over, copy=True, numbers=numbers, kept=kept, ints=ints)
     return _named(stack, items, out, owned=True)
 
 
@@ -413,6 +414,7 @@ def _gather(
     copy: bool,
     numbers: torch.Tensor | None = None,
     kept: frozenset[int] = frozenset(),
+    ints: frozenset[int] = frozenset(),
 ) -> Any:
     """The result whose element at every index comes from member ``ids[index]`` at
     ``positions[index]``. Where a tensor picks members, its ``over = (first, count)``
@@ -422,13 +424,15 @@ def _gather(
     copied rather than shared. ``numbers``: the member numbers along the ``over`` dims
     where ``ids`` has no element (see :func:`_picked_members`); each member then gives a
     part with no elements, as the peer keeps one member per picked position. ``kept``:
-    the batch dims a slice keeps as dims of the result (see :func:`_member_part`)."""
+    the batch dims a slice keeps as dims of the result, ``ints`` those an int selects
+    (see :func:`_member_part`)."""
     numbers = ids if numbers is None else numbers
     first, count = over
     along = first if count else _first_dim(ids, varies=True) if ids.numel() else None
     if along is None:
         member = stack._members[int(numbers.reshape(-1)[0])]
-        return _member_part(member, positions, copy, _member_dims(kept, stack._stack_dim))
+        d = stack._stack_dim
+        return _member_part(member, positions, copy, _member_dims(kept, d), _member_dims(ints, d))
     inner = (first, count - 1) if count else over
     parts = [
         _gather(
@@ -439,6 +443,7 @@ def _gather(
             copy=copy,
             numbers=numbers.select(along, j),
             kept=kept,
+            ints=ints,
         )
         for j in range(ids.shape[along])
     ]
@@ -455,7 +460,11 @@ def _first_dim(values: torch.Tensor, *, varies: bool) -> int | None:
 
 
 def _member_part(
-    member: Any, positions: torch.Tensor, copy: bool, kept: frozenset[int] = frozenset()
+    member: Any,
+    positions: torch.Tensor,
+    copy: bool,
+    kept: frozenset[int] = frozenset(),
+    ints: frozenset[int] = frozenset(),
 ) -> Any:
     """The elements of ``member`` at flat ``positions``, shaped like ``positions``
     (``copy``: never the member's own storage; ``kept``: the member's dims a slice of
@@ -463,16 +472,23 @@ def _member_part(
     the peer's: it indexes the member, whose result is then locked, and takes the
     elements from that (fuzz program 10,900,824 of index,combine --length 6); but
     where a slice keeps the member's stack dim, the parts are new stacks of copies,
-    unlocked with their members (the peer unbinds that result along another dim)."""
-    part = _elements(member, positions, copy, kept)
+    unlocked with their members (the peer unbinds that result along another dim); and
+    where an int of the index (``ints``: the member's dims an int selects) picks one of
+    its members, the part keeps the lock that member's part has, as the peer's (which
+    takes that member's part, as it gives it; a copy, unlocked)."""
+    part = _elements(member, positions, copy, kept, ints)
     if not member.is_locked or not storage_of(member)._is_lazy:
+        return part
+    if storage_of(member)._stack_dim in ints:
         return part
     if copy and storage_of(member)._stack_dim in kept:  # a new stack of copies of its
         return part.unlock_() if part.is_locked else part  # members' parts (the peer's unbind)
     return part if part.is_locked else part.lock_()
 
 
-def _elements(member: Any, positions: torch.Tensor, copy: bool, kept: frozenset[int]) -> Any:
+def _elements(
+    member: Any, positions: torch.Tensor, copy: bool, kept: frozenset[int], ints: frozenset[int]
+) -> Any:
     """:func:`_member_part` but for the lock."""
     member_batch = member.batch_size
     shape = positions.shape
@@ -486,7 +502,13 @@ def _elements(member: Any, positions: torch.Tensor, copy: bool, kept: frozenset[
     inner = _inner_member(member, positions, kept)
     if inner is not None:  # as the peer: a part of that member, not a lazy stack of one
         inner_member, inner_positions, inner_kept = inner
-        part = _member_part(inner_member, inner_positions, copy, inner_kept)
+        inner_ints = _member_dims(ints, storage_of(member)._stack_dim)
+        # a member of its own taken whole (a tensor at its stack dim, slices elsewhere)
+        # is that member, shared, as the peer's (fuzz program 10,900,216)
+        whole = inner_kept == frozenset(range(inner_member.batch_dims))
+        part = _member_part(
+            inner_member, inner_positions, copy and not whole, inner_kept, inner_ints
+        )
         return member._wrap(part) if is_record(member) and not is_record(part) else part
     part = member[torch.unravel_index(positions, member_batch)]
     if copy and isinstance(part, TensorDictBase) and part._is_store:
@@ -528,6 +550,16 @@ def _kept_dims(items: tuple[Any, ...], ndim: int) -> frozenset[int]:
             kept.add(dim)
         dim += _batch.index_dims_consumed(item)
     return frozenset(kept | set(range(dim, ndim)))
+
+
+def _int_dims(items: tuple[Any, ...]) -> frozenset[int]:
+    """The batch dims an int of ``items`` selects."""
+    ints, dim = set(), 0
+    for item in items:
+        if type(item) is int:
+            ints.add(dim)
+        dim += _batch.index_dims_consumed(item)
+    return frozenset(ints)
 
 
 def _member_dims(kept: frozenset[int], d: int) -> frozenset[int]:

@@ -257,7 +257,7 @@ def _check_no_element_write(
         return
     member = stack._members[0]
     for path, tensor in _tensor_parts(value, ()):
-        entries = list(member._tensor_leaves()) if not path else [member.get(path, None)]
+        entries = list(member._tensor_leaves()) if not path else list(_entries_at(member, path))
         for entry in entries:
             if isinstance(entry, torch.Tensor) and entry.dtype != tensor.dtype:
                 where = f"entry {path if len(path) > 1 else path[0]!r}" if path else "an entry"
@@ -304,6 +304,16 @@ def _check_no_element_shapes(
                 "was written: write a value whose entries fit every member reached"
             )
             raise BatchSizeError(msg)
+
+
+def _entries_at(member: Any, path: tuple[str, ...]) -> Any:
+    """The entry at ``path`` of ``member``; of a lazy one, its members' (a ragged entry
+    has no dense value to read: fuzz program 10,950,708 of index,combine --length 6)."""
+    if isinstance(member, TensorCollection) and member._is_lazy:
+        for inner in cast("LazyStackedTensorDict", member)._members:
+            yield from _entries_at(inner, path)
+    else:
+        yield member.get(path, None)
 
 
 def _tensor_parts(value: Any, prefix: tuple[str, ...]) -> Any:
