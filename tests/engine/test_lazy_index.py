@@ -410,3 +410,25 @@ def test_in_place_math_on_a_file_member_held_twice_keeps_every_write(tmp_path: P
     stack.masked_fill_(mask, -1)
     assert files[0]["b"].tolist() == [-1, -1, 2] and files[1]["b"].tolist() == [10, 11, 12]
     assert stack["b"][:, 0].tolist() == [[-1, -1], [-1, -1], [2, 2]]
+
+
+def test_in_place_math_through_views_of_the_same_file_rows_keeps_every_view_s_writes(
+    tmp_path: Path,
+) -> None:
+    """inv20h (program 10,814,992 of index,combine,shape,entries --length 8): members
+    that are separate view objects of the same file rows (overlapping slices, or indexed
+    after ``torch.cat`` with the stack's own slice) are each read into their own copy;
+    each now writes back only the elements its math changed, over the file as it is then,
+    so every view's writes are kept, as the peer's and as views of one tensor in memory
+    (the later copy undid the earlier one's writes: row 1 stayed 1.0). NaN and -0.0 are
+    compared bit for bit."""
+    values = {"b": torch.tensor([0.0, 1.0, 2.0, float("nan")]), "n": {"c": torch.arange(4)}}
+    file = TensorDict(values, [4]).to_h5(str(tmp_path / "w.h5"))
+    stack = tclass.lazy_stack([file[0:2], file[1:3]], 0)  # row 1 in both views
+    stack.masked_fill_(torch.tensor([[False, True], [False, True]]), -0.0)
+    assert file["b"].tolist()[:3] == [0.0, -0.0, -0.0] and file["b"][3].isnan()
+    assert file["b"][1].signbit() and file["n", "c"].tolist() == [0, 0, 0, 3]
+    assert stack["b"].tolist() == [[0.0, -0.0], [-0.0, -0.0]]
+    stack = tclass.lazy_stack([file[torch.tensor([1, 3])], file[torch.tensor([3, 1])]], 0)
+    stack.masked_fill_(torch.tensor([[True, False], [True, False]]), 7)
+    assert file["b"].tolist() == [0.0, 7.0, -0.0, 7.0] and file["n", "c"].tolist() == [0, 7, 0, 7]
