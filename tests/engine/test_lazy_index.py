@@ -432,3 +432,19 @@ def test_in_place_math_through_views_of_the_same_file_rows_keeps_every_view_s_wr
     stack = tclass.lazy_stack([file[torch.tensor([1, 3])], file[torch.tensor([3, 1])]], 0)
     stack.masked_fill_(torch.tensor([[True, False], [True, False]]), 7)
     assert file["b"].tolist() == [0.0, 7.0, -0.0, 7.0] and file["n", "c"].tolist() == [0, 7, 0, 7]
+
+
+def test_a_mask_picking_whole_rows_of_members_takes_each_row_as_an_int_index_does() -> None:
+    """inv20h (program 10,801,465 of index,combine,shape,entries --length 6): a mask over
+    a lazy stack's dim and its dense members' first dim takes each picked row whole, as
+    ``member[row]`` gives it (as the peer's): a stack of one value over the row is that
+    one ``NonTensorData`` (tclass gave a stack of the equal values); a copy still."""
+    member = TensorDict({"a": torch.arange(4.0).reshape(2, 2)}, [2, 2])
+    member["s"] = tclass.NonTensorStack(*[tclass.NonTensorData(2, batch_size=[2])] * 2)
+    lazy = tclass.lazy_stack([member, member.clone()], 0)
+    mask = torch.tensor([[True, False], [False, True]])
+    out = lazy[mask]
+    assert out.batch_size == (2, 2) and out["a"].tolist() == [[0.0, 1.0], [2.0, 3.0]]
+    assert [m.entry_class("s") for m in out.tensordicts] == [tclass.NonTensorData] * 2
+    out.tensordicts[0]["a"].add_(1)
+    assert member["a"].tolist() == [[0.0, 1.0], [2.0, 3.0]]
