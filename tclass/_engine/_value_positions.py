@@ -328,12 +328,33 @@ def dims_after_index(index: Any, dims: StackDims) -> StackDims:
     int removed are left out; ``None`` for an index of another kind."""
     if dims is None:
         return None
-    index = _one_list_as_slice(index)
+    index = _one_list_as_slice(_zero_d_as_int(index))
     moved = [dim_after_index(index, dim) for dim in dims]
     if any(dim is None for dim in moved):
         return None
     # (in order: the outer stack first; a mask merges the ones it spans into one)
     return tuple(dict.fromkeys(dim for dim in moved if dim is not None and dim >= 0))
+
+
+def _zero_d_as_int(index: Any) -> Any:
+    """``index`` with each 0-d integer tensor read as the int it holds: it selects as an
+    int does (torch's rule), removing the dim, and so the stack dim too (the peer's
+    ``x[torch.tensor(0)]`` of a stack of one value gives a ``NonTensorData``)."""
+    items = index if type(index) is tuple else (index,)
+    if not any(_is_zero_d_int(item) for item in items):
+        return index
+    out = tuple(int(item) if _is_zero_d_int(item) else item for item in items)
+    return out if type(index) is tuple else out[0]
+
+
+def _is_zero_d_int(item: Any) -> bool:
+    return (
+        isinstance(item, torch.Tensor)
+        and item.ndim == 0
+        and not item.dtype.is_floating_point
+        and item.dtype is not torch.bool
+        and not item.is_complex()
+    )
 
 
 def _one_list_as_slice(index: Any) -> Any:

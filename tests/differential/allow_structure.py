@@ -255,7 +255,7 @@ def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     dim names its copy of a stack with elements keeps). An index (a mask) of a lazy stack
     of lazy stacks keeps their members' lazy stacks where the peer's are dense (of
     index,shape)."""
-    if finding.kind == "result" and finding.step.op == "getitem":  # program 7,801,035
+    if finding.kind == "result" and finding.step.op == "getitem":  # (7,801,035 agrees: inv20h)
         # (the members of a nested lazy stack kept lazy: x[None, mask], 8,706,712 of
         # index,shape)
         return all(

@@ -147,7 +147,6 @@ DECIDED = [
     ("shape,combine", 4, 55_813, "checked-as-torch"),  # batch_size = [1] of a nested empty node
     ("index,entries,shape,combine,math,records", 4, 7_700_325, "stacking-keeps"),  # pad names
     ("shape,combine,math", 8, 7_502_593, "checked-as-torch"),  # squeeze() of per-element values
-    ("index,shape", 4, 7_801_035, "stacking-keeps"),  # a mask of a lazy stack of lazy stacks
     # inv18b: the prune17 lines of index/* and math/* (programs of the five families)
     (_FIVE, 4, 17_546, "bitwise-in-place"),  # ^= of a lazy stack: the peer's x ^ 0.5
     (_FIVE, 4, 34_292, "bitwise-in-place"),  # |= of a lazy stack: the peer's x | 2

@@ -463,3 +463,41 @@ def test_elements_an_int_takes_from_a_locked_lazy_members_member_are_unlocked() 
     assert out["c"].tolist() == [0.0, 2.0, 1.0]
     # a tensor there (no int) still gives the locked member's elements locked
     assert stack[torch.tensor([[[True, False, False]] * 2] * 2)].tensordicts[0].is_locked
+
+
+def test_in_place_math_through_views_of_the_same_file_rows_keeps_every_view_s_writes(
+    tmp_path: Path,
+) -> None:
+    """inv20h (program 10,814,992 of index,combine,shape,entries --length 8): members
+    that are separate view objects of the same file rows (overlapping slices, or indexed
+    after ``torch.cat`` with the stack's own slice) are each read into their own copy;
+    each now writes back only the elements its math changed, over the file as it is then,
+    so every view's writes are kept, as the peer's and as views of one tensor in memory
+    (the later copy undid the earlier one's writes: row 1 stayed 1.0). NaN and -0.0 are
+    compared bit for bit."""
+    values = {"b": torch.tensor([0.0, 1.0, 2.0, float("nan")]), "n": {"c": torch.arange(4)}}
+    file = TensorDict(values, [4]).to_h5(str(tmp_path / "w.h5"))
+    stack = tclass.lazy_stack([file[0:2], file[1:3]], 0)  # row 1 in both views
+    stack.masked_fill_(torch.tensor([[False, True], [False, True]]), -0.0)
+    assert file["b"].tolist()[:3] == [0.0, -0.0, -0.0] and file["b"][3].isnan()
+    assert file["b"][1].signbit() and file["n", "c"].tolist() == [0, 0, 0, 3]
+    assert stack["b"].tolist() == [[0.0, -0.0], [-0.0, -0.0]]
+    stack = tclass.lazy_stack([file[torch.tensor([1, 3])], file[torch.tensor([3, 1])]], 0)
+    stack.masked_fill_(torch.tensor([[True, False], [True, False]]), 7)
+    assert file["b"].tolist() == [0.0, 7.0, -0.0, 7.0] and file["n", "c"].tolist() == [0, 7, 0, 7]
+
+
+def test_a_mask_picking_whole_rows_of_members_takes_each_row_as_an_int_index_does() -> None:
+    """inv20h (program 10,801,465 of index,combine,shape,entries --length 6): a mask over
+    a lazy stack's dim and its dense members' first dim takes each picked row whole, as
+    ``member[row]`` gives it (as the peer's): a stack of one value over the row is that
+    one ``NonTensorData`` (tclass gave a stack of the equal values); a copy still."""
+    member = TensorDict({"a": torch.arange(4.0).reshape(2, 2)}, [2, 2])
+    member["s"] = tclass.NonTensorStack(*[tclass.NonTensorData(2, batch_size=[2])] * 2)
+    lazy = tclass.lazy_stack([member, member.clone()], 0)
+    mask = torch.tensor([[True, False], [False, True]])
+    out = lazy[mask]
+    assert out.batch_size == (2, 2) and out["a"].tolist() == [[0.0, 1.0], [2.0, 3.0]]
+    assert [m.entry_class("s") for m in out.tensordicts] == [tclass.NonTensorData] * 2
+    out.tensordicts[0]["a"].add_(1)
+    assert member["a"].tolist() == [[0.0, 1.0], [2.0, 3.0]]

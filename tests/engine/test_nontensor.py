@@ -904,3 +904,16 @@ def test_repeat_interleave_of_a_0d_value_keeps_one_value(repeats: int, dim: int)
     td = TensorDict({"s": "x y"}, []).repeat_interleave(repeats, dim=dim)
     assert type(td.get("s")) is NonTensorStack
     assert td.batch_size == torch.Size([repeats]) and td["s"] == ["x y"] * repeats
+
+
+def test_a_0_d_integer_tensor_index_picks_like_an_int_through_a_stack_of_values() -> None:
+    """inv20h (reducing program 10,801,465 of index,combine,shape,entries --length 6):
+    ``x[torch.tensor(0)]`` selects as ``x[0]`` (torch's rule): the stack dim it removes
+    leaves one ``NonTensorData``, as the peer's (tclass kept a stack of equal values)."""
+    x = TensorDict({"s": NonTensorData(2, batch_size=[2])}, [2])
+    x = torch.stack([x, x.clone()], 0)
+    for index in (torch.tensor(0), (torch.tensor(1),), (torch.tensor(0), slice(None))):
+        out = x[index]
+        assert out.batch_size == (2,) and out.entry_class("s") is NonTensorData
+        assert out["s"] == 2
+    assert x[torch.tensor([0])].entry_class("s") is NonTensorStack  # a 1-d index keeps it

@@ -306,6 +306,11 @@ class TensorCollection(BatchFacts):
         collection's entries at ``index`` (``...``: whole), by the method ``op`` of a
         collection holding it; only records have checks (their fields' specs)."""
 
+    def _stored_in(self) -> str | None:
+        """The file or store this collection reads from and writes into (a
+        ``PersistentTensorDict`` or its rows: its path); ``None`` in memory."""
+        return None
+
     def _read(self) -> Any:
         """What reading this node as an entry gives (a leaf node gives its value)."""
         return self

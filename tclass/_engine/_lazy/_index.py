@@ -510,10 +510,33 @@ def _elements(
             inner_member, inner_positions, copy and not whole, inner_kept, inner_ints
         )
         return member._wrap(part) if is_record(member) and not is_record(part) else part
+    row = _whole_row(member_batch, positions)
+    if row is not None:  # one row of its leading dims, whole: indexed by ints, as the
+        return _taken(member[row], copy, False)  # peer's (a stack of one value: that value)
     part = member[torch.unravel_index(positions, member_batch)]
+    return _taken(part, copy, bool(shape))  # a 0-d index gives a view
+
+
+def _taken(part: Any, copy: bool, view: bool) -> Any:
+    """``part`` of a member, a copy where ``copy`` says (a file's rows read, as the
+    peer's: it unbinds them; else cloned unless ``view``)."""
     if copy and isinstance(part, TensorDictBase) and part._is_store:
-        return part.to_tensordict()  # a file's rows read, as the peer's (it unbinds them)
-    return part.clone() if copy and not shape else part  # a 0-d index gives a view
+        return part.to_tensordict()
+    return part.clone() if copy and not view else part
+
+
+def _whole_row(member_batch: torch.Size, positions: torch.Tensor) -> tuple[int, ...] | None:
+    """Where flat ``positions`` are, in order, every element of one row of the
+    member's leading dims (the trailing dims whole): that row's ints. None otherwise."""
+    lead = len(member_batch) - positions.ndim
+    if lead <= 0 or positions.shape != member_batch[lead:] or not positions.numel():
+        return None
+    flat, count = positions.reshape(-1), positions.numel()
+    start = int(flat[0])
+    if start % count or not torch.equal(flat, torch.arange(start, start + count)):
+        return None
+    row = torch.unravel_index(torch.tensor(start // count), member_batch[:lead])
+    return tuple(int(c) for c in row)
 
 
 def _inner_member(

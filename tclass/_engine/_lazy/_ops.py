@@ -490,9 +490,11 @@ class LazyStackOps(TensorDictBase):
         that is a lazy stack holding one, at any depth."""
         if not self._reads_copies():
             return super()._pointwise_(foreach, each, operands, kwargs, **options)
-        local = self._read_into_memory()
+        read: dict[int, TensorDictBase] = {}
+        local = self._read_into_memory(read)
+        before = {i: read[i].clone() for i in self._sharing_a_file()}
         self._restacked(local)._pointwise_(foreach, each, operands, kwargs, **options)
-        self._written_back(local)
+        self._written_back(local, before=before)
         return self
 
     def _reads_copies(self) -> bool:
@@ -502,6 +504,23 @@ class LazyStackOps(TensorDictBase):
             member._is_store or (isinstance(member, LazyStackOps) and member._reads_copies())
             for member in self._members
         )
+
+    def _store_members(self) -> Iterator[TensorDictBase]:
+        """The members over a file, at any depth (one held twice: twice)."""
+        for member in self._members:
+            if member._is_store:
+                yield member
+            elif isinstance(member, LazyStackOps):
+                yield from member._store_members()
+
+    def _sharing_a_file(self) -> set[int]:
+        """The ``id`` of each member over a file that another member object is over too
+        (views of the same rows: ``torch.cat`` of a stack of file rows with its slice,
+        indexed), whose copies each hold only their own places' writes."""
+        by_file: dict[str | None, set[int]] = {}
+        for member in self._store_members():
+            by_file.setdefault(member._stored_in(), set()).add(id(member))
+        return {i for ids in by_file.values() if len(ids) > 1 for i in ids}
 
     def _read_into_memory(
         self, read: dict[int, TensorDictBase] | None = None
@@ -523,19 +542,32 @@ class LazyStackOps(TensorDictBase):
             local.append(member)
         return local
 
-    def _written_back(self, local: Sequence[TensorDictBase], done: set[int] | None = None) -> None:
+    def _written_back(
+        self,
+        local: Sequence[TensorDictBase],
+        done: set[int] | None = None,
+        before: Mapping[int, TensorDictBase] | None = None,
+    ) -> None:
         """Writes ``local`` (:meth:`_read_into_memory`'s members, changed in memory) into
         the members over a file it was read from, each member once (``done``: by ``id``:
-        a later write of a stale copy would undo an earlier one)."""
+        a later write of a stale copy would undo an earlier one). A member whose file
+        another member object is over too (``before``: its copy as read) writes only the
+        elements its math changed, over the file's rows as they are now, so that every
+        view's writes are kept, as the peer's (each view read and written in turn)."""
         done = set() if done is None else done
+        before = {} if before is None else before
         for member, changed in zip(self._members, local):
             if id(member) in done:
                 continue
             done.add(id(member))
             if member._is_store:
+                if id(member) in before:
+                    changed = changed.apply(
+                        _kept_change, member.to_tensordict(), before[id(member)]
+                    )
                 member.update_(changed)
             elif isinstance(member, LazyStackOps) and member._reads_copies():
-                member._written_back(cast(LazyStackOps, changed)._members, done)
+                member._written_back(cast(LazyStackOps, changed)._members, done, before)
 
     def _collect(
         self, into: Gather, operands: tuple[Any, ...], batch_dims: int, prefix: tuple[str, ...]
@@ -775,3 +807,12 @@ def _row_of_dict(values: Mapping[str, Any], dim: int, i: int) -> dict[str, Any]:
 def _slice_of(tensor: torch.Tensor, piece: torch.Tensor) -> torch.Tensor:
     """The piece of a dense result that goes where ``tensor`` was."""
     return piece
+
+
+def _kept_change(mine: torch.Tensor, now: torch.Tensor, was: torch.Tensor) -> torch.Tensor:
+    """``mine`` where it differs from ``was`` (bit for bit: NaN kept, ``-0.0`` a
+    change), ``now`` elsewhere: one view's writes over what others wrote since."""
+    differs = mine != was
+    if mine.is_floating_point():
+        differs = (differs & ~(mine.isnan() & was.isnan())) | (mine.signbit() != was.signbit())
+    return torch.where(differs, mine, now)

@@ -353,6 +353,9 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         """The path of the HDF5 file or zarr store."""
         return str(self._file_name)
 
+    def _stored_in(self) -> str:
+        return str(self._file_name)
+
     @property
     def mode(self) -> str:
         """The mode the file was opened with."""

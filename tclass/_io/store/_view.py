@@ -180,6 +180,9 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         """The index of the source's batch dims this view selects."""
         return self._selection
 
+    def _stored_in(self) -> str:
+        return self._source._stored_in()
+
     def _at(self, index: Any) -> PersistentTensorDictView:
         """The rows ``index`` of this view, as a view of the source."""
         second = normalized(index, self._batch)
