@@ -14,7 +14,7 @@ import torch
 
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _keys
-from tclass._engine._td_setitem import direct_leaf_dtypes
+from tclass._engine._td_setitem import SetItemOps, direct_leaf_dtypes
 from tclass.errors import BatchSizeError, InPlaceWriteError, LockedError
 
 __all__ = ["check_entries", "check_parts"]
@@ -134,6 +134,8 @@ def _check_new_key(
     node = member.get(path[:depth]) if depth else member
     if not isinstance(node, TensorCollection) or not node.is_locked:
         return
+    if isinstance(node, SetItemOps) and node._can_fill(path[depth]):
+        return  # an absent field of the record it stores: allocated by the write
     name = _keys.unravel_key(path)
     owner = _owner(number)
     if depth:  # a nested node locked on its own
