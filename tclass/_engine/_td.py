@@ -50,6 +50,7 @@ from tclass._engine._entry_values import (
 )
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode, keep_kind, write_one_value
 from tclass._engine._nontensor_stack import NonTensorStack
+from tclass._engine._part_checks import check_entries
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._repr import compact_repr
 from tclass._engine._saved import SavedAt, blank_like
@@ -708,6 +709,11 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
             if not _batch.writes_nothing(target, source) and not same_memory(target, source):
                 raise copy_error(key, source, target, error) from None
         return self
+
+    def _check_parts_at(self, index: Any, part: Any) -> None:
+        """For ``self[index] = part`` (a collection or a dict): every entry's part tried
+        before any is written (see :func:`check_entries`)."""
+        check_entries(self, index, part)
 
     def _preallocate(self, key: str, index: Any, sub: Any) -> Value:
         """A zero-filled entry for ``key`` whose indexed part will receive ``sub``."""

@@ -25,6 +25,7 @@ from tclass._engine._tensor_write import (
     check_tensor_write,
     fits_every_dtype,
     leaf_dtypes,
+    tensor_targets,
 )
 from tclass.errors import BatchSizeError, DimError, IndexTypeError, InPlaceWriteError, LockedError
 
@@ -61,6 +62,7 @@ class SetItemOps(TensorDictBase):
         def _preallocate(self, key: str, index: Any, sub: Any) -> Value: ...
         def _store_entry(self, key: str, value: Value, blank: bool = False) -> Value: ...
         def _holds_unbatched(self) -> bool: ...
+        def _check_parts_at(self, index: Any, part: Any) -> None: ...
     else:
         __slots__ = ()
 
@@ -97,7 +99,8 @@ class SetItemOps(TensorDictBase):
             entries = value._entries()
             if not entries:  # nothing to write, but torch's shape check still holds
                 check_empty_source(self, index, value)
-            try:
+            try:  # every entry's part checked first: nothing written when one refuses
+                self._check_parts_at(index, value)
                 self._write_entries_at(index, entries.items())
             except BatchSizeError:
                 error = source_batch_error(self, index, value)
@@ -105,9 +108,12 @@ class SetItemOps(TensorDictBase):
                     raise error from None
                 raise
         elif type(value) is EntryWrites:
+            self._check_parts_at(index, value)
             self._write_entries_at(index, value.items())
         elif isinstance(value, Mapping):
-            self._write_entries_at(index, self._dict_entries_at(index, value))
+            pairs = self._dict_entries_at(index, value)
+            self._check_parts_at(index, dict(pairs))
+            self._write_entries_at(index, pairs)
         else:
             self._write_broadcast_at(index, value)
 
@@ -235,16 +241,24 @@ class SetItemOps(TensorDictBase):
             _batch.indexed_shape(self._batch_size, index)
 
 
-def direct_leaf_dtypes(td: TensorCollection, prefix: tuple[str, ...]) -> list[Any]:
+def direct_leaf_dtypes(
+    td: TensorCollection, prefix: tuple[str, ...], *, stack: bool = True
+) -> list[Any]:
     """:func:`leaf_dtypes` read straight from a TensorDict's entries (nested ones too;
     another collection through ``leaf_dtypes``), Python values and unbatched entries
-    left out, as the number writes leave them."""
+    left out, as the number writes leave them; ``stack`` False: a lazy stack's tensors
+    with the dtype None (not stacked to read it; their shapes ``-1`` where they differ)."""
     if not isinstance(td, SetItemOps):
+        if not stack and td._is_lazy:
+            return [
+                ((*prefix, *_keys.key_path(k)), None, s)
+                for k, s, _ in tensor_targets(cast(Any, td), ...)
+            ]
         return [((*prefix, *_keys.key_path(k)), d, s) for k, d, s in leaf_dtypes(cast(Any, td))]
     found: list[Any] = []
     for key, entry in td._tensors.items():
         if isinstance(entry, TensorCollection) and not isinstance(entry, _NonTensorNode):
-            found += direct_leaf_dtypes(entry, (*prefix, key))
+            found += direct_leaf_dtypes(entry, (*prefix, key), stack=stack)
         elif isinstance(entry, _Tensor) and not isinstance(entry, _Unbatched):
             found.append(((*prefix, key), entry.dtype, entry.shape))
     return found

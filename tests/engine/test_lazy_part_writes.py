@@ -1,6 +1,6 @@
 """``lazy[index] = dict_or_collection`` into a lazy stack whose members differ (a feature
 dim, a dtype, a lock): every member's part is checked before any member is written
-(``_engine/_lazy/_part_checks.py``), so a part one member refuses leaves every member as
+(``_engine/_part_checks.py``), so a part one member refuses leaves every member as
 it was (the peer, tensordict 0.15.3, writes the members before it and then raises); the
 error names the member, the key and both shapes. What writes today still writes."""
 

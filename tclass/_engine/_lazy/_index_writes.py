@@ -25,7 +25,7 @@ from tclass._engine._lazy._index import (
     _ragged_items,
 )
 from tclass._engine._lazy._ops import LazyStackOps
-from tclass._engine._lazy._part_checks import check_parts
+from tclass._engine._part_checks import check_parts
 from tclass._engine._td_setitem import check_empty_source, check_index_fits
 from tclass._engine._tensor_write import (
     check_number_write,

@@ -1,0 +1,149 @@
+"""``td[index] = dict_or_collection`` is all or nothing: every entry's part is checked
+(``_engine/_part_checks.py``, shared with the lazy stack's writes) before any entry is
+written, so that a part one entry refuses leaves the TensorDict as it was (the peer
+writes the entries before the refused one)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from tclass import TensorDict, tensorclass
+from tclass.errors import BatchSizeError, InPlaceWriteError, LockedError, TclassError
+
+
+@tensorclass
+class _Pair:
+    a: torch.Tensor
+    b: torch.Tensor
+
+
+def _td() -> TensorDict:
+    nested = TensorDict(x=torch.zeros(3, 4), batch_size=[3])
+    return TensorDict(
+        a=torch.zeros(3, 2),
+        b=torch.zeros(3, 5),
+        i=torch.zeros(3, dtype=torch.long),
+        n=nested,
+        batch_size=[3],
+    )
+
+
+def _snapshot(td: TensorDict) -> dict[Any, torch.Tensor]:
+    return {key: td.get(key).clone() for key in td.keys(True, True)}
+
+
+def _assert_unchanged(td: TensorDict, before: dict[Any, torch.Tensor]) -> None:
+    assert set(td.keys(True, True)) == set(before)
+    for key, value in before.items():
+        assert torch.equal(td.get(key), value), key
+
+
+_SRC = TensorDict(a=torch.ones(3, 2), b=torch.ones(3, 2), batch_size=[3])
+
+# (id, value, index, the message's "shape [value] into <key> ... (shape [entry])")
+REFUSED: list[tuple[str, Callable[[], Any], Any, str]] = [
+    ("dict", lambda: {"a": torch.ones(2), "b": torch.ones(2)}, 1, "[2] into 'b'.*[3, 5]"),
+    ("td", lambda: _SRC[1], 1, "[2] into 'b'.*[3, 5]"),
+    (
+        "record",
+        lambda: _Pair(a=torch.ones(2), b=torch.ones(2), batch_size=[]),
+        1,
+        "[2] into 'b'.*[3, 5]",
+    ),
+    (
+        "slice",
+        lambda: {"a": torch.ones(2, 2), "b": torch.ones(2, 2)},
+        slice(0, 2),
+        "[2, 2] into 'b'.*[3, 5]",
+    ),
+    (
+        "nested key",
+        lambda: {"a": torch.ones(2), ("n", "x"): torch.ones(3)},
+        1,
+        "[3] into ('n', 'x').*[3, 4]",
+    ),
+    (
+        "nested dict",
+        lambda: {"a": torch.ones(2), "n": {"x": torch.ones(3)}},
+        1,
+        "[3] into ('n', 'x').*[3, 4]",
+    ),
+    (
+        "nested td",
+        lambda: {"a": torch.ones(2), "n": TensorDict(x=torch.ones(3))},
+        1,
+        "[3] into ('n', 'x').*[3, 4]",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("value", "index", "shapes"), [r[1:] for r in REFUSED], ids=[r[0] for r in REFUSED]
+)
+def test_a_part_of_a_shape_its_entry_refuses_writes_nothing(
+    value: Callable[[], Any], index: Any, shapes: str
+) -> None:
+    td = _td()
+    before = _snapshot(td)
+    pattern = "shape " + re.escape(shapes).replace(r"\.\*", ".*")
+    with pytest.raises(BatchSizeError, match="nothing was written") as info:
+        td[index] = value()
+    assert isinstance(info.value, RuntimeError)  # as torch's and the peer's
+    assert re.search(pattern, str(info.value)), str(info.value)
+    _assert_unchanged(td, before)
+
+
+def test_a_dtype_an_advanced_index_refuses_writes_nothing() -> None:
+    td = _td()
+    before = _snapshot(td)
+    value = {"a": torch.ones(2, 2), "i": torch.ones(2, dtype=torch.float64)}
+    with pytest.raises(InPlaceWriteError, match=r"'i' \(torch.int64, shape \[3\]\)"):
+        td[[0, 1]] = value
+    _assert_unchanged(td, before)
+    td[0:2] = value  # a basic index casts, as torch's
+    assert td["i"].tolist() == [1, 1, 0] and td["a"][:2].eq(1).all()
+
+
+def test_a_new_key_in_a_locked_node_writes_nothing() -> None:
+    td = _td().lock_()
+    before = _snapshot(td)
+    with pytest.raises(LockedError, match="cannot add 'new'.*nothing was written"):
+        td[1] = {"a": torch.ones(2), "new": torch.ones(())}
+    _assert_unchanged(td, before)
+    td = _td()
+    td.get("n").lock_()
+    before = _snapshot(td)
+    with pytest.raises(LockedError, match=r"cannot add \('n', 'y'\) to 'n' of the TensorDict"):
+        td[1] = {"a": torch.ones(2), ("n", "y"): torch.ones(())}
+    _assert_unchanged(td, before)
+    td[1] = {"a": torch.ones(2), ("n", "x"): torch.ones(4)}  # the keys it holds: written
+    assert td["a"][1].eq(1).all() and td["n", "x"][1].eq(1).all()
+
+
+def test_a_memory_mapped_td_and_its_files_are_left_as_they_were(tmp_path: Path) -> None:
+    td = _td().memmap_(tmp_path)
+    before = _snapshot(td)
+    with pytest.raises(BatchSizeError, match="'b'"):
+        td[1] = {"a": torch.ones(2), "b": torch.ones(2)}
+    _assert_unchanged(td, before)
+    _assert_unchanged(TensorDict.load_memmap(tmp_path), before)
+
+
+def test_parts_that_broadcast_are_written() -> None:
+    td = _td()
+    nested = TensorDict(x=torch.ones(1, 4), batch_size=[1])
+    one = TensorDict(a=torch.ones(1, 2), b=torch.full((1, 5), 2.0), n=nested, batch_size=[1])
+    td[0:2] = one  # batch [1] broadcast to the two rows, as torch's
+    assert td["a"].sum() == 4 and td["b"].sum() == 20 and td["n", "x"].sum() == 8
+    td[2] = {"a": torch.full((1, 2), 3.0), ("n", "x"): torch.ones(4)}  # leading 1 dropped
+    assert td["a"][2].tolist() == [3.0, 3.0] and td["n", "x"][2].eq(1).all()
+    td[torch.tensor([2])] = _td()[0:1]  # an advanced index, dtypes alike
+    assert td["a"][2].eq(0).all() and td["i"][2] == 0
+    with pytest.raises(TclassError):
+        td[5] = {"a": torch.ones(2)}  # out of range: reported by the write
