@@ -151,7 +151,7 @@ def test_a_shared_record_refuses_writes() -> None:
     with pytest.raises(ReadOnlyError, match=r"\.clone\(\)"):
         back.obs.add_(1)
     with pytest.raises(ReadOnlyError):
-        back[0] = transition(1, offset=9.0)[0]
+        back[0] = transition(4, offset=9.0)[0]  # (a row of the same width)
     copy = back.clone()
     copy.obs.add_(1)
     assert torch.equal(copy.obs, transition(4).obs + 1)
