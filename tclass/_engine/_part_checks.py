@@ -6,7 +6,6 @@ locked node) leaves every entry as it was (the peer writes the entries before it
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -15,6 +14,7 @@ import torch
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _keys
 from tclass._engine._td_setitem import SetItemOps, direct_leaf_dtypes
+from tclass._engine._tensor_write import probe_index_put
 from tclass.errors import BatchSizeError, InPlaceWriteError, LockedError
 
 __all__ = ["check_entries", "check_parts"]
@@ -173,11 +173,10 @@ def _try(
         if not _is_advanced(at):
             torch.empty(entry, device="meta")[at] = torch.empty(shape, device="meta")
             return
-        wanted = entry_dtype if entry_dtype is not None and dtype is not None else dtype
-        probe = torch.empty((), dtype=wanted or torch.float32).expand(entry)
-        with warnings.catch_warnings():  # (torch warns of the write into an expanded tensor)
-            warnings.simplefilter("ignore", UserWarning)
-            probe[at] = torch.empty((), dtype=dtype or probe.dtype).expand(shape)
+        wanted = (entry_dtype if entry_dtype is not None and dtype is not None else dtype) or (
+            torch.float32
+        )
+        probe_index_put(entry, wanted, at, torch.empty((), dtype=dtype or wanted).expand(shape))
     except IndexError:
         return  # an index out of range: the same for every member, the write reports it
     except RuntimeError as error:

@@ -5,7 +5,6 @@ or number into every entry as torch writes it."""
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
@@ -25,6 +24,7 @@ from tclass._engine._tensor_write import (
     check_tensor_write,
     fits_every_dtype,
     leaf_dtypes,
+    probe_index_put,
     tensor_targets,
 )
 from tclass.errors import BatchSizeError, DimError, IndexTypeError, InPlaceWriteError, LockedError
@@ -286,13 +286,8 @@ def _check_dtypes_at(td: SetItemOps, index: Any, value: _Tensor) -> None:
         elif isinstance(entry, _Tensor) and not isinstance(entry, _Unbatched):
             if entry.dtype == value.dtype:
                 continue
-            # one element, seen at every position: torch takes the same path as for
-            # the entry (it warns that writing into it is deprecated: a scratch tensor)
-            probe = torch.empty((), dtype=entry.dtype, device=entry.device).expand(entry.shape)
             try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", UserWarning)
-                    probe[index] = value
+                probe_index_put(entry.shape, entry.dtype, index, value, entry.device)
             except RuntimeError as error:
                 if "dtype" not in str(error):
                     continue  # (the shapes are checked already; the write reports any other)

@@ -5,6 +5,7 @@ written, so that a tensor one entry refuses leaves all of them as they were."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -20,6 +21,7 @@ __all__ = [
     "check_tensor_write",
     "fits_every_dtype",
     "leaf_dtypes",
+    "probe_index_put",
     "tensor_refused",
     "tensor_targets",
 ]
@@ -141,3 +143,15 @@ def check_number_write(
                 f"(td[index] = {{key: value}})"
             )
             raise InPlaceWriteError(msg) from None
+
+
+def probe_index_put(
+    shape: torch.Size, dtype: torch.dtype, index: Any, value: torch.Tensor, device: Any = None
+) -> None:
+    """``entry[index] = value`` tried on a stand-in of the entry's ``shape`` and ``dtype``
+    (one element seen at every position, so no data is read or written): torch's
+    ``index_put`` checks the shapes and dtypes as for the entry. Raises torch's error."""
+    probe = torch.empty((), dtype=dtype, device=device).expand(shape)
+    with warnings.catch_warnings():  # (torch warns of a write into an expanded tensor)
+        warnings.simplefilter("ignore", UserWarning)
+        probe[index] = value
