@@ -106,9 +106,6 @@ def _h5_peer_refuses(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
     if finding.step.op in ("set_at_", "update_at_") and ", I[None])" in finding.step.src:
         if message.startswith("batch dimension mismatch"):
             return True  # its file takes the index None for no index (program 8,301,273)
-    if finding.step.op in ("apply", "named_apply") and "names=" in finding.step.src:
-        if message.startswith("refine_names: cannot coerce"):
-            return True  # its groups keep their names, then clash with the new ones (fz21a)
     return any(p.search(message) for p in _PEER_REFUSES)
 
 
@@ -229,9 +226,10 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue  # apply(fn, batch_size=) drops the names, as a TensorDict's in both
         if op in ("apply", "named_apply") and _UNNAMED_BY.search(finding.step.src):
             if _NAMES_DROPPED.search(line):
-                continue  # apply(fn, names=[None, ...]) unnames every level, as a
-                # TensorDict's in both; the peer's groups keep theirs and the file's result
-                # takes them back (program 11,001,976 of the six families, fz21a)
+                continue  # apply(fn, names=[None, ...]) unnames every level, as of any
+                # collection; the peer applies the groups with their own names and the
+                # file's result takes them back (its TensorDict's fails refining them, an
+                # entry of its own; program 11,001,976 of the six families, fz21a)
         if op == "new_tensor" and _NAMES_DROPPED.search(line):
             continue  # the same, for new_tensor (its apply with batch_size=; fz17b)
         if op in ("tile", "reshape", "broadcast_to") and _NAMES_DROPPED.search(line):
