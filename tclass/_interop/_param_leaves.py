@@ -64,11 +64,16 @@ def as_buffer(tensor: torch.Tensor) -> torch.Tensor:
     return nn.Buffer(tensor)
 
 
-def leaf_like(tensor: torch.Tensor, original: torch.Tensor) -> torch.Tensor:
-    """A converted leaf (``to``, ``cpu``) made of the kind of the leaf it replaces."""
+def leaf_like(
+    tensor: torch.Tensor, original: torch.Tensor, parameter: bool | None = None
+) -> torch.Tensor:
+    """A converted leaf (``to``, ``cpu``) made of the kind of the leaf it replaces
+    (``parameter``: of its slot's kind, where that differs from its type's)."""
     if tensor is original:
         return tensor
-    if isinstance(original, nn.Parameter) and (tensor.is_floating_point() or tensor.is_complex()):
+    if parameter is None:
+        parameter = isinstance(original, nn.Parameter)
+    if parameter and (tensor.is_floating_point() or tensor.is_complex()):
         return nn.Parameter(tensor.detach(), requires_grad=original.requires_grad)
     return as_buffer(tensor)
 
@@ -291,15 +296,19 @@ def map_leaves(
     return td._map_values(one, td.batch_size)
 
 
-def kinds_like(moved: TensorDict, original: TensorDict) -> TensorDict:
-    """``moved`` (``original`` after ``to()``) with each leaf of its original's kind."""
+def kinds_like(
+    moved: TensorDict, original: TensorDict, slots: SlotKinds, prefix: str = ""
+) -> TensorDict:
+    """``moved`` (``original`` after ``to()``) with each leaf of its original's slot's
+    kind (``slots``: a plain tensor in a parameter's slot gives a parameter, a parameter
+    in a buffer's slot a buffer, as ``nn.Module`` lists them)."""
 
     def one(key: str, value: Value) -> Value:
         before = original._entry(key)
         if isinstance(value, torch.Tensor) and isinstance(before, torch.Tensor):
-            return leaf_like(value, before)
+            return leaf_like(value, before, slots.is_param(prefix + key, before))
         if isinstance(value, TensorDict) and isinstance(before, TensorDict):
-            return kinds_like(value, before)
+            return kinds_like(value, before, slots, f"{prefix}{key}.")
         return value
 
     entries = {key: one(key, value) for key, value in moved._items()}

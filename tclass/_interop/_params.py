@@ -660,11 +660,15 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
 
     def to(self, *args: Any, **kwargs: Any) -> Self:
         """Moves or casts the entries: a TensorDictParams whose parameters stay
-        parameters (``self`` when nothing changes)."""
+        parameters, of their slots' kinds (a tensor ``to_module`` put in a parameter's
+        slot gives a parameter; a leaf kept as it is keeps its slot's kind), ``self``
+        when nothing changes."""
         moved = self._param_td.to(*args, **kwargs)
         if moved is self._param_td:
             return self
-        return self._wrap(kinds_like(moved, self._param_td))  # type: ignore[return-value]
+        out = self._wrap(kinds_like(moved, self._param_td, self._slots))
+        out._slots = SlotKinds.restored(self._slots.saved(self._param_td), out._param_td)
+        return out  # type: ignore[return-value]
 
     def cpu(self) -> Self:
         """Same as ``to("cpu")``."""

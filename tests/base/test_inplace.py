@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import tclass
@@ -243,15 +245,13 @@ def test_under_a_dispatch_mode_nothing_is_remembered(monkeypatch: pytest.MonkeyP
 # --- a 0-d tensor operand into 0-d tensors (program 9,676 of math) ----------------------
 
 
-@pytest.mark.parametrize(
-    ("op", "expected"),
-    [("minimum_", 8), ("maximum_", 255), ("clamp_min_", 255), ("clamp_max_", 8), ("add_", 7)],
-)
+@pytest.mark.parametrize(("op", "expected"), [("minimum_", 8), ("maximum_", 255), ("add_", 7)])
 def test_a_0d_operand_reads_as_the_tensors_dtype_in_a_0d_tensor_as_in_others(
     op: str, expected: int
 ) -> None:
     # the peer's values: -1 read as a uint8 (255) by every tensor, 0-d or not (torch alone
-    # would let the 0-d operand decide the dtype against a 0-d tensor: minimum -1 -> 255)
+    # would let the 0-d operand decide the dtype against a 0-d tensor: minimum -1 -> 255;
+    # the clamps follow torch: see test_a_0d_bound_clamps_a_0d_tensor_as_torch)
     td = TensorDict(
         {"a": torch.tensor(8, dtype=torch.uint8), "b": torch.tensor([8], dtype=torch.uint8)}, []
     )
@@ -307,8 +307,12 @@ def test_a_bound_the_dtype_cannot_hold_a_0d_tensor_wraps_a_number_raises(
         getattr(td, op)(*bounds)
     assert isinstance(info.value, RuntimeError)
     assert td["a"].item() == td["b"].item() == 5 and td["f"].item() == 5.0  # nothing written
+    zero_d = getattr(torch.tensor(5, dtype=torch.uint8), op[:-1])(*as_tensors)
     assert getattr(td, op)(*as_tensors) is td
-    assert td["a"].item() == td["b"].item() == expected
+    assert td["b"].item() == expected
+    # a 0-d tensor: torch's 0-d promotion for the clamps (clamp_max_(-300): 212, as
+    # t.clamp_max_(torch.tensor(-300)) gives), the others read it as with dims (the peer's)
+    assert td["a"].item() == (zero_d.to(torch.uint8).item() if "clamp" in op else expected)
     assert td["f"].item() == float(bounds[0] if bounds[0] is not None else bounds[1])
 
 
@@ -329,3 +333,82 @@ def test_pow_of_an_int_entry_by_minus_one_as_torch() -> None:
     assert td.pow_(torch.tensor(-1)) is td
     assert {k: v.tolist() for k, v in td.items()} == expected
     assert expected == {"a": [0.5, 0.25], "b": [0, 0], "z": 0}
+
+
+# --- clamps with a 0-d tensor bound of another dtype, as torch (inv21e) -----------------
+
+_CLAMPS = ("clamp_min_", "clamp_max_", "clamp_", "clamp_max", "clamp_min", "clamp")
+_DTYPES = (torch.uint8, torch.int8, torch.int32, torch.int64, torch.float16, torch.float32)
+
+
+def _torch_clamp(t: torch.Tensor, op: str, bound: torch.Tensor) -> Any:
+    """torch's own answer for one tensor: the result, or the error class it raises."""
+    args = (None, bound) if op == "clamp" else (bound,)  # clamp: max=, the others min=
+    try:
+        return getattr(t.clone(), op)(*args)
+    except RuntimeError:
+        return RuntimeError
+
+
+def test_a_0d_bound_clamps_a_0d_tensor_as_torch() -> None:
+    """``td.clamp_max_(torch.tensor(-300))`` of a 0-d uint8 ``5``: torch's ``212`` (the
+    0-d bound decides the dtype against a 0-d tensor: ``min(5, -300)`` written back as a
+    uint8), was ``5`` (the bound read as a uint8 first, as a tensor with dims reads it);
+    the one with dims keeps ``5``, as torch's."""
+    td = TensorDict(
+        {"a": torch.tensor(5, dtype=torch.uint8), "b": torch.tensor([5], dtype=torch.uint8)}, []
+    )
+    assert td.clamp_max_(torch.tensor(-300)) is td
+    assert td["a"].item() == 212 and td["b"].item() == 5
+    td = TensorDict({"a": torch.tensor(5, dtype=torch.uint8)}, [])
+    assert td.clamp_min_(torch.tensor(-300))["a"].item() == 5  # torch's; was 212
+    assert td.clamp_(torch.tensor(-300))["a"].item() == 5
+    assert td.clamp_(None, torch.tensor(-300))["a"].item() == 212
+    out = td.clone()
+    assert torch.clamp(td, max=torch.tensor(-300), out=out) is out
+    assert out["a"].item() == 212 and out["a"].dtype == torch.uint8
+
+
+def test_a_0d_bound_of_a_lazy_stack_reads_as_its_dense_tensor() -> None:
+    """A lazy stack's member 0-d tensors are rows of a tensor with dims: the bound reads
+    as torch reads it against the dense stack (a uint8: ``-300`` as ``212``)."""
+    member = TensorDict({"a": torch.tensor(5, dtype=torch.uint8)}, [])
+    stack = tclass.lazy_stack([member.clone(), member.clone()])
+    dense = torch.full([2], 5, dtype=torch.uint8).clamp_max_(torch.tensor(-300))
+    assert stack.clamp_max_(torch.tensor(-300))["a"].tolist() == dense.tolist() == [5, 5]
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    op=st.sampled_from(_CLAMPS),
+    dtypes=st.lists(st.sampled_from(_DTYPES), min_size=1, max_size=3),
+    dims=st.lists(st.booleans(), min_size=3, max_size=3),
+    bound_dtype=st.sampled_from((*_DTYPES, torch.bool, torch.float64)),
+    value=st.sampled_from((-300, -1, 0, 3, 7, 300, 2.5, -1.5, 1e6)),
+)
+def test_clamps_with_a_0d_bound_agree_with_torch_leaf_by_leaf(
+    op: str, dtypes: list[torch.dtype], dims: list[bool], bound_dtype: torch.dtype, value: float
+) -> None:
+    """Each clamp (in place or not) of a collection with a 0-d tensor bound gives each
+    tensor what torch gives it alone; where torch refuses one in place, the collection
+    raises a ``RuntimeError`` with nothing written."""
+    bound = torch.tensor(value).to(bound_dtype)
+    leaves = {
+        f"k{i}": torch.full([2] if with_dims else [], 5, dtype=dtype)
+        for i, (dtype, with_dims) in enumerate(zip(dtypes, dims))
+    }
+    td = TensorDict({k: v.clone() for k, v in leaves.items()}, [])
+    expected = {k: _torch_clamp(v, op, bound) for k, v in leaves.items()}
+    call = (lambda: td.clamp(None, bound)) if op == "clamp" else (lambda: getattr(td, op)(bound))
+    if op.endswith("_") and RuntimeError in expected.values():
+        with pytest.raises(RuntimeError):
+            call()
+        assert all(equal(td[k], v) for k, v in leaves.items())  # nothing written
+        return
+    result = call()
+    for key, want in expected.items():
+        if want is RuntimeError:  # (out of place: torch refuses this tensor too)
+            return
+        got = result[key]
+        assert got.dtype == want.dtype, key
+        assert torch.equal(got, want), (key, got, want)

@@ -701,3 +701,42 @@ def _stacked_past_apply_drop(finding: Finding, facts: Facts, peer: Any, mine: An
             if any(isinstance(leaf, torch.Tensor) for leaf in leaves):
                 return False
     return True
+
+
+def _first_row_none_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``numpy()`` / ``to_dict(retain_none=False)`` of a stack of per-element Python values
+    with two dims or more whose first row holds only None and a later one a value (a
+    padded record's ``label`` gathered): tclass keeps the entry, where the peer's drops
+    it as a None field, its ``NonTensorStack.data`` reading the common value of the first
+    row only (program 10,814,140 of index,combine,shape,entries ``--length 8``, inv21e).
+    Every line lists keys; only tclass's has some, each such a nested list."""
+    if finding.kind != "result" or finding.step.op not in ("numpy", "to_dict"):
+        return False
+    for line in finding.detail:
+        listed = _keys_of(line)
+        if listed is None or not re.match(r"^result(\['[^']*'\])*: keys: ", line):
+            return False
+        theirs, ours = listed
+        if not _fewer_in_order(theirs, ours):
+            return False
+        node = mine.value
+        for key in re.findall(r"\['([^']*)'\]", line.split(": ")[0]):
+            node = node.get(key) if isinstance(node, dict) else None
+        if not isinstance(node, dict):
+            return False
+        if not all(_first_row_none(node.get(key)) for key in ours if key not in theirs):
+            return False
+    return True
+
+
+def _first_row_none(value: Any) -> bool:
+    """Whether ``value`` is a nested list of two dims or more whose first row holds only
+    None and that holds something else later."""
+    if not isinstance(value, list) or not value or not isinstance(value[0], list):
+        return False
+    first, rest = _flat(value[0]), _flat(value[1:])
+    return all(item is None for item in first) and any(item is not None for item in rest)
+
+
+def _flat(value: Any) -> list[Any]:
+    return [leaf for item in value for leaf in _flat(item)] if isinstance(value, list) else [value]

@@ -146,6 +146,7 @@ from .allow_values import (
     _empty_values_kept,
     _empty_values_rebuilt,
     _empty_values_shaped,
+    _first_row_none_kept,
     _loaded_is_memmap,
     _nested_names_kept,
     _nothing_mapped,
@@ -270,6 +271,7 @@ ENTRIES: list[Entry] = [
             _nested_lists_stacked_whole,
             _not_json_refused,
             _value_fits_its_new_node,
+            _first_row_none_kept,
         ),
     ),
     Entry(

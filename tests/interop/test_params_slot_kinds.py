@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import io
+from typing import Any
 
 import pytest
 import torch
@@ -157,3 +158,65 @@ def test_named_parameters_walks_the_leaves_once() -> None:
     assert [float(v[0].detach()) for v in params._parameters.values()] == [
         float(i) for i in range(50)
     ]
+
+
+# --- to() / cpu() / module.to() consult the slots (inv21e) ----------------------------
+
+
+def _extra_kinds(params: TensorDictParams) -> tuple[list[str], list[str]]:
+    return sorted(n for n, _ in params.named_parameters()), sorted(
+        n for n, _ in params.named_buffers()
+    )
+
+
+@pytest.mark.parametrize(
+    "move",
+    [
+        lambda p: p.to(torch.float64),
+        lambda p: p.to(dtype=torch.float64),
+        lambda p: p.to("cpu", torch.float64),
+        lambda p: p.to(torch.zeros((), dtype=torch.float64)),
+    ],
+)
+def test_to_a_dtype_gives_each_leaf_its_slots_kind(move: Any) -> None:
+    """A plain tensor ``to_module`` put in a parameter's slot is a parameter of the
+    result (it was a buffer: listed by its type, out of ``named_parameters()``, so an
+    optimizer skipped it), requiring grad as it did; a parameter in a buffer's slot a
+    buffer, as the source's ``nn.Module`` views list them."""
+    net = _Net()
+    params = TensorDict.from_module(net).data.clone()
+    params["extra", "w"] = torch.ones(3, requires_grad=True)
+    params["extra", "cnt"] = nn.Parameter(torch.zeros(3))
+    params.to_module(net)
+    assert _extra_kinds(net.extra) == (["inner.b", "w"], ["cnt"])
+    moved = move(net.extra)
+    assert isinstance(moved, TensorDictParams) and moved is not net.extra
+    assert _extra_kinds(moved) == (["inner.b", "w"], ["cnt"])
+    assert isinstance(moved["w"], nn.Parameter) and moved["w"].requires_grad
+    assert moved["w"].dtype == moved["cnt"].dtype == torch.float64
+    assert not isinstance(moved["cnt"], nn.Parameter)
+    assert torch.equal(moved["w"].detach(), torch.ones(3, dtype=torch.float64))
+
+
+def test_to_a_device_keeps_the_kinds_of_the_leaves_it_keeps() -> None:
+    """``cpu()`` of parameters already there: the same tensors, listed by their slots'
+    kinds (the plain tensor in a parameter's slot was listed as a buffer)."""
+    net = _Net()
+    params = TensorDict.from_module(net).data.clone()
+    params["extra", "w"] = torch.ones(3, requires_grad=True)
+    params["extra", "cnt"] = nn.Parameter(torch.zeros(3))
+    params.to_module(net)
+    for moved in (net.extra.cpu(), net.extra.to("cpu")):
+        assert moved["w"] is params["extra", "w"]
+        assert _extra_kinds(moved) == (["inner.b", "w"], ["cnt"])
+
+
+def test_module_to_a_dtype_keeps_the_slots() -> None:
+    net = _Net()
+    _grad_copy(net).to_module(net)
+    net.to(torch.float64)
+    assert _kinds(net) == (_PARAMS, ["extra.cnt"])
+    assert net.extra["w"].dtype == torch.float64 and net.extra["w"].requires_grad
+    assert net.extra["cnt"].dtype == torch.long  # an integer buffer: not cast
+    net.double().float()
+    assert _kinds(net) == (_PARAMS, ["extra.cnt"]) and net.extra["w"].dtype == torch.float32

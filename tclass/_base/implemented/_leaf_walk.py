@@ -521,6 +521,7 @@ class LeafWalkOps(TensorCollection):
         check: Check = "all",
         writes: bool = False,
         on_data: bool = False,
+        promote_0d: bool = False,
     ) -> Self:
         """Writes ``each(tensor, *operand_pieces, **kwargs)`` into every tensor, with the
         in-place ``foreach`` kernel on all of them at once where it takes the arguments.
@@ -533,13 +534,15 @@ class LeafWalkOps(TensorCollection):
         tensor (``zero_``). A record's fields whose spec bounds their values are
         written only once their results are checked (:func:`run_guarded`; ``writes``:
         the operand's values are written as they are, ``copy_``). ``on_data``: see
-        :class:`Gather` (``zero_``).
+        :class:`Gather` (``zero_``). ``promote_0d``: a 0-d tensor operand promotes with
+        a 0-d tensor as torch's ``t.clamp_(torch.tensor(-300))`` does (the clamps), where
+        the others read it as a tensor with dims does (see :func:`as_over_dims`).
         """
         gather, args, batch = self._gathered(
             operands, alignment, operation, each, subset=subset, guard=True, on_data=on_data
         )
         kwargs = kwargs or _NO_KWARGS
-        if alignment == "batch" and check == "all":
+        if alignment == "batch" and check == "all" and not promote_0d:
             as_over_dims(gather.leaves, args, operands)
         # With a number for a routed kernel, the tensors' kinds are read once, for the
         # check and the route both (see number_kinds); not for the guarded run's subsets.

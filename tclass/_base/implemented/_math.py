@@ -178,7 +178,11 @@ class MathOps(UnaryMathOps):
     def clamp_min_(self, other: Operand) -> Self:
         """In-place :meth:`clamp_min`."""
         return self._pointwise_(
-            torch._foreach_clamp_min_, _Tensor.clamp_min_, (other,), operation="clamp_min_"
+            torch._foreach_clamp_min_,
+            _Tensor.clamp_min_,
+            (other,),
+            operation="clamp_min_",
+            promote_0d=True,  # a 0-d tensor bound promotes as torch promotes it
         )
 
     @implements(torch.clamp_max)
@@ -192,7 +196,11 @@ class MathOps(UnaryMathOps):
     def clamp_max_(self, other: Operand) -> Self:
         """In-place :meth:`clamp_max`."""
         return self._pointwise_(
-            torch._foreach_clamp_max_, _Tensor.clamp_max_, (other,), operation="clamp_max_"
+            torch._foreach_clamp_max_,
+            _Tensor.clamp_max_,
+            (other,),
+            operation="clamp_max_",
+            promote_0d=True,  # a 0-d tensor bound promotes as torch promotes it
         )
 
     @implements(torch.bitwise_and)
@@ -244,7 +252,9 @@ class MathOps(UnaryMathOps):
     def clamp_(self, min: Operand | None = None, max: Operand | None = None) -> Self:  # noqa: A002
         """In-place :meth:`clamp`."""
         _need_a_bound(min, max)
-        return self._pointwise_(_foreach_clamp_, _Tensor.clamp_, (min, max), operation="clamp_")
+        return self._pointwise_(
+            _foreach_clamp_, _Tensor.clamp_, (min, max), operation="clamp_", promote_0d=True
+        )
 
     @implements(torch.lerp)
     def lerp(self, end: Operand, weight: Operand) -> Self:

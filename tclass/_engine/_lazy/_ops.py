@@ -487,7 +487,10 @@ class LazyStackOps(TensorDictBase):
         ``PersistentTensorDict`` or its rows), whose reads are copies, is read into
         memory, the whole stack worked on there (checked before anything is written, as
         always), and the member's results written back into the file; so is a member
-        that is a lazy stack holding one, at any depth."""
+        that is a lazy stack holding one, at any depth. A member's 0-d tensor is an
+        element of a tensor with dims in the dense stack: a 0-d tensor operand reads as
+        with dims there (``promote_0d`` does not apply)."""
+        options.pop("promote_0d", None)
         if not self._reads_copies():
             return super()._pointwise_(foreach, each, operands, kwargs, **options)
         read: dict[int, TensorDictBase] = {}
