@@ -310,6 +310,8 @@ DECIDED = [
     ("index,combine", 6, 10_950_665, "peer-fails-inside"),  # masked_fill_ of a ragged stack
     ("index,combine", 6, 10_950_919, "peer-fails-inside"),  # cat of a lazy stack of a Rec
     ("index,combine", 6, 10_950_397, "values-kept-shared"),  # stack with apply of values only
+    # inv21c
+    ("index,combine", 6, 10_905_699, "values-kept-shared"),  # maybe_dense_stack, apply over none
 ]
 
 
