@@ -35,6 +35,8 @@ from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
 from tclass._engine._nontensor_stack import NonTensorStack, join_non_tensor
 from tclass._engine._ops import join_unbatched
+from tclass._engine._pad import _pad_node
+from tclass._engine._ragged_values import RaggedNonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._engine._value_positions import StackDims, shifted_in
 from tclass.errors import (
@@ -677,7 +679,21 @@ def _pad_nodes(
     ):
         # Captured: one value shared by every member describes the padded elements too.
         return NonTensorData._make(first.data, torch.Size(shape), device)
+    if any(isinstance(part, RaggedNonTensorStack) for part in parts):
+        return _stack_ragged_values(parts, shape[pad_dim + 1], plan.side == "left", pad_dim)
     return _scatter_values(parts, shape, plan.side == "left", pad_dim, path)
+
+
+def _stack_ragged_values(parts: list[Any], length: int, left: bool, pad_dim: int) -> _NonTensorNode:
+    """Ragged values (a dim of ``-1``: no array holds them) padded as ``pad`` pads them,
+    each member to ``length`` along ``pad_dim``, then stacked as ``stack`` stacks them
+    (a lazy stack, as the peer's)."""
+    padded = []
+    for part in parts:
+        short = length - part.batch_size[pad_dim]
+        pairs = ((0, 0),) * pad_dim + ((short, 0) if left else (0, short),)
+        padded.append(_pad_node(part, pairs) if short else part)
+    return join_non_tensor(padded, "stack", 0, ())
 
 
 def _scatter_values(

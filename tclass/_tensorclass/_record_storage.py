@@ -240,6 +240,12 @@ class RecordStorageOps(TensorDictBase):
         out = self._tensordict.repeat(*repeats, inplace=inplace)
         return self if inplace else self._result(out)
 
+    def masked_select(self, mask: torch.Tensor, *, inplace: bool = False) -> Self:
+        """As the storage's: over a lazy stack, the selected rows copied into one
+        TensorDict (unlocked), as the peer's (``self[mask]`` would share its members)."""
+        out = self._tensordict.masked_select(mask, inplace=inplace)
+        return self if inplace else self._result(out)
+
     def tile(self, dims: int | Sequence[int]) -> Self:
         return self._result(self._tensordict.tile(dims))
 

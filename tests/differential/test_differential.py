@@ -314,6 +314,8 @@ DECIDED = [
     (_FIVE + ",records", 6, 11_001_976, "h5-files"),  # apply(names=[None, None]) of a file
     # inv21e: numpy() of a padded record gathered: the peer drops a label whose first row is None
     ("index,combine,shape,entries", 8, 10_814_140, "values-kept-shared"),
+    # inv21c
+    ("index,combine", 6, 10_905_699, "values-kept-shared"),  # maybe_dense_stack, apply over none
 ]
 
 

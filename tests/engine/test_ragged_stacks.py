@@ -728,3 +728,23 @@ def test_apply_out_of_a_ragged_stack_writes_each_member_of_out() -> None:
     assert [m["a"].tolist() for m in out.tensordicts] == [[1.0, 1.0], [1.0, 1.0, 1.0]]
     assert [m["a"].tolist() for m in result.tensordicts] == [[1.0, 1.0], [1.0, 1.0, 1.0]]
     assert [m["a"].tolist() for m in stack.tensordicts] == [[0.0, 0.0], [0.0, 0.0, 0.0]]
+
+
+def test_pad_sequence_of_ragged_python_values_stacks_them() -> None:
+    """``pad_sequence`` of lazy stacks whose Python values are ragged (a ``-1`` batch
+    dim, no array holds them) pads each as ``pad`` does and stacks them, as the peer's
+    runs (it raised "negative dimensions are not allowed": 10,903,821 of index,combine
+    --length 6)."""
+    rows = TensorDict({"s": "x y"}, batch_size=[2, 3])
+    ragged = tclass.lazy_stack(list(rows.chunk(2, 1)), 1)
+    assert ragged.batch_size == torch.Size([2, 2, -1])
+    padded = tclass.pad_sequence([ragged, ragged[:1]], pad_dim=0)
+    assert padded.batch_size == torch.Size([2, 2, 2, -1])
+    assert padded.get("s").tolist() == [
+        [[["x y", "x y"], ["x y"]], [["x y", "x y"], ["x y"]]],
+        [[["x y", "x y"], ["x y"]], [[None, None], [None]]],  # the padding, as pad's
+    ]
+    assert tclass.pad(ragged[:1], [0, 1]).get("s").tolist() == padded.get("s")[1].tolist()
+    one = tclass.pad_sequence([ragged], pad_dim=1)
+    assert one.batch_size == torch.Size([1, 2, 2, -1])
+    assert one.get("s").tolist() == [[[["x y", "x y"], ["x y"]], [["x y", "x y"], ["x y"]]]]
