@@ -134,6 +134,7 @@ CASES: dict[str, Callable[[dict[str, Any]], Any]] = {
 }
 
 
+@pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors is in prototype stage")
 @pytest.mark.parametrize("case", list(CASES))
 def test_unrolled_step_stores_as_the_generic_loop(
     case: str, classes: dict[bool, dict[str, Any]]
