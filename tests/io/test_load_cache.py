@@ -320,6 +320,10 @@ def _outcome(path: Path) -> object:
         lambda meta: meta["x"].update(shape=[2, -1]),
         lambda meta: meta["x"].update(shape=[2, True]),
         lambda meta: meta["x"].update(shape=[2, 0]),
+        lambda meta: meta["x"].update(shape=[2, 4.0]),  # equal to 4, not an int
+        lambda meta: meta.update(x={**meta["x"], "dtype": 3}, zz=3),  # a bad leaf, then more
+        lambda meta: meta["x"].update(dtype="torch.float99"),
+        lambda meta: meta["x"].update(type="TensorDict"),  # a sub-folder that is not there
         lambda meta: meta["x"].update(shape=[3, 4]),  # not under the batch size
         lambda meta: meta["x"].update(shape="2"),
         lambda meta: meta["x"].update(device=["cpu"]),

@@ -75,7 +75,6 @@ from tclass._io.memmap._meta_file import (
     check_nested_batch,
     checked_sizes,
     decode_header,
-    is_sizes,
     names_device,
     saved_marker,
 )
@@ -397,34 +396,45 @@ def _first_plan(
     where = folder.child_path(META)
     batch = torch.Size(checked_sizes(meta.get("shape"), where, "shape"))
     named = names_device(meta.get("device"), where, "the device")
-    listed = node_entries(meta, where)
+    marker = saved_marker(meta, where)
+    escaped = marker.get("escaped_keys") is True
     prefix = list(batch)
-    leaves = []
+    count = len(prefix)
+    listed, leaves = [], []
     fields: dict[str, dict[str, Any]] = {}
-    for stored, key, entry in listed:
-        dtype_text, shape = entry.get("dtype"), entry.get("shape")
-        dtype = DTYPES.get(dtype_text) if dtype_text.__class__ is str else None
-        device = entry.get("device")
+    for stored, entry in meta.items():  # node_entries' walk and each leaf's checks at once
+        if entry.__class__ is not dict:
+            if stored in NODE_FIELDS:
+                continue
+            return None  # an unexpected entry: the checked way raises its error
+        if stored == TCLASS_FIELD and is_marker(stored, entry):  # else a key so named
+            continue
+        dtype_text, shape, device = entry.get("dtype"), entry.get("shape"), entry.get("device")
         if (
-            dtype is None
-            or "type" in entry
-            or entry.get("is_nested", False) is not False
-            or not is_sizes(shape)
-            or shape[: len(prefix)] != prefix
-            or 0 in shape
+            dtype_text.__class__ is not str
+            or shape.__class__ is not list
             or device.__class__ is not str
+            or "type" in entry
+            or shape[:count] != prefix
             or device not in KNOWN_DEVICES
+            or entry.get("is_nested", False) is not False
         ):
             return None
+        dtype = DTYPES.get(dtype_text)
+        if dtype is None:
+            return None
+        for size in shape:  # is_sizes, and no size 0
+            if size.__class__ is not int or size <= 0:
+                return None
+        key = unescape_key(stored) if escaped else stored
+        listed.append((stored, key, entry))
         name = stored if stored.isidentifier() else file_name(stored)
         leaves.append((key, name + ".memmap", dtype, shape))
         fields[key] = entry
     if (
         cls is not None
         and check is not None
-        and not check.finds_clean(
-            SavedFields(cls, folder.path, fields, saved_marker(meta, where), values, len(batch))
-        )
+        and not check.finds_clean(SavedFields(cls, folder.path, fields, marker, values, len(batch)))
     ):
         return None
     return NodePlan(batch, named, listed, tuple(leaves))
