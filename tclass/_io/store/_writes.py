@@ -38,6 +38,7 @@ from tclass._io.store._datasets import (
     fill,
     grad_refused,
     list_index,
+    plan_rows,
     to_numpy,
     torch_dtype_of,
     write_rows,
@@ -200,11 +201,21 @@ class StoreWrites(TensorDictBase):
     ) -> None:
         """A Python-value node written as the store's format writes values, replacing
         the entry ``key`` once the values are known to fit the format."""
+        self._values_writer(group, key, value, warn)()
+
+    def _values_writer(
+        self,
+        group: StoreGroup,
+        key: str,
+        value: NonTensorData | NonTensorStack,
+        warn: bool = False,
+    ) -> Callable[[], object]:
+        """:meth:`_write_values` checked: the write, to run."""
         values, where = as_values(value), self._where(key)
         allow_pickle = group.file.access.allow_pickle
         group.check_values(values, allow_pickle, where)
         create = partial(group.create_values, key, values, allow_pickle, where)
-        self._replace(group, key, create, warn)
+        return partial(self._replace, group, key, create, warn)
 
     def _set_collection(
         self,
@@ -546,7 +557,7 @@ class StoreWrites(TensorDictBase):
         elif isinstance(value, (NonTensorData, NonTensorStack)):
             node._write_values(group, name, value)
         else:
-            write_rows(target, Ellipsis, value, 0, self._label, node._where(name))
+            write_rows(target, ..., value, 0, self._label, node._where(name), copy=True)
         return self
 
     def set_at_(self, key: Any, value: Any, index: Any, *, non_blocking: bool = False) -> Self:
@@ -624,7 +635,18 @@ class StoreWrites(TensorDictBase):
     def _write_rows(self, index: Any, value: Any, values: bool = True) -> None:
         """``value`` (a collection, a dict, a tensor or a number for every array) written
         into the rows ``index`` of every array, and (``values``) the Python values a
-        collection or dict holds into those rows of the arrays of values."""
+        collection or dict holds into those rows of the arrays of values: all or nothing,
+        every write checked (shapes and dtypes from the store's metadata) before the first
+        is made, where the peer writes the entries before the one refused."""
+        plan: list[Callable[[], object]] = []
+        self._plan_rows(index, value, values, plan)
+        for write in plan:
+            write()
+
+    def _plan_rows(
+        self, index: Any, value: Any, values: bool, plan: list[Callable[[], object]]
+    ) -> None:
+        """:meth:`_write_rows`'s writes, each checked, added to ``plan``."""
         group = self._writable()
         index = _batch_index(list_index(index), self._batch_size)
         # checked first, as a TensorDict's rows are: a file with no arrays (or none that
@@ -632,29 +654,28 @@ class StoreWrites(TensorDictBase):
         indexed_shape(self._batch_size, index)
         if is_record(value):
             value = storage_of(value)
+        keyed = isinstance(value, (Mapping, TensorCollection))
         for key in self._key_names():
             node = group[key]
-            keyed = isinstance(value, (Mapping, TensorCollection))
-            if isinstance(value, (int, float, bool)) or not keyed:
-                part: Any = value
-            else:
-                part = value.get(key, _MISSING)
-                if part is _MISSING:
-                    continue
+            part: Any = value.get(key, _MISSING) if keyed else value
+            if part is _MISSING:
+                continue
             if is_group(node):
-                self._child_of(key, node)._write_rows(index, part, values)
+                self._child_of(key, node)._plan_rows(index, part, values, plan)
             elif node.dtype is not None:
                 where = self._where(key)
-                write_rows(node, index, part, len(self._batch_size), self._label, where)
+                plan.append(plan_rows(node, index, part, len(self._batch_size), self._label, where))
             elif keyed and values:
-                self._write_value_rows(group, key, index, part)
+                plan.append(self._planned_value_rows(group, key, index, part))
 
-    def _write_value_rows(self, group: StoreGroup, key: str, index: Any, value: Any) -> None:
+    def _planned_value_rows(
+        self, group: StoreGroup, key: str, index: Any, value: Any
+    ) -> Callable[[], object]:
         """``value`` into the rows ``index`` of the Python values ``key``: read, written
-        in memory (a TensorDict's rows), written back."""
+        in memory (a TensorDict's rows) and checked now; written back by what it returns."""
         rows = TensorDict._new_unchecked({key: self._entry(key)}, self._batch_size, None)
         rows[index] = {key: value}
-        self._write_values(group, key, rows._entry(key))  # type: ignore[arg-type]
+        return self._values_writer(group, key, rows._entry(key))  # type: ignore[arg-type]
 
     def _apply_in_place(
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
