@@ -168,3 +168,29 @@ def test_a_record_written_at_rows_is_checked_whole(tmp_path: Path, backend: str)
         _unchanged(ptd)
     finally:
         ptd.close()
+
+
+def test_update_at_checks_every_entry_first(ptd: PersistentTensorDict) -> None:
+    with pytest.raises(InPlaceWriteError, match="does not broadcast"):
+        ptd.update_at_({"a": torch.ones(3), "b": torch.ones(5)}, 1)
+    with pytest.raises(InPlaceWriteError, match="int8"):
+        ptd.update_at_({"a": torch.ones(2, 3), ("n", "x"): torch.ones(2), "c": 300}, slice(0, 2))
+    with pytest.raises(KeyError, match="zz"):  # a missing key, after one that fits
+        ptd.update_at_({"a": torch.ones(3), "zz": torch.ones(2)}, 1)
+    _unchanged(ptd)
+    ptd.update_at_({"a": torch.ones(3), ("n", "y"): torch.full((2,), 2.0)}, 3)
+    assert ptd["a"][3].tolist() == [1.0] * 3 and ptd["n", "y"][3].tolist() == [2.0, 2.0]
+
+
+def test_update_in_place_checks_every_entry_first_as_the_peer(ptd: PersistentTensorDict) -> None:
+    # the peer's file refuses before writing any entry (a RuntimeError); tclass wrote "a"
+    with pytest.raises(InPlaceWriteError, match="does not broadcast") as info:
+        ptd.update_({"a": torch.ones(4, 3), "b": torch.ones(5)})
+    assert isinstance(info.value, RuntimeError)
+    with pytest.raises(InPlaceWriteError, match="holds a group"):
+        ptd.update_({"a": torch.ones(4, 3), "n": torch.ones(4)})
+    with pytest.raises(InPlaceWriteError, match="/n/y"):
+        ptd.update_({"a": torch.ones(4, 3), "n": {"x": torch.ones(4), "y": torch.ones(3)}})
+    _unchanged(ptd)
+    ptd.update_({"a": torch.ones(4, 3), "n": {"y": torch.ones(2)}})  # broadcast, as set_
+    assert ptd["a"].sum().item() == 12.0 and ptd["n", "y"].sum().item() == 8.0

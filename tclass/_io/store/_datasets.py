@@ -333,8 +333,8 @@ def plan_rows(
             "the file itself (ptd[key] = value)"
         )
         raise InPlaceWriteError(msg)
-    if isinstance(value, (int, float, complex)) and node.dtype is not None:
-        _check_number(value, node.dtype, index, place)
+    if type(value) in (int, float) and node.dtype is not None:  # (a complex: cast, as torch
+        _check_number(value, node.dtype, index, place)  # casts a complex tensor, and a TensorDict)
     try:
         source = value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
     except (TypeError, ValueError, RuntimeError) as error:
@@ -378,10 +378,10 @@ def _selected(shape: torch.Size, index: Any) -> torch.Size | None:
         return None
 
 
-def _check_number(value: complex, dtype: torch.dtype, index: Any, place: str) -> None:
+def _check_number(value: float, dtype: torch.dtype, index: Any, place: str) -> None:
     """Refuses a Python number ``dtype`` cannot hold, as torch refuses ``tensor[index] =
-    value`` (``300`` in ``int8``, ``nan`` in an integer, a complex in a real dtype), where
-    ``torch.as_tensor`` would wrap it silently."""
+    value`` (``300`` in ``int8``, ``nan`` in an integer), where ``torch.as_tensor`` then a
+    cast would wrap it silently."""
     if fits_every_dtype(value):
         return
     try:

@@ -544,14 +544,7 @@ class StoreWrites(TensorDictBase):
         by entry)."""
         node, group, name, target = self._existing(key)
         self._check_into_records(_keys.key_path(key), value)
-        nested = isinstance(storage_of(value), (Mapping, TensorCollection))
-        if is_group(target) != (nested and not isinstance(value, (NonTensorData, NonTensorStack))):
-            held = "a group" if is_group(target) else "a dataset"
-            msg = (
-                f"cannot write a {type(value).__name__} into {name!r} in place: the file holds "
-                f"{held} there; unlock the collection and set the entry to replace it"
-            )
-            raise InPlaceWriteError(msg)
+        node._refuse_set_(name, target, value)
         if is_group(target):
             node._child_of(name, target).update(value, inplace=True)
         elif isinstance(value, (NonTensorData, NonTensorStack)):
@@ -560,23 +553,57 @@ class StoreWrites(TensorDictBase):
             write_rows(target, ..., value, 0, self._label, node._where(name), copy=True)
         return self
 
+    def _refuse_set_(self, name: str, target: Node, value: Any) -> None:
+        """Refuses ``set_`` of a collection into a dataset, or of a tensor or a value
+        into a group."""
+        nested = isinstance(storage_of(value), (Mapping, TensorCollection))
+        if is_group(target) != (nested and not isinstance(value, (NonTensorData, NonTensorStack))):
+            held = "a group" if is_group(target) else "a dataset"
+            msg = (
+                f"cannot write a {type(value).__name__} into {name!r} in place: the file holds "
+                f"{held} there; unlock the collection and set the entry to replace it"
+            )
+            raise InPlaceWriteError(msg)
+
     def set_at_(self, key: Any, value: Any, index: Any, *, non_blocking: bool = False) -> Self:
         """Write ``value`` into the rows ``index`` of the existing entry ``key`` (a
-        dataset, or every dataset of a group); ``update_at_`` and ``copy_at_`` write
-        through here."""
+        dataset, or every dataset of a group: all or nothing); ``update_at_`` and
+        ``copy_at_`` write through here."""
+        plan: list[Callable[[], object]] = []
+        self._plan_at(key, value, index, plan)
+        for write in plan:
+            write()
+        return self
+
+    def _plan_at(self, key: Any, value: Any, index: Any, plan: list[Callable[[], object]]) -> None:
+        """:meth:`set_at_`'s writes, each checked, added to ``plan``."""
         node, group, name, target = self._existing(key)
         self._check_into_records(_keys.key_path(key), value)
         index = list_index(index)
         if not is_group(target) and target.dtype is not None:  # (a tensor's own dims)
             index = _batch_index(index, torch.Size(target.shape or ()))
-            write_rows(target, index, value, len(node._batch_size), self._label, node._where(name))
-            return self
+            where = node._where(name)
+            plan.append(plan_rows(target, index, value, len(node._batch_size), self._label, where))
+            return
         index = _batch_index(index, self._batch_size)
         if is_group(target):
-            node._child_of(name, target)._write_rows(index, value)
+            node._child_of(name, target)._plan_rows(index, value, True, plan)
         else:  # a Python value: through the group's rows, as ptd[index] = {...}
-            node[index] = {name: value}
-        return self
+            plan.append(partial(node.__setitem__, index, {name: value}))
+
+    def _check_nested_writes(
+        self, pairs: Sequence[tuple[tuple[str, ...], Any]], index: Any, op: str
+    ) -> None:
+        """As a collection's, and for ``update_at_`` each entry's write checked too
+        before the first is made (all or nothing, as ``ptd[index] = {...}``), where the
+        peer's file writes the entries before the one refused."""
+        super()._check_nested_writes(pairs, index, op)
+        if op != "update_at_":
+            return
+        spelled = type(index) is tuple and any(part is Ellipsis for part in index)
+        for path, value in pairs:
+            if not (spelled and len(path) > 1):  # (a nested one's ... reads its batch dims)
+                self._plan_at(path, value, index, [])
 
     def update_(
         self,
@@ -627,10 +654,15 @@ class StoreWrites(TensorDictBase):
                     skipped.append(path)  # nothing to write (a TensorDict's update_ too)
                     continue
                 raise self._missing_key(path[0] if len(path) == 1 else path)
-            if nested and not _holds_leaves(value) and not is_group(self._existing(path)[3]):
+            node, _, name, target = self._existing(path)
+            if nested and not _holds_leaves(value) and not is_group(target):
                 skipped.append(path)  # nothing to write into the dataset (a TensorDict's too)
-            elif nested:
+            elif nested and is_group(target):
                 self._require_keys(value, path, allowed, skipped)
+            else:  # checked as set_ writes it, before any entry is (as the peer's file)
+                node._refuse_set_(name, target, value)
+                if not is_group(target) and target.dtype is not None:
+                    plan_rows(target, ..., value, 0, self._label, node._where(name), copy=True)
 
     def _write_rows(self, index: Any, value: Any, values: bool = True) -> None:
         """``value`` (a collection, a dict, a tensor or a number for every array) written
