@@ -194,3 +194,28 @@ def test_update_in_place_checks_every_entry_first_as_the_peer(ptd: PersistentTen
     _unchanged(ptd)
     ptd.update_({"a": torch.ones(4, 3), "n": {"y": torch.ones(2)}})  # broadcast, as set_
     assert ptd["a"].sum().item() == 12.0 and ptd["n", "y"].sum().item() == 8.0
+
+
+def test_a_key_the_file_lacks_is_made_as_the_peers_file_makes_it(
+    ptd: PersistentTensorDict,
+) -> None:
+    # the peer's file makes it (zeros outside the rows); tclass dropped it silently
+    ptd[1] = {"a": torch.ones(3), "zz": torch.ones(2)}
+    ptd[0:2] = {"n": {"w": torch.full((2,), 3.0)}}
+    ptd[2:4][0] = {"q": torch.ones(2)}
+    assert ptd["zz"].tolist() == [[0.0, 0.0], [1.0, 1.0], [0.0, 0.0], [0.0, 0.0]]
+    assert ptd["n", "w"].tolist() == [3.0, 3.0, 0.0, 0.0]
+    assert ptd["q"][2].tolist() == [1.0, 1.0] and ptd["a"][1].sum().item() == 3.0
+
+
+def test_a_key_the_file_lacks_refused_writes_nothing(ptd: PersistentTensorDict) -> None:
+    with pytest.raises(TclassError, match="batch"):  # its rows' batch size is [2]
+        ptd[0:2] = {"a": torch.ones(2, 3), "zz": torch.ones(3)}
+    with pytest.raises(InPlaceWriteError, match="other rows would hold none"):
+        ptd[1] = {"a": torch.ones(3), "t": "text"}
+    ptd.lock_()
+    with pytest.raises(RuntimeError, match="locked"):
+        ptd[1] = {"a": torch.ones(3), "zz": torch.ones(2)}
+    ptd.unlock_()
+    _unchanged(ptd)
+    assert sorted(ptd.keys()) == ["a", "b", "c", "n", "s"]

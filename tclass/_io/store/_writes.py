@@ -699,6 +699,39 @@ class StoreWrites(TensorDictBase):
                 plan.append(plan_rows(node, index, part, len(self._batch_size), self._label, where))
             elif keyed and values:
                 plan.append(self._planned_value_rows(group, key, index, part))
+        if keyed and values:  # keys the file lacks: made last, checked now
+            for key in value.keys():
+                if type(key) is str and key not in group:
+                    plan.append(self._planned_new(index, key, value.get(key)))
+
+    def _planned_new(self, index: Any, key: str, part: Any) -> Callable[[], object]:
+        """A key of the rows' value that the file lacks, made as a view of the rows makes
+        it (zeros outside the rows, as the peer's file makes it; tclass dropped it),
+        refused now where that would refuse it: a locked file, a value whose leading dims
+        are not the rows' batch size, a Python value (the other rows would hold none)."""
+        if self._locked:
+            raise LockedError(
+                f"Cannot modify locked PersistentTensorDict: cannot add {key!r} at the rows "
+                f"{index!r}; unlock it first, or write only the keys it holds"
+            )
+        view = cast("PersistentTensorDict", self)._rows(index)
+        batch = view.batch_size
+        sub = storage_of(part)
+        if isinstance(sub, Mapping):
+            sub = TensorDict(sub, batch)  # (its batch size checked now)
+        if not isinstance(sub, (torch.Tensor, TensorCollection)) or isinstance(
+            sub, (NonTensorData, NonTensorStack)
+        ):
+            if self._batch_size.numel():
+                msg = (
+                    f"cannot add the Python value {key!r} at the rows {index!r} of "
+                    f"{self._where()}: the file's other rows would hold none; nothing was "
+                    "written. Set it on the PersistentTensorDict (ptd[key] = value)"
+                )
+                raise InPlaceWriteError(msg)
+        elif tuple(sub.shape[: len(batch)]) != tuple(batch):
+            raise BatchMismatchError(key, sub.shape, batch)
+        return partial(view.set, key, part)
 
     def _planned_value_rows(
         self, group: StoreGroup, key: str, index: Any, value: Any
