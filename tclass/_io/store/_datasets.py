@@ -29,6 +29,7 @@ from tclass.errors import (
     MetaTensorError,
     MissingFileError,
     StoreDtypeError,
+    StoreShapeError,
     TclassError,
 )
 
@@ -319,9 +320,11 @@ def plan_rows(
     Raises:
         GradError: ``value`` requires grad (see :func:`to_numpy`).
         MetaTensorError: ``value`` is a meta tensor (no data).
-        InPlaceWriteError: (a ``RuntimeError``, as torch's) ``value`` does not broadcast
-            to the rows written, is a number the array's dtype cannot hold (``300`` in
-            ``int8``), a collection, or not a tensor and torch cannot make one of it.
+        StoreShapeError: (an ``InPlaceWriteError``, also a ``TypeError`` as h5py's in
+            the peer's file) ``value`` does not broadcast to the rows written.
+        InPlaceWriteError: (a ``RuntimeError``, as torch's) ``value`` is a number the
+            array's dtype cannot hold (``300`` in ``int8``), a collection, or not a
+            tensor and torch cannot make one of it.
     """
     place = where or f"a {label} file"
     if isinstance(value, (Mapping, TensorCollection)) and not isinstance(
@@ -363,7 +366,7 @@ def plan_rows(
                 f"broadcast to the rows written ({list(selected)}); nothing was written. "
                 "Give a tensor of their shape"
             )
-            raise InPlaceWriteError(msg)
+            raise StoreShapeError(msg)
     return partial(_write_planned, node, shape, index, source, batch_dims, label, where)
 
 
