@@ -100,6 +100,7 @@ __all__ = [
     "StackTypeError",
     "StateDictKeyError",
     "StoreDtypeError",
+    "StoreShapeError",
     "StructureMismatchError",
     "SubpathError",
     "TclassError",
@@ -498,6 +499,12 @@ class InPlaceKeysError(UnsupportedError, ValueError):
     """An in-place rewrite of the keys that a collection cannot make (a
     ``PersistentTensorDict``'s ``flatten_keys(inplace=True)``: its file keeps its groups);
     also a ``ValueError``, as the peer raises. Nothing was changed."""
+
+
+class StoreShapeError(InPlaceWriteError, TypeError):
+    """A tensor that does not broadcast to the rows of an HDF5 file's or zarr store's
+    array it is written into; also a ``TypeError``, as the peer's file raises (h5py's
+    "Can't broadcast"). Checked before any array is written: nothing was written."""
 
 
 class StoreDtypeError(UnsupportedError, TypeError):

@@ -14,7 +14,7 @@ import torch
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _keys
 from tclass._engine._td_setitem import SetItemOps, direct_leaf_dtypes
-from tclass._engine._tensor_write import probe_index_put
+from tclass._engine._tensor_write import check_number_write, fits_every_dtype, probe_index_put
 from tclass.errors import BatchSizeError, InPlaceWriteError, LockedError
 
 __all__ = ["check_entries", "check_parts"]
@@ -85,6 +85,9 @@ def _check_part(number: int | None, member: Any, where: Any, part: Any, passed: 
     advanced = _is_advanced(where)
     known: set[_Path] | None = None
     for path, shape, dtype in leaves:
+        if shape is None:  # a Python number (``dtype``): torch refuses 300 in int8
+            _check_number(number, where, path, dtype, targets)
+            continue
         found = targets.get(path)
         if found is None:
             if member.is_locked or len(path) > 1:
@@ -203,10 +206,16 @@ def _try(
         raise BatchSizeError(msg) from None
 
 
-def _part_leaves(part: Any, prefix: _Path) -> Iterator[tuple[_Path, torch.Size, Any]]:
+def _part_leaves(part: Any, prefix: _Path) -> Iterator[tuple[_Path, torch.Size | None, Any]]:
     """The tensors of a member's part, as ``(path, shape, dtype)`` (``dtype`` None where
-    reading it would stack a lazy stack); Python values left out (the write's own rules)."""
-    if isinstance(part, torch.Tensor):
+    reading it would stack a lazy stack), and its Python numbers that not every dtype
+    holds as ``(path, None, number)`` (an ``int`` or a ``float``, which the write keeps a
+    number, as torch's ``entry[where] = 300``; a complex becomes a tensor, cast as torch
+    casts one); other Python values left out (the write's own rules)."""
+    if type(part) in (int, float):
+        if not fits_every_dtype(part):
+            yield prefix, None, part
+    elif isinstance(part, torch.Tensor):
         yield prefix, part.shape, part.dtype
     elif isinstance(part, TensorCollection):
         for path, (shape, dtype) in _leaves(part).items():
@@ -222,6 +231,24 @@ def _part_leaves(part: Any, prefix: _Path) -> Iterator[tuple[_Path, torch.Size, 
     elif hasattr(part, "__array__") and not isinstance(part, (int, float, complex)):
         tensor = torch.as_tensor(part)
         yield prefix, tensor.shape, tensor.dtype
+
+
+def _check_number(
+    number: int | None,
+    where: Any,
+    path: _Path,
+    value: complex,
+    targets: dict[_Path, tuple[torch.Size, torch.dtype | None]],
+) -> None:
+    """Refuses the Python number ``value`` at ``path`` (an entry, or a node: each
+    tensor under it) where an entry's dtype cannot hold it, as torch refuses
+    ``entry[where] = value``, before anything is written."""
+    reached = [
+        (key, dtype, shape)
+        for key, (shape, dtype) in targets.items()
+        if key[: len(path)] == path and dtype is not None
+    ]
+    check_number_write(value, where, reached, _owner(number))
 
 
 def _on_cpu(where: Any) -> Any:

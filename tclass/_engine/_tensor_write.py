@@ -116,13 +116,16 @@ def fits_every_dtype(value: int | float | complex) -> bool:
 
 
 def check_number_write(
-    value: complex, index: Any, targets: Iterable[tuple[Any, torch.dtype, torch.Size]]
+    value: complex,
+    index: Any,
+    targets: Iterable[tuple[Any, torch.dtype, torch.Size]],
+    owner: str = "",
 ) -> None:
     """Checks that every tensor of ``targets`` (``(key, dtype, shape)``) takes the
     Python number ``value`` as torch writes ``tensor[index] = value`` (which refuses a
     number its dtype cannot hold: ``300`` into ``int8``, ``nan`` into an integer, a
     complex into a real dtype), before anything is written: each dtype is tried once, on
-    a scratch tensor of one element.
+    a scratch tensor of one element (``owner``: what holds the entries, for messages).
 
     Raises:
         InPlaceWriteError: (a ``RuntimeError``, as torch's and the peer's) naming the
@@ -135,10 +138,11 @@ def check_number_write(
         tried.add(dtype)
         try:
             torch.empty(1, dtype=dtype).fill_(value)  # (torch's check for entry[i] = value)
-        except RuntimeError as error:
+        except (RuntimeError, OverflowError) as error:
             msg = (
                 f"cannot write {value!r} into {_keys.unravel_key(key)!r} ({dtype}, shape "
-                f"{list(shape)}) at index {index!r}: {error}; nothing was written. Write a "
+                f"{list(shape)}){f' of {owner}' if owner else ''} at index {index!r}: {error}; "
+                "nothing was written. Write a "
                 f"value that {dtype} holds, or write the entries one by one "
                 f"(td[index] = {{key: value}})"
             )

@@ -70,6 +70,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "UnpicklableError": (TypeError,),
     "UnsupportedError": (NotImplementedError,),
     "StoreDtypeError": (NotImplementedError, TypeError),
+    "StoreShapeError": (ValueError, RuntimeError, TypeError),
     "OperandError": (TypeError,),
     "ReductionError": (ValueError, RuntimeError),
     "AppendError": (ValueError,),

@@ -189,3 +189,49 @@ def test_ragged_stack_refused_part_writes_nothing() -> None:
     stack[:, 1] = {"a": torch.full((1,), 3.0)}  # every member takes it
     assert members[0]["a"][1].tolist() == [3.0, 3.0]
     assert members[1]["a"][1].tolist() == [3.0] * 5
+
+
+def _int8_member() -> LazyStackedTensorDict:
+    """Member 0 holds ``b`` (and ``n.c``) as int8, member 1 as int64."""
+    members = [
+        TensorDict(a=torch.zeros(2), b=torch.zeros(2, dtype=torch.int8), batch_size=[2]),
+        TensorDict(a=torch.zeros(2), b=torch.zeros(2, dtype=torch.int64), batch_size=[2]),
+    ]
+    members[0]["n"] = TensorDict(c=torch.zeros(2, dtype=torch.int8), batch_size=[2])
+    members[1]["n"] = TensorDict(c=torch.zeros(2, dtype=torch.int64), batch_size=[2])
+    return lazy_stack(members)
+
+
+@pytest.mark.parametrize(
+    ("index", "part"),
+    [
+        (0, {"a": 1.0, "b": 300}),
+        ((slice(None), 0), {"a": 1.0, "b": 300}),
+        (torch.tensor([1, 0]), {"a": 1.0, "b": 300}),
+        ((slice(None), 0), {"a": 1.0, "n": {"c": 300}}),
+        ((slice(None), 0), {"a": 1.0, "b": float("nan")}),
+        ((slice(None), 1), {"a": 1.0, "b": -1500.0}),
+    ],
+    ids=["member", "rows", "members", "nested", "nan", "float"],
+)
+def test_number_a_members_dtype_refuses_writes_nothing(index: Any, part: Any) -> None:
+    # torch refuses the number (``int8[0] = 300``: "value cannot be converted"); it was
+    # refused after the members' "a" were written (inv21a)
+    with pytest.raises(RuntimeError, match="cannot be converted"):
+        torch.zeros(2, dtype=torch.int8)[0] = 300
+    stack = _int8_member()
+    before = _snapshot(stack)
+    with pytest.raises(InPlaceWriteError, match="int8") as info:
+        stack[index] = part
+    assert isinstance(info.value, RuntimeError) and "nothing was written" in str(info.value)
+    _unchanged(stack, before)
+
+
+def test_number_every_member_holds_is_written() -> None:
+    stack = _int8_member()
+    stack[:, 0] = {"a": 1.0, "b": 100, "n": {"c": -100}}
+    stack[1] = {"b": 300}  # member 1's int64 holds it
+    assert stack.tensordicts[0]["b"].tolist() == [100, 0]
+    assert stack.tensordicts[0]["n", "c"].tolist() == [-100, 0]
+    assert stack.tensordicts[1]["b"].tolist() == [300, 300]
+    assert stack.tensordicts[1]["a"].tolist() == [1.0, 0.0]

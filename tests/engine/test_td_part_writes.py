@@ -147,3 +147,23 @@ def test_parts_that_broadcast_are_written() -> None:
     assert td["a"][2].eq(0).all() and td["i"][2] == 0
     with pytest.raises(TclassError):
         td[5] = {"a": torch.ones(2)}  # out of range: reported by the write
+
+
+@pytest.mark.parametrize("index", [0, slice(0, 2), torch.tensor([2, 0])])
+def test_a_number_an_entrys_dtype_refuses_writes_no_entry(index: Any) -> None:
+    # torch refuses 300 in int8; it was refused after "a" was written (inv21a). The peer
+    # writes it wrapped (44): tclass follows torch's rule, all or nothing
+    td = TensorDict(
+        a=torch.zeros(3),
+        b=torch.zeros(3, dtype=torch.int8),
+        n={"c": torch.zeros(3)},
+        batch_size=[3],
+    )
+    td["n", "i"] = torch.zeros(3, dtype=torch.uint8)
+    for part in ({"a": 1.0, "b": 300}, {"a": 1.0, "n": {"c": 2.0, "i": -1.0e9}}):
+        with pytest.raises(InPlaceWriteError, match="nothing was written") as info:
+            td[index] = part
+        assert isinstance(info.value, RuntimeError)
+        assert not td["a"].any() and not td["n", "c"].any()
+    td[index] = {"a": 1.0, "b": 100, "n": {"i": -1}}  # what torch takes (uint8 wraps -1)
+    assert td["b"][0].item() == 100 and td["n", "i"][0].item() == 255

@@ -6,13 +6,18 @@ applies while opening (shapes torch cannot hold, JSON nested too deep, per-row m
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 import numpy as np
 import torch
 
+from tclass._base.implemented._collection import TensorCollection
+from tclass._core._batch import broadcasts_to, indexed_shape
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._nontensor_stack import NonTensorStack
+from tclass._engine._tensor_write import fits_every_dtype
 from tclass._io.memmap._format import MAX_JSON_DEPTH
 from tclass._io.memmap._meta_file import fits_int64, is_sizes, json_depth_over
 from tclass._io.store._protocol import STACK_MARK, StoreArray, Values
@@ -24,6 +29,7 @@ from tclass.errors import (
     MetaTensorError,
     MissingFileError,
     StoreDtypeError,
+    StoreShapeError,
     TclassError,
 )
 
@@ -37,6 +43,7 @@ __all__ = [
     "grad_refused",
     "list_index",
     "open_refused",
+    "plan_rows",
     "read_rows",
     "to_numpy",
     "to_tensor",
@@ -278,54 +285,153 @@ def list_index(index: Any) -> Any:
 
 
 def write_rows(
-    node: StoreArray, index: Any, value: Any, batch_dims: int, label: str, where: str | None = None
+    node: StoreArray,
+    index: Any,
+    value: Any,
+    batch_dims: int,
+    label: str,
+    where: str | None = None,
+    *,
+    copy: bool = False,
 ) -> None:
-    """``node[index] = value``, through the store where it can select the rows (the span
-    of rows a list of rows or a tuple index covers is read, written in memory and written
-    back), else by reading the array, writing in memory and writing it back (``where``:
-    the file and entry, for messages).
+    """``node[index] = value``: :func:`plan_rows`, written at once."""
+    plan_rows(node, index, value, batch_dims, label, where, copy=copy)()
+
+
+def plan_rows(
+    node: StoreArray,
+    index: Any,
+    value: Any,
+    batch_dims: int,
+    label: str,
+    where: str | None = None,
+    *,
+    copy: bool = False,
+) -> Callable[[], None]:
+    """``node[index] = value`` checked, without reading or writing the array (its shape
+    and dtype are the store's metadata), as torch checks ``tensor[index] = value``: the
+    write to run, once every array a write reaches is checked (all or nothing). The
+    write goes through the store where it can select the rows (the span of rows a list of
+    rows or a tuple index covers is read, written in memory and written back), else the
+    array is read, written in memory and written back (``where``: the file and entry,
+    for messages). With ``copy`` (``set_``: torch's ``copy_``), a value's leading dims
+    of size 1 past the array's are refused, not dropped.
 
     Raises:
-        GradError: ``value`` requires grad (see :func:`to_numpy`); nothing is written.
-        MetaTensorError: ``value`` is a meta tensor (no data); nothing is written.
-        InPlaceWriteError: ``value`` does not broadcast to the rows written, or is not
-            a tensor and torch cannot make one of it (a ``str``).
+        GradError: ``value`` requires grad (see :func:`to_numpy`).
+        MetaTensorError: ``value`` is a meta tensor (no data).
+        StoreShapeError: (an ``InPlaceWriteError``, also a ``TypeError`` as h5py's in
+            the peer's file) ``value`` does not broadcast to the rows written.
+        InPlaceWriteError: (a ``RuntimeError``, as torch's) ``value`` is a number the
+            array's dtype cannot hold (``300`` in ``int8``), a collection, or not a
+            tensor and torch cannot make one of it.
     """
+    place = where or f"a {label} file"
+    if isinstance(value, (Mapping, TensorCollection)) and not isinstance(
+        value, (NonTensorData, NonTensorStack)
+    ):
+        msg = (
+            f"cannot write a {type(value).__name__} into {place}: it holds a tensor, not a "
+            "group; nothing was written. Write a tensor there, or replace the entry through "
+            "the file itself (ptd[key] = value)"
+        )
+        raise InPlaceWriteError(msg)
+    if type(value) in (int, float) and node.dtype is not None:  # (a complex: cast, as torch
+        _check_number(value, node.dtype, index, place)  # casts a complex tensor, and a TensorDict)
     try:
         source = value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
     except (TypeError, ValueError, RuntimeError) as error:
         msg = (
-            f"cannot write a {type(value).__name__} into {where or f'a {label} file'}: "
-            f"its rows hold a tensor and torch cannot make one of it ({error}); give a "
-            "tensor, or replace the entry through the file itself (ptd[key] = value)"
+            f"cannot write a {type(value).__name__} into {place}: its rows hold a tensor and "
+            f"torch cannot make one of it ({error}); nothing was written. Give a tensor, or "
+            "replace the entry through the file itself (ptd[key] = value)"
         )
         raise InPlaceWriteError(msg) from None
     if source.requires_grad:
-        raise grad_refused(where or f"a {label} file", tuple(source.shape))
+        raise grad_refused(place, tuple(source.shape))
     if source.is_meta:
         raise meta_refused(source, label, where)
+    shape = torch.Size(node.shape or ())
+    selected = _selected(shape, index)
+    if selected is not None and source.shape != selected:
+        leading = 0  # torch drops a value's leading dims of size 1 past the selection's
+        while not copy and leading < source.ndim - len(selected) and source.shape[leading] == 1:
+            leading += 1
+        source = source.reshape(source.shape[leading:]) if leading else source
+        if not broadcasts_to(source.shape, selected):
+            rows = "" if index is Ellipsis else f" at {index!r}"
+            msg = (
+                f"cannot write a tensor of shape {list(source.shape)} into "
+                f"{where or f'a {label} array'} (shape {list(shape)}){rows}: it does not "
+                f"broadcast to the rows written ({list(selected)}); nothing was written. "
+                "Give a tensor of their shape"
+            )
+            raise StoreShapeError(msg)
+    return partial(_write_planned, node, shape, index, source, batch_dims, label, where)
+
+
+def _selected(shape: torch.Size, index: Any) -> torch.Size | None:
+    """What ``index`` selects of an array of ``shape`` (None where torch would refuse
+    it: the write reports it, as torch does); a row at once, the usual write."""
+    if type(index) is int and shape and -shape[0] <= index < shape[0]:
+        return shape[1:]
     try:
-        _write_rows_of(node, index, source, batch_dims, label)
-    except RuntimeError as error:  # torch's: the value does not broadcast to the rows
+        return indexed_shape(shape, index)
+    except (IndexError, TypeError, ValueError, RuntimeError):
+        return None
+
+
+def _check_number(value: float, dtype: torch.dtype, index: Any, place: str) -> None:
+    """Refuses a Python number ``dtype`` cannot hold, as torch refuses ``tensor[index] =
+    value`` (``300`` in ``int8``, ``nan`` in an integer), where ``torch.as_tensor`` then a
+    cast would wrap it silently."""
+    if fits_every_dtype(value):
+        return
+    try:
+        torch.empty(1, dtype=dtype).fill_(value)  # (torch's check for tensor[i] = value)
+    except (RuntimeError, OverflowError) as error:
+        msg = (
+            f"cannot write {value!r} into {place} ({dtype}) at index {index!r}: {error}; "
+            f"nothing was written. Write a value that {dtype} holds"
+        )
+        raise InPlaceWriteError(msg) from None
+
+
+def _write_planned(
+    node: StoreArray,
+    shape: tuple[int, ...],
+    index: Any,
+    source: torch.Tensor,
+    batch_dims: int,
+    label: str,
+    where: str | None,
+) -> None:
+    """The write :func:`plan_rows` checked."""
+    try:
+        _write_rows_of(node, shape, index, source, batch_dims, label)
+    except RuntimeError as error:  # torch's: an index the check could not work out
         if isinstance(error, TclassError):
             raise
-        shape = list(node.shape or ())
         rows = "" if index is Ellipsis else f" at {index!r}"
         msg = (
             f"cannot write a tensor of shape {list(source.shape)} into "
-            f"{where or f'a {label} array'} (shape {shape}){rows}: it does not broadcast "
+            f"{where or f'a {label} array'} (shape {list(shape)}){rows}: it does not broadcast "
             f"to the rows written; give a tensor of their shape ({error})"
         )
         raise InPlaceWriteError(msg) from error
 
 
 def _write_rows_of(
-    node: StoreArray, index: Any, source: torch.Tensor, batch_dims: int, label: str
+    node: StoreArray,
+    shape: tuple[int, ...],
+    index: Any,
+    source: torch.Tensor,
+    batch_dims: int,
+    label: str,
 ) -> None:
     """:func:`write_rows` once ``source`` is checked: converted to the array's dtype
     first, as torch's in-place copy converts (the store may have no conversion between
-    them: h5py has none from a float to a bool)."""
-    shape = node.shape or ()
+    them: h5py has none from a float to a bool); ``shape``: the array's."""
     if node.dtype is not None and source.dtype != node.dtype:
         source = source.to(node.dtype)
     if index is Ellipsis:

@@ -38,6 +38,7 @@ from tclass._io.store._datasets import (
     fill,
     grad_refused,
     list_index,
+    plan_rows,
     to_numpy,
     torch_dtype_of,
     write_rows,
@@ -200,11 +201,21 @@ class StoreWrites(TensorDictBase):
     ) -> None:
         """A Python-value node written as the store's format writes values, replacing
         the entry ``key`` once the values are known to fit the format."""
+        self._values_writer(group, key, value, warn)()
+
+    def _values_writer(
+        self,
+        group: StoreGroup,
+        key: str,
+        value: NonTensorData | NonTensorStack,
+        warn: bool = False,
+    ) -> Callable[[], object]:
+        """:meth:`_write_values` checked: the write, to run."""
         values, where = as_values(value), self._where(key)
         allow_pickle = group.file.access.allow_pickle
         group.check_values(values, allow_pickle, where)
         create = partial(group.create_values, key, values, allow_pickle, where)
-        self._replace(group, key, create, warn)
+        return partial(self._replace, group, key, create, warn)
 
     def _set_collection(
         self,
@@ -533,6 +544,18 @@ class StoreWrites(TensorDictBase):
         by entry)."""
         node, group, name, target = self._existing(key)
         self._check_into_records(_keys.key_path(key), value)
+        node._refuse_set_(name, target, value)
+        if is_group(target):
+            node._child_of(name, target).update(value, inplace=True)
+        elif isinstance(value, (NonTensorData, NonTensorStack)):
+            node._write_values(group, name, value)
+        else:
+            write_rows(target, ..., value, 0, self._label, node._where(name), copy=True)
+        return self
+
+    def _refuse_set_(self, name: str, target: Node, value: Any) -> None:
+        """Refuses ``set_`` of a collection into a dataset, or of a tensor or a value
+        into a group."""
         nested = isinstance(storage_of(value), (Mapping, TensorCollection))
         if is_group(target) != (nested and not isinstance(value, (NonTensorData, NonTensorStack))):
             held = "a group" if is_group(target) else "a dataset"
@@ -541,31 +564,46 @@ class StoreWrites(TensorDictBase):
                 f"{held} there; unlock the collection and set the entry to replace it"
             )
             raise InPlaceWriteError(msg)
-        if is_group(target):
-            node._child_of(name, target).update(value, inplace=True)
-        elif isinstance(value, (NonTensorData, NonTensorStack)):
-            node._write_values(group, name, value)
-        else:
-            write_rows(target, Ellipsis, value, 0, self._label, node._where(name))
-        return self
 
     def set_at_(self, key: Any, value: Any, index: Any, *, non_blocking: bool = False) -> Self:
         """Write ``value`` into the rows ``index`` of the existing entry ``key`` (a
-        dataset, or every dataset of a group); ``update_at_`` and ``copy_at_`` write
-        through here."""
+        dataset, or every dataset of a group: all or nothing); ``update_at_`` and
+        ``copy_at_`` write through here."""
+        plan: list[Callable[[], object]] = []
+        self._plan_at(key, value, index, plan)
+        for write in plan:
+            write()
+        return self
+
+    def _plan_at(self, key: Any, value: Any, index: Any, plan: list[Callable[[], object]]) -> None:
+        """:meth:`set_at_`'s writes, each checked, added to ``plan``."""
         node, group, name, target = self._existing(key)
         self._check_into_records(_keys.key_path(key), value)
         index = list_index(index)
         if not is_group(target) and target.dtype is not None:  # (a tensor's own dims)
             index = _batch_index(index, torch.Size(target.shape or ()))
-            write_rows(target, index, value, len(node._batch_size), self._label, node._where(name))
-            return self
+            where = node._where(name)
+            plan.append(plan_rows(target, index, value, len(node._batch_size), self._label, where))
+            return
         index = _batch_index(index, self._batch_size)
         if is_group(target):
-            node._child_of(name, target)._write_rows(index, value)
+            node._child_of(name, target)._plan_rows(index, value, True, plan)
         else:  # a Python value: through the group's rows, as ptd[index] = {...}
-            node[index] = {name: value}
-        return self
+            plan.append(partial(node.__setitem__, index, {name: value}))
+
+    def _check_nested_writes(
+        self, pairs: Sequence[tuple[tuple[str, ...], Any]], index: Any, op: str
+    ) -> None:
+        """As a collection's, and for ``update_at_`` each entry's write checked too
+        before the first is made (all or nothing, as ``ptd[index] = {...}``), where the
+        peer's file writes the entries before the one refused."""
+        super()._check_nested_writes(pairs, index, op)
+        if op != "update_at_":
+            return
+        spelled = type(index) is tuple and any(part is Ellipsis for part in index)
+        for path, value in pairs:
+            if not (spelled and len(path) > 1):  # (a nested one's ... reads its batch dims)
+                self._plan_at(path, value, index, [])
 
     def update_(
         self,
@@ -616,15 +654,31 @@ class StoreWrites(TensorDictBase):
                     skipped.append(path)  # nothing to write (a TensorDict's update_ too)
                     continue
                 raise self._missing_key(path[0] if len(path) == 1 else path)
-            if nested and not _holds_leaves(value) and not is_group(self._existing(path)[3]):
+            node, _, name, target = self._existing(path)
+            if nested and not _holds_leaves(value) and not is_group(target):
                 skipped.append(path)  # nothing to write into the dataset (a TensorDict's too)
-            elif nested:
+            elif nested and is_group(target):
                 self._require_keys(value, path, allowed, skipped)
+            else:  # checked as set_ writes it, before any entry is (as the peer's file)
+                node._refuse_set_(name, target, value)
+                if not is_group(target) and target.dtype is not None:
+                    plan_rows(target, ..., value, 0, self._label, node._where(name), copy=True)
 
     def _write_rows(self, index: Any, value: Any, values: bool = True) -> None:
         """``value`` (a collection, a dict, a tensor or a number for every array) written
         into the rows ``index`` of every array, and (``values``) the Python values a
-        collection or dict holds into those rows of the arrays of values."""
+        collection or dict holds into those rows of the arrays of values: all or nothing,
+        every write checked (shapes and dtypes from the store's metadata) before the first
+        is made, where the peer writes the entries before the one refused."""
+        plan: list[Callable[[], object]] = []
+        self._plan_rows(index, value, values, plan)
+        for write in plan:
+            write()
+
+    def _plan_rows(
+        self, index: Any, value: Any, values: bool, plan: list[Callable[[], object]]
+    ) -> None:
+        """:meth:`_write_rows`'s writes, each checked, added to ``plan``."""
         group = self._writable()
         index = _batch_index(list_index(index), self._batch_size)
         # checked first, as a TensorDict's rows are: a file with no arrays (or none that
@@ -632,29 +686,61 @@ class StoreWrites(TensorDictBase):
         indexed_shape(self._batch_size, index)
         if is_record(value):
             value = storage_of(value)
+        keyed = isinstance(value, (Mapping, TensorCollection))
         for key in self._key_names():
             node = group[key]
-            keyed = isinstance(value, (Mapping, TensorCollection))
-            if isinstance(value, (int, float, bool)) or not keyed:
-                part: Any = value
-            else:
-                part = value.get(key, _MISSING)
-                if part is _MISSING:
-                    continue
+            part: Any = value.get(key, _MISSING) if keyed else value
+            if part is _MISSING:
+                continue
             if is_group(node):
-                self._child_of(key, node)._write_rows(index, part, values)
+                self._child_of(key, node)._plan_rows(index, part, values, plan)
             elif node.dtype is not None:
                 where = self._where(key)
-                write_rows(node, index, part, len(self._batch_size), self._label, where)
+                plan.append(plan_rows(node, index, part, len(self._batch_size), self._label, where))
             elif keyed and values:
-                self._write_value_rows(group, key, index, part)
+                plan.append(self._planned_value_rows(group, key, index, part))
+        if keyed and values:  # keys the file lacks: made last, checked now
+            for key in value.keys():
+                if type(key) is str and key not in group:
+                    plan.append(self._planned_new(index, key, value.get(key)))
 
-    def _write_value_rows(self, group: StoreGroup, key: str, index: Any, value: Any) -> None:
+    def _planned_new(self, index: Any, key: str, part: Any) -> Callable[[], object]:
+        """A key of the rows' value that the file lacks, made as a view of the rows makes
+        it (zeros outside the rows, as the peer's file makes it; tclass dropped it),
+        refused now where that would refuse it: a locked file, a value whose leading dims
+        are not the rows' batch size, a Python value (the other rows would hold none)."""
+        if self._locked:
+            raise LockedError(
+                f"Cannot modify locked PersistentTensorDict: cannot add {key!r} at the rows "
+                f"{index!r}; unlock it first, or write only the keys it holds"
+            )
+        view = cast("PersistentTensorDict", self)._rows(index)
+        batch = view.batch_size
+        sub = storage_of(part)
+        if isinstance(sub, Mapping):
+            sub = TensorDict(sub, batch)  # (its batch size checked now)
+        if not isinstance(sub, (torch.Tensor, TensorCollection)) or isinstance(
+            sub, (NonTensorData, NonTensorStack)
+        ):
+            if self._batch_size.numel():
+                msg = (
+                    f"cannot add the Python value {key!r} at the rows {index!r} of "
+                    f"{self._where()}: the file's other rows would hold none; nothing was "
+                    "written. Set it on the PersistentTensorDict (ptd[key] = value)"
+                )
+                raise InPlaceWriteError(msg)
+        elif tuple(sub.shape[: len(batch)]) != tuple(batch):
+            raise BatchMismatchError(key, sub.shape, batch)
+        return partial(view.set, key, part)
+
+    def _planned_value_rows(
+        self, group: StoreGroup, key: str, index: Any, value: Any
+    ) -> Callable[[], object]:
         """``value`` into the rows ``index`` of the Python values ``key``: read, written
-        in memory (a TensorDict's rows), written back."""
+        in memory (a TensorDict's rows) and checked now; written back by what it returns."""
         rows = TensorDict._new_unchecked({key: self._entry(key)}, self._batch_size, None)
         rows[index] = {key: value}
-        self._write_values(group, key, rows._entry(key))  # type: ignore[arg-type]
+        return self._values_writer(group, key, rows._entry(key))  # type: ignore[arg-type]
 
     def _apply_in_place(
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
