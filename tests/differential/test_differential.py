@@ -310,6 +310,9 @@ DECIDED = [
     ("index,combine", 6, 10_950_665, "peer-fails-inside"),  # masked_fill_ of a ragged stack
     ("index,combine", 6, 10_950_919, "peer-fails-inside"),  # cat of a lazy stack of a Rec
     ("index,combine", 6, 10_950_397, "values-kept-shared"),  # stack with apply of values only
+    # inv21d
+    ("index,combine", 6, 10_904_302, "values-kept-shared"),  # cat: apply empties a value node
+    ("index,combine", 6, 10_903_873, "peer-fails-inside"),  # cat: Rec(*members, stack_dim=)
 ]
 
 
