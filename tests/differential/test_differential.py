@@ -313,6 +313,7 @@ DECIDED = [
     # inv21d
     ("index,combine", 6, 10_904_302, "values-kept-shared"),  # cat: apply empties a value node
     ("index,combine", 6, 10_903_873, "peer-fails-inside"),  # cat: Rec(*members, stack_dim=)
+    ("index,combine", 6, 11_100_941, "values-kept-shared"),  # saved[...] = its own value rows
 ]
 
 
