@@ -589,6 +589,7 @@ _PEER_INTERNAL = (
     "zip() argument 2 is shorter than argument 1",  # flatten of a ragged lazy stack
     "zip() argument 2 is longer than argument 1",  # masked_fill(_) of one (10,950,376)
     "Cannot set the attribute 'stack_dim'",  # cat of a lazy stack of records (10,950,919)
+    "unexpected keyword argument 'stack_dim'",  # the same, its record class given it (10,903,873)
     "'list' object has no attribute 'shape'",  # a list field's values taken for a tensor
     "object has no attribute '_tensordict'",  # a stack of records, a value a tensor in some
     "Modifying the batch size of a lazy representation",  # its own value stack resized

@@ -316,6 +316,10 @@ DECIDED = [
     ("index,combine,shape,entries", 8, 10_814_140, "values-kept-shared"),
     # inv21c
     ("index,combine", 6, 10_905_699, "values-kept-shared"),  # maybe_dense_stack, apply over none
+    # inv21d
+    ("index,combine", 6, 10_904_302, "values-kept-shared"),  # cat: apply empties a value node
+    ("index,combine", 6, 10_903_873, "peer-fails-inside"),  # cat: Rec(*members, stack_dim=)
+    ("index,combine", 6, 11_100_941, "values-kept-shared"),  # saved[...] = its own value rows
 ]
 
 

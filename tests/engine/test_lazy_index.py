@@ -103,6 +103,31 @@ def test_an_empty_selection_is_shaped_by_the_member_an_int_picks() -> None:
     assert stack[0, []]["c"].shape == (0, 3)
 
 
+def test_no_member_of_a_stack_of_ragged_lazy_stacks_is_dense_above_the_ragged_entry() -> None:
+    """Selecting no member of a stack of lazy stacks whose members differ only in a
+    nested entry: a TensorDict whose nested collection is a lazy stack of no elements, as
+    the peer's (``maybe_dense_stack`` of the empty pieces), not a lazy stack at the top;
+    where a top-level entry differs, a lazy stack (program 10,904,829 of index,combine)."""
+
+    def member(n: int, ragged_top: bool = False) -> TensorDict:
+        nested = TensorDict({"d": torch.zeros(4, n)}, [4])
+        return TensorDict({"b": torch.ones(4, n if ragged_top else 1), "m": nested}, [4])
+
+    inner = tclass.lazy_stack([member(2), member(3)], stack_dim_name="s")
+    stack = tclass.lazy_stack([inner, inner.clone(), inner.clone()], 1, stack_dim_name="o")
+    for index in ((slice(None), []), (slice(None), slice(0, 0)), (slice(None), [False] * 3)):
+        out = stack[index]
+        assert type(out) is TensorDict and out.batch_size == (2, 0, 4)
+        assert out.names == ["s", "o", None] and not out.is_locked
+        assert out["b"].shape == (2, 0, 4, 1)
+        nested = out.get("m")
+        assert type(nested) is tclass.LazyStackedTensorDict and nested.stack_dim == 0
+        assert [m["d"].shape for m in nested.tensordicts] == [(0, 4, 2), (0, 4, 3)]
+    ragged = tclass.lazy_stack([member(2, True), member(3, True)])
+    out = tclass.lazy_stack([ragged, ragged.clone()], 1)[:, :0]
+    assert type(out) is tclass.LazyStackedTensorDict and out.batch_size == (2, 0, 4)
+
+
 def test_update_replaces_a_ragged_entry_with_a_collection() -> None:
     """``update`` of a lazy stack replaces a tensor entry whose members differ in shape
     with the collection given for it: the tensors are not stacked first."""

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _names
@@ -287,8 +288,11 @@ def _pick_members(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
 def empty_selection(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
     """What an index selecting no element gives: an empty dense collection shaped by
     member 0 (there is no member left to keep lazily, and readers still find the keys
-    and feature shapes; along a ragged dim, member 0's size, as the peer's). It shares no
-    element, so it is not locked (as the peer's), whatever member 0's lock."""
+    and feature shapes; along a ragged dim, member 0's size, as the peer's). Where member 0
+    is a lazy stack whose members differ in shape (which its ``expand`` keeps lazy), the
+    empty pieces are stacked as ``maybe_dense_stack`` stacks them (a TensorDict holding
+    lazy stacks where only nested entries differ, as the peer's: a copy of no element).
+    It shares no element, so it is not locked (as the peer's), whatever member 0's lock."""
     d = stack._stack_dim
     picked = _stack_item(stack, items)  # an int there picks the member that shapes it
     first = stack._members[picked] if type(picked) is int else stack._members[0]
@@ -299,6 +303,11 @@ def empty_selection(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any
     if names is not None:  # the stack dim's name too (a new view: its own names)
         template._rename_all(names)
     out = template[items]
+    if out._is_lazy and not is_record(out):
+        names = out._dim_names
+        out = ENGINE.maybe_dense_stack(out._members, out._stack_dim)
+        if names is not None and out._dim_names != names:
+            out._rename_all(names)
     return out.unlock_() if out.is_locked else out
 
 
