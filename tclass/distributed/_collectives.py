@@ -6,6 +6,7 @@ JSON, classes by name; nothing is pickled."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -29,7 +30,7 @@ from tclass.distributed._transfer import (
     send,
 )
 from tclass.distributed._wire import layout_of
-from tclass.errors import DistributedError, ShapeError
+from tclass.errors import DistributedError, ShapeError, StructureMismatchError
 
 if TYPE_CHECKING:
     from torch.distributed import ProcessGroup, Work
@@ -98,6 +99,7 @@ def gather_and_stack(record: R, dst: int, group: ProcessGroup | None) -> R | Non
             f"gather_and_stack: on rank {dst} the record must have one row per other rank: "
             f"a first batch dim of {world - 1}, not a batch size of {list(batch)}"
         )
+        _drain_senders(dst, world, group)
         raise ShapeError(msg)
     for rank in range(world):
         if rank == dst:
@@ -108,6 +110,17 @@ def gather_and_stack(record: R, dst: int, group: ProcessGroup | None) -> R | Non
         if received.non_tensor_items(include_nested=True):
             record[row] = received  # type: ignore[index]  # its Python values too
     return record
+
+
+def _drain_senders(dst: int, world: int, group: ProcessGroup | None) -> None:
+    """Receive (and drop) what every other rank sends to ``dst``, so that a refusal on
+    ``dst`` leaves no sender blocked (the peer's senders return there too): an empty
+    record's structure differs from any sender's, and ``recv`` then takes every message
+    before raising."""
+    for rank in range(world):
+        if rank != dst:
+            with contextlib.suppress(StructureMismatchError):
+                recv(TensorDict(), _global(group, rank), group, None, 0)
 
 
 def scatter(

@@ -117,19 +117,22 @@ def test_gather_and_stack_writes_the_other_ranks_into_rows(ranks: Ranks) -> None
 
 
 def _gather_wrong_rows(rank: int) -> str:
-    td = TensorDict(a=torch.zeros(5, 2), batch_size=[5])
-    if rank != 0:
-        return "sender"
+    td = TensorDict(a=torch.full((5, 2), float(rank)), batch_size=[5])
     try:
-        td.gather_and_stack(0)
+        out = td.gather_and_stack(0)
     except ShapeError as error:
-        return str(error)
-    return "no error"
+        return str(error) + f" (kept {td['a'][:, 0].tolist()})"
+    return f"sent: {out}"
 
 
 def test_gather_and_stack_needs_one_row_per_other_rank(ranks: Ranks) -> None:
-    assert "first batch dim of 2" in ranks.run(_gather_wrong_rows)[0]
-    ranks.close()  # the senders are left waiting: start afresh
+    # the refusing rank still takes (and drops) what the others send: no sender is left
+    # blocked (the peer's return too), and the group goes on working
+    results = ranks.run(_gather_wrong_rows, timeout=30)
+    assert "first batch dim of 2" in results[0] and "(kept [0.0, 0.0, 0.0, 0.0, 0.0])" in results[0]
+    assert results[1:] == ["sent: None", "sent: None"]
+    obs, label = ranks.run(_gather)[1]
+    assert obs == [[0.0] * 3, [2.0] * 3] and label == ["from 0", "from 2"]
 
 
 # --- scatter ------------------------------------------------------------------------------
