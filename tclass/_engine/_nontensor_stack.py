@@ -398,7 +398,9 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         if type(index) is tuple:
             index = _batch.normalize_index(index, len(self._shape))
         shape, positions = indexed(self._shape, index)
-        node = self._at(shape, positions, self._device, dims_after_index(index, self._stack_dims))
+        node = self._at(
+            shape, positions, self._device, dims_after_index(index, self._stack_dims, self._shape)
+        )
         node._member_of = (self, positions)  # a write into it by index reaches this stack
         return node
 

@@ -14,6 +14,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 import torch
 
+from tclass._engine._value_index import dims_after_advanced
 from tclass.errors import ArgumentValueError, DimError, ShapeError, StackError
 
 Positions = tuple[torch.Size, list[int]]
@@ -323,15 +324,16 @@ def shifted_in(dims: tuple[int, ...], dim: int) -> tuple[int, ...]:
     return (dim, *(d + (d >= dim) for d in dims))
 
 
-def dims_after_index(index: Any, dims: StackDims) -> StackDims:
-    """Where ``dims`` are after ``index`` (ints, slices and ``None`` only): the ones an
-    int removed are left out; ``None`` for an index of another kind."""
+def dims_after_index(index: Any, dims: StackDims, shape: torch.Size) -> StackDims:
+    """Where ``dims`` (of a batch of size ``shape``) are after ``index``: the ones an
+    int removed are left out; for an index of tensors, where the peer's lazy stack puts
+    its one stack dim (:func:`dims_after_advanced`); ``None`` for any other."""
     if dims is None:
         return None
-    index = _one_list_as_slice(_zero_d_as_int(index))
-    moved = [dim_after_index(index, dim) for dim in dims]
+    plain = _one_list_as_slice(_zero_d_as_int(index))
+    moved = [dim_after_index(plain, dim) for dim in dims]
     if any(dim is None for dim in moved):
-        return None
+        return dims_after_advanced(index, dims[0], shape) if len(dims) == 1 else None
     # (in order: the outer stack first; a mask merges the ones it spans into one)
     return tuple(dict.fromkeys(dim for dim in moved if dim is not None and dim >= 0))
 

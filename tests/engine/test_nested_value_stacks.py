@@ -355,10 +355,33 @@ def _reordered(lib: ModuleType) -> Any:
     return [(_tree(op(td).get("s")), _tree(op(td).reshape(1, 1).get("s"))) for op in ops]
 
 
+def _advanced(lib: ModuleType) -> Any:
+    """Tensors over the stack dim and the members' dims (10,813,332): which dims still
+    run over members, whatever the rest of the index."""
+    stack = lib.NonTensorStack(
+        *[lib.NonTensorData(s, batch_size=[2, 4]) for s in "abc"], stack_dim=1
+    )
+    zero, one, two = torch.tensor([0]), torch.tensor([1]), torch.tensor([2])
+    indices = [
+        (zero, two),
+        (zero, two, one),
+        (0, torch.tensor([1, 2]), torch.tensor([0, 3])),
+        (one, slice(None), torch.tensor([0, 3])),
+        (one, 2, torch.tensor([0, 3])),
+        (torch.tensor([[1], [0]]), torch.tensor([0, 2]), torch.tensor([3])),
+        (torch.tensor([True, False]), None, torch.tensor([2, 0])),
+        (slice(None), two, one),
+        (None, torch.tensor([[0, 1]]), slice(None), torch.tensor([3])),
+        (torch.tensor([1]), torch.tensor([False] * 3)),
+    ]
+    return [_tree(stack[index]) for index in indices]
+
+
 SCENARIOS: dict[str, Scenario] = {
     "unsqueezed": _unsqueezed, "stacked": _stacked, "regrouped": _regrouped, "grown": _grown,
     "picked": _picked,
     "reordered": _reordered,
+    "advanced": _advanced,
 }  # fmt: skip
 
 
@@ -453,3 +476,47 @@ def test_math_and_apply_keep_the_value_held_over_no_elements(op: Any) -> None:
     ).unsqueeze(-1)
     back = op(td).squeeze(-1)
     assert back["s"] == "pong" and back["m", "s"] == 2
+
+
+def _abc() -> NonTensorStack:
+    """Three values, each over ``[2, 4]``, stacked along dim 1: ``[2, 3, 4]``."""
+    return NonTensorStack(*[NonTensorData(s, batch_size=[2, 4]) for s in "abc"], stack_dim=1)
+
+
+@pytest.mark.parametrize(
+    ("index", "tree"),
+    [
+        # tensors over the stack dim and another: the dims they give run over members,
+        # each member's part is one value (fuzz program 10,813,332 of
+        # index,combine,shape,entries --length 8: a stack of equal values, not one)
+        ((torch.tensor([0]), torch.tensor([2])), ("stack", 0, [1, 4], [("value", [4], "c")])),
+        (
+            (0, torch.tensor([1, 2]), torch.tensor([0, 3])),
+            ("stack", 0, [2], [("value", [], "b"), ("value", [], "c")]),
+        ),
+        # a slice there: every member indexed alike, the stack dim where the slice leaves it
+        (
+            (torch.tensor([1]), slice(None), torch.tensor([0, 3])),
+            ("stack", 1, [2, 3], [("value", [2], s) for s in "abc"]),
+        ),
+        # an int there: that member's part, one value
+        ((torch.tensor([1]), 2, torch.tensor([0, 3])), ("value", [2], "c")),
+        ((torch.tensor([1]), torch.tensor([False] * 3)), ("stack", 0, [0, 4], [])),
+    ],
+    ids=["tensors", "int-elsewhere", "slice-at-stack-dim", "int-at-stack-dim", "no-member"],
+)
+def test_tensors_over_the_stack_dim_index_members_as_the_peer(index: Any, tree: Any) -> None:
+    assert _tree(_abc()[index]) == tree
+
+
+def test_a_member_taken_by_tensors_reads_as_its_value_once_squeezed() -> None:
+    """Found by the differential fuzzer (10,813,332): a value stack indexed by a mask over
+    its stack dim and a tensor over its members' dim, then squeezed, is the member's one
+    value (a ``NonTensorData``), as the peer's; it read as a list of equal values."""
+    td = TensorDict({"s": None, "b": torch.zeros(2, 5, 4)}, [2, 5, 4])
+    stacked = torch.stack([td, td.clone(), td.clone()], 1)  # [2, 3, 5, 4] along dim 1
+    mask = torch.tensor([[False, False, True], [False, False, False]])
+    picked = stacked[mask, torch.tensor([0])]
+    assert picked.batch_size == torch.Size([1, 4])
+    out = picked.squeeze(0)
+    assert type(out.get("s")) is NonTensorData and out["s"] is None

@@ -141,9 +141,90 @@ def test_views_of_a_file_of_batch_size_empty_keep_their_new_dims(
     assert type(view) is PersistentTensorDictView and view.batch_size == expected.batch_size
     assert view["e"].batch_size == expected.batch_size
     assert (view.to_tensordict() == expected).all()
-    with pytest.raises(UnsupportedError, match=r"batch size \[3\].*to_tensordict"):
-        ptd[None][torch.tensor([0, 0, 0])]  # repeats its one row: no view of the file
     ptd.close()
+
+
+def _one_row() -> TensorDict:
+    return TensorDict(
+        {"a": torch.tensor([1.0, 2.0]), "n": {"b": torch.tensor(5)}, "e": {}, "s": "hi"}, []
+    )
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [(None, [0, 0]), (None, [0, 0, 0]), (None, ([0, 0], ...)), ((None, None), [0, 0]),
+     (None, [[0, 0], [0, 0]]), (None, [-1, 0]), (None, (None, [0, 0])),
+     (None, [0, 0], slice(1, None)), (None, [0, 0], None), (None, [0, 0], [1, 0]),
+     (None, [0, 0], 0), (None, [0, 0], torch.tensor([True, False])),
+     (None, [0, 0], (slice(None), None)), (None, [0, 0, 0], [])],
+)  # fmt: skip
+def test_views_repeating_the_one_row_of_a_file_of_batch_size_empty_read_it(
+    tmp_path: Path, backend: str, steps: tuple[Any, ...]
+) -> None:
+    """Fuzz programs 10,981,072 (index --length 8) and 10,803,114 (index,combine,shape,
+    entries --length 6): ``ptd[None][[0, 0]]`` of a file of batch size ``[]`` is a view
+    of the file repeating its one row, as the peer's ``_SubTensorDict`` (refused before:
+    torch has no one index for it)."""
+    plain = _one_row()
+    ptd = PersistentTensorDict.from_dict(plain, filename=tmp_path / f"r.{backend}", backend=backend)
+    view: Any = ptd
+    expected = plain
+    for step in steps:
+        view, expected = view[step], expected[step]
+    assert type(view) is PersistentTensorDictView and view.batch_size == expected.batch_size
+    assert view["a"].tolist() == expected["a"].tolist()
+    assert type(view["n"]) is PersistentTensorDictView and view["n", "b"].tolist() == (
+        expected["n", "b"].tolist()
+    )
+    assert view["e"].batch_size == expected.batch_size and view["s"] == expected["s"]
+    assert (view.to_tensordict() == expected).all()
+    assert pickle.loads(pickle.dumps(view))["a"].tolist() == expected["a"].tolist()
+    ptd.close()
+
+
+def test_writes_through_a_view_repeating_the_one_row_write_it_as_torch(
+    tmp_path: Path, backend: str
+) -> None:
+    """A write through ``ptd[None][[0, 0]]`` writes the file's one row as torch writes
+    ``t[None][[0, 0]] = v``: the row written last holds (the peer's view fails: "Selection
+    can't process None")."""
+    ptd = PersistentTensorDict.from_dict(
+        _one_row(), filename=tmp_path / f"w.{backend}", backend=backend
+    )
+    view = ptd[None][[0, 0]]
+    rows = torch.tensor([[10.0, 20.0], [30.0, 40.0]])
+    a = ptd["a"]
+    a[None][[0, 0]] = rows
+    view["a"] = rows
+    assert ptd["a"].tolist() == a.tolist() == [30.0, 40.0]
+    view.zero_()
+    assert ptd["a"].tolist() == [0.0, 0.0] and ptd["n", "b"].item() == 0
+    view += 1  # the rows read, worked on and written back: the row once
+    assert ptd["a"].tolist() == [1.0, 1.0] and ptd["n", "b"].item() == 1
+    view[1] = {"a": torch.tensor([7.0, 8.0]), "n": {"b": torch.tensor(9)}, "s": "yo"}
+    assert ptd["a"].tolist() == [7.0, 8.0] and ptd["n", "b"].item() == 9 and ptd["s"] == "yo"
+    view["n"]["b"] = torch.tensor([11, 12])
+    view.fill_("a", 3.0)
+    assert ptd["n", "b"].item() == 12 and ptd["a"].tolist() == [3.0, 3.0]
+    view["s"] = "breakout"
+    view["new"] = torch.ones(2, 3)  # a new key: the file's whole batch size
+    assert ptd["s"] == "breakout" and ptd["new"].tolist() == [1.0, 1.0, 1.0]
+    ptd.close()
+
+
+def test_a_record_over_a_file_repeats_its_one_row(tmp_path: Path, backend: str) -> None:
+    step = Step(
+        reward=torch.tensor(1.0), inner=Inner(x=torch.zeros(3), batch_size=[]), batch_size=[]
+    )
+    where = tmp_path / f"one.{backend}"
+    (step.to_h5 if backend == "h5" else step.to_zarr)(where)
+    opened = (Step.from_h5 if backend == "h5" else Step.from_zarr)(where, mode="r+")
+    rows = opened[None][[0, 0, 0]]
+    assert type(rows) is Step and type(rows.inner) is Inner and rows.batch_size == (3,)
+    assert rows.reward.tolist() == [1.0] * 3 and rows.inner.x.shape == (3, 3)
+    rows.reward = torch.tensor([5.0, 6.0, 7.0])
+    assert opened.reward.item() == 7.0 and rows.env == "pong"
+    opened.close()
 
 
 def test_views_of_a_two_dim_batch_write_their_elements(tmp_path: Path, backend: str) -> None:

@@ -6,15 +6,24 @@ applies while opening (shapes torch cannot hold, JSON nested too deep, per-row m
 
 from __future__ import annotations
 
+<<<<<<< HEAD
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
+=======
+from collections.abc import Sequence
+from typing import Any, cast
+>>>>>>> inv21b
 
 import numpy as np
 import torch
 
+<<<<<<< HEAD
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import broadcasts_to, indexed_shape
+=======
+from tclass._core._batch import indexed_shape
+>>>>>>> inv21b
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._tensor_write import fits_every_dtype
@@ -34,6 +43,7 @@ from tclass.errors import (
 )
 
 __all__ = [
+    "RepeatedRow",
     "as_values",
     "check_json",
     "check_size",
@@ -45,6 +55,7 @@ __all__ = [
     "open_refused",
     "plan_rows",
     "read_rows",
+    "rows_shape",
     "to_numpy",
     "to_tensor",
     "torch_dtype_of",
@@ -62,6 +73,48 @@ _NUMERIC = {
     )
 }  # fmt: skip
 _STORABLE = frozenset(_NUMERIC.values())
+
+
+class RepeatedRow:
+    """The index a view of a store of batch size ``[]`` holds when it repeats the store's
+    one row (``ptd[None][[0, 0]]``, batch size ``[2]``): torch has no one index for it (a
+    dim ``None`` makes cannot be indexed in the same index), so it reads as
+    ``row[None][zeros(shape)]`` (:meth:`lifted`), and writes there as torch's do (a
+    row written twice holds the last)."""
+
+    __slots__ = ("shape",)
+
+    def __init__(self, shape: Sequence[int]) -> None:
+        self.shape = torch.Size(shape)
+
+    def lifted(self, data: Any) -> tuple[Any, torch.Tensor]:
+        """``data`` (an array's whole value, or a collection of batch size ``[]``) with a
+        leading dim of size 1 (a view of it), and the index of that dim that repeats it."""
+        return data[None], torch.zeros(self.shape, dtype=torch.long)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RepeatedRow) and other.shape == self.shape
+
+    def __hash__(self) -> int:
+        return hash(("RepeatedRow", tuple(self.shape)))
+
+    def __repr__(self) -> str:
+        return f"its one row repeated to batch size {list(self.shape)}"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (RepeatedRow, (tuple(self.shape),))
+
+
+def rows_shape(batch: torch.Size, index: Any) -> torch.Size:
+    """The batch size of the rows ``index`` selects of a batch size ``batch`` (a
+    :class:`RepeatedRow` too).
+
+    Raises:
+        DimError: (an ``IndexError``) for an index out of range or that does not fit.
+    """
+    if isinstance(index, RepeatedRow):
+        return index.shape
+    return indexed_shape(batch, index)
 
 
 def torch_dtype_of(dtype: np.dtype[Any]) -> torch.dtype | None:
@@ -269,6 +322,9 @@ def read_rows(node: StoreArray, index: Any, batch_dims: int) -> torch.Tensor:
     head, rest = _split(index)
     plan = _rows_plan(head, shape[0]) if shape and batch_dims else None
     if plan is None:
+        if isinstance(index, RepeatedRow):
+            lifted, positions = index.lifted(to_tensor(node.read()))
+            return cast(torch.Tensor, lifted[positions])
         return to_tensor(node.read())[index]
     selection, local = plan
     data = to_tensor(node.read(selection))
@@ -456,7 +512,11 @@ def _write_rows_of(
         node.write(selection, to_numpy(data, label))
         return
     data = to_tensor(node.read())
-    data[index] = source.to(data.dtype)
+    if isinstance(index, RepeatedRow):  # into a view of the row: a row written twice holds
+        lifted, positions = index.lifted(data)  # the last, as torch's index_put_
+        lifted[positions] = source.to(data.dtype)
+    else:
+        data[index] = source.to(data.dtype)
     node.write(..., to_numpy(data, label))
 
 

@@ -23,11 +23,10 @@ import numpy as np
 import torch
 
 from tclass._base.implemented._collection import TensorCollection
-from tclass._core._batch import indexed_shape
 from tclass._core._records import storage_of
 from tclass._engine._td import TensorDict
 from tclass._io._schema import check_written_values
-from tclass._io.store._datasets import read_rows, to_numpy, to_tensor, write_rows
+from tclass._io.store._datasets import read_rows, rows_shape, to_numpy, to_tensor, write_rows
 from tclass._io.store._protocol import StoreArray, is_group
 from tclass.errors import FieldSpecError
 
@@ -176,7 +175,7 @@ def _rows_shape(node: PersistentTensorDict, selection: Any, batch: torch.Size) -
     """The batch size of the group ``node``'s rows ``selection`` (the root's: ``batch``)."""
     if selection is Ellipsis:
         return node._batch_size
-    shape = indexed_shape(node._batch_size, selection)
+    shape = rows_shape(node._batch_size, selection)
     return shape if len(shape) >= len(batch) else batch
 
 

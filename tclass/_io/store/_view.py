@@ -44,7 +44,7 @@ from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
 from tclass._engine._td_setitem import leading_ones_dropped, source_batch_error
-from tclass._io.store._datasets import list_index
+from tclass._io.store._datasets import RepeatedRow, list_index, rows_shape
 from tclass._io.store._protocol import is_group
 from tclass._io.store._records import source_items
 from tclass._io.store._surface import RowsInMemory, in_memory
@@ -80,7 +80,8 @@ def compose(first: Any, second: Any, batch: torch.Size) -> Any:
     """An index into a collection of batch size ``batch`` equal to indexing with
     ``first``, then with ``second``: along the first dim where ``first`` selects rows
     only (a slice, rows or a mask; slices give a slice, so the store still reads a
-    span), else the positions both select, one tensor per batch dim."""
+    span), else the positions both select, one tensor per batch dim (of a batch size
+    ``[]``: new dims only, or a :class:`RepeatedRow` where they repeat its one row)."""
     rows = _rows_of(first, batch)
     items = second if type(second) is tuple else (second,)
     # Rows picked by a tensor or an int beside a later tensor would index together (one
@@ -90,20 +91,17 @@ def compose(first: Any, second: Any, batch: torch.Size) -> Any:
         picked = _pick(rows, items[0])
         if picked is not None:
             return picked if len(items) == 1 else (picked, *items[1:])
-    positions = torch.arange(batch.numel()).reshape(batch)[first][second]
+    if isinstance(first, RepeatedRow):  # the one row of a 0-d batch, repeated
+        positions = torch.zeros(first.shape, dtype=torch.long)[second]
+    else:
+        positions = torch.arange(batch.numel()).reshape(batch)[first][second]
     if not batch and positions.dim():  # no dim to index: only new dims of one row
         sizes = tuple(positions.shape)
         if sizes.count(0) == 1 and all(size in (0, 1) for size in sizes):
             # no row: a 0-d False mask makes the one dim of size 0 (None the others)
             return tuple(torch.tensor(False) if size == 0 else None for size in sizes)
-        if any(size != 1 for size in sizes):
-            msg = (
-                f"the rows of a PersistentTensorDict of batch size [] at {first!r}, then "
-                f"{second!r}, repeat its one row (or drop it along several dims; batch size "
-                f"{format_shape(positions.shape)}): read it into memory first "
-                "(.to_tensordict()) and index that"
-            )
-            raise UnsupportedError(msg)
+        if any(size != 1 for size in sizes):  # (torch has no one index for it)
+            return RepeatedRow(sizes)
         return (None,) * positions.dim()
     return tuple(torch.unravel_index(positions, batch))
 
@@ -161,13 +159,16 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         after the first, so that the dim names follow each (a composed index of several
         tensors would name no dim)."""
         batch = source.batch_size
-        index = normalized(index, batch)
-        items = index if type(index) is tuple else (index,)
-        normal = _batch.normalize_index(items, len(batch))  # DimError for too many dims
+        if isinstance(index, RepeatedRow):  # (new dims: no names)
+            normal: Any = (None,) * len(index.shape)
+        else:
+            index = normalized(index, batch)
+            items = index if type(index) is tuple else (index,)
+            normal = _batch.normalize_index(items, len(batch))  # DimError: too many dims
         self._source = source
         self._selection = index
         self._steps = steps or (tuple(normal),)
-        self._batch = _batch.indexed_shape(batch, index)  # DimError: out of range
+        self._batch = rows_shape(batch, index)  # DimError: out of range
         self._lock_block = None
 
     @property

@@ -19,7 +19,7 @@ from typing_extensions import Self
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _keys
-from tclass._core._batch import indexed_shape, normalize_index
+from tclass._core._batch import normalize_index
 from tclass._core._records import is_record, storage_of
 from tclass._engine._entry_values import fit_to_batch
 from tclass._engine._nontensor import NonTensorData
@@ -34,11 +34,16 @@ from tclass._engine._tensor_write import (
 )
 from tclass._io._schema import check_values_to_save, check_written_values, record_schema
 from tclass._io.store._datasets import (
+    RepeatedRow,
     as_values,
     fill,
     grad_refused,
     list_index,
+<<<<<<< HEAD
     plan_rows,
+=======
+    rows_shape,
+>>>>>>> inv21b
     to_numpy,
     torch_dtype_of,
     write_rows,
@@ -683,7 +688,7 @@ class StoreWrites(TensorDictBase):
         index = _batch_index(list_index(index), self._batch_size)
         # checked first, as a TensorDict's rows are: a file with no arrays (or none that
         # an index out of range reaches, over no elements) writes nothing to refuse it
-        indexed_shape(self._batch_size, index)
+        rows_shape(self._batch_size, index)
         if is_record(value):
             value = storage_of(value)
         keyed = isinstance(value, (Mapping, TensorCollection))
@@ -739,8 +744,18 @@ class StoreWrites(TensorDictBase):
         """``value`` into the rows ``index`` of the Python values ``key``: read, written
         in memory (a TensorDict's rows) and checked now; written back by what it returns."""
         rows = TensorDict._new_unchecked({key: self._entry(key)}, self._batch_size, None)
+<<<<<<< HEAD
         rows[index] = {key: value}
         return self._values_writer(group, key, rows._entry(key))  # type: ignore[arg-type]
+=======
+        if isinstance(index, RepeatedRow):  # a file's one row, through a new dim
+            lifted, positions = index.lifted(rows)
+            lifted[positions] = {key: value}
+            rows = lifted[0]
+        else:
+            rows[index] = {key: value}
+        self._write_values(group, key, rows._entry(key))  # type: ignore[arg-type]
+>>>>>>> inv21b
 
     def _apply_in_place(
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
