@@ -6,24 +6,15 @@ applies while opening (shapes torch cannot hold, JSON nested too deep, per-row m
 
 from __future__ import annotations
 
-<<<<<<< HEAD
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import Any
-=======
-from collections.abc import Sequence
 from typing import Any, cast
->>>>>>> inv21b
 
 import numpy as np
 import torch
 
-<<<<<<< HEAD
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import broadcasts_to, indexed_shape
-=======
-from tclass._core._batch import indexed_shape
->>>>>>> inv21b
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._tensor_write import fits_every_dtype

@@ -39,11 +39,8 @@ from tclass._io.store._datasets import (
     fill,
     grad_refused,
     list_index,
-<<<<<<< HEAD
     plan_rows,
-=======
     rows_shape,
->>>>>>> inv21b
     to_numpy,
     torch_dtype_of,
     write_rows,
@@ -744,18 +741,13 @@ class StoreWrites(TensorDictBase):
         """``value`` into the rows ``index`` of the Python values ``key``: read, written
         in memory (a TensorDict's rows) and checked now; written back by what it returns."""
         rows = TensorDict._new_unchecked({key: self._entry(key)}, self._batch_size, None)
-<<<<<<< HEAD
-        rows[index] = {key: value}
-        return self._values_writer(group, key, rows._entry(key))  # type: ignore[arg-type]
-=======
         if isinstance(index, RepeatedRow):  # a file's one row, through a new dim
             lifted, positions = index.lifted(rows)
             lifted[positions] = {key: value}
             rows = lifted[0]
         else:
             rows[index] = {key: value}
-        self._write_values(group, key, rows._entry(key))  # type: ignore[arg-type]
->>>>>>> inv21b
+        return self._values_writer(group, key, rows._entry(key))  # type: ignore[arg-type]
 
     def _apply_in_place(
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
