@@ -348,7 +348,9 @@ def split_sizes(split_size: int | Sequence[int], dim_size: int) -> list[int]:
     # a symbolic size (``td.shape[0] - 2`` under torch.compile) as it is: its
     # ``__index__`` would make the trace break
     sizes = [
-        size if isinstance(size, (int, torch.SymInt)) else cast("SupportsIndex", size).__index__()
+        cast("int", size)
+        if isinstance(size, (int, torch.SymInt))
+        else cast("SupportsIndex", size).__index__()
         for size in items
     ]
     if not listed:
