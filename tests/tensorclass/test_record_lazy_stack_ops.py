@@ -56,3 +56,18 @@ def test_memmap_of_a_tiled_lazy_stack_of_records_maps_its_leaves(
     assert isinstance(saved.x, lib.MemoryMappedTensor)
     assert isinstance(saved.inner.y, lib.MemoryMappedTensor)
     assert saved.x[:, :, 0, 0].tolist() == [[0.0, 1.0], [0.0, 1.0]]
+
+
+def test_a_lazy_stacks_method_read_on_its_record_says_where_it_is() -> None:
+    """``records.append(rec)`` on a record over a ragged lazy stack: the peer falls through
+    to its storage (deprecated), tclass refuses (README) and names
+    ``record._tensordict.append``, which grows the stack by a record's storage."""
+    stack = _stack(tclass)
+    member = stack[0]
+    with pytest.raises(AttributeError, match=r"record\._tensordict\.append"):
+        stack.append(member)
+    with pytest.raises(AttributeError, match=r"\(fields: x, label, inner\)$"):
+        member.append  # noqa: B018 -- a record over a TensorDict: no such hint
+    stack._tensordict.append(member._tensordict)  # its storage, as in the peer
+    assert stack.batch_size == (3, 3) and stack[2].label == "a"
+    assert torch.equal(stack[2].x, member.x)
