@@ -345,13 +345,20 @@ def split_sizes(split_size: int | Sequence[int], dim_size: int) -> list[int]:
     if not all(isinstance(s, SupportsIndex) and not isinstance(s, bool) for s in items):
         msg = f"split: split_size must be int or list of ints, got {split_size!r}"
         raise ArgumentError(msg)
-    sizes = [cast("SupportsIndex", size).__index__() for size in items]
+    # a symbolic size (``td.shape[0] - 2`` under torch.compile) as it is: its
+    # ``__index__`` would make the trace break
+    sizes = [
+        cast("int", size)
+        if isinstance(size, (int, torch.SymInt))
+        else cast("SupportsIndex", size).__index__()
+        for size in items
+    ]
     if not listed:
         (size,) = sizes
         if size <= 0:
             msg = f"split: split_size must be positive, got {size} (a piece has an element or more)"
             raise ShapeError(msg)
-        full, rest = divmod(dim_size, size)
+        full, rest = dim_size // size, dim_size % size  # divmod breaks a trace
         return [size] * full + ([rest] if rest else []) or [0]
     if not sizes and dim_size:
         msg = (

@@ -111,10 +111,61 @@ def compact_repr(collection: TensorCollection) -> str:
     parts.append("fields={")
     head = f"{type(collection).__name__}(" + ", ".join(parts)
     fields = _fields(collection)
-    one_line = head + ", ".join(text for text, _, _ in fields) + "})"
-    if len(one_line) <= _WIDTH:
-        return one_line
-    return head + "\n" + _field_lines(fields, len(own.batch_size), _INDENT, "})")
+    exclusive = _exclusive(collection)
+    # the fields' last line is followed by ``, exclusive_fields={`` where members differ
+    tail = _EXCLUSIVE if exclusive else ""
+    one_line = head + ", ".join(text for text, _, _ in fields) + "}"
+    if not fields or len(one_line) + len(tail) + 1 <= _WIDTH:
+        out = one_line
+    else:
+        out = head + "\n" + _field_lines(fields, len(own.batch_size), _INDENT, "}" + tail + ")")
+        out = out[: len(out) - len(tail) - 1]
+    if exclusive:
+        used = len(out.rsplit("\n", 1)[-1]) + len(_EXCLUSIVE) - 1
+        out += _EXCLUSIVE[:-1] + _exclusive_text(exclusive, used)
+    return out + ")"
+
+
+_EXCLUSIVE = ", exclusive_fields={"
+_Exclusive = tuple[str, int, list[tuple[str, str, Any]]]  # position, batch dims, fields
+
+
+def _exclusive(collection: TensorCollection) -> list[_Exclusive]:
+    """A lazy stack's keys that only some members hold: ``(position, dims, fields)`` for each
+    member holding some, its fields as ``_fields`` gives them (the peer's repr lists them
+    after the common ones)."""
+    members = collection._repr_exclusive()
+    if members is None or not any(members):
+        return []
+    out = []
+    stack: Any = collection  # a lazy stack: the only collection with exclusive keys
+    for position, (member, own) in enumerate(zip(stack.tensordicts, members, strict=True)):
+        keys = {key for key, _ in own}
+        if keys:
+            own_fields = [f for f in _fields(member) if f[1] in keys]
+            out.append((str(position), len(storage_of(member).batch_size), own_fields))
+    return out
+
+
+def _exclusive_text(exclusive: list[_Exclusive], used: int) -> str:
+    """``{1: {...}, ...}``: on one line if it fits after the ``used`` columns, else one
+    member per line, each split as ``_field_lines`` splits the fields."""
+    texts = [
+        f"{position}: {{" + ", ".join(t for t, _, _ in fields) + "}"
+        for position, _, fields in exclusive
+    ]
+    flat = "{" + ", ".join(texts) + "}"
+    if used + len(flat) + 1 <= _WIDTH:
+        return flat
+    lines = []
+    for index, ((position, dims, fields), text) in enumerate(zip(exclusive, texts, strict=True)):
+        end = "})" if index == len(exclusive) - 1 else ","
+        if len(_INDENT) + len(text) + len(end) <= _WIDTH:
+            lines.append(_INDENT + text + end)
+            continue
+        inner = _field_lines(fields, dims, _INDENT * 2, "}" + end)
+        lines.append(f"{_INDENT}{position}: {{\n" + inner)
+    return ("{\n" + "\n".join(lines))[:-1]
 
 
 def _fields(collection: TensorCollection) -> list[tuple[str, str, Any]]:

@@ -510,6 +510,10 @@ def missing_attribute(record: Any, name: str) -> UnknownFieldError:
     hint = [] if name.startswith("_") else difflib.get_close_matches(name, fields, n=1)
     msg = f"{cls.__name__!r} object has no attribute or field {name!r} (fields: "
     msg += ", ".join(fields) + ")" + (f"; did you mean {hint[0]!r}?" if hint else "")
+    storage = getattr(record, "_tensordict", None)
+    if not hint and isinstance(storage, LazyStackedTensorDict) and hasattr(storage, name):
+        # the peer falls through to its storage (deprecated); tclass names where it is
+        msg += f"; the lazy stack this record is over has it: record._tensordict.{name}"
     return UnknownFieldError(msg)
 
 

@@ -291,3 +291,19 @@ def test_importing_tclass_leaves_dynamo_to_the_first_compile() -> None:
         cwd=Path(tclass.__file__).parents[1],
     )
     assert result.stdout.strip() == "False"
+
+
+def test_split_and_chunk_by_the_batch_size_compile_whole() -> None:
+    """``td.split([2, td.shape[0] - 2])`` and ``td.chunk(2)`` under ``dynamic=True`` take
+    symbolic sizes: whole graphs, the pieces of eager (tclass broke the trace on the
+    sizes' ``__index__`` and ``divmod``, where the peer compiles)."""
+    lib = compile_cases.tclass_lib()
+
+    def pieces(td: Any) -> tuple[Any, ...]:
+        return (*td.split([2, td.shape[0] - 2]), *td.chunk(2), td.split(3)[-1])
+
+    compiled = torch.compile(pieces, fullgraph=True, dynamic=True, backend="eager")
+    for rows in ROWS:
+        td = compile_cases._td(lib, rows)
+        for got, expected in zip(compiled(td), pieces(td), strict=True):
+            assert_same(got, expected)

@@ -408,3 +408,38 @@ def test_detailed_leaf_classes_as_the_peers() -> None:
     for mine, peer in pairs:
         assert _detailed(tclass, mine) == _detailed(tensordict, peer)
     assert "weight: Parameter(shape=torch.Size([2, 1, -1])" in _detailed(tclass, pairs[-1][0])
+
+
+def _exclusive_cases(lib: ModuleType) -> list[Any]:
+    """Lazy stacks whose members hold keys the others lack: short, wrapped, none shared."""
+    a = lib.TensorDict(x=z(2))
+    b = lib.TensorDict(x=z(2), y=z(3), n=lib.TensorDict(q=z(1)))
+    wide = lib.TensorDict({f"key_{i}": z(2, 3) for i in range(6)}, batch_size=[2])
+    wider = wide.clone().update({"nest": lib.TensorDict({f"in_{i}": z(2, 4) for i in range(9)})})
+    return [
+        lib.lazy_stack([a, a.clone(), b]),
+        lib.lazy_stack([wide, wider, wide, wider], dim=1),
+        lib.lazy_stack([lib.TensorDict(a=z()), lib.TensorDict(b=z())]),
+    ]
+
+
+_NEST = "\n".join([f"            in_{i}: f32[4]," for i in range(9)])[:-1] + "}},"
+EXCLUSIVE = [
+    "LazyStackedTensorDict(batch_size=[3], stack_dim=0, fields={\n    x: f32[2]}, "
+    "exclusive_fields={2: {n: {q: f32[1]}, y: f32[3]}})",
+    "LazyStackedTensorDict(batch_size=[2,4], stack_dim=1, fields={\n"
+    + "\n".join(f"    key_{i}: f32[3]," for i in range(6))[:-1]
+    + "}, exclusive_fields={\n"
+    + f"    1: {{\n        nest: {{\n{_NEST}\n    3: {{\n        nest: {{\n{_NEST[:-1]}}})",
+    "LazyStackedTensorDict(batch_size=[2], stack_dim=0, fields={}, exclusive_fields={\n"
+    "    0: {a: f32[]},\n    1: {b: f32[]}})",
+]
+
+
+def test_lazy_stack_lists_the_keys_of_some_members_as_the_peer() -> None:
+    """The peer's compact repr ends with ``exclusive_fields={i: {...}}`` for the keys that
+    only member i holds (wrapped by the same 80-column rule); tclass left them out."""
+    got = [repr(case) for case in _exclusive_cases(tclass)]
+    assert got == EXCLUSIVE, "\n".join(got)
+    peer = pytest.importorskip("tensordict")
+    assert [repr(case) for case in _exclusive_cases(peer)] == EXCLUSIVE
