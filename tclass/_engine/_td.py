@@ -474,7 +474,8 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
         if type(key) is not str:
             path = _keys.key_path(key)
             if len(path) > 1:
-                self._parent_for_write(path).set(path[-1], value, inplace=inplace)
+                parent, rest = self._parent_for_write(path)
+                parent.set(rest, value, inplace=inplace)
                 return self
             key = path[0]
         if inplace and key in self._tensors:
@@ -587,11 +588,15 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
                 self._rename_all(tuple(own[:n]))
         return stored
 
-    def _parent_for_write(self, path: tuple[str, ...]) -> TensorCollection:
-        """The collection that will hold ``path[-1]``, creating missing levels."""
+    def _parent_for_write(self, path: tuple[str, ...]) -> tuple[TensorCollection, Any]:
+        """The collection that will write ``path[-1]``, creating missing levels, and the
+        key it writes: ``path[-1]``, or the rest of the path below a record's unset
+        field (read as ``None``), which the record makes and checks whole."""
         node: TensorCollection = self
         for depth, part in enumerate(path[:-1]):
             child = node.get(part, _MISSING)
+            if child is None and node is not self:  # a record's unset field
+                return node, path[depth:]
             if child is _MISSING:
                 node.set(part, TensorDict._new_unchecked({}, node.batch_size, node.device))
                 child = node.get(part)  # what was stored (a folder stores its own copy)
@@ -602,7 +607,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
                 )
                 raise KeyThroughTensorError(msg)
             node = child
-        return node
+        return node, path[-1]
 
     def _lacks_parent(self, path: tuple[str, ...]) -> bool:
         """Whether a collection on the way to ``path[-1]`` is missing."""
@@ -611,7 +616,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
             if not isinstance(node, TensorCollection):
                 return False  # through a tensor: the read raises
             node = node.get(part, _MISSING)
-            if node is _MISSING:
+            if node is _MISSING or node is None:  # None: a record's unset field
                 return True
         return False
 

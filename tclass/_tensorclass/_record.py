@@ -293,8 +293,9 @@ class TensorClass(
             raise self._unknown_field(path[0])  # before the lock, as the peer's nested set
         if type(path) is tuple:
             check_nested_mapping(self, path, value)
-        if inplace:
-            check_entry_write(self, key, value, ..., "set")
+        if inplace or (type(path) is tuple and not is_record(self.get(path[0]))):
+            # below a field that holds no record, the write makes one: its values checked
+            check_entry_write(self, key, value, ..., "set" if inplace else "set(new)")
         self._tensordict.set(key, value, inplace=inplace)
         return self
 

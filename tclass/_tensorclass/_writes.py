@@ -38,6 +38,7 @@ from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._tensorclass._fields import per_element_list
 from tclass.errors import (
+    FieldSpecError,
     InPlaceWriteError,
     NoneFieldError,
     UnknownFieldError,
@@ -459,6 +460,10 @@ def _check(
         # file: the values alone.
         if rows is not None and rows.record.constrained:
             rows.check_values(values, describe())
+        for name in check.nested if deep else ():
+            if (sub := values.get(name)) is not None:
+                sub_allowed = None if below is None else below.get(name)
+                _check_nested_values(record.__tclass_info__, name, sub, sub_allowed, describe)
         return
     targets = storage._entries()
     if rows is not None:
@@ -469,13 +474,97 @@ def _check(
             rows.check_values(values, describe())
     for name in check.nested if deep else ():
         sub = values.get(name)
+        if sub is None:
+            continue
         target = targets.get(name)
-        if sub is None or not is_record(target):
+        sub_allowed = None if below is None else below.get(name)
+        if target is None and sub_allowed is None:  # unset: the write makes it
+            _check_made(record.__tclass_info__, name, storage.batch_size, index, sub, describe)
+        if not is_record(target):  # the collection a write made there: its values
+            _check_nested_values(record.__tclass_info__, name, sub, sub_allowed, describe)
             continue
         inner = _row_check(_info_of(type(target)))
         if inner is not None:
-            sub_allowed = None if below is None else below.get(name)
             _check(inner, target, index, sub, sub_allowed, _inside(describe, name), True)
+
+
+def _check_made(
+    info: ClassInfo,
+    name: str,
+    batch: torch.Size,
+    index: Any,
+    value: Any,
+    describe: Callable[[], str],
+) -> None:
+    """Checks the collection a write of ``value`` at ``index`` makes under the field
+    ``name`` that holds ``None`` (as the engine makes it: zeros, the rows written at
+    ``index``) against the record class the field is annotated with, as assigning it
+    checks it: dtypes, feature dims, and the constraints of every row, the zeros too.
+    A value the write cannot take is left to the write, which says so.
+
+    Raises:
+        FieldSpecError: the class's problems, prefixed with the write.
+    """
+    cls: Any = next((c for c in info.rules[name].collections if is_record_class(c)), None)
+    if cls is None or _row_check(_info_of(cls)) is None:
+        return
+    rows: Any
+    try:
+        if isinstance(value, TensorCollection):
+            rows = storage_of(value) if is_record(value) else value
+        elif isinstance(value, Mapping):
+            rows = TensorDict(_by_field(value), batch_size=indexed_shape(batch, index))
+        else:
+            return
+        made = rows.new_zeros(batch)
+        made[index] = rows
+    except (RuntimeError, TypeError, ValueError, IndexError, KeyError):
+        return  # the write itself says what is wrong
+    try:
+        cls.from_tensordict(made)
+    except FieldSpecError as error:
+        what = f"{_inside(describe, name)()}: the {cls.__name__} it makes there: {error}"
+        raise FieldSpecError(f"{what}. Nothing was written", error.problems) from None
+
+
+def _check_nested_values(
+    info: ClassInfo, name: str, value: Any, allowed: Allowed, describe: Callable[[], str]
+) -> None:
+    """Checks the values written under the field ``name`` (of the class ``info``
+    describes) against the constraints of the record class it is annotated with, nested
+    records alike, as assigning the field checks them: where it holds no record
+    (``None``, or a collection a write made there), which the write makes
+    (``rec[0] = {"inner": {...}}``, ``rec.set_(("inner", "q"), x)``, as the peer), and
+    in a lazy stack's members, which may differ. A value of another kind is left to the
+    write.
+
+    Raises:
+        FieldSpecError: naming the field, the constraint and the first offending value.
+    """
+    cls = next((c for c in info.rules[name].collections if is_record_class(c)), None)
+    check = None if cls is None else _row_check(_info_of(cls))
+    if cls is None or check is None:
+        return
+    values: Mapping[str, Any]
+    if isinstance(value, Mapping) and not isinstance(value, TensorCollection):
+        values = _by_field(value)
+    elif isinstance(value, TensorCollection) and not (
+        isinstance(value, _NonTensorNode) or value._is_lazy
+    ):
+        values = value._entries()
+    else:
+        return
+    below: dict[str, Allowed] | None = None
+    if allowed is not None:
+        values, below = _allowed(values, allowed)
+    inside = _inside(describe, name)
+    if check.rows is not None and check.rows.record.constrained:
+        check.rows.check_values(values, inside())
+    for sub_name in check.nested:
+        sub = values.get(sub_name)
+        if sub is not None:
+            sub_allowed = None if below is None else below.get(sub_name)
+            _check_nested_values(_info_of(cls), sub_name, sub, sub_allowed, inside)
 
 
 def _inside(describe: Callable[[], str], name: str) -> Callable[[], str]:
@@ -535,6 +624,8 @@ def _describe(record: Any, op: str, index: Any, key: Any = _NO_KEY) -> str:
     name = type(record).__name__
     if op == "[]":
         return f"{name}[{_show_index(index)}] = ..."
+    if op == "set(new)":  # set(key, value) below a field that holds no record
+        return f"{name}.set({key!r}, ...)"
     args = [] if key is _NO_KEY else [repr(key)]
     args.append("...")
     if op.endswith("_at_"):

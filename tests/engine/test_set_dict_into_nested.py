@@ -72,3 +72,24 @@ def test_shapes_are_checked_against_the_holders_batch(
     peer = pytest.importorskip("tensordict")
     with pytest.raises(peer_raised):
         make(peer).set_("m", value)
+
+
+@pytest.mark.parametrize("method", ["set", "set_"])
+def test_a_nested_key_below_a_record_s_unset_field_is_made_as_the_peer(method: str) -> None:
+    # The record reads its unset field as None: a TensorDict holding it wrote nothing
+    # ("the entry ('r', 'inner') is a tensor"); the peer makes the level.
+    peer = pytest.importorskip("tensordict")
+    made = []
+    for lib in (tclass, peer):
+
+        class Inner(lib.TensorClass):  # type: ignore[name-defined,misc]
+            q: torch.Tensor
+
+        class Outer(lib.TensorClass):  # type: ignore[name-defined,misc]
+            x: torch.Tensor
+            inner: Inner | None = None
+
+        outer = Outer(x=torch.ones(3), batch_size=[3])
+        getattr(lib.TensorDict({"r": outer}, [3]), method)(("r", "inner", "q"), torch.arange(3.0))
+        made.append((type(outer.inner).__name__, outer.inner.get("q").tolist()))
+    assert made[0] == made[1] == ("TensorDict", [0.0, 1.0, 2.0])

@@ -508,3 +508,102 @@ def test_tensor_only_and_optional_fields_hold_on_every_path() -> None:
     assert record.y.tolist() == [1, 0, 0]
     record.update({"y": None})
     assert record.y is None
+
+
+class _Leaf(TensorClass):
+    z: Annotated[Tensor, Spec("", torch.float32, ge=0)]
+
+
+class _Inner(TensorClass):
+    q: Annotated[Tensor, Spec("", torch.float32, ge=0)]
+    leaf: _Leaf | None = None
+
+
+class _Outer(TensorClass):
+    x: Tensor
+    inner: _Inner | None = None
+
+
+# Writes below a record field that holds None: the write makes the field's collection
+# (as the peer), so its values are checked against the field's class as assignment
+# (``outer.inner = {"q": -1}``) checks them.
+UNSET: dict[str, Callable[[_Outer], object]] = {
+    "rec[int] = dict": lambda o: o.__setitem__(0, {"inner": {"q": torch.tensor(-1.0)}}),
+    "rec[:] = TensorDict": lambda o: o.__setitem__(
+        slice(None), TensorDict({"inner": {"q": -torch.ones(3)}}, [3])
+    ),
+    "rec[int] = deeper": lambda o: o.__setitem__(
+        0, {"inner": {"q": torch.tensor(1.0), "leaf": {"z": torch.tensor(-1.0)}}}
+    ),
+    "set nested": lambda o: o.set(("inner", "q"), -torch.ones(3)),
+    "set deeper": lambda o: o.set(("inner", "leaf", "z"), -torch.ones(3)),
+    "set_ nested": lambda o: o.set_(("inner", "q"), -torch.ones(3)),
+    "update tuple key": lambda o: o.update({("inner", "q"): -torch.ones(3)}),
+    "update_ tuple key": lambda o: o.update_({("inner", "q"): -torch.ones(3)}),
+    "held in a TensorDict, row": lambda o: TensorDict({"o": o}, [3]).__setitem__(
+        0, {"o": {"inner": {"q": torch.tensor(-1.0)}}}
+    ),
+    "held in a TensorDict, set": lambda o: TensorDict({"o": o}, [3]).set(
+        ("o", "inner", "q"), -torch.ones(3)
+    ),
+    "held in a TensorDict, set_": lambda o: TensorDict({"o": o}, [3]).set_(
+        ("o", "inner", "q"), -torch.ones(3)
+    ),
+    "lazy stack set nested": lambda o: tclass.lazy_stack([o[0], o[1]]).set(
+        ("inner", "q"), -torch.ones(2)
+    ),
+    "lazy stack row": lambda o: tclass.lazy_stack([o[0], o[1]]).__setitem__(
+        0, {"inner": {"q": torch.tensor(-1.0)}}
+    ),
+}
+
+
+@pytest.mark.parametrize("path", list(UNSET))
+def test_a_write_making_an_unset_nested_record_checks_its_class(path: str) -> None:
+    outer = _Outer(x=torch.ones(3), batch_size=[3])
+    with pytest.raises(FieldSpecError) as caught:
+        UNSET[path](outer)
+    assert "breaks ge=0" in str(caught.value) and "Nothing was written" in str(caught.value)
+    assert "into its field 'inner'" in str(caught.value), str(caught.value)
+    assert outer.inner is None and (outer.x == 1).all()
+
+
+def test_values_that_fit_make_the_unset_nested_collection_as_the_peer() -> None:
+    outer = _Outer(x=torch.ones(3), batch_size=[3])
+    outer[0] = {"inner": {"q": torch.tensor(2.0)}}
+    assert outer.inner is not None and outer.inner.get("q").tolist() == [2.0, 0.0, 0.0]
+    outer = _Outer(x=torch.ones(3), batch_size=[3])
+    outer.set(("inner", "q"), torch.full((3,), 0.5))
+    assert outer.inner is not None and outer.inner.get("q").tolist() == [0.5] * 3
+
+
+class _Made(TensorClass):
+    q: Annotated[Tensor, Spec("2", torch.float32, ge=1)]
+
+
+class _Holder(TensorClass):
+    x: Tensor
+    made: _Made | None = None
+
+
+@pytest.mark.parametrize(
+    ("write", "message"),
+    [
+        (
+            lambda h: h.__setitem__(..., {"made": {"q": torch.ones(3, 2, dtype=torch.int64)}}),
+            "wants float32",
+        ),
+        (lambda h: h.set(("made", "q"), torch.ones(3, 5)), "fixes it to 2"),
+        # the rows not written are zeros, which ge=1 refuses
+        (lambda h: h.__setitem__(0, {"made": {"q": torch.ones(2)}}), "holds 0.0 at index (1, 0)"),
+    ],
+)
+def test_the_record_a_write_makes_under_an_unset_field_is_checked_whole(
+    write: Callable[[_Holder], object], message: str
+) -> None:
+    holder = _Holder(x=torch.ones(3), batch_size=[3])
+    with pytest.raises(FieldSpecError, match="the _Made it makes there") as caught:
+        write(holder)
+    assert message in str(caught.value) and holder.made is None
+    holder.set(("made", "q"), torch.full((3, 2), 2.0))  # what fits is made, as the peer
+    assert holder.made is not None and (holder.made.get("q") == 2).all()
