@@ -194,6 +194,22 @@ class TestLoadStateDict:
         assert "['zz']" in str(info.value) and "['b.c']" in str(info.value)
         assert isinstance(info.value, KeyError) and isinstance(info.value, RuntimeError)
 
+    def test_unexpected_key_in_the_peers_words(self) -> None:
+        # The peer's KeyError says "Key 'a' wasn't expected in the state-dict", which its
+        # tests (test_tensorclass.py::test_statedict_errors) and its users match.
+        sd = _rec().state_dict()
+        sd["a"] = None
+        with pytest.raises(KeyError, match="Key 'a' wasn't expected in the state-dict"):
+            _rec().load_state_dict(sd)
+        del sd["a"]
+        sd._metadata[""]["_non_tensor"]["a"] = None
+        with pytest.raises(KeyError, match="Key 'a' wasn't expected in the state-dict"):
+            _rec().load_state_dict(sd)
+        sd = _td().state_dict()
+        sd["zz"] = torch.zeros(3)
+        with pytest.raises(errors.StateDictKeyError, match="Key 'zz' wasn't expected"):
+            _td().load_state_dict(sd)
+
     def test_not_strict_skips_keys_one_side_has(self) -> None:
         sd = _td(4.0).state_dict()
         sd["zz"] = torch.zeros(3)
