@@ -6,6 +6,7 @@ and restores by copying chunks into the destination's own tensors in place."""
 from __future__ import annotations
 
 import json
+import re
 from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
@@ -209,6 +210,17 @@ class TestLoadStateDict:
         sd["zz"] = torch.zeros(3)
         with pytest.raises(errors.StateDictKeyError, match="Key 'zz' wasn't expected"):
             _td().load_state_dict(sd)
+
+    def test_a_records_missing_tensor_is_refused_unless_not_strict(self) -> None:
+        # README: the peer's record keeps the tensor the state dict lacks without a word.
+        sd = _rec(1.0).state_dict()
+        del sd["obs"]
+        with pytest.raises(errors.StateDictKeyError, match=re.escape("missing keys ['obs']")):
+            _rec().load_state_dict(sd)
+        dest = _rec()
+        dest.load_state_dict(sd, strict=False)
+        assert torch.equal(dest.obs, torch.zeros(2, 3))
+        assert torch.equal(dest.inner.x, torch.arange(4.0).reshape(2, 2) + 1.0)
 
     def test_not_strict_skips_keys_one_side_has(self) -> None:
         sd = _td(4.0).state_dict()
