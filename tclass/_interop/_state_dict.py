@@ -293,10 +293,12 @@ def _check_keys(
     unexpected = sorted(".".join(path) for path in leaves if path not in expected)
     missing = sorted(".".join(path) for path in expected if path not in leaves)
     if unexpected or missing:
+        # (the first unexpected key in the peer's words, which its users match)
+        first = f": Key {unexpected[0]!r} wasn't expected in the state-dict" if unexpected else ""
         msg = (
-            f"load_state_dict into {type(collection).__name__}: the keys differ (unexpected "
-            f"keys {unexpected}, missing keys {missing}); pass strict=False to load the keys "
-            "both have"
+            f"load_state_dict into {type(collection).__name__}: the keys differ{first} "
+            f"(unexpected keys {unexpected}, missing keys {missing}); pass strict=False to "
+            "load the keys both have"
         )
         raise StateDictKeyError(msg)
 
@@ -391,11 +393,12 @@ def _set_value(collection: TensorCollection, path: Path, value: Any, strict: boo
         else:
             parent.set(path[-1], value)
     except UnknownFieldError as error:
-        if strict:  # an unexpected key, as the peer says (a KeyError)
+        if strict:  # an unexpected key, in the peer's words (a KeyError)
+            where = ".".join(path)
             msg = (
-                f"load_state_dict into {type(collection).__name__}: the state dict has a "
-                f"Python value at {'.'.join(path)!r}, which is not a key of the destination "
-                f"({error}); pass strict=False to skip it"
+                f"load_state_dict into {type(collection).__name__}: Key {where!r} wasn't "
+                "expected in the state-dict: it holds a Python value there, which is not a "
+                f"key of the destination ({error}); pass strict=False to skip it"
             )
             raise StateDictKeyError(msg) from None
         # not a field of this tensorclass: a key only the state dict has, skipped

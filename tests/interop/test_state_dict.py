@@ -6,6 +6,7 @@ and restores by copying chunks into the destination's own tensors in place."""
 from __future__ import annotations
 
 import json
+import re
 from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
@@ -193,6 +194,33 @@ class TestLoadStateDict:
             _td().load_state_dict(sd)
         assert "['zz']" in str(info.value) and "['b.c']" in str(info.value)
         assert isinstance(info.value, KeyError) and isinstance(info.value, RuntimeError)
+
+    def test_unexpected_key_in_the_peers_words(self) -> None:
+        # The peer's KeyError says "Key 'a' wasn't expected in the state-dict", which its
+        # tests (test_tensorclass.py::test_statedict_errors) and its users match.
+        sd = _rec().state_dict()
+        sd["a"] = None
+        with pytest.raises(KeyError, match="Key 'a' wasn't expected in the state-dict"):
+            _rec().load_state_dict(sd)
+        del sd["a"]
+        sd._metadata[""]["_non_tensor"]["a"] = None
+        with pytest.raises(KeyError, match="Key 'a' wasn't expected in the state-dict"):
+            _rec().load_state_dict(sd)
+        sd = _td().state_dict()
+        sd["zz"] = torch.zeros(3)
+        with pytest.raises(errors.StateDictKeyError, match="Key 'zz' wasn't expected"):
+            _td().load_state_dict(sd)
+
+    def test_a_records_missing_tensor_is_refused_unless_not_strict(self) -> None:
+        # README: the peer's record keeps the tensor the state dict lacks without a word.
+        sd = _rec(1.0).state_dict()
+        del sd["obs"]
+        with pytest.raises(errors.StateDictKeyError, match=re.escape("missing keys ['obs']")):
+            _rec().load_state_dict(sd)
+        dest = _rec()
+        dest.load_state_dict(sd, strict=False)
+        assert torch.equal(dest.obs, torch.zeros(2, 3))
+        assert torch.equal(dest.inner.x, torch.arange(4.0).reshape(2, 2) + 1.0)
 
     def test_not_strict_skips_keys_one_side_has(self) -> None:
         sd = _td(4.0).state_dict()
