@@ -589,7 +589,7 @@ class NonTensorData(_NonTensorNode):
         values: Iterator[Any] | None = None,
     ) -> Self:
         batch = self._batch_size if resize is None else resize(self._batch_size)
-        return self._make(self.data, batch, self._device)  # type: ignore[return-value]
+        return self._make(self._data, batch, self._device)  # type: ignore[return-value]
 
     def clone(self, recurse: bool = True) -> Self:
         data = copy_value(self.data) if recurse else self.data

@@ -38,7 +38,9 @@ _chain = chain.from_iterable
 _NOTHING: Iterator[Any] = iter(())  # the results a Python-value node is rebuilt from
 # How a node holding more than tensors is rebuilt: its new entries in key order (each
 # tensor's and nested node's still the old one, each Python value's a new node), its
-# tensors' keys, whether it nests a node (a list: built once per node and call).
+# tensors' keys (None for a node of layers, whose layers have no plan of their own:
+# :meth:`TreeWalkOps._walk_layers`), whether it nests a node (a list: built once per node
+# and call).
 _Plan: TypeAlias = list[Any]
 
 
@@ -206,8 +208,7 @@ class TreeWalkOps(TensorDictBase):
                 return False
             pieces.extend(found)  # type: ignore[arg-type]
         leaves.extend(flat)
-        plans.append([dict(mine), [], True])  # (each node's entries in order, no tensor)
-        plans.extend([None] * len(nodes))
+        plans.append([dict(mine), None, True])  # (each layer's entries in order: no plan)
         return True
 
     def _tree_rebuilt(self, results: Iterator[torch.Tensor], plans: Iterator[_Plan | None]) -> Self:
@@ -219,6 +220,13 @@ class TreeWalkOps(TensorDictBase):
         elif not plan[2]:  # no nested node: its tensors' results are the next ones
             entries = plan[0]
             entries.update(zip(plan[1], results))
+        elif plan[1] is None:  # layers (:meth:`_walk_layers`), rebuilt here: no call each
+            layers: dict[str, Any] = plan[0]
+            for key, node in layers.items():
+                layers[key] = node._new_like(
+                    dict(zip(node._tensors, results)), node._batch_size, node._device
+                )
+            entries = layers
         else:
             cls = self.__class__
             entries = plan[0]

@@ -104,6 +104,7 @@ CALLS: list[tuple[str, Callable[[], Any]]] = [
     ("layers with an empty layer", lambda: _layers().set("e", TensorDict()) * 2),
     ("layers with a parameter", lambda: _layer_set(("l0", "p"), torch.nn.Parameter(_TWO)) + 1),
     ("subclass layers", lambda: _layers(cls=_Params) * _layers(1, cls=_Params)),
+    ("locked layers", lambda: _layers().lock_() - 1),
 
     ("tree + 1", lambda: _tree() + 1),
     ("tree * tree", lambda: _tree() * _tree(1)),
@@ -275,3 +276,25 @@ def test_layers_are_walked_a_layer_at_a_time(monkeypatch: pytest.MonkeyPatch) ->
     assert len(calls) == 2
     want = before["l2", "bias"].lerp(other["l2", "bias"], 0.5)
     assert torch.equal(td["l2", "bias"], want)
+
+
+def test_layers_are_rebuilt_in_one_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node of layers holding only tensors: its result is built by one call (no call
+    per layer), each layer a new node of its class, batch size and device."""
+    td = _layers(cls=_Params)
+    calls: list[int] = []
+    rebuilt = TensorDict._tree_rebuilt
+
+    def counted(self: Any, *args: Any) -> Any:
+        calls.append(1)
+        return rebuilt(self, *args)
+
+    monkeypatch.setattr(TensorDict, "_tree_rebuilt", counted)
+    out = td + 1
+    assert len(calls) == 1
+    for name in ("l0", "l1", "l2"):
+        layer = out[name]
+        assert type(layer) is _Params and layer is not td[name]
+        assert layer.batch_size == td[name].batch_size and layer.device == td[name].device
+        assert list(layer.keys()) == list(td[name].keys())
+        assert all(torch.equal(layer[k], td[name][k] + 1) for k in layer.keys())
