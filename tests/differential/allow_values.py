@@ -562,10 +562,13 @@ def _ragged_values_loaded(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     list per element. Or a Python value set into a ragged lazy stack at a new nested key
     (``set``, ``[]``, ``set_non_tensor``): each member's value has the member's batch
     size, where the peer gives the members' new nested nodes the stack's ``-1`` (their
-    values list as empty)."""
+    values list as empty); so too the ``None`` that ``separates(key, strict=False)`` (or
+    ``default=``) sets for a missing key (program 11,040,612 of combine,entries)."""
     if finding.kind != "result":
         return False
-    if finding.step.op in ("set", "setitem_key", "set_non_tensor"):
+    src = finding.step.src
+    defaulted = finding.step.op == "separates" and ("strict=False" in src or "default=" in src)
+    if finding.step.op in ("set", "setitem_key", "set_non_tensor") or defaulted:
         return all(_RAGGED_IN_MEMBER.search(line) for line in finding.detail)
     return finding.step.op == "load_memmap" and _holds_ragged_values(mine.value)
 

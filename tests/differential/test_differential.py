@@ -320,6 +320,8 @@ DECIDED = [
     ("index,combine", 6, 10_904_302, "values-kept-shared"),  # cat: apply empties a value node
     ("index,combine", 6, 10_903_873, "peer-fails-inside"),  # cat: Rec(*members, stack_dim=)
     ("index,combine", 6, 11_100_941, "values-kept-shared"),  # saved[...] = its own value rows
+    # fz21b
+    ("combine,entries", 6, 11_040_612, "ragged-values-keep-sizes"),  # separates(strict=False)
 ]
 
 

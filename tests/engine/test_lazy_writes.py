@@ -367,3 +367,15 @@ def test_a_write_at_no_element_of_a_stack_of_ragged_lazy_stacks_writes_nothing()
     for index in [(0, none), (slice(None), none)]:
         stack[index] = stack[index].apply(torch.ones_like)
     assert [b.tolist() for b in stack.tensordicts[0].get("b", as_list=True)] == [[0.0], [0.0, 0.0]]
+
+
+def test_set_nested_value_off_the_batch_locked_is_a_batch_error() -> None:
+    """``set_`` of a nested key under a node a locked stack lacks, with a value that does
+    not fit the batch size: the batch error first, as the peer's (was the LockedError)."""
+    stack = lazy_stack([TensorDict({"d": torch.zeros(())}), TensorDict({"d": torch.ones(())})])
+    stack.lock_()
+    with pytest.raises(errors.BatchMismatchError, match="batch dimension mismatch") as raised:
+        stack.set_(("n", "zz"), torch.zeros(3))
+    assert isinstance(raised.value, RuntimeError)
+    assert list(stack.keys(True)) == ["d"]
+    assert stack["d"].tolist() == [0.0, 1.0]

@@ -197,9 +197,10 @@ class LazyStackOps(TensorDictBase):
         is added by the members, as a TensorDict's ``set_`` and the peer's add it (a
         ``LockedError`` when locked; members that are files add none: their
         ``KeyNotFoundError``, as the peer's); any other missing key is an error, raised first (for
-        a nested one after the value's batch size is checked, as the peer orders them)."""
+        a nested one after the value's batch size is checked, as the peer orders them, locked
+        or files alike)."""
         path = _keys.key_path(key)
-        if len(path) > 1 and path[0] in self:
+        if len(path) > 1:
             split_operand(value, self, key)  # a value that does not fit the batch: that first
         if len(path) == 1 or path[0] in self:
             error = self._absent(key)
