@@ -148,7 +148,8 @@ def _refusal(func: Callable[..., Any], written: Any) -> str:
     return (
         f"cannot write into a read-only tensor ({name}, on a {written.dtype} tensor of "
         f"shape {shape}): it is a view of memory that other readers share (a collection "
-        "received through Ray's object store or another read-only pickle buffer, or rows "
+        "received through Ray's object store, as ray.get, a task's or an actor's argument, "
+        "or another read-only pickle buffer, or rows "
         "read from a sharded dataset), and writing would change it for every reader; "
         "write into a copy: "
         "t.clone() for the tensor, or .clone() of the collection it came from"

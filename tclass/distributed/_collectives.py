@@ -27,6 +27,7 @@ from tclass.distributed._transfer import (
     _reduction_buffers,
     _wire_device,
     recv,
+    refuse,
     send,
 )
 from tclass.distributed._wire import layout_of
@@ -135,28 +136,40 @@ def scatter(
     mine = _rank(group)
     world = dist.get_world_size(group)
     if mine == src:
-        if tensordicts is None or len(tensordicts) != world:
-            count = None if tensordicts is None else len(tensordicts)
-            msg = (
-                f"scatter: rank {src} must pass one record per rank ({world}), got "
-                f"{'none' if count is None else count}"
-            )
-            raise DistributedError(msg)
+        peers = {rank: _Peer("send", _global(group, rank), group, None, 0) for rank in range(world)}
+        del peers[src]
+        try:  # every check before any send: on a refusal, the receivers are released
+            parts = _scatter_messages(tensordicts, src, world, wire)
+        except Exception as error:
+            refuse(list(peers.values()), error, wire)
+            raise
         works: list[Work | None] = []
-        keep: list[torch.Tensor] = []
-        for rank, part in enumerate(tensordicts):
-            if rank == src:
-                continue
-            messages = _outgoing(part, wire, *_packing(None), with_tree=True)
-            keep.extend(messages)
-            peer = _Peer("send", _global(group, rank), group, None, 0)
-            works.extend(peer.post(message, index) for index, message in enumerate(messages))
+        keep = [message for messages in parts.values() for message in messages]
+        for rank, messages in parts.items():
+            post = peers[rank].post
+            works.extend(post(message, index) for index, message in enumerate(messages))
         Transfer(works, lambda: None, keep).wait()
-        own = tensordicts[src]
+        own = tensordicts[src]  # type: ignore[index]
         return own if device is None else own.to(device)
     peer = _Peer("recv", _global(group, src), group, None, 0)
     received = _incoming(TensorDict(), peer, wire, build=True)
     return received if device is None else received.to(device)
+
+
+def _scatter_messages(
+    tensordicts: Sequence[Any] | None, src: int, world: int, wire: torch.device
+) -> dict[int, list[torch.Tensor]]:
+    """The messages for each rank but ``src``; raises (before anything is sent) when
+    ``tensordicts`` is not one record per rank or a record cannot travel."""
+    if tensordicts is None or len(tensordicts) != world:
+        count = "none" if tensordicts is None else len(tensordicts)
+        msg = f"scatter: rank {src} must pass one record per rank ({world}), got {count}"
+        raise DistributedError(msg)
+    return {
+        rank: _outgoing(part, wire, *_packing(None), with_tree=True)
+        for rank, part in enumerate(tensordicts)
+        if rank != src
+    }
 
 
 def _rank(group: ProcessGroup | None) -> int:

@@ -321,6 +321,13 @@ def _incoming(record: Any, peer: _Peer, device: torch.device, *, build: bool) ->
     _wait([peer.post(raw_header, 0)])
     header = Header.decode(raw_header, peer.name())
     meta = torch.empty(header.meta_size(), dtype=torch.uint8, device=device)
+    if header.refused:
+        _wait([peer.post(meta, 1)])
+        msg = (
+            f"{peer.name()} raised instead of sending, so nothing was received here (fix "
+            f"the call on {peer.name()}): {_bytes(meta).decode()}"
+        )
+        raise DistributedError(msg)
     layout = layout_of(record)
     if header.digest == layout.digest:
         _receive_into(layout.leaves, header, meta, peer, device)
@@ -342,6 +349,21 @@ def _incoming(record: Any, peer: _Peer, device: torch.device, *, build: bool) ->
     if build and not layout.leaves and not layout.slots and header.tree_size:
         return _wire.build_from_tree(raw[header.meta_size() - header.tree_size :], leaves)
     raise _mismatch(layout, theirs, peer, "broadcast" if peer.kind == "broadcast" else "recv")
+
+
+def refuse(peers: Sequence[_Peer], error: BaseException, device: torch.device) -> None:
+    """Sends each of ``peers`` (receivers already waiting for a transfer) a refusal that
+    carries ``error``'s text, so that they raise it instead of waiting forever."""
+    text = f"{type(error).__name__}: {error}".encode()
+    header = Header.refusal(len(text)).encode(device)
+    meta = torch.frombuffer(bytearray(text), dtype=torch.uint8).to(device)
+    _wait(
+        [
+            peer.post(message, index)
+            for peer in peers
+            for index, message in enumerate((header, meta))
+        ]
+    )
 
 
 def _receive_into(
@@ -419,8 +441,11 @@ def broadcast(
     peer = _Peer("broadcast", src, group, group_src, 0)
     mine = dist.get_rank(group) if group_src is not None else dist.get_rank()
     if mine == (src if group_src is None else group_src):
-        threshold, bucket = _packing(consolidated)
-        messages = _outgoing(record, wire, threshold, bucket, with_tree=True)
+        try:
+            messages = _outgoing(record, wire, *_packing(consolidated), with_tree=True)
+        except Exception as error:  # the other ranks wait in broadcast: release them
+            refuse([peer], error, wire)
+            raise
         _wait([peer.post(message, index) for index, message in enumerate(messages)])
         return record
     # As the peer: a new record on the receiving ranks, whatever this one holds, which

@@ -20,6 +20,11 @@ The receiver knows from the header alone whether the structures agree (equal dig
 if so it derives every message size from its own record; if not it reads the sender's
 description, receives and drops the remaining messages (so the sender is never left
 blocked) and names the first differing key. No message ever goes back to the sender.
+
+A sender that refuses where its receivers already wait (a ``scatter`` source given the
+wrong number of records, a ``broadcast`` source whose record cannot travel) sends a
+*refusal* instead: a header whose bucket size is ``REFUSED``, then its error's text as
+message 1; each receiver raises ``DistributedError`` with that text.
 """
 
 from __future__ import annotations
@@ -56,6 +61,7 @@ VERSION = 1
 HEADER_SIZE = 8
 SMALL_LEAF = 32 * 1024  # leaves up to this size are packed (measured on gloo, see README)
 BUCKET = 1024 * 1024  # a packed message stays under this size
+REFUSED = -1  # the bucket size of a refusal's header (a real one is never negative)
 _CACHE_LIMIT = 256
 
 
@@ -124,6 +130,16 @@ class Header:
 
     def meta_size(self) -> int:
         return self.description_size + self.values_size + self.tree_size
+
+    @classmethod
+    def refusal(cls, text_size: int) -> Header:
+        """The header of a refusal: the sender raised instead of sending (message 1 then
+        holds its error's text, ``text_size`` bytes), so that no receiver is left waiting."""
+        return cls(0, 0, REFUSED, text_size, 0, 0)
+
+    @property
+    def refused(self) -> bool:
+        return self.bucket == REFUSED
 
 
 # --- the walk ------------------------------------------------------------------------------

@@ -51,6 +51,16 @@ def test_in_place_writes_are_refused_before_anything_is_written(write: str) -> N
     assert issubclass(ReadOnlyError, InPlaceWriteError)
 
 
+def test_the_refusal_names_where_read_only_records_come_from_and_the_fix() -> None:
+    # an actor constructed with a record holds it read-only too: the message says so
+    _, ro = _shared()
+    with pytest.raises(ReadOnlyError) as caught:
+        ro.add_(1)
+    message = str(caught.value)
+    assert "as ray.get, a task's or an actor's argument" in message
+    assert message.endswith("t.clone() for the tensor, or .clone() of the collection it came from")
+
+
 def test_writes_from_it_into_plain_tensors_are_fine() -> None:
     _, ro = _shared()
     target = torch.zeros(3, 4)

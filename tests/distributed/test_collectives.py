@@ -15,7 +15,12 @@ import torch.distributed as dist
 from test_distributed import Ranks  # noqa: E402
 
 from tclass import LazyStackedTensorDict, TensorClass, TensorDict
-from tclass.errors import DistributedError, ShapeError, StructureMismatchError
+from tclass.errors import (
+    DistributedError,
+    ShapeError,
+    StructureMismatchError,
+    UnsupportedError,
+)
 
 
 class Sample(TensorClass):
@@ -156,19 +161,38 @@ def test_scatter_gives_each_rank_its_record(ranks: Ranks) -> None:
         assert label == f"to {rank}"
 
 
-def _scatter_wrong_count(rank: int) -> str:
-    if rank != 0:
-        return "receiver"
+def _scatter_refused(rank: int, parts: str) -> tuple[str, list[float]]:
+    bad = {"count": [TensorDict()], "none": None, "part": [TensorDict(), "text", TensorDict()]}
     try:
-        TensorDict().scatter(0, [TensorDict()])
-    except DistributedError as error:
-        return str(error)
-    return "no error"
+        TensorDict().scatter(0, bad[parts] if rank == 0 else None)
+    except (DistributedError, UnsupportedError) as error:
+        message = f"{type(error).__name__}: {error}"
+    else:
+        message = "no error"
+    good = [TensorDict(a=torch.full((2,), float(r)), batch_size=[2]) for r in range(3)]
+    return message, TensorDict().scatter(0, good if rank == 0 else None)["a"].tolist()
 
 
-def test_scatter_needs_one_record_per_rank(ranks: Ranks) -> None:
-    assert "one record per rank (3)" in ranks.run(_scatter_wrong_count)[0]
-    ranks.close()
+@pytest.mark.parametrize(
+    ("parts", "why"),
+    [
+        ("count", "DistributedError: scatter: rank 0 must pass one record per rank (3), got 1"),
+        ("none", "DistributedError: scatter: rank 0 must pass one record per rank (3), got none"),
+        ("part", "UnsupportedError: cannot transfer a str"),
+    ],
+)
+def test_a_refused_scatter_releases_the_receiving_ranks(ranks: Ranks, parts: str, why: str) -> None:
+    # the source checks every part before sending and tells each waiting rank it refused
+    # (the peer's receivers block forever there); the group then scatters as usual
+    results = ranks.run(_scatter_refused, parts, timeout=30)
+    assert results[0][0].startswith(why)
+    for rank in (1, 2):
+        message, got = results[rank]
+        assert message.startswith(
+            "DistributedError: rank 0 raised instead of sending, so nothing was received"
+        )
+        assert why in message and got == [float(rank)] * 2
+    assert results[0][1] == [0.0, 0.0]
 
 
 def test_collectives_need_an_initialized_group() -> None:

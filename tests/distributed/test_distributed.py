@@ -445,6 +445,31 @@ def test_broadcast_returns_the_senders_record_and_leaves_the_receivers(ranks: Ra
         ]
 
 
+def refused_broadcast(rank: int) -> tuple[str, bool]:
+    record = _record(rank)
+    if rank == 0:
+        record["tag"] = tclass.NonTensorData(object(), batch_size=[4])
+    try:
+        record.broadcast(0)
+    except (NotSerializableError, DistributedError) as error:
+        message = f"{type(error).__name__}: {error}"
+    else:
+        message = "no error"
+    return message, _same(_record(rank).broadcast(0), _record(0))
+
+
+def test_a_refused_broadcast_releases_the_receiving_ranks(ranks: Ranks) -> None:
+    # the source refuses a value JSON cannot hold and tells the waiting ranks (the
+    # peer's receivers block forever there); the next broadcast goes through
+    (sent, again_0), (received, again_1) = ranks.run(refused_broadcast, timeout=30)
+    assert sent.startswith("NotSerializableError: cannot send the Python value at key ('tag',)")
+    assert received.startswith(
+        "DistributedError: rank 0 raised instead of sending, so nothing was received here"
+    )
+    assert "NotSerializableError: cannot send the Python value at key ('tag',)" in received
+    assert again_0 and again_1
+
+
 def reduce_cases(rank: int) -> list[Any]:
     record = _record(rank)
     del record["n", "flag"]  # gloo sums bools as ints; keep to numbers

@@ -16,6 +16,7 @@ import torch
 
 import tclass
 from tclass import TensorDict
+from tclass.errors import ReadOnlyError
 
 from ray_records import MIB, Transition, local_cluster, transition, where
 
@@ -63,6 +64,29 @@ class Replay:
 def collect(storage: Transition, start: int, rows: int, offset: float) -> int:
     storage[start : start + rows] = transition(rows, leaf_bytes=16 * rows, offset=offset)
     return rows
+
+
+@ray.remote
+class Holder:
+    """An actor that keeps the record it was constructed with and writes into it."""
+
+    def __init__(self, record: TensorDict, copy: bool) -> None:
+        self.record = record.clone() if copy else record
+
+    def write(self) -> str:
+        try:
+            self.record["a"][0] = 7.0
+        except ReadOnlyError as error:
+            return str(error)
+        return str(self.record["a"][:2].tolist())
+
+
+def test_an_actor_keeps_its_constructor_record_read_only_and_writes_a_clone() -> None:
+    # the README's Ray section: constructor and method arguments are store views too
+    record = TensorDict(a=torch.zeros(MIB // 4), batch_size=[MIB // 4])
+    refused = ray.get(Holder.remote(record, False).write.remote())
+    assert "an actor's argument" in refused and ".clone() of the collection" in refused
+    assert ray.get(Holder.remote(record, True).write.remote()) == "[7.0, 0.0]"
 
 
 def test_a_collection_holding_metadata_travels_without_a_copy() -> None:
