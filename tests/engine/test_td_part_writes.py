@@ -205,3 +205,19 @@ def test_update_of_several_entries_that_fit_is_written() -> None:
     assert td["n", "x"][1].tolist() == [3.0] * 4 and td["i"].tolist() == [0, 1, 2]
     td.update({"a": torch.zeros(3, 2), "i": torch.ones(3, dtype=torch.long)}, inplace=True)
     assert td["a"].sum().item() == 0.0 and td["i"].tolist() == [1, 1, 1]
+
+
+@pytest.mark.parametrize("kind", ["record", "memmap"])
+def test_update_at_of_a_record_or_a_memmap_refused_writes_nothing(
+    kind: str, tmp_path: Path
+) -> None:
+    # through the TensorDict they store (the peer writes "a" first)
+    plain = TensorDict(a=torch.zeros(3, 2), b=torch.zeros(3, 5), batch_size=[3])
+    held: Any = _Pair.from_tensordict(plain) if kind == "record" else plain.memmap_(tmp_path)
+    for write in (
+        lambda: held.update_at_({"a": torch.ones(2), "b": torch.ones(4)}, 1),
+        lambda: held.update_({"a": torch.ones(3, 2), "b": torch.ones(4)}),
+    ):
+        with pytest.raises(BatchSizeError, match="'b'"):
+            write()
+        assert held.get("a").sum().item() == 0.0
