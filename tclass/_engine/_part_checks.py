@@ -59,6 +59,9 @@ def grouped_parts(writes: Sequence[tuple[_Path, Any, Any]]) -> list[tuple[Any, d
     ``(index, part)``, one part (a dict by key) for each index, for the checks above;
     Python numbers left out at ``...`` (``update_`` copies them, as the peer, where an
     indexed write refuses one the dtype cannot hold)."""
+    first = writes[0][2] if writes else None
+    if first is not Ellipsis and all(write[2] is first for write in writes):  # (the usual)
+        return [(first, {p[0] if len(p) == 1 else p: value for p, value, _ in writes})]
     groups: dict[int, tuple[Any, dict[Any, Any]]] = {}
     for path, value, index in writes:
         if index is Ellipsis and type(value) in (int, float):
