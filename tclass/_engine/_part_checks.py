@@ -17,7 +17,7 @@ from tclass._engine._td_setitem import SetItemOps, direct_leaf_dtypes
 from tclass._engine._tensor_write import check_number_write, fits_every_dtype, probe_index_put
 from tclass.errors import BatchSizeError, InPlaceWriteError, LockedError
 
-__all__ = ["check_entries", "check_parts"]
+__all__ = ["check_entries", "check_parts", "grouped_parts"]
 
 _Path = tuple[str, ...]
 
@@ -52,6 +52,23 @@ def check_entries(td: TensorCollection, where: Any, part: Any) -> None:
         if selected is not None and _fit_plainly(td, entries, selected, _is_advanced(where)):
             return
     check_parts([(None, td, where, part)])
+
+
+def grouped_parts(writes: Sequence[tuple[_Path, Any, Any]]) -> list[tuple[Any, dict[Any, Any]]]:
+    """``(path, value, index)`` writes (``update_at_``'s, ``update_``'s at ``...``) as
+    ``(index, part)``, one part (a dict by key) for each index, for the checks above;
+    Python numbers left out at ``...`` (``update_`` copies them, as the peer, where an
+    indexed write refuses one the dtype cannot hold)."""
+    first = writes[0][2] if writes else None
+    if first is not Ellipsis and all(write[2] is first for write in writes):  # (the usual)
+        return [(first, {p[0] if len(p) == 1 else p: value for p, value, _ in writes})]
+    groups: dict[int, tuple[Any, dict[Any, Any]]] = {}
+    for path, value, index in writes:
+        if index is Ellipsis and type(value) in (int, float):
+            continue
+        key = path[0] if len(path) == 1 else path
+        groups.setdefault(id(index), (index, {}))[1][key] = value
+    return list(groups.values())
 
 
 def _fit_plainly(

@@ -50,7 +50,7 @@ from tclass._engine._entry_values import (
 )
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode, keep_kind, write_one_value
 from tclass._engine._nontensor_stack import NonTensorStack
-from tclass._engine._part_checks import check_entries
+from tclass._engine._part_checks import check_entries, grouped_parts
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._repr import compact_repr
 from tclass._engine._saved import SavedAt, blank_like
@@ -715,6 +715,13 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
                 raise copy_error(key, source, target, error) from None
         return self
 
+    def _check_writes_at(self, writes: Sequence[tuple[tuple[str, ...], Any, Any]]) -> None:
+        """``update_at_``'s (and ``update_``'s) writes, each index's parts tried before
+        any is written (see :func:`check_entries`), where the peer writes the entries
+        before the one refused."""
+        for index, part in grouped_parts(writes):
+            check_entries(self, index, part)
+
     def _check_parts_at(self, index: Any, part: Any) -> None:
         """For ``self[index] = part`` (a collection or a dict): every entry's part tried
         before any is written (see :func:`check_entries`)."""
@@ -756,6 +763,8 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
         if self._locked and not inplace and not len(source.keys()):
             # Nothing to write, but the peer refuses any update of a locked collection.
             raise LockedError(LOCKED_MSG.format(action="update"))
+        if inplace and allowed is None and is_leaf is None and len(source.keys()) > 1:
+            check_entries(self, ..., source)  # all or nothing (the peer writes part)
         return self._update(source, clone, inplace, allowed, is_leaf)
 
     def _update(

@@ -235,3 +235,19 @@ def test_number_every_member_holds_is_written() -> None:
     assert stack.tensordicts[0]["n", "c"].tolist() == [-100, 0]
     assert stack.tensordicts[1]["b"].tolist() == [300, 300]
     assert stack.tensordicts[1]["a"].tolist() == [1.0, 0.0]
+
+
+@pytest.mark.parametrize("op", ["update_at_", "update_"])
+def test_update_of_several_entries_refused_writes_no_member(op: str) -> None:
+    # the peer's update_at_ writes "a" into the members before it refuses "b"
+    lazy = lazy_stack(
+        [TensorDict({"a": torch.zeros(3), "b": torch.zeros(2)}, []) for _ in range(4)]
+    )
+    with pytest.raises(BatchSizeError, match="'b'"):
+        if op == "update_at_":
+            lazy.update_at_({"a": torch.ones(3), "b": torch.ones(5)}, 1)
+        else:
+            lazy.update_({"a": torch.ones(4, 3), "b": torch.ones(5)})
+    assert lazy["a"].sum().item() == 0.0
+    lazy.update_at_({"a": torch.ones(3), "b": torch.ones(2)}, 1)
+    assert lazy["a"].sum().item() == 3.0 and lazy["b"][1].tolist() == [1.0, 1.0]

@@ -167,3 +167,57 @@ def test_a_number_an_entrys_dtype_refuses_writes_no_entry(index: Any) -> None:
         assert not td["a"].any() and not td["n", "c"].any()
     td[index] = {"a": 1.0, "b": 100, "n": {"i": -1}}  # what torch takes (uint8 wraps -1)
     assert td["b"][0].item() == 100 and td["n", "i"][0].item() == 255
+
+
+_UPDATES: dict[str, Callable[[TensorDict], object]] = {
+    "update_at_": lambda td: td.update_at_({"a": torch.ones(2), "b": torch.ones(4)}, 1),
+    "update_at_ nested": lambda td: td.update_at_(
+        {"a": torch.ones(2), "n": {"x": torch.ones(5)}}, 1
+    ),
+    "update_ ": lambda td: td.update_({"a": torch.ones(3, 2), "b": torch.ones(4)}),
+    "update inplace": lambda td: td.update(
+        {"a": torch.ones(3, 2), "b": torch.ones(4)}, inplace=True
+    ),
+    "update inplace locked": lambda td: td.lock_().update(
+        {"a": torch.ones(3, 2), "b": torch.ones(4)}, inplace=True
+    ),
+}
+
+
+@pytest.mark.parametrize("write", list(_UPDATES.values()), ids=list(_UPDATES))
+def test_update_of_several_entries_refused_writes_nothing(
+    write: Callable[[TensorDict], object],
+) -> None:
+    # the peer writes "a" before it refuses "b" (a RuntimeError); tclass refuses it whole
+    td = _td()
+    before = _snapshot(td)
+    with pytest.raises(BatchSizeError, match="'b'|'x'") as info:
+        write(td)
+    assert isinstance(info.value, RuntimeError)
+    assert all(torch.equal(td.get(k), v) for k, v in before.items())
+
+
+def test_update_of_several_entries_that_fit_is_written() -> None:
+    td = _td()
+    td.update_at_({"a": torch.ones(2), "b": torch.full((5,), 2.0), "n": {"x": 3.0}}, 1)
+    td.update_({"i": torch.arange(3), "a": torch.ones(2)})  # broadcast, as set_
+    assert td["a"].sum().item() == 6.0 and td["b"][1].tolist() == [2.0] * 5
+    assert td["n", "x"][1].tolist() == [3.0] * 4 and td["i"].tolist() == [0, 1, 2]
+    td.update({"a": torch.zeros(3, 2), "i": torch.ones(3, dtype=torch.long)}, inplace=True)
+    assert td["a"].sum().item() == 0.0 and td["i"].tolist() == [1, 1, 1]
+
+
+@pytest.mark.parametrize("kind", ["record", "memmap"])
+def test_update_at_of_a_record_or_a_memmap_refused_writes_nothing(
+    kind: str, tmp_path: Path
+) -> None:
+    # through the TensorDict they store (the peer writes "a" first)
+    plain = TensorDict(a=torch.zeros(3, 2), b=torch.zeros(3, 5), batch_size=[3])
+    held: Any = _Pair.from_tensordict(plain) if kind == "record" else plain.memmap_(tmp_path)
+    for write in (
+        lambda: held.update_at_({"a": torch.ones(2), "b": torch.ones(4)}, 1),
+        lambda: held.update_({"a": torch.ones(3, 2), "b": torch.ones(4)}),
+    ):
+        with pytest.raises(BatchSizeError, match="'b'"):
+            write()
+        assert held.get("a").sum().item() == 0.0

@@ -221,3 +221,35 @@ def test_a_key_the_file_lacks_refused_writes_nothing(ptd: PersistentTensorDict) 
     ptd.unlock_()
     _unchanged(ptd)
     assert sorted(ptd.keys()) == ["a", "b", "c", "n", "s"]
+
+
+def test_updates_of_a_views_rows_write_nothing_when_refused(ptd: PersistentTensorDict) -> None:
+    # a view's update wrote "a" through set before refusing "b" (the peer's view too)
+    row = ptd[1]
+    with pytest.raises(InPlaceWriteError, match="'b'"):
+        row.update({"a": torch.ones(3), "b": torch.ones(5)})
+    with pytest.raises(InPlaceWriteError, match="'b'"):
+        row.update_({"a": torch.ones(3), "b": torch.ones(5)})
+    with pytest.raises(InPlaceWriteError, match="'y'"):
+        ptd[0:2].update({"a": torch.ones(2, 3), "n": {"x": torch.ones(2), "y": torch.ones(2, 5)}})
+    _unchanged(ptd)
+    row.update({"a": torch.ones(3), "n": {"x": torch.tensor(2.0)}})
+    assert ptd["a"][1].tolist() == [1.0] * 3 and ptd["n", "x"].tolist() == [0.0, 2.0, 0.0, 0.0]
+
+
+def test_update_at_with_an_ellipsis_checks_nested_entries_first(ptd: PersistentTensorDict) -> None:
+    with pytest.raises(StoreShapeError, match="/n/y"):
+        ptd.update_at_({"a": torch.ones(3), ("n", "y"): torch.ones(5)}, (1, ...))
+    _unchanged(ptd)
+    ptd.update_at_({"a": torch.ones(3), ("n", "y"): torch.ones(2)}, (1, ...))
+    assert ptd["a"][1].sum().item() == 3.0 and ptd["n", "y"][1].tolist() == [1.0, 1.0]
+
+
+def test_a_python_value_written_at_rows_is_checked_with_the_others(
+    ptd: PersistentTensorDict,
+) -> None:
+    with pytest.raises(TclassError, match="/s"):
+        ptd.update_at_({"a": torch.ones(3), "s": object()}, 1)
+    _unchanged(ptd)
+    ptd.update_at_({"a": torch.ones(3), "s": "word"}, 1)
+    assert ptd[1]["s"] == "word" and ptd[0]["s"] == "text" and ptd["a"][1].sum().item() == 3.0

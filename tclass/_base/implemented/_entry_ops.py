@@ -345,6 +345,7 @@ class EntryOps(TensorCollection):
             if path not in self:  # (not read: a lazy stack's members may differ in shape)
                 raise self._missing_key(path[0] if len(path) == 1 else path)
         self._check_nested_writes(pairs, ..., "update_")
+        self._check_writes_at([(path, value, ...) for path, value in pairs])
         refuse_grad_leaf_writes(self, written_paths(pairs))
         for path, value in pairs:
             if isinstance(value, TensorCollection) and value._is_lazy:
@@ -378,12 +379,26 @@ class EntryOps(TensorCollection):
             if allowed is None or any(path[: len(a)] == a for a in allowed)
         ]
         self._check_nested_writes(pairs, idx, "update_at_")
-        for path, value in pairs:
-            if self.entry_class(path) is UnbatchedTensor:  # (nothing read)
-                self.set_(path, value)  # no batch dims: written whole, as td[idx] = rows
+        # an UnbatchedTensor entry has no batch dims: written whole, as td[idx] = rows
+        whole = [self.entry_class(path) is UnbatchedTensor for path, _ in pairs]  # (no read)
+        writes = [
+            (path, value, ... if alone else self._row_index(path, idx, input_dict_or_td))
+            for (path, value), alone in zip(pairs, whole, strict=True)
+        ]
+        self._check_writes_at(writes)
+        for (path, value, index), alone in zip(writes, whole, strict=True):
+            if alone:
+                self.set_(path, value)
             else:
-                self.set_at_(path, value, self._row_index(path, idx, input_dict_or_td))
+                self.set_at_(path, value, index)
         return self
+
+    def _check_writes_at(self, writes: Sequence[tuple[tuple[str, ...], Any, Any]]) -> None:
+        """Checks every ``(path, value, index)`` write of ``update_at_`` (``update_``'s at
+        ``...``) before the first is made, so that one refused leaves every entry as it
+        was (README: indexed writes are all or nothing; the peer writes the entries
+        before it); each kind of collection checks its own way (each write checks
+        again)."""
 
     def _row_index(self, path: tuple[str, ...], idx: Any, rows: Any) -> Any:
         """The index ``update_at_`` writes the leaf ``path`` at. The peer writes a nested

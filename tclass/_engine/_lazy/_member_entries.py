@@ -16,11 +16,13 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _keys, _names
 from tclass._core._names import DimName
 from tclass._core._unbatched import UnbatchedTensor
+from tclass._engine._lazy._index_writes import write_lazy
 from tclass._engine._lazy._ops import LazyStackOps
 from tclass._engine._lazy._parts import (
     remove_dim,
     stack_entries,
 )
+from tclass._engine._part_checks import grouped_parts
 from tclass._engine._td import TensorDict
 from tclass.errors import (
     HeterogeneousEntryError,
@@ -120,6 +122,14 @@ class LazyMemberEntries(LazyStackOps):
                 raise self._missing_key(path)
         self[idx] = source.clone() if clone else source
         return self
+
+    def _check_writes_at(self, writes: Sequence[tuple[tuple[str, ...], Any, Any]]) -> None:
+        """``update_at_``'s (and ``update_``'s) writes, each index's parts checked on
+        every member before any is written, where the peer writes the entries before
+        the one refused."""
+        for index, part in grouped_parts(writes):
+            if -1 not in self._batch_size:  # (a ragged stack's members: each write's own)
+                write_lazy(cast(Any, self), index, part, check_only=True)
 
     def _has_path(self, path: tuple[str, ...]) -> bool:
         return bool(self._members) and all(path in m.keys(True) for m in self._members)

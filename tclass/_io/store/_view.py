@@ -26,6 +26,7 @@ the store is closed, reading or writing is a ``ClosedFileError``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 import torch
@@ -455,18 +456,19 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         name = path[-1]
         if not parent._has_entry(name):
             raise self._missing_key(key)
-        parent._write_into(name, value)
+        _run(parent._write_into, name, value)
         return self
 
-    def _write_into(self, name: str, value: Any) -> None:
-        """``value`` written into this view's rows of the entry ``name``."""
+    def _write_into(self, name: str, value: Any, plan: list[Callable[[], object]]) -> None:
+        """``value`` written into this view's rows of the entry ``name``: checked now,
+        the writes added to ``plan``."""
         source = self._source
         node = source._node(name)
         value = storage_of(value)
         if is_group(node) and isinstance(value, (Mapping, TensorCollection)):
             if not isinstance(value, (NonTensorData, NonTensorStack)):
                 found: Any = storage_of(self._entry(name))
-                found._update_entries(value, False, True, None, None)
+                found._plan_update(value, True, None, None, plan)
                 return
         nested = isinstance(value, (Mapping, TensorCollection)) and not isinstance(
             value, (NonTensorData, NonTensorStack)
@@ -482,7 +484,7 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         if isinstance(value, torch.Tensor) and node.dtype is not None:
             tail = tuple(node.shape or ())[len(source.batch_size) :]
             value = self._check_rows(name, value, tail)
-        source.set_at_(name, value, self._selection)
+        source._plan_at(name, value, self._selection, plan)
 
     def _check_rows(self, name: str, value: torch.Tensor, tail: tuple[int, ...]) -> torch.Tensor:
         """Refuses a tensor that does not fit the view's rows of the array ``name``; the
@@ -529,20 +531,53 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         """:meth:`set`: ``inplace`` broadcasts a tensor into an array's rows, as
         ``set_`` and ``update_`` do; else its leading dims must be the rows' batch size,
         as for a TensorDict's ``set`` of an existing key."""
+        _run(self._plan_set, key, value, inplace)
+        return self
+
+    def _plan_set(
+        self, key: Any, value: Any, inplace: bool, plan: list[Callable[[], object]]
+    ) -> None:
+        """:meth:`_set`'s writes, each checked, added to ``plan`` (a new key's too: made
+        when the plan is run)."""
         path = _keys.key_path(key)
         parent = self._parent(path)
         name = path[-1]
         if not parent._has_entry(name):
-            parent._add(name, value)
-        elif not inplace and isinstance(value, torch.Tensor):
+            parent._check_new(name, value)
+            plan.append(partial(parent._add_and_write, name, value))
+            return
+        if not inplace and isinstance(value, torch.Tensor):
             if tuple(value.shape[: len(parent._batch)]) != tuple(parent._batch):
                 raise BatchMismatchError(name, value.shape, parent._batch)
-        parent._write_into(name, value)
-        return self
+        parent._write_into(name, value, plan)
+
+    def _add_and_write(self, name: str, value: Any) -> None:
+        """The new entry ``name`` made (:meth:`_add`), then ``value`` written into it."""
+        self._add(name, value)
+        _run(self._write_into, name, value)
 
     def _add(self, name: str, value: Any) -> None:
         """A new entry ``name`` in the store, zeros of its whole batch size, shaped as
         ``value`` gives this view's rows."""
+        source = self._source
+        made = self._check_new(name, value)
+        if made is None:  # no rows outside the view: the file's entry
+            source.set(name, value)
+            return
+        value = made
+        nb, whole = len(self._batch), source.batch_size
+
+        def zeros(tensor: torch.Tensor) -> torch.Tensor:
+            return torch.zeros((*whole, *tensor.shape[nb:]), dtype=tensor.dtype)
+
+        if isinstance(value, torch.Tensor):
+            source.set(name, zeros(value))
+        else:
+            source.set(name, cast(Any, value).apply(zeros, batch_size=whole))
+
+    def _check_new(self, name: str, value: Any) -> Any:
+        """Refuses ``value`` for the new entry ``name`` where :meth:`_add` would; the
+        value it makes the entry from (None: a Python value the file's entry takes)."""
         source = self._source
         if source.is_locked:
             raise LockedError(
@@ -556,25 +591,17 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
             value, (torch.Tensor, TensorCollection)
         ):
             if not source.batch_size.numel():  # no rows outside the view: the file's entry
-                source.set(name, value)
-                return
+                return None
             msg = (
                 f"cannot add the Python value {name!r} through a PersistentTensorDictView "
                 f"({self._where()}): the file's other rows would hold none; set it on the "
                 "PersistentTensorDict"
             )
             raise InPlaceWriteError(msg)
-        nb, whole = len(self._batch), source.batch_size
+        nb = len(self._batch)
         if tuple(value.shape[:nb]) != tuple(self._batch):
             raise BatchMismatchError(name, value.shape, self._batch)
-
-        def zeros(tensor: torch.Tensor) -> torch.Tensor:
-            return torch.zeros((*whole, *tensor.shape[nb:]), dtype=tensor.dtype)
-
-        if isinstance(value, torch.Tensor):
-            source.set(name, zeros(value))
-        else:
-            source.set(name, cast(Any, value).apply(zeros, batch_size=whole))
+        return value
 
     def __setitem__(self, index: Any, value: Any) -> None:
         """``view[key] = value`` writes the view's rows of an entry (a new key: see
@@ -607,7 +634,29 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         is_leaf: Callable[[type], bool] | None,
     ) -> Self:
         """Every entry of ``source`` written into the view's rows (a new key: see
-        :meth:`set`)."""
+        :meth:`set`): all or nothing, every entry checked (the store's metadata) before
+        the first is written, where the peer's view writes the entries before the one
+        refused."""
+        _run(self._plan_update, source, inplace, keys_to_update, is_leaf)
+        return self
+
+    def _check_writes_at(self, writes: Sequence[tuple[tuple[str, ...], Any, Any]]) -> None:
+        """``update_``'s writes (at ``...``), each checked as :meth:`set_` writes it
+        before the first is made (all or nothing); ``update_at_``'s, each read and
+        written in memory, by each write."""
+        for path, value, index in writes:
+            if index is Ellipsis and path in self:
+                self._parent(path)._write_into(path[-1], value, [])
+
+    def _plan_update(
+        self,
+        source: Any,
+        inplace: bool,
+        keys_to_update: Sequence[Any] | None,
+        is_leaf: Callable[[type], bool] | None,
+        plan: list[Callable[[], object]],
+    ) -> None:
+        """:meth:`_update_entries`'s writes, each checked, added to ``plan``."""
         wanted = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
         for key, value in source_items(source):
             path = _keys.key_path(key)
@@ -623,10 +672,9 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
             )
             found = storage_of(self.get(path, None)) if merge else None
             if isinstance(found, PersistentTensorDictView):
-                found._update_entries(value, clone, inplace, inner, is_leaf)
+                found._plan_update(value, inplace, inner, is_leaf, plan)
             else:
-                self._set(path, value, inplace)
-        return self
+                self._plan_set(path, value, inplace, plan)
 
     def set_at_(self, key: Any, value: Any, index: Any, *, non_blocking: bool = False) -> Self:
         """Write ``value`` into the elements ``index`` (of this view's rows) of the entry
@@ -809,3 +857,12 @@ def _shown(index: Any) -> str:
     if type(index) is tuple:
         return "(" + ", ".join(_shown(part) for part in index) + ")"
     return repr(index)
+
+
+def _run(planner: Callable[..., None], *args: Any) -> None:
+    """Runs ``planner(*args, plan)`` (which checks every write and adds it to ``plan``),
+    then makes the writes: all or nothing."""
+    plan: list[Callable[[], object]] = []
+    planner(*args, plan)
+    for write in plan:
+        write()

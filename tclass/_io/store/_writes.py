@@ -590,22 +590,15 @@ class StoreWrites(TensorDictBase):
         index = _batch_index(index, self._batch_size)
         if is_group(target):
             node._child_of(name, target)._plan_rows(index, value, True, plan)
-        else:  # a Python value: through the group's rows, as ptd[index] = {...}
-            plan.append(partial(node.__setitem__, index, {name: value}))
+        else:  # a Python value: through the group's rows, as ptd[index] = {...}; checked now
+            plan.append(node._planned_value_rows(group, name, index, value))
 
-    def _check_nested_writes(
-        self, pairs: Sequence[tuple[tuple[str, ...], Any]], index: Any, op: str
-    ) -> None:
-        """As a collection's, and for ``update_at_`` each entry's write checked too
-        before the first is made (all or nothing, as ``ptd[index] = {...}``), where the
-        peer's file writes the entries before the one refused."""
-        super()._check_nested_writes(pairs, index, op)
-        if op != "update_at_":
-            return
-        spelled = type(index) is tuple and any(part is Ellipsis for part in index)
-        for path, value in pairs:
-            if not (spelled and len(path) > 1):  # (a nested one's ... reads its batch dims)
-                self._plan_at(path, value, index, [])
+    def _check_writes_at(self, writes: Sequence[tuple[tuple[str, ...], Any, Any]]) -> None:
+        """``update_at_``'s writes, each checked (at the index it is written at) before
+        the first is made (all or nothing, as ``ptd[index] = {...}``), where the peer's
+        file writes the entries before the one refused."""
+        for path, value, index in writes:
+            self._plan_at(path, value, index, [])
 
     def update_(
         self,
