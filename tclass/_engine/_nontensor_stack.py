@@ -39,6 +39,7 @@ from tclass._engine._nontensor import (
     _rebuild_values,
     fills_leading,
 )
+from tclass._engine._value_index import member_element
 from tclass._engine._value_positions import (
     StackDims,
     copy_containers,
@@ -398,9 +399,13 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         if type(index) is tuple:
             index = _batch.normalize_index(index, len(self._shape))
         shape, positions = indexed(self._shape, index)
-        node = self._at(
-            shape, positions, self._device, dims_after_index(index, self._stack_dims, self._shape)
-        )
+        dims = dims_after_index(index, self._stack_dims, self._shape)
+        node = self._at(shape, positions, self._device, dims)
+        if dims == () and not positions and self._stack_dims and type(node) is NonTensorStack:
+            # no element, but ints at the stack dims pick a member: its value, as the peer
+            at = member_element(index, self._stack_dims, self._shape)
+            if at is not None:
+                node = NonTensorData._make(self._values[at], shape, self._device)
         node._member_of = (self, positions)  # a write into it by index reaches this stack
         return node
 

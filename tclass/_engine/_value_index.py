@@ -14,6 +14,7 @@ nested in order.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ import torch
 
 from tclass._core._batch import index_dims_consumed, indexed_shape
 
-__all__ = ["dims_after_advanced"]
+__all__ = ["dims_after_advanced", "member_element"]
 
 _ALL = slice(None)
 
@@ -51,6 +52,23 @@ def dims_after_advanced(index: Any, dim: int, shape: torch.Size) -> tuple[int, .
     ones[dim] = shape[dim]
     ids = torch.arange(shape[dim]).reshape(ones).expand(shape)[items]
     return _varying_dims(ids) if ids.numel() else None
+
+
+def member_element(index: Any, dims: tuple[int, ...], shape: torch.Size) -> int | None:
+    """The element number of an element of the member that ``index`` (normalized) takes
+    with an int (or a 0-d integer tensor) at each of the stack dims ``dims``, where it
+    selects no element (a mask of no ``True`` elsewhere): the peer's member keeps its
+    value there. None where an item at a stack dim is no int or the member is empty."""
+    items = tuple(_as_item(item) for item in (index if type(index) is tuple else (index,)))
+    picked: list[Any] = [_ALL] * len(shape)
+    for dim in dims:
+        at = _stack_item_position(items, dim)
+        item: Any = items[at] if at < len(items) else _ALL
+        if not _selects(item) or not -shape[dim] <= int(item) < shape[dim]:
+            return None
+        picked[dim] = int(item)
+    numbers = torch.arange(math.prod(shape)).reshape(shape)[tuple(picked)]
+    return int(numbers.reshape(-1)[0]) if numbers.numel() else None
 
 
 def _as_item(item: Any) -> Any:

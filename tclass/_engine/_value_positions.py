@@ -14,6 +14,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 import torch
 
+from tclass._base._provided import ENGINE
 from tclass._engine._value_index import dims_after_advanced
 from tclass.errors import ArgumentValueError, DimError, ShapeError, StackError
 
@@ -333,7 +334,9 @@ def dims_after_index(index: Any, dims: StackDims, shape: torch.Size) -> StackDim
     plain = _one_list_as_slice(_zero_d_as_int(index))
     moved = [dim_after_index(plain, dim) for dim in dims]
     if any(dim is None for dim in moved):
-        return dims_after_advanced(index, dims[0], shape) if len(dims) == 1 else None
+        if len(dims) == 1:
+            return dims_after_advanced(index, dims[0], shape)
+        return ENGINE.LazyStackedTensorDict._value_nesting(index, dims, shape)
     # (in order: the outer stack first; a mask merges the ones it spans into one)
     return tuple(dict.fromkeys(dim for dim in moved if dim is not None and dim >= 0))
 

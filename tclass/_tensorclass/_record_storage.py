@@ -328,13 +328,12 @@ class RecordStorageOps(TensorDictBase):
         *,
         batch_size: BatchSizeLike = None,
         device: Any = ...,
-        names: Sequence[DimName] | None = None,
+        names: Sequence[DimName] | None = _NO_DEFAULT,
     ) -> Self:
-        if device is ...:
-            return self._result(self._tensordict.empty(recurse, batch_size=batch_size, names=names))
-        return self._result(
-            self._tensordict.empty(recurse, batch_size=batch_size, device=device, names=names)
-        )
+        given: dict[str, Any] = {"device": device} if device is not ... else {}
+        if names is not _NO_DEFAULT:  # ``None``: unnamed dims, as the storage's
+            given["names"] = names
+        return self._result(self._tensordict.empty(recurse, batch_size=batch_size, **given))
 
     def auto_batch_size_(
         self, batch_dims: int | None = None, keep_compliant_size: bool = False

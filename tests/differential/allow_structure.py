@@ -256,8 +256,8 @@ def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     of lazy stacks keeps their members' lazy stacks where the peer's are dense (of
     index,shape)."""
     if finding.kind == "result" and finding.step.op == "getitem":  # (7,801,035 agrees: inv20h)
-        # (the members of a nested lazy stack kept lazy: x[None, mask], 8,706,712 of
-        # index,shape)
+        # (the members of a nested lazy stack kept lazy; x[None, mask], 8,706,712 of
+        # index,shape, agrees since inv21g: the peer's block-path unbind, followed)
         return all(
             _STAYS_LAZY[2].search(d)
             or (d.startswith("result.<members>[") and any(p.search(d) for p in _STAYS_LAZY))

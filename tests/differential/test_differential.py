@@ -196,7 +196,6 @@ DECIDED = [
     ("index,shape,combine", 8, 8_704_380, "stacking-keeps"),  # view after masked_fill
     ("index,shape,combine", 8, 8_704_091, "peer-fails-inside"),  # narrow to one member
     ("index,shape,combine", 8, 8_702_738, "index-beyond-batch"),  # update_at_, I[None, t]
-    ("index,shape", 4, 8_706_712, "stacking-keeps"),  # x[None, mask]: nested stays lazy
     # inv19a: the prune18b lines of index/* and math/*
     ("math", 4, 4_834, "peer-fails-inside"),  # .pow(torch.tensor(0.5)): torch.pow's inf
     ("math", 4, 17_045, "math-beyond-the-peer"),  # max along a dim of size 0, lazy

@@ -7,6 +7,8 @@ A new batch size keeps the names of the dims it keeps (the peer's batch-size set
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import torch
 
@@ -72,3 +74,31 @@ def test_a_new_batch_size_keeps_the_names_of_the_first_dims(
     stack = lazy_stack([TensorDict({"a": torch.zeros(2, 3)}, [2, 3], names=["j", "i"])], 1)
     assert stack.empty(batch_size=[2]).names == ["j"]
     assert stack.empty(batch_size=[2, 1, 3, 4]).names == ["j", None, "i", None]
+
+
+def _named_kinds() -> list[Any]:
+    flat = TensorDict({"a": torch.zeros(3, 2)}, [3, 2], names=["i", None])
+    nested = TensorDict(
+        {"a": torch.zeros(3, 2), "n": TensorDict({"b": torch.zeros(3, 2)}, [3, 2])},
+        [3, 2],
+        names=["i", None],
+    )
+    return [flat, nested, lazy_stack(list(flat.unbind(1)), 1)]
+
+
+@pytest.mark.parametrize("which", [0, 1, 2], ids=["flat", "nested", "lazy"])
+@pytest.mark.parametrize("recurse", [False, True])
+def test_names_none_gives_unnamed_dims_left_out_keeps_them(which: int, recurse: bool) -> None:
+    """``empty(names=None)`` is unnamed, as the peer's ``TensorDict.empty`` (its lazy
+    stacks' and ``recurse=True`` keep the names: README, "``names=None`` means unnamed
+    dims"); ``apply(fn, names=None)`` too, nested collections' dims included (the peer's
+    keeps them where a nested TensorDict is held)."""
+    td = _named_kinds()[which]
+    assert td.empty(recurse).names == ["i", None]
+    out = td.empty(recurse, names=None)
+    assert out.names == [None, None]
+    assert all(v.names == [None, None] for v in out.values() if hasattr(v, "names"))
+    applied = td.apply(lambda x: x + 1, names=None)
+    assert applied.names == [None, None]
+    assert all(v.names == [None, None] for v in applied.values() if hasattr(v, "names"))
+    assert td.apply(lambda x: x + 1).names == ["i", None]

@@ -282,3 +282,17 @@ def test_to_tensordict_of_nested_collections_as_the_peers() -> None:
     peer = pytest.importorskip("tensordict")
     out = _holding_nested(peer).to_tensordict()
     assert {key: type(value).__name__ for key, value in out.items(True)} == _KINDS
+
+
+def test_tensors_over_both_stack_dims_give_the_inner_members_parts() -> None:
+    """As the peer's block-path index (fuzz 11,201,346 of index,shape --length 8, and
+    8,706,712 of index,shape --length 4, decided before): each member is indexed with the
+    tensors and its result unbound along their dim, which unbinds an inner lazy stack whose
+    stack dim a tensor takes: the parts are the inner members' (was: lazy stacks of one)."""
+    members = [TensorDict({"a": torch.full((3,), float(i))}, []) for i in range(2)]
+    x = tclass.lazy_stack(members, 0)[[1]].view(1, 1)  # a lazy stack of a lazy stack of one
+    out = x[None, torch.tensor([[True]])]
+    assert out.batch_size == torch.Size([1, 1]) and out.stack_dim == 1
+    (part,) = out.tensordicts
+    assert type(part) is TensorDict and part.batch_size == torch.Size([1])
+    assert torch.equal(part["a"], torch.ones(1, 3))

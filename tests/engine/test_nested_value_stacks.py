@@ -520,3 +520,70 @@ def test_a_member_taken_by_tensors_reads_as_its_value_once_squeezed() -> None:
     assert picked.batch_size == torch.Size([1, 4])
     out = picked.squeeze(0)
     assert type(out.get("s")) is NonTensorData and out["s"] is None
+
+
+def _stack_of_stacks() -> Any:
+    """A value per member of a stack of stacks: ``[2, 3]`` stacks of ``[3]``, along dim 1
+    then dim 0 of each member: batch ``[2, 3, 3]``, ``v{i}{j}`` for member ``i, j``."""
+    rows = [
+        [TensorDict({"s": f"v{i}{j}", "a": torch.zeros(3)}, [3]) for j in range(2)]
+        for i in range(3)
+    ]
+    return torch.stack([torch.stack(row) for row in rows], 1)
+
+
+@pytest.mark.parametrize(
+    ("index", "tree", "squeezed"),
+    [
+        # a mask and a tensor over the two stack dims: one member's part, one value
+        # over the dim the members' tensors give (was: each element a member)
+        (
+            (torch.tensor([False, True]), torch.tensor([2])),
+            ("stack", 0, [1, 3], [("value", [3], "v21")]),
+            ("value", [3], "v21"),
+        ),
+        # two tensors: a stack along the dim they give of each member's part
+        (
+            (torch.tensor([0, 1]), torch.tensor([1, 0])),
+            ("stack", 0, [2, 3], [("value", [3], "v10"), ("value", [3], "v01")]),
+            ("stack", 0, [2, 3], [("value", [3], "v10"), ("value", [3], "v01")]),
+        ),
+        # a tensor and an int over the stack dims
+        (
+            (torch.tensor([1, 1]), 0),
+            ("stack", 0, [2, 3], [("value", [3], "v01"), ("value", [3], "v01")]),
+            ("stack", 0, [2, 3], [("value", [3], "v01"), ("value", [3], "v01")]),
+        ),
+    ],
+    ids=["mask-and-tensor", "two-tensors", "tensor-and-int"],
+)
+def test_a_stack_of_stacks_under_tensors_keeps_each_members_part_one_value(
+    index: Any, tree: Any, squeezed: Any
+) -> None:
+    picked = _stack_of_stacks()[index]
+    assert _tree(picked.get("s")) == tree
+    assert (
+        _tree(picked.squeeze(0).get("s") if picked.shape[0] == 1 else picked.get("s")) == squeezed
+    )
+    assert [_tree(part.get("s")) for part in picked.unbind(0)] == tree[3]
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        (None, torch.tensor([False]), torch.tensor(1), 1),
+        (None, torch.tensor([False]), -1, 1),
+        (None, torch.tensor([False]), 1),
+    ],
+    ids=["0-d-tensor", "negative-int", "rest-whole"],
+)
+def test_an_int_at_the_stack_dim_selecting_no_element_gives_the_members_value(
+    index: Any,
+) -> None:
+    """A mask of no ``True`` elsewhere selects no element, but the int at the stack dim
+    still takes the member: its one value over no elements, as the peer (was: a stack of
+    no values, whose ``data`` is ``[]``)."""
+    stack = NonTensorStack(*[NonTensorData(s, batch_size=[1, 3]) for s in "ab"], stack_dim=1)
+    picked = stack[index]
+    assert type(picked) is NonTensorData and picked.data == "b"
+    assert picked.batch_size.numel() == 0

@@ -55,3 +55,21 @@ def test_deepcopy_copies_the_tensors(lib: ModuleType) -> None:
     out = copy.deepcopy(rec)
     assert out.inner is not rec.inner and out.name == "n"
     assert out.inner.v.data_ptr() != rec.inner.v.data_ptr() and torch.equal(out.w, rec.w)
+
+
+def test_empty_with_names_none_is_unnamed_left_out_keeps_the_names() -> None:
+    """As a TensorDict's (README, "``names=None`` means unnamed dims"; the peer's record
+    keeps the names there, its TensorDict drops them)."""
+    inner_cls, outer_cls = _classes(tclass)
+    rec = outer_cls(
+        inner=inner_cls(v=torch.zeros(2, 3), batch_size=[2, 3]),
+        w=torch.ones(2, 3),
+        name="n",
+        batch_size=[2, 3],
+        names=["i", None],
+    )
+    assert rec.empty().names == ["i", None]
+    assert rec.empty(names=None).names == [None, None]
+    out = rec.empty(recurse=True, names=None)
+    assert out.names == [None, None] and out.inner.names == [None, None]
+    assert rec.apply(lambda x: x + 1, names=None).inner.names == [None, None]

@@ -682,12 +682,13 @@ class EntryOps(TensorCollection):
         *,
         batch_size: _batch.BatchSizeLike = None,
         device: DeviceLike = _NO_DEFAULT,
-        names: Sequence[DimName] | None = None,
+        names: Sequence[DimName] | None = _NO_DEFAULT,
     ) -> Self:
         """A collection like this one (batch size, device, names) with no tensors; with
         ``recurse``, the nested collections (and Python values) are kept, emptied. With
         another ``batch_size`` (and no ``names``), the first dims keep their names, as the
-        peer's batch-size setter keeps them; new dims are unnamed."""
+        peer's batch-size setter keeps them; new dims are unnamed. ``names=None`` gives
+        unnamed dims (the peer's ``TensorDict.empty``, and ``apply(names=None)``)."""
         size = self.batch_size if batch_size is None else _batch.as_batch_size(batch_size)
         target = self.device if device is _NO_DEFAULT else as_device(device)
         values: dict[str, Value] = {}
@@ -699,7 +700,9 @@ class EntryOps(TensorCollection):
                 elif isinstance(value, TensorCollection) and value._is_value_node:
                     values[key] = value
         out = self._new_like(values, size, target)
-        if names is not None:
+        if names is None:
+            out._rename_all(None)
+        elif names is not _NO_DEFAULT:
             out._assign_names(_names.as_names(names, len(size)))
         elif self._dim_names is not None:  # the names of the dims kept, as the peer
             kept = tuple(self._dim_names[: len(size)])

@@ -504,11 +504,13 @@ def _elements(
     if not member_batch:
         part = member.expand(shape) if shape else member
         return part.clone() if copy else part
-    if shape == member_batch and torch.equal(
-        positions.reshape(-1), torch.arange(positions.numel())
+    inner = _inner_member(member, positions, kept)
+    if (
+        inner is None
+        and shape == member_batch
+        and torch.equal(positions.reshape(-1), torch.arange(positions.numel()))
     ):
         return member.clone() if copy else member  # taken whole: the member itself
-    inner = _inner_member(member, positions, kept)
     if inner is not None:  # as the peer: a part of that member, not a lazy stack of one
         inner_member, inner_positions, inner_kept = inner
         inner_ints = _member_dims(ints, storage_of(member)._stack_dim)

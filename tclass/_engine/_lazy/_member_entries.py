@@ -218,30 +218,36 @@ class LazyMemberEntries(LazyStackOps):
         *,
         batch_size: _batch.BatchSizeLike = None,
         device: Any = _NO_DEVICE,
-        names: Sequence[DimName] | None = None,
+        names: Sequence[DimName] | None = _NO_DEVICE,
     ) -> Self:
         """A lazy stack of the members emptied, as the peer: also for a ``batch_size``
         that keeps the dims up to the stack dim (the members get it without the stack
-        dim); a TensorDict for another one."""
+        dim); a TensorDict for another one. ``names=None``: unnamed dims (as the peer's
+        ``TensorDict.empty``; its lazy stacks keep them)."""
         size = self._batch_size if batch_size is None else _batch.as_batch_size(batch_size)
         keep = self._stack_dim + 1
         fits = size[:keep] == self._batch_size[:keep] and len(size) >= keep and -1 not in size
-        given_any = batch_size is not None or names is not None
-        if given_any and fits and (names is None or len(names) == len(size)):
+        if names is None:
+            out = self.empty(recurse, batch_size=batch_size, device=device)
+            out._rename_all(None)
+            return out
+        given_any = batch_size is not None or names is not _NO_DEVICE
+        if given_any and fits and (names is _NO_DEVICE or len(names) == len(size)):
             kept = remove_dim(size, self._stack_dim)
             given = {} if device is _NO_DEVICE else {"device": device}
             out = self._restacked(
                 [m.empty(recurse, batch_size=kept, **given) for m in self._members],
                 batch_size=size,
             )
-            if names is not None:
+            if names is not _NO_DEVICE:
                 out._rename_all(_names.as_names(names, len(size)))
             return out
         if given_any:
+            named: dict[str, Any] = {} if names is _NO_DEVICE else {"names": names}
             if device is _NO_DEVICE:  # this module's "not given", not the base class's
-                return TensorDictBase.empty(self, recurse, batch_size=batch_size, names=names)
+                return TensorDictBase.empty(self, recurse, batch_size=batch_size, **named)
             return TensorDictBase.empty(
-                self, recurse, batch_size=batch_size, device=device, names=names
+                self, recurse, batch_size=batch_size, device=device, **named
             )
         return self._restacked(
             [m.empty(recurse, device=device) for m in self._members]

@@ -73,6 +73,7 @@ from tclass._engine._lazy._parts import (
     stacked_size,
     summary_of,
 )
+from tclass._engine._lazy._value_nesting import nesting_after_index
 from tclass._engine._lazy._writes import _LOCKED_MSG, _MISSING, LazyWrites
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._ops import stack
@@ -202,6 +203,14 @@ class LazyStackedTensorDict(LazyLocking, LazyWrites):
         out = _new_instance(cls)
         out._init(members, stack_dim, batch_size)
         return out
+
+    @classmethod
+    def _value_nesting(
+        cls, index: Any, dims: tuple[int, ...], shape: torch.Size
+    ) -> tuple[int, ...] | None:
+        """Where a stack of values nested along ``dims`` keeps its stack dims after
+        ``index`` (:func:`nesting_after_index`)."""
+        return nesting_after_index(cls, index, dims, shape)
 
     def _restacked(
         self,
