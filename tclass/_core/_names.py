@@ -261,16 +261,19 @@ def stacked(all_names: Sequence[Names], dim: int) -> Names:
 def indexed(names: Names, items: tuple[Any, ...]) -> Names:
     """Names after indexing with ``items`` (an index tuple with ``...`` spelled out).
 
-    A dim kept by a slice or a 1-d index keeps its name; a ``None`` item adds an
-    unnamed dim; an int removes its dim. A tensor index of several dims (or a mask over
-    several dims) gives unnamed dims, as in the peer. Several tensor indices broadcast
-    into unnamed dims, placed where torch places them.
+    A dim kept by a slice keeps its name; a ``None`` item adds an unnamed dim; an int
+    removes its dim. The dims of the advanced block (tensor, list and mask indices,
+    placed where torch places them) are named as the peer names them: a block dim takes
+    the name of the one input dim whose indices vary along it (or, if none varies, of the
+    one input dim of the indices that have it); a dim fed by several input dims (indices
+    that broadcast together, an N-d mask) is unnamed, and a name two block dims would
+    take stays only on the one along which its index varies, so names stay unique.
     """
     if names is None:
         return None
     advanced = [i for i, item in enumerate(items) if _is_advanced(item)]
     out: list[DimName] = []
-    block: list[DimName] = []
+    sources: list[tuple[tuple[int | None, ...], range]] = []
     block_at = -1
     dim = 0
     for position, item in enumerate(items):
@@ -282,20 +285,48 @@ def indexed(names: Names, items: tuple[Any, ...]) -> Names:
             out.append(names[dim])
             dim += 1
         else:
-            produced, consumed = _advanced_dims(item, names[dim:])
-            if len(advanced) == 1:
-                out.extend(produced)
-            elif position == advanced[0]:
+            shape, consumed = _advanced_shape(item)
+            sources.append((shape, range(dim, dim + consumed)))
+            if position == advanced[0]:
                 block_at = len(out)
-                block = [None] * _broadcast_ndim([items[i] for i in advanced])
             dim += consumed
     if block_at >= 0:
         between = items[advanced[0] : advanced[-1] + 1]  # ints select first, as torch's
         adjacent = not any(item is None or type(item) is slice for item in between)
         at = block_at if adjacent else 0
-        out[at:at] = block
+        out[at:at] = _block_names(names, sources)
     out.extend(names[dim:])
     return _normal(out)
+
+
+def _advanced_shape(item: Any) -> tuple[tuple[int | None, ...], int]:
+    """The shape an advanced index gives the block (``None``: a mask's unknown count,
+    which varies), and how many input dims it consumes. A 0-d bool uses no dim."""
+    tensor = item if isinstance(item, torch.Tensor) else torch.as_tensor(item)
+    if tensor.dtype is torch.bool:
+        return (None,) if tensor.ndim else (1,), tensor.ndim
+    return tuple(tensor.shape), 1
+
+
+def _block_names(names: tuple[DimName, ...], sources: list[Any]) -> list[DimName]:
+    """The names of the advanced block's dims (see :func:`indexed`), right-aligned as
+    the indices broadcast."""
+    ndim = max(len(shape) for shape, _ in sources)
+    out: list[tuple[DimName, bool]] = []
+    for d in range(-ndim, 0):
+        having = [(shape[d], used) for shape, used in sources if len(shape) >= -d]
+        varying = [used for size, used in having if size != 1]
+        dims = set().union(*(varying or [used for _, used in having]))
+        out.append((names[dims.pop()] if len(dims) == 1 else None, bool(varying)))
+    block = [name for name, _ in out]
+    return [
+        name
+        if name is None
+        or block.count(name) == 1
+        or (varies and [v for other, v in out if other == name].count(True) == 1)
+        else None
+        for name, varies in out
+    ]
 
 
 def _is_scalar_int(item: torch.Tensor) -> bool:
@@ -306,21 +337,3 @@ def _is_advanced(item: object) -> bool:
     if isinstance(item, torch.Tensor):
         return not _is_scalar_int(item)
     return isinstance(item, (list, tuple)) or hasattr(item, "__array__")
-
-
-def _advanced_dims(item: Any, rest: tuple[DimName, ...]) -> tuple[list[DimName], int]:
-    """The names a lone tensor index produces, and how many dims it consumes."""
-    tensor = item if isinstance(item, torch.Tensor) else torch.as_tensor(item)
-    if tensor.dtype is torch.bool:
-        if tensor.ndim == 0:
-            return [None], 0
-        return ([rest[0]] if tensor.ndim == 1 else [None]), tensor.ndim
-    return ([rest[0]] if tensor.ndim == 1 else [None] * tensor.ndim), 1
-
-
-def _broadcast_ndim(items: list[Any]) -> int:
-    shapes = []
-    for item in items:
-        tensor = item if isinstance(item, torch.Tensor) else torch.as_tensor(item)
-        shapes.append(tensor.shape if tensor.dtype is not torch.bool else (int(tensor.sum()),))
-    return len(torch.broadcast_shapes(*shapes))  # type: ignore[no-untyped-call]

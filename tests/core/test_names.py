@@ -491,3 +491,30 @@ def test_json_scalar_names_are_saved_and_others_refused_before_writing(tmp_path:
         with pytest.raises(errors.NotSerializableError, match=r"dim names .* rename") as caught:
             td.memmap(tmp_path / "bad")
         assert isinstance(caught.value, TypeError) and not (tmp_path / "bad").exists()
+
+
+@pytest.mark.parametrize(
+    ("index", "names"),
+    [
+        # program 11,300,176 of the six families (--length 4): [2] broadcast with [1]
+        (([-1, -1], torch.tensor([2])), ["a", "c"]),
+        (([0, 0], torch.tensor([2, 1])), [None, "c"]),
+        ((slice(None), torch.tensor([[0, 1, 2]])), ["a", None, "b", "c"]),
+        ((slice(None), torch.tensor([[0, 1], [1, 2]])), ["a", None, None, "c"]),
+        ((torch.tensor([[0], [1]]), torch.tensor([[0, 1, 2]])), ["a", "b", "c"]),
+        ((torch.tensor([0]), slice(None), torch.tensor([1, 2])), ["c", "b"]),
+        ((torch.tensor([True, False]), torch.tensor([1])), ["a", "c"]),
+        ((torch.tensor([1, 0]), 0, torch.tensor([0])), ["a"]),
+    ],
+)
+def test_an_advanced_block_dim_takes_the_name_of_the_one_dim_varying_along_it(
+    index: tuple[Any, ...], names: list[str | None]
+) -> None:
+    """As the peer: a dim of the advanced block is named after the single input dim
+    whose index varies along it; dims fed by several input dims stay unnamed."""
+    td = TensorDict({"x": torch.zeros(2, 3, 4)}, batch_size=[2, 3, 4], names=["a", "b", "c"])
+    assert td[index].names == names
+    lazy = LazyStackedTensorDict.lazy_stack([td[:, :, i] for i in range(4)], dim=2)
+    lazy.names = ["a", "b", "c"]
+    assert lazy[index].names == names
+    assert torch.equal(lazy[index]["x"], td["x"][index])

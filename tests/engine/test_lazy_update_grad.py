@@ -110,3 +110,22 @@ def test_writes_outside_grad_mode_and_keys_not_asked_for_go_through() -> None:
     plain, plain_members = _stack(tclass, ())
     plain.update_({"x": torch.ones(2, 3, 2)})  # nothing requires grad
     assert _written(plain_members) == [6.0, 6.0]
+
+
+@pytest.mark.parametrize("sizes", [[2, 1], [2, 1, 1, 1]])
+def test_update_of_a_stack_of_a_ragged_stack_reads_no_dense_part(sizes: list[int]) -> None:
+    """Program 11,320,539 of shape,records (--length 6): ``unflatten`` over a ragged lazy
+    stack's other dim nests it in a stack of one; ``update_`` from its clone wrote
+    nothing and raised HeterogeneousEntryError reading the part's ragged entry for the
+    grad check, where the peer writes it (the check reads a part only where a target
+    requires grad)."""
+    dim = 0 if len(sizes) == 2 else -1
+    results = []
+    for lib in (tensordict, tclass):
+        members = [lib.TensorDict(a=torch.ones(2, 1, 3 - i), batch_size=[2]) for i in range(2)]
+        stack = lib.lazy_stack(members, 1).unflatten(dim, sizes)
+        stack.update_(stack.clone().apply(lambda t: torch.full_like(t, 7.0)))
+        results.append([m["a"] for m in members])
+    for ours, theirs in zip(results[1], results[0], strict=True):
+        assert torch.equal(ours, theirs)
+        assert torch.equal(ours, torch.full_like(ours, 7.0))

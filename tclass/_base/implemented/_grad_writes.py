@@ -11,9 +11,10 @@ lazy stack's ``set_`` checks its members' targets the same way, with ``set_``'s 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import partial
 from typing import Any
 
 import torch
@@ -89,28 +90,43 @@ def refuse_grad_member_sets(
     path = key_path(key) if key != () else ()
     allowed = None if keys_to_update is None else [key_path(k) for k in keys_to_update]
     for index, (member, part) in enumerate(zip(members, parts, strict=True)):
-        for sub, source in _sources(part, ()):
+        for sub, read in _sources(part, ()):
             if allowed is not None and not any(sub[: len(a)] == a for a in allowed):
                 continue
-            for target, chain in _targets(member, path + sub):
-                if not target.requires_grad or source is target or not _refuses(target):
-                    continue
-                if isinstance(source, torch.Tensor) and writes_nothing(target, source):
+            refusing = [
+                (target, chain)
+                for target, chain in _targets(member, path + sub)
+                if target.requires_grad and _refuses(target)
+            ]
+            source = read() if refusing else None  # a ragged part's entry is read only here
+            for target, chain in refusing:
+                if source is target or (
+                    isinstance(source, torch.Tensor) and writes_nothing(target, source)
+                ):
                     continue
                 raise _refused(path + sub, target.is_leaf, (index, *chain), action="set_")
 
 
-def _sources(value: Any, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Any]]:
+def _sources(
+    value: Any, path: tuple[str, ...]
+) -> Iterator[tuple[tuple[str, ...], Callable[[], Any]]]:
     """The values ``set_`` copies from ``value``, each with its key path below the
-    written entry: a collection's (or dict's) leaves, else ``value`` itself."""
+    written entry and a function reading it: a collection's (or dict's) leaves, else
+    ``value`` itself. Read only where a target may refuse them: a lazy stack's part
+    whose members' entries differ in shape has no dense value (its members' own
+    ``update_`` writes it member by member)."""
     if isinstance(value, TensorCollection) and not value._is_leaf_node:
         for key in storage_of(value).keys(True, True):
-            yield path + key_path(key), value.get(key)
+            yield path + key_path(key), partial(value.get, key)
     elif isinstance(value, Mapping):
         for name, item in value.items():
             yield from _sources(item, (*path, *key_path(name)))
     else:
-        yield path, value
+        yield path, partial(_itself, value)
+
+
+def _itself(value: Any) -> Any:
+    return value
 
 
 def _refuses(target: torch.Tensor) -> bool:

@@ -145,7 +145,7 @@ def _picked_members(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> tor
 
 def _named(stack: LazyStackedTensorDict, items: tuple[Any, ...], out: Any, *, owned: bool) -> Any:
     """``out`` (``stack[items]``) named as a dense collection's index names its dims
-    (:func:`_names.indexed`, as the peer names both): the stack dim's name goes to the
+    (:func:`_names.indexed`, as the peer names them): the stack dim's name goes to the
     dim the members' picker becomes, and a mask over several dims leaves its dim
     unnamed. ``owned``: ``out``'s members are its own (copies), so they are renamed
     too; shared members keep theirs (indexed alike, they are named so already)."""
