@@ -423,8 +423,13 @@ def spec_of(annotation: object, metadata: Sequence[object], where: str) -> Tenso
             dims = parse_dims(dim_str, where)
             dtypes = _jaxtyping_dtypes(annotation)
             found = TensorSpec(dims, dtypes, True, _jaxtyping_text(annotation), dim_str)
-        elif constraints is not None:
-            found = TensorSpec(parse_dims("..."), None, False, "Spec('...')")
+        elif constraints is not None:  # named as written: Annotated[Tensor, Ge(ge=0)]
+            written = ", ".join(
+                [getattr(annotation, "__name__", repr(annotation))]
+                + [repr(item) for item in metadata]
+            )
+            text = f"Annotated[{written}]"
+            return TensorSpec(parse_dims("..."), None, False, text, constraints=constraints)
     if found is None or constraints is None:
         return found
     if spec is None:

@@ -94,18 +94,36 @@ class _NonTensorNode(NonTensorOps):
 
     # _member_of: set on what indexing a NonTensorStack gives, (the stack, the element
     # numbers it reads): writes into it by index reach the stack, as into the peer's
-    # members (unset elsewhere).
-    __slots__ = ("_device", "_locked", "_lock_parents", "_member_of", "__weakref__")
+    # members (unset elsewhere). _in_folder: True on a node saved in a folder or read
+    # from one, and on what indexing it gives (unset elsewhere): see _is_saved.
+    __slots__ = (
+        "_device",
+        "_locked",
+        "_lock_parents",
+        "_member_of",
+        "_in_folder",
+        "__weakref__",
+    )
 
     _is_leaf_node: ClassVar[bool] = True
     _is_value_node: ClassVar[bool] = True  # math leaves the value alone: see NonTensorOps._rebuilt
 
     _device: torch.device | None
     _locked: bool
+    _in_folder: bool  # see __slots__ (read with getattr: unset on most nodes)
 
     @property
     def data(self) -> Any:
         raise NotImplementedError
+
+    def _is_saved(self) -> bool:
+        """Whether this node is saved in a folder (``memmap(prefix)``, ``memmap_``,
+        ``memmap_like``, ``load_memmap``, alone or in a collection), or was read by index
+        from one that is: its ``is_memmap()``, as the peer's."""
+        if getattr(self, "_in_folder", False):
+            return True
+        member_of = getattr(self, "_member_of", None)
+        return member_of is not None and bool(member_of[0]._is_saved())
 
     def _read(self) -> Any:
         """What ``collection[key]`` gives for this node: the value (one value), or the
@@ -456,6 +474,12 @@ class NonTensorData(_NonTensorNode):
         return super().__xor__(other)
 
     def __getitem__(self, index: Any) -> Any:
+        node = self._indexed(index)
+        if getattr(self, "_in_folder", False):  # rows of a saved node are saved, as the peer's
+            node._in_folder = True
+        return node
+
+    def _indexed(self, index: Any) -> NonTensorData:
         if type(index) is str:
             raise self._missing_key(index)
         batch = self._batch_size

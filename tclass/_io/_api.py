@@ -262,10 +262,18 @@ class _Adopt(NodeVisitor[None]):
 
     def visit_value(self, node: NonTensorData, saved: Any) -> None:
         """A Python-value node saved on its own (``memmap_`` of it): its value is the
-        saved copy's, in memory already; the node is locked, as the peer's."""
+        saved copy's, in memory already; the node is locked, as the peer's, and saved in
+        the folder its copy is (its ``is_memmap()``)."""
+        _saved_as(node, saved)
 
     def visit_values(self, node: NonTensorStack, saved: Any) -> None:
         """As :meth:`visit_value`, for a stack of values."""
+        _saved_as(node, saved)
+
+
+def _saved_as(node: _NonTensorNode, saved: Any) -> None:
+    if getattr(saved, "_in_folder", False):
+        node._in_folder = True
 
 
 def is_memmap(node: Any) -> bool:
@@ -284,6 +292,8 @@ def is_memmap(node: Any) -> bool:
 
 def _saved_in_folder(node: Any) -> bool:
     """Whether ``node`` (a lazy stack: each of its members, and it has some) is saved."""
+    if isinstance(node, _NonTensorNode):
+        return node._is_saved()
     storage = storage_of(node)
     if isinstance(storage, LazyStackedTensorDict):
         members = storage.tensordicts

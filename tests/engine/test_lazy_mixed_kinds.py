@@ -216,18 +216,32 @@ def test_a_dense_stack_of_mixed_kinds_is_refused_as_the_peer(kinds: str) -> None
         torch.stack([_a(pA), _td(peer) if kinds == "A, TD" else _b(pB)])
 
 
-def test_append_and_insert_take_a_member_of_another_kind() -> None:
-    """The peer's ``append``/``insert`` refuse a record into a stack of TensorDicts
-    (``TypeError``: "Expected new value to be TensorDictBase instance") although its
-    constructor builds that very stack; tclass takes it, as its constructor does."""
+def test_append_insert_extend_refuse_a_record_as_the_peer() -> None:
+    """The peer's ``append``/``insert``/``extend`` refuse a record (``TypeError``:
+    "Expected new value to be TensorDictBase instance"); so does tclass, for a stack of
+    TensorDicts and for the lazy stack a record of records is over (where the record
+    member was read back wrapped twice: ``AttributeError: no attribute '_tensors'``).
+    The record's storage is taken, as the peer's."""
     A, B = _classes(tclass)
     stack = tclass.lazy_stack([_td(tclass), _td(tclass)])
-    stack.append(_a(A))
-    stack.insert(0, _b(B))
-    assert [type(member) for member in stack.tensordicts] == [B, TensorDict, TensorDict, A]
-    assert stack.batch_size == (4, 3) and type(stack[-1]) is A
+    for grow in (stack.append, lambda r: stack.insert(0, r), lambda r: stack.extend([r])):
+        with pytest.raises(errors.StackTypeError, match="got a A record.*record._tensordict"):
+            grow(_a(A))
+    assert [type(member) for member in stack.tensordicts] == [TensorDict, TensorDict]
+    stack.append(_a(A)._tensordict)
+    assert stack.batch_size == (3, 3) and stack[-1]["x"].tolist() == [0.0, 1.0, 2.0]
     with pytest.raises(errors.StackTypeError, match="member 1 is a str"):
         stack.append("not a collection")  # type: ignore[arg-type]
+    records = tclass.lazy_stack(
+        [A(x=torch.zeros(2), batch_size=[2]), A(x=torch.ones(3), batch_size=[3])]
+    )
+    with pytest.raises(TypeError, match="Expected new value to be TensorDictBase"):
+        records._tensordict.append(records[0])
+    records._tensordict.append(records[1]._tensordict)
+    assert records[2].x.tolist() == [1.0, 1.0, 1.0] and type(records[2]) is A
+    pA, _ = _classes(peer)
+    with pytest.raises(TypeError, match="Expected new value to be TensorDictBase"):
+        peer.lazy_stack([_td(peer), _td(peer)]).append(_a(pA))
 
 
 def test_nested_entries_of_mixed_kinds() -> None:

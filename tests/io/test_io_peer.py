@@ -521,3 +521,28 @@ def test_autocast_records_are_written_alike(tmp_path: Path) -> None:
     assert _entry_types(tmp_path / "tclass") == _entry_types(tmp_path / "peer")
     inner = Path("_tensordict", "inner", "_tensordict", "i", "meta.json")
     assert _read_json(tmp_path / "tclass" / inner) == _read_json(tmp_path / "peer" / inner)
+
+
+def test_a_saved_value_node_says_it_is_memory_mapped_as_the_peer(tmp_path: Path) -> None:
+    """A Python-value node saved in a folder (on its own, ``memmap_like``, in a saved or
+    loaded collection) and its rows answer ``is_memmap()`` true, as the peer's (its test
+    ``test_memmap_stack_updates``); a copy answers false."""
+    node = tclass.NonTensorData(3, batch_size=[2])
+    assert not node.is_memmap()
+    node.memmap_(tmp_path / "own")
+    assert node.is_memmap() and node[0].is_memmap() and node[:1].is_memmap()
+    assert not node.clone().is_memmap()
+    assert tclass.NonTensorData(3).memmap_like(tmp_path / "like").is_memmap()
+    stack = tclass.NonTensorStack(tclass.NonTensorData(1), tclass.NonTensorData(2))
+    stack.memmap_(tmp_path / "stack")
+    assert stack.is_memmap() and stack[0].is_memmap()
+    td = tclass.TensorDict(a=torch.zeros(2), v="hello", batch_size=[2])
+    td.memmap_(tmp_path / "td")
+    assert td.get("v").is_memmap() and td[0].get("v").is_memmap() and td["v"] == "hello"
+    loaded = tclass.TensorDict.load_memmap(tmp_path / "td")
+    assert loaded.get("v").is_memmap() and loaded.get("v").data == "hello"
+    assert not tclass.TensorDict(v="x", batch_size=[]).get("v").is_memmap()
+    peer = pytest.importorskip("tensordict")
+    theirs = peer.NonTensorData(3, batch_size=[2])
+    theirs.memmap_(tmp_path / "peer")
+    assert theirs.is_memmap() and theirs[0].is_memmap()

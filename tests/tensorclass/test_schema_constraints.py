@@ -149,6 +149,31 @@ def test_annotated_types_without_a_spec_bound_any_shape() -> None:
         Free(x=torch.ones(2), y=torch.tensor([1.0, 0.5]), batch_size=[2])
 
 
+def test_messages_name_the_annotation_and_the_call_as_written() -> None:
+    """Without a Spec, the annotation is named as written (not an internal
+    ``Spec('...')``); a refused ``out=`` write names the call (``where``, ``clamp``),
+    not the ``copy_`` it does."""
+
+    class Bounded(TensorClass):
+        x: Annotated[Tensor, at.Ge(0)]
+
+    with pytest.raises(FieldSpecError) as caught:
+        Bounded(x=-torch.ones(3), batch_size=[3])
+    assert "breaks ge=0 (its annotation Annotated[Tensor, Ge(ge=0)])" in str(caught.value)
+    assert "Spec(" not in str(caught.value)
+    record = Bounded(x=torch.ones(3), batch_size=[3])
+    mask = torch.tensor([True, False, True])
+    with pytest.raises(FieldSpecError, match=r"^Bounded\.where\(\.\.\., out=\.\.\.\): ") as c:
+        record.where(mask, -1.0, out=record)
+    assert "copy_" not in str(c.value) and record.x.tolist() == [1.0, 1.0, 1.0]
+    with pytest.raises(FieldSpecError, match=r"^Bounded\.clamp\(\.\.\., out=\.\.\.\): "):
+        record.clamp(-2.0, -1.0, out=record)
+    with pytest.raises(FieldSpecError, match=r"^Bounded\.copy_\(\.\.\.\): "):
+        record.copy_(Bounded(x=torch.ones(3), batch_size=[3]).apply(lambda t: -t))
+    record.where(mask, 2.0, out=record)
+    assert record.x.tolist() == [1.0, 2.0, 1.0]
+
+
 @pytest.mark.skipif(jt is None, reason="jaxtyping is an optional extra")
 def test_jaxtyping_annotations_take_constraints_too() -> None:
     assert jt is not None

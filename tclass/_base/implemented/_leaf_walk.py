@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Literal, TypeAlias, TypeVar, cast
 
 import torch
@@ -61,6 +63,7 @@ __all__ = [
     "mismatched_entry",
     "pad_operand",
     "refuse_operand",
+    "writing_out_of",
 ]
 
 Alignment: TypeAlias = Literal["batch", "mask"]
@@ -68,6 +71,27 @@ Check: TypeAlias = Literal["all", "shapes", "none"]
 """What an in-place operation checks before writing: dtypes and shapes, shapes, nothing."""
 Resize: TypeAlias = Callable[[torch.Size], torch.Size]
 """Maps a node's batch size before an operation to its batch size after it."""
+
+# Inside ``writing_out_of("where")``: the public operation whose ``out=`` the writes fill.
+_OUT_OF: ContextVar[str | None] = ContextVar("tclass_out_of", default=None)
+
+
+@contextmanager
+def writing_out_of(operation: str) -> Iterator[None]:
+    """In-place writes done inside it (``out.copy_(result)``) are named in messages as
+    the ``out=`` of ``operation`` the user called: ``Frame.where(..., out=...)``."""
+    token = _OUT_OF.set(operation)
+    try:
+        yield
+    finally:
+        _OUT_OF.reset(token)
+
+
+def _out_of(operation: str) -> str:
+    """``operation``, or the call whose ``out=`` it writes (see :func:`writing_out_of`)."""
+    out_of = _OUT_OF.get()
+    return operation if out_of is None else f"{out_of}(..., out=...)"
+
 
 _Tensor = torch.Tensor
 _PYTHON_NUMBERS = (int, float, bool, complex)
@@ -548,7 +572,7 @@ class LeafWalkOps(TensorCollection):
         # check and the route both (see number_kinds); not for the guarded run's subsets.
         kinds = None if gather.guards else number_kinds(foreach, gather.leaves, args, kwargs)
         if check != "none" and gather.leaves and not _is_compiling():  # compiling: traced
-            name = operation or getattr(each, "__name__", "in-place operation")
+            name = _out_of(operation or getattr(each, "__name__", "in-place operation"))
             if batch != self.batch_size:
                 raise _grown_in_place(name, self.batch_size, batch)
             shared = [_shared_dtype(op, alignment) for op in operands]
@@ -577,6 +601,9 @@ class LeafWalkOps(TensorCollection):
         """An in-place operation as the caller spelled it: ``Frame.add_(...)``,
         ``Frame += ...``."""
         owner = type(self).__name__
+        out_of = _OUT_OF.get()
+        if out_of is not None:
+            return f"{owner}.{out_of}(..., out=...)"
         if operation.isidentifier():
             return f"{owner}.{operation}(...)"
         return f"{owner} {operation} ..."
@@ -641,7 +668,7 @@ class LeafWalkOps(TensorCollection):
                     _check_mask(operation, operand.shape, own)
                 walked.append(operand)
             elif operand is not None and as_scalar(operand) is None:
-                name = operation or getattr(each, "__name__", "this operation")
+                name = _out_of(operation or getattr(each, "__name__", "this operation"))
                 raise refuse_operand(name, operand)
         gather = Gather(
             len(walked),

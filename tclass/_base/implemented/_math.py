@@ -23,7 +23,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection
-from tclass._base.implemented._leaf_walk import without_empty
+from tclass._base.implemented._leaf_walk import without_empty, writing_out_of
 from tclass._base.implemented._unary_math import UnaryMathOps
 from tclass._core._dispatch import implements
 from tclass.errors import GradError, OperandError
@@ -572,10 +572,11 @@ def into_out(out: Any, result: Any, operation: str = "") -> Any:
     """
     if out is None:
         return result
-    if set(result.keys(True, True)) <= set(out.keys(True, True)) and not _grad_leaves(out):
-        out.copy_(result)
-    else:
-        out.update(result)
+    with writing_out_of(operation or "out"):  # a refusal names the user's call
+        if set(result.keys(True, True)) <= set(out.keys(True, True)) and not _grad_leaves(out):
+            out.copy_(result)
+        else:
+            out.update(result)
     return out
 
 

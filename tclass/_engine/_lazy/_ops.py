@@ -24,7 +24,7 @@ from tclass._core import _batch, _keys
 from tclass._core._batch import format_shape
 from tclass._core._names import DimName
 from tclass._core._options import OPTIONS
-from tclass._core._records import storage_of
+from tclass._core._records import is_record, storage_of
 from tclass._core._shape_op import ShapeOp
 from tclass._engine._lazy._index import as_records
 from tclass._engine._lazy._parts import (
@@ -45,6 +45,7 @@ from tclass.errors import (
     LockedError,
     ShapeError,
     StackError,
+    StackTypeError,
 )
 
 __all__ = ["LazyStackOps"]
@@ -105,10 +106,20 @@ class LazyStackOps(TensorDictBase):
 
         Raises:
             LockedError: if the stack is locked.
-            StackTypeError: (a ``TypeError``) if it is not a collection.
+            StackTypeError: (a ``TypeError``) if it is not a collection, or is a
+                tensorclass record (as the peer: a record kept as a member would be read
+                back wrapped twice through the record stacked over this stack).
             StackError: (a ``ValueError``) if its batch size differs from the members',
                 which all have one (as the peer; a stack already ragged takes any size).
         """
+        if is_record(tensordict):
+            msg = (
+                f"insert/append/extend: got a {type(tensordict).__name__} record. Expected "
+                "new value to be TensorDictBase instance: a record is not added to a lazy "
+                "stack as a member; pass its storage (record._tensordict), or stack records "
+                "with lazy_stack([...])"
+            )
+            raise StackTypeError(msg)
         if self._lock_state():
             msg = (
                 "Cannot modify locked LazyStackedTensorDict: cannot insert a member; unlock "

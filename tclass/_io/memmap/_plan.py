@@ -17,7 +17,7 @@ import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import torch
 
@@ -276,7 +276,7 @@ class _Planner(NodeVisitor[Rebuild]):
         _add_meta(plan, rel, meta, options)
         data, batch_size = node.data, node.batch_size
         # A saved copy is on the CPU, its Python values with it (as the peer's).
-        return lambda written: cls._make(data, batch_size, torch.device("cpu"))
+        return lambda written: _in_folder(cls._make(data, batch_size, torch.device("cpu")), options)
 
     def visit_values(
         self, node: NonTensorStack, rel: str, marker: dict[str, Any] | None = None
@@ -294,7 +294,7 @@ class _Planner(NodeVisitor[Rebuild]):
             plan.files.append((_join(rel, "pickle.pkl"), dumps_pickle(values, where)))
         meta[TCLASS_FIELD] = {"batch_size": list(node.batch_size)}
         _add_meta(plan, rel, meta, options, compact=True)
-        saved = node._copy_on(torch.device("cpu"))  # the result nests as node
+        saved = _in_folder(node._copy_on(torch.device("cpu")), options)  # nests as node
         return lambda written: saved
 
 
@@ -520,3 +520,15 @@ def _add_meta(
         )
         raise NotSerializableError(msg)
     plan.files.append((_join(rel, META), data))
+
+
+_N = TypeVar("_N", NonTensorData, NonTensorStack)
+
+
+def _in_folder(node: _N, options: _Options) -> _N:
+    """``node``, the saved copy of a value node, marked as saved in a folder (its
+    ``is_memmap()``: true, as the peer's; not for an anonymous save, as a collection
+    with no tensors)."""
+    if not options.anonymous:
+        node._in_folder = True
+    return node

@@ -37,7 +37,7 @@ from tclass._core._nested import fill_flat, flatten_values
 from tclass._core._records import storage_of
 from tclass._core._registry import resolve_class
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import MetaData, NonTensorData
+from tclass._engine._nontensor import MetaData, NonTensorData, _NonTensorNode
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._ragged_values import ragged_from_lists
 from tclass._engine._td import TensorDict
@@ -312,9 +312,9 @@ def _load_kind(
         return _load_lazy(folder, meta, options, None, want)
     if kind == "NonTensorData":
         value_cls = MetaData if name.endswith(".MetaData") else NonTensorData
-        return _load_value(folder, meta, options, parent_batch, value_cls)
+        return _from_folder(_load_value(folder, meta, options, parent_batch, value_cls))
     if kind == "NonTensorStack":
-        return _load_values(folder, meta, options, parent_batch)
+        return _from_folder(_load_values(folder, meta, options, parent_batch))
     if name.split(".", 1)[0] == "tensordict":
         msg = (
             f"{folder.child_path(META)!r} holds a {name}, a node kind tclass does not "
@@ -845,6 +845,13 @@ def _member_number(folder: Folder, name: str) -> int:
         )
         raise MetadataError(msg)
     return int(name)
+
+
+def _from_folder(node: Any) -> Any:
+    """A value node read from a folder, marked so (its ``is_memmap()``: true)."""
+    if isinstance(node, _NonTensorNode):
+        node._in_folder = True
+    return node
 
 
 def _load_value(
