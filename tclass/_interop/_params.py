@@ -105,6 +105,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
     _record: Any = None  # the record class wrapped (its results are rebuilt in it)
     _copies_without_grad: ClassVar[bool] = True  # copy_ writes the parameters' data
     _kept_by_update: ClassVar[bool] = True  # a parent's update merges into it
+    _moves_as_data: ClassVar[bool] = True  # a parent's to() gives a TensorDict of it
 
     def __init__(
         self,

@@ -55,3 +55,17 @@ def test_a_shape_op_block_keeps_the_params_of_its_source() -> None:
     assert type(outer["n"]).__name__ == "TensorDictParams"
     torch.testing.assert_close(outer["x"], torch.full((3, 4), 2.0))
     torch.testing.assert_close(params["a"].detach(), torch.arange(12.0).reshape(3, 4))
+
+
+def test_a_parents_to_reads_the_params_as_data_connected_to_the_graph() -> None:
+    params = tclass.TensorDictParams(_data())
+    outer = tclass.TensorDict({"x": torch.zeros(3, 4), "n": params}, batch_size=[3, 4])
+    moved = outer.to(torch.float64)
+    assert type(moved["n"]) is tclass.TensorDict  # the peer's: not new parameters
+    assert moved["n", "a"].dtype == torch.float64
+    moved["n", "a"].sum().backward()  # the gradient reaches the module's parameter
+    assert params["a"].grad is not None
+    torch.testing.assert_close(params["a"].grad, torch.ones(3, 4))
+    on_cpu = outer.cpu()
+    assert type(on_cpu["n"]) is tclass.TensorDict and on_cpu["n"].device == torch.device("cpu")
+    assert on_cpu["n", "a"] is params["a"]

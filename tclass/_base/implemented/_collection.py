@@ -80,6 +80,9 @@ class TensorCollection(BatchFacts):
         # a parent's update merges into it, which it keeps (TensorDictParams: its
         # parameters stay registered), as the peer updates any nested collection
         _kept_by_update: ClassVar[bool]
+        # a parent's to() moves it as its data: a TensorDict over the moved tensors
+        # (TensorDictParams: its own to() makes new parameters), as the peer's
+        _moves_as_data: ClassVar[bool]
     _get_entries = methodcaller("_entries")
     _get_batch_size = attrgetter("batch_size")
     _is_leaf_node = False
@@ -88,6 +91,7 @@ class TensorCollection(BatchFacts):
     _is_store = False
     _copies_without_grad = False
     _kept_by_update = False
+    _moves_as_data = False
 
     # --- primitives ----------------------------------------------------------------------
 
