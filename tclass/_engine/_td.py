@@ -801,10 +801,11 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
             elif (
                 below is None
                 and isinstance(target, TensorCollection)
-                and target._is_lazy
+                and (target._is_lazy or target._kept_by_update)
                 and isinstance(value, (Mapping, TensorCollection))
                 and (is_leaf is None or not is_leaf(type(value)))
-            ):  # a lazy stack is updated member by member, so it is kept, as the peer
+            ):  # a lazy stack is updated member by member, so it is kept, as the peer;
+                # so is a TensorDictParams (its parameters stay registered in its module)
                 target._update_entries(value, clone, inplace, None, is_leaf)
             elif (
                 is_record(target)

@@ -32,6 +32,20 @@ __all__ = ["DeviceOps"]
 _DEVICE_TYPES = frozenset({str, torch.device})  # to(device) called with one of these
 
 
+def _as_data(move: Callable[[Any], Any], device: torch.device | None) -> Callable[[Any], Any]:
+    """``move`` for the values of a TensorDict: a nested collection that moves as its
+    data (a TensorDictParams) gives a TensorDict over its moved tensors, which stay
+    connected to its parameters' graph, as the peer's (its own ``to`` makes new
+    parameters)."""
+
+    def each(value: Any) -> Any:
+        if isinstance(value, TensorCollection) and value._moves_as_data:
+            return value._map_values(each, value.batch_size, device)
+        return move(value)
+
+    return each
+
+
 class DeviceOps(TensorDictBase):
     """The device methods of ``TensorDict`` (see the module docstring)."""
 
@@ -87,7 +101,10 @@ class DeviceOps(TensorDictBase):
                 if moved is not None:
                     return moved  # type: ignore[no-any-return]
             result = self._map_values(
-                lambda v: v.to(device=device, dtype=dtype, non_blocking=non_blocking),
+                _as_data(
+                    lambda v: v.to(device=device, dtype=dtype, non_blocking=non_blocking),
+                    new_device,
+                ),
                 self._batch_size,
                 new_device,
             )
@@ -110,7 +127,9 @@ class DeviceOps(TensorDictBase):
             if device is not None and device.type == "cuda":
                 result = self._queued_to(device)
             else:
-                result = self._map_values(lambda v: v.to(device), self._batch_size, device)
+                result = self._map_values(
+                    _as_data(lambda v: v.to(device), device), self._batch_size, device
+                )
         except (AssertionError, RuntimeError) as error:
             raise move_error(error, device, self) from error
         return result.lock_() if self._locked else result
@@ -127,6 +146,8 @@ class DeviceOps(TensorDictBase):
             if isinstance(value, torch.Tensor):
                 pinned = pinned or value.is_pinned()
                 return value.to(device, non_blocking=True)
+            if isinstance(value, TensorCollection) and value._moves_as_data:
+                return value._map_values(move, value.batch_size, device)
             return value.to(device)  # a nested collection: the same, with its own wait
 
         moved = self._map_values(move, self._batch_size, device)

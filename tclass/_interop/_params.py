@@ -104,6 +104,8 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
     _slots: SlotKinds  # the entries in a slot of the other kind than their type's
     _record: Any = None  # the record class wrapped (its results are rebuilt in it)
     _copies_without_grad: ClassVar[bool] = True  # copy_ writes the parameters' data
+    _kept_by_update: ClassVar[bool] = True  # a parent's update merges into it
+    _moves_as_data: ClassVar[bool] = True  # a parent's to() gives a TensorDict of it
 
     def __init__(
         self,
@@ -822,9 +824,14 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
 
     def _apply(self, fn: Callable[[torch.Tensor], torch.Tensor], recurse: bool = True) -> Self:
         """``module.to()``, ``.double()``...: nn.Module converts the parameters and
-        buffers (through the views, into the TensorDict); the device is recomputed."""
+        buffers (through the views, into the TensorDict); the device is recomputed when
+        a leaf moved (a dtype conversion keeps it, ``None`` included, as the peer's)."""
+        before = [leaf.device for _, _, _, leaf in tensor_leaves(self._param_td)]
         nn.Module._apply(self, fn, recurse=recurse)  # type: ignore[no-untyped-call]
-        devices = {leaf.device for _, _, _, leaf in tensor_leaves(self._param_td)}
+        after = [leaf.device for _, _, _, leaf in tensor_leaves(self._param_td)]
+        if after == before:
+            return self
+        devices = set(after)
         self._param_td.clear_device_()
         if len(devices) == 1:
             self._param_td = self._param_td.to(devices.pop())

@@ -77,6 +77,12 @@ class TensorCollection(BatchFacts):
         _is_store: ClassVar[bool]  # over an outside store (an HDF5 file): never copied
         # copy_ writes the data outside autograd (TensorDictParams: into its parameters)
         _copies_without_grad: ClassVar[bool]
+        # a parent's update merges into it, which it keeps (TensorDictParams: its
+        # parameters stay registered), as the peer updates any nested collection
+        _kept_by_update: ClassVar[bool]
+        # a parent's to() moves it as its data: a TensorDict over the moved tensors
+        # (TensorDictParams: its own to() makes new parameters), as the peer's
+        _moves_as_data: ClassVar[bool]
     _get_entries = methodcaller("_entries")
     _get_batch_size = attrgetter("batch_size")
     _is_leaf_node = False
@@ -84,6 +90,8 @@ class TensorCollection(BatchFacts):
     _is_lazy = False
     _is_store = False
     _copies_without_grad = False
+    _kept_by_update = False
+    _moves_as_data = False
 
     # --- primitives ----------------------------------------------------------------------
 
