@@ -166,3 +166,10 @@ def test_json_schema_carries_the_constraints() -> None:
         "exclusiveMaximum": 1,
         "multipleOf": 0.25,
     }
+
+
+def test_rand_draws_values_meeting_the_constraints() -> None:
+    for seed in range(10):
+        record = Job.rand([3], generator=torch.Generator().manual_seed(seed))
+        assert record.count >= 0 and record.tag in ("a", "b") and 2 <= len(record.name) <= 4
+        assert record.step is None or (0 < record.step < 1 and record.step % 0.25 == 0)
