@@ -18,7 +18,9 @@ their class, without importing that package)::
 
 A NaN breaks every bound (``nan >= 0`` is false), as in annotated-types. Other
 annotated-types metadata (``MinLen``, ``Predicate``, ...) says nothing tclass checks on a
-tensor's values and is left to the tools that read it.
+tensor's values and is left to the tools that read it. Fields of Python values
+(``Annotated[int, Ge(0)]``, ``Annotated[str, MinLen(2)]``, ``Literal[...]``) are checked
+by ``ValueConstraints``: its numbers by ``Constraints.broken_by``, lengths by ``len``.
 
 The check is one fused pass over the values for bounds and finiteness (``torch.aminmax``,
 then two Python comparisons), plus one ``isin`` or remainder pass when those are given;

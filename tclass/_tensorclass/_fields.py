@@ -18,7 +18,9 @@ a tensorclass ``C``        ``C`` instances; a dict (``C.from_dict``) or a Tensor
                            arrays too (numbers in tensor form, kept as tensors, as the peer
                            keeps them; ``nocast`` keeps an array as given)
 ``list[X]``, ``dict``...   values whose type is the generic's origin (items are not checked)
-``Literal[...]``           one of the listed values
+``Literal[...]``           one of the listed values (others refused: ``FieldSpecError``)
+``Annotated[int, Ge(0)]``  the annotated-types bounds, ``MultipleOf``, ``MinLen``/``MaxLen``/
+                           ``Len`` of the Python values, checked (``FieldRule.values``)
 ``Any``, ``object``, a     anything: tensors and collections as entries, the rest as values
 ``TypeVar``, other forms   (``Annotated[X, ...]`` and ``NewType`` are read as ``X``)
 ``X | Y``                  what ``X`` or ``Y`` accepts
