@@ -18,7 +18,9 @@ their class, without importing that package)::
 
 A NaN breaks every bound (``nan >= 0`` is false), as in annotated-types. Other
 annotated-types metadata (``MinLen``, ``Predicate``, ...) says nothing tclass checks on a
-tensor's values and is left to the tools that read it.
+tensor's values and is left to the tools that read it. Fields of Python values
+(``Annotated[int, Ge(0)]``, ``Annotated[str, MinLen(2)]``, ``Literal[...]``) are checked
+by ``ValueConstraints``: its numbers by ``Constraints.broken_by``, lengths by ``len``.
 
 The check is one fused pass over the values for bounds and finiteness (``torch.aminmax``,
 then two Python comparisons), plus one ``isin`` or remainder pass when those are given;
@@ -41,7 +43,7 @@ from tclass.errors import SpecSyntaxError
 
 _Tensor = torch.Tensor
 
-__all__ = ["BOUNDS", "Constraints", "Violation", "constraints_from"]
+__all__ = ["BOUNDS", "Constraints", "ValueConstraints", "Violation", "constraints_from"]
 
 BOUNDS = ("ge", "gt", "le", "lt")
 _KEYS = (*BOUNDS, "isin", "finite", "multiple_of")
@@ -53,6 +55,12 @@ _ANNOTATED_TYPES = {
     "Lt": ("lt",),
     "Interval": BOUNDS,
     "MultipleOf": ("multiple_of",),
+}
+# The annotated-types length classes, checked on Python values (``len(value)``).
+_LENGTHS = {
+    "MinLen": ("min_length",),
+    "MaxLen": ("max_length",),
+    "Len": ("min_length", "max_length"),
 }
 # Dtypes torch.aminmax reads on every device (not the wide unsigned ones).
 _AMINMAX = frozenset(
@@ -437,3 +445,100 @@ def annotated_types_keys(item: object) -> tuple[str, ...]:
     if not kind.__module__.startswith("annotated_types"):
         return ()
     return _ANNOTATED_TYPES.get(kind.__name__, ())
+
+
+@dataclass(frozen=True)
+class ValueConstraints:
+    """The constraints of a field of Python values: annotated-types' bounds and
+    ``MultipleOf`` on numbers (checked by :meth:`Constraints.broken_by`, as a tensor's
+    elements are), ``MinLen``/``MaxLen``/``Len`` on values that have a length (``str``,
+    ``list``...), and a ``Literal``'s values (``allowed``: one of them, of its type).
+    A value of another kind than a constraint reads (a ``str`` in a bounded ``int``
+    field, which the field keeps as given) is left to the annotation's rules."""
+
+    numbers: Constraints | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    allowed: tuple[object, ...] | None = None
+
+    @classmethod
+    def build(
+        cls, metadata: Sequence[object], allowed: tuple[object, ...] | None, where: str
+    ) -> ValueConstraints | None:
+        """The constraints in ``metadata`` (annotated-types objects) and a ``Literal``'s
+        ``allowed`` values; None when there are none.
+
+        Raises:
+            SpecSyntaxError: see :meth:`Constraints.build`; a length that is not a
+                non-negative int, or a minimum above the maximum.
+        """
+        numbers, _ = constraints_from({}, metadata, where)
+        lengths: dict[str, int] = {}
+        for item in metadata:
+            kind = type(item)
+            if not kind.__module__.startswith("annotated_types"):
+                continue
+            for key in _LENGTHS.get(kind.__name__, ()):
+                value = getattr(item, key, None)
+                if value is None:
+                    continue
+                if type(value) is not int or value < 0:
+                    raise SpecSyntaxError(f"{where}{key} must be an int >= 0, got {value!r}")
+                lengths[key] = value
+        low, high = lengths.get("min_length"), lengths.get("max_length")
+        if low is not None and high is not None and low > high:
+            raise SpecSyntaxError(f"{where}min_length={low} > max_length={high}: no value fits")
+        if numbers is None and not lengths and allowed is None:
+            return None
+        return cls(numbers, low, high, allowed)
+
+    @property
+    def text(self) -> str:
+        """As keywords: ``ge=0, max_length=8``, ``in ('a', 'b')``."""
+        parts = [self.numbers.text] if self.numbers is not None else []
+        parts += [f"{k}={v!r}" for k, v in self._lengths() if v is not None]
+        if self.allowed is not None:
+            parts.append(f"in {self.allowed!r}")
+        return ", ".join(parts)
+
+    def _lengths(self) -> tuple[tuple[str, int | None], ...]:
+        return (("min_length", self.min_length), ("max_length", self.max_length))
+
+    def broken_by(self, value: object) -> str | None:
+        """The first constraint the Python value ``value`` breaks, as written, or None."""
+        if self.allowed is not None and not any(
+            type(value) is type(a) and value == a for a in self.allowed
+        ):
+            return f"in {self.allowed!r}"
+        if self.numbers is not None and isinstance(value, numbers.Number):
+            broken = self.numbers.broken_by(value)
+            if broken is not None:
+                return broken
+        if (self.min_length is not None or self.max_length is not None) and hasattr(
+            value, "__len__"
+        ):
+            size = len(value)
+            if self.min_length is not None and size < self.min_length:
+                return f"min_length={self.min_length!r}"
+            if self.max_length is not None and size > self.max_length:
+                return f"max_length={self.max_length!r}"
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON Schema keywords saying the same (``minimum``, ``minLength``, ``enum``...)."""
+        out: dict[str, Any] = {}
+        found = self.numbers
+        if found is not None:
+            names = {"ge": "minimum", "gt": "exclusiveMinimum", "le": "maximum"}
+            for key, keyword in {**names, "lt": "exclusiveMaximum"}.items():
+                if getattr(found, key) is not None:
+                    out[keyword] = getattr(found, key)
+            if found.multiple_of is not None:
+                out["multipleOf"] = found.multiple_of
+        if self.min_length is not None:
+            out["minLength"] = self.min_length
+        if self.max_length is not None:
+            out["maxLength"] = self.max_length
+        if self.allowed is not None:
+            out["enum"] = list(self.allowed)
+        return out

@@ -89,6 +89,7 @@ __all__ = [
     "SchemaCheck",
     "SchemaDiffers",
     "Source",
+    "check_saved_python_values",
     "check_saved_values",
     "check_tree_values_to_save",
     "check_loaded_values",
@@ -290,6 +291,8 @@ def check_loaded_values(cls: type, loaded: Any, where: str) -> None:
     Raises:
         FieldSpecError: naming the field, the problem and the folder.
     """
+    for part in dense_parts(storage_of(loaded)):
+        check_saved_python_values(cls, part._entries(), where)
     specs = class_schema(cls)[1]
     if specs is None:
         return
@@ -352,6 +355,30 @@ def check_tree_values_to_save(node: Any, where: tuple[str, ...] = ()) -> None:
         for key, value in node._entries().items():
             if isinstance(value, TensorCollection):
                 check_tree_values_to_save(value, (*where, key))
+
+
+def check_saved_python_values(cls: type, entries: Mapping[str, Any], where: str) -> None:
+    """Checks the Python values of a loaded record of class ``cls`` (``entries``: its
+    fields as loaded, nodes of values) against the constraints of their annotations
+    (``Annotated[int, Ge(0)]``, ``Literal[...]``), each field's rule checking them as
+    its writes are checked; ``where``: the folder or file, for messages.
+
+    Raises:
+        FieldSpecError: naming the file, the field, the constraint and the value.
+    """
+    rules = cast(Any, cls).__tclass_info__.rules
+    for name, rule in rules.items():
+        if rule.values is None or entries.get(name) is None:
+            continue
+        try:
+            rule.check_values(entries[name])
+        except FieldSpecError as error:
+            msg = (
+                f"{where}: {error.problems[0].message}. The saved value breaks the constraints of "
+                f"{cls.__name__}: it was changed after saving, or written by another "
+                "program or class; fix the value in the file (nothing was loaded)"
+            )
+            raise FieldSpecError(msg, error.problems) from None
 
 
 def check_saved_values(cls: type, leaves: list[tuple[str, torch.Tensor, str]]) -> None:

@@ -18,7 +18,9 @@ a tensorclass ``C``        ``C`` instances; a dict (``C.from_dict``) or a Tensor
                            arrays too (numbers in tensor form, kept as tensors, as the peer
                            keeps them; ``nocast`` keeps an array as given)
 ``list[X]``, ``dict``...   values whose type is the generic's origin (items are not checked)
-``Literal[...]``           one of the listed values
+``Literal[...]``           one of the listed values (others refused: ``FieldSpecError``)
+``Annotated[int, Ge(0)]``  the annotated-types bounds, ``MultipleOf``, ``MinLen``/``MaxLen``/
+                           ``Len`` of the Python values, checked (``FieldRule.values``)
 ``Any``, ``object``, a     anything: tensors and collections as entries, the rest as values
 ``TypeVar``, other forms   (``Annotated[X, ...]`` and ``NewType`` are read as ``X``)
 ``X | Y``                  what ``X`` or ``Y`` accepts
@@ -62,6 +64,7 @@ from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import format_shape
 from tclass._core._class_options import DEFAULTS, ClassOptions
+from tclass._core._constraints import ValueConstraints
 from tclass._core._jagged import leaf_shape
 from tclass._core._linked_list import LinkedList, unlinked
 from tclass._core._options import OPTIONS
@@ -109,6 +112,12 @@ class FieldRule:
     # The one class of Python value the field keeps as it is (a plain class annotation,
     # no autocast): store() of a value of exactly this class is NonTensorData._make.
     value_class: type | None = None
+    # The constraints of its Python values (annotated-types, a Literal's values).
+    values: ValueConstraints | None = None
+
+    def __post_init__(self) -> None:
+        if self.values is not None:  # (only then: unconstrained fields pay nothing)
+            object.__setattr__(self, "store", self._store_constrained)
 
     @property
     def value_field(self) -> bool:
@@ -148,6 +157,61 @@ class FieldRule:
         if check is not None:
             return self._other_value(value, batch, device)
         self._refuse(value)
+
+    def _store_constrained(
+        self, value: Any, batch: torch.Size, device: torch.device | None
+    ) -> Value | None:
+        """:meth:`store` of a field whose Python values are constrained: checked."""
+        stored = FieldRule.store(self, value, batch, device)
+        if stored is not None:
+            self.check_values(stored)
+        return stored
+
+    def check_values(self, value: Any) -> None:
+        """Refuses a value (a Python value, a node or stack of them, a number in tensor
+        form, a list of values written into rows) that breaks a constraint of the
+        field's Python values (``Annotated[int, Ge(0)]``, ``Literal["a", "b"]``).
+
+        Raises:
+            FieldSpecError: naming the field, the constraint and the first value
+                breaking it (with its index along the batch).
+        """
+        found = self.values
+        if found is None or value is None:
+            return
+        if isinstance(value, _Tensor):
+            hit = None if found.numbers is None else found.numbers.first_violation(value)
+            if hit is not None:
+                self._refuse_value(hit.value, hit.constraint, hit.element)
+            return
+        if isinstance(value, NonTensorData):
+            items: list[Any] = [value.data]
+        elif isinstance(value, _NonTensorNode):
+            items = _flat_values(value.tolist(), value.batch_dims)
+        elif isinstance(value, TensorCollection):
+            return
+        elif type(value) is list and not (self.check_value and self.check_value(value)):
+            items = value  # one value per row written
+        else:
+            items = [value]
+        for index, item in enumerate(items):
+            broken = found.broken_by(item)
+            if broken is not None:
+                self._refuse_value(item, broken, (index,) if len(items) > 1 else ())
+
+    def _refuse_value(
+        self, value: object, broken: str, element: tuple[int, ...]
+    ) -> typing.NoReturn:
+        at = f" at index {element}" if element else ""
+        found = typing.cast(ValueConstraints, self.values)
+        said = self.text if broken.startswith("in ") else f"{self.text} with {found.text}"
+        msg = (
+            f"{self.owner}.{self.name} is given {_describe(value)}{at}, which breaks "
+            f"{broken} (its annotation {said})"
+        )
+        key = broken.partition("=")[0] if "=" in broken else "isin"
+        problem = SpecProblem(self.name, key, value, broken, None, msg, element or None)
+        raise FieldSpecError(f"{msg}; give a value that meets it. Nothing was written", [problem])
 
     def over_stack(self, value: Any, batch: torch.Size, device: torch.device | None) -> Any:
         """``value`` as a lazy stack of records of ``batch`` stores it in this field: in a
@@ -351,6 +415,8 @@ class FieldRule:
         Raises:
             FieldTypeError: naming the class, the field and the annotation.
         """
+        if self.values is not None:
+            self.check_values(value)
         if self.any_value or self.cast is not None:
             return
         if isinstance(value, _Tensor):
@@ -457,6 +523,7 @@ def rule_for(
     cast = _caster([m for m, _ in members], parts) if options["autocast"] else None
     # (a list is not kept as it is under set_list_to_stack(True): see store())
     value_class = parts[0].get("value_class") if len(parts) == 1 and cast is None else None
+    values = _value_constraints(members, parts, f"{owner}.{name}: ")
     return FieldRule(
         name=name,
         owner=owner,
@@ -472,7 +539,25 @@ def rule_for(
         cast=cast,
         spec=spec,
         value_class=None if value_class is None or issubclass(value_class, list) else value_class,
+        values=values,
     )
+
+
+def _value_constraints(
+    members: list[tuple[object, tuple[object, ...]]], parts: list[dict[str, Any]], where: str
+) -> ValueConstraints | None:
+    """The constraints of a field's Python values: the annotated-types objects around its
+    Python-value members (``Annotated[int, Ge(0)]``), and the values of its ``Literal``s
+    when every such member is one (``Literal["a", "b"]``)."""
+    valued = [(meta, part) for (_, meta), part in zip(members, parts) if "check" in part]
+    if not valued:
+        return None
+    metadata = [item for meta, _ in valued for item in meta]
+    literals = [part.get("literal") for _, part in valued]
+    allowed = None
+    if all(found is not None for found in literals):
+        allowed = tuple(a for found in literals for a in typing.cast("tuple[object, ...]", found))
+    return ValueConstraints.build(metadata, allowed, where)
 
 
 def _one_spec(
@@ -496,7 +581,8 @@ def _part(option: object, name: str, owner: str, text: str) -> dict[str, Any]:
     origin = typing.get_origin(option)
     if origin is Literal:
         allowed = typing.get_args(option)
-        return {"check": lambda v: any(type(v) is type(a) and v == a for a in allowed)}
+        check = lambda v: any(type(v) is type(a) and v == a for a in allowed)  # noqa: E731
+        return {"check": check, "literal": allowed}
     if origin is not None:  # list[int], dict[str, Any], type[X], Callable[...]
         return _part(origin, name, owner, text)
     array_type = array_type_of(option)

@@ -144,7 +144,7 @@ def _field_lines(
                 f"                R{index}._check_batch(v, batch)",
             ]
         lines.append(kept)
-    elif rule.value_class is not None and spec_lines is None:
+    elif rule.value_class is not None and rule.values is None and spec_lines is None:
         namespace[f"C{index}"] = rule.value_class
         lines += [
             f"    if v.__class__ is C{index}:  # a {rule.value_class.__name__}, kept as it is",

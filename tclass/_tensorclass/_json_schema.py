@@ -39,6 +39,7 @@ from typing import Any, Literal
 import torch
 
 from tclass._base.implemented._collection import TensorCollection
+from tclass._core._constraints import ValueConstraints
 from tclass._core._records import is_record_class
 from tclass._core._spec import FIXED, NAMED, SYMBOLIC, VARIADIC, Dim, TensorSpec, array_type_of
 from tclass._tensorclass._hints import annotated_members, annotation_text
@@ -123,13 +124,16 @@ class _Builder:
     def field(self, cls: type, name: str, hint: object, spec: TensorSpec | None) -> dict[str, Any]:
         """A field's schema: its annotation's members, each as JSON reads it."""
         options: list[dict[str, Any]] = []
-        for member, _ in annotated_members(hint):
+        for member, metadata in annotated_members(hint):
             if member is None or member is type(None):
                 schema = _NONE
             elif is_tensor_annotation(member):
                 schema = self.tensor(f"{_def_name(cls)}.{name}", spec)
-            else:
+            else:  # with its constraints (Annotated[int, Ge(0)]: "minimum": 0)
                 schema = self.value(member)
+                found = ValueConstraints.build(metadata, None, f"{_def_name(cls)}.{name}: ")
+                if found is not None and schema:
+                    schema = {**schema, **found.to_json()}
             if schema not in options:
                 options.append(schema)
         out = options[0] if len(options) == 1 else {"anyOf": options}

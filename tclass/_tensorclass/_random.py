@@ -211,7 +211,7 @@ class _Builder:
             x = torch.randn(tuple(batch), generator=self.chooser.generator)
             return TensorDict(x=x, batch_size=batch, device=self.device)
         try:
-            return self.value(member)
+            return self.value_meeting(member, rule)
         except _NoValue:
             if default is not None and default.default is not dataclasses.MISSING:
                 return default.default
@@ -224,6 +224,17 @@ class _Builder:
             raise FieldTypeError(msg) from None
 
     # --- Python values -------------------------------------------------------------------
+
+    def value_meeting(self, annotation: object, rule: FieldRule) -> Any:
+        """A random value of ``annotation`` that meets the field's constraints on Python
+        values (``Annotated[int, Ge(0)]``): drawn again until one does (_NoValue after
+        100 draws: the default is taken, or the field must have one)."""
+        found = rule.values
+        for _ in range(100):
+            value = self.value(annotation)
+            if found is None or found.broken_by(value) is None:
+                return value
+        raise _NoValue
 
     def value(self, annotation: object) -> Any:
         choose = self.chooser

@@ -218,3 +218,37 @@ def test_memmap_refresh_checks_a_file_another_process_replaced(tmp_path: Path) -
     path.unlink()
     data.tofile(path)
     assert record.memmap_refresh_() is record and record.prob[1].tolist() == [0.5, 0.75, 0.5]
+
+
+def test_edited_python_values_are_refused_on_load(tmp_path: Path) -> None:
+    """A constrained Python value edited in a saved folder or HDF5 file (``Annotated[int,
+    Ge(0)]``) is refused as the constructor refuses it, naming the file; nothing loads."""
+    from typing import Annotated
+
+    import annotated_types as at
+
+    from tclass import TensorClass
+
+    class Counted(TensorClass):
+        x: torch.Tensor
+        count: Annotated[int, at.Ge(0)] = 0
+
+    record = Counted(x=torch.zeros(2), count=1, batch_size=[2])
+    record.memmap(tmp_path / "f")
+    meta_file = tmp_path / "f" / "_tensordict" / "count" / "meta.json"
+    meta = json.loads(meta_file.read_text())
+    meta["data"] = -7
+    meta_file.write_text(json.dumps(meta))
+    want = r"Counted\.count is given int -7, which breaks ge=0.*nothing was loaded"
+    with pytest.raises(errors.FieldSpecError, match=want):
+        Counted.load_memmap(tmp_path / "f")
+    kept = record.clone()
+    with pytest.raises(errors.FieldSpecError, match=want):
+        kept.load_memmap_(tmp_path / "f")
+    assert kept.count == 1
+    h5py = pytest.importorskip("h5py")
+    record.to_h5(tmp_path / "r.h5")
+    with h5py.File(tmp_path / "r.h5", "r+") as f:
+        f["count"][()] = -4
+    with pytest.raises(errors.FieldSpecError, match=r"r\.h5.*Counted\.count is given int -4"):
+        Counted.from_h5(tmp_path / "r.h5")

@@ -361,7 +361,11 @@ class TestEcosystemAnnotations:
         rec = cls(a=[1.0], n=torch.zeros(1), t="anything", mode="eval", batch_size=[1])
         assert torch.equal(rec.a, torch.tensor([1.0])) and rec.t == "anything"
         assert rec.mode == "eval" and rec.doc == "d"
-        assert cls(a=None, n=None, t=None, mode="test").mode == "test"  # kept, as the peer
+        # a value outside the Literal is refused (the peer keeps it: README, Differences)
+        with pytest.raises(
+            errors.FieldSpecError, match=r"Rec.mode is given str 'test'.*in \('train'"
+        ):
+            cls(a=None, n=None, t=None, mode="test")
         with pytest.raises(errors.FieldTypeError, match="Rec.mode is annotated Literal"):
             cls(a=None, n=None, t=None, mode=torch.zeros(()))
 

@@ -54,6 +54,7 @@ from tclass._io._schema import (
     SavedFields,
     SchemaCheck,
     SchemaDiffers,
+    check_saved_python_values,
     check_saved_values,
     constrained_fields,
     read_schema,
@@ -535,7 +536,9 @@ def _check_saved_values(
     cls: type, folder: Folder, listed: list[tuple[str, str, Any]], entries: dict[str, Any]
 ) -> None:
     """Checks the values of the record's constrained fields (one pass over each of their
-    files: the record is then built without a second one, see ``_load_record``)."""
+    files: the record is then built without a second one, see ``_load_record``), and
+    of its constrained Python values."""
+    check_saved_python_values(cls, entries, repr(folder.path))
     constrained = constrained_fields(cls)
     if not constrained:
         return

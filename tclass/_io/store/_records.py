@@ -34,6 +34,7 @@ from tclass._io._annotations import field_classes
 from tclass._io._schema import (
     STORE_FILE,
     LoadPlan,
+    check_saved_python_values,
     check_saved_values,
     compare,
     constrained_fields,
@@ -149,6 +150,9 @@ def _check_constraints(
             if isinstance(value, torch.Tensor):
                 leaves.append((key, value, node._where(key)))
     check_saved_values(cls, leaves)
+    for key, rule in cast(Any, cls).__tclass_info__.rules.items():
+        if rule.values is not None and key in entries and not is_group(found := node._node(key)):
+            check_saved_python_values(cls, {key: node._read_dataset(found)}, node._where(key))
 
 
 def _class_of(child: PersistentTensorDict, classes: tuple[type, ...], field: str) -> type:
