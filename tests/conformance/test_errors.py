@@ -77,7 +77,6 @@ PEER_LOSSY: dict[str, str] = {
 }
 # The peer fails on its own internals: tclass raises the clearest builtin instead.
 _NO_SELECT = "the peer refuses select on a PersistentTensorDict (tclass reads the keys)"
-_H5PY_BROADCAST = "the peer hands the write to h5py: its TypeError (tclass: TensorDict's)"
 _NO_EXCLUDE = "the peer refuses exclude on a PersistentTensorDict (the call builds a member)"
 PEER_CRASHES: dict[str, str] = {
     "dim_cumsum_5": "the peer's cumsum gets an AttributeError on its own result",
@@ -88,9 +87,6 @@ PEER_CRASHES: dict[str, str] = {
     "stack_keys@zarr": _NO_EXCLUDE,
     "cat_keys@h5": _NO_EXCLUDE,
     "cat_keys@zarr": _NO_EXCLUDE,
-    "set_inplace_shape@h5": _H5PY_BROADCAST,
-    "set_inplace_shape@h5_rows": _H5PY_BROADCAST,
-    "set_at_shape@h5": _H5PY_BROADCAST,
     "set_at_shape@zarr": "the peer hands the write to zarr, which fails on its own indexing",
 }
 # Both libraries refuse the method itself on the kind: the message names the method (the

@@ -748,9 +748,9 @@ class LazyStackedTensorDict(LazyLocking, LazyWrites):
         return f", stack_dim={self._stack_dim}"
 
     def _repr_exclusive(self) -> list[list[tuple[str, Any]]]:
-        common = set(common_keys(self._members))
-        return [
-            [(key, value) for key, value in member._items() if key not in common]
+        common = set(common_keys(self._members))  # (only the others read: a ragged
+        return [  # member has no dense value for its entries)
+            [(key, member._entry(key)) for key in member._key_names() if key not in common]
             for member in self._members
         ]
 

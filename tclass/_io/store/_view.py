@@ -55,6 +55,7 @@ from tclass.errors import (
     DimNameError,
     InPlaceWriteError,
     LockedError,
+    StoreShapeError,
     UnsupportedError,
 )
 
@@ -509,7 +510,7 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
                 "of rows cannot replace the file's entry (its other rows); set the entry on "
                 "the PersistentTensorDict to replace it"
             )
-            raise InPlaceWriteError(msg)
+            raise StoreShapeError(msg)
         return value
 
     def set(
