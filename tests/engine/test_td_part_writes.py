@@ -221,3 +221,20 @@ def test_update_at_of_a_record_or_a_memmap_refused_writes_nothing(
         with pytest.raises(BatchSizeError, match="'b'"):
             write()
         assert held.get("a").sum().item() == 0.0
+
+
+def test_set_at_of_a_nested_collection_names_the_entry_that_refuses() -> None:
+    # the message said "a value of shape [] into ... the entry of shape [4]" (the dict's
+    # and "n"'s shapes); the peer refuses the dict with a batch-size error
+    td = TensorDict({"n": {"x": torch.zeros(4), "z": torch.zeros(4, 3)}}, [4])
+    bad = {"x": torch.ones(()), "z": torch.ones(5)}
+    for value in (bad, TensorDict(bad)):
+        with pytest.raises(BatchSizeError, match=re.escape("('n', 'z')")) as info:
+            td.set_at_("n", value, 1)
+        assert "shape [5]" in str(info.value) and "[4, 3]" in str(info.value)
+        assert isinstance(info.value, RuntimeError)
+    assert td["n", "x"].sum().item() == 0.0 and td["n", "z"].sum().item() == 0.0
+    td.set_at_("n", {"x": torch.ones(()), "z": torch.ones(3)}, 1)
+    td.set_at_("n", {"z": torch.full((2, 3), 2.0)}, (..., slice(2, 4)))
+    assert td["n", "x"].tolist() == [0.0, 1.0, 0.0, 0.0]
+    assert td["n", "z"].sum(-1).tolist() == [0.0, 3.0, 6.0, 6.0]

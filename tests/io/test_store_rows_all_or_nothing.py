@@ -253,3 +253,35 @@ def test_a_python_value_written_at_rows_is_checked_with_the_others(
     _unchanged(ptd)
     ptd.update_at_({"a": torch.ones(3), "s": "word"}, 1)
     assert ptd[1]["s"] == "word" and ptd[0]["s"] == "text" and ptd["a"][1].sum().item() == 3.0
+
+
+def test_update_at_of_a_views_rows_checks_every_entry_first(ptd: PersistentTensorDict) -> None:
+    # each set_at_ read the rows, wrote them in memory and back: "a" written, then "b"
+    # refused (the peer's view too)
+    view = ptd[1:3]
+    with pytest.raises(InPlaceWriteError, match="'b'"):
+        view.update_at_({"a": torch.ones(3), "b": torch.ones(5)}, 0)
+    with pytest.raises(InPlaceWriteError, match="'y'"):
+        view.update_at_({"a": torch.ones(3), ("n", "y"): torch.ones(5)}, 1)
+    _unchanged(ptd)
+    view.update_at_({"a": torch.ones(3), ("n", "x"): torch.tensor(2.0)}, 1)
+    assert ptd["a"][:, 0].tolist() == [0.0, 0.0, 1.0, 0.0]
+    assert ptd["n", "x"].tolist() == [0.0, 0.0, 2.0, 0.0]
+
+
+def test_a_refused_view_write_makes_no_group(ptd: PersistentTensorDict) -> None:
+    # the check made the missing group "m" (empty) before "b" was refused
+    view = ptd[1:3]
+    with pytest.raises(InPlaceWriteError, match="'b'"):
+        view.update({("m", "x"): torch.ones(2), "b": torch.ones(2, 5)})
+    with pytest.raises(TclassError, match="batch"):
+        view.set(("m", "k", "x"), torch.ones(5))
+    with pytest.raises(KeyError, match="'m'"):
+        view.set_(("m", "x"), torch.ones(2))
+    with pytest.raises(KeyError, match="'m'"):
+        view.fill_(("m", "x"), 1.0)
+    _unchanged(ptd)
+    assert sorted(ptd.keys()) == ["a", "b", "c", "n", "s"]
+    view.update({("m", "k", "x"): torch.ones(2), "a": torch.ones(2, 3)})
+    assert ptd["m", "k", "x"].tolist() == [0.0, 1.0, 1.0, 0.0]
+    assert ptd["a"].sum().item() == 6.0

@@ -299,6 +299,10 @@ class EntryOps(TensorCollection):
             holder = self if len(path) == 1 else self.get(path[:-1])
             holder[index] = EntryWrites({path[-1]: value})
             return self
+        if isinstance(target, TensorCollection) and _walked(value) and not _ellipsis(index):
+            # each leaf checked by its full key first: an error names ("n", "z"), its shapes
+            path = _keys.key_path(key)
+            self._check_writes_at([(p, v, index) for p, v in _pairs(value, {}, path, True)])
         if isinstance(value, (list, tuple)) or (
             hasattr(value, "__array__") and not isinstance(value, torch.Tensor)
         ):
@@ -792,3 +796,17 @@ def _each_once(keys: Iterable[Any]) -> list[Any]:
         return list(dict.fromkeys(keys))
     except TypeError:
         return keys
+
+
+def _walked(value: Any) -> bool:
+    """Whether ``set_at_`` of a collection writes ``value`` leaf by leaf (a mapping or a
+    collection of entries; not a lazy stack, whose members may differ)."""
+    if isinstance(value, TensorCollection):
+        return not value._is_lazy and not value._is_leaf_node
+    return isinstance(value, Mapping)
+
+
+def _ellipsis(index: Any) -> bool:
+    """Whether ``index`` holds ``...`` (a nested collection's batch dims, but a leaf's
+    own dims too: such a write is checked by the nested collection itself)."""
+    return index is Ellipsis or (type(index) is tuple and any(i is Ellipsis for i in index))

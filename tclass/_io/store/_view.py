@@ -427,12 +427,15 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
 
     # --- writing: into the rows of the store ----------------------------------------------
 
-    def _parent(self, path: tuple[str, ...]) -> PersistentTensorDictView:
+    def _parent(self, path: tuple[str, ...], make: bool = True) -> PersistentTensorDictView:
         """The view holding ``path``'s last part (the views of the groups on the way;
-        missing groups made, as ``set`` makes them)."""
+        missing groups made, as ``set`` makes them, when ``make``: else the deepest group
+        of the way that the file holds)."""
         node = self
         for part in path[:-1]:
             if not node._has_entry(part):
+                if not make:
+                    return node
                 node._source._parent_for((part, ""))
             found = storage_of(node._entry(part))
             if not isinstance(found, PersistentTensorDictView):
@@ -453,11 +456,10 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
             BatchMismatchError: ``value``'s leading dims are not the view's batch size.
         """
         path = _keys.key_path(key)
-        parent = self._parent(path)
-        name = path[-1]
-        if not parent._has_entry(name):
+        parent = self._parent(path, make=False)  # (no group made on the way)
+        if path not in self:
             raise self._missing_key(key)
-        _run(parent._write_into, name, value)
+        _run(parent._write_into, path[-1], value)
         return self
 
     def _write_into(self, name: str, value: Any, plan: list[Callable[[], object]]) -> None:
@@ -541,21 +543,23 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         """:meth:`_set`'s writes, each checked, added to ``plan`` (a new key's too: made
         when the plan is run)."""
         path = _keys.key_path(key)
+        if path not in self:  # its groups on the way made by the write, not the check
+            self._parent(path, make=False)._check_new(path[-1], value)
+            plan.append(partial(self._add_at, path, value))
+            return
         parent = self._parent(path)
         name = path[-1]
-        if not parent._has_entry(name):
-            parent._check_new(name, value)
-            plan.append(partial(parent._add_and_write, name, value))
-            return
         if not inplace and isinstance(value, torch.Tensor):
             if tuple(value.shape[: len(parent._batch)]) != tuple(parent._batch):
                 raise BatchMismatchError(name, value.shape, parent._batch)
         parent._write_into(name, value, plan)
 
-    def _add_and_write(self, name: str, value: Any) -> None:
-        """The new entry ``name`` made (:meth:`_add`), then ``value`` written into it."""
-        self._add(name, value)
-        _run(self._write_into, name, value)
+    def _add_at(self, path: tuple[str, ...], value: Any) -> None:
+        """The new entry ``path`` made (its missing groups, then :meth:`_add`), then
+        ``value`` written into it."""
+        parent = self._parent(path)
+        parent._add(path[-1], value)
+        _run(parent._write_into, path[-1], value)
 
     def _add(self, name: str, value: Any) -> None:
         """A new entry ``name`` in the store, zeros of its whole batch size, shaped as
@@ -646,8 +650,12 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         before the first is made (all or nothing); ``update_at_``'s, each read and
         written in memory, by each write."""
         for path, value, index in writes:
-            if index is Ellipsis and path in self:
+            if path not in self:
+                continue  # (the write says so)
+            if index is Ellipsis:
                 self._parent(path)._write_into(path[-1], value, [])
+            else:
+                self._plan_at(path, value, index, [])
 
     def _plan_update(
         self,
@@ -680,30 +688,41 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
     def set_at_(self, key: Any, value: Any, index: Any, *, non_blocking: bool = False) -> Self:
         """Write ``value`` into the elements ``index`` (of this view's rows) of the entry
         ``key``: those rows read, written in memory and written back."""
-        current = self.get(key, _MISSING)
-        if current is _MISSING:
+        _run(self._plan_at, key, value, index)
+        return self
+
+    def _plan_at(self, key: Any, value: Any, index: Any, plan: list[Callable[[], object]]) -> None:
+        """:meth:`set_at_`'s write: the rows read and written in memory (the check),
+        their write back added to ``plan`` (``update_at_`` checks each entry so, before
+        the first is written)."""
+        path = _keys.key_path(key)
+        parent = self._parent(path, make=False)  # (no group made on the way)
+        if path not in self:
             raise self._missing_key(key)
+        current = self.get(path)
         if isinstance(current, TensorCollection):
             current = in_memory(current)
             current[index] = value
-            return self.set_(key, current)
-        try:
-            current[index] = value
-        except RuntimeError as error:  # torch's: the value does not broadcast there
-            shape = list(getattr(value, "shape", ()))
-            msg = (
-                f"cannot write a tensor of shape {shape} into {key!r} at {index!r} of "
-                f"{self._where()} (its rows have shape {list(current.shape)}): it does not "
-                f"broadcast to the elements written; give a tensor of their shape ({error})"
-            )
-            raise InPlaceWriteError(msg) from error
-        return self.set_(key, current)
+        else:
+            try:
+                current[index] = value
+            except RuntimeError as error:  # torch's: the value does not broadcast there
+                shape = list(getattr(value, "shape", ()))
+                msg = (
+                    f"cannot write a tensor of shape {shape} into {_keys.unravel_key(path)!r} "
+                    f"at {index!r} of "
+                    f"{self._where()} (its rows have shape {list(current.shape)}): it does "
+                    f"not broadcast to the elements written; give a tensor of their shape "
+                    f"({error})"
+                )
+                raise InPlaceWriteError(msg) from error
+        parent._write_into(path[-1], current, plan)
 
     def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:
         """Fill the view's rows of the array ``key`` (or of every array of a group)."""
         path = _keys.key_path(key)
-        parent = self._parent(path)
-        if not parent._has_entry(path[-1]):
+        parent = self._parent(path, make=False)  # (no group made on the way)
+        if path not in self:
             raise self._missing_key(key)
         number = value.item() if isinstance(value, torch.Tensor) else value
         parent._source.set_at_(path[-1], number, parent._selection)
