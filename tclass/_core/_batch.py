@@ -26,6 +26,9 @@ from tclass.errors import (
 )
 
 __all__ = [
+    "advanced_block",
+    "is_basic_item",
+    "selects_first",
     "ONE_DIM_SIZES",
     "all_equal",
     "BatchSizeLike",
@@ -450,6 +453,37 @@ def index_dims_consumed(item: object) -> int:
     if isinstance(item, torch.Tensor) and item.dtype is torch.bool:
         return item.ndim  # a 0-d bool tensor adds a dim, like a Python bool
     return 1
+
+
+def is_basic_item(item: object) -> bool:
+    """``None``, an int or a slice: an index item that is not a tensor or a list."""
+    return item is None or type(item) is int or type(item) is slice
+
+
+def selects_first(item: object) -> bool:
+    """An int, or a 0-d integer tensor: torch selects along its dim first (it neither
+    adds a dim nor parts the tensor indices around it)."""
+    if isinstance(item, torch.Tensor):
+        return item.ndim == 0 and item.dtype is not torch.bool
+    return type(item) is int
+
+
+def advanced_block(items: tuple[Any, ...]) -> tuple[int, int]:
+    """Where the dims the tensors of the index ``items`` (lists made tensors, at least
+    one) give land in the result, as ``(first dim, count)``: torch's rule, in place when
+    nothing parts the tensors, in front otherwise; an int selects first, so it does not
+    part them (unlike numpy's); a mask of any dims gives one dim."""
+    tensors = [i for i, item in enumerate(items) if not is_basic_item(item)]
+    advanced = [i for i in tensors if not selects_first(items[i])] or tensors
+    between = items[advanced[0] : advanced[-1] + 1]
+    contiguous = not any(item is None or type(item) is slice for item in between)
+    start = sum(not selects_first(item) for item in items[: advanced[0]]) if contiguous else 0
+    ndims = [
+        1 if item.dtype is torch.bool else item.ndim
+        for item in items
+        if isinstance(item, torch.Tensor)
+    ]
+    return start, max(ndims)
 
 
 def is_whole_index(index: object, batch_dims: int) -> bool:

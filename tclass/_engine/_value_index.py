@@ -20,7 +20,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from tclass._core._batch import index_dims_consumed, indexed_shape
+from tclass._core._batch import (
+    advanced_block,
+    index_dims_consumed,
+    indexed_shape,
+    is_basic_item,
+    selects_first,
+)
 
 __all__ = ["dims_after_advanced", "member_element"]
 
@@ -35,10 +41,10 @@ def dims_after_advanced(index: Any, dim: int, shape: torch.Size) -> tuple[int, .
     items = tuple(_as_item(item) for item in (index if type(index) is tuple else (index,)))
     at = _stack_item_position(items, dim)
     stack_item = items[at] if at < len(items) else _ALL
-    if _selects(stack_item):
+    if selects_first(stack_item):
         return ()
     if isinstance(stack_item, torch.Tensor):
-        first, count = _advanced_dims(items)
+        first, count = advanced_block(items)
         sizes = indexed_shape(shape, items)[first : first + count]
         if 0 in sizes:  # no member: the peer's stack runs along that dim only
             return (first + sizes.index(0),)
@@ -64,7 +70,7 @@ def member_element(index: Any, dims: tuple[int, ...], shape: torch.Size) -> int 
     for dim in dims:
         at = _stack_item_position(items, dim)
         item: Any = items[at] if at < len(items) else _ALL
-        if not _selects(item) or not -shape[dim] <= int(item) < shape[dim]:
+        if not selects_first(item) or not -shape[dim] <= int(item) < shape[dim]:
             return None
         picked[dim] = int(item)
     numbers = torch.arange(math.prod(shape)).reshape(shape)[tuple(picked)]
@@ -76,17 +82,6 @@ def _as_item(item: Any) -> Any:
         tensor = torch.as_tensor(item)
         return tensor.long() if tensor.numel() == 0 else tensor
     return item
-
-
-def _is_basic(item: object) -> bool:
-    return item is None or type(item) is int or type(item) is slice
-
-
-def _selects(item: object) -> bool:
-    """An int, or a 0-d integer tensor: it takes one position of its dim first."""
-    if isinstance(item, torch.Tensor):
-        return item.ndim == 0 and item.dtype is not torch.bool
-    return type(item) is int
 
 
 def _stack_item_position(items: tuple[Any, ...], dim: int) -> int:
@@ -102,27 +97,11 @@ def _stack_item_position(items: tuple[Any, ...], dim: int) -> int:
     return len(items)
 
 
-def _advanced_dims(items: tuple[Any, ...]) -> tuple[int, int]:
-    """Where the dims the tensors give land, as ``(first dim, count)``: in place when
-    nothing parts them, in front otherwise (torch's rule; an int selects first)."""
-    tensors = [i for i, item in enumerate(items) if not _is_basic(item)]
-    advanced = [i for i in tensors if not _selects(items[i])] or tensors
-    between = items[advanced[0] : advanced[-1] + 1]
-    contiguous = not any(item is None or type(item) is slice for item in between)
-    start = sum(not _selects(item) for item in items[: advanced[0]]) if contiguous else 0
-    ndims = [
-        1 if item.dtype is torch.bool else item.ndim
-        for item in items
-        if isinstance(item, torch.Tensor)
-    ]
-    return start, max(ndims)
-
-
 def _each_member_dim(items: tuple[Any, ...], at: int, dim: int, shape: torch.Size) -> int | None:
     """Where the stack dim lands when every member is indexed alike (a slice at the
     stack dim), or None where tensors on both sides of it, nothing between them to part
     their dims but a dim before them, make the peer take the elements instead."""
-    tensors = [i for i, item in enumerate(items) if not _is_basic(item)]
+    tensors = [i for i, item in enumerate(items) if not is_basic_item(item)]
     if tensors and tensors[0] < at < tensors[-1]:
         rest = items[:at] + items[at + 1 :]
         between = rest[tensors[0] : tensors[-1] - 1]

@@ -54,18 +54,6 @@ def _as_index(item: list[Any] | range | np.ndarray[Any, Any]) -> torch.Tensor:
 _ALL = slice(None)
 
 
-def _is_basic(item: object) -> bool:
-    return item is None or type(item) is int or type(item) is slice
-
-
-def _selects(item: object) -> bool:
-    """An int, or a 0-d integer tensor: torch selects along its dim first (it neither
-    adds a dim nor parts the tensor indices around it)."""
-    if isinstance(item, torch.Tensor):
-        return item.ndim == 0 and item.dtype is not torch.bool
-    return type(item) is int
-
-
 def as_records(out: LazyStackedTensorDict) -> Any:
     """``out`` as a record of its members' class where it is a plain lazy stack of
     records of one tensorclass (as the constructor builds, where ``lazy_stack`` gives a
@@ -88,12 +76,12 @@ def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
     if index is Ellipsis:
         return stack._restacked(list(stack._members))
     items = _items(stack, index)
-    if all(map(_is_basic, items)):
+    if all(map(_batch.is_basic_item, items)):
         return _index_basic(stack, items)
     if -1 in stack._batch_size:
         return _pick_members(stack, items)
     at = _stack_item_position(stack, items)
-    if at < len(items) and _selects(items[at]):  # as torch (an int or a 0-d integer
+    if at < len(items) and _batch.selects_first(items[at]):  # as torch (an int or a 0-d integer
         # tensor selects first) and the peer: the member, indexed by the rest (a lazy
         # member stays lazy)
         member = stack._members[_checked(stack, int(items[at]))]
@@ -169,7 +157,7 @@ def _index_stack_dim(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> An
     them). None where this does not apply (other tensors, a mask over several dims, the
     tensor's dims landing elsewhere than the stack dim, no member picked). Members
     without elements are picked by number, as the peer picks them."""
-    advanced = [i for i, item in enumerate(items) if not _is_basic(item)]
+    advanced = [i for i, item in enumerate(items) if not _batch.is_basic_item(item)]
     if len(advanced) != 1 or not stack_item_is_tensor(stack, items):
         return None
     at = advanced[0]
@@ -201,7 +189,7 @@ def _index_each_member(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> 
     d = stack._stack_dim
     at = _stack_item_position(stack, items)
     stack_item = _stack_item(stack, items)
-    tensors = [i for i, item in enumerate(items) if not _is_basic(item)]
+    tensors = [i for i, item in enumerate(items) if not _batch.is_basic_item(item)]
     if type(stack_item) is not slice:
         return None
     rest = items[:at] + items[at + 1 :]
@@ -272,7 +260,7 @@ def _pick_members(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
     items = _ragged_items(stack, items, "indexing with a tensor")
     d = stack._stack_dim
     picked, rest = items[d], items[:d] + items[d + 1 :]
-    if _selects(picked):  # an int or a 0-d integer tensor: that member (as the peer)
+    if _batch.selects_first(picked):  # an int or a 0-d integer tensor: that member (as the peer)
         return stack._members[_checked(stack, int(picked))][rest]
     if isinstance(picked, torch.Tensor):
         members = [stack._members[number] for number in _member_numbers(stack, picked)]
@@ -327,23 +315,11 @@ def stack_item_is_tensor(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -
 
 def _advanced_dims(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> tuple[int, int]:
     """Where the dims of a tensor index that picks members land in the result, as
-    ``(first dim, count)`` (torch's rule: in place when the tensors are contiguous, in
-    front otherwise; an int selects first, so it does not part them, unlike numpy's);
-    ``(0, 0)`` when no tensor picks members."""
+    ``(first dim, count)`` (``_batch.advanced_block``); ``(0, 0)`` when no tensor picks
+    members."""
     if not stack_item_is_tensor(stack, items):
         return 0, 0
-    tensors = [i for i, item in enumerate(items) if not _is_basic(item)]
-    advanced = [i for i in tensors if not _selects(items[i])] or tensors
-    between = items[advanced[0] : advanced[-1] + 1]
-    contiguous = not any(item is None or type(item) is slice for item in between)
-    start = sum(not _selects(item) for item in items[: advanced[0]]) if contiguous else 0
-    # tensors broadcast together; a mask of any dims gives one dim
-    ndims = [
-        1 if item.dtype is torch.bool else item.ndim
-        for item in items
-        if isinstance(item, torch.Tensor)
-    ]
-    return start, max(ndims)
+    return _batch.advanced_block(items)
 
 
 def _index_basic(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:

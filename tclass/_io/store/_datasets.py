@@ -406,13 +406,8 @@ def plan_rows(
             leading += 1
         source = source.reshape(source.shape[leading:]) if leading else source
         if not broadcasts_to(source.shape, selected):
-            rows = "" if index is Ellipsis else f" at {index!r}"
-            msg = (
-                f"cannot write a tensor of shape {list(source.shape)} into "
-                f"{where or f'a {label} array'} (shape {list(shape)}){rows}: it does not "
-                f"broadcast to the rows written ({list(selected)}); nothing was written. "
-                "Give a tensor of their shape"
-            )
+            msg = _unbroadcast(source, shape, index, label, where)
+            msg += f" ({list(selected)}); nothing was written. Give a tensor of their shape"
             raise StoreShapeError(msg)
     return partial(_write_planned, node, shape, index, source, batch_dims, label, where)
 
@@ -459,13 +454,25 @@ def _write_planned(
     except RuntimeError as error:  # torch's: an index the check could not work out
         if isinstance(error, TclassError):
             raise
-        rows = "" if index is Ellipsis else f" at {index!r}"
-        msg = (
-            f"cannot write a tensor of shape {list(source.shape)} into "
-            f"{where or f'a {label} array'} (shape {list(shape)}){rows}: it does not broadcast "
-            f"to the rows written; give a tensor of their shape ({error})"
-        )
-        raise InPlaceWriteError(msg) from error
+        msg = _unbroadcast(source, shape, index, label, where)
+        raise InPlaceWriteError(f"{msg}; give a tensor of their shape ({error})") from error
+
+
+def _unbroadcast(
+    source: torch.Tensor,
+    shape: Sequence[int],
+    index: Any,
+    label: str,
+    where: str | None,
+) -> str:
+    """The head of the message for ``source`` not broadcasting to the rows ``index`` of
+    an array of ``shape``."""
+    rows = "" if index is Ellipsis else f" at {index!r}"
+    return (
+        f"cannot write a tensor of shape {list(source.shape)} into "
+        f"{where or f'a {label} array'} (shape {list(shape)}){rows}: it does not broadcast "
+        "to the rows written"
+    )
 
 
 def _write_rows_of(
