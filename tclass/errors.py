@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 __all__ = [
     "AppendError",
+    "AppendTargetError",
     "ArgumentError",
     "ArgumentValueError",
     "BatchMismatchError",
@@ -516,6 +517,13 @@ class AppendError(TclassError, ValueError):
     """Rows cannot be appended to a saved collection: the path holds no saved folder (or
     an archive), or the rows' classes, keys, dtypes or shapes differ from the saved ones
     (the peer raises ValueError). Nothing was written."""
+
+
+class AppendTargetError(AppendError, AttributeError):
+    """``append_memmap_`` of a collection that is not linked to a folder it may write
+    (never saved, or loaded read-only or onto another device); also an
+    ``AttributeError``, as the peer raises (it has no ``append_memmap_``). Use
+    ``tclass.append_memmap(prefix, rows)`` on the folder. Nothing was written."""
 
 
 class ShardSchemaError(MetadataError, AppendError):

@@ -74,6 +74,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "OperandError": (TypeError,),
     "ReductionError": (ValueError, RuntimeError),
     "AppendError": (ValueError,),
+    "AppendTargetError": (ValueError, AttributeError),
     "ShardSchemaError": (ValueError, RuntimeError),
     "MissingDependencyError": (ModuleNotFoundError,),
     "FileBusyError": (BlockingIOError,),

@@ -69,3 +69,40 @@ def test_a_parents_to_reads_the_params_as_data_connected_to_the_graph() -> None:
     on_cpu = outer.cpu()
     assert type(on_cpu["n"]) is tclass.TensorDict and on_cpu["n"].device == torch.device("cpu")
     assert on_cpu["n", "a"] is params["a"]
+
+
+def _outer() -> tuple[tclass.TensorDict, tclass.TensorDictParams]:
+    params = tclass.TensorDictParams(
+        tclass.TensorDict(
+            a=torch.zeros(3, 2),
+            s=tclass.TensorDict(b=torch.zeros(3), batch_size=[3]),
+            batch_size=[3],
+        )
+    )
+    return tclass.TensorDict(x=torch.zeros(3), n=params, batch_size=[3]), params
+
+
+def test_rename_keys_gives_a_nested_params_as_a_tensordict() -> None:
+    # the peer's rename_keys rebuilds the tree (_fast_apply): a TensorDictParams, nested
+    # or renamed itself, gives a TensorDict over the same parameters, as its exclude does
+    outer, params = _outer()
+    out = outer.rename_keys({"x": "y"})
+    assert type(out["n"]) is tclass.TensorDict and type(out["n", "s"]) is tclass.TensorDict
+    assert out["n", "a"] is params["a"] and isinstance(out["n", "a"], nn.Parameter)
+    assert sorted(out.keys()) == ["n", "y"]
+    moved = outer.rename_keys({"n": "m", ("x",): "z"})
+    assert type(moved["m"]) is tclass.TensorDict and moved["m", "a"] is params["a"]
+    top = params.rename_keys({"a": "c"})
+    assert type(top) is tclass.TensorDict and top["c"] is params["a"]
+    assert sorted(params.keys()) == ["a", "s"]  # the source is unchanged
+
+
+def test_other_copies_keep_or_drop_the_params_kind_as_the_peer() -> None:
+    # checked against tensordict 0.15.3: select/exclude/clone/copy keep a nested
+    # TensorDictParams; apply, indexing, to(dtype), detach give a TensorDict
+    outer, _ = _outer()
+    kept = [outer.select("n", "x"), outer.exclude("x"), outer.clone(), outer.copy()]
+    assert all(type(td["n"]) is tclass.TensorDictParams for td in kept)
+    plain = [outer.apply(lambda t: t + 1), outer[0], outer[:2], outer.to(torch.float64)]
+    plain.append(outer.detach())
+    assert all(type(td["n"]) is tclass.TensorDict for td in plain)

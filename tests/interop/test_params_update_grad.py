@@ -6,6 +6,7 @@ TensorDictParams' own ``update_`` writes the data outside autograd."""
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import pytest
@@ -89,3 +90,21 @@ def test_update_of_a_lazy_stack_of_params_writes_each_member_outside_autograd(li
         assert torch.equal(member["a"].data, torch.full((2, 3), 7.0))
     stack.update_(stack.clone().apply(torch.zeros_like))  # a collection: member by member
     assert not first["a"].data.any() and not second["a"].data.any()
+
+
+@pytest.mark.parametrize(
+    ("op", "expected"), [(operator.iadd, 5.0), (operator.imul, 6.0), (operator.imod, 1.0)]
+)
+def test_in_place_operators_on_parameters_follow_one_rule(op: Any, expected: float) -> None:
+    # tclass's rule (README "TensorDictParams"; "&=, |=, ^=, %= and //= work in place"):
+    # every in-place operator writes through autograd, refused on parameters under grad
+    # mode and in place under no_grad. The peer's += and *= agree; its %= falls back to
+    # % (a new TensorDict), a documented difference.
+    params = tclass.TensorDictParams(tclass.TensorDict(a=torch.full((3,), 3.0), batch_size=[3]))
+    with pytest.raises(tclass.errors.InPlaceWriteError, match="'a'.*requires grad"):
+        op(params, 2)
+    assert params["a"].tolist() == [3.0, 3.0, 3.0]
+    with torch.no_grad():
+        out = op(params, 2)
+    assert out is params and isinstance(params["a"], nn.Parameter)
+    assert params["a"].tolist() == [expected] * 3

@@ -414,11 +414,14 @@ class PersistenceOps:
             ``self``.
 
         Raises:
-            AppendError: (a ``ValueError``) this collection is not linked to a folder it
-                may write (not saved with ``memmap``/``memmap_``/``memmap_like`` or
-                loaded with ``load_memmap``; loaded with ``mode="r"``...), it is nested
-                under a parent that has its rows, or ``rows`` does not fit. Nothing was
-                written and this collection is unchanged.
+            AppendTargetError: (an ``AppendError``, a ``ValueError``, and an
+                ``AttributeError``, as the peer, which has no ``append_memmap_``) this
+                collection is not linked to a folder it may write (not saved with
+                ``memmap``/``memmap_``/``memmap_like`` or loaded with ``load_memmap``;
+                loaded with ``mode="r"``...).
+            AppendError: (a ``ValueError``) it is nested under a parent that has its
+                rows, or ``rows`` does not fit. Nothing was written and this collection
+                is unchanged.
         """
         return IO.append_in_place(self, rows, durable)  # type: ignore[no-any-return]
 

@@ -12,7 +12,7 @@ a lazy stack answers from its members without stacking them; so TensorDicts, rec
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import torch
@@ -52,6 +52,7 @@ class KeyOps(TensorCollection):
     if TYPE_CHECKING:
 
         def copy(self) -> Self: ...
+        def _renamed(self, key_transform: Callable[[str], str]) -> Self: ...
         def update_at_(
             self,
             input_dict_or_td: Mapping[Any, Any] | TensorCollection,
@@ -502,7 +503,9 @@ def renamed(collection: C, mapping: Mapping[Any, Any], strict: bool, keep_root: 
     """``collection.rename_keys(mapping, strict=strict)``; with ``keep_root``, the
     direct entries the renaming empties are kept (a record's storage keeps its fields)."""
     pairs = _rename_plan(collection, mapping, strict)
-    out = collection.copy()
+    # a new tree sharing the leaves, as the peer's ``_fast_apply``: a TensorDictParams
+    # (nested or not) gives a TensorDict, as its ``exclude`` does; records keep their class
+    out = collection._renamed(_same_key)
     if out.is_locked:
         out.unlock_()
     holders = [out if len(src) == 1 else out.get(src[:-1]) for src, _ in pairs]
@@ -513,6 +516,10 @@ def renamed(collection: C, mapping: Mapping[Any, Any], strict: bool, keep_root: 
         out.set(dst if len(dst) > 1 else dst[0], value)
     _prune_emptied(out, [src for src, _ in pairs], keep_root)
     return out
+
+
+def _same_key(key: str) -> str:
+    return key
 
 
 def _rename_plan(

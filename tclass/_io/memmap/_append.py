@@ -54,7 +54,7 @@ from tclass._io.memmap._saved_folder import linker
 from tclass._io.memmap._values import pickle_policy
 from tclass._io.memmap._write import save_tree
 from tclass._io.memmap._zip import is_archive, tensor_chunks
-from tclass.errors import AppendError, EntryTypeError, MissingFileError
+from tclass.errors import AppendError, AppendTargetError, EntryTypeError, MissingFileError
 
 __all__ = ["append_memmap", "append_in_place"]
 
@@ -118,7 +118,7 @@ def append_in_place(node: Any, rows: Any, durable: bool = False) -> Any:
             "been loaded with mode='r', onto another device, or from a folder this process "
             "may not write). Use tclass.append_memmap(prefix, rows) on the folder"
         )
-        raise AppendError(msg)
+        raise AppendTargetError(msg)
     folder = saved_at.folder
     root = os.path.dirname(folder) if is_record(node) else folder
     allow_pickle = bool(getattr(saved_at, "allow_pickle", False))
