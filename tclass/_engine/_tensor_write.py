@@ -21,6 +21,7 @@ __all__ = [
     "check_tensor_write",
     "fits_every_dtype",
     "leaf_dtypes",
+    "number_refused",
     "probe_index_put",
     "tensor_refused",
     "tensor_targets",
@@ -115,6 +116,17 @@ def fits_every_dtype(value: int | float | complex) -> bool:
     return -128 <= value <= 127  # (False for a nan)
 
 
+def number_refused(value: complex, dtype: torch.dtype) -> str | None:
+    """torch's reason for refusing ``tensor[index] = value`` of the Python number
+    ``value`` into ``dtype`` (``300`` into ``int8``, ``nan`` into an integer), or None
+    where it takes it: tried on a scratch tensor of one element."""
+    try:
+        torch.empty(1, dtype=dtype).fill_(value)  # (torch's check for entry[i] = value)
+    except (RuntimeError, OverflowError) as error:
+        return str(error)
+    return None
+
+
 def check_number_write(
     value: complex,
     index: Any,
@@ -136,9 +148,8 @@ def check_number_write(
         if dtype in tried:
             continue
         tried.add(dtype)
-        try:
-            torch.empty(1, dtype=dtype).fill_(value)  # (torch's check for entry[i] = value)
-        except (RuntimeError, OverflowError) as error:
+        error = number_refused(value, dtype)
+        if error is not None:
             msg = (
                 f"cannot write {value!r} into {_keys.unravel_key(key)!r} ({dtype}, shape "
                 f"{list(shape)}){f' of {owner}' if owner else ''} at index {index!r}: {error}; "

@@ -17,7 +17,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import broadcasts_to, indexed_shape
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._nontensor_stack import NonTensorStack
-from tclass._engine._tensor_write import fits_every_dtype
+from tclass._engine._tensor_write import fits_every_dtype, number_refused
 from tclass._io.memmap._format import MAX_JSON_DEPTH
 from tclass._io.memmap._meta_file import fits_int64, is_sizes, json_depth_over
 from tclass._io.store._protocol import STACK_MARK, StoreArray, Values
@@ -427,16 +427,13 @@ def _check_number(value: float, dtype: torch.dtype, index: Any, place: str) -> N
     """Refuses a Python number ``dtype`` cannot hold, as torch refuses ``tensor[index] =
     value`` (``300`` in ``int8``, ``nan`` in an integer), where ``torch.as_tensor`` then a
     cast would wrap it silently."""
-    if fits_every_dtype(value):
-        return
-    try:
-        torch.empty(1, dtype=dtype).fill_(value)  # (torch's check for tensor[i] = value)
-    except (RuntimeError, OverflowError) as error:
+    error = None if fits_every_dtype(value) else number_refused(value, dtype)
+    if error is not None:
         msg = (
             f"cannot write {value!r} into {place} ({dtype}) at index {index!r}: {error}; "
             f"nothing was written. Write a value that {dtype} holds"
         )
-        raise InPlaceWriteError(msg) from None
+        raise InPlaceWriteError(msg)
 
 
 def _write_planned(
