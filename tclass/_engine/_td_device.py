@@ -27,20 +27,33 @@ if TYPE_CHECKING:
     from tclass._engine._saved import SavedAt
     from tclass._engine._td import TensorDict
 
-__all__ = ["DeviceOps"]
+__all__ = ["DeviceOps", "moved_node"]
 
 _DEVICE_TYPES = frozenset({str, torch.device})  # to(device) called with one of these
+
+
+def moved_node(moved: TensorCollection, source: TensorCollection) -> TensorCollection:
+    """A nested node of a ``to`` result (``moved``, the ``to`` of the node ``source``)
+    as the peer's ``to`` gives it: a new node even where nothing moved (never the
+    source's own: ``clone(False)``, over the same tensors), unlocked whatever the
+    source's lock. The peer rebuilds the whole tree and locks it when the root is locked
+    (``_fast_apply(propagate_lock=True)``); the caller locks its result so."""
+    if moved is source:
+        return source.clone(False)
+    return moved.unlock_() if moved.is_locked else moved
 
 
 def _as_data(move: Callable[[Any], Any], device: torch.device | None) -> Callable[[Any], Any]:
     """``move`` for the values of a TensorDict: a nested collection that moves as its
     data (a TensorDictParams) gives a TensorDict over its moved tensors, which stay
     connected to its parameters' graph, as the peer's (its own ``to`` makes new
-    parameters)."""
+    parameters); any other nested collection a :func:`moved_node`."""
 
     def each(value: Any) -> Any:
-        if isinstance(value, TensorCollection) and value._moves_as_data:
-            return value._map_values(each, value.batch_size, device)
+        if isinstance(value, TensorCollection):
+            if value._moves_as_data:
+                return value._map_values(each, value.batch_size, device)
+            return moved_node(move(value), value)
         return move(value)
 
     return each
@@ -148,7 +161,9 @@ class DeviceOps(TensorDictBase):
                 return value.to(device, non_blocking=True)
             if isinstance(value, TensorCollection) and value._moves_as_data:
                 return value._map_values(move, value.batch_size, device)
-            return value.to(device)  # a nested collection: the same, with its own wait
+            if isinstance(value, TensorCollection):  # the same, with its own wait
+                return moved_node(value.to(device), value)
+            return value.to(device)
 
         moved = self._map_values(move, self._batch_size, device)
         if pinned:

@@ -277,3 +277,20 @@ def test_a_cast_shares_no_python_value_node_with_a_locked_source() -> None:
     node = tclass.NonTensorData("a", batch_size=[2])
     assert node.to(torch.bool) is not node
     assert node.to(torch.bool).data == "a"
+
+
+def test_a_move_of_an_unlocked_stack_has_unlocked_members() -> None:
+    """Found by the differential fuzzer (program 11,501,179): as a cast (above), a move
+    gives new members and nested nodes, unlocked when the stack is, as the peer's."""
+    nested = TensorDict(c=torch.ones(()))
+    member = TensorDict(a=torch.zeros(()), m=nested)
+    locked = TensorDict(a=torch.zeros(())).lock_()
+    stack = tclass.lazy_stack([member, locked], 0)
+    nested.lock_()
+    moved = stack.to("cpu")
+    assert moved.device == torch.device("cpu") and not moved.is_locked
+    assert [m.is_locked for m in moved.tensordicts] == [False, False]
+    assert not moved.tensordicts[0]["m"].is_locked and moved.tensordicts[0]["m"] is not nested
+    assert nested.is_locked and locked.is_locked
+    stack.lock_()
+    assert all(m.is_locked for m in stack.to("cpu").tensordicts)

@@ -992,6 +992,23 @@ class TestLock:
                 raise ZeroDivisionError
         assert td.is_locked and td["b"].is_locked
 
+    def test_to_locks_its_new_tree_as_the_root_is(self) -> None:
+        """Found by the differential fuzzer (program 11,501,179, six families --length 8):
+        a nested collection kept its own lock in a ``to`` result (and the one already on
+        the target device was the source's node); the peer's ``to`` rebuilds every node,
+        locked when the root is."""
+        for moved in (lambda td: td.to(torch.uint8), lambda td: td.to("cpu"), _cpu_f64):
+            nested = TensorDict(c=torch.ones(2), batch_size=[2], device="cpu")
+            td = TensorDict(a=torch.zeros(2), b=nested, batch_size=[2])
+            nested.lock_()
+            out = moved(td)
+            assert not out.is_locked and not out["b"].is_locked and out["b"] is not nested
+            out["b", "x"] = torch.zeros(2)  # the new node takes entries, the source's not
+            assert nested.is_locked and "x" not in nested.keys()
+            locked = moved(td.lock_())
+            assert locked.is_locked and locked["b"].is_locked and locked["b"] is not nested
+            td.unlock_()
+
     def test_lock_inside_already_locked(self) -> None:
         td = _td().lock_()
         with td.lock_():
@@ -1373,3 +1390,7 @@ def test_a_tensordict_takes_no_new_attributes() -> None:
     tagged = Tagged({"a": torch.zeros(2)}, [2])
     tagged.source = "env-3"  # a subclass takes attributes, as any Python class
     assert tagged.source == "env-3" and list(tagged.keys()) == ["a"]
+
+
+def _cpu_f64(td: TensorDict) -> TensorDict:
+    return td.to("cpu", torch.float64)

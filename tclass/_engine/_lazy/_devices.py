@@ -18,6 +18,7 @@ from tclass._core._device import DeviceLike, as_device, parse_to_args, pop_to_op
 from tclass._core._names import DimName, Names
 from tclass._engine._lazy._parts import common_device
 from tclass._engine._lazy._reshape import LazyReshapeOps
+from tclass._engine._td_device import moved_node
 from tclass.errors import ArgumentError, BatchSizeError, DimNameError
 
 if TYPE_CHECKING:
@@ -58,13 +59,9 @@ class LazyDevices(LazyReshapeOps):
         members = [member.to(*args, **kwargs) for member in self._members]
         if all(new is old for new, old in zip(members, self._members)):
             return self
-        same_devices = all(new.device == old.device for new, old in zip(members, self._members))
-        if same_devices and not self.is_locked:  # a cast: locked as the stack is
-            members = [
-                new.unlock_() if new is not old and new.is_locked else new
-                for new, old in zip(members, self._members)
-            ]
-        return self._restacked(members, self._stack_dim, self._batch_size)
+        members = [moved_node(new, old) for new, old in zip(members, self._members)]
+        result = self._restacked(members, self._stack_dim, self._batch_size)
+        return result.lock_() if self.is_locked else result  # new members, locked as self
 
     def _check_to_batch_size(self, batch_size: Any) -> None:
         try:
