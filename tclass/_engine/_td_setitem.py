@@ -97,7 +97,9 @@ class SetItemOps(TensorDictBase):
                 index = index[0]
         if isinstance(value, TensorCollection):
             entries = value._entries()
-            if not entries:  # nothing to write, but torch's shape check still holds
+            # Nothing to write (no entries, or only empty nested collections), but torch's
+            # shape check still holds (the first leaf ends the walk).
+            if all(map(_is_collection, entries.values())) and value.is_empty():
                 check_empty_source(self, index, value)
             try:  # every entry's part checked first: nothing written when one refuses
                 self._check_parts_at(index, value)
@@ -313,7 +315,8 @@ def _same_data(entry: _NonTensorNode, sub: Any) -> bool:
 
 
 def check_empty_source(destination: TensorCollection, index: Any, value: TensorCollection) -> None:
-    """For ``destination[index] = value`` where ``value`` has no entries: the
+    """For ``destination[index] = value`` where ``value`` has no entries (or only empty
+    nested collections, which write nothing either): the
     ``BatchSizeError`` of :func:`source_batch_error` when its batch size does not
     broadcast to the indexed destination's. Writing it changes nothing, but torch checks
     a tensor's shape even when it has no elements (and a collection with entries is
@@ -378,7 +381,8 @@ def source_batch_error(
     """For ``destination[index] = value``: the error that names both batch sizes when the
     source's does not broadcast to the indexed destination's, else None (an index the
     batch size refuses is left for the write to report). ``empty``: the source has no
-    entries (the message says that it is checked all the same)."""
+    entries, or only empty nested collections (the message says that it is checked all
+    the same)."""
     try:  # a meta view: the indexed batch size without touching data
         target = torch.empty((), device="meta").expand(destination.batch_size)[index].shape
     except (IndexError, RuntimeError, TypeError, ValueError):
@@ -389,8 +393,9 @@ def source_batch_error(
     kind = type(value).__name__
     note = ""
     if empty:
-        note = f" (a {kind} without entries writes nothing, but its batch size is checked"
-        note += " as a tensor's shape is)"
+        nested = ", nor do the empty collections nested in it" if value.keys() else ""
+        note = f" (a {kind} without entries writes nothing{nested}, but its batch size is"
+        note += " checked as a tensor's shape is)"
     return BatchSizeError(
         f"cannot write a {kind} at index {index!r}: batch dimension "
         f"mismatch (the indexed destination {type(destination).__name__} batch size is "

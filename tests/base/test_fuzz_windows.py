@@ -263,3 +263,27 @@ def test_expand_of_a_locked_lazy_stack_is_a_locked_lazy_view() -> None:
     assert out["m", "b"].shape == (3, 2, 1, 1, 3)
     first = out.tensordicts[0]["m", "b"]
     assert first.data_ptr() == stack.tensordicts[0]["m", "b"].data_ptr()  # a view
+
+
+def test_comparing_a_lazy_stack_with_a_tensor_unnames_its_stack_dims() -> None:
+    """Program 11,420,544 of math,entries ``--length 8``: ``==``, ``!=`` and the orderings
+    of a lazy stack with a tensor with dims keep the members' dim names but not the stack
+    dims' (a nested lazy member's too), as the peer's ``lazy_stack`` of its members'
+    results; arithmetic keeps them all, and the source keeps its names."""
+    empty = lazy_stack([TensorDict({}, []), TensorDict({}, [])], 0).rename("j")
+    assert (empty != torch.tensor([2.0])).names == [None]
+    members = [TensorDict({"a": torch.arange(3.0) + i}, [3]) for i in range(2)]
+    inner = lazy_stack(members, 1).rename("i", "j")
+    assert (inner == torch.ones(3, 2)).names == ["i", None]
+    assert (inner < torch.ones(2)).names == ["i", None]
+    assert (inner >= torch.ones(3, 1)).get("a").tolist() == [
+        [False, True],
+        [True, True],
+        [True, True],
+    ]
+    assert (inner + torch.ones(2)).names == ["i", "j"]
+    assert inner.names == ["i", "j"]
+    outer = lazy_stack([inner, inner.clone()], 0).rename("o", "i", "j")
+    out = outer == torch.ones(2, 3, 2)
+    assert out.names == [None, "i", None] and out[0].names == ["i", None]
+    assert outer.names == ["o", "i", "j"] and outer[0].names == ["i", "j"]

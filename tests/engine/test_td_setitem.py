@@ -55,6 +55,31 @@ def test_a_collection_without_entries_is_checked_as_a_tensor_without_elements(
     assert torch.equal(td["a"], before)
 
 
+@pytest.mark.parametrize("make", [_dense, _lazy])
+@pytest.mark.parametrize("index", INDICES)
+@pytest.mark.parametrize("shape", [[5], [2], [0], [3], [1], [], [1, 3]])
+def test_a_collection_of_empty_nested_ones_is_checked_as_one_without_entries(
+    make: Any, index: Any, shape: list[int]
+) -> None:
+    """A source whose entries are only nested collections without entries writes nothing
+    either, and its batch size is checked all the same (it passed unchecked into a
+    TensorDict: ``td[None] = TensorDict({"m": {}}, [0, 2, 4])`` for batch ``[3, 3, 1, 4]``,
+    program 11,400,270 of the six families ``--length 6``, where the peer raises)."""
+    td = make()
+    td["m"] = TensorDict({"k": {}}, batch_size=[2, 3])
+    before = td["a"].clone()
+    source = TensorDict({"m": {"k": {}}}, batch_size=shape)
+    if _torch_accepts(index, shape):
+        td[index] = source
+    else:
+        with pytest.raises(BatchSizeError, match="without entries writes nothing") as caught:
+            td[index] = source
+        assert isinstance(caught.value, RuntimeError)  # as the peer raises at None
+        assert f"the source's batch size {shape} does not broadcast" in str(caught.value)
+    assert torch.equal(td["a"], before)
+    assert td["m"].batch_size == (2, 3) and td["m", "k"].batch_size == (2, 3)
+
+
 def test_a_destination_without_entries_checks_the_source_too() -> None:
     td = TensorDict({}, batch_size=[4])
     with pytest.raises(BatchSizeError, match=r"destination TensorDict batch size is \[1, 4\]"):

@@ -30,10 +30,13 @@ _Tensor = torch.Tensor
 def unnamed(result: _C, other: object) -> _C:
     """The result of comparing with ``other``: as the peer gives it, without dim names
     (nested ones included) unless ``other`` is a tensor with dims (lined up with the batch
-    dims); anything else (``NotImplemented``) as it is."""
-    if not isinstance(result, TensorCollection) or (
-        not isinstance(other, TensorCollection) and isinstance(other, torch.Tensor) and other.ndim
-    ):
+    dims); anything else (``NotImplemented``) as it is. Compared with a tensor with dims,
+    a lazy stack's result keeps its members' names but not its stack dims' (nested lazy
+    members' too), as the peer's ``lazy_stack`` of its members' results."""
+    if not isinstance(result, TensorCollection):
+        return result
+    if not isinstance(other, TensorCollection) and isinstance(other, torch.Tensor) and other.ndim:
+        _stack_dims_unnamed(result)
         return result
     if storage_of(result)._is_lazy or result._dim_names is not None:
         result._rename_all(None)  # (a lazy stack's entries, ragged ones too, are not read)
@@ -45,3 +48,12 @@ def unnamed(result: _C, other: object) -> _C:
             result._rename_all(None)
             break
     return result
+
+
+def _stack_dims_unnamed(result: TensorCollection) -> None:
+    """Drops the names of a (fresh) lazy stack's stack dim and of its lazy members'."""
+    storage = storage_of(result)
+    if storage._is_lazy:
+        for member in storage.tensordicts:
+            _stack_dims_unnamed(member)
+        storage._assign_names(None)  # (a lazy stack's own: its stack dim's name only)

@@ -49,7 +49,7 @@ def write_lazy(
     """``stack[index] = value``: each part of ``value`` written into its member (with
     ``check_only``, a dict or collection ``value`` only checked, nothing written: for a
     lazy stack nested in one being written)."""
-    if isinstance(value, TensorCollection) and not len(value.keys()):
+    if isinstance(value, TensorCollection) and value.is_empty():  # (empty nested ones only)
         check_empty_source(stack, index, value)  # nothing to split: its batch size checked
     if isinstance(value, torch.Tensor) and value.ndim and -1 not in stack._batch_size:
         value = _per_entry(stack, index, value)
