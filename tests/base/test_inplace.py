@@ -24,6 +24,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 import tclass
 from tclass import TensorClass, TensorDict, errors
 from tclass._base.implemented import _inplace
+from tclass._base.implemented._leaf_walk import writing_out_of
 
 from strategies import equal, leaf_items  # noqa: E402
 
@@ -412,3 +413,27 @@ def test_clamps_with_a_0d_bound_agree_with_torch_leaf_by_leaf(
         got = result[key]
         assert got.dtype == want.dtype, key
         assert torch.equal(got, want), (key, got, want)
+
+
+def test_refusal_messages_name_the_operation_as_called() -> None:
+    """The in-place check names the operation only once it refuses (speed22: the name is
+    no longer built on every call): a batch size the operands would grow, a dtype torch
+    refuses, and a write made for another operation's ``out=``, each still named as the
+    caller spelled it, with nothing written."""
+    td = TensorDict({"a": torch.ones(3), "b": torch.zeros(3, dtype=torch.bool)}, [3])
+    floats = TensorDict({"a": torch.ones(3)}, [3])
+    with pytest.raises(errors.InPlaceWriteError, match=r"^lerp_: the operands broadcast the "):
+        floats.lerp_(torch.ones(2, 3), 0.5)
+    with pytest.raises(
+        errors.InPlaceWriteError, match=r"^\+=: torch cannot write into the entry 'b' \(torch.bool"
+    ):
+        td += 1.5
+    with (
+        writing_out_of("where"),
+        pytest.raises(
+            errors.InPlaceWriteError, match=r"^where\(\.\.\., out=\.\.\.\): torch cannot write"
+        ),
+    ):
+        td.add_(0.5)
+    assert torch.equal(td["a"], torch.ones(3)) and not td["b"].any()
+    assert torch.equal(floats["a"], torch.ones(3))

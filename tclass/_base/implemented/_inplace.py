@@ -125,8 +125,10 @@ def first_refusal(
     which the check takes the dtypes and ``requires_grad`` instead of reading them again.
     """
     key = None
-    if any(type(arg) is list and dtype is None for arg, dtype in zip(args, shared)):
-        key = _passed_key(foreach, each, len(leaves), args, shared, kwargs, dtypes)
+    for arg, dtype in zip(args, shared):  # (a loop: no generator's frame per call)
+        if dtype is None and type(arg) is list:
+            key = _passed_key(foreach, each, len(leaves), args, shared, kwargs, dtypes)
+            break
     if key is not None:
         guard = _PASSED.get(key)
         if guard is not None and guard.check(*leaves, *_pieces(args)):
@@ -192,8 +194,8 @@ def _passed_key(
     if torch._C._len_torch_dispatch_stack():  # a mode (fake tensors...) decides for itself
         return None
     try:
-        numbers = tuple(_LISTED if type(arg) is list else _plain_key(arg) for arg in args)
-        named = tuple((name, _plain_key(value)) for name, value in kwargs.items())
+        numbers = tuple([_LISTED if type(arg) is list else _plain_key(arg) for arg in args])
+        named = tuple([(name, _plain_key(value)) for name, value in kwargs.items()])
     except TypeError:  # not a plain number: checked afresh each time
         return None
     grad = torch.is_grad_enabled()

@@ -572,21 +572,21 @@ class LeafWalkOps(TensorCollection):
         # check and the route both (see number_kinds); not for the guarded run's subsets.
         kinds = None if gather.guards else number_kinds(foreach, gather.leaves, args, kwargs)
         if check != "none" and gather.leaves and not _is_compiling():  # compiling: traced
-            name = _out_of(operation or getattr(each, "__name__", "in-place operation"))
             if batch != self.batch_size:
+                name = _out_of(operation or getattr(each, "__name__", "in-place operation"))
                 raise _grown_in_place(name, self.batch_size, batch)
-            shared = [_shared_dtype(op, alignment) for op in operands]
             refusal = first_refusal(
                 foreach,
                 each,
                 gather.leaves,
                 args,
-                shared,
+                [_shared_dtype(op, alignment) for op in operands],
                 kwargs,
                 dtypes=check == "all",
                 kinds=kinds,
             )
             if refusal is not None:
+                name = _out_of(operation or getattr(each, "__name__", "in-place operation"))
                 raise self._refused(refusal, gather.leaves, operands, alignment, subset, name)
         if gather.guards:
             what = self._operation_text(operation or getattr(each, "__name__", "?"))
