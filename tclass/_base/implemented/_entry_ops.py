@@ -389,13 +389,22 @@ class EntryOps(TensorCollection):
             (path, value, ... if alone else self._row_index(path, idx, input_dict_or_td))
             for (path, value), alone in zip(pairs, whole, strict=True)
         ]
+        self._make_writes_at(writes, whole)
+        return self
+
+    def _make_writes_at(
+        self, writes: Sequence[tuple[tuple[str, ...], Any, Any]], whole: Sequence[bool]
+    ) -> None:
+        """``update_at_``'s ``(path, value, index)`` writes: every one checked
+        (:meth:`_check_writes_at`) before the first is made, then each made (``whole``:
+        an entry without batch dims, by ``set_``). A collection whose check reads what it
+        writes (a file view's rows) makes the writes from that one check instead."""
         self._check_writes_at(writes)
         for (path, value, index), alone in zip(writes, whole, strict=True):
             if alone:
                 self.set_(path, value)
             else:
                 self.set_at_(path, value, index)
-        return self
 
     def _check_writes_at(self, writes: Sequence[tuple[tuple[str, ...], Any, Any]]) -> None:
         """Checks every ``(path, value, index)`` write of ``update_at_`` (``update_``'s at
