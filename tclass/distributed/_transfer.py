@@ -217,9 +217,8 @@ def isend(
     """:meth:`send` with every message posted at once; with ``wait``, completed before
     it returns (the peer's default)."""
     device = _wire_device(group)
-    threshold, bucket = _packing(consolidated)
-    messages = _outgoing(record, device, threshold, bucket, with_tree=False)
     peer = _Peer("send", dst, group, group_dst, init_tag)
+    messages = _encoded(record, peer, device, consolidated, with_tree=False)
     works = [peer.post(message, index) for index, message in enumerate(messages)]
     return _waited(Transfer(works, lambda: record, messages), wait)
 
@@ -270,9 +269,8 @@ def init_remote(
             "the record to every rank of the group"
         )
         raise DistributedError(msg)
-    threshold, bucket = _packing(True)
-    messages = _outgoing(record, _wire_device(group), threshold, bucket, with_tree=True)
     peer = _Peer("send", dst, group, None, 0)
+    messages = _encoded(record, peer, _wire_device(group), True, with_tree=True)
     _wait([peer.post(message, index) for index, message in enumerate(messages)])
 
 
@@ -293,6 +291,20 @@ def from_remote_init(
 
 
 # --- the two halves of a transfer ----------------------------------------------------------
+
+
+def _encoded(
+    record: Any, peer: _Peer, device: torch.device, consolidated: bool | None, *, with_tree: bool
+) -> list[torch.Tensor]:
+    """:func:`_outgoing`'s messages for ``peer`` (a receiver, or the ranks of a
+    broadcast, that already wait for them); when ``record`` cannot travel, ``peer`` is
+    sent a refusal carrying the error (:func:`refuse`) before it is raised here, so that
+    no receiver is left blocked (the peer's ``recv`` waits forever there)."""
+    try:
+        return _outgoing(record, device, *_packing(consolidated), with_tree=with_tree)
+    except Exception as error:
+        refuse([peer], error, device)
+        raise
 
 
 def _outgoing(
@@ -441,11 +453,7 @@ def broadcast(
     peer = _Peer("broadcast", src, group, group_src, 0)
     mine = dist.get_rank(group) if group_src is not None else dist.get_rank()
     if mine == (src if group_src is None else group_src):
-        try:
-            messages = _outgoing(record, wire, *_packing(consolidated), with_tree=True)
-        except Exception as error:  # the other ranks wait in broadcast: release them
-            refuse([peer], error, wire)
-            raise
+        messages = _encoded(record, peer, wire, consolidated, with_tree=True)
         _wait([peer.post(message, index) for index, message in enumerate(messages)])
         return record
     # As the peer: a new record on the receiving ranks, whatever this one holds, which

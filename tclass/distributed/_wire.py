@@ -22,9 +22,10 @@ description, receives and drops the remaining messages (so the sender is never l
 blocked) and names the first differing key. No message ever goes back to the sender.
 
 A sender that refuses where its receivers already wait (a ``scatter`` source given the
-wrong number of records, a ``broadcast`` source whose record cannot travel) sends a
-*refusal* instead: a header whose bucket size is ``REFUSED``, then its error's text as
-message 1; each receiver raises ``DistributedError`` with that text.
+wrong number of records, a ``broadcast``, ``send``, ``isend`` or ``init_remote`` sender
+whose record cannot travel) sends a *refusal* instead: a header whose bucket size is
+``REFUSED``, then its error's text as message 1; each receiver raises
+``DistributedError`` with that text.
 """
 
 from __future__ import annotations

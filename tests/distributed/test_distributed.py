@@ -306,16 +306,80 @@ def refused_values(rank: int) -> str:
             bad.send(1)
         except NotSerializableError as error:
             message = str(error)
-        _record(0).send(1)  # nothing was sent before the error: this is the first transfer
+        _record(0).send(1)  # no data was sent before the error, only its refusal
         return message
-    _record(1).recv(0)
-    return "ok"
+    try:
+        _record(1).recv(0)
+    except DistributedError as error:
+        refusal = str(error)
+    mine = _record(1).recv(0)
+    return refusal if _same(mine, _record(0)) else "not received"
 
 
 def test_a_value_that_is_not_json_is_refused_before_sending(ranks: Ranks) -> None:
-    message, received = ranks.run(refused_values)
-    assert received == "ok"
+    message, refusal = ranks.run(refused_values)
     assert "key ('tag',)" in message and "send_object_list" in message
+    assert f"NotSerializableError: {message}" in refusal
+
+
+def _jagged() -> Inner:
+    rows = [torch.arange(3.0), torch.arange(5.0)]
+    return Inner(torch.nested.as_nested_tensor(rows, layout=torch.jagged), batch_size=[2])
+
+
+def refused_sends(rank: int, how: str) -> tuple[str, bool]:
+    """Rank 0's ``how`` refuses a record that cannot travel (rank 1 waits for it in
+    recv / irecv / from_remote_init); then a record that can goes through."""
+    if rank == 0:
+        bad = _record(0)
+        bad["tag"] = tclass.NonTensorData(object(), batch_size=[4])
+        try:
+            if how == "send":
+                bad.send(1)
+            elif how == "isend":
+                _jagged().isend(1, return_early=True)
+            else:
+                bad.init_remote(dst=1)
+        except (NotSerializableError, UnsupportedError) as error:
+            message = f"{type(error).__name__}: {error}"
+        else:
+            message = "no error"
+        if how == "init_remote":
+            _record(0).init_remote(dst=1)
+        else:
+            _record(0).send(1)
+        return message, True
+    try:
+        if how == "send":
+            _record(1).recv(0)
+        elif how == "isend":
+            _record(1).irecv(0, return_premature=True).wait(timeout=20)
+        else:
+            TensorDict.from_remote_init(src=0)
+    except DistributedError as error:
+        message = str(error)
+    else:
+        message = "no error"
+    if how == "init_remote":
+        then = TensorDict.from_remote_init(src=0)
+    else:
+        then = _record(1).recv(0)
+    return message, _same(then, _record(0))
+
+
+@pytest.mark.parametrize("how", ["send", "isend", "init_remote"])
+def test_a_refused_send_releases_the_receiving_rank(ranks: Ranks, how: str) -> None:
+    # the sender raised before sending anything, so the receiver waited in recv forever
+    # (and the peer: its send drops a Python value silently, a jagged leaf ...); now it
+    # is sent a refusal and raises the sender's error, and the next transfer goes through
+    (sent, _), (received, then) = ranks.run(refused_sends, how, timeout=40)
+    words = "NotSerializableError: cannot send the Python value at key ('tag',)"
+    if how == "isend":
+        words = "UnsupportedError: "
+    assert sent.startswith(words), sent
+    assert received.startswith("rank 0 raised instead of sending, so nothing was received here")
+    assert sent in received
+    assert then
 
 
 def not_a_record(rank: int) -> str:

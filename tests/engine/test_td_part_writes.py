@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import torch
 
-from tclass import TensorDict, tensorclass
+from tclass import TensorDict, lazy_stack, tensorclass
 from tclass.errors import BatchSizeError, InPlaceWriteError, LockedError, TclassError
 
 
@@ -238,3 +238,41 @@ def test_set_at_of_a_nested_collection_names_the_entry_that_refuses() -> None:
     td.set_at_("n", {"z": torch.full((2, 3), 2.0)}, (..., slice(2, 4)))
     assert td["n", "x"].tolist() == [0.0, 1.0, 0.0, 0.0]
     assert td["n", "z"].sum(-1).tolist() == [0.0, 3.0, 6.0, 6.0]
+
+
+@tensorclass
+class _Nested:
+    n: TensorDict
+
+
+_AT = {"ellipsis": (..., [4]), "last": ((..., 1), []), "first": ((1, ...), [])}
+
+
+@pytest.mark.parametrize("kind", ["td", "lazy", "record"])
+@pytest.mark.parametrize("at", sorted(_AT))
+def test_set_at_of_a_nested_collection_at_an_ellipsis_names_the_entry_that_refuses(
+    kind: str, at: str
+) -> None:
+    # under ... the leaves were not checked: the message was the dict's and "n"'s shapes
+    # ("a value of shape [] into elements Ellipsis of the entry of shape [4]")
+    def make() -> TensorDict:
+        return TensorDict({"n": {"x": torch.zeros(4), "z": torch.zeros(4, 3)}}, [4])
+
+    held: Any = {
+        "td": make(),
+        "lazy": lazy_stack(list(make().unbind(0))),
+        "record": _Nested.from_tensordict(make()),
+    }[kind]
+    index, rows = _AT[at]
+    bad = {"x": torch.ones(rows), "z": torch.ones(*rows, 5)}
+    for value in (bad, TensorDict(bad, rows)):
+        with pytest.raises(BatchSizeError, match=re.escape("('n', 'z')")) as info:
+            held.set_at_("n", value, index)
+        assert "5]" in str(info.value) and "3]" in str(info.value)
+        assert isinstance(info.value, RuntimeError)
+        assert "value of shape []" not in str(info.value)
+    assert held.get(("n", "x")).sum().item() == 0.0
+    assert held.get(("n", "z")).sum().item() == 0.0
+    held.set_at_("n", {"x": torch.ones(rows), "z": torch.full((*rows, 3), 2.0)}, index)
+    assert held.get(("n", "x")).sum().item() == (4.0 if rows else 1.0)
+    assert held.get(("n", "z")).sum().item() == (24.0 if rows else 6.0)

@@ -285,3 +285,34 @@ def test_a_refused_view_write_makes_no_group(ptd: PersistentTensorDict) -> None:
     view.update({("m", "k", "x"): torch.ones(2), "a": torch.ones(2, 3)})
     assert ptd["m", "k", "x"].tolist() == [0.0, 1.0, 1.0, 0.0]
     assert ptd["a"].sum().item() == 6.0
+
+
+def test_update_at_of_a_views_rows_reads_each_entry_once(
+    ptd: PersistentTensorDict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the check read each entry's rows (written in memory, thrown away), then set_at_
+    # read them again to write: two reads of every entry; now the write is the check's
+    from tclass._io.store._h5 import H5Array
+    from tclass._io.store._zarr import ZarrArray
+
+    reads: list[str] = []
+    for cls in (H5Array, ZarrArray):
+        original = cls.read
+
+        def counted(self: Any, selection: Any = (), _read: Any = original) -> Any:
+            reads.append(str(selection))
+            return _read(self, selection)
+
+        monkeypatch.setattr(cls, "read", counted)
+    view = ptd[1:3]
+    view.update_at_({"a": torch.ones(3), ("n", "x"): torch.tensor(2.0)}, 1)
+    assert len(reads) == 2, reads
+    assert ptd["a"][:, 0].tolist() == [0.0, 0.0, 1.0, 0.0]
+    assert ptd["n", "x"].tolist() == [0.0, 0.0, 2.0, 0.0]
+    with pytest.raises(KeyError, match="zz"):  # all or nothing still
+        view.update_at_({"a": torch.full((3,), 5.0), "zz": torch.ones(2)}, 1)
+    assert ptd["a"][:, 0].tolist() == [0.0, 0.0, 1.0, 0.0]
+    reads.clear()  # the file's own rows: written by the store, nothing read (the
+    ptd.update_at_({"a": torch.ones(3), ("n", "x"): torch.tensor(3.0)}, 0)  # entry's
+    assert reads == []  # class was read from a whole array per entry)
+    assert ptd["n", "x"].tolist() == [3.0, 0.0, 2.0, 0.0]

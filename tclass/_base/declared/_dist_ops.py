@@ -65,7 +65,8 @@ class DistributedOps:
                 False sends every leaf alone. The receiver follows the sender's choice.
 
         Raises:
-            NotSerializableError: a Python value is not JSON (values never travel pickled).
+            NotSerializableError: a Python value is not JSON (values never travel pickled);
+                nothing but a refusal is sent, which the receiver raises (not left waiting).
             DistributedError: torch.distributed is not initialized.
         """
         return DISTRIBUTED.send(self, dst, group, group_dst, init_tag, consolidated)
@@ -117,7 +118,8 @@ class DistributedOps:
             StructureMismatchError: the sender's record has other keys, dtypes or shapes;
                 the message names the first differing key. Nothing was written, and the
                 sender's transfer completed.
-            DistributedError: what arrived is not a tclass record, or no process group.
+            DistributedError: what arrived is not a tclass record, the sender refused
+                its record (its error named), or no process group.
         """
         return DISTRIBUTED.recv(self, src, group, group_src, init_tag)
 

@@ -299,10 +299,12 @@ class EntryOps(TensorCollection):
             holder = self if len(path) == 1 else self.get(path[:-1])
             holder[index] = EntryWrites({path[-1]: value})
             return self
-        if isinstance(target, TensorCollection) and _walked(value) and not _ellipsis(index):
+        if isinstance(target, TensorCollection) and _walked(value):
             # each leaf checked by its full key first: an error names ("n", "z"), its shapes
-            path = _keys.key_path(key)
-            self._check_writes_at([(p, v, index) for p, v in _pairs(value, {}, path, True)])
+            at = _leaf_index(index, target)
+            if at is not None:
+                path = _keys.key_path(key)
+                self._check_writes_at([(p, v, at) for p, v in _pairs(value, {}, path, True)])
         if isinstance(value, (list, tuple)) or (
             hasattr(value, "__array__") and not isinstance(value, torch.Tensor)
         ):
@@ -389,13 +391,22 @@ class EntryOps(TensorCollection):
             (path, value, ... if alone else self._row_index(path, idx, input_dict_or_td))
             for (path, value), alone in zip(pairs, whole, strict=True)
         ]
+        self._make_writes_at(writes, whole)
+        return self
+
+    def _make_writes_at(
+        self, writes: Sequence[tuple[tuple[str, ...], Any, Any]], whole: Sequence[bool]
+    ) -> None:
+        """``update_at_``'s ``(path, value, index)`` writes: every one checked
+        (:meth:`_check_writes_at`) before the first is made, then each made (``whole``:
+        an entry without batch dims, by ``set_``). A collection whose check reads what it
+        writes (a file view's rows) makes the writes from that one check instead."""
         self._check_writes_at(writes)
         for (path, value, index), alone in zip(writes, whole, strict=True):
             if alone:
                 self.set_(path, value)
             else:
                 self.set_at_(path, value, index)
-        return self
 
     def _check_writes_at(self, writes: Sequence[tuple[tuple[str, ...], Any, Any]]) -> None:
         """Checks every ``(path, value, index)`` write of ``update_at_`` (``update_``'s at
@@ -415,12 +426,8 @@ class EntryOps(TensorCollection):
         if type(idx) is not tuple or not any(item is Ellipsis for item in idx):
             return idx  # (the same elements either way)
         nested = self.get(path[0], None)
-        if not isinstance(nested, TensorCollection) or -1 in nested.batch_size:
-            return idx
-        try:
-            return _batch.convert_ellipsis_to_idx(idx, nested.batch_size)
-        except DimError:  # more dims than the batch: the leaf's write says so
-            return idx
+        at = _leaf_index(idx, nested) if isinstance(nested, TensorCollection) else None
+        return idx if at is None else at
 
     def _check_nested_writes(
         self, pairs: Sequence[tuple[tuple[str, ...], Any]], index: Any, op: str
@@ -806,7 +813,19 @@ def _walked(value: Any) -> bool:
     return isinstance(value, Mapping)
 
 
-def _ellipsis(index: Any) -> bool:
-    """Whether ``index`` holds ``...`` (a nested collection's batch dims, but a leaf's
-    own dims too: such a write is checked by the nested collection itself)."""
-    return index is Ellipsis or (type(index) is tuple and any(i is Ellipsis for i in index))
+def _leaf_index(index: Any, collection: TensorCollection) -> Any:
+    """The index each leaf of ``collection`` is written at by ``collection[index] =
+    rows``: ``index`` itself, or its ``...`` spelled out over the batch dims (which it
+    covers there, where a leaf's own ``...`` would reach its feature dims too); None
+    where that cannot be told (a lazy stack's ragged dim, more dims than the batch: the
+    write itself says so)."""
+    if index is not Ellipsis and (
+        type(index) is not tuple or not any(i is Ellipsis for i in index)
+    ):
+        return index
+    if -1 in collection.batch_size:
+        return None
+    try:
+        return _batch.convert_ellipsis_to_idx(index, collection.batch_size)
+    except DimError:
+        return None

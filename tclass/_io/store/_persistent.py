@@ -517,6 +517,14 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
             return self._as_record(key, self._child_of(key, node))  # type: ignore[no-any-return]
         return self._read_dataset(node)
 
+    def _entry_class(self, key: str) -> type:
+        """An array of tensor data is a ``torch.Tensor`` by the store's metadata, nothing
+        read (``update_at_`` asks it of every entry written)."""
+        node = self._node(key)
+        if not is_group(node) and node.dtype is not None:
+            return torch.Tensor
+        return super()._entry_class(key)
+
     def _as_record(self, key: str, value: Any) -> Any:
         """``value`` (the group ``key``, or rows of it) as the record it holds, if any."""
         cls: Any = self._records.get(key)

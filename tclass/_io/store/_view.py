@@ -240,6 +240,14 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         """The entry ``key``: the rows of an array, read; the view of a group."""
         return self._source._entry_rows(key, self._selection, self._batch, self._steps)
 
+    def _entry_class(self, key: str) -> type:
+        """An array of tensor data is a ``torch.Tensor`` by the store's metadata, nothing
+        read (``update_at_`` asks it of every entry written)."""
+        node = self._source._node(key)
+        if not is_group(node) and node.dtype is not None:
+            return torch.Tensor
+        return super()._entry_class(key)
+
     def _child(self, key: str) -> TensorCollection | None:
         node = self._source._node(key)
         if not is_group(node) and node.dtype is not None:
@@ -647,15 +655,26 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
 
     def _check_writes_at(self, writes: Sequence[tuple[tuple[str, ...], Any, Any]]) -> None:
         """``update_``'s writes (at ``...``), each checked as :meth:`set_` writes it
-        before the first is made (all or nothing); ``update_at_``'s, each read and
-        written in memory, by each write."""
-        for path, value, index in writes:
-            if path not in self:
-                continue  # (the write says so)
-            if index is Ellipsis:
+        before the first is made (all or nothing)."""
+        for path, value, _ in writes:
+            if path in self:  # (else the write says so)
                 self._parent(path)._write_into(path[-1], value, [])
-            else:
-                self._plan_at(path, value, index, [])
+
+    def _make_writes_at(
+        self, writes: Sequence[tuple[tuple[str, ...], Any, Any]], whole: Sequence[bool]
+    ) -> None:
+        """``update_at_``'s writes, all or nothing: each entry's rows read once, written
+        in memory (the check, :meth:`_plan_at`) and written back from that read once
+        every one is checked (a view's entries all have its batch dims: ``whole`` is all
+        False)."""
+        _run(self._plan_writes_at, writes)
+
+    def _plan_writes_at(
+        self, writes: Sequence[tuple[tuple[str, ...], Any, Any]], plan: list[Callable[[], object]]
+    ) -> None:
+        """Each ``update_at_`` write checked (:meth:`_plan_at`), added to ``plan``."""
+        for path, value, index in writes:
+            self._plan_at(path, value, index, plan)
 
     def _plan_update(
         self,
