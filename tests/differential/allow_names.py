@@ -165,8 +165,16 @@ def _masked_select_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any)
 
 def _broadcast_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``broadcast_to`` of a lazy stack: every dim unnamed in tclass, as the peer's
-    TensorDict's, where the peer's lazy stack keeps the names (nested ones too; left43)."""
-    if finding.kind != "result" or finding.step.op != "broadcast_to":
+    TensorDict's, where the peer's lazy stack keeps the names (nested ones too; left43);
+    or ``to_tensordict()`` of a TensorDict ``broadcast_to`` gave unnamed dims, which the
+    peer's names again from the stack of Python values its broadcast kept named (a
+    Python-value node has no names in tclass; program 11,600,984 of the six families
+    ``--length 6``, fz22c)."""
+    if finding.kind != "result" or finding.step.op not in ("broadcast_to", "to_tensordict"):
+        return False
+    if finding.step.op == "to_tensordict" and not (
+        facts.python_values and any("broadcast_to(" in line for line in finding.lines[:-1])
+    ):
         return False
     parsed = [_names_of(line) for line in finding.detail]
     return all(p is not None and len(p[1]) == len(p[2]) and set(p[2]) == {"None"} for p in parsed)

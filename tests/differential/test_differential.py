@@ -321,6 +321,8 @@ DECIDED = [
     ("index,combine", 6, 11_100_941, "values-kept-shared"),  # saved[...] = its own value rows
     # fz21b
     ("combine,entries", 6, 11_040_612, "ragged-values-keep-sizes"),  # separates(strict=False)
+    # fz22c: to_tensordict of a broadcast TensorDict: the peer's value stack kept its names
+    (_FIVE + ",records", 6, 11_600_984, "checked-as-torch"),
 ]
 
 
