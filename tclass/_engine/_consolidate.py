@@ -199,7 +199,7 @@ def consolidate(
     result = rebuild(views, Target(target, filename is not None))  # a file's nodes: on cpu
     state = Consolidated(buffer, _Leaves().of(result), layout, rebuild, standalone, True)
     _attach(result, state)
-    result.lock_()
+    storage_of(result).lock_()  # (a record's field may hide lock_: shadow=True)
     if options.get("inplace"):
         node._become(result)
         _attach(node, state)

@@ -624,8 +624,9 @@ def _result(
         return out
     if tracing():
         size = _size_of_joined(values, size)
-    device = first.device
-    if device is not None and any(member.device != device for member in members):
+    # (a record's field may hide its device: shadow=True)
+    device = storage_of(first).device
+    if device is not None and any(storage_of(member).device != device for member in members):
         device = None
     return first._new_like(values, size, device)
 
@@ -646,7 +647,10 @@ def _size_of_joined(values: dict[str, Value], size: torch.Size) -> torch.Size:
 
 @implements(torch.unbind)
 def _unbind(collection: TensorCollection, dim: int = 0) -> tuple[Any, ...]:
-    return collection.unbind(dim)
+    if not is_record(collection):
+        return collection.unbind(dim)
+    parts = storage_of(collection).unbind(dim)  # a record: a field may hide unbind (shadow)
+    return tuple(collection._results(parts))  # type: ignore[attr-defined]
 
 
 @implements(torch.split)
@@ -694,7 +698,7 @@ def _like(collection: Any, make: Any, kwargs: dict[str, Any]) -> Any:
     collections with it only (the peer makes new leaves: a nested collection of a
     locked member of a lazy stack is no more locked than the stack)."""
     out = _made_like(collection, make, kwargs)
-    return out.lock_() if collection.is_locked else out
+    return out.lock_() if collection._lock_state() else out  # (a field may hide is_locked)
 
 
 def _made_like(collection: Any, make: Any, kwargs: dict[str, Any]) -> Any:

@@ -23,6 +23,7 @@ from tclass.errors import TclassError
 
 __all__ = [
     "field_classes",
+    "fit_value",
     "fit_values",
     "is_field",
     "missing_fields",
@@ -82,6 +83,19 @@ def fit_values(record_cls: type, content: TensorDict | LazyStackedTensorDict) ->
                 changed = node._with_each_value(partial(_fit, check=rule.check_value))
                 if changed is not node:
                     member._put(key, changed)
+
+
+def fit_value(record_cls: type, key: str, value: Any) -> Any:
+    """``value``, the Python-value node of the field ``key`` read from a store (an HDF5
+    or zarr file, which keeps it as JSON), as ``fit_values`` fits a loaded folder's: a
+    list where the annotation takes a tuple becomes that tuple."""
+    if not isinstance(value, (NonTensorData, NonTensorStack)):
+        return value
+    rules = record_cls.__tclass_info__.rules  # type: ignore[attr-defined]
+    for name, rule in _fitted_fields(record_cls, rules):
+        if name == key:
+            return value._with_each_value(partial(_fit, check=rule.check_value))
+    return value
 
 
 def value_casts(

@@ -468,8 +468,9 @@ class TensorClass(
         return self if td is self._tensordict else self._wrap(td)
 
     def cpu(self) -> Self:
-        """Same as ``to("cpu")``."""
-        return self.to("cpu")
+        """Same as ``to("cpu")`` (also where a field named ``to`` hides it: shadow=True)."""
+        td = self._tensordict.cpu()
+        return self if td is self._tensordict else self._wrap(td)
 
     def clear_device_(self) -> Self:
         """Sets ``device`` to ``None`` without moving data."""

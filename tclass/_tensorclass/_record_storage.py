@@ -154,6 +154,9 @@ class RecordStorageOps(TensorDictBase):
     def clone(self, recurse: bool = True) -> Self:
         return self._result(self._tensordict.clone(recurse))
 
+    def _shallow_clone(self) -> Self:  # ``copy.copy`` (a field may hide ``clone``: shadow)
+        return self._result(self._tensordict.clone(False))
+
     def detach(self) -> Self:
         return self._result(self._tensordict.detach())
 

@@ -360,6 +360,21 @@ def test_pickled_values_need_allow_pickle(tmp_path: Path) -> None:
     assert loaded["x"].tolist() == [0, 0, 1] and python_value(loaded["v"]) == {1, 2}
 
 
+def test_the_method_takes_allow_pickle_as_its_error_says(tmp_path: Path) -> None:
+    """Rows holding a value JSON cannot hold, appended to a folder saved without one: the
+    error names allow_pickle=True, which append_memmap_ takes, as append_memmap does."""
+    td = TensorDict({"x": torch.zeros(2), "v": NonTensorData(1, batch_size=[2])}, [2])
+    td.memmap(tmp_path / "d")
+    loaded = TensorDict.load_memmap(tmp_path / "d")
+    rows = TensorDict({"x": torch.ones(1), "v": NonTensorData({1, 2}, batch_size=[1])}, [1])
+    with pytest.raises(tclass.errors.NotSerializableError, match="allow_pickle=True"):
+        loaded.append_memmap_(rows)
+    assert loaded.append_memmap_(rows, allow_pickle=True) is loaded
+    assert loaded["x"].tolist() == [0, 0, 1] and loaded[2]["v"] == {1, 2}
+    again = TensorDict.load_memmap(tmp_path / "d", allow_pickle=True)
+    assert again[2]["v"] == {1, 2} and again[0]["v"] == 1
+
+
 # --- the method: a saved collection extended in place -------------------------------------
 
 

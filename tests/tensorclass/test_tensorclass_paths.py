@@ -3,18 +3,22 @@
 For each option of ``path_records.OPTIONS`` (declared with ``@tensorclass`` and as a
 ``TensorClass`` subclass) and each path of ``PATHS`` (constructor, ``from_tensordict``,
 ``from_dict``, h5, memmap, ``.tdz`` archive, dense and lazy stacks indexed back (also once
-saved and loaded), indexing, slicing, ``append_memmap_``, ``torch.save`` /
-``torch.load(weights_only=True)``), the record that comes back is of the declared class,
+saved and loaded), indexing, slicing (also then saved), ``append_memmap_``, ``torch.save`` /
+``torch.load(weights_only=True)``, ``consolidate()``, ``to("cpu")``, ``clone``, ``copy.copy``,
+``copy.deepcopy``, pickling), the record that comes back is of the declared class,
 with the same field values and Python types, nested records of their declared classes, the
 same batch size and device, and frozen records stay frozen (``KNOWN_GAPS``: where tclass
 does not yet). ``test_same_as_the_peer`` runs each path on the peer's records and checks the
-same (``PEER_GAPS``: where the peer does not round-trip).
+same (``PEER_GAPS``: where the peer does not round-trip). What comes back still casts
+(autocast), keeps numbers (nocast) or refuses assignment (frozen): ``test_options_hold...``.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import io
+import pickle
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -175,6 +179,20 @@ def _torch_save(kinds: Classes, option: str, tmp: Path) -> tuple[Any, dict[str, 
         return torch.load(buffer, weights_only=True), given(option, kinds)
 
 
+def _slice_saved(kinds: Classes, option: str, tmp: Path) -> tuple[Any, dict[str, Any]]:
+    _built(kinds, option)[1:].memmap(tmp / "r")
+    return kinds.rec.load_memmap(tmp / "r"), given(option, kinds, index=slice(1, None))
+
+
+def _made(make: Callable[[Any], Any]) -> Path_:
+    """A record made from the built one in memory (a copy, a move, a pickle)."""
+
+    def path(kinds: Classes, option: str, tmp: Path) -> tuple[Any, dict[str, Any]]:
+        return make(_built(kinds, option)), given(option, kinds)
+
+    return path
+
+
 PATHS: dict[str, Path_] = {
     "constructor": _constructor,
     "from_tensordict": _from_tensordict,
@@ -190,6 +208,13 @@ PATHS: dict[str, Path_] = {
     "slice": _indexed(slice(1, None)),
     "append_memmap_": _append,
     "torch_save": _torch_save,
+    "slice_memmap": _slice_saved,
+    "consolidate": _made(lambda rec: rec.consolidate()),
+    "to_cpu": _made(lambda rec: rec.to("cpu") if callable(rec.to) else rec.cpu()),  # shadow
+    "clone": _made(lambda rec: rec.clone()),
+    "copy": _made(copy.copy),
+    "deepcopy": _made(copy.deepcopy),
+    "pickle": _made(lambda rec: pickle.loads(pickle.dumps(rec))),
 }
 
 # (option, path): why tclass does not round-trip it yet.
@@ -257,7 +282,7 @@ def _peer_gaps() -> dict[tuple[str, str], str]:
         )
         gaps[option, "stack_memmap"] = KNOWN_GAPS[option, "stack_memmap"]
         if option != "autocast":
-            for path in ("index", "slice"):
+            for path in ("index", "slice", "slice_memmap"):
                 gaps[option, path] = (
                     "the peer reads a list field as one value per row (rec[0].tags is 1); a "
                     "list field of tclass keeps the list (DESIGN.md, rule 5)"
@@ -299,3 +324,30 @@ def test_a_frozen_record_refuses_assignment() -> None:
     with pytest.raises(errors.FrozenInstanceError):
         rec.name = "other"
     assert rec.name == "walker0"
+
+
+# --- options hold on what each path gives back ---------------------------------------------
+
+_LOADS = ("from_tensordict", "from_dict", "memmap", "archive", "lazy_stack", "append_memmap_")
+
+
+@pytest.mark.parametrize("path", [*_LOADS, "consolidate", "pickle", "deepcopy"])
+@pytest.mark.parametrize("option", ["autocast", "nocast", "frozen"])
+def test_options_hold_on_a_record_given_back(option: str, path: str, tmp_path: Path) -> None:
+    """A loaded (copied, pickled...) record casts, keeps numbers, or refuses assignment
+    as one its class built (a consolidated record is locked: its class is checked on a
+    clone)."""
+    kinds = classes(option, "decorator")
+    got, _ = PATHS[path](kinds, option, tmp_path)
+    if path == "consolidate":
+        got = got.clone()
+    if option == "frozen":
+        with pytest.raises(errors.FrozenInstanceError):
+            got.name = "other"
+        return
+    if option == "autocast":
+        got.rate, got.count = 2, torch.tensor(5)  # an int to a float field, a tensor to an int
+        assert (type(got.rate), got.rate, type(got.count), got.count) == (float, 2.0, int, 5)
+    else:
+        got.step, got.rate = 7, 2  # a number to a tensor field, an int to a float one: kept
+        assert (type(got.step), got.step, type(got.rate), got.rate) == (int, 7, int, 2)

@@ -399,7 +399,9 @@ class PersistenceOps:
         largest its arrays share (at most ``batch_dims`` dims)."""
         return IO.open_zarr_as(cls, filename, **options)  # type: ignore[no-any-return]
 
-    def append_memmap_(self, rows: Any, *, durable: bool = False) -> Self:
+    def append_memmap_(
+        self, rows: Any, *, allow_pickle: bool | None = None, durable: bool = False
+    ) -> Self:
         """Append ``rows`` to the folder this collection is saved in (along the first
         batch dim, without rewriting the saved rows: see ``tclass.append_memmap``), and
         extend this collection in place: its batch size grows, its leaves map the grown
@@ -408,6 +410,9 @@ class PersistenceOps:
 
         Args:
             rows: a collection of this one's class, keys, dtypes and trailing shapes.
+            allow_pickle: Python values JSON cannot hold may be pickled into the folder
+                (and its pickled values read), as ``tclass.append_memmap``'s; None (the
+                default): as this collection was saved or loaded.
             durable: fsync the grown files and the new ``meta.json`` files too.
 
         Returns:
@@ -423,7 +428,7 @@ class PersistenceOps:
                 rows, or ``rows`` does not fit. Nothing was written and this collection
                 is unchanged.
         """
-        return IO.append_in_place(self, rows, durable)  # type: ignore[no-any-return]
+        return IO.append_in_place(self, rows, durable, allow_pickle)  # type: ignore[no-any-return]
 
     def is_memmap(self) -> bool:
         """Whether every tensor leaf is a MemoryMappedTensor."""

@@ -105,10 +105,12 @@ def append_memmap(
         _grow(saved, rows, root, allow_pickle, durable)
 
 
-def append_in_place(node: Any, rows: Any, durable: bool = False) -> Any:
+def append_in_place(
+    node: Any, rows: Any, durable: bool = False, allow_pickle: bool | None = None
+) -> Any:
     """``node.append_memmap_(rows)``: append to the folder ``node`` is saved in, then
     make ``node`` hold every row of the folder (its batch size grows, its leaves map the
-    grown files)."""
+    grown files); ``allow_pickle`` None: as ``node`` was saved or loaded."""
     storage = storage_of(node)
     saved_at = storage._saved if isinstance(storage, TensorDict) else None
     if saved_at is None:
@@ -121,7 +123,8 @@ def append_in_place(node: Any, rows: Any, durable: bool = False) -> Any:
         raise AppendTargetError(msg)
     folder = saved_at.folder
     root = os.path.dirname(folder) if is_record(node) else folder
-    allow_pickle = bool(getattr(saved_at, "allow_pickle", False))
+    if allow_pickle is None:
+        allow_pickle = bool(getattr(saved_at, "allow_pickle", False))
     append_memmap(root, rows, allow_pickle=allow_pickle, durable=durable)
     fresh = load_tree(root, type(node) if is_record(node) else None, None, allow_pickle)
     adopt_leaves(node, fresh)

@@ -42,6 +42,7 @@ from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._repr import compact_repr
 from tclass._engine._td import TensorDict
 from tclass._interop._pytree import register_collection
+from tclass._io._annotations import fit_value
 from tclass._io._schema import check_tree_values_to_save, record_schema
 from tclass._io.memmap._values import pickle_policy
 from tclass._io.store import _h5, _zarr
@@ -149,6 +150,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         "_locked",
         "_nested",
         "_records",
+        "_bound",
         "_dataset_kwargs",
         "_as_stack",
         "_view",
@@ -216,6 +218,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         self._locked = False
         self._nested: dict[str, PersistentTensorDict] = {}
         self._records: dict[str, type] = {}  # groups holding records: their classes
+        self._bound: type | None = None  # the record class whose fields this group holds
         self._dataset_kwargs = kwargs
         self._as_stack = as_stack
         self._view: Entries | None = None
@@ -453,6 +456,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
             saved = saved_batch(child)
             if saved is not None:
                 child._batch_size = saved
+            child._bound = self._records.get(key)
             # a group inherits the lock (held by this group) and the names of the dims
             # it shares
             if self._locked:
@@ -515,7 +519,13 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         node = self._node(key)
         if is_group(node):
             return self._as_record(key, self._child_of(key, node))  # type: ignore[no-any-return]
-        return self._read_dataset(node)
+        return self._value_of(key, node)
+
+    def _value_of(self, key: str, node: StoreArray) -> Value:
+        """The array ``key`` read whole; a record field's Python value fitted to its
+        annotation (a list JSON kept of a tuple, a tuple again), as a loaded folder's."""
+        value = self._read_dataset(node)
+        return value if self._bound is None else fit_value(self._bound, key, value)
 
     def _entry_class(self, key: str) -> type:
         """An array of tensor data is a ``torch.Tensor`` by the store's metadata, nothing
@@ -679,7 +689,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
             rows = self._child_of(key, node)._rows(index, steps)
             return self._as_record(key, rows)  # type: ignore[no-any-return]
         if node.dtype is None:
-            value = self._read_dataset(node)
+            value = self._value_of(key, node)
             if isinstance(value, NonTensorData) and batch is not None:
                 return NonTensorData._make(value.data, batch, value.device)
             return value[index]
@@ -735,7 +745,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
             self._group, self._mode, self._batch_size, device, self._as_stack,
             self._dataset_kwargs,
         )  # fmt: skip
-        out._records = dict(self._records)
+        out._records, out._bound = dict(self._records), self._bound
         out._names, out._locked = self._names, self._locked
         for key, child in self._nested.items():
             copy = made.get(id(child))
@@ -802,7 +812,8 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         access = file.access
         options = (self._as_stack, self._dataset_kwargs, access.allow_external, records_of(self))
         names = None if self._names is None else list(self._names)
-        return (_reopen, (*where, *options, file.backend, access.allow_pickle, names))
+        bound = (file.backend, access.allow_pickle, names, self._bound)
+        return (_reopen, (*where, *options, *bound))
 
     def __repr__(self) -> str:
         if not self._group.file.is_open:
@@ -814,7 +825,7 @@ def _reopen(
     filename: Any, group: str, mode: str, batch_size: list[int], device: str | None,
     as_stack: bool, kwargs: dict[str, Any], allow_external: bool = False,
     records: dict[str, Any] | None = None, backend: str = "h5", allow_pickle: bool = False,
-    names: list[Any] | None = None,
+    names: list[Any] | None = None, bound: type | None = None,
 ) -> PersistentTensorDict:  # fmt: skip
     """A pickled collection opened again (its group of the same store, the same mode, the
     dim names it had)."""
@@ -830,6 +841,7 @@ def _reopen(
     except BaseException:
         root.file.close()
         raise
+    out._bound = bound
     rebind(out, records or {})
     return out
 

@@ -68,6 +68,7 @@ def bind_records(root: PersistentTensorDict, cls: type, *, check: bool) -> None:
     bound = {id(root)}
     while pending:
         node, record_cls, path = pending.pop()
+        node._bound = record_cls
         entries = entries_of(node)
         if check:
             plan = _compared(node, record_cls, entries, path)
@@ -103,7 +104,9 @@ def rebind(node: PersistentTensorDict, records: dict[str, Any]) -> None:
     for key, (cls, nested) in records.items():
         if node._has_entry(key) and is_group(found := node._node(key)):
             node._records[key] = cls
-            rebind(node._child_of(key, found), nested)
+            child = node._child_of(key, found)
+            child._bound = cls
+            rebind(child, nested)
 
 
 def entries_of(node: PersistentTensorDict) -> dict[str, dict[str, Any]]:
