@@ -125,6 +125,16 @@ class _NonTensorNode(NonTensorOps):
         member_of = getattr(self, "_member_of", None)
         return member_of is not None and bool(member_of[0]._is_saved())
 
+    def _as_saved(self, node: _NonTensorNode) -> Any:
+        """``node`` (what ``unsqueeze`` or an index of this node gives) saved and locked
+        as this one: the peer's keep both (its ``is_memmap()`` and ``is_locked``), where
+        copies (``clone()``) keep neither."""
+        if self._is_saved():
+            node._in_folder = True
+        if self._locked:
+            node._flag_lock(True)
+        return node
+
     def _read(self) -> Any:
         """What ``collection[key]`` gives for this node: the value (one value), or the
         values as nested lists (one per element)."""
@@ -474,10 +484,7 @@ class NonTensorData(_NonTensorNode):
         return super().__xor__(other)
 
     def __getitem__(self, index: Any) -> Any:
-        node = self._indexed(index)
-        if getattr(self, "_in_folder", False):  # rows of a saved node are saved, as the peer's
-            node._in_folder = True
-        return node
+        return self._as_saved(self._indexed(index))  # rows of a saved node are saved
 
     def _indexed(self, index: Any) -> NonTensorData:
         if type(index) is str:
@@ -572,7 +579,7 @@ class NonTensorData(_NonTensorNode):
         if not self._grows_to_stack:
             return out
         pos = _batch.normalize_dim(dim, len(self._batch_size), op="unsqueeze", inclusive=True)
-        return self._grown(out.batch_size, (pos,))
+        return self._as_saved(self._grown(out.batch_size, (pos,)))
 
     def _grown(self, shape: torch.Size, stack_dims: tuple[int, ...]) -> Any:
         """The value in each element of ``shape``, stacked along ``stack_dims`` (held
@@ -707,7 +714,9 @@ class NonTensorData(_NonTensorNode):
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_value, (type(self), self.data, self._batch_size, self._device))
+        state = (type(self), self.data, self._batch_size, self._device)
+        kept = (self._is_saved(), self._locked)  # as the peer's pickle keeps them
+        return (_rebuild_value, (*state, *kept) if any(kept) else state)
 
 
 # The type of the values a node holds, for annotations only (``MetaData[str]``, as the
@@ -748,9 +757,28 @@ class MetaData(NonTensorData, Generic[_V]):
 
 
 def _rebuild_value(
-    cls: type[NonTensorData], data: Any, batch_size: torch.Size, device: torch.device | None
+    cls: type[NonTensorData],
+    data: Any,
+    batch_size: torch.Size,
+    device: torch.device | None,
+    saved: bool = False,  # (older pickles lack these two)
+    locked: bool = False,
 ) -> NonTensorData:
-    return checked_class(cls, NonTensorData, "a Python value")._make(data, batch_size, device)
+    node = checked_class(cls, NonTensorData, "a Python value")._make(data, batch_size, device)
+    return cast("NonTensorData", _kept(node, saved, locked))
+
+
+def _kept(node: Any, saved: Any, locked: Any) -> Any:
+    """``node`` unpickled saved in a folder (its ``is_memmap()``) and locked as the
+    pickled one was."""
+    if type(saved) is not bool or type(locked) is not bool:
+        msg = f"a pickle of a {type(node).__name__} has flags {saved!r:.40}, {locked!r:.40}"
+        raise PickleRefusedError(msg)
+    if saved:
+        node._in_folder = True
+    if locked:
+        node._flag_lock(True)
+    return node
 
 
 def _selects_none(batch_size: torch.Size, index: Any, target: torch.Size | None) -> bool:
@@ -779,6 +807,8 @@ def _rebuild_values(
     device: torch.device | None,
     stack_dims: Any,  # an int (older pickles), a tuple of ints, or None
     held: Any = (),  # the one value held over no elements: ``(value,)`` or ``()``
+    saved: bool = False,  # saved in a folder and locked (older pickles lack them)
+    locked: bool = False,
 ) -> NonTensorStack:
     if type(values) is not list or len(values) != math.prod(shape):
         msg = f"a pickle of a NonTensorStack of shape {shape!r} does not hold one value per element"
@@ -797,7 +827,7 @@ def _rebuild_values(
         raise PickleRefusedError(msg)
     stack = ENGINE.NonTensorStack._make(values, shape, device, dims)
     stack._held = held
-    return stack
+    return cast("NonTensorStack", _kept(stack, saved, locked))
 
 
 allow_unpickling(NonTensorData, MetaData, _rebuild_value, _rebuild_values)

@@ -458,7 +458,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         if dims is not None and isinstance(out, NonTensorStack):
             pos = _batch.normalize_dim(dim, len(self._shape), op="unsqueeze", inclusive=True)
             out._stack_dims, out._held = (*(d + (d >= pos) for d in dims), pos), self._held
-        return out
+        return cast(Self, self._as_saved(out))
 
     def maybe_to_stack(self) -> Self:
         """A new stack of the same values (each element already is one value)."""
@@ -607,6 +607,9 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         state = (self._values, self._shape, self._device, self._stack_dims)
+        kept = (self._is_saved(), self._locked)  # as the peer's pickle keeps them
+        if any(kept):
+            return (_rebuild_values, (*state, self._held, *kept))
         # the value held over no elements, only when there is one (older pickles lack it)
         return (_rebuild_values, (*state, self._held) if self._held else state)
 

@@ -533,6 +533,8 @@ def _in_place_all_or_nothing(finding: Finding, facts: Facts, peer: Any, mine: An
     views and memory-mapped files never see) or raises from the first refused entry."""
     refused = type(mine.error).__name__ in ("InPlaceWriteError", "InPlaceKernelError")
     in_place = finding.step.family == "math" and finding.step.op.endswith(("=", "_"))
+    if isinstance(peer.error, TypeError) and "leaf tensor that requires grad" in str(mine.error):
+        return False  # torch's TypeError of the arguments comes first (par22)
     return finding.kind in ("tclass-raises", "family") and refused and in_place
 
 

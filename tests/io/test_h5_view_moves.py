@@ -82,3 +82,60 @@ def test_split_keys_in_place_of_a_view_is_refused_and_changes_no_file(tmp_path: 
     with pytest.raises(KeyError):  # the peer's deletes them from the file, then looks again
         pa[:1].split_keys(["a", ("n", "x")], inplace=True)
     assert "a" not in pa.keys()  # lost
+
+
+@tclass.tensorclass
+class _Rows:
+    a: torch.Tensor
+    b: torch.Tensor
+    c: torch.Tensor | None = None
+
+
+_JOINS = ("cat_tensors", "stack_tensors")
+
+
+def _over_rows(kind: str, file: Any) -> Any:
+    """A view of rows 1: of ``file`` as ``kind``: itself, a record over it, a record's rows
+    of a record over the file, a lazy stack of it."""
+    if kind == "record over a view":
+        return _Rows.from_tensordict(file[1:])
+    if kind == "rows of a record over the file":
+        return _Rows.from_tensordict(file)[1:]
+    if kind == "lazy stack of views":
+        return tclass.lazy_stack([file[1:], file[:1]], 0)
+    return file[1:]
+
+
+@pytest.mark.parametrize("op", _JOINS)
+@pytest.mark.parametrize(
+    "kind", ["view", "record over a view", "rows of a record over the file", "lazy stack of views"]
+)
+def test_joining_entries_over_a_view_is_refused_before_anything_is_written(
+    tmp_path: Path, kind: str, op: str
+) -> None:
+    source = TensorDict(a=torch.arange(6.0).reshape(2, 3), b=-torch.ones(2, 3), batch_size=[2])
+    file = PersistentTensorDict.from_dict(source, filename=tmp_path / "f.h5")
+    rows = _over_rows(kind, file)
+    with pytest.raises(UnsupportedError, match=f"Cannot call {op} on a PersistentTensorDictView"):
+        getattr(rows, op)("a", "b", out_key="c", dim=-1)
+    assert set(file.keys()) == {"a", "b"}  # no entry "c" written into the file (it was)
+    assert file["a"].tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    kept = getattr(rows, op)("a", "b", out_key="c", dim=-1, keep_entries=True)
+    assert set(file.keys()) == {"a", "b", "c"} and set(kept.keys()) >= {"a", "b", "c"}
+
+
+def test_a_missing_key_of_a_view_s_cat_tensors_is_a_key_error_first(tmp_path: Path) -> None:
+    source = TensorDict(a=torch.arange(6.0).reshape(2, 3), batch_size=[2])
+    file = PersistentTensorDict.from_dict(source, filename=tmp_path / "f.h5")
+    with pytest.raises(KeyError, match="zz"):  # as the peer's (it was UnsupportedError)
+        file[1:].cat_tensors("a", "zz", out_key="c")
+    assert set(file.keys()) == {"a"}
+
+
+def test_the_peers_cat_tensors_of_a_view_loses_the_other_rows(tmp_path: Path) -> None:
+    peer = pytest.importorskip("tensordict")
+    source = peer.TensorDict(a=torch.arange(6.0).reshape(2, 3), b=-torch.ones(2, 3), batch_size=[2])
+    file = peer.PersistentTensorDict.from_dict(source, filename=tmp_path / "f.h5")
+    file[1:].cat_tensors("a", "b", out_key="c", dim=-1)
+    assert set(file.keys()) == {"c"}  # "a" and "b" deleted, every row of them
+    assert file["c"][0].tolist() == [0.0] * 6  # row 0 never held them

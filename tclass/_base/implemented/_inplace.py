@@ -100,6 +100,11 @@ class Refusal(NamedTuple):
     """The shape of the operand's piece that does not broadcast into the tensor's."""
     unsupported: bool = False
     """Whether torch has no kernel for the dtype (it raises NotImplementedError)."""
+    arguments: bool = False
+    """Whether torch refuses the arguments themselves (a ``TypeError``: a ``None`` or a
+    number where it takes a tensor, ``value="x"``), whatever the tensors: the run raises
+    it before anything is written, as torch's argument parser does before autograd's
+    checks (so a parameter's "leaf that requires grad" comes after it, as in the peer)."""
 
 
 def first_refusal(
@@ -168,6 +173,8 @@ def _checked(
         return misfit
     seen = None if kinds is None else {kind[1] for kind in kinds}
     refused = _refused_dtypes(foreach, each, leaves, columns, args, kwargs, seen)
+    if refused is not None and refused.arguments:
+        return None  # the run raises torch's TypeError first, at the first tensor
     if refused is not None and (misfit is None or refused.position < misfit.position):
         return refused
     if misfit is None and torch.is_grad_enabled():  # math (copy_ and fills go through,
@@ -490,6 +497,8 @@ def _probe(
         except RuntimeError as error:  # NotImplementedError too: a kernel a dtype lacks
             reason = str(error).split("\n", 1)[0]
             return Refusal(0, reason, unsupported=isinstance(error, NotImplementedError))
+        except TypeError as error:  # the arguments themselves: the run raises it first
+            return Refusal(0, str(error).split("\n", 1)[0], arguments=True)
         except Exception:  # noqa: BLE001 - not a refusal of a dtype: the run raises it
             return None
     return None

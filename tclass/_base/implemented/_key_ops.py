@@ -21,7 +21,7 @@ from typing_extensions import Self
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import convert_ellipsis_to_idx
 from tclass._core._keys import key_path, lies_inside, unravel_key
-from tclass._core._records import is_record
+from tclass._core._records import is_record, storage_of
 from tclass.errors import (
     IgnoredValuesWarning,
     KeyNotFoundError,
@@ -374,10 +374,15 @@ class KeyOps(TensorCollection):
             if value is _MISSING:
                 raise self._missing_key(path)
             values.append(value)
+        out = unravel_key(out_key)
+        dropped = [path for path in paths if path != out]
+        if not keep_entries and not self.is_locked:  # (locked: set refuses, as the peer's)
+            # before the new entry is written: a view of a file's rows (or a record or a
+            # lazy stack over one) refuses to delete entries, every row of them
+            storage_of(self)._check_removable(op, dropped)
         self.set(out_key, join(values, dim))
         if not keep_entries:
-            out = unravel_key(out_key)
-            self._drop_paths([path for path in paths if path != out])
+            self._drop_paths(dropped)
         return self
 
     def _drop_paths(self, paths: Sequence[Any]) -> None:

@@ -66,6 +66,9 @@ if TYPE_CHECKING:
 __all__ = ["PersistentTensorDictView", "compose", "normalized"]
 
 _MISSING: Any = object()
+# the methods that move entries elsewhere, deleting them here (cat_tensors / stack_tensors
+# without keep_entries=True): refused on a view, whose file would lose every row of them
+_MOVES = frozenset({"separates", "cat_tensors", "stack_tensors"})
 
 
 def normalized(index: Any, batch: torch.Size) -> Any:
@@ -795,16 +798,6 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         self._source.rename_key_(old_key, new_key, safe=safe)
         return self
 
-    def _join_entries(
-        self, join: Any, op: str, keys: tuple[Any, ...], out_key: Any, dim: int,
-        keep_entries: bool,
-    ) -> Self:  # fmt: skip
-        """``cat_tensors`` / ``stack_tensors``: refused unless ``keep_entries`` (checked
-        before anything is written)."""
-        if not keep_entries:
-            self._refuse_moves(op)
-        return super()._join_entries(join, op, keys, out_key, dim, keep_entries)
-
     def _drop_paths(self, paths: Sequence[Any]) -> None:
         self._refuse_moves("separates")
 
@@ -846,7 +839,7 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         return self.to_tensordict().exclude(*keys)  # type: ignore[return-value]
 
     def _check_removable(self, method: str, paths: Sequence[Any] | None = None) -> None:
-        if method == "separates":
+        if method in _MOVES:  # separates, cat_tensors / stack_tensors without keep_entries
             self._refuse_moves(method)
         self._refuse_in_place(method, True)
 
