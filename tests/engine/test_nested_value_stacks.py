@@ -9,6 +9,7 @@ tensor of element numbers) and, in the ``peer`` tests, against tensordict.
 from __future__ import annotations
 
 import pickle
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -377,11 +378,55 @@ def _advanced(lib: ModuleType) -> Any:
     return [_tree(stack[index]) for index in indices]
 
 
+def _two_d_over_no_elements(lib: ModuleType) -> Any:
+    """A 2-d tensor at the stack dim of a lazy stack whose selection holds no element
+    (an empty slice beside it) gives torch's batch size, as the peer (it raised a
+    ``TypeError`` reading the 2-d tensor as member numbers)."""
+    rows = [lib.TensorDict({"s": f"v{i}", "a": torch.zeros(3)}, [3]) for i in range(2)]
+    nested = lib.lazy_stack([lib.lazy_stack([row], 0) for row in rows], 0)  # [2, 1, 3]
+    empty = nested[1:1, torch.tensor([[0, 0]])]
+    picked = lib.lazy_stack(rows, 0)[torch.tensor([[1], [0]]), 3:]
+    return (
+        list(empty.batch_size), _plain(empty.get("s").tolist()), list(picked.batch_size),
+        _plain(picked["s"]), list(picked["a"].shape),
+    )  # fmt: skip
+
+
+def _one_element_per_member(lib: ModuleType) -> Any:
+    """A mask over the stack dim and a member's dim, ``None`` and an int: each member
+    gives one element under a new dim, one value over it (the peer indexes the member
+    by ints and ``None``; coordinate tensors made that dim a stack dim: a stack of one)."""
+    held = [
+        lib.TensorDict(
+            {"s": lib.NonTensorStack(lib.NonTensorData(f"w{i}", batch_size=[3])),
+             "a": torch.zeros(1, 3)},
+            [1, 3],
+        )
+        for i in range(3)
+    ]  # fmt: skip
+    one = lib.lazy_stack(held, 1)[torch.tensor([[True, True, False]]), None, 1]
+    return _tree(one.get("s")), [_tree(p.get("s")) for p in one.unbind(0)], one[1]["s"]
+
+
+def test_a_2d_tensor_over_no_elements_gives_torchs_batch_size() -> None:
+    assert _two_d_over_no_elements(sys.modules["tclass"]) == (
+        [0, 1, 2, 3], [], [2, 1, 0], [[[]], [[]]], [2, 1, 0],
+    )  # fmt: skip
+
+
+def test_one_element_of_each_member_keeps_its_value_one_value() -> None:
+    tree, parts, value = _one_element_per_member(sys.modules["tclass"])
+    assert tree == ("stack", 0, [2, 1], [("value", [1], "w0"), ("value", [1], "w1")])
+    assert parts == tree[3] and value == "w1"
+
+
 SCENARIOS: dict[str, Scenario] = {
     "unsqueezed": _unsqueezed, "stacked": _stacked, "regrouped": _regrouped, "grown": _grown,
     "picked": _picked,
     "reordered": _reordered,
     "advanced": _advanced,
+    "two-d-over-no-elements": _two_d_over_no_elements,
+    "one-element-per-member": _one_element_per_member,
 }  # fmt: skip
 
 

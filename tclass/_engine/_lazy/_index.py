@@ -171,6 +171,8 @@ def _index_stack_dim(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> An
     picking = (_ALL,) * start + (tensor,)
     ids, positions = _probe(viewed, picking)
     if ids.numel() == 0:  # members without elements: picked all the same, by number
+        if tensor.ndim != 1:  # (the dims a 2-d tensor gives: the general path's)
+            return None
         numbers = _member_numbers(viewed, tensor)
         members = [viewed._members[number] for number in numbers]
         return viewed._restacked(members, start) if members else None
@@ -500,6 +502,12 @@ def _elements(
     row = _whole_row(member_batch, positions)
     if row is not None:  # one row of its leading dims, whole: indexed by ints, as the
         return _taken(member[row], copy, False)  # peer's (a stack of one value: that value)
+    if positions.numel() == 1 and shape and not storage_of(member)._is_lazy:  # one element
+        # of a dense member under new dims of size 1: ints and ``None``, as the peer
+        # indexes it, so a Python value stays one value (coordinate tensors would make
+        # each of those dims a stack dim)
+        at = tuple(int(c) for c in torch.unravel_index(positions.reshape(-1)[0], member_batch))
+        return _taken(member[(None,) * len(shape) + at], copy, False)
     part = member[torch.unravel_index(positions, member_batch)]
     return _taken(part, copy, bool(shape))  # a 0-d index gives a view
 
