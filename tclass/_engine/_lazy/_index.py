@@ -52,6 +52,9 @@ def _as_index(item: list[Any] | range | np.ndarray[Any, Any]) -> torch.Tensor:
 
 
 _ALL = slice(None)
+# the dims of a member's part, in order: -1 for a new dim, else the member's dim a slice
+# keeps (see _layout); None where unknown
+Layout = tuple[int, ...] | None
 
 
 def as_records(out: LazyStackedTensorDict) -> Any:
@@ -101,7 +104,10 @@ def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
     over = _advanced_dims(stack, items)
     kept = _kept_dims(items, len(stack._batch_size))
     ints = _int_dims(items)
-    out = _gather(stack, ids, positions, over, copy=True, numbers=numbers, kept=kept, ints=ints)
+    layout = _layout(items, len(stack._batch_size))
+    out = _gather(
+        stack, ids, positions, over, copy=True, numbers=numbers, kept=kept, ints=ints, layout=layout
+    )
     return _named(stack, items, out, owned=True)
 
 
@@ -402,6 +408,7 @@ def _gather(
     numbers: torch.Tensor | None = None,
     kept: frozenset[int] = frozenset(),
     ints: frozenset[int] = frozenset(),
+    layout: Layout = None,
 ) -> Any:
     """The result whose element at every index comes from member ``ids[index]`` at
     ``positions[index]``. Where a tensor picks members, its ``over = (first, count)``
@@ -412,14 +419,21 @@ def _gather(
     where ``ids`` has no element (see :func:`_picked_members`); each member then gives a
     part with no elements, as the peer keeps one member per picked position. ``kept``:
     the batch dims a slice keeps as dims of the result, ``ints`` those an int selects
-    (see :func:`_member_part`)."""
+    (see :func:`_member_part`), ``layout`` the dims of each part (see :func:`_layout`)."""
     numbers = ids if numbers is None else numbers
     first, count = over
     along = first if count else _first_dim(ids, varies=True) if ids.numel() else None
     if along is None:
         member = stack._members[int(numbers.reshape(-1)[0])]
         d = stack._stack_dim
-        return _member_part(member, positions, copy, _member_dims(kept, d), _member_dims(ints, d))
+        return _member_part(
+            member,
+            positions,
+            copy,
+            _member_dims(kept, d),
+            _member_dims(ints, d),
+            _member_layout(layout, d),
+        )
     inner = (first, count - 1) if count else over
     parts = [
         _gather(
@@ -431,6 +445,7 @@ def _gather(
             numbers=numbers.select(along, j),
             kept=kept,
             ints=ints,
+            layout=layout,
         )
         for j in range(ids.shape[along])
     ]
@@ -452,6 +467,7 @@ def _member_part(
     copy: bool,
     kept: frozenset[int] = frozenset(),
     ints: frozenset[int] = frozenset(),
+    layout: Layout = None,
 ) -> Any:
     """The elements of ``member`` at flat ``positions``, shaped like ``positions``
     (``copy``: never the member's own storage; ``kept``: the member's dims a slice of
@@ -463,7 +479,7 @@ def _member_part(
     where an int of the index (``ints``: the member's dims an int selects) picks one of
     its members, the part keeps the lock that member's part has, as the peer's (which
     takes that member's part, as it gives it; a copy, unlocked)."""
-    part = _elements(member, positions, copy, kept, ints)
+    part = _elements(member, positions, copy, kept, ints, layout)
     if not member.is_locked or not storage_of(member)._is_lazy:
         return part
     if storage_of(member)._stack_dim in ints:
@@ -474,7 +490,12 @@ def _member_part(
 
 
 def _elements(
-    member: Any, positions: torch.Tensor, copy: bool, kept: frozenset[int], ints: frozenset[int]
+    member: Any,
+    positions: torch.Tensor,
+    copy: bool,
+    kept: frozenset[int],
+    ints: frozenset[int],
+    layout: Layout,
 ) -> Any:
     """:func:`_member_part` but for the lock."""
     member_batch = member.batch_size
@@ -487,6 +508,7 @@ def _elements(
         inner is None
         and shape == member_batch
         and torch.equal(positions.reshape(-1), torch.arange(positions.numel()))
+        and (layout is None or layout == tuple(range(len(member_batch))))
     ):
         return member.clone() if copy else member  # taken whole: the member itself
     if inner is not None:  # as the peer: a part of that member, not a lazy stack of one
@@ -495,19 +517,18 @@ def _elements(
         # a member of its own taken whole (a tensor at its stack dim, slices elsewhere)
         # is that member, shared, as the peer's (fuzz program 10,900,216)
         whole = inner_kept == frozenset(range(inner_member.batch_dims))
+        inner_layout = _member_layout(layout, storage_of(member)._stack_dim)
         part = _member_part(
-            inner_member, inner_positions, copy and not whole, inner_kept, inner_ints
+            inner_member, inner_positions, copy and not whole, inner_kept, inner_ints, inner_layout
         )
         return member._wrap(part) if is_record(member) and not is_record(part) else part
+    basic = _basic_index(member_batch, positions, layout)
+    if basic is not None:  # as the peer indexes a member: ints, slices and ``None``, so
+        # a Python value keeps its stack dims (coordinate tensors make each a stack dim)
+        return _taken(member[basic], copy, False)
     row = _whole_row(member_batch, positions)
     if row is not None:  # one row of its leading dims, whole: indexed by ints, as the
         return _taken(member[row], copy, False)  # peer's (a stack of one value: that value)
-    if positions.numel() == 1 and shape and not storage_of(member)._is_lazy:  # one element
-        # of a dense member under new dims of size 1: ints and ``None``, as the peer
-        # indexes it, so a Python value stays one value (coordinate tensors would make
-        # each of those dims a stack dim)
-        at = tuple(int(c) for c in torch.unravel_index(positions.reshape(-1)[0], member_batch))
-        return _taken(member[(None,) * len(shape) + at], copy, False)
     part = member[torch.unravel_index(positions, member_batch)]
     return _taken(part, copy, bool(shape))  # a 0-d index gives a view
 
@@ -557,6 +578,58 @@ def _inner_member(
     for coord, size in zip(coords[:d] + coords[d + 1 :], remove_dim(stack.batch_size, d)):
         flat = flat * size + coord
     return stack._members[first], flat, _member_dims(kept, d)
+
+
+def _layout(items: tuple[Any, ...], ndim: int) -> Layout:
+    """The dims of a member's part that the index's basic items give, in order: ``-1``
+    for a ``None``, else the batch dim a slice keeps (trailing dims no item reaches too);
+    the dims the tensors give are taken apart (one member's part per position)."""
+    layout, dim = [], 0
+    for item in items:
+        if item is None:
+            layout.append(-1)
+        elif type(item) is slice:
+            layout.append(dim)
+        dim += _batch.index_dims_consumed(item)
+    return (*layout, *range(dim, ndim))
+
+
+def _member_layout(layout: Layout, d: int) -> Layout:
+    """``layout`` in a member's dims, without the stack dim ``d`` (a slice keeping it
+    parts the members there: a part has that dim only when one member is left, and
+    its length then tells :func:`_basic_index` that it does not apply)."""
+    if layout is None:
+        return None
+    return tuple(k if k < d else k - 1 for k in layout if k != d)
+
+
+def _basic_index(
+    member_batch: torch.Size, positions: torch.Tensor, layout: Layout
+) -> tuple[Any, ...] | None:
+    """The index of ints, slices and ``None`` (at the dims ``layout`` gives) that takes
+    the elements at flat ``positions`` of a member; None where there is none."""
+    if layout is None or len(layout) != positions.ndim or not positions.numel():
+        return None
+    coords = torch.unravel_index(positions, member_batch)
+    first = [int(c.reshape(-1)[0]) for c in coords]
+    items: list[Any] = []
+    done = 0
+    for at, dim in enumerate(layout):
+        if dim < 0:
+            items.append(None)
+            continue
+        if dim < done:
+            return None
+        items.extend(first[done:dim])
+        size = positions.shape[at]
+        step = int(coords[dim].narrow(at, 1, 1).reshape(-1)[0]) - first[dim] if size > 1 else 1
+        if step <= 0:
+            return None
+        items.append(slice(first[dim], first[dim] + step * (size - 1) + 1, step))
+        done = dim + 1
+    items.extend(first[done:])
+    flat = torch.arange(math.prod(member_batch)).reshape(member_batch)[tuple(items)]
+    return tuple(items) if flat.shape == positions.shape and torch.equal(flat, positions) else None
 
 
 def _kept_dims(items: tuple[Any, ...], ndim: int) -> frozenset[int]:
