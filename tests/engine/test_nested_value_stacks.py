@@ -434,16 +434,25 @@ def _parts_by_basic_index(lib: ModuleType) -> Any:
 
     deep = lib.lazy_stack([lib.lazy_stack([lib.lazy_stack([leaf(n)], 1)]) for n in (0, 1)])
     zero = torch.tensor(0)
+    cells = [lib.TensorDict({"s": f"u{n}", "a": torch.zeros(1, 2)}, [1, 2]) for n in range(9)]
+    grid = lib.lazy_stack([lib.lazy_stack(cells[3 * i : 3 * i + 3]) for i in range(3)], 1)
+    pick = (
+        None,
+        torch.tensor([False, True, True]),
+        slice(None, 3, 2),
+        torch.tensor([[True, False]]),
+    )
     return (
         _tree(flat[two, 0:1, torch.tensor([2])].get("s")),  # the slice keeps a stack
         _tree(flat[two, torch.tensor([0]), 1:2].get("s")),  # the tensor takes it
         _tree(nested[torch.tensor([[True, True]]), None].get("s")),
         _tree(deep[torch.tensor([True, True]), :, -1, zero, zero].get("s")),
+        _tree(grid[pick].get("s")),  # tensors on both sides of the slice at the stack dim
     )
 
 
 def test_members_parts_are_indexed_as_the_peer_indexes_them() -> None:
-    kept, taken, new_dim, sliced = _parts_by_basic_index(sys.modules["tclass"])
+    kept, taken, new_dim, sliced, apart = _parts_by_basic_index(sys.modules["tclass"])
     assert kept == (
         "stack",
         0,
@@ -464,6 +473,8 @@ def test_members_parts_are_indexed_as_the_peer_indexes_them() -> None:
         [2, 1],
         [("stack", 0, [1], [("value", [], f"v{n}")]) for n in (0, 1)],
     )
+    rows = [[("value", [1], f"u{n}") for n in pair] for pair in ((1, 2), (7, 8))]
+    assert apart == ("stack", 2, [2, 1, 2], [("stack", 0, [2, 1], row) for row in rows])
 
 
 def test_a_2d_tensor_over_no_elements_gives_torchs_batch_size() -> None:

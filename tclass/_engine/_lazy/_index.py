@@ -52,8 +52,8 @@ def _as_index(item: list[Any] | range | np.ndarray[Any, Any]) -> torch.Tensor:
 
 
 _ALL = slice(None)
-# the dims of a member's part, in order: -1 for a new dim, else the member's dim a slice
-# keeps (see _layout); None where unknown
+# what each dim of a part is: -1 a new dim, -2 a dim the tensors give, else the batch
+# dim a slice keeps (see _layout); None where unknown
 Layout = tuple[int, ...] | None
 
 
@@ -445,7 +445,7 @@ def _gather(
             numbers=numbers.select(along, j),
             kept=kept,
             ints=ints,
-            layout=layout,
+            layout=None if layout is None else layout[:along] + layout[along + 1 :],
         )
         for j in range(ids.shape[along])
     ]
@@ -503,6 +503,18 @@ def _elements(
     if not member_batch:
         part = member.expand(shape) if shape else member
         return part.clone() if copy else part
+    if _tensors_take_stack_dim(member, layout, ints) and positions.numel():
+        # a dim the tensors give, which take a lazy member's stack dim: each position's
+        # part on its own, stacked lazily along it (as the member's own index gathers
+        # them), so a Python value keeps its stack dims in each
+        assert layout is not None
+        at = layout.index(-2)
+        rest = layout[:at] + layout[at + 1 :]
+        parts = [
+            _elements(member, positions.select(at, j), copy, kept, ints, rest)
+            for j in range(positions.shape[at])
+        ]
+        return lazily(parts, at, stacked_size(parts, at))
     inner = _inner_member(member, positions, kept)
     if (
         inner is None
@@ -581,26 +593,37 @@ def _inner_member(
 
 
 def _layout(items: tuple[Any, ...], ndim: int) -> Layout:
-    """The dims of a member's part that the index's basic items give, in order: ``-1``
-    for a ``None``, else the batch dim a slice keeps (trailing dims no item reaches too);
-    the dims the tensors give are taken apart (one member's part per position)."""
-    layout, dim = [], 0
+    """What each dim of the result of ``items`` is: ``-1`` a new dim (``None``), ``-2``
+    a dim the tensors give, else the batch dim a slice keeps (trailing dims no item
+    reaches too)."""
+    layout: list[int] = []
+    dim = 0
     for item in items:
         if item is None:
             layout.append(-1)
         elif type(item) is slice:
             layout.append(dim)
         dim += _batch.index_dims_consumed(item)
-    return (*layout, *range(dim, ndim))
+    layout.extend(range(dim, ndim))
+    first, count = _batch.advanced_block(items)
+    return (*layout[:first], *(-2,) * count, *layout[first:])
+
+
+def _tensors_take_stack_dim(member: Any, layout: Layout, ints: frozenset[int]) -> bool:
+    """Whether ``member`` is a lazy stack whose stack dim the index's tensors take (the
+    part has a dim they give, and the stack dim is no dim of it nor taken by an int)."""
+    if layout is None or -2 not in layout or not storage_of(member)._is_lazy:
+        return False
+    d = storage_of(member)._stack_dim
+    return d not in layout and d not in ints
 
 
 def _member_layout(layout: Layout, d: int) -> Layout:
-    """``layout`` in a member's dims, without the stack dim ``d`` (a slice keeping it
-    parts the members there: a part has that dim only when one member is left, and
-    its length then tells :func:`_basic_index` that it does not apply)."""
-    if layout is None:
+    """``layout`` in a member's dims (None where the stack dim ``d`` is still a dim of
+    the part: one member left under a slice)."""
+    if layout is None or d in layout:
         return None
-    return tuple(k if k < d else k - 1 for k in layout if k != d)
+    return tuple(k if k < d else k - 1 for k in layout)
 
 
 def _basic_index(
