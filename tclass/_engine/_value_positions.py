@@ -15,7 +15,6 @@ import numpy as np
 import torch
 
 from tclass._base._provided import ENGINE
-from tclass._engine._value_index import dims_after_advanced
 from tclass.errors import ArgumentValueError, DimError, ShapeError, StackError
 
 Positions = tuple[torch.Size, list[int]]
@@ -328,14 +327,12 @@ def shifted_in(dims: tuple[int, ...], dim: int) -> tuple[int, ...]:
 def dims_after_index(index: Any, dims: StackDims, shape: torch.Size) -> StackDims:
     """Where ``dims`` (of a batch of size ``shape``) are after ``index``: the ones an
     int removed are left out; for an index of tensors, where the peer's lazy stack puts
-    its one stack dim (:func:`dims_after_advanced`); ``None`` for any other."""
+    its stack dims (``_lazy/_value_nesting.py``); ``None`` for any other."""
     if dims is None:
         return None
     plain = _one_list_as_slice(_zero_d_as_int(index))
     moved = [dim_after_index(plain, dim) for dim in dims]
     if any(dim is None for dim in moved):
-        if len(dims) == 1:
-            return dims_after_advanced(index, dims[0], shape)
         return ENGINE.LazyStackedTensorDict._value_nesting(index, dims, shape)
     # (in order: the outer stack first; a mask merges the ones it spans into one)
     return tuple(dict.fromkeys(dim for dim in moved if dim is not None and dim >= 0))

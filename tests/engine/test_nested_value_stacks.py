@@ -9,6 +9,7 @@ tensor of element numbers) and, in the ``peer`` tests, against tensordict.
 from __future__ import annotations
 
 import pickle
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -377,11 +378,125 @@ def _advanced(lib: ModuleType) -> Any:
     return [_tree(stack[index]) for index in indices]
 
 
+def _two_d_over_no_elements(lib: ModuleType) -> Any:
+    """A 2-d tensor at the stack dim of a lazy stack whose selection holds no element
+    (an empty slice beside it) gives torch's batch size, as the peer (it raised a
+    ``TypeError`` reading the 2-d tensor as member numbers)."""
+    rows = [lib.TensorDict({"s": f"v{i}", "a": torch.zeros(3)}, [3]) for i in range(2)]
+    nested = lib.lazy_stack([lib.lazy_stack([row], 0) for row in rows], 0)  # [2, 1, 3]
+    empty = nested[1:1, torch.tensor([[0, 0]])]
+    picked = lib.lazy_stack(rows, 0)[torch.tensor([[1], [0]]), 3:]
+    return (
+        list(empty.batch_size), _plain(empty.get("s").tolist()), list(picked.batch_size),
+        _plain(picked["s"]), list(picked["a"].shape),
+    )  # fmt: skip
+
+
+def _one_element_per_member(lib: ModuleType) -> Any:
+    """A mask over the stack dim and a member's dim, ``None`` and an int: each member
+    gives one element under a new dim, one value over it (the peer indexes the member
+    by ints and ``None``; coordinate tensors made that dim a stack dim: a stack of one)."""
+    held = [
+        lib.TensorDict(
+            {"s": lib.NonTensorStack(lib.NonTensorData(f"w{i}", batch_size=[3])),
+             "a": torch.zeros(1, 3)},
+            [1, 3],
+        )
+        for i in range(3)
+    ]  # fmt: skip
+    one = lib.lazy_stack(held, 1)[torch.tensor([[True, True, False]]), None, 1]
+    return _tree(one.get("s")), [_tree(p.get("s")) for p in one.unbind(0)], one[1]["s"]
+
+
+def _parts_by_basic_index(lib: ModuleType) -> Any:
+    """Tensors over the stack dim and a member's dim: each member's part is the member
+    indexed by ints, slices and ``None`` (as the peer indexes it), so a Python value keeps
+    the stack dims a slice keeps, and a new dim (``None``) or a dim a tensor took is no
+    stack dim (coordinate tensors made each one; the whole-member and one-row shortcuts
+    mistook the new dim for the member's own)."""
+    held = [
+        lib.TensorDict(
+            {"s": lib.NonTensorStack(lib.NonTensorData(f"w{i}", batch_size=[3])),
+             "a": torch.zeros(1, 3)},
+            [1, 3],
+        )
+        for i in range(3)
+    ]  # fmt: skip
+    flat = lib.lazy_stack(held, 0)  # [3, 1, 3], each member a stack along its dim 0
+    two = torch.tensor([0, 1])
+    cells = [lib.TensorDict({"s": f"v{n}", "a": torch.zeros(2)}, [2]) for n in range(4)]
+    rows = [lib.lazy_stack(cells[2 * i : 2 * i + 2]) for i in (0, 1)]
+    nested = lib.lazy_stack([lib.lazy_stack([row]) for row in rows], 1)  # [1, 2, 2, 2]
+
+    def leaf(n: int) -> Any:
+        value = lib.NonTensorStack(lib.NonTensorData(f"v{n}", batch_size=[1]))
+        return lib.TensorDict({"s": value, "a": torch.zeros(1, 1)}, [1, 1])
+
+    deep = lib.lazy_stack([lib.lazy_stack([lib.lazy_stack([leaf(n)], 1)]) for n in (0, 1)])
+    zero = torch.tensor(0)
+    cells = [lib.TensorDict({"s": f"u{n}", "a": torch.zeros(1, 2)}, [1, 2]) for n in range(9)]
+    grid = lib.lazy_stack([lib.lazy_stack(cells[3 * i : 3 * i + 3]) for i in range(3)], 1)
+    pick = (
+        None,
+        torch.tensor([False, True, True]),
+        slice(None, 3, 2),
+        torch.tensor([[True, False]]),
+    )
+    return (
+        _tree(flat[two, 0:1, torch.tensor([2])].get("s")),  # the slice keeps a stack
+        _tree(flat[two, torch.tensor([0]), 1:2].get("s")),  # the tensor takes it
+        _tree(nested[torch.tensor([[True, True]]), None].get("s")),
+        _tree(deep[torch.tensor([True, True]), :, -1, zero, zero].get("s")),
+        _tree(grid[pick].get("s")),  # tensors on both sides of the slice at the stack dim
+    )
+
+
+def test_members_parts_are_indexed_as_the_peer_indexes_them() -> None:
+    kept, taken, new_dim, sliced, apart = _parts_by_basic_index(sys.modules["tclass"])
+    assert kept == (
+        "stack",
+        0,
+        [2, 1],
+        [("stack", 0, [1], [("value", [], f"w{i}")]) for i in (0, 1)],
+    )
+    assert taken == ("stack", 0, [2, 1], [("value", [1], "w0"), ("value", [1], "w1")])
+    assert new_dim[:3] == ("stack", 0, [2, 1, 2, 2])
+    assert new_dim[3][1] == (
+        "stack",
+        1,
+        [1, 2, 2],
+        [("value", [1, 2], "v2"), ("value", [1, 2], "v3")],
+    )
+    assert sliced == (
+        "stack",
+        0,
+        [2, 1],
+        [("stack", 0, [1], [("value", [], f"v{n}")]) for n in (0, 1)],
+    )
+    rows = [[("value", [1], f"u{n}") for n in pair] for pair in ((1, 2), (7, 8))]
+    assert apart == ("stack", 2, [2, 1, 2], [("stack", 0, [2, 1], row) for row in rows])
+
+
+def test_a_2d_tensor_over_no_elements_gives_torchs_batch_size() -> None:
+    assert _two_d_over_no_elements(sys.modules["tclass"]) == (
+        [0, 1, 2, 3], [], [2, 1, 0], [[[]], [[]]], [2, 1, 0],
+    )  # fmt: skip
+
+
+def test_one_element_of_each_member_keeps_its_value_one_value() -> None:
+    tree, parts, value = _one_element_per_member(sys.modules["tclass"])
+    assert tree == ("stack", 0, [2, 1], [("value", [1], "w0"), ("value", [1], "w1")])
+    assert parts == tree[3] and value == "w1"
+
+
 SCENARIOS: dict[str, Scenario] = {
     "unsqueezed": _unsqueezed, "stacked": _stacked, "regrouped": _regrouped, "grown": _grown,
     "picked": _picked,
     "reordered": _reordered,
     "advanced": _advanced,
+    "two-d-over-no-elements": _two_d_over_no_elements,
+    "one-element-per-member": _one_element_per_member,
+    "parts-by-basic-index": _parts_by_basic_index,
 }  # fmt: skip
 
 

@@ -52,6 +52,9 @@ def _as_index(item: list[Any] | range | np.ndarray[Any, Any]) -> torch.Tensor:
 
 
 _ALL = slice(None)
+# what each dim of a part is: -1 a new dim, -2 a dim the tensors give, else the batch
+# dim a slice keeps (see _layout); None where unknown
+Layout = tuple[int, ...] | None
 
 
 def as_records(out: LazyStackedTensorDict) -> Any:
@@ -101,7 +104,10 @@ def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
     over = _advanced_dims(stack, items)
     kept = _kept_dims(items, len(stack._batch_size))
     ints = _int_dims(items)
-    out = _gather(stack, ids, positions, over, copy=True, numbers=numbers, kept=kept, ints=ints)
+    layout = _layout(items, len(stack._batch_size))
+    out = _gather(
+        stack, ids, positions, over, copy=True, numbers=numbers, kept=kept, ints=ints, layout=layout
+    )
     return _named(stack, items, out, owned=True)
 
 
@@ -171,6 +177,8 @@ def _index_stack_dim(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> An
     picking = (_ALL,) * start + (tensor,)
     ids, positions = _probe(viewed, picking)
     if ids.numel() == 0:  # members without elements: picked all the same, by number
+        if tensor.ndim != 1:  # (the dims a 2-d tensor gives: the general path's)
+            return None
         numbers = _member_numbers(viewed, tensor)
         members = [viewed._members[number] for number in numbers]
         return viewed._restacked(members, start) if members else None
@@ -400,6 +408,7 @@ def _gather(
     numbers: torch.Tensor | None = None,
     kept: frozenset[int] = frozenset(),
     ints: frozenset[int] = frozenset(),
+    layout: Layout = None,
 ) -> Any:
     """The result whose element at every index comes from member ``ids[index]`` at
     ``positions[index]``. Where a tensor picks members, its ``over = (first, count)``
@@ -410,14 +419,21 @@ def _gather(
     where ``ids`` has no element (see :func:`_picked_members`); each member then gives a
     part with no elements, as the peer keeps one member per picked position. ``kept``:
     the batch dims a slice keeps as dims of the result, ``ints`` those an int selects
-    (see :func:`_member_part`)."""
+    (see :func:`_member_part`), ``layout`` the dims of each part (see :func:`_layout`)."""
     numbers = ids if numbers is None else numbers
     first, count = over
     along = first if count else _first_dim(ids, varies=True) if ids.numel() else None
     if along is None:
         member = stack._members[int(numbers.reshape(-1)[0])]
         d = stack._stack_dim
-        return _member_part(member, positions, copy, _member_dims(kept, d), _member_dims(ints, d))
+        return _member_part(
+            member,
+            positions,
+            copy,
+            _member_dims(kept, d),
+            _member_dims(ints, d),
+            _member_layout(layout, d),
+        )
     inner = (first, count - 1) if count else over
     parts = [
         _gather(
@@ -429,6 +445,7 @@ def _gather(
             numbers=numbers.select(along, j),
             kept=kept,
             ints=ints,
+            layout=None if layout is None else layout[:along] + layout[along + 1 :],
         )
         for j in range(ids.shape[along])
     ]
@@ -450,6 +467,7 @@ def _member_part(
     copy: bool,
     kept: frozenset[int] = frozenset(),
     ints: frozenset[int] = frozenset(),
+    layout: Layout = None,
 ) -> Any:
     """The elements of ``member`` at flat ``positions``, shaped like ``positions``
     (``copy``: never the member's own storage; ``kept``: the member's dims a slice of
@@ -461,7 +479,7 @@ def _member_part(
     where an int of the index (``ints``: the member's dims an int selects) picks one of
     its members, the part keeps the lock that member's part has, as the peer's (which
     takes that member's part, as it gives it; a copy, unlocked)."""
-    part = _elements(member, positions, copy, kept, ints)
+    part = _elements(member, positions, copy, kept, ints, layout)
     if not member.is_locked or not storage_of(member)._is_lazy:
         return part
     if storage_of(member)._stack_dim in ints:
@@ -472,7 +490,12 @@ def _member_part(
 
 
 def _elements(
-    member: Any, positions: torch.Tensor, copy: bool, kept: frozenset[int], ints: frozenset[int]
+    member: Any,
+    positions: torch.Tensor,
+    copy: bool,
+    kept: frozenset[int],
+    ints: frozenset[int],
+    layout: Layout,
 ) -> Any:
     """:func:`_member_part` but for the lock."""
     member_batch = member.batch_size
@@ -480,11 +503,24 @@ def _elements(
     if not member_batch:
         part = member.expand(shape) if shape else member
         return part.clone() if copy else part
+    if _tensors_take_stack_dim(member, layout, ints) and positions.numel():
+        # a dim the tensors give, which take a lazy member's stack dim: each position's
+        # part on its own, stacked lazily along it (as the member's own index gathers
+        # them), so a Python value keeps its stack dims in each
+        assert layout is not None
+        at = layout.index(-2)
+        rest = layout[:at] + layout[at + 1 :]
+        parts = [
+            _elements(member, positions.select(at, j), copy, kept, ints, rest)
+            for j in range(positions.shape[at])
+        ]
+        return lazily(parts, at, stacked_size(parts, at))
     inner = _inner_member(member, positions, kept)
     if (
         inner is None
         and shape == member_batch
         and torch.equal(positions.reshape(-1), torch.arange(positions.numel()))
+        and (layout is None or layout == tuple(range(len(member_batch))))
     ):
         return member.clone() if copy else member  # taken whole: the member itself
     if inner is not None:  # as the peer: a part of that member, not a lazy stack of one
@@ -493,10 +529,15 @@ def _elements(
         # a member of its own taken whole (a tensor at its stack dim, slices elsewhere)
         # is that member, shared, as the peer's (fuzz program 10,900,216)
         whole = inner_kept == frozenset(range(inner_member.batch_dims))
+        inner_layout = _member_layout(layout, storage_of(member)._stack_dim)
         part = _member_part(
-            inner_member, inner_positions, copy and not whole, inner_kept, inner_ints
+            inner_member, inner_positions, copy and not whole, inner_kept, inner_ints, inner_layout
         )
         return member._wrap(part) if is_record(member) and not is_record(part) else part
+    basic = _basic_index(member_batch, positions, layout)
+    if basic is not None:  # as the peer indexes a member: ints, slices and ``None``, so
+        # a Python value keeps its stack dims (coordinate tensors make each a stack dim)
+        return _taken(member[basic], copy, False)
     row = _whole_row(member_batch, positions)
     if row is not None:  # one row of its leading dims, whole: indexed by ints, as the
         return _taken(member[row], copy, False)  # peer's (a stack of one value: that value)
@@ -549,6 +590,69 @@ def _inner_member(
     for coord, size in zip(coords[:d] + coords[d + 1 :], remove_dim(stack.batch_size, d)):
         flat = flat * size + coord
     return stack._members[first], flat, _member_dims(kept, d)
+
+
+def _layout(items: tuple[Any, ...], ndim: int) -> Layout:
+    """What each dim of the result of ``items`` is: ``-1`` a new dim (``None``), ``-2``
+    a dim the tensors give, else the batch dim a slice keeps (trailing dims no item
+    reaches too)."""
+    layout: list[int] = []
+    dim = 0
+    for item in items:
+        if item is None:
+            layout.append(-1)
+        elif type(item) is slice:
+            layout.append(dim)
+        dim += _batch.index_dims_consumed(item)
+    layout.extend(range(dim, ndim))
+    first, count = _batch.advanced_block(items)
+    return (*layout[:first], *(-2,) * count, *layout[first:])
+
+
+def _tensors_take_stack_dim(member: Any, layout: Layout, ints: frozenset[int]) -> bool:
+    """Whether ``member`` is a lazy stack whose stack dim the index's tensors take (the
+    part has a dim they give, and the stack dim is no dim of it nor taken by an int)."""
+    if layout is None or -2 not in layout or not storage_of(member)._is_lazy:
+        return False
+    d = storage_of(member)._stack_dim
+    return d not in layout and d not in ints
+
+
+def _member_layout(layout: Layout, d: int) -> Layout:
+    """``layout`` in a member's dims (None where the stack dim ``d`` is still a dim of
+    the part: one member left under a slice)."""
+    if layout is None or d in layout:
+        return None
+    return tuple(k if k < d else k - 1 for k in layout)
+
+
+def _basic_index(
+    member_batch: torch.Size, positions: torch.Tensor, layout: Layout
+) -> tuple[Any, ...] | None:
+    """The index of ints, slices and ``None`` (at the dims ``layout`` gives) that takes
+    the elements at flat ``positions`` of a member; None where there is none."""
+    if layout is None or len(layout) != positions.ndim or not positions.numel():
+        return None
+    coords = torch.unravel_index(positions, member_batch)
+    first = [int(c.reshape(-1)[0]) for c in coords]
+    items: list[Any] = []
+    done = 0
+    for at, dim in enumerate(layout):
+        if dim < 0:
+            items.append(None)
+            continue
+        if dim < done:
+            return None
+        items.extend(first[done:dim])
+        size = positions.shape[at]
+        step = int(coords[dim].narrow(at, 1, 1).reshape(-1)[0]) - first[dim] if size > 1 else 1
+        if step <= 0:
+            return None
+        items.append(slice(first[dim], first[dim] + step * (size - 1) + 1, step))
+        done = dim + 1
+    items.extend(first[done:])
+    flat = torch.arange(math.prod(member_batch)).reshape(member_batch)[tuple(items)]
+    return tuple(items) if flat.shape == positions.shape and torch.equal(flat, positions) else None
 
 
 def _kept_dims(items: tuple[Any, ...], ndim: int) -> frozenset[int]:
