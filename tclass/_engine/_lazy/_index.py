@@ -635,24 +635,32 @@ def _basic_index(
         return None
     coords = torch.unravel_index(positions, member_batch)
     first = [int(c.reshape(-1)[0]) for c in coords]
+    strides = [math.prod(member_batch[d + 1 :]) for d in range(len(member_batch))]
+    # the flat positions the index takes, built from the positions' own size (never the
+    # member's: a member of a million rows gives a few elements here)
+    taken = torch.tensor(sum(f * s for f, s in zip(first, strides, strict=True)))
     items: list[Any] = []
     done = 0
     for at, dim in enumerate(layout):
+        size = positions.shape[at]
         if dim < 0:
+            if size != 1:
+                return None
             items.append(None)
             continue
         if dim < done:
             return None
         items.extend(first[done:dim])
-        size = positions.shape[at]
         step = int(coords[dim].narrow(at, 1, 1).reshape(-1)[0]) - first[dim] if size > 1 else 1
-        if step <= 0:
+        if step <= 0 or first[dim] + step * (size - 1) >= member_batch[dim]:
             return None
         items.append(slice(first[dim], first[dim] + step * (size - 1) + 1, step))
+        along = [1] * positions.ndim
+        along[at] = size
+        taken = taken + (torch.arange(size) * (step * strides[dim])).reshape(along)
         done = dim + 1
     items.extend(first[done:])
-    flat = torch.arange(math.prod(member_batch)).reshape(member_batch)[tuple(items)]
-    return tuple(items) if flat.shape == positions.shape and torch.equal(flat, positions) else None
+    return tuple(items) if torch.equal(taken.expand(positions.shape), positions) else None
 
 
 def _kept_dims(items: tuple[Any, ...], ndim: int) -> frozenset[int]:
