@@ -23,6 +23,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._entry_walk import _leaf_paths
 from tclass._base.implemented._leaf_walk import without_empty, writing_out_of
 from tclass._base.implemented._unary_math import UnaryMathOps
 from tclass._core._dispatch import implements
@@ -374,11 +375,16 @@ class MathOps(UnaryMathOps):
     # --- writes --------------------------------------------------------------------------
 
     def copy_(self, src: TensorCollection | Any, non_blocking: bool = False) -> Self:
-        """Copies ``src``'s tensors into these ones, in place; ``src`` (a collection or a
-        mapping) may hold only some of the keys, never others."""
+        """Copies ``src``'s tensors into these ones, in place, and writes its Python values
+        as :meth:`update_` does (the peer's ``copy_`` is its ``update_``); ``src`` (a
+        collection or a mapping) may hold only some of the keys, never others."""
         if not isinstance(src, TensorCollection):
             src = self._new_like({}, self.batch_size, self.device).update(src)
-        return self._pointwise_(
+        values = {path: v for path, v in _leaf_paths(src, (), None) if _is_value(v)}
+        for path in values:  # checked before any write, as the tensors' keys are
+            if path not in self:
+                raise self._missing_key(path[0] if len(path) == 1 else path)
+        self._pointwise_(
             torch._foreach_copy_,
             _Tensor.copy_,
             (src,),
@@ -387,6 +393,8 @@ class MathOps(UnaryMathOps):
             check="shapes",  # copy_ casts to any dtype
             writes=True,
         )
+        # its Python values too, as update_ writes them (the peer's copy_ is its update_)
+        return self.update_(values, non_blocking=non_blocking) if values else self
 
     @implements(torch.zero_)
     def zero_(self) -> Self:
@@ -401,6 +409,11 @@ class MathOps(UnaryMathOps):
         locked when views of it are (a TensorDictParams's: when its TensorDict is)."""
         out = self._pointwise(None, _data_of)
         return out.lock_() if self._results_locked() and not out.is_locked else out
+
+
+def _is_value(value: Any) -> bool:
+    """A Python-value node (``NonTensorData`` / ``NonTensorStack``)."""
+    return isinstance(value, TensorCollection) and bool(value._is_value_node)
 
 
 def _align_keys(a: Any, b: Any, default: Any) -> tuple[Any, Any]:
