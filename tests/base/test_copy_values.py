@@ -62,3 +62,19 @@ def test_copy_of_a_value_the_destination_lacks_writes_nothing() -> None:
         td.copy_(TensorDict({"a": torch.ones(3), "info": "b"}, [3]))
     assert isinstance(caught.value, KeyError)
     assert td["a"].tolist() == [0.0, 0.0, 0.0]
+
+
+def test_copy_into_a_lazy_stack_of_records_writes_each_members_value() -> None:
+    stack = tclass.lazy_stack([_Step(obs=torch.zeros(2), info=f"a{i}") for i in range(3)])
+    stack.copy_(tclass.lazy_stack([_Step(obs=torch.ones(2), info=f"b{i}") for i in range(3)]))
+    assert stack.obs.tolist() == [[1.0, 1.0]] * 3
+    assert stack.info == ["b0", "b1", "b2"]
+    assert stack[1].info == "b1"
+
+
+def test_copy_into_a_locked_tensordict_writes_its_nested_value() -> None:
+    td = TensorDict({"a": torch.zeros(3), "n": {"s": "x"}}, [3]).lock_()
+    td.copy_(TensorDict({"a": torch.ones(3), "n": {"s": "y"}}, [3]))
+    assert td.is_locked
+    assert td["n", "s"] == "y"
+    assert td["a"].tolist() == [1.0, 1.0, 1.0]
