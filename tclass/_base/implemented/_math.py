@@ -23,7 +23,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection
-from tclass._base.implemented._entry_walk import _leaf_paths
+from tclass._base.implemented._entry_walk import _value_paths
 from tclass._base.implemented._leaf_walk import without_empty, writing_out_of
 from tclass._base.implemented._unary_math import UnaryMathOps
 from tclass._core._dispatch import implements
@@ -380,7 +380,7 @@ class MathOps(UnaryMathOps):
         collection or a mapping) may hold only some of the keys, never others."""
         if not isinstance(src, TensorCollection):
             src = self._new_like({}, self.batch_size, self.device).update(src)
-        values = {path: v for path, v in _leaf_paths(src, (), None) if _is_value(v)}
+        values = dict(_value_paths(src))
         for path in values:  # checked before any write, as the tensors' keys are
             if path not in self:
                 raise self._missing_key(path[0] if len(path) == 1 else path)
@@ -409,11 +409,6 @@ class MathOps(UnaryMathOps):
         locked when views of it are (a TensorDictParams's: when its TensorDict is)."""
         out = self._pointwise(None, _data_of)
         return out.lock_() if self._results_locked() and not out.is_locked else out
-
-
-def _is_value(value: Any) -> bool:
-    """A Python-value node (``NonTensorData`` / ``NonTensorStack``)."""
-    return isinstance(value, TensorCollection) and bool(value._is_value_node)
 
 
 def _align_keys(a: Any, b: Any, default: Any) -> tuple[Any, Any]:
