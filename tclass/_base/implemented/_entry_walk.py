@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 import torch
 
 from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._leaf_walk import _only_tensors
 from tclass._core import _keys
 from tclass._core._linked_list import LinkedList
 from tclass._core._records import storage_of
@@ -79,6 +80,22 @@ def _leaf_paths(
             yield from _leaf_paths(value, path, is_leaf)
         else:
             yield path, value
+
+
+def _value_paths(
+    collection: TensorCollection, prefix: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """The (full key, node) of each Python-value node, nested ones included; a level that
+    holds only tensors is passed over at once (``copy_`` asks on every call)."""
+    entries = collection._entries()
+    if _only_tensors(map(type, entries.values())):
+        return
+    for key, value in entries.items():
+        if isinstance(value, TensorCollection):
+            if value._is_value_node:
+                yield prefix + (key,), value
+            elif not value._is_leaf_node:
+                yield from _value_paths(value, prefix + (key,))
 
 
 def _pairs(

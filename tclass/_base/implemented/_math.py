@@ -23,6 +23,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._entry_walk import _value_paths
 from tclass._base.implemented._leaf_walk import without_empty, writing_out_of
 from tclass._base.implemented._unary_math import UnaryMathOps
 from tclass._core._dispatch import implements
@@ -374,11 +375,16 @@ class MathOps(UnaryMathOps):
     # --- writes --------------------------------------------------------------------------
 
     def copy_(self, src: TensorCollection | Any, non_blocking: bool = False) -> Self:
-        """Copies ``src``'s tensors into these ones, in place; ``src`` (a collection or a
-        mapping) may hold only some of the keys, never others."""
+        """Copies ``src``'s tensors into these ones, in place, and writes its Python values
+        as :meth:`update_` does (the peer's ``copy_`` is its ``update_``); ``src`` (a
+        collection or a mapping) may hold only some of the keys, never others."""
         if not isinstance(src, TensorCollection):
             src = self._new_like({}, self.batch_size, self.device).update(src)
-        return self._pointwise_(
+        values = dict(_value_paths(src))
+        for path in values:  # checked before any write, as the tensors' keys are
+            if path not in self:
+                raise self._missing_key(path[0] if len(path) == 1 else path)
+        self._pointwise_(
             torch._foreach_copy_,
             _Tensor.copy_,
             (src,),
@@ -387,6 +393,8 @@ class MathOps(UnaryMathOps):
             check="shapes",  # copy_ casts to any dtype
             writes=True,
         )
+        # its Python values too, as update_ writes them (the peer's copy_ is its update_)
+        return self.update_(values, non_blocking=non_blocking) if values else self
 
     @implements(torch.zero_)
     def zero_(self) -> Self:
