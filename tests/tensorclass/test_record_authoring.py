@@ -8,6 +8,7 @@ import dataclasses
 import pytest
 import torch
 
+import tclass
 from tclass import TensorClass, errors
 
 
@@ -63,3 +64,11 @@ def test_instantiating_the_base_class_is_the_peers_not_implemented_error() -> No
         TensorClass(batch_size=[])
     with pytest.raises(errors.TclassError):
         TensorClass()
+
+
+def test_detailed_repr_leaves_out_repr_false_fields() -> None:
+    record = _Outer(x=torch.ones(2), note="n", batch_size=[2])
+    with tclass.set_printoptions(compact=False):
+        text = repr(record)
+    assert "x=Tensor(" in text and "inner=None" in text
+    assert "note" not in text and "later" not in text
