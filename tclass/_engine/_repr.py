@@ -179,7 +179,7 @@ def _fields(collection: TensorCollection) -> list[tuple[str, str, Any]]:
     ]
     fields = in_print_order(fields, _first)
     # Declared fields holding None come last, as the peer lists them.
-    fields.extend((f"{name}: None", name, None) for name in collection._absent_fields())
+    fields.extend((f"{name}: None", name, None) for name in collection._repr_absent())
     return fields
 
 

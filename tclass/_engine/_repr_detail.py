@@ -74,7 +74,7 @@ def _collection(collection: Any, indent: str) -> str:
     lines = [f"{type(collection).__name__}("]
     if is_record(collection):  # ``key=...`` lines, sorted as the peer sorts their text
         texts = in_print_order([f"{key}={_node(value, inner)}" for key, value in items], str)
-        texts.extend(f"{name}=None" for name in collection._absent_fields())
+        texts.extend(f"{name}=None" for name in collection._repr_absent())
         lines.extend(f"{inner}{text}," for text in texts)
     else:
         lines.append(inner + "fields={" + _entries(items, inner + _INDENT) + "},")

@@ -97,6 +97,7 @@ class ClassInfo:
         "cls",
         "field_names",
         "init_names",
+        "repr_hidden",
         "non_none_defaults",
         "options",
         "setters",
@@ -118,6 +119,8 @@ class ClassInfo:
         self.cls = cls
         self.field_names: tuple[str, ...] = tuple(f.name for f in fields)
         self.init_names: tuple[str, ...] = tuple(f.name for f in fields if f.init)
+        # ``field(repr=False)``: the reprs leave these out, as the peer's do.
+        self.repr_hidden: frozenset[str] = frozenset(f.name for f in fields if not f.repr)
         # The fields whose default is not None (a load takes None for those saved so).
         self.non_none_defaults: frozenset[str] = frozenset(
             f.name

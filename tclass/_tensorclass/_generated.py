@@ -65,9 +65,10 @@ def is_generated(function: object) -> bool:
 def generated_init(
     cls: type, info: ClassInfo, own: set[str], store: Callable[..., None]
 ) -> Callable[..., None]:
-    """``__init__(self, <fields>, *, batch_size=None, device=None, names=None)``, which
-    calls ``store(self, info, values, batch_size, device, names)``; fields in ``own``
-    (declared by ``cls`` itself) are keyword-only under the ``kw_only`` option."""
+    """``__init__(self, <fields>, *, batch_size=None, device=None, names=None,
+    lock=False)``, which calls ``store(self, info, values, batch_size, device, names)``;
+    fields in ``own`` (declared by ``cls`` itself) are keyword-only under the ``kw_only``
+    option."""
     namespace: dict[str, Any] = {
         "__tclass_init__": store,
         "__tclass_info__": info,
@@ -82,6 +83,10 @@ def generated_init(
     keywords = [k for k in _CONSTRUCTOR_KEYWORDS if k not in info.field_names]
     kw_params += [f"{k}=None" for k in keywords]
     shown_kw += [f"{k}=None" for k in keywords]
+    # ``lock=True`` locks the new record once built, as the peer's constructor (which
+    # leaves it out of the signature, as here); a field named ``lock`` takes the name.
+    lock = "lock" not in info.field_names
+    kw_params += ["lock=False"] if lock else []
     lines, positional = _binding_lines(params, required, len(params))
     kw_params = [*positional, *kw_params]
     args = ["__tclass_self__", "*__tclass_args__", *kw_params, "**__tclass_unknown__"]
@@ -95,6 +100,8 @@ def generated_init(
         lines.append(f"    __tclass_self__.__post_init__({', '.join(initvars)})")
         if info.options["frozen"]:  # locked once __post_init__ has set what it sets
             lines.append("    __tclass_self__._tensordict.lock_()")
+    if lock:
+        lines += ["    if lock:", "        __tclass_self__.lock_()"]
     source = f"def __init__({', '.join(args)}):\n" + "\n".join(lines) + "\n"
     own_name = "self" if "self" not in info.field_names else "__tclass_self__"  # as shown
     shown_args = [own_name, *shown, *(["*"] if shown_kw else []), *shown_kw]
@@ -262,7 +269,7 @@ def _bad_call(
         fields = ", ".join(info.init_names) or "none"
         msg = (
             f"{name}() got an unexpected keyword argument {keyword!r}: {name} has no such field "
-            f"(fields: {fields}; and batch_size, device, names)"
+            f"(fields: {fields}; and batch_size, device, names, lock)"
         )
         raise UnknownArgumentError(msg)
     if extra:

@@ -191,8 +191,11 @@ class TensorClass(
             tensorclass's own ``__init__`` reaches."""
             info = getattr(type(self), "__tclass_info__", None)
             if info is None:
-                msg = "TensorClass is a base class: derive a tensorclass from it"
-                raise ClassDefinitionError(msg)
+                msg = (  # the peer's NotImplementedError for its abstract base
+                    "TensorClass is a base class and cannot be instantiated directly: "
+                    "derive a tensorclass from it"
+                )
+                raise UnsupportedError(msg)
             info.generated_init(self, *args, **kwargs)
 
     # --- building instances without __init__ ---------------------------------------------

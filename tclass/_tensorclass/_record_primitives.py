@@ -106,7 +106,13 @@ class RecordPrimitives(TensorDictBase):
         return self._tensordict._has_entry(key)
 
     def _repr_items(self) -> Iterator[tuple[str, Any]]:
-        return self._tensordict._repr_items()
+        hidden = self.__tclass_info__.repr_hidden  # field(repr=False), as the peer's repr
+        items = self._tensordict._repr_items()
+        return (item for item in items if item[0] not in hidden) if hidden else items
+
+    def _repr_absent(self) -> Sequence[str]:
+        hidden = self.__tclass_info__.repr_hidden
+        return [name for name in self._absent_fields() if name not in hidden]
 
     @property
     def _dim_names(self) -> Names:

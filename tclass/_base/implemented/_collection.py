@@ -239,6 +239,11 @@ class TensorCollection(BatchFacts):
         """Declared fields that hold nothing (``None``), for the repr to list last."""
         return ()
 
+    def _repr_absent(self) -> Sequence[str]:
+        """The ``_absent_fields`` the repr lists (a record leaves out its ``repr=False``
+        fields)."""
+        return self._absent_fields()
+
     # --- what results inherit: names, in-place replacement -------------------------------
 
     @property
