@@ -737,7 +737,10 @@ def _popped_as_stored(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     ``--families entries``, fz40c), its ``ValueError`` ("Keys from the tensordict ...
     must correspond to the class attributes") otherwise. ``setdefault`` of a field that
     is set gives its value alike: the TensorDict, or the stack of a Python value over the
-    batch of an unsqueezed record (programs 41,066 and 60,743 of the five families, inv18a)."""
+    batch of an unsqueezed record (programs 41,066 and 60,743 of the five families, inv18a),
+    and so does ``popitem`` of a field holding such a stack, which the peer makes a record of
+    its own class with every field unset (program 11,720,426 of entries,math,shape --length
+    8, fz22d; its ``pop`` gives the stack)."""
     if finding.step.op not in ("pop", "popitem", "setdefault"):
         return False
     if finding.kind in ("peer-raises", "family"):
@@ -747,7 +750,8 @@ def _popped_as_stored(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     theirs, ours = peer.value, mine.value
     if finding.step.op == "popitem":
         theirs, ours = theirs[1], ours[1]
-    kinds = ("TensorDict", "NonTensorStack") if finding.step.op == "setdefault" else ()
+    stacks = finding.step.op in ("setdefault", "popitem")
+    kinds = ("TensorDict", "NonTensorStack") if stacks else ()
     if type(ours).__name__ not in ("TensorDict", *kinds) or list(ours.keys()):
         return False
     fields = getattr(type(theirs), "__dataclass_fields__", None)

@@ -183,6 +183,30 @@ def _empty_values_rebuilt(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     return True
 
 
+_STACK_SHAPES = re.compile(
+    r"The shapes of the tensors to stack is incompatible: torch\.Size\(\[([\d, ]*)\]\) "
+    r"vs torch\.Size\(\[([\d, ]*)\]\) for key '?(\w+)'?\.$"
+)
+
+
+def _empty_values_cut_short(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """The peer's stack failing on the sizes of a key that holds per-element Python values
+    over no elements in tclass's result: one of its operands (a ``clone`` of such values
+    memory-mapped, rebuilt from the members it has none of) keeps a node that stops at
+    the dim of size 0 (``[0]`` for ``[0, 8]``; program 11,710,218 of index,combine,records
+    --length 12, fz22d)."""
+    if finding.kind != "peer-raises" or finding.step.op not in _RESTACKED:
+        return False
+    found = _STACK_SHAPES.search(str(peer.error))
+    if found is None or ".clone()" not in finding.step.src:
+        return False
+    short, long = sorted(
+        ([int(n) for n in side.split(",") if n.strip()] for side in found.groups()[:2]), key=len
+    )
+    cut = short[-1:] == [0] and 0 not in short[:-1] and long[: len(short)] == short != long
+    return cut and found.group(3) in _empty_value_keys(mine.value)
+
+
 _EMPTY_PIECE = re.compile(
     r": peer LazyStackedTensorDict\(batch_size=\[[\d, ]*\], keys=\[\]\), "
     r"tclass nontensor \(\('values', \('seq', 'list', \[\]\)"

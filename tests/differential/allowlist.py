@@ -143,6 +143,7 @@ from .allow_structure import (
 )
 from .allow_values import (
     _empty_set_under_node,
+    _empty_values_cut_short,
     _empty_values_kept,
     _empty_values_rebuilt,
     _empty_values_shaped,
@@ -259,6 +260,7 @@ ENTRIES: list[Entry] = [
             _empty_values_shaped,
             _empty_values_kept,
             _empty_values_rebuilt,
+            _empty_values_cut_short,
             _saved_empty_lists_kept,
             _stacked_values_copied,
             _empty_gives_new_nodes,

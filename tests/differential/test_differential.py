@@ -323,6 +323,9 @@ DECIDED = [
     ("combine,entries", 6, 11_040_612, "ragged-values-keep-sizes"),  # separates(strict=False)
     # fz22c: to_tensordict of a broadcast TensorDict: the peer's value stack kept its names
     (_FIVE + ",records", 6, 11_600_984, "checked-as-torch"),
+    # fz22d
+    ("index,combine,records", 12, 11_710_218, "values-kept-shared"),  # stack with a clone
+    ("entries,math,shape", 8, 11_720_426, "peer-fails-inside"),  # popitem of a value stack
 ]
 
 
