@@ -131,3 +131,16 @@ def test_as_the_peer(name: str) -> None:
     assert type(out).__name__ == type(expected).__name__
     for key, value in expected.items(include_nested=True, leaves_only=True):
         assert torch.equal(out[key], value), key
+
+
+@pytest.mark.parametrize("lib_name", ["tclass", pytest.param("tensordict", marks=pytest.mark.peer)])
+def test_a_locked_stack_of_0d_members_broadcast_past_its_batch_is_unlocked(lib_name: str) -> None:
+    """As the peer: the dense expansion takes the tensor whole, so the result is a new
+    unlocked collection (the members' 0-d slices of a tensor over the batch keep it)."""
+    lib = tclass if lib_name == "tclass" else pytest.importorskip("tensordict")
+    members = [lib.TensorDict({"a": torch.full((3,), float(k))}, []) for k in range(2)]
+    stack = lib.lazy_stack(members).lock_()
+    out = stack + torch.ones(4, 1)
+    assert out.batch_size == torch.Size([4, 2]) and not out.is_locked
+    assert torch.equal(out["a"], torch.tensor([[[1.0] * 3, [2.0] * 3]] * 4))
+    assert (stack + torch.ones(2)).is_locked

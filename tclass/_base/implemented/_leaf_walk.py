@@ -191,8 +191,9 @@ def _mask_past_leaf(mask: torch.Tensor, leaf: torch.Tensor, path: tuple[str, ...
     peer's ``expand_as_right`` refuses it too)."""
     key = path[0] if len(path) == 1 else path
     msg = (
-        f"a mask of shape {format_shape(mask.shape)} has more dims than the entry {key!r} "
-        f"of shape {format_shape(leaf.shape)}: a mask covers the leading dims of each entry "
+        f"a mask (or tensor operand of where) of shape {format_shape(mask.shape)} has more "
+        f"dims than the entry {key!r} of shape {format_shape(leaf.shape)}: a mask covers "
+        "the leading dims of each entry "
         "(the batch dims first); give a mask with at most as many dims as every entry"
     )
     return ShapeError(msg)
@@ -471,6 +472,7 @@ class LeafWalkOps(TensorCollection):
         build no such collection); ``without_tensors``: see :func:`without_empty`.
         """
         flat = None
+        base = self  # (expanded below where the operands broadcast the batch past itself)
         if values is None and alignment == "batch" and len(operands) < 2:
             flat = self._flat_pointwise(foreach, each, operands, kwargs)
         if flat is not None:
@@ -491,7 +493,7 @@ class LeafWalkOps(TensorCollection):
                     [values(node, *_placed(operands, walked)) for node, walked in gather.values]
                 )
             out = base._rebuilt(iter(results), resize, nodes)
-        if lock and self._lock_state() and not (arithmetic and _unlocks(self, leaves, operands)):
+        if lock and self._lock_state() and not (arithmetic and _unlocks(base, leaves, operands)):
             out.lock_()
         if not drop_empty:
             return out
@@ -754,8 +756,9 @@ def _check_mask(operation: str, shape: torch.Size, batch: torch.Size) -> None:
     for i, (size, own) in enumerate(zip(shape, batch)):
         if size not in (1, own):
             msg = (
-                f"{operation}: the mask of shape {format_shape(shape)} does not fit the batch "
-                f"size {format_shape(batch)} (dim {i} is {size}, not {own}); a mask covers "
+                f"{operation}: the mask (or tensor operand) of shape {format_shape(shape)} does "
+                f"not fit the batch size {format_shape(batch)} (dim {i} is {size}, not {own}); "
+                "a mask covers "
                 "the leading batch dims: give it the batch's sizes (or 1) there"
             )
             raise ShapeError(msg)
