@@ -169,13 +169,34 @@ def as_scalar(value: object) -> int | float | bool | complex | None:
 
 
 def pad_operand(
-    operand: torch.Tensor, leaf: torch.Tensor, batch_dims: int, alignment: Alignment
+    operand: torch.Tensor,
+    leaf: torch.Tensor,
+    batch_dims: int,
+    alignment: Alignment,
+    path: tuple[str, ...] = (),
 ) -> torch.Tensor:
-    """``operand`` reshaped (a view) to broadcast against ``leaf`` as ``alignment`` says."""
+    """``operand`` reshaped (a view) to broadcast against ``leaf`` as ``alignment`` says
+    (``path``: the leaf's key, for the error of a mask with more dims than the leaf)."""
     extra = leaf.ndim - (batch_dims if alignment == "batch" else operand.ndim)
     if extra <= 0 or operand.ndim == 0:  # a 0-dim tensor stays one (torch's type promotion)
+        if extra < 0 and alignment == "mask" and operand.ndim:
+            raise _mask_past_leaf(operand, leaf, path)
         return operand
     return operand.reshape(operand.shape + (1,) * extra)
+
+
+def _mask_past_leaf(mask: torch.Tensor, leaf: torch.Tensor, path: tuple[str, ...]) -> ShapeError:
+    """The error for a mask (``where``, ``masked_fill``) with more dims than an entry: it
+    covers an entry's leading dims, so torch would broadcast the entry to a new shape (the
+    peer's ``expand_as_right`` refuses it too)."""
+    key = path[0] if len(path) == 1 else path
+    msg = (
+        f"a mask (or tensor operand of where) of shape {format_shape(mask.shape)} has more "
+        f"dims than the entry {key!r} of shape {format_shape(leaf.shape)}: a mask covers "
+        "the leading dims of each entry "
+        "(the batch dims first); give a mask with at most as many dims as every entry"
+    )
+    return ShapeError(msg)
 
 
 def broadcast_batch(batch_size: torch.Size, shape: Sequence[int], what: str) -> torch.Size:
@@ -368,7 +389,8 @@ class LeafWalkOps(TensorCollection):
                     paths.append(prefix + (key,))
                 for pieces, operand, entries in columns:
                     if entries is None:  # a tensor over the batch dims
-                        pieces.append(pad_operand(operand, value, batch_dims, alignment))
+                        padded = pad_operand(operand, value, batch_dims, alignment, prefix + (key,))
+                        pieces.append(padded)
                         continue
                     piece = entries[key]
                     if piece.__class__ is not _Tensor and not isinstance(piece, _Tensor):
@@ -450,30 +472,43 @@ class LeafWalkOps(TensorCollection):
         build no such collection); ``without_tensors``: see :func:`without_empty`.
         """
         flat = None
+        base = self  # (expanded below where the operands broadcast the batch past itself)
         if values is None and alignment == "batch" and len(operands) < 2:
             flat = self._flat_pointwise(foreach, each, operands, kwargs)
         if flat is not None:
             out, leaves = flat
             drop_empty = False  # (the flat forms give up on a collection holding nothing)
         else:
-            gather, args, batch = self._gathered(
+            base = self._broadcast_for(operands, alignment)
+            gather, args, batch = base._gathered(
                 operands, alignment, operation, each, values=values is not None
             )
             leaves = gather.leaves
             results = run_leafwise(foreach, each, leaves, args, kwargs or _NO_KWARGS)
-            own = self.batch_size
+            own = base.batch_size
             resize = None if batch == own else _grown(batch, len(own))
             nodes = None
             if values is not None and gather.values is not None:
                 nodes = iter(
                     [values(node, *_placed(operands, walked)) for node, walked in gather.values]
                 )
-            out = self._rebuilt(iter(results), resize, nodes)
-        if lock and self._lock_state() and not (arithmetic and _unlocks(self, leaves, operands)):
+            out = base._rebuilt(iter(results), resize, nodes)
+        if lock and self._lock_state() and not (arithmetic and _unlocks(base, leaves, operands)):
             out.lock_()
         if not drop_empty:
             return out
         return without_empty(out, operands[0], without_tensors=without_tensors)
+
+    def _broadcast_for(self, operands: tuple[Any, ...], alignment: Alignment) -> Self:
+        """This collection, or, where its operands broadcast its batch size to a larger
+        one (a tensor with more dims than the batch, size-1 batch dims against larger
+        ones), this collection expanded to that batch size, as the peer expands it
+        before working on it: the old dims keep their names, Python values become one
+        per element, lazy stacks become their dense expansion (each member of a lazy
+        stack then needs no operand reaching past the batch)."""
+        own = self.batch_size
+        batch = _operands_batch(own, operands, alignment)
+        return self if batch == own else cast(Self, cast(Any, self).expand(batch))  # (ShapeOps)
 
     def _gather_tree(self, into: Gather, other: Any) -> bool:
         """Gathers this tree's tensors into ``into`` (with ``other``, a collection operand
@@ -562,7 +597,13 @@ class LeafWalkOps(TensorCollection):
         a 0-d tensor as torch's ``t.clamp_(torch.tensor(-300))`` does (the clamps), where
         the others read it as a tensor with dims does (see :func:`as_over_dims`).
         """
-        gather, args, batch = self._gathered(
+        own = self.batch_size
+        batch = _operands_batch(own, operands, alignment)
+        if batch != own and check != "none" and not _is_compiling() and self._walk_leaves():
+            # (before the walk, which cuts the operands to the batch: compiling, traced)
+            name = _out_of(operation or getattr(each, "__name__", "in-place operation"))
+            raise _grown_in_place(name, own, batch)
+        gather, args, _ = self._gathered(
             operands, alignment, operation, each, subset=subset, guard=True, on_data=on_data
         )
         kwargs = kwargs or _NO_KWARGS
@@ -572,9 +613,6 @@ class LeafWalkOps(TensorCollection):
         # check and the route both (see number_kinds); not for the guarded run's subsets.
         kinds = None if gather.guards else number_kinds(foreach, gather.leaves, args, kwargs)
         if check != "none" and gather.leaves and not _is_compiling():  # compiling: traced
-            if batch != self.batch_size:
-                name = _out_of(operation or getattr(each, "__name__", "in-place operation"))
-                raise _grown_in_place(name, self.batch_size, batch)
             refusal = first_refusal(
                 foreach,
                 each,
@@ -698,14 +736,29 @@ class LeafWalkOps(TensorCollection):
         return gather, args, batch
 
 
+def _operands_batch(
+    batch: torch.Size, operands: tuple[Any, ...], alignment: Alignment
+) -> torch.Size:
+    """The batch size ``batch`` broadcast with each tensor and collection operand's shape
+    (``"batch"`` alignment; a mask's leaves it as it is)."""
+    if alignment != "batch":
+        return batch
+    for operand in operands:
+        if isinstance(operand, (TensorCollection, _Tensor)) and operand.shape != batch:
+            what = "a tensor of shape" if isinstance(operand, _Tensor) else "a batch size"
+            batch = broadcast_batch(batch, operand.shape, what)
+    return batch
+
+
 def _check_mask(operation: str, shape: torch.Size, batch: torch.Size) -> None:
     """A mask (``where``, ``masked_fill``) covers the leading batch dims: each of its
     dims must be the batch's or 1."""
     for i, (size, own) in enumerate(zip(shape, batch)):
         if size not in (1, own):
             msg = (
-                f"{operation}: the mask of shape {format_shape(shape)} does not fit the batch "
-                f"size {format_shape(batch)} (dim {i} is {size}, not {own}); a mask covers "
+                f"{operation}: the mask (or tensor operand) of shape {format_shape(shape)} does "
+                f"not fit the batch size {format_shape(batch)} (dim {i} is {size}, not {own}); "
+                "a mask covers "
                 "the leading batch dims: give it the batch's sizes (or 1) there"
             )
             raise ShapeError(msg)
