@@ -323,6 +323,8 @@ DECIDED = [
     ("combine,entries", 6, 11_040_612, "ragged-values-keep-sizes"),  # separates(strict=False)
     # fz22c: to_tensordict of a broadcast TensorDict: the peer's value stack kept its names
     (_FIVE + ",records", 6, 11_600_984, "checked-as-torch"),
+    # fz22e: replace({'label': {...}}) of a lazy stack of records: kept per element, as assigned
+    (_FIVE + ",records", 6, 11_801_062, "annotation-casts"),
 ]
 
 
