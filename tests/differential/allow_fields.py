@@ -42,20 +42,41 @@ _DICT_GIVEN = re.compile(
 )
 _DICT_NOT_FITTING = re.compile(r"^the Tensor \w+ has shape .* incompatible with the batch-size")
 _DICT_KEPT = re.compile(r"^result(\.<members>\S*)?\['\w+'\]: peer TensorDict\(.*, tclass dict \(")
+# the same given to a lazy stack of records: a value per element in tclass, as assigned
+# in both libraries, where the peer's ``update`` / ``replace`` makes a lazy stack of
+# TensorDicts of it (program 11,801,062 of the five families and records, fz22e)
+_DICT_KEPT_STACKED = re.compile(
+    r"^result\['(label|s)'\]: peer LazyStackedTensorDict\(batch_size=\[(\d+)[\d, ]*\], "
+    r"keys=\[[^\]]*\]\), tclass list of (\d+)$"
+)
+
+
+def _dict_kept(line: str, src: str) -> bool:
+    """One difference of a dict kept in a value field (as given, or per element of a lazy
+    stack of records when the step gives that field a dict)."""
+    if _DICT_KEPT.match(line):
+        return True
+    stacked = _DICT_KEPT_STACKED.match(line)
+    if stacked is None:
+        return False
+    per_element = stacked.group(2) == stacked.group(3)  # the list runs along the first dim
+    return per_element and f"'{stacked.group(1)}': {{" in src
 
 
 def _dict_kept_in_value_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A dict given through ``update`` (or ``replace``) to a record's field annotated with
     a Python type (``rec.update({"label": {"q": t}})``): kept as given in tclass, as the
     assignment keeps it in both libraries, where the peer's ``update`` makes it a
-    TensorDict; into a saved record, where such a value is written to the folder, a
-    ``NotSerializableError`` when the dict holds tensors, set or assigned too (the peer
-    keeps it in memory only: a reload gives the old value), and by ``set_`` (the peer's
-    ``_InplaceWriteError``, a ``ValueError``, as in memory), and by ``update_`` (the
-    peer's looks for the dict's keys under the field: a ``KeyError``; program 858 of
-    index,entries, inv19b). Where the dict's tensors do not fit the batch, the peer's
-    ``update`` raises making its TensorDict. The same for ``Rec.from_dict(rec.to_dict())``
-    of a record holding such a dict (the peer's ``from_dict`` makes it a TensorDict)."""
+    TensorDict (of a lazy stack of records: one value per element in tclass, as assigned,
+    a lazy stack of TensorDicts in the peer); into a saved record, where such a value is
+    written to the folder, a ``NotSerializableError`` when the dict holds tensors, set or
+    assigned too (the peer keeps it in memory only: a reload gives the old value), and by
+    ``set_`` (the peer's ``_InplaceWriteError``, a ``ValueError``, as in memory), and by
+    ``update_`` (the peer's looks for the dict's keys under the field: a ``KeyError``;
+    program 858 of index,entries, inv19b). Where the dict's tensors do not fit the batch,
+    the peer's ``update`` raises making its TensorDict. The same for ``Rec.from_dict(rec.
+    to_dict())`` of a record holding such a dict (the peer's ``from_dict`` makes it a
+    TensorDict)."""
     if finding.kind == "family" and finding.step.op == "set_":  # the peer's set_ refuses it
         refused = type(mine.error).__name__ == "NotSerializableError"
         return refused and "_InplaceWriteError" in type(peer.error).__name__
@@ -85,7 +106,7 @@ def _dict_kept_in_value_field(finding: Finding, facts: Facts, peer: Any, mine: A
         # (program 9,194,497 of records,entries, inv19e)
         if not any(_DICT_GIVEN.search(line) for line in finding.lines[:-1]):
             return False
-    return all(_DICT_KEPT.match(line) for line in finding.detail)
+    return all(_dict_kept(line, finding.step.src) for line in finding.detail)
 
 
 _NONE_AS_LIST = re.compile(

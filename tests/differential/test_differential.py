@@ -326,6 +326,8 @@ DECIDED = [
     # fz22d
     ("index,combine,records", 12, 11_710_218, "values-kept-shared"),  # stack with a clone
     ("entries,math,shape", 8, 11_720_426, "peer-fails-inside"),  # popitem of a value stack
+    # fz22e: replace({'label': {...}}) of a lazy stack of records: kept per element, as assigned
+    (_FIVE + ",records", 6, 11_801_062, "annotation-casts"),
 ]
 
 
