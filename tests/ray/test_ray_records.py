@@ -42,6 +42,12 @@ def share(record: Transition) -> tuple[bool, bool, float]:
 
 
 @ray.remote
+def save(record: Transition, path: str) -> None:
+    """A task checkpointing the batch it received (float, int64 leaves: one buffer)."""
+    torch.save(record, path)
+
+
+@ray.remote
 class Replay:
     """A replay buffer: rows of a memory-mapped record, filled by collector tasks."""
 
@@ -120,3 +126,11 @@ def test_collector_tasks_write_rows_into_an_actors_memory_mapped_buffer(tmp_path
     assert torch.equal(sample.obs, expected.obs[[1, 6]])
     assert torch.equal(storage.reward, expected.reward)  # the driver's mapping sees them
     assert sample.meta.source == "sim" and sample.env == "pong"
+
+
+def test_a_task_saves_the_record_it_received_with_torch(tmp_path: Path) -> None:
+    record = transition(4, leaf_bytes=4096, offset=3.0)
+    ray.get(save.remote(record, str(tmp_path / "batch.pt")))
+    loaded = torch.load(tmp_path / "batch.pt", weights_only=False)
+    assert type(loaded) is Transition and loaded.meta.source == "sim"
+    assert torch.equal(loaded.obs, record.obs) and torch.equal(loaded.meta.seed, record.meta.seed)
