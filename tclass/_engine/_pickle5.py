@@ -181,16 +181,14 @@ class _Describe(_Flatten):
 
     def visit_record(self, record: Any) -> Description:
         rebuild, tree = super().visit_record(record)
-        self.classes[tree["record"]] = type(record)
+        tree["record"] = self._name_of(type(record), tree["record"])
         return rebuild, tree
 
     def visit_tensordict(self, td: TensorDict) -> Description:
         rebuild, tree = super().visit_tensordict(td)
         cls = type(td)
         if cls is not TensorDict:  # a TypedTensorDict: the walk takes no other subclass
-            name = f"{cls.__module__}.{cls.__qualname__}"
-            tree["class"] = name
-            self.classes[name] = cls
+            tree["class"] = self._name_of(cls, f"{cls.__module__}.{cls.__qualname__}")
         if td.is_locked and self.locks:
             tree["locked"] = True
         return rebuild, tree
@@ -233,6 +231,15 @@ class _Describe(_Flatten):
 
     def visit_other(self, node: Any) -> Description:
         raise _NotOneBuffer  # a PersistentTensorDict, TensorDictParams...: pickled as before
+
+    def _name_of(self, cls: type, name: str) -> str:
+        """The name the header gives ``cls``: its qualified name, made unique where two
+        classes share one (a class factory's ``make.<locals>.Rec``, called twice)."""
+        unique, count = name, 1
+        while self.classes.setdefault(unique, cls) is not cls:
+            count += 1
+            unique = f"{name}#{count}"
+        return unique
 
     def _by_pickle(self, value: Any) -> int:
         """Where the pickle stream holds ``value``, which the header cannot."""
