@@ -8,8 +8,9 @@ The pickle stream itself holds a JSON header, the consolidation tree (keys, batc
 dim names, devices, locks, Python values, record classes by name) with each leaf's
 dtype, shape and offset, plus, pickled as before, the record classes by reference and
 the Python values that are not JSON. Unpickling builds every tensor as a view of the
-buffer it is given (``torch.frombuffer``): a transport that shares memory (Ray's object
-store, shared memory) gives a collection without a copy.
+buffer it is given (``torch.frombuffer``, each leaf on a storage of its own, so that
+``torch.save`` takes leaves of several dtypes): a transport that shares memory (Ray's
+object store, shared memory) gives a collection without a copy.
 
 A read-only buffer (Ray's object store: every reader of the object maps the same memory)
 gives :class:`~tclass._core._readonly.ReadOnlyTensor` views, whose in-place writes raise
@@ -180,16 +181,14 @@ class _Describe(_Flatten):
 
     def visit_record(self, record: Any) -> Description:
         rebuild, tree = super().visit_record(record)
-        self.classes[tree["record"]] = type(record)
+        tree["record"] = self._name_of(type(record), tree["record"])
         return rebuild, tree
 
     def visit_tensordict(self, td: TensorDict) -> Description:
         rebuild, tree = super().visit_tensordict(td)
         cls = type(td)
         if cls is not TensorDict:  # a TypedTensorDict: the walk takes no other subclass
-            name = f"{cls.__module__}.{cls.__qualname__}"
-            tree["class"] = name
-            self.classes[name] = cls
+            tree["class"] = self._name_of(cls, f"{cls.__module__}.{cls.__qualname__}")
         if td.is_locked and self.locks:
             tree["locked"] = True
         return rebuild, tree
@@ -233,6 +232,15 @@ class _Describe(_Flatten):
     def visit_other(self, node: Any) -> Description:
         raise _NotOneBuffer  # a PersistentTensorDict, TensorDictParams...: pickled as before
 
+    def _name_of(self, cls: type, name: str) -> str:
+        """The name the header gives ``cls``: its qualified name, made unique where two
+        classes share one (a class factory's ``make.<locals>.Rec``, called twice)."""
+        unique, count = name, 1
+        while self.classes.setdefault(unique, cls) is not cls:
+            count += 1
+            unique = f"{name}#{count}"
+        return unique
+
     def _by_pickle(self, value: Any) -> int:
         """Where the pickle stream holds ``value``, which the header cannot."""
         self.values.append(value)
@@ -273,7 +281,7 @@ def _from_out_of_band(
         for name, shape, offset in description["leaves"]
     ]
     buffer, readonly = _tensor_over(data, description["size"])
-    views = _views(buffer, layout)
+    views = _leaf_views(buffer, layout)
     if readonly:
         jagged = _jagged_parts(tree)
         views = [
@@ -366,6 +374,26 @@ def _tensor_over(data: Any, size: int) -> tuple[torch.Tensor, bool]:
     if buffer.data_ptr() % _ALIGN:
         return buffer.clone(), False
     return buffer, readonly
+
+
+def _leaf_views(buffer: torch.Tensor, layout: Layout) -> list[torch.Tensor]:
+    """The leaves over ``buffer``'s memory without a copy, each on a storage of its own
+    (as the peer's unpickled leaves are): ``torch.save`` of the collection, or of its
+    leaves, refuses tensors of different dtypes that view one storage."""
+    if not buffer.numel():
+        return _views(buffer, layout)
+    memory = buffer.numpy()  # the buffer's memory (it keeps the transport's alive)
+    views = []
+    with warnings.catch_warnings():  # torch warns that it has no read-only tensors
+        warnings.filterwarnings("ignore", message="The given buffer is not writable")
+        for dtype, shape, offset in layout:
+            numel = shape.numel()
+            if not numel:
+                views.append(torch.empty(shape, dtype=dtype))
+                continue
+            leaf = torch.frombuffer(memory, dtype=dtype, count=numel, offset=offset)
+            views.append(leaf.view(shape))
+    return views
 
 
 def _reduce_for_ipc(node: Any) -> tuple[Any, ...]:

@@ -384,6 +384,24 @@ def test_a_read_only_collection_saves_and_copies_as_plain_tensors(tmp_path: Path
     assert type(back.unbind(0)[2]["a"]) is ReadOnlyTensor  # views of the shared memory
 
 
+@pytest.mark.parametrize("readonly", [False, True], ids=["writable", "readonly"])
+def test_a_received_collection_of_several_dtypes_saves_with_torch(
+    tmp_path: Path, readonly: bool
+) -> None:
+    # each leaf lies on a storage of its own, as the peer's: torch.save refuses tensors of
+    # different dtypes that view one storage ("view the same data as different types")
+    payload, buffers = dumps(_step())
+    given = [bytes(b.raw()) if readonly else bytearray(b.raw()) for b in buffers]
+    back = pickle.loads(payload, buffers=given)
+    torch.save(back, tmp_path / "step.pt")
+    torch.save(back.to_dict(), tmp_path / "leaves.pt")
+    assert snapshot(torch.load(tmp_path / "step.pt", weights_only=False)) == snapshot(_step())
+    leaves = torch.load(tmp_path / "leaves.pt", weights_only=True)
+    assert leaves["obs"].tolist() == _step().obs.tolist()
+    assert leaves["action"].dtype == torch.bool and leaves["info"]["score"].dtype == torch.int64
+    assert leaves["info"]["score"].tolist() == _step().info.score.tolist()
+
+
 def test_a_read_only_collection_pickles_again_from_the_same_memory() -> None:
     back, shared = _read_only_copy(_step())
     payload, buffers = dumps(back)

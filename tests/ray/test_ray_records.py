@@ -42,6 +42,24 @@ def share(record: Transition) -> tuple[bool, bool, float]:
 
 
 @ray.remote
+def save(record: Transition, path: str) -> None:
+    """A task checkpointing the batch it received (float, int64 leaves: one buffer)."""
+    torch.save(record, path)
+
+
+def made(field: str) -> Any:
+    """A record class from a factory: each class it makes has the same qualified name
+    (``made.<locals>.Made``), and reaches a worker by value."""
+    namespace = {"__annotations__": {field: torch.Tensor}, "__qualname__": "made.<locals>.Made"}
+    return tclass.tensorclass(type("Made", (), namespace))
+
+
+@ray.remote
+def fields_of(node: TensorDict) -> dict[str, list[str]]:
+    return {key: list(node[key].to_dict()) for key in ("a", "b")}
+
+
+@ray.remote
 class Replay:
     """A replay buffer: rows of a memory-mapped record, filled by collector tasks."""
 
@@ -120,3 +138,25 @@ def test_collector_tasks_write_rows_into_an_actors_memory_mapped_buffer(tmp_path
     assert torch.equal(sample.obs, expected.obs[[1, 6]])
     assert torch.equal(storage.reward, expected.reward)  # the driver's mapping sees them
     assert sample.meta.source == "sim" and sample.env == "pong"
+
+
+def test_a_task_saves_the_record_it_received_with_torch(tmp_path: Path) -> None:
+    record = transition(4, leaf_bytes=4096, offset=3.0)
+    ray.get(save.remote(record, str(tmp_path / "batch.pt")))
+    loaded = torch.load(tmp_path / "batch.pt", weights_only=False)
+    assert type(loaded) is Transition and loaded.meta.source == "sim"
+    assert torch.equal(loaded.obs, record.obs) and torch.equal(loaded.meta.seed, record.meta.seed)
+
+
+def test_records_of_two_classes_of_one_name_keep_their_own_classes() -> None:
+    # the header named both classes by their one qualified name: "a" came back a "y" record
+    first, second = made("x"), made("y")
+    node = TensorDict(
+        a=first(x=torch.ones(2), batch_size=[2]),
+        b=second(y=torch.arange(2), batch_size=[2]),
+        batch_size=[2],
+    )
+    assert ray.get(fields_of.remote(node)) == {"a": ["x"], "b": ["y"]}
+    back = ray.get(ray.put(node))
+    assert back["a"].to_dict().keys() == {"x"} and back["a"].x.tolist() == [1.0, 1.0]
+    assert back["b"].to_dict().keys() == {"y"} and back["b"].y.tolist() == [0, 1]
