@@ -196,6 +196,9 @@ class RowSpecs:
         spec marks the dim broadcastable, ``#h``)."""
         features = list(target[n:])
         k = _feature_count(spec)
+        if k is not None and k != len(features) and spec.whole and spec.variadic == 0:
+            if spec.placement(len(target), n) is not None:
+                k = None  # jaxtyping's leading variadic took feature dims too, as Cls(...) does
         f = len(features) if k is None else k
         if m >= 0:
             carried = list(given[m:])

@@ -61,6 +61,11 @@ class RecordPrimitives(TensorDictBase):
     def _child(self, key: str) -> TensorCollection | None:
         return self._tensordict._child(key)  # a lazy storage reads no leaf to answer
 
+    def is_empty(self) -> bool:
+        """Whether no field holds a leaf, as the storage answers it (a lazy stack member by
+        member: a ragged one has no dense entries to read)."""
+        return self._tensordict.is_empty()
+
     def _child_type(self, key: str) -> type[TensorCollection] | None:
         return self._tensordict._child_type(key)
 

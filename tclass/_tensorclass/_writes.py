@@ -14,8 +14,8 @@ write (inside a torch.compile trace, that write works them out without keeping t
 and cannot when it takes generated code: the specs of a class naming one defined after
 it). A class without specs, and without a nested record class that has some, gets none,
 and its writes pay a function call and two attribute reads. A record over a lazy stack
-(whose members may differ) is not checked here: assignment checks its fields against
-the specs alone.
+(whose members may differ) is checked member by member: each member's part of the write,
+split as the stack splits it, against that member's data, as a record of its own.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from tclass._core._records import is_record, is_record_class, storage_of
 from tclass._core._row_spec import FILL, RIGHT, RowSpecs
 from tclass._core._tracing import tracing
 from tclass._engine._entry_values import keys_below
+from tclass._engine._lazy._index_writes import member_writes
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
@@ -396,7 +397,7 @@ def check_row_write(
                     check.rows.check_values(source._entries(), _describe(record, op, index))
                 return
     describe = lambda: _describe(record, op, index)  # noqa: E731
-    _check(check, record, index, value, allowed, describe, deep)
+    _check(check, info, record._tensordict, index, value, allowed, describe, deep)
 
 
 def refuse_none_field(record: Any, path: tuple[str, ...]) -> None:
@@ -417,36 +418,59 @@ def refuse_none_field(record: Any, path: tuple[str, ...]) -> None:
 
 def check_entry_write(record: Any, key: Any, value: Any, index: Any, op: str) -> None:
     """Checks ``value`` written into the entry ``key`` of ``record`` at ``index`` by the
-    method ``op`` (``set_``, ``set_at_``): aligned on the right, as torch broadcasts it.
+    method ``op`` (``set_``, ``set_at_``): aligned on the right, as torch broadcasts it;
+    at an index with an Ellipsis before its last item (``(..., 0)``), which torch reads
+    on every dim of the tensor, its feature dims too, its dtype alone (it fills a part
+    of the tensor that has no rows to line up with).
 
     Raises:
         FieldSpecError: if it does not fit the spec of the field it is written into.
     """
-    check = _row_check(record.__tclass_info__)
+    info = record.__tclass_info__
+    check = _row_check(info)
     if check is not None:
         describe = lambda: _describe(record, op, index, key)  # noqa: E731
-        _check(check, record, index, {key: value}, None, describe, True)
+        reaches = type(index) is tuple and any(part is Ellipsis for part in index[:-1])
+        values = _Filling({key: value}) if reaches else {key: value}
+        _check(check, info, record._tensordict, index, values, None, describe, True)
+
+
+class _Filling(dict[Any, Any]):
+    """Values written into entries at an index reaching their feature dims: each fills
+    the elements it lands on, its dtype alone checked (the ``FILL`` mode)."""
 
 
 def _check(
     check: RowCheck,
-    record: Any,
+    info: ClassInfo,
+    storage: Any,
     index: Any,
     value: Any,
     allowed: Allowed,
     describe: Callable[[], str],
     deep: bool,
 ) -> None:
-    storage = record._tensordict
+    """Checks ``value`` written at ``index`` into ``storage``, the data of a record of the
+    class ``info`` describes (see :func:`check_row_write`)."""
+    if isinstance(value, _NonTensorNode):
+        return  # a Python value: no tensor to check
+    if storage._is_lazy:
+        if type(value) is _Filling:  # no split: its dtype on each member's
+            for member in storage._members:
+                _check(check, info, member, ..., value, allowed, describe, deep)
+            return
+        uniform = _uniform_member(check, storage, value)
+        if uniform is not None:  # the whole value on one member: each part's check
+            storage, index = uniform, ...
+        elif _check_members(check, info, storage, index, value, allowed, describe, deep):
+            return
     dense = type(storage) is TensorDict
     rows = check.rows
     values: Mapping[str, Any]
     if isinstance(value, TensorCollection):
-        if isinstance(value, _NonTensorNode):
-            return  # a Python value: no tensor to check
         values, mode = value._entries(), len(value.batch_size)
     elif isinstance(value, Mapping):
-        values, mode = _by_field(value), RIGHT
+        values, mode = _by_field(value), FILL if type(value) is _Filling else RIGHT
     elif dense:
         values, mode = dict.fromkeys(storage._entries(), value), FILL
     else:
@@ -456,14 +480,13 @@ def _check(
     else:
         below = None
     if not dense:
-        # A lazy stack (its members may differ: assignment checks the spec alone) or a
-        # file: the values alone.
+        # A file, or a lazy stack whose write does not split (it says why): the values alone.
         if rows is not None and rows.record.constrained:
             rows.check_values(values, describe())
         for name in check.nested if deep else ():
             if (sub := values.get(name)) is not None:
                 sub_allowed = None if below is None else below.get(name)
-                _check_nested_values(record.__tclass_info__, name, sub, sub_allowed, describe)
+                _check_nested_values(info, name, sub, sub_allowed, describe)
         return
     targets = storage._entries()
     if rows is not None:
@@ -479,13 +502,86 @@ def _check(
         target = targets.get(name)
         sub_allowed = None if below is None else below.get(name)
         if target is None and sub_allowed is None:  # unset: the write makes it
-            _check_made(record.__tclass_info__, name, storage.batch_size, index, sub, describe)
+            _check_made(info, name, storage.batch_size, index, sub, describe)
         if not is_record(target):  # the collection a write made there: its values
-            _check_nested_values(record.__tclass_info__, name, sub, sub_allowed, describe)
+            _check_nested_values(info, name, sub, sub_allowed, describe)
             continue
-        inner = _row_check(_info_of(type(target)))
+        inner_info = _info_of(type(target))
+        inner = _row_check(inner_info)
         if inner is not None:
-            _check(inner, target, index, sub, sub_allowed, _inside(describe, name), True)
+            at = _inside(describe, name)
+            _check(inner, inner_info, target._tensordict, index, sub, sub_allowed, at, True)
+
+
+def _uniform_member(check: RowCheck, stack: Any, value: Any) -> TensorDict | None:
+    """The member of the lazy stack ``stack`` whose data stands for every member's in a
+    check of ``value`` written into it: when the members are TensorDicts holding each
+    spec'd field as a tensor of one dtype and one shape past their batch dims, no field
+    holds a nested record to check and ``value`` is no lazy stack (whose parts may
+    differ), every part of the write meets the same targets, and a value's feature dims
+    do not depend on how the write splits it. Checking the whole value against that
+    member is then checking each part against its own, at a dense write's cost (not the
+    split's). None otherwise."""
+    rows = check.rows
+    if rows is None or check.nested:
+        return None
+    if isinstance(value, TensorCollection) and storage_of(value)._is_lazy:
+        return None
+    members = stack._members
+    first = members[0] if members else None
+    if type(first) is not TensorDict:
+        return None
+    n = len(first.batch_size)  # (every member's: a lazy stack's have as many batch dims)
+    entries = first._entries()
+    wanted = []
+    for name in rows.record.specs:
+        tensor = entries.get(name)
+        if not isinstance(tensor, torch.Tensor):
+            return None  # unset (the write makes it, against each member's dims) or a value
+        wanted.append((name, tensor.dtype, tensor.shape))
+    for other in members[1:]:
+        if type(other) is not TensorDict:
+            return None
+        held = other._entries()
+        for name, dtype, shape in wanted:
+            tensor = held.get(name)
+            if not isinstance(tensor, torch.Tensor) or tensor.dtype is not dtype:
+                return None
+            if tensor.shape != shape and tensor.shape[n:] != shape[n:]:  # (ragged batch)
+                return None
+    return first
+
+
+def _check_members(
+    check: RowCheck,
+    info: ClassInfo,
+    stack: Any,
+    index: Any,
+    value: Any,
+    allowed: Allowed,
+    describe: Callable[[], str],
+    deep: bool,
+    outer: str = "",
+) -> bool:
+    """Checks each member's part of ``value`` written at ``index`` into the lazy stack
+    ``stack`` (split as its write splits it; a nested lazy stack's members' parts too)
+    as a write into a record of its own, on the member's data: its dtypes, its feature
+    dims (members may differ in them, as ``Cls(...)`` of each takes them), its named
+    dims, the constraints. False: the write cannot be split (it says why), nothing
+    checked. ``outer``: the member numbers above, for messages."""
+    try:
+        parts = member_writes(stack, index, value)
+    except (RuntimeError, TypeError, ValueError, IndexError, KeyError):
+        return False
+    for number, member, where, part in parts:
+        place = f"member {number}{outer}"
+        if member._is_lazy and _check_members(
+            check, info, member, where, part, allowed, describe, deep, f" of {place}"
+        ):
+            continue
+        at = _in_member(describe, place)
+        _check(check, info, member, where, part, allowed, at, deep)
+    return True
 
 
 def _check_made(
@@ -571,11 +667,16 @@ def _inside(describe: Callable[[], str], name: str) -> Callable[[], str]:
     return lambda: f"{describe()}, into its field {name!r}"
 
 
+def _in_member(describe: Callable[[], str], place: str) -> Callable[[], str]:
+    return lambda: f"{describe()} ({place} of its lazy stack)"
+
+
 def _by_field(mapping: Mapping[Any, Any]) -> dict[str, Any]:
     """A dict's values by field: nested keys (``("info", "x")``) grouped under their
     field as a dict of the rest of their path."""
     out: dict[str, Any] = {}
     groups: dict[str, dict[Any, Any]] = {}
+    kind = _Filling if type(mapping) is _Filling else dict  # (what nested ones are)
     for key, sub in mapping.items():
         if type(key) is str:
             out[key] = sub
@@ -587,7 +688,7 @@ def _by_field(mapping: Mapping[Any, Any]) -> dict[str, Any]:
         if len(path) == 1:
             out[path[0]] = sub
         elif path[0] not in out or path[0] in groups:
-            group = groups.setdefault(path[0], {})
+            group = groups.setdefault(path[0], kind())
             group[path[1:]] = sub
             out[path[0]] = group
     return out

@@ -834,3 +834,23 @@ def _assigned(value: Tensor) -> NestedSpecced:
     record = NestedSpecced(torch.zeros(2, 3), batch_size=[2])
     record.x = value
     return record
+
+
+@needs_jaxtyping
+def test_a_row_write_into_a_jaxtyping_leading_variadic_field_takes_its_feature_dims() -> None:
+    # "..." (or "*batch 3") stands for the batch dims and may take feature dims too, as
+    # the record's own check takes them; a row write compared the value with the spec's
+    # count alone ("0 feature dim(s)") and refused every row of a record it had built
+    class AnyShape(TensorClass):
+        x: jt.Float32[Tensor, "..."]  # noqa: UP037 (a dims string)
+        y: jt.Float32[Tensor, "*batch 2"]  # noqa: F722
+
+    buf = AnyShape(x=torch.zeros(4, 3), y=torch.zeros(4, 5, 2), batch_size=[4])
+    buf[1] = AnyShape(x=torch.ones(3), y=torch.ones(5, 2), batch_size=[])
+    buf[2:] = {"x": torch.full((2, 3), 2.0), "y": torch.full((2, 5, 2), 2.0)}
+    buf.update_(TensorDict(x=torch.ones(4, 3), y=torch.ones(4, 5, 2), batch_size=[4]))
+    assert buf.x.sum() == 12 and buf.y.sum() == 40
+    with pytest.raises(FieldSpecError, match=r"dim '\.\.\.' is 4 there, but 3"):
+        buf[0] = {"x": torch.ones(4)}
+    with pytest.raises(FieldSpecError, match="has dtype int64"):
+        buf[0] = {"y": torch.ones(5, 2, dtype=torch.int64)}

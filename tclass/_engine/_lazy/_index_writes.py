@@ -40,24 +40,47 @@ from tclass.errors import BatchSizeError, InPlaceWriteError
 if TYPE_CHECKING:
     from tclass._engine._lazy._stack import LazyStackedTensorDict
 
-__all__ = ["write_lazy"]
+__all__ = ["member_writes", "write_lazy"]
+
+_Plan = list[tuple[int, Any, Any, Any]]  # (number, member, where, part): member[where] = part
+
+
+def member_writes(stack: LazyStackedTensorDict, index: Any, value: Any) -> _Plan:
+    """The writes ``stack[index] = value`` makes, as ``(number, member, where, part)``
+    (``where`` ``...``: all of the member), nothing written nor checked: for a caller to check each
+    member's part before the write (a record's specs). A tensor or a number is each
+    member's part as it is, where the write lines a tensor up with each entry.
+
+    Raises:
+        Whatever the write raises for an index or value it cannot split.
+    """
+    plan: _Plan = []
+    write_lazy(stack, index, value, plan=plan)
+    return plan
 
 
 def write_lazy(
-    stack: LazyStackedTensorDict, index: Any, value: Any, check_only: bool = False
+    stack: LazyStackedTensorDict,
+    index: Any,
+    value: Any,
+    check_only: bool = False,
+    plan: _Plan | None = None,
 ) -> None:
     """``stack[index] = value``: each part of ``value`` written into its member (with
     ``check_only``, a dict or collection ``value`` only checked, nothing written: for a
-    lazy stack nested in one being written)."""
-    if isinstance(value, TensorCollection) and value.is_empty():  # (empty nested ones only)
+    lazy stack nested in one being written; with ``plan``, the writes added to it, not
+    made: see :func:`member_writes`)."""
+    if plan is not None:
+        pass  # the split alone: the write checks the value
+    elif isinstance(value, TensorCollection) and value.is_empty():  # (empty nested ones)
         check_empty_source(stack, index, value)  # nothing to split: its batch size checked
-    if isinstance(value, torch.Tensor) and value.ndim and -1 not in stack._batch_size:
+    elif isinstance(value, torch.Tensor) and value.ndim and -1 not in stack._batch_size:
         value = _per_entry(stack, index, value)
     elif isinstance(value, (int, float, complex)) and not fits_every_dtype(value):
         _check_number(stack, index, value)
     if type(index) is int and stack._stack_dim == 0:
         member = stack._index_int(index)
-        _write_planned(value, [(index % len(stack._members), member, ..., value)], check_only)
+        _write_planned(value, [(index % len(stack._members), member, ..., value)], check_only, plan)
         return
     items = _items(stack, index) if index is not Ellipsis else (Ellipsis,)
     items = _members_backwards(stack, items)
@@ -67,14 +90,14 @@ def write_lazy(
         and all(item is None or type(item) in (int, slice) for item in items)
     ):
         items, value = _without_none(stack, items, value)
-    if -1 in stack._batch_size:
-        _write_members(stack, () if index is Ellipsis else items, value, check_only)  # ...: all
+    if -1 in stack._batch_size:  # (...: all)
+        _write_members(stack, () if index is Ellipsis else items, value, check_only, plan)
         return
-    if _write_separable(stack, items, value, _selected_shape(stack, items), check_only):
+    if _write_separable(stack, items, value, _selected_shape(stack, items), check_only, plan):
         return
     ids, positions = _probe(stack, items)
     selected = ids.shape
-    if not ids.numel():
+    if not ids.numel() and plan is None:
         _check_no_element_write(stack, items, value, index)
     writes: list[tuple[int, Any, Any, Any]] = []
     for number in sorted(set(ids.reshape(-1).tolist())):
@@ -87,7 +110,7 @@ def write_lazy(
             continue
         where = torch.unravel_index(positions[mask], member.batch_size)
         writes.append((number, member, where, _part_of(value, mask, selected)))
-    _write_planned(value, writes, check_only)
+    _write_planned(value, writes, check_only, plan)
 
 
 def _per_entry(stack: LazyStackedTensorDict, index: Any, value: torch.Tensor) -> Any:
@@ -354,6 +377,7 @@ def _write_separable(
     value: Any,
     selected: torch.Size,
     check_only: bool = False,
+    plan: _Plan | None = None,
 ) -> bool:
     """Writes ``value`` member by member, as the peer, when the index splits in two (see
     :func:`_member_dim`): the item at the stack dim picks members (an int, a slice or a
@@ -383,7 +407,7 @@ def _write_separable(
         part = value if type(picked) is int else _part_of(value, at, selected)
         member = stack._members[number]
         writes.append((number, member, ... if whole or not member.batch_size else rest, part))
-    _write_planned(value, writes, check_only)
+    _write_planned(value, writes, check_only, plan)
     return True
 
 
@@ -450,7 +474,11 @@ def _members_backwards(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> 
 
 
 def _write_members(
-    stack: LazyStackedTensorDict, items: tuple[Any, ...], value: Any, check_only: bool = False
+    stack: LazyStackedTensorDict,
+    items: tuple[Any, ...],
+    value: Any,
+    check_only: bool = False,
+    plan: _Plan | None = None,
 ) -> None:
     """A write into a ragged stack (a ``-1`` size): the index picks members along the
     stack dim (an int, a slice or a 1-d tensor) and indexes each one with the rest;
@@ -463,7 +491,7 @@ def _write_members(
     numbers = _members_picked(stack, picked)
     parts: list[Any] = [value] * len(numbers)
     whole = all(type(item) is slice and item == _ALL for item in rest)
-    if isinstance(value, torch.Tensor):
+    if isinstance(value, torch.Tensor) and plan is None:
         # As the peer: the tensor into each member's entries as torch writes it there,
         # each member checked before any is written.
         for number in numbers:
@@ -477,7 +505,7 @@ def _write_members(
         (number, stack._members[number], ... if whole else rest, part)
         for number, part in zip(numbers, parts)
     ]
-    _write_planned(value, writes, check_only)
+    _write_planned(value, writes, check_only, plan)
 
 
 def _members_picked(stack: LazyStackedTensorDict, picked: Any) -> list[int]:
@@ -522,13 +550,19 @@ def _part_of(value: Any, index: Any, selected: torch.Size) -> Any:
 
 
 def _write_planned(
-    value: Any, writes: list[tuple[int, Any, Any, Any]], check_only: bool = False
+    value: Any,
+    writes: list[tuple[int, Any, Any, Any]],
+    check_only: bool = False,
+    plan: _Plan | None = None,
 ) -> None:
     """Writes each ``(number, member, where, part)`` (``where`` ``...``: all of the member),
     a dict or collection ``value``'s parts all checked first where more than one member
     is written (nothing written when one member refuses its part; a tensor or a number
     is checked before it is split), a nested lazy stack's members too; ``check_only``:
-    the checks alone."""
+    the checks alone; ``plan``: neither, the writes added to it."""
+    if plan is not None:
+        plan.extend(writes)
+        return
     if isinstance(value, (Mapping, TensorCollection)) and (check_only or len(writes) > 1):
         check_parts(writes)
         for _, member, where, part in writes:
