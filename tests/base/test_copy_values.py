@@ -78,3 +78,28 @@ def test_copy_into_a_locked_tensordict_writes_its_nested_value() -> None:
     assert td.is_locked
     assert td["n", "s"] == "y"
     assert td["a"].tolist() == [1.0, 1.0, 1.0]
+
+
+def _ragged(width: int, value: float, label: str) -> TensorDict:
+    node = TensorDict({"b": torch.full((width,), value), "s": label}, [])
+    return TensorDict({"a": torch.full((3, width), value), "n": node}, [])
+
+
+def test_copy_between_lazy_stacks_of_members_of_different_shapes(tmp_path: Path) -> None:
+    # fz22f, program 11,910,227 of entries,records,shape --length 12: the search for the
+    # source's Python values stacked its tensors, which members of two widths cannot be
+    source = tclass.lazy_stack([_ragged(2, 1.0, "x"), _ragged(3, 2.0, "y")])
+    for target in (
+        tclass.lazy_stack([_ragged(2, 0.0, "p"), _ragged(3, 0.0, "q")]),
+        source.memmap_like(tmp_path / "like"),
+    ):
+        assert target.copy_(source) is target
+        assert [t.tolist() for t in target.get("a", as_list=True)] == [
+            [[1.0, 1.0]] * 3,
+            [[2.0, 2.0, 2.0]] * 3,
+        ]
+        assert [t.tolist() for t in target.get(("n", "b"), as_list=True)] == [
+            [1.0, 1.0],
+            [2.0, 2.0, 2.0],
+        ]
+        assert [target[0]["n", "s"], target[1]["n", "s"]] == ["x", "y"]

@@ -86,11 +86,17 @@ def _value_paths(
     collection: TensorCollection, prefix: tuple[str, ...] = ()
 ) -> Iterator[tuple[tuple[str, ...], Any]]:
     """The (full key, node) of each Python-value node, nested ones included; a level that
-    holds only tensors is passed over at once (``copy_`` asks on every call)."""
-    entries = collection._entries()
-    if _only_tensors(map(type, entries.values())):
-        return
-    for key, value in entries.items():
+    holds only tensors is passed over at once (``copy_`` asks on every call); a lazy
+    stack's leaves are not read (its members' may differ in shape)."""
+    children: Iterable[tuple[str, Any]]
+    if collection._is_lazy:
+        children = ((key, collection._child(key)) for key in collection._key_names())
+    else:
+        entries = collection._entries()
+        if _only_tensors(map(type, entries.values())):
+            return
+        children = entries.items()
+    for key, value in children:
         if isinstance(value, TensorCollection):
             if value._is_value_node:
                 yield prefix + (key,), value
