@@ -68,8 +68,10 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("params", "abs_"): "autograd refuses in-place math on leaf parameters (no_grad runs it)",
     ("params", "acos_"): "autograd refuses in-place math on leaf parameters (no_grad runs it)",
     ("params", "add_"): "autograd refuses in-place math on leaf parameters (no_grad runs it)",
-    ("params", "addcdiv_"): "autograd refuses in-place math on leaf parameters (no_grad runs it)",
-    ("params", "addcmul_"): "autograd refuses in-place math on leaf parameters (no_grad runs it)",
+    ("params", "addcdiv_"): "the recipe's numbers where torch takes tensors: an OperandError "
+    "(the peer's TypeError) before autograd's refusal of in-place math on leaf parameters",
+    ("params", "addcmul_"): "the recipe's numbers where torch takes tensors: an OperandError "
+    "(the peer's TypeError) before autograd's refusal of in-place math on leaf parameters",
     ("params", "asin_"): "autograd refuses in-place math on leaf parameters (no_grad runs it)",
     ("params", "atan_"): "autograd refuses in-place math on leaf parameters (no_grad runs it)",
     ("params", "ceil_"): "autograd refuses in-place math on leaf parameters (no_grad runs it)",
@@ -85,7 +87,8 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("params", "expm1_"): "autograd refuses in-place math on leaf parameters (no_grad runs it)",
     ("params", "floor_"): "autograd refuses in-place math on leaf parameters (no_grad runs it)",
     ("params", "frac_"): "autograd refuses in-place math on leaf parameters (no_grad runs it)",
-    ("params", "lerp_"): "autograd refuses in-place math on leaf parameters (no_grad runs it)",
+    ("params", "lerp_"): "the recipe's numbers where torch takes tensors: an OperandError "
+    "(the peer's TypeError) before autograd's refusal of in-place math on leaf parameters",
     ("params", "lgamma_"): "autograd refuses in-place math on leaf parameters (no_grad runs it)",
     ("params", "log10_"): "autograd refuses in-place math on leaf parameters (no_grad runs it)",
     ("params", "log1p_"): "autograd refuses in-place math on leaf parameters (no_grad runs it)",

@@ -174,7 +174,7 @@ def _checked(
     seen = None if kinds is None else {kind[1] for kind in kinds}
     refused = _refused_dtypes(foreach, each, leaves, columns, args, kwargs, seen)
     if refused is not None and refused.arguments:
-        return None  # the run raises torch's TypeError first, at the first tensor
+        return refused  # before anything else, as torch's argument parser refuses first
     if refused is not None and (misfit is None or refused.position < misfit.position):
         return refused
     if misfit is None and torch.is_grad_enabled():  # math (copy_ and fills go through,

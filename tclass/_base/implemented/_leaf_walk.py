@@ -47,6 +47,7 @@ from tclass.errors import (
     KeyNotFoundError,
     OperandError,
     ShapeError,
+    TclassError,
 )
 
 __all__ = [
@@ -654,9 +655,17 @@ class LeafWalkOps(TensorCollection):
         alignment: Alignment,
         subset: bool,
         name: str,
-    ) -> InPlaceWriteError:
+    ) -> TclassError:
         """The error for an in-place operation torch would refuse on one tensor, naming
-        its key (the walk redone, recording keys: only on this path)."""
+        its key (the walk redone, recording keys: only on this path); an
+        :class:`OperandError` for arguments torch refuses whatever the tensors."""
+        if refusal.arguments:
+            msg = (
+                f"{name}: torch refuses these arguments ({refusal.reason}); nothing was "
+                "changed. Give the operands the tensor method takes (tensors or collections "
+                "where it takes tensors)"
+            )
+            return OperandError(msg)
         walked = tuple(op for op in operands if isinstance(op, (TensorCollection, _Tensor)))
         into = Gather(len(walked), alignment, paths=True, subset=subset)
         self._collect(into, walked, len(self.batch_size), ())
