@@ -92,6 +92,10 @@ class UnbatchedTensor(torch.Tensor):
             result = func(*args, **(kwargs or {}))
         if func in cls._KEEP:
             return result
+        if getattr(func, "__name__", "").startswith("_foreach_") and isinstance(
+            result, (list, tuple)
+        ):
+            return _rewrap_foreach(cls, args, result, batch_size)
         return _rewrap(cls, result, batch_size)
 
     def __str__(self) -> str:
@@ -135,6 +139,21 @@ def _rewrap(cls: type[UnbatchedTensor], result: Any, batch_size: torch.Size) -> 
     if isinstance(result, (tuple, list)) and any(isinstance(r, torch.Tensor) for r in result):
         return type(result)(_rewrap(cls, item, batch_size) for item in result)
     return result
+
+
+def _rewrap_foreach(
+    cls: type[UnbatchedTensor], args: tuple[Any, ...], result: Any, batch_size: torch.Size
+) -> Any:
+    """A ``torch._foreach_*`` result has one tensor per input position: only the positions
+    an ``UnbatchedTensor`` came in at stay unbatched (a collection's math runs one kernel
+    over all its leaves, its batched tensors included)."""
+    lists = [a for a in args if isinstance(a, (list, tuple)) and len(a) == len(result)]
+    return type(result)(
+        _rewrap(cls, item, batch_size)
+        if any(isinstance(seq[i], UnbatchedTensor) for seq in lists)
+        else item
+        for i, item in enumerate(result)
+    )
 
 
 allow_unpickling(UnbatchedTensor)  # pickled as UnbatchedTensor(tensor, batch_size)

@@ -243,7 +243,10 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
     def _from_plain(cls, td: TensorDict) -> Self:
         if type(td) is cls:
             return td
-        return cls._new_unchecked(td._tensors, td._batch_size, td._device)
+        out = cls._new_unchecked(td._tensors, td._batch_size, td._device)
+        if td._scope is not None:  # its dim names and unbatched tensors, kept
+            out._scope = td._scope.carried(same_batch=True)
+        return out
 
     # --- primitives ----------------------------------------------------------------------
 

@@ -186,6 +186,9 @@ class TypedTensorDict(TensorDict, metaclass=_TypedMeta):
                 raise ArgumentError(msg)
         out = cls._new_unchecked(storage._tensors, storage._batch_size, storage._device)
         out._assign_names(storage._dim_names)
+        # The entries are shared: an UnbatchedTensor may be there or be set through td
+        # later, so shape ops look for one (else they would index its payload).
+        out._mark_unbatched()
         return out
 
 

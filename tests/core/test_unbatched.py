@@ -284,3 +284,27 @@ def test_conversions_and_indexed_updates_leave_it_as_it_is() -> None:
     rows = TensorDict(x=torch.zeros(3), u=UnbatchedTensor(torch.ones(3, 4)), batch_size=[3])
     assert td.update_at_(rows, 1) is td
     assert td["x"].tolist() == [[1.0] * 3, [0.0] * 3] and bool((td["u"] == 1).all())
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda td: td + 1,
+        lambda td: 2 * td,
+        lambda td: td * td,
+        lambda td: -td,
+        lambda td: td.pow(2),
+        lambda td: td.clamp(0, 1),
+        lambda td: td.lerp(td, 0.5),
+        lambda td: td.add_(1),
+    ],
+)
+def test_math_beside_it_keeps_the_batched_leaves_plain_tensors(op: Callable[..., Any]) -> None:
+    """One fused ``torch._foreach_*`` kernel runs over all leaves: only the unbatched
+    one comes back unbatched, as the peer's (the batched ``x`` was made unbatched too)."""
+    td = TensorDict(x=torch.arange(3.0), u=UnbatchedTensor(torch.arange(4.0)), batch_size=[3])
+    out = op(td)
+    assert type(out["x"]) is torch.Tensor and out["x"].shape == (3,)
+    assert type(out.get("u")) is UnbatchedTensor and out.get("u").batch_size == (3,)
+    assert type(torch._foreach_add([torch.ones(2), _table()], 1)[0]) is torch.Tensor
+    assert out[1:].batch_size == (2,) and out[1:]["x"].shape == (2,)

@@ -161,3 +161,24 @@ def test_same_fields_and_errors_as_the_peer() -> None:
             cls(eta=torch.zeros(5, 3), batch_size=[5])
         messages.append(str(info.value).replace("PeerState", "State"))
     assert messages[0] == messages[1]
+
+
+class _Shared(TypedTensorDict):
+    x: Tensor
+    emb: tclass.UnbatchedTensor
+
+
+def test_from_tensordict_and_from_dict_keep_unbatched_tensors_and_names() -> None:
+    """As the peer's: the shared table stays whole through indexing and reshaping (it was
+    indexed as a batched tensor: ``o[1].emb`` a scalar), and ``from_dict`` keeps names."""
+    td = TensorDict(x=torch.zeros(2), emb=tclass.UnbatchedTensor(torch.ones(3)), batch_size=[2])
+    view = _Shared.from_tensordict(td)
+    assert view[1].emb.shape == (3,) and view.reshape(1, 2).get("emb").shape == (3,)
+    later = TensorDict(x=torch.zeros(2), batch_size=[2])
+    seen = _Shared.from_tensordict(later, check=False)
+    later.set("emb", tclass.UnbatchedTensor(torch.arange(3.0)))
+    assert seen[0].emb.tolist() == [0.0, 1.0, 2.0]
+    data = {"x": torch.zeros(2, 3), "emb": tclass.UnbatchedTensor(torch.ones(4))}
+    built = _Shared.from_dict(data, batch_size=[2, 3], names=["a", "b"])
+    assert type(built) is _Shared and built.names == ["a", "b"]
+    assert built[1].emb.shape == (4,) and built[1].names == ["b"]
