@@ -123,6 +123,14 @@ class NonTensorOps(KeylessOps):
             **kwargs,
         )
 
+    def copy_(self, src: TensorCollection | Any, non_blocking: bool = False) -> Self:
+        """From another Python-value node: its value(s) written into this node in place,
+        as the peer's (see :meth:`_take_values`; a locked node refuses); the base copies
+        tensors only, so it wrote nothing here, without a word."""
+        if isinstance(src, NonTensorOps):
+            return self._take_values(src, ..., False, True, "copy_")
+        return super().copy_(src, non_blocking)
+
     def update_at_(
         self,
         input_dict_or_td: Mapping[Any, Any] | TensorCollection,

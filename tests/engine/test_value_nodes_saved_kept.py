@@ -215,7 +215,11 @@ def test_rows_of_a_saved_stack_are_locked_and_a_write_names_the_stack(
     row = make(node)
     assert row.is_memmap() and row.is_locked  # (unlocked before; the peer's are locked)
     value = NonTensorData("w", batch_size=row.batch_size)
-    writes = [lambda: row.update_(value), lambda: row.update(value, inplace=True)]
+    writes = [
+        lambda: row.update_(value),
+        lambda: row.update(value, inplace=True),
+        lambda: row.copy_(value),
+    ]
     if isinstance(row, NonTensorStack):
         writes.append(lambda: row.__setitem__(0, "w"))
     else:
@@ -273,3 +277,19 @@ def test_a_lazy_stack_s_python_values_read_whole_are_a_new_stack(tmp_path: Path)
     assert not whole.is_memmap() and not whole.is_locked
     whole[0] = "q"
     assert saved[0].get("s").data == "x"
+
+
+def test_copy_from_a_node_writes_its_values_as_the_peer() -> None:
+    # (wrote nothing before, without a word: the base copies tensors only)
+    node = NonTensorData("x", batch_size=[2])
+    assert node.copy_(NonTensorData("w", batch_size=[2])) is node and node.data == "w"
+    stack = NonTensorStack("x", "y")
+    assert stack.copy_(NonTensorStack("w", "q")) is stack and stack.tolist() == ["w", "q"]
+    stack.copy_(NonTensorData("v", batch_size=[2]))
+    assert stack.tolist() == ["v", "v"]
+    row = stack[1:]
+    row.copy_(NonTensorStack("r"))  # into the stack it was read from, as other writes
+    assert stack.tolist() == ["v", "r"]
+    with pytest.raises(LockedError, match=r"copy_\(\) writes into it"):
+        stack.lock_().copy_(NonTensorStack("a", "b"))
+    assert stack.tolist() == ["v", "r"]
