@@ -39,7 +39,7 @@ from tclass._base.implemented._leaf_walk import Resize
 from tclass._core import _batch
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
-from tclass._core._names import DimName
+from tclass._core._names import DimName, Names
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._nontensor_ops import NonTensorOps
 from tclass._engine._typed_metadata import typed_metadata
@@ -134,6 +134,50 @@ class _NonTensorNode(NonTensorOps):
         if self._locked:
             node._flag_lock(True)
         return node
+
+    def _mark_view_of(self, view: Any) -> None:
+        """A view (``view``, ``squeeze``, ``permute``, ``transpose``, ``unbind``,
+        ``split``...) of a node saved in a folder is saved too, as the peer's (read back
+        with ``load_memmap`` too, which tclass counts as saved: see ``_is_saved``)."""
+        if isinstance(view, _NonTensorNode) and view is not self and self._is_saved():
+            view._in_folder = True
+
+    def _carry(
+        self,
+        result: Self,
+        names: Names,
+        *,
+        lock: bool = True,
+        inverse: Callable[[Self], Self] | None = None,
+        view: bool = False,
+    ) -> Self:
+        out = super()._carry(result, names, lock=lock, inverse=inverse, view=view)
+        if view:  # (the base marks only the views of a locked one)
+            self._mark_view_of(out)
+        return out
+
+    def _locked_error(self, does: str, fix: str = "unlock it first") -> LockedError:
+        """The error for a write into this locked node that ``does`` what it says; for a
+        row read from a locked stack (locked as it is), one naming that stack, which the
+        write would reach and which is what to unlock."""
+        link = getattr(self, "_member_of", None)
+        if link is not None and link[0]._locked:
+            shape = list(link[0].batch_size)
+            return LockedError(
+                f"Cannot modify locked NonTensorStack: cannot write into an element (this "
+                f"{type(self).__name__} was read by index from a locked NonTensorStack of "
+                f"batch size {shape}, which the write would reach, and is locked as it); "
+                "unlock that stack first (or the collection holding it, td.unlock_()), then "
+                "read the row again"
+            )
+        return LockedError(f"Cannot modify locked {type(self).__name__}: {does}; {fix}")
+
+    def unbind(self, dim: int = 0) -> tuple[Self, ...]:
+        """The slices along batch dim ``dim``: views (saved where this node is)."""
+        parts = super().unbind(dim)
+        for part in parts:  # (the base marks only those of a locked one)
+            self._mark_view_of(part)
+        return parts
 
     def _read(self) -> Any:
         """What ``collection[key]`` gives for this node: the value (one value), or the
@@ -265,12 +309,11 @@ class _NonTensorNode(NonTensorOps):
         reach (the collection holding it writes there), as ``node[i] = v`` is refused."""
         if self._locked:
             does = "writes into it" if inplace else "replaces its value (not in place)"
-            msg = (
-                f"Cannot modify locked {type(self).__name__}: {op}() {does}; write through "
-                "the collection that holds it (td.set_(key, value), which reaches a saved "
-                "folder too) or unlock it first"
+            fix = (
+                "write through the collection that holds it (td.set_(key, value), which "
+                "reaches a saved folder too) or unlock it first"
             )
-            raise LockedError(msg)
+            raise self._locked_error(f"{op}() {does}", fix)
 
     def __setitem__(self, index: Any, value: Any) -> None:
         msg = (
@@ -408,11 +451,10 @@ class NonTensorData(_NonTensorNode):
         """Replaces the value, unless the node is locked (on its own or by a locked
         collection holding it), as the peer refuses."""
         if self._locked:
-            msg = (
-                f"Cannot modify locked {type(self).__name__}: cannot set its data; unlock it "
-                "first (node.unlock_()), or write the value into its collection with set_()"
+            fix = (
+                "unlock it first (node.unlock_()), or write the value into its collection (set_())"
             )
-            raise LockedError(msg)
+            raise self._locked_error("cannot set its data", fix)
         self._data = value
 
     @property
@@ -531,9 +573,7 @@ class NonTensorData(_NonTensorNode):
                 raise InPlaceWriteError(msg)
             value = value.data
         if self._locked:
-            raise LockedError(
-                "Cannot modify locked NonTensorData: cannot write into it; unlock it first"
-            )
+            raise self._locked_error("cannot write into it")
         self._data = value
         self._write_back()
 

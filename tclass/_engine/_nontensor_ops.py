@@ -123,6 +123,14 @@ class NonTensorOps(KeylessOps):
             **kwargs,
         )
 
+    def copy_(self, src: TensorCollection | Any, non_blocking: bool = False) -> Self:
+        """From another Python-value node: its value(s) written into this node in place,
+        as the peer's (see :meth:`_take_values`; a locked node refuses); the base copies
+        tensors only, so it wrote nothing here, without a word."""
+        if isinstance(src, NonTensorOps):
+            return self._take_values(src, ..., False, True, "copy_")
+        return super().copy_(src, non_blocking)
+
     def update_at_(
         self,
         input_dict_or_td: Mapping[Any, Any] | TensorCollection,
@@ -153,8 +161,9 @@ class NonTensorOps(KeylessOps):
 
     def to(self, *args: Any, **kwargs: Any) -> Self:
         """Records a new device (there is no tensor to move; a dtype changes nothing but
-        gives a new node, as a cast of a collection gives new ones: the result of a cast
-        shares no node with a locked source, so it unlocks on its own). A collection
+        gives a new node, as a cast of a collection gives new ones: locked as its source,
+        as the peer's, but not saved in its folder, and sharing no node with it, so it
+        unlocks on its own). A collection
         given is the peer's attrs (``to(td.attrs())``): nothing to cast, a new node with
         no device, as a TensorDict's ``to(collection)`` gives."""
         if args and isinstance(args[0], TensorCollection):  # locked as its source, too
@@ -166,7 +175,8 @@ class NonTensorOps(KeylessOps):
             if request.dtype is None:
                 return self
             device = self._device
-        return self._map_values(_keep, self.batch_size, device)
+        moved = self._map_values(_keep, self.batch_size, device)  # locked as its source, as
+        return moved.lock_() if self.is_locked else moved  # the peer's (a collection's cast)
 
     def cpu(self) -> Self:
         return self.to("cpu")

@@ -25,6 +25,7 @@ from tclass._base._inline import inline_inherited
 from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import Value
 from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._reshape_ops import Span
 from tclass._core import _batch
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._core._device import DeviceLike, as_device
@@ -407,7 +408,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             if at is not None:
                 node = NonTensorData._make(self._values[at], shape, self._device)
         node._member_of = (self, positions)  # a write into it by index reaches this stack
-        return node
+        return self._as_saved(node)  # saved and locked as this stack, as the peer's rows
 
     def clone(self, recurse: bool = True) -> Self:
         values = copy.deepcopy(self._values) if recurse else list(self._values)
@@ -433,20 +434,40 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         holding one is not contiguous either; ``contiguous()`` keeps it as it is."""
         return False
 
+    def _reshaped(self, new: torch.Size, *, always: bool = False, span: Span | None = None) -> Self:
+        """``reshape``, ``flatten``, ``unflatten``: of a saved stack, saved too, as the
+        peer's (a lazy stack of the same saved members; its one-value node, a collection,
+        is not: it follows the peer's collections there)."""
+        out = super()._reshaped(new, always=always, span=span)
+        self._mark_view_of(out)
+        return out
+
+    def narrow(self, dim: int, start: int, length: int) -> Self:
+        """A view of ``length`` elements along ``dim`` from ``start``: of a saved stack,
+        saved too, as the peer's."""
+        out = super().narrow(dim, start, length)
+        self._mark_view_of(out)
+        return out
+
     def squeeze(self, dim: int | None = None) -> Self:
         """Removes size-1 batch dims; removing every dim the values were stacked along
-        gives one ``NonTensorData`` (its one member), as the peer."""
+        gives one ``NonTensorData`` (its one member), as the peer; saved and locked as
+        this stack (see ``_as_saved``)."""
         out = super().squeeze(dim)
         if out is self:
             return out
+        return cast(Self, self._as_saved(self._squeezed(out, dim)))
+
+    def _squeezed(self, out: Any, dim: int | None) -> Any:
+        """The squeeze ``out`` (the base's) regrouped by the stack dims left."""
         dims = dims_after_squeeze(self._stack_dims, _batch.squeeze_dims(self._shape, dim))
         if not isinstance(out, NonTensorStack):
             if not dims:  # (a stack dim left keeps its members: the elements, in order)
                 return out
-            out = cast(Self, self._make(list(self._values), out.batch_size, out._device, dims))
+            out = self._make(list(self._values), out.batch_size, out._device, dims)
         if dims == () and (out._values or self._held):
             value = out._values[0] if out._values else self._held[0]
-            return NonTensorData._make(value, out._shape, out._device)  # type: ignore[return-value]
+            return NonTensorData._make(value, out._shape, out._device)
         out._stack_dims, out._held = dims or None, self._held
         return out
 
@@ -547,9 +568,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         in place, as the peer. Raises:
             LockedError: (a ``RuntimeError``) if the stack is locked (a saved one too)."""
         if self._locked:
-            raise LockedError(
-                "Cannot modify locked NonTensorStack: cannot write into it; unlock it first"
-            )
+            raise self._locked_error("cannot write into it")
         new = self._with_written(index, value)  # never changes self: copy on write
         self._values, self._stack_dims = new._flat(), getattr(new, "_stack_dims", None)
         self._write_back()  # into the stack this one was read from by index, if any

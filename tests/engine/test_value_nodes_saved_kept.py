@@ -1,8 +1,10 @@
 """A Python-value node saved in a folder (``td.memmap(prefix)``, or read back with
 ``load_memmap``) keeps what it is through a pickle (alone, in its collection, or as
 multiprocessing pickles it), ``unsqueeze`` and an index: ``is_memmap()`` stays true and a
-locked node stays locked, as the peer's do. Copies (``copy.copy``, ``clone()``) are new
-nodes: neither saved nor locked, in both. (They forgot both: a pickle or ``unsqueeze`` of
+locked node stays locked, as the peer's do; so do its views (``view``, ``permute``...; a
+stack's ``reshape`` too) and a stack's rows, whose writes name the stack to unlock. Copies
+(``copy.copy``, ``clone()``) are new nodes: neither saved nor locked, in both; a cast is a
+new node locked as its source, as the peer's. (They forgot both: a pickle or ``unsqueeze`` of
 a saved node answered ``is_memmap()`` false and was unlocked; its rows were unlocked.)"""
 
 from __future__ import annotations
@@ -16,7 +18,14 @@ from typing import Any
 import pytest
 import torch
 
-from tclass import NonTensorData, NonTensorStack, TensorDict
+from tclass import (
+    LazyStackedTensorDict,
+    NonTensorData,
+    NonTensorStack,
+    TensorClass,
+    TensorDict,
+)
+from tclass.errors import LockedError
 
 
 def _saved(tmp_path: Path, stack: bool, load: bool) -> tuple[TensorDict, Any]:
@@ -50,8 +59,7 @@ def test_a_saved_node_s_pickle_unsqueeze_and_rows_stay_saved_and_locked(
     saved, node = _saved(tmp_path, stack, load=False)
     assert saved.is_locked and node.is_locked and node.is_memmap()
     out = KEPT[name](node)
-    # (the rows of a stack are left unlocked: a write into one names the locked stack)
-    assert out.is_memmap() and out.is_locked == (not stack or not name.startswith("["))
+    assert out.is_memmap() and out.is_locked  # (a stack's rows too, as the peer's)
     assert out.saved_path is None  # (in no folder of its own, as the peer's rows)
 
 
@@ -102,3 +110,186 @@ def test_an_unsaved_unlocked_node_pickles_as_before() -> None:
     assert pickle.dumps(stack) == pickle.dumps(NonTensorStack(NonTensorData(1), NonTensorData(2)))
     again = pickle.loads(pickle.dumps(stack))
     assert again.tolist() == [1, 2] and not again.is_memmap() and not again.is_locked
+
+
+# --- shape views, casts and rows (vn22) ----------------------------------------------------
+
+
+def _saved_2d(tmp_path: Path, stack: bool, load: bool) -> Any:
+    """A saved (or loaded) node of batch size [2, 3]: a stack of six values, or one value."""
+    rows = [NonTensorStack(*[NonTensorData(f"{i}{j}") for j in range(3)]) for i in range(2)]
+    value = NonTensorStack(*rows) if stack else NonTensorData("v", batch_size=[2, 3])
+    td = TensorDict(a=torch.zeros(2, 3), s=value, batch_size=[2, 3])
+    saved = td.memmap(tmp_path / "saved")
+    if load:
+        saved = TensorDict.load_memmap(tmp_path / "saved")
+    return saved.get("s")
+
+
+VIEWS = {
+    "squeeze": lambda node: node.unsqueeze(0).squeeze(0),
+    "view": lambda node: node.view(-1),
+    "permute": lambda node: node.permute(1, 0),
+    "transpose": lambda node: node.transpose(0, 1),
+    "unbind": lambda node: node.unbind(1)[0],
+    "split": lambda node: node.split(1, 0)[0],
+}
+RESHAPES = {
+    "reshape": lambda node: node.reshape(-1),
+    "flatten": lambda node: node.flatten(),
+    "unflatten": lambda node: node.unflatten(1, (3, 1)),
+    "narrow": lambda node: node.narrow(1, 0, 2),
+}
+
+
+@pytest.mark.parametrize("make", [*VIEWS.values(), *RESHAPES.values()], ids=[*VIEWS, *RESHAPES])
+def test_a_saved_stack_s_shape_views_stay_saved_and_locked(tmp_path: Path, make: Any) -> None:
+    # (false and, for squeeze, unlocked before: the peer's lazy stack of the same members)
+    node = _saved_2d(tmp_path, stack=True, load=False)
+    out = make(node)
+    assert out.is_memmap() and out.is_locked
+    assert out.tolist() == make(NonTensorStack.from_list(node.tolist())).tolist()
+
+
+@pytest.mark.parametrize("make", list(VIEWS.values()), ids=list(VIEWS))
+def test_a_saved_value_s_views_stay_saved_and_locked(tmp_path: Path, make: Any) -> None:
+    node = _saved_2d(tmp_path, stack=False, load=False)
+    out = make(node)
+    assert out.is_memmap() and out.is_locked and out.data == "v"
+
+
+@pytest.mark.parametrize("make", list(RESHAPES.values())[:3], ids=list(RESHAPES)[:3])
+def test_a_saved_value_s_reshapes_are_locked_but_not_saved(tmp_path: Path, make: Any) -> None:
+    out = make(_saved_2d(tmp_path, stack=False, load=False))  # as the peer's collections
+    assert not out.is_memmap() and out.is_locked and out.data == "v"
+
+
+@pytest.mark.parametrize("stack", [False, True], ids=["value", "stack"])
+@pytest.mark.parametrize("make", list(VIEWS.values()), ids=list(VIEWS))
+def test_a_loaded_node_s_views_stay_saved(tmp_path: Path, make: Any, stack: bool) -> None:
+    out = make(_saved_2d(tmp_path, stack, load=True))  # (tclass's rule for what it loaded)
+    assert out.is_memmap() and not out.is_locked
+
+
+@pytest.mark.parametrize("stack", [False, True], ids=["value", "stack"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_a_cast_of_a_locked_node_is_a_new_locked_node(
+    tmp_path: Path, stack: bool, dtype: torch.dtype
+) -> None:
+    # (unlocked before; the peer's cast is locked, as a collection's in both)
+    node = _saved_2d(tmp_path, stack, load=False)
+    out = node.to(dtype)
+    assert out is not node and out.is_locked and not out.is_memmap()
+    assert out.tolist() == node.tolist()
+    out.unlock_()  # shares nothing with its source: unlocks on its own
+    assert not out.is_locked and node.is_locked
+
+
+def test_a_move_of_a_locked_node_is_locked() -> None:
+    node = NonTensorData("x", batch_size=[2]).lock_()
+    moved = node.to("cpu")  # a real move (no device recorded before): a new node
+    assert moved is not node and moved.is_locked and moved.device == torch.device("cpu")
+
+
+def test_a_saved_node_is_on_its_collection_s_device(tmp_path: Path) -> None:
+    # so to("cpu") gives the node itself, saved; the peer's node keeps no device
+    # (its collection's is cpu), so its to("cpu") is a move: a new node, not saved
+    saved, node = _saved(tmp_path, stack=True, load=False)
+    assert saved.device == node.device == torch.device("cpu")
+    assert node.to("cpu") is node and node.cpu() is node
+
+
+ROWS = {
+    "[0]": lambda node: node[0],
+    "[0:1]": lambda node: node[0:1],
+    "[0, 1]": lambda node: node[0, 1],
+    "[:, 0]": lambda node: node[:, 0],
+}
+
+
+@pytest.mark.parametrize("make", list(ROWS.values()), ids=list(ROWS))
+def test_rows_of_a_saved_stack_are_locked_and_a_write_names_the_stack(
+    tmp_path: Path, make: Any
+) -> None:
+    node = _saved_2d(tmp_path, stack=True, load=False)
+    row = make(node)
+    assert row.is_memmap() and row.is_locked  # (unlocked before; the peer's are locked)
+    value = NonTensorData("w", batch_size=row.batch_size)
+    writes = [
+        lambda: row.update_(value),
+        lambda: row.update(value, inplace=True),
+        lambda: row.copy_(value),
+    ]
+    if isinstance(row, NonTensorStack):
+        writes.append(lambda: row.__setitem__(0, "w"))
+    else:
+        writes += [lambda: row.__setitem__(True, "w"), lambda: setattr(row, "data", "w")]
+    for write in writes:
+        with pytest.raises(
+            LockedError, match=r"read by index from a locked NonTensorStack of batch size \[2, 3\]"
+        ):
+            write()
+    assert node.tolist() == [["00", "01", "02"], ["10", "11", "12"]]
+
+
+def test_rows_of_an_unlocked_stack_take_writes_into_it(tmp_path: Path) -> None:
+    saved, _ = _saved(tmp_path, stack=True, load=True)  # loaded: unlocked
+    node = saved.get("s")
+    row = node[0:2]
+    assert not row.is_locked
+    row[1] = "w"
+    assert node.tolist() == ["x", "w", "z"]
+    locked = node.lock_()[0:1]
+    with pytest.raises(LockedError, match="unlock that stack first"):
+        locked[0] = "q"
+    node.unlock_()
+    node[0:1][0] = "q"  # the row read again
+    assert node.tolist() == ["q", "w", "z"]
+
+
+class _Tagged(TensorClass):
+    a: torch.Tensor
+    tag: str
+
+
+@pytest.mark.parametrize("load", [False, True], ids=["saved", "loaded"])
+def test_a_saved_record_s_reshapes_keep_its_python_value_fields_saved(
+    tmp_path: Path, load: bool
+) -> None:
+    rec = torch.stack([_Tagged(a=torch.zeros(()), tag=t, batch_size=[]) for t in "xyz"])
+    saved = rec.memmap(tmp_path / "rec")
+    if load:
+        saved = _Tagged.load_memmap(tmp_path / "rec")
+    for out in (saved.reshape(3, 1), saved.view(3, 1), saved.unflatten(0, (3, 1)), saved[0:2]):
+        node = out._tensordict.get("tag")  # (false before for reshape, view, unflatten)
+        assert node.is_memmap() and node.is_locked == (not load)
+        assert out.reshape(-1)[0].tag == "x" and out.is_locked == (not load)
+
+
+def test_a_lazy_stack_s_python_values_read_whole_are_a_new_stack(tmp_path: Path) -> None:
+    # each member's node is saved and locked (as the peer's); get(key) stacks their values
+    # into a new node, as torch.stack copies them (a write into it reaches no member):
+    # neither saved nor locked, where the peer's is a lazy stack of the members themselves
+    members = [TensorDict(s=NonTensorData(c, batch_size=[2]), batch_size=[2]) for c in "xy"]
+    saved = LazyStackedTensorDict(*members).memmap(tmp_path / "lazy")
+    assert saved[0].get("s").is_memmap() and saved[0].get("s").is_locked
+    whole = saved.get("s")
+    assert not whole.is_memmap() and not whole.is_locked
+    whole[0] = "q"
+    assert saved[0].get("s").data == "x"
+
+
+def test_copy_from_a_node_writes_its_values_as_the_peer() -> None:
+    # (wrote nothing before, without a word: the base copies tensors only)
+    node = NonTensorData("x", batch_size=[2])
+    assert node.copy_(NonTensorData("w", batch_size=[2])) is node and node.data == "w"
+    stack = NonTensorStack("x", "y")
+    assert stack.copy_(NonTensorStack("w", "q")) is stack and stack.tolist() == ["w", "q"]
+    stack.copy_(NonTensorData("v", batch_size=[2]))
+    assert stack.tolist() == ["v", "v"]
+    row = stack[1:]
+    row.copy_(NonTensorStack("r"))  # into the stack it was read from, as other writes
+    assert stack.tolist() == ["v", "r"]
+    with pytest.raises(LockedError, match=r"copy_\(\) writes into it"):
+        stack.lock_().copy_(NonTensorStack("a", "b"))
+    assert stack.tolist() == ["v", "r"]
