@@ -227,7 +227,7 @@ def _cat(collections: Sequence[C], dim: int, out: C | None, path: tuple[str, ...
     if out is None and _records_and_plain(plain := _stores_read(collections)):
         joined = _cat([storage_of(m) for m in plain], dim, None, path)
         head: Any = plain[0]
-        return cast(C, type(head).from_tensordict(joined) if is_record(head) else joined)
+        return cast(C, type(head)._rebuild(joined) if is_record(head) else joined)
     members = _members(collections, "cat", path)
     if out is None and _records_over_lazy_stacks(members, set(map(type, members))):
         joined = _cat([storage_of(m) for m in members], dim, None, path)

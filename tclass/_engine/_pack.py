@@ -93,8 +93,8 @@ class PackLayout:
             out.set(key, piece.reshape(batch + shape))
         for key, _, cls in sorted(self.nested, key=lambda item: -len(_path(item[0]))):
             if cls is not None:
-                out.set(key, cls.from_tensordict(out.get(key)))  # type: ignore[attr-defined]
-        return self.cls.from_tensordict(out) if self.cls is not None else out  # type: ignore[attr-defined]
+                out.set(key, cls._rebuild(out.get(key)))  # type: ignore[attr-defined]
+        return self.cls._rebuild(out) if self.cls is not None else out  # type: ignore[attr-defined]
 
 
 def pack(node: Any, dim: int, layout: PackLayout | None) -> tuple[torch.Tensor, PackLayout]:

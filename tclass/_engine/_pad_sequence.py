@@ -234,7 +234,7 @@ def pad_sequence(
         plan.lengths, plan.length = lengths, batch[pad_dim + 1]
     padded, masks = _pad_level(members, batch, lengths, plan, ())
     if record_cls is not None:
-        padded = record_cls.from_tensordict(padded)
+        padded = record_cls._rebuild(padded)
     if mask_key is None:
         return padded
     assert masks is not None
@@ -506,7 +506,7 @@ def _pad_nested(
     batch, lengths = _level_batch(parts, plan.pad_dim, path)
     padded, masks = _pad_level(parts, batch, lengths, plan, path)
     if record_cls is not None:
-        padded = record_cls.from_tensordict(padded)
+        padded = record_cls._rebuild(padded)
     return padded, masks
 
 

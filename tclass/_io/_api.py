@@ -415,6 +415,8 @@ def _load(
         loaded = out
     if target is not None and target.type == "cuda" and not non_blocking and not staged:
         torch.cuda.synchronize(target)
+    if is_record(loaded):  # data that comes in: the class's __post_init__ runs, as the peer's
+        loaded._incoming()
     return loaded
 
 

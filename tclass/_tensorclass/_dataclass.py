@@ -136,7 +136,10 @@ def dataclass_to_collection(
         )
     # Built as the constructor builds it, as the peer: a number is a 0-dim tensor, which
     # cannot start with a batch size that has dims (from_dict would read it as one value).
-    return cls(dataclass_as_dict(dataclass), batch_size=as_batch_size(batch_size), device=device)
+    fields, batch = dataclass_as_dict(dataclass), as_batch_size(batch_size)
+    if is_tensorclass(cls):  # the fields as arguments: __post_init__ runs, as the peer's
+        return cls(**fields, batch_size=batch, device=device)
+    return cls(fields, batch_size=batch, device=device)
 
 
 def _check_dataclass(obj: object) -> None:

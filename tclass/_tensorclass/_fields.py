@@ -68,7 +68,7 @@ from tclass._core._constraints import ValueConstraints
 from tclass._core._jagged import leaf_shape
 from tclass._core._linked_list import LinkedList, unlinked
 from tclass._core._options import OPTIONS
-from tclass._core._records import is_record
+from tclass._core._records import is_record, is_record_class
 from tclass._core._spec import TensorSpec, array_type_of, exact_tensor, inexact_value, spec_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import fit_to_batch
@@ -331,7 +331,8 @@ class FieldRule:
         target: Any = self.convert_to
         try:
             if isinstance(value, TensorDictBase):
-                converted = target.from_tensordict(value) if target is not TensorDict else value
+                # a cast, not data coming in: no __post_init__ (from_tensordict runs those)
+                converted = value if target is TensorDict else _cast_to(target, value)
             elif target is TensorDict:
                 converted = TensorDict(value, batch, device)
             else:
@@ -669,3 +670,9 @@ def per_element_list(stored: Any, shape: torch.Size, device: torch.device | None
     if type(data) is not list or len(data) != shape[0]:
         return stored
     return NonTensorStack._from_values(data, device)
+
+
+def _cast_to(target: Any, value: TensorDictBase) -> Any:
+    """``value`` as an instance of the collection class ``target`` (a record class: its
+    ``__post_init__`` does not run, as for the peer's field casts)."""
+    return target._rebuild(value) if is_record_class(target) else target.from_tensordict(value)

@@ -6,6 +6,7 @@ which holds the storage in ``_tensordict``)."""
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
@@ -70,14 +71,14 @@ class RecordConversions(TensorDictBase):
         """A record of this class over an HDF5 file (``options`` as
         ``PersistentTensorDict.from_h5``'s), checked against the class as
         :meth:`load_memmap` checks a folder; nested records are their fields' classes."""
-        return open_as(cls, filename, **options)  # type: ignore[no-any-return]
+        return cast(Self, open_as(cls, filename, **options)._incoming())
 
     @classmethod
     def from_zarr(cls, filename: Any, **options: Unpack[ZarrOptions]) -> Self:
         """A record of this class over a zarr store (``options`` as
         ``PersistentTensorDict.from_zarr``'s), checked against the class as
         :meth:`load_memmap` checks a folder; nested records are their fields' classes."""
-        return open_zarr_as(cls, filename, **options)  # type: ignore[no-any-return]
+        return cast(Self, open_zarr_as(cls, filename, **options)._incoming())
 
     def close(self) -> None:
         """Closes the HDF5 file or zarr store the record reads its fields from
@@ -90,7 +91,8 @@ class RecordConversions(TensorDictBase):
     @classmethod
     def _from_plain(cls, td: TensorDict) -> Self:
         """A TensorDict built by a classmethod (``fromkeys``, ``from_namedtuple``...)
-        as a record of this class (see :meth:`from_tensordict`)."""
+        as a record of this class (see :meth:`from_tensordict`): data that comes in, so
+        ``__post_init__`` runs."""
         return cls.from_tensordict(td)
 
     @classmethod
@@ -107,7 +109,10 @@ class RecordConversions(TensorDictBase):
         Nested TensorDicts under tensorclass fields become those classes. Over an HDF5
         file or zarr store (a ``PersistentTensorDict``, or a view of its rows), the record
         reads and writes the file, as ``Cls.from_h5`` gives it (and checks the file as
-        that does). A field that
+        that does). The class's ``__post_init__`` runs once, as for every record that
+        comes in (``from_dict``, ``fromkeys``, ``from_any``, a load...), after those of the
+        nested records (as the peer's, ``skip_post_init_on_rebuild`` or not); what it
+        raises propagates. A field that
         ``td`` does not hold takes its value in ``non_tensordict`` (the peer's argument,
         for Python values), else its declared default (the peer: ``None``); a required
         field that neither gives is not set yet (reads ``None``), as in the peer.
@@ -118,8 +123,19 @@ class RecordConversions(TensorDictBase):
             SchemaMismatchError: if a file does not hold what the class declares.
         """
         storage = storage_of(td)
-        if isinstance(storage, LazyStackedTensorDict):  # stays lazy: one record per member
+        if isinstance(storage, LazyStackedTensorDict):  # each member's, as the peer's
             members = [cls.from_tensordict(m, non_tensordict) for m in storage.tensordicts]
+            return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
+        return cls._rebuild(td, non_tensordict)._incoming()
+
+    @classmethod
+    def _rebuild(cls, td: TensorDictBase, non_tensordict: Mapping[str, Any] | None = None) -> Self:
+        """:meth:`from_tensordict` without ``__post_init__``: the constructor of the
+        records that operations make from existing ones (index, joins, pad, consolidate,
+        field casting...), whose data the hook checked when it came in."""
+        storage = storage_of(td)
+        if isinstance(storage, LazyStackedTensorDict):  # stays lazy: one record per member
+            members = [cls._rebuild(m, non_tensordict) for m in storage.tensordicts]
             return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
         if (
             isinstance(storage, (PersistentTensorDict, PersistentTensorDictView))
@@ -133,6 +149,35 @@ class RecordConversions(TensorDictBase):
             _record_class(cls), entries, td.batch_size, td.device, td._dim_names, entry_order=True
         )
         return cast(Self, record)
+
+    def _incoming(self) -> Self:
+        """Runs ``__post_init__`` on this record that came in from outside, after it ran
+        on the nested records (their hooks first, as the peer's): InitVars take their
+        defaults (none for a hook that can be called without them, as the peer's). A
+        frozen record is unlocked while its hook sets what it derives; over a lazy stack,
+        each member's runs (as the peer's)."""
+        storage = self._tensordict
+        if isinstance(storage, LazyStackedTensorDict):
+            for member in storage.tensordicts:
+                self._from_tensordict_unchecked(member)._incoming()
+            return self
+        for name in type(self).__tclass_info__.field_names:
+            if self._tensordict._entries().get(name) is not None:
+                nested = getattr(self, name)
+                if is_record(nested):
+                    nested._incoming()
+        post_init = getattr(type(self), "__post_init__", None)
+        if post_init is None:
+            return self
+        frozen = self.__tclass_info__.options["frozen"] and self._tensordict.is_locked
+        if frozen:
+            self._tensordict.unlock_()
+        try:
+            post_init(self, *_initvar_defaults(type(self), post_init))
+        finally:
+            if frozen:
+                self._tensordict.lock_()
+        return self
 
     @classmethod
     def rand(
@@ -392,3 +437,20 @@ def _required_fields(cls: type) -> list[str]:
         for f in dataclasses.fields(cls)
         if f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
     ]
+
+
+def _initvar_defaults(cls: type, post_init: Callable[..., None]) -> tuple[Any, ...]:
+    """The defaults of ``cls``'s InitVars, that its ``__post_init__`` gets outside
+    ``__init__`` (none if it can be called without them, as the peer's)."""
+    defaults = tuple(
+        field.default
+        for field in cls.__dataclass_fields__.values()  # type: ignore[attr-defined]
+        if field._field_type is dataclasses._FIELD_INITVAR  # type: ignore[attr-defined]
+    )
+    if not defaults:
+        return ()
+    try:
+        inspect.signature(post_init).bind(None)
+    except TypeError:
+        return defaults
+    return ()

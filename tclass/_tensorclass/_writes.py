@@ -617,7 +617,7 @@ def _check_made(
     except (RuntimeError, TypeError, ValueError, IndexError, KeyError):
         return  # the write itself says what is wrong
     try:
-        cls.from_tensordict(made)
+        cls._rebuild(made)
     except FieldSpecError as error:
         what = f"{_inside(describe, name)()}: the {cls.__name__} it makes there: {error}"
         raise FieldSpecError(f"{what}. Nothing was written", error.problems) from None

@@ -861,6 +861,13 @@ class TestPostInit:
             lambda r: r.replace(a=torch.ones(4, 2)),
             copy.copy,
             copy.deepcopy,
+            lambda r: tclass.pad(r, [0, 1]),
+            lambda r: tclass.pad_sequence([r, r]),
+            lambda r: r.consolidate(),
+            lambda r: tclass.LazyStackedTensorDict.lazy_stack([r, r]),
+            lambda r: r.memmap(),
+            lambda r: r + 1,
+            lambda r: r.select("a"),
         ],
         ids=[
             "int",
@@ -879,6 +886,13 @@ class TestPostInit:
             "replace",
             "copy",
             "deepcopy",
+            "pad",
+            "pad_sequence",
+            "consolidate",
+            "lazy_stack",
+            "memmap",
+            "add",
+            "select",
         ],
     )
     def test_not_run_by_operations(self, op: Callable[[Any], Any]) -> None:
