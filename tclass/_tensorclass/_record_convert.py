@@ -162,7 +162,7 @@ class RecordConversions(TensorDictBase):
                 self._from_tensordict_unchecked(member)._incoming()
             return self
         for name in type(self).__tclass_info__.field_names:
-            if self._tensordict._entries().get(name) is not None:
+            if storage._has_entry(name) and storage._child(name) is not None:  # (no data read)
                 nested = getattr(self, name)
                 if is_record(nested):
                     nested._incoming()
