@@ -321,7 +321,8 @@ def _record_written_at_none(finding: Finding, facts: Facts, peer: Any, mine: Any
     (46,765), and one that does not fit the index (``I[..., ::3]`` of batch ``[4, 1]``)
     is the ``ShapeError`` a TensorDict's ``update_at_`` raises in both (58,742; inv18b;
     ``I[..., None]`` reaching a feature dim of batch ``[]``: 8,303,409 of ``--length 8``
-    index,entries,records, fz18a)."""
+    index,entries,records, fz18a; a Python value's extra list level too: 12,000,549 of
+    ``--length 6`` index,entries,shape,combine,math,records, fz22g)."""
     if facts.kind != "record" or finding.step.op != "update_at_" and finding.kind != "alias":
         return False
     if finding.kind == "tclass-raises":  # the source has the entry's shape, not the index's
@@ -333,7 +334,10 @@ def _record_written_at_none(finding: Finding, facts: Facts, peer: Any, mine: Any
         at_none = re.search(r", I\[.*\bNone\b.*\]\)$", finding.step.src)  # I[None, t([-1])] too
         nb = len(getattr(mine.value, "batch_size", ()))
         if at_none is not None and all(
-            _more_unit_dims(line) or _source_shaped(line, nb) for line in finding.detail
+            _more_unit_dims(line)
+            or _source_shaped(line, nb)
+            or _value_more_unit_dims(line, peer, mine)
+            for line in finding.detail
         ):
             return True
         return all(
@@ -370,6 +374,29 @@ def _more_unit_dims(line: str) -> bool:
     theirs, ours = ([int(n) for n in re.findall(r"\d+", side)] for side in found.group(2, 3))
     unit = [n for n in theirs if n != 1] == [n for n in ours if n != 1]
     return unit and len(theirs) > len(ours)
+
+
+def _value_more_unit_dims(line: str, peer: Any, mine: Any) -> bool:
+    """A record's Python value: the peer's the same values in more levels of one list
+    each (the written source's shape, as ``_more_unit_dims`` for tensors)."""
+    found = re.match(r"^result\['(\w+)'\][\[\]\d]*: peer list of 1, tclass py \(", line)
+    if found is None:
+        return False
+    try:
+        theirs, ours = peer.value.get(found.group(1)), mine.value.get(found.group(1))
+    except (KeyError, AttributeError, RuntimeError):
+        return False
+    return _depth(theirs) > _depth(ours) and _flat(theirs) == _flat(ours) != []
+
+
+def _depth(value: Any) -> int:
+    return 1 + _depth(value[0]) if isinstance(value, list) and value else 0
+
+
+def _flat(value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        return [value]
+    return [leaf for item in value for leaf in _flat(item)]
 
 
 def _source_shaped(line: str, nb: int) -> bool:

@@ -515,12 +515,27 @@ def _namedtuple_number_kept(finding: Finding, facts: Facts, peer: Any, mine: Any
     """``TensorDict.from_namedtuple(x.to_namedtuple(), batch_size=...)`` of a collection
     holding a Python number (``NonTensorData(7)`` with batch dims): tclass converts the
     fields as its ``from_dict`` does, in both libraries a Python value, where the peer's
-    constructor makes the number a 0-dim tensor and fails its own batch check."""
+    constructor makes the number a 0-dim tensor and fails its own batch check. A stack of
+    Python values over no elements of more than one dim: tclass's ``to_namedtuple`` gives
+    its ``tolist()``, ``[]`` (of shape ``[0]``), which ``from_namedtuple`` refuses with the
+    batch mismatch the peer's raises for that namedtuple, where the peer's
+    ``to_namedtuple`` fails inside reading it ("index 0 is out of bounds", program
+    12,010,240 of records,entries,combine ``--length 10``, fz22g)."""
+    if finding.kind == "family" and finding.step.op == "from_namedtuple":
+        return (
+            ".to_namedtuple()" in finding.step.src
+            and _OUT_OF_BOUNDS_AT_0.search(str(peer.error)) is not None
+            and type(mine.error).__name__ == "BatchMismatchError"
+            and "its shape [0] " in str(mine.error)
+        )
     return (
         finding.kind == "peer-raises"
         and finding.step.op == "from_namedtuple"
         and "Python scalars are stored as 0-dim tensors" in str(peer.error)
     )
+
+
+_OUT_OF_BOUNDS_AT_0 = re.compile(r"^index 0 is out of bounds for dimension 0 with size 0$")
 
 
 # a Python value of a record's field, one element of its per-element stack

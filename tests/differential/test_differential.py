@@ -328,6 +328,10 @@ DECIDED = [
     ("entries,math,shape", 8, 11_720_426, "peer-fails-inside"),  # popitem of a value stack
     # fz22e: replace({'label': {...}}) of a lazy stack of records: kept per element, as assigned
     (_FIVE + ",records", 6, 11_801_062, "annotation-casts"),
+    # fz22g: a record's update_at_(v, I[None, -1:]): the peer's label one list level deeper
+    (_FIVE + ",records", 6, 12_000_549, "index-beyond-batch"),
+    # fz22g: from_namedtuple(x.to_namedtuple()) of a value stack over no elements: peer's IndexError
+    ("records,entries,combine", 10, 12_010_240, "peer-fails-inside"),
 ]
 
 
