@@ -328,6 +328,8 @@ DECIDED = [
     ("entries,math,shape", 8, 11_720_426, "peer-fails-inside"),  # popitem of a value stack
     # fz22e: replace({'label': {...}}) of a lazy stack of records: kept per element, as assigned
     (_FIVE + ",records", 6, 11_801_062, "annotation-casts"),
+    # fz22h: update_ of maybe_dense_stack's result reaches the peer's stacked records' values
+    (_FIVE + ",records", 8, 12_100_807, "values-kept-shared"),
 ]
 
 
