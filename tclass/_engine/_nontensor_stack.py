@@ -50,7 +50,7 @@ from tclass._engine._value_positions import (
     dims_after_squeeze,
     dims_after_view_op,
     dims_after_write,
-    element_positions,
+    element_views,
     expanded,
     indexed,
     joined_shape,
@@ -338,8 +338,18 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         device = self._device if device is ... else device
         if torch.compiler.is_compiling() and self._one_value():
             return self._filled(batch_size, device, None)  # type: ignore[no-any-return]
-        shape, positions = element_positions(self._shape, fn)[0]
-        return self._at(shape, positions, device, self._dims_after(fn, shape, positions))  # type: ignore[no-any-return]
+        pieces, views = element_views(self._shape, fn)
+        shape, positions = pieces[0]
+        node = self._at(shape, positions, device, self._dims_after(fn, shape, positions))
+        return self._viewed(node, positions, views)  # type: ignore[no-any-return]
+
+    def _viewed(self, node: Any, positions: list[int], views: bool) -> Any:
+        """``node``, the result of a structural op at ``positions``; of a view (``views``:
+        see ``element_views``), one whose writes reach this stack, as the peer's, whose
+        view holds this stack's own members."""
+        if views and positions:
+            node._member_of = (self, positions)
+        return node
 
     def _dims_after(
         self, fn: Callable[[Value], Value], shape: torch.Size, positions: list[int]
@@ -373,11 +383,14 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             if dims is not None and batch_sizes and len(batch_sizes[0]) < len(self._shape):
                 dims = ()  # unbind: each piece one member (or one row of equal values)
             return tuple(self._filled(size, self._device, dims) for size in batch_sizes)
-        pieces = element_positions(self._shape, fn)
+        pieces, views = element_views(self._shape, fn)
         if dims is not None and pieces and len(pieces[0][0]) < len(self._shape):  # unbind
             removed = removed_dim(self._shape, fn)  # type: ignore[arg-type]
             dims = None if removed is None else dims_after_squeeze(dims, [removed])
-        return tuple(self._at(shape, positions, self._device, dims) for shape, positions in pieces)
+        return tuple(
+            self._viewed(self._at(shape, positions, self._device, dims), positions, views)
+            for shape, positions in pieces
+        )
 
     def _one_value(self) -> bool:
         """Whether every element holds the same value (then no structural op changes
@@ -480,6 +493,14 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             pos = _batch.normalize_dim(dim, len(self._shape), op="unsqueeze", inclusive=True)
             out._stack_dims, out._held = (*(d + (d >= pos) for d in dims), pos), self._held
         return cast(Self, self._as_saved(out))
+
+    def _expanded(self, shape: tuple[int, ...], leaf_op: str) -> Self:
+        """``expand`` / ``broadcast_to``: to new dims, a stack of its own (the peer's
+        builds new members there), else a view whose writes reach this stack."""
+        out = super()._expanded(shape, leaf_op)
+        if out is not self and len(out.batch_size) > len(self._shape):
+            cast(Any, out)._member_of = None
+        return out
 
     def maybe_to_stack(self) -> Self:
         """A new stack of the same values (each element already is one value)."""

@@ -55,9 +55,35 @@ def expanded(shape: torch.Size, new: torch.Size) -> Positions:
 
 
 def positions_now(shape: torch.Size, fn: Callable[[torch.Tensor], Any]) -> list[Positions]:
-    result = fn(torch.arange(math.prod(shape)).reshape(shape))
+    return viewed_positions(shape, fn)[0]
+
+
+def element_views(
+    shape: torch.Size, fn: Callable[[torch.Tensor], Any]
+) -> tuple[list[Positions], bool]:
+    """:func:`element_positions`, and whether each result is a view that reads every
+    element it holds once (torch's ``view``, ``permute``, ``unsqueeze``, a split, an
+    ``expand`` adding no element twice...; not ``flip``, ``roll``, ``repeat`` or an
+    ``expand`` that repeats elements): the peer's node of such an op shares its source's
+    Python values, so a write into it reaches the source. Never, under ``torch.compile``."""
+    if torch.compiler.is_compiling():
+        return element_positions(shape, fn), False
+    return viewed_positions(shape, fn)
+
+
+def viewed_positions(
+    shape: torch.Size, fn: Callable[[torch.Tensor], Any]
+) -> tuple[list[Positions], bool]:
+    numbers = torch.arange(math.prod(shape)).reshape(shape)
+    result = fn(numbers)
     pieces: list[torch.Tensor] = [result] if isinstance(result, torch.Tensor) else list(result)
-    return [(piece.shape, piece.reshape(-1).tolist()) for piece in pieces]
+    found = [(piece.shape, piece.reshape(-1).tolist()) for piece in pieces]
+    storage = numbers.untyped_storage().data_ptr()
+    views = all(
+        piece.untyped_storage().data_ptr() == storage and len(set(at)) == len(at)
+        for piece, (_, at) in zip(pieces, found)
+    )
+    return found, views
 
 
 _F = TypeVar("_F", bound=Callable[..., Any])

@@ -263,7 +263,7 @@ def _absent_field_filled(finding: Finding, facts: Facts, peer: Any, mine: Any) -
 
 
 # ``x = torch.stack([x, ...])``: a dense stack (``lazy_stack`` shares its members in both)
-_DENSE_STACK = re.compile(r"^x = torch\.stack\(\[")
+_DENSE_STACK = re.compile(r"^x = (torch\.stack|L\.maybe_dense_stack)\(\[")
 # the in-place writes that reach the peer's stacked values (``update_at_`` does not)
 _VALUE_WRITTEN = re.compile(r"\.(update_|set_|set_at_|copy_)\(")
 _KEY_DIFFERS = re.compile(r"^result((?:\['\w+'\])+): peer (.+), tclass (.+)$")
@@ -275,7 +275,8 @@ def _stacked_values_copied(finding: Finding, facts: Facts, peer: Any, mine: Any)
     ``copy_``, ``set_at_``) reaches the peer's stacked collections, whose own
     ``NonTensorData`` its dense stack holds (its tensors are copies, which the write
     leaves alone in both); tclass's stack copies both (program 1,900,664 of ``--families
-    records``, inv20a)."""
+    records``, inv20a); ``maybe_dense_stack`` of members of one shape too (program
+    12,100,807 of the six families ``--length 8``, fz22h)."""
     found = re.fullmatch(r"<result of line (\d+)>", finding.step.src)
     if finding.kind != "alias" or found is None or not hasattr(mine.value, "get"):
         return False

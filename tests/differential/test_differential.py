@@ -332,6 +332,8 @@ DECIDED = [
     (_FIVE + ",records", 6, 12_000_549, "index-beyond-batch"),
     # fz22g: from_namedtuple(x.to_namedtuple()) of a value stack over no elements: peer's IndexError
     ("records,entries,combine", 10, 12_010_240, "peer-fails-inside"),
+    # fz22h: update_ of maybe_dense_stack's result reaches the peer's stacked records' values
+    (_FIVE + ",records", 8, 12_100_807, "values-kept-shared"),
 ]
 
 

@@ -259,3 +259,58 @@ def test_a_value_written_at_an_element_keeps_each_element_a_member(
     same = tclass.TensorDict({"s": ""}, batch_size=[1])
     same[:] = same[None].clone()  # the value it holds, written back over a new dim
     assert isinstance(same[-1, None]._tensors["s"], NonTensorData)
+
+
+def _value_rows() -> TensorDict:
+    rows = NonTensorStack(NonTensorStack("p", "q"), NonTensorStack("r", "t"))
+    return TensorDict({"a": torch.zeros(2, 2), "s": rows}, batch_size=[2, 2])
+
+
+_VIEWS = [
+    "permute(1, 0)",
+    "transpose(0, 1)",
+    "unsqueeze(0)",
+    "view(-1)",
+    "reshape(4)",
+    "flatten()",
+    "unflatten(1, (2, 1))",
+    "expand(2, 2)",
+    "broadcast_to((2, 2))",
+    "unsqueeze(0).squeeze(0)",
+    "chunk(1, 0)[0]",
+]
+
+
+@pytest.mark.parametrize("op", _VIEWS)
+def test_a_value_written_into_a_view_reaches_the_source(op: str) -> None:
+    """A shape op that views each element once (as torch's view of a tensor) gives a
+    node whose writes reach the source's values, as the peer's view holds its members
+    (fz22h: ``expand(2)`` of a stack, then ``update_``, left the stack as it was)."""
+    source = _value_rows()
+    eval(f"source.{op}").update_({"s": "Z"})
+    assert source["s"].tolist() == [["Z", "Z"], ["Z", "Z"]]
+
+
+@pytest.mark.parametrize(
+    ("op", "rows"),
+    [
+        ("narrow(0, 0, 1)", [["Z", "Z"], ["r", "t"]]),
+        ("split(1, 0)[0]", [["Z", "Z"], ["r", "t"]]),
+        ("unbind(1)[0]", [["Z", "q"], ["Z", "t"]]),
+    ],
+)
+def test_a_value_written_into_a_part_reaches_its_rows(op: str, rows: list[list[str]]) -> None:
+    source = _value_rows()
+    eval(f"source.{op}").update_({"s": "Z"})
+    assert source["s"].tolist() == rows
+
+
+@pytest.mark.parametrize(
+    "op", ["expand(1, 2, 2)", "broadcast_to((1, 2, 2))", "flip(0)", "roll(1, 0)", "repeat(1, 1)"]
+)
+def test_a_value_written_into_a_copy_of_the_elements_leaves_the_source(op: str) -> None:
+    """Ops that repeat or pick elements anew, and an ``expand`` to new dims (the peer
+    builds new members there), give values of their own."""
+    source = _value_rows()
+    eval(f"source.{op}").update_({"s": "Z"})
+    assert source["s"].tolist() == [["p", "q"], ["r", "t"]]
