@@ -165,7 +165,7 @@ class SetItemOps(TensorDictBase):
                         sub = sub.data
                     # A different Python value at some elements turns the node into a stack.
                     if not saved:
-                        tensors[key] = entry._written(index, sub)
+                        tensors[key] = _written_through(entry, index, sub)
                     else:  # the folder's copy is rewritten first, and only on a change
                         new = entry._with_written(index, sub)
                         if new is not entry or past is not None:
@@ -312,6 +312,19 @@ def _same_data(entry: _NonTensorNode, sub: Any) -> bool:
     """Whether ``sub`` is a node of one value, the value ``entry`` holds for all."""
     both = isinstance(entry, NonTensorData) and isinstance(sub, NonTensorData)
     return both and same_value(entry.data, sub.data)
+
+
+def _written_through(entry: _NonTensorNode, index: Any, sub: Any) -> _NonTensorNode:
+    """``entry`` (not saved in a folder) with ``sub`` written at ``index``; where ``entry``
+    is a view of another stack of values (read from it by index or a shape op), the write
+    reaches that stack too, as the peer's shared nodes take it."""
+    link = getattr(entry, "_member_of", None)
+    new = entry._written(index, sub)
+    if link is not None:
+        if new is not entry:  # (one value turned into a stack: the same elements, in order)
+            cast(Any, new)._member_of = link
+        new._write_back()
+    return new
 
 
 def check_empty_source(destination: TensorCollection, index: Any, value: TensorCollection) -> None:

@@ -314,3 +314,45 @@ def test_a_value_written_into_a_copy_of_the_elements_leaves_the_source(op: str) 
     source = _value_rows()
     eval(f"source.{op}").update_({"s": "Z"})
     assert source["s"].tolist() == [["p", "q"], ["r", "t"]]
+
+
+def _strings_and_zeros() -> TensorDict:
+    return TensorDict(a=torch.zeros(2), s=NonTensorStack("p", "q"), batch_size=[2])
+
+
+@pytest.mark.parametrize(
+    ("write", "strings", "numbers"),
+    [
+        (
+            lambda td: td[0:2].__setitem__(0, TensorDict(a=torch.ones(()), s="w")),
+            ["w", "q"],
+            [1, 0],
+        ),
+        (lambda td: td[0:2].__setitem__(1, {"a": torch.ones(()), "s": "w"}), ["p", "w"], [0, 1]),
+        (
+            lambda td: td.unsqueeze(0)[0].__setitem__(0, TensorDict(a=torch.ones(()), s="w")),
+            ["w", "q"],
+            [1, 0],
+        ),
+        (
+            lambda td: td.unsqueeze(0).__setitem__((0, 1), TensorDict(a=torch.ones(()), s="w")),
+            ["p", "w"],
+            [0, 1],
+        ),
+        (
+            lambda td: td.expand(2).__setitem__(0, TensorDict(a=torch.ones(()), s="w")),
+            ["w", "q"],
+            [1, 0],
+        ),
+    ],
+    ids=["slice-row", "slice-row-dict", "unsqueeze-row", "unsqueeze-tuple", "expand-row"],
+)
+def test_a_row_written_into_a_view_reaches_the_source_values(
+    write: Any, strings: list[str], numbers: list[int]
+) -> None:
+    # As the peer's shared value nodes: the Python value written into a view's row
+    # reaches the source along with the tensor (it was left behind: fz22h's report).
+    td = _strings_and_zeros()
+    write(td)
+    assert td["a"].tolist() == numbers
+    assert list(td["s"]) == strings
