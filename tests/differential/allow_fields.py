@@ -382,11 +382,20 @@ def _value_more_unit_dims(line: str, peer: Any, mine: Any) -> bool:
     found = re.match(r"^result\['(\w+)'\][\[\]\d]*: peer list of 1, tclass py \(", line)
     if found is None:
         return False
-    try:
-        theirs, ours = peer.value.get(found.group(1)), mine.value.get(found.group(1))
-    except (KeyError, AttributeError, RuntimeError):
+    both = _field_values(found.group(1), peer, mine)
+    if both is None:
         return False
+    theirs, ours = both
     return _depth(theirs) > _depth(ours) and _flat(theirs) == _flat(ours) != []
+
+
+def _field_values(name: str, peer: Any, mine: Any) -> tuple[Any, Any] | None:
+    """The value the field ``name`` holds in the peer's result and in tclass's (None
+    where either cannot be read)."""
+    try:
+        return peer.value.get(name), mine.value.get(name)
+    except (KeyError, AttributeError, RuntimeError):
+        return None
 
 
 def _depth(value: Any) -> int:
@@ -416,10 +425,10 @@ def _one_value_per_element(line: str, peer: Any, mine: Any) -> bool:
     found = re.match(r"^result\['(\w+)'\]: peer py \(.*\), tclass list of \d+$", line)
     if found is None:
         return False
-    try:
-        theirs, ours = peer.value.get(found.group(1)), mine.value.get(found.group(1))
-    except (KeyError, AttributeError, RuntimeError):
+    both = _field_values(found.group(1), peer, mine)
+    if both is None:
         return False
+    theirs, ours = both
     while ours and isinstance(ours, list) and all(isinstance(item, list) for item in ours):
         ours = [value for item in ours for value in item]
     return isinstance(ours, list) and bool(ours) and all(value == theirs for value in ours)
