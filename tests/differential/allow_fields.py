@@ -379,21 +379,24 @@ def _more_unit_dims(line: str) -> bool:
 def _value_more_unit_dims(line: str, peer: Any, mine: Any) -> bool:
     """A record's Python value: the peer's the same values in more levels of one list
     each (the written source's shape, as ``_more_unit_dims`` for tensors)."""
-    found = re.match(r"^result\['(\w+)'\][\[\]\d]*: peer list of 1, tclass py \(", line)
-    if found is None:
-        return False
-    both = _field_values(found.group(1), peer, mine)
+    both = _field_values(
+        r"^result\['(\w+)'\][\[\]\d]*: peer list of 1, tclass py \(", line, peer, mine
+    )
     if both is None:
         return False
     theirs, ours = both
     return _depth(theirs) > _depth(ours) and _flat(theirs) == _flat(ours) != []
 
 
-def _field_values(name: str, peer: Any, mine: Any) -> tuple[Any, Any] | None:
-    """The value the field ``name`` holds in the peer's result and in tclass's (None
-    where either cannot be read)."""
+def _field_values(pattern: str, line: str, peer: Any, mine: Any) -> tuple[Any, Any] | None:
+    """The value the field that ``pattern`` finds in ``line`` (its first group) holds in
+    the peer's result and in tclass's (None where the line does not match or either
+    cannot be read)."""
+    found = re.match(pattern, line)
+    if found is None:
+        return None
     try:
-        return peer.value.get(name), mine.value.get(name)
+        return peer.value.get(found.group(1)), mine.value.get(found.group(1))
     except (KeyError, AttributeError, RuntimeError):
         return None
 
@@ -422,10 +425,9 @@ def _source_shaped(line: str, nb: int) -> bool:
 
 def _one_value_per_element(line: str, peer: Any, mine: Any) -> bool:
     """The peer's one Python value where tclass's are per-element, each that value."""
-    found = re.match(r"^result\['(\w+)'\]: peer py \(.*\), tclass list of \d+$", line)
-    if found is None:
-        return False
-    both = _field_values(found.group(1), peer, mine)
+    both = _field_values(
+        r"^result\['(\w+)'\]: peer py \(.*\), tclass list of \d+$", line, peer, mine
+    )
     if both is None:
         return False
     theirs, ours = both
