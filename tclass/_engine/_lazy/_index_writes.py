@@ -70,14 +70,8 @@ def write_lazy(
     ``check_only``, a dict or collection ``value`` only checked, nothing written: for a
     lazy stack nested in one being written; with ``plan``, the writes added to it, not
     made: see :func:`member_writes`)."""
-    if plan is not None:
-        pass  # the split alone: the write checks the value
-    elif isinstance(value, TensorCollection) and value.is_empty():  # (empty nested ones)
-        check_empty_source(stack, index, value)  # nothing to split: its batch size checked
-    elif isinstance(value, torch.Tensor) and value.ndim and -1 not in stack._batch_size:
-        value = _per_entry(stack, index, value)
-    elif isinstance(value, (int, float, complex)) and not fits_every_dtype(value):
-        _check_number(stack, index, value)
+    if plan is None:  # (a plan is the split alone: the write checks the value)
+        value = _checked_source(stack, index, value)
     if type(index) is int and stack._stack_dim == 0:
         member = stack._index_int(index)
         _write_planned(value, [(index % len(stack._members), member, ..., value)], check_only, plan)
@@ -111,6 +105,19 @@ def write_lazy(
         where = torch.unravel_index(positions[mask], member.batch_size)
         writes.append((number, member, where, _part_of(value, mask, selected)))
     _write_planned(value, writes, check_only, plan)
+
+
+def _checked_source(stack: LazyStackedTensorDict, index: Any, value: Any) -> Any:
+    """``value`` checked before ``stack[index] = value`` splits it (a collection without
+    entries: its batch size; a number: against every dtype), a tensor with dims as each
+    entry's part (:func:`_per_entry`)."""
+    if isinstance(value, TensorCollection) and value.is_empty():  # (empty nested ones)
+        check_empty_source(stack, index, value)  # nothing to split: its batch size checked
+    elif isinstance(value, torch.Tensor) and value.ndim and -1 not in stack._batch_size:
+        return _per_entry(stack, index, value)
+    elif isinstance(value, (int, float, complex)) and not fits_every_dtype(value):
+        _check_number(stack, index, value)
+    return value
 
 
 def _per_entry(stack: LazyStackedTensorDict, index: Any, value: torch.Tensor) -> Any:
