@@ -336,6 +336,8 @@ DECIDED = [
     (_FIVE + ",records", 8, 12_100_807, "values-kept-shared"),
     # fz23b: pad_sequence([x, x[:0]]) of a named lazy stack of values: the peer's slice unnamed
     (_FIVE + ",records", 10, 12_300_550, "peer-fails-inside"),
+    # fz23b: min(dim=(2, 0), reduce=True) of a lazy stack: tclass's TypeError as for a TD
+    (_FIVE + ",records", 10, 12_305_296, "math-beyond-the-peer"),
 ]
 
 
