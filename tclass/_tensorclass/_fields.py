@@ -409,9 +409,11 @@ class FieldRule:
             raise CastError(msg) from None
 
     def check_written(self, value: Any) -> None:
-        """Refuses a value written into rows of this field of a kind the field never
-        holds, as assignment refuses it: a tensor in a field of Python values, a string
-        in a field of tensors (a number fills a tensor; autocast converts).
+        """Refuses a value written into rows of this field (or moved into it by
+        ``rename_key_``) of a kind the field never holds, as assignment refuses it: a
+        tensor in a field of Python values, a string or a node of Python values
+        (``NonTensorData``, ``NonTensorStack``) in a field of tensors (a number fills a
+        tensor; autocast converts).
 
         Raises:
             FieldTypeError: naming the class, the field and the annotation.
@@ -424,6 +426,8 @@ class FieldRule:
             if not (self.tensor or self.number):
                 self._refuse(value)
         elif isinstance(value, (str, bytes)) and self.check_value is None:
+            self._refuse(value)
+        elif isinstance(value, _NonTensorNode) and not self.value_field:
             self._refuse(value)
 
     def check_mapping(self, value: object) -> None:

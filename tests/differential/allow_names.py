@@ -189,6 +189,20 @@ def _pad_sequence_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     return all(p is not None and set(p[2]) == {"None"} for p in parsed)
 
 
+def _padded_value_names_mismatch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``pad_sequence`` of a named lazy stack holding a Python value (``torch.stack(...,
+    dim=2).refine_names(None, "l", "j")``) and a slice of it (``x[:0]``): the peer's slice
+    drops the stack dim's name of the nested value stack (``[None, 'l', None]``), and its
+    ``lazy_stack`` of the padded values fails on its own names ("Not all dim names
+    match"), where tclass pads (its value nodes carry no names; program 12,300,550 of the
+    six families ``--length 10``, fz23b)."""
+    if finding.kind != "peer-raises" or finding.step.op != "pad_sequence":
+        return False
+    cause = getattr(peer.error, "__cause__", None)
+    named = any(re.search(r"names|\.rename\(", line) for line in finding.lines)
+    return named and mine.error is None and "Not all dim names match" in str(cause)
+
+
 def _pad_keeps_names(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``pad`` of a named lazy stack keeps its dim names (nested collections' too), as
     ``pad`` of a TensorDict does in both, where the peer's of a lazy stack drops them

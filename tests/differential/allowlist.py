@@ -63,6 +63,7 @@ from .allow_names import (
     _names_unique,
     _pad_keeps_names,
     _pad_sequence_unnamed,
+    _padded_value_names_mismatch,
     _stack_dim_name_kept,
 )
 from .allow_new import _NEW_LIKE, _lazy_names_reach_nested, _names_fit_the_batch
@@ -318,6 +319,7 @@ ENTRIES: list[Entry] = [
             _popped_as_stored,
             _params_value_attribute,
             _ragged_lists_loaded,
+            _padded_value_names_mismatch,
         ),
     ),
     Entry(

@@ -334,6 +334,10 @@ DECIDED = [
     ("records,entries,combine", 10, 12_010_240, "peer-fails-inside"),
     # fz22h: update_ of maybe_dense_stack's result reaches the peer's stacked records' values
     (_FIVE + ",records", 8, 12_100_807, "values-kept-shared"),
+    # fz23b: pad_sequence([x, x[:0]]) of a named lazy stack of values: the peer's slice unnamed
+    (_FIVE + ",records", 10, 12_300_550, "peer-fails-inside"),
+    # fz23b: min(dim=(2, 0), reduce=True) of a lazy stack: tclass's TypeError as for a TD
+    (_FIVE + ",records", 10, 12_305_296, "math-beyond-the-peer"),
 ]
 
 
