@@ -57,7 +57,7 @@ from tclass._tensorclass._typing import (
     NamesField,
     constructor_keyword,
 )
-from tclass._tensorclass._update import merged_changes, update_record
+from tclass._tensorclass._update import hooked_source, merged_changes, update_record
 from tclass._tensorclass._writes import (
     check_entry_write,
     check_kinds_kept,
@@ -333,6 +333,7 @@ class TensorClass(
             # (their entries may differ in shape, as a lazy stack's update allows)
             self._tensordict.update(storage_of(source), clone, inplace, is_leaf=is_leaf)
             return self
+        source = hooked_source(self, source)  # a dict: the class's __post_init__ on it
         update_record(self, source, clone, inplace, keys_to_update, is_leaf)
         return self
 
@@ -507,6 +508,9 @@ class TensorClass(
     ) -> Self:
         """Copies every value into its existing field, in place; a key that is not a
         field is an ``UnknownFieldError`` (a ``ValueError``, as the peer raises)."""
+        if kwargs and (input_dict_or_td is None or type(input_dict_or_td) is dict):
+            input_dict_or_td, kwargs = {**(input_dict_or_td or {}), **kwargs}, {}
+        input_dict_or_td = hooked_source(self, input_dict_or_td)  # as update's
         source = storage_of(unset_dropped(self, input_dict_or_td))
         self._require_fields([*(source.keys() if source is not None else ()), *kwargs])
         keys = None if keys_to_update is None else [key_path(k) for k in keys_to_update]

@@ -150,18 +150,21 @@ class RecordConversions(TensorDictBase):
         )
         return cast(Self, record)
 
-    def _incoming(self) -> Self:
+    def _incoming(self, built: frozenset[str] = frozenset()) -> Self:
         """Runs ``__post_init__`` on this record that came in from outside, after it ran
-        on the nested records (their hooks first, as the peer's): InitVars take their
-        defaults (none for a hook that can be called without them, as the peer's). A
-        frozen record is unlocked while its hook sets what it derives; over a lazy stack,
-        each member's runs (as the peer's)."""
+        on the nested records (their hooks first, as the peer's) but those of the fields
+        ``built`` names (records given as they are: their hooks ran when they were
+        built): InitVars take their defaults (none for a hook that can be called without
+        them, as the peer's). A frozen record is unlocked while its hook sets what it
+        derives; over a lazy stack, each member's runs (as the peer's)."""
         storage = self._tensordict
         if isinstance(storage, LazyStackedTensorDict):
             for member in storage.tensordicts:
-                self._from_tensordict_unchecked(member)._incoming()
+                self._from_tensordict_unchecked(member)._incoming(built)
             return self
         for name in type(self).__tclass_info__.field_names:
+            if name in built:
+                continue
             if storage._has_entry(name) and storage._child(name) is not None:  # (no data read)
                 nested = getattr(self, name)
                 if is_record(nested):

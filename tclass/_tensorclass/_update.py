@@ -14,24 +14,26 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 import torch
 
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._keys import key_path
-from tclass._core._records import is_record, storage_of
+from tclass._core._records import is_record, is_record_class, storage_of
 from tclass._engine._entry_values import keys_below
 from tclass._engine._nontensor import NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._tensorclass._builder import check_specs, store_fields
 from tclass._tensorclass._writes import check_row_write, merges_into
+from tclass.errors import TclassError
 
 if TYPE_CHECKING:
     from tclass._tensorclass._record import TensorClass
 
-__all__ = ["merged_changes", "update_record"]
+__all__ = ["hooked_source", "merged_changes", "update_record"]
 
 _Action = Callable[[], object]
 
@@ -51,6 +53,56 @@ def update_record(
         check_row_write(record, ..., source, allowed, "update", deep=False)
     for action in _planned(record, source, clone, inplace, allowed, is_leaf):
         action()
+
+
+def hooked_source(record: TensorClass, source: Any) -> Any:
+    """``source`` of ``record.update(dict)`` / ``update_(dict)`` once the class's
+    ``__post_init__`` ran on it, as the peer's, which writes ``Cls.from_dict(dict)``: a
+    dict is data coming in, so the hook runs once on a record of its fields (the ones it
+    lacks ``None``; nested records' hooks first), before anything is written. What it
+    raises propagates, the record left as it was; the fields it sets or changes are
+    written with the dict's. A TensorDict or a record given is not (the peer's neither:
+    a record's hook ran when it was built), nor ``set``, an attribute, a row write,
+    ``update_at_``. A dict of which no record can be built (a key that is not a field, a
+    value that does not fit) goes on as it is: the write says what is wrong."""
+    cls = type(record)
+    if type(source) is not dict or not source or not _hooked(cls):
+        return source
+    names = cls.__tclass_info__.field_names
+    given = {key: value for key, value in source.items() if value is not None}
+    if not all(type(key) is str and key in names for key in given):
+        return source
+    td = record._tensordict
+    try:
+        built = cls._rebuild(TensorDict(given, batch_size=td.batch_size, device=td.device))
+    except (TclassError, TypeError, ValueError, RuntimeError):
+        return source
+    before = dict(built._tensordict._entries())
+    built._incoming(frozenset(key for key, value in given.items() if is_record(value)))
+    hooked = dict(source)
+    rules = cls.__tclass_info__.rules
+    for name, value in built._tensordict._entries().items():
+        nested = name in given and _hooked(rules[name].convert_to)  # changed inside?
+        if nested or before.get(name) is not value:
+            hooked[name] = getattr(built, name)
+    return hooked
+
+
+_HOOKED: WeakKeyDictionary[type, bool] = WeakKeyDictionary()
+
+
+def _hooked(cls: Any, seen: frozenset[type] = frozenset()) -> bool:
+    """Whether a record of ``cls`` (a record class; anything else: False) runs a
+    ``__post_init__`` when it comes in: its own, or a nested record field's."""
+    if not is_record_class(cls) or cls in seen:
+        return False
+    known = _HOOKED.get(cls)
+    if known is None:
+        own = getattr(cls, "__post_init__", None) is not None
+        rules = cls.__tclass_info__.rules.values()
+        known = own or any(_hooked(rule.convert_to, seen | {cls}) for rule in rules)
+        _HOOKED[cls] = known
+    return known
 
 
 def _planned(

@@ -460,10 +460,18 @@ def _check(
                 _check(check, info, member, ..., value, allowed, describe, deep)
             return
         uniform = _uniform_member(check, storage, value)
+        refused = None
         if uniform is not None:  # the whole value on one member: each part's check
-            storage, index = uniform, ...
-        elif _check_members(check, info, storage, index, value, allowed, describe, deep):
+            try:
+                return _check(check, info, uniform, ..., value, allowed, describe, deep)
+            except FieldSpecError as error:  # the members below name each one refusing it
+                refused = error
+        if _check_members(check, info, storage, index, value, allowed, describe, deep):
+            if refused is not None:
+                raise refused
             return
+        if refused is not None:
+            raise refused
     dense = type(storage) is TensorDict
     rows = check.rows
     values: Mapping[str, Any]
@@ -569,19 +577,66 @@ def _check_members(
     dims (members may differ in them, as ``Cls(...)`` of each takes them), its named
     dims, the constraints. False: the write cannot be split (it says why), nothing
     checked. ``outer``: the member numbers above, for messages."""
+    refusals = _member_refusals(check, info, stack, index, value, allowed, describe, deep)
+    if refusals is None:
+        return False
+    if refusals:
+        raise _refused(refusals, describe)
+    return True
+
+
+_Refusal = tuple[str, FieldSpecError]  # the member ("member 1 of member 0"), its error
+
+
+def _member_refusals(
+    check: RowCheck,
+    info: ClassInfo,
+    stack: Any,
+    index: Any,
+    value: Any,
+    allowed: Allowed,
+    describe: Callable[[], str],
+    deep: bool,
+    outer: str = "",
+) -> list[_Refusal] | None:
+    """Each member's check of :func:`_check_members`, every member checked: the members
+    that refuse their part, with their errors; None where the write cannot be split."""
     try:
         parts = member_writes(stack, index, value)
     except (RuntimeError, TypeError, ValueError, IndexError, KeyError):
-        return False
+        return None
+    refusals: list[_Refusal] = []
     for number, member, where, part in parts:
         place = f"member {number}{outer}"
-        if member._is_lazy and _check_members(
-            check, info, member, where, part, allowed, describe, deep, f" of {place}"
-        ):
-            continue
-        at = _in_member(describe, place)
-        _check(check, info, member, where, part, allowed, at, deep)
-    return True
+        if member._is_lazy:
+            inner = _member_refusals(
+                check, info, member, where, part, allowed, describe, deep, f" of {place}"
+            )
+            if inner is not None:
+                refusals += inner
+                continue
+        try:
+            _check(check, info, member, where, part, allowed, _in_member(describe, place), deep)
+        except FieldSpecError as error:  # the next members checked too: each one named
+            refusals.append((place, error))
+    return refusals
+
+
+def _refused(refusals: list[_Refusal], describe: Callable[[], str]) -> FieldSpecError:
+    """The one error of a write that members of a lazy stack refuse: a single member's
+    as it is; several members' joined, each named with what it refuses (its field and
+    problem), their problems all kept."""
+    if len(refusals) == 1:
+        return refusals[0][1]
+    what, suffix = describe(), ". Nothing was written"
+    listed = "; ".join(
+        f"{place}: "
+        + str(error).removeprefix(f"{what} ({place} of its lazy stack): ").removesuffix(suffix)
+        for place, error in refusals
+    )
+    problems = [problem for _, error in refusals for problem in error.problems]
+    count = f"{len(refusals)} members of its lazy stack refuse it"
+    return FieldSpecError(f"{what}: {count}: {listed}{suffix}", problems)
 
 
 def _check_made(

@@ -192,7 +192,9 @@ def test_nested_lazy_stacks_are_checked_member_by_member() -> None:
     assert stack.batch_size == (2, 2, 2) and stack._tensordict._members[0]._is_lazy
     with pytest.raises(FieldSpecError, match=r"member 0 of member 1 of its lazy stack.*int64"):
         stack[1, 0] = {"x": torch.ones(2, 4, dtype=I64)}
-    with pytest.raises(FieldSpecError, match=r"member 0 of member 1 .*'h' is 1 there, but 4"):
+    with pytest.raises(
+        FieldSpecError, match=r"member 0 of member 1: .*'h' is 1 .*member 1 of member 1: "
+    ):
         stack[1] = {"x": torch.ones(2, 2, 1)}
     stack[1, 0] = {"x": torch.full((2, 4), 3.0)}
     assert stack[1, 0].x.tolist() == [[3.0] * 4] * 2 and not stack[1, 1].x.any()
@@ -279,3 +281,48 @@ def test_an_entry_write_reaching_the_feature_dims_checks_its_dtype_alone() -> No
         with pytest.raises(FieldSpecError, match="has dtype int64"):
             record.set_at_("x", torch.ones(2, 2, dtype=I64), (..., 1))
         assert record.x.sum() == 4
+
+
+def test_a_write_several_members_refuse_names_each_of_them_in_one_error() -> None:
+    # session 23 (lo23a): the first refusing member alone was named
+    stack = tclass.lazy_stack([member(SpecRow, h) for h in (3, 4, 3, 4)])
+    before = snapshot(stack)
+    with pytest.raises(FieldSpecError) as caught:
+        stack[:] = {"x": torch.ones(4, 2, 3)}  # h = 3: members 1 and 3 hold h = 4
+    message = str(caught.value)
+    assert message.startswith("SpecRow[:] = ...: 2 members of its lazy stack refuse it: member 1:")
+    assert "; member 3: SpecRow.x:" in message and "member 0" not in message
+    assert message.endswith("Nothing was written")
+    problems = caught.value.problems
+    assert [(p.field, p.dim, p.got, p.expected) for p in problems] == [("x", "h", 3, 4)] * 2
+    assert_untouched(stack, before)
+    with pytest.raises(FieldSpecError) as caught:  # every member: each named once
+        stack[:, 0] = {"x": torch.ones(4, 5)}
+    for number in range(4):
+        assert str(caught.value).count(f"member {number}:") == 1
+    assert [p.expected for p in caught.value.problems] == [3, 4, 3, 4]
+    assert_untouched(stack, before)
+
+
+def test_members_alike_name_each_refusing_member_too() -> None:
+    def full(h: int) -> Any:  # every spec'd field set: the members check as one
+        return SpecRow(x=torch.zeros(2, h), y=torch.zeros(2, h), batch_size=[2])
+
+    stack = tclass.lazy_stack([full(3) for _ in range(4)])
+    before = snapshot(stack)
+    with pytest.raises(FieldSpecError, match=r"2 members .*member 1: .*int64.*member 2: .*int64"):
+        stack[1:3] = {"x": torch.ones(2, 2, 3, dtype=I64)}
+    with pytest.raises(FieldSpecError, match=r"^SpecRow\[0\] = \.\.\. \(member 0 of its lazy"):
+        stack[0] = {"x": torch.ones(2, 3, dtype=I64)}  # one member: its own error as before
+    assert_untouched(stack, before)
+
+
+def test_nested_lazy_stacks_name_each_refusing_member() -> None:
+    inner = [tclass.lazy_stack([member(SpecRow, h), member(SpecRow, h)]) for h in (3, 4)]
+    stack = tclass.lazy_stack(inner)
+    with pytest.raises(FieldSpecError) as caught:
+        stack[:, :] = {"x": torch.ones(2, 2, 2, 5)}
+    message = str(caught.value)
+    assert "4 members of its lazy stack refuse it" in message
+    for place in ("member 0 of member 0", "member 1 of member 0", "member 1 of member 1"):
+        assert f"{place}: SpecRow.x" in message

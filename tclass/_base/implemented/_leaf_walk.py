@@ -270,9 +270,22 @@ def _kind(value: object) -> str:
 
 
 def refuse_operand(operation: str, operand: object) -> OperandError:
-    """The error for an operand that is not a number, a tensor or a collection."""
+    """The error for an operand that is not a number, a tensor or a collection. A list
+    or tuple is not read as one number per leaf, which the peer's ``_foreach`` kernels
+    make of one as long as the leaves (undocumented, and of another length a torch
+    error): the message says what to write instead."""
+    kind = type(operand).__name__
+    if isinstance(operand, (list, tuple)):
+        shown = repr(operand) if len(repr(operand)) <= 40 else f"a {kind} of {len(operand)}"
+        msg = (
+            f"{operation}: the operand {shown} is a {kind}, which is not taken as one number "
+            "per leaf: for one value per batch element give torch.tensor(...) of it, for "
+            "one number per leaf a collection with the same keys (TensorDict({key: number, "
+            "...}, batch_size=[]))"
+        )
+        return OperandError(msg)
     msg = (
-        f"{operation}: unsupported operand of type {type(operand).__name__}; give a number, "
+        f"{operation}: unsupported operand of type {kind}; give a number, "
         "a tensor (over the batch dims) or a collection with the same keys"
     )
     return OperandError(msg)

@@ -21,7 +21,7 @@ from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._leaf_rules import unnamed
-from tclass._base.implemented._leaf_walk import as_scalar, without_empty
+from tclass._base.implemented._leaf_walk import as_scalar, refuse_operand, without_empty
 from tclass._base.implemented._math import MathOps, Operand, bool_exponent
 
 __all__ = ["OperatorOps"]
@@ -29,8 +29,12 @@ __all__ = ["OperatorOps"]
 _Tensor = torch.Tensor
 
 
-def _takes(other: object) -> bool:
-    """Whether an operator takes ``other``: a number, a tensor or a collection."""
+def _takes(other: object, operator: str) -> bool:
+    """Whether an operator takes ``other``: a number, a tensor or a collection. A list or
+    tuple is refused here (``OperandError``), not left to Python's ``TypeError``: the
+    peer reads one as long as the leaves as one number per leaf (see refuse_operand)."""
+    if isinstance(other, (list, tuple)):
+        raise refuse_operand(operator, other)
     return isinstance(other, (TensorCollection, _Tensor)) or as_scalar(other) is not None
 
 
@@ -56,7 +60,7 @@ class OperatorOps(MathOps):
     # --- arithmetic (as the peer: nested collections holding nothing are left out) -------
 
     def __add__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "+"):
             return NotImplemented
         return self._pointwise(
             torch._foreach_add, torch.add, (other,), arithmetic=True, drop_empty=True
@@ -66,29 +70,29 @@ class OperatorOps(MathOps):
         return self.__add__(other)
 
     def __iadd__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "+="):
             return NotImplemented
         return self._pointwise_(torch._foreach_add_, _Tensor.add_, (other,), operation="+=")
 
     def __sub__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "-"):
             return NotImplemented
         return self._pointwise(
             torch._foreach_sub, torch.sub, (other,), arithmetic=True, drop_empty=True
         )
 
     def __rsub__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "reflected -"):
             return NotImplemented
         return self._pointwise(None, torch.rsub, (other,), arithmetic=True, drop_empty=True)
 
     def __isub__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "-="):
             return NotImplemented
         return self._pointwise_(torch._foreach_sub_, _Tensor.sub_, (other,), operation="-=")
 
     def __mul__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "*"):
             return NotImplemented
         return self._pointwise(
             torch._foreach_mul, torch.mul, (other,), arithmetic=True, drop_empty=True
@@ -98,53 +102,53 @@ class OperatorOps(MathOps):
         return self.__mul__(other)
 
     def __imul__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "*="):
             return NotImplemented
         return self._pointwise_(torch._foreach_mul_, _Tensor.mul_, (other,), operation="*=")
 
     def __truediv__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "/"):
             return NotImplemented
         return self._pointwise(
             torch._foreach_div, torch.div, (other,), arithmetic=True, drop_empty=True
         )
 
     def __rtruediv__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "reflected /"):
             return NotImplemented
         return self._pointwise(None, _reflected_div, (other,), arithmetic=True, drop_empty=True)
 
     def __itruediv__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "/="):
             return NotImplemented
         return self._pointwise_(torch._foreach_div_, _Tensor.div_, (other,), operation="/=")
 
     def __floordiv__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "//"):
             return NotImplemented
         return self._pointwise(None, torch.floor_divide, (other,), arithmetic=True, drop_empty=True)
 
     def __rfloordiv__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "reflected //"):
             return NotImplemented
         return self._pointwise(
             None, _reflected_floor_divide, (other,), arithmetic=True, drop_empty=True
         )
 
     def __ifloordiv__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "//="):
             return NotImplemented
         return self._pointwise_(None, _Tensor.floor_divide_, (other,), operation="//=")
 
     def __mod__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "%"):
             return NotImplemented
         return self._pointwise(
             None, torch.remainder, (other,), arithmetic=True, drop_empty=True, without_tensors=True
         )
 
     def __rmod__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "reflected %"):
             return NotImplemented
         return self._pointwise(
             None,
@@ -156,12 +160,12 @@ class OperatorOps(MathOps):
         )
 
     def __imod__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "%="):
             return NotImplemented
         return self._pointwise_(None, _Tensor.remainder_, (other,), operation="%=")
 
     def __pow__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "**"):
             return NotImplemented
         return without_empty(
             self._pointwise(
@@ -171,14 +175,14 @@ class OperatorOps(MathOps):
         )
 
     def __rpow__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "reflected **"):
             return NotImplemented
         return self._pointwise(
             _foreach_rpow, _reflected_pow, (other,), arithmetic=True, drop_empty=True
         )
 
     def __ipow__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "**="):
             return NotImplemented
         return self._pointwise_(torch._foreach_pow_, _Tensor.pow_, (other,), operation="**=")
 
@@ -197,29 +201,29 @@ class OperatorOps(MathOps):
     # the results have no dim names) ------------------------------------------------------
 
     def __lt__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "<"):
             return NotImplemented
         return unnamed(self._pointwise(None, torch.lt, (other,), lock=False), other)
 
     def __le__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "<="):
             return NotImplemented
         return unnamed(self._pointwise(None, torch.le, (other,), lock=False), other)
 
     def __gt__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, ">"):
             return NotImplemented
         return unnamed(self._pointwise(None, torch.gt, (other,), lock=False), other)
 
     def __ge__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, ">="):
             return NotImplemented
         return unnamed(self._pointwise(None, torch.ge, (other,), lock=False), other)
 
     # --- bitwise (bool masks, integer tensors) --------------------------------------------
 
     def __and__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "&"):
             return NotImplemented
         return without_empty(self._pointwise(None, torch.bitwise_and, (other,)), other, always=True)
 
@@ -227,12 +231,12 @@ class OperatorOps(MathOps):
         return self.__and__(other)
 
     def __iand__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "&="):
             return NotImplemented
         return self._pointwise_(None, _Tensor.bitwise_and_, (other,), operation="&=")
 
     def __or__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "|"):
             return NotImplemented
         # As the peer: unlocked, and without dim names unless `other` is a tensor with dims.
         result = self._pointwise(None, torch.bitwise_or, (other,), lock=False, values=_LOGIC_OR)
@@ -242,12 +246,12 @@ class OperatorOps(MathOps):
         return self.__or__(other)
 
     def __ior__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "|="):
             return NotImplemented
         return self._pointwise_(None, _Tensor.bitwise_or_, (other,), operation="|=")
 
     def __xor__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "^"):
             return NotImplemented
         # As the peer: unlocked, and without dim names unless `other` is a tensor with dims.
         result = self._pointwise(None, torch.bitwise_xor, (other,), lock=False, values=_LOGIC_XOR)
@@ -257,7 +261,7 @@ class OperatorOps(MathOps):
         return self.__xor__(other)
 
     def __ixor__(self, other: Operand) -> Self:
-        if not _takes(other):
+        if not _takes(other, "^="):
             return NotImplemented
         return self._pointwise_(None, _Tensor.bitwise_xor_, (other,), operation="^=")
 
