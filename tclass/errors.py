@@ -310,8 +310,9 @@ class ReadOnlyError(InPlaceWriteError):
 
 class InPlaceKernelError(InPlaceWriteError, NotImplementedError):
     """In-place math torch has no kernel for on an entry's dtype (``abs_`` of a bool
-    tensor, a bitwise operation on floats): a ``NotImplementedError``, as torch raises;
-    nothing was changed."""
+    tensor, a bitwise operation on floats), or a write at an advanced index into a dtype
+    it has no ``index_put`` / ``masked_fill`` for (``td[mask] = 0`` into ``uint16``): a
+    ``NotImplementedError``, as torch raises; nothing was changed."""
 
 
 class StackError(TclassError, ValueError, RuntimeError):

@@ -12,6 +12,7 @@ import torch
 
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
+from tclass._engine._tensor_write import kernel_refused
 from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
@@ -80,6 +81,9 @@ def value_as_tensor(key: object, value: Any, device: torch.device | None) -> tor
 def raise_write_error(key: str, entry: Value, index: Any, value: Any, error: Exception) -> None:
     if isinstance(error, ReadOnlyError):  # its own message says what to do
         raise error
+    if isinstance(error, NotImplementedError) and isinstance(entry, _Tensor):
+        # no kernel for the dtype (a write the checks before it did not try)
+        raise kernel_refused(key, entry.dtype, entry.shape, index, error, written=True) from None
     shape = list(value.shape) if isinstance(value, (_Tensor, TensorCollection)) else value
     if _fits_at(entry, index, value):  # the shapes agree: torch refused for its own reason
         msg = f"cannot write into {key!r} (shape {list(entry.shape)}) at index {index!r}: {error}"

@@ -14,7 +14,13 @@ import torch
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _keys
 from tclass._engine._td_setitem import SetItemOps, direct_leaf_dtypes
-from tclass._engine._tensor_write import check_number_write, fits_every_dtype, probe_index_put
+from tclass._engine._tensor_write import (
+    check_number_write,
+    fits_every_dtype,
+    indexes_every_way,
+    kernel_refused,
+    probe_index_put,
+)
 from tclass.errors import BatchSizeError, InPlaceWriteError, LockedError
 
 __all__ = ["check_entries", "check_parts", "grouped_parts"]
@@ -86,8 +92,8 @@ def _fit_plainly(
         want = entry.shape[dims:]
         if sub.shape != (selected + want if selected else want):
             return False
-        if advanced and sub.dtype != entry.dtype:
-            return False
+        if advanced and (sub.dtype != entry.dtype or not indexes_every_way(entry.dtype)):
+            return False  # (a dtype torch has no kernel for at an advanced index: tried)
     return True
 
 
@@ -114,7 +120,7 @@ def _check_part(number: int | None, member: Any, where: Any, part: Any, passed: 
         entry, entry_dtype = found
         if -1 in entry:
             continue  # a nested lazy stack's uneven entry: its members checked by its write
-        if selected is not None and (not advanced or dtype == entry_dtype):
+        if selected is not None and (not advanced or _same_indexed(dtype, entry_dtype)):
             want = (*selected, *entry[dims:])
             if shape == want or _batch.broadcasts_to(shape, want):
                 continue  # (the common case: no stand-in needed)
@@ -122,6 +128,12 @@ def _check_part(number: int | None, member: Any, where: Any, part: Any, passed: 
         if tried not in passed:
             _try(number, path, entry, entry_dtype, where, shape, dtype)
             passed.add(tried)
+
+
+def _same_indexed(dtype: torch.dtype | None, entry_dtype: torch.dtype | None) -> bool:
+    """Whether a tensor of ``dtype`` is written at an advanced index into an entry of
+    ``entry_dtype`` without a stand-in: the same dtype, one torch has the kernels for."""
+    return dtype == entry_dtype and (dtype is None or indexes_every_way(dtype))
 
 
 def _selected(member: Any, where: Any) -> torch.Size | None:
@@ -189,16 +201,18 @@ def _try(
     basic index; at an advanced index (torch's ``index_put``, whose shape and dtype
     checks the meta device skips) on one element seen at every position."""
     at = _on_cpu(where)
+    wanted = (entry_dtype if entry_dtype is not None and dtype is not None else dtype) or (
+        torch.float32
+    )
     try:
         if not _is_advanced(at):
             torch.empty(entry, device="meta")[at] = torch.empty(shape, device="meta")
             return
-        wanted = (entry_dtype if entry_dtype is not None and dtype is not None else dtype) or (
-            torch.float32
-        )
         probe_index_put(entry, wanted, at, torch.empty((), dtype=dtype or wanted).expand(shape))
     except IndexError:
         return  # an index out of range: the same for every member, the write reports it
+    except NotImplementedError as error:  # no kernel for the dtype (uint16)
+        raise kernel_refused(path, wanted, entry, where, error, _owner(number)) from None
     except RuntimeError as error:
         name = _keys.unravel_key(path)
         if "dtype" in str(error):

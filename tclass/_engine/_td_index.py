@@ -285,7 +285,8 @@ class IndexingOps(TensorDictBase):
 
         The mask is turned into row numbers once and every tensor gathers those rows with
         ``index_select``; indexing each tensor with the mask would redo that conversion
-        per tensor (7.8 us instead of 11.8 us for three tensors).
+        per tensor (7.8 us instead of 11.8 us for three tensors). A dtype torch has no
+        ``index_select`` for (``uint16``, ``uint32``, ``uint64``) is indexed by the rows.
         """
         batch = self._batch_size
         if mask.shape[0] != batch[0]:
@@ -299,7 +300,10 @@ class IndexingOps(TensorDictBase):
         values: dict[str, Value] = {}
         for key, value in self._tensors.items():
             if isinstance(value, _Tensor) and value.device == device and not value.is_nested:
-                values[key] = value.index_select(0, rows)
+                try:
+                    values[key] = value.index_select(0, rows)
+                except NotImplementedError:  # no kernel for its dtype (uint16): torch's [rows]
+                    values[key] = value[rows]
             else:
                 values[key] = index_rows(value, rows)
         new = torch.Size((rows.shape[0],) if len(batch) == 1 else (rows.shape[0], *batch[1:]))

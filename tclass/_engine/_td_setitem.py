@@ -20,9 +20,12 @@ from tclass._engine._nontensor import NonTensorData, _NonTensorNode, fills_leadi
 from tclass._engine._scope import write_unbatched
 from tclass._engine._td_index import raise_no_batch_dims
 from tclass._engine._tensor_write import (
+    check_kernels_at,
     check_number_write,
     check_tensor_write,
     fits_every_dtype,
+    indexes_every_way,
+    kernel_refused,
     leaf_dtypes,
     probe_index_put,
     tensor_targets,
@@ -229,6 +232,8 @@ class SetItemOps(TensorDictBase):
                 _check_dtypes_at(self, index, value)
         elif not fits_every_dtype(value):  # one dtype may refuse it: none written then
             check_number_write(value, index, direct_leaf_dtypes(self, ()))
+        elif _is_advanced(index):  # torch may have no kernel for a dtype (uint16): the same
+            check_kernels_at(value, index, direct_leaf_dtypes(self, (), stack=False))
         written = False
         for key, entry in self._tensors.items():
             if isinstance(entry, _NonTensorNode) or (unbatched and entry.__class__ is _Unbatched):
@@ -274,28 +279,36 @@ def _is_advanced(index: Any) -> bool:
     return any(isinstance(part, (list, _Tensor)) for part in parts)
 
 
-def _check_dtypes_at(td: SetItemOps, index: Any, value: _Tensor) -> None:
+def _check_dtypes_at(
+    td: SetItemOps, index: Any, value: _Tensor, prefix: tuple[str, ...] = ()
+) -> None:
     """For ``td[index] = value`` at an advanced index: each tensor of another dtype than
     ``value`` (the TensorDicts nested in ``td`` too) tried on a stand-in of its shape
     first, as torch may refuse the dtype ("Index put requires the source and
-    destination dtypes match"), so that no entry is written when one refuses it.
+    destination dtypes match"), so that no entry is written when one refuses it; one of
+    the value's dtype too where torch may have no kernel for it (``uint16``); ``prefix``:
+    the path of ``td`` in the collection written into, for the messages.
 
     Raises:
-        InPlaceWriteError: (a ``RuntimeError``, as the peer's) naming the entry.
+        InPlaceWriteError: (a ``RuntimeError``, as the peer's) naming the entry;
+            :class:`InPlaceKernelError` (a ``NotImplementedError`` too) for a missing kernel.
     """
     for key, entry in td._tensors.items():
         if isinstance(entry, SetItemOps):
-            _check_dtypes_at(entry, index, value)
+            _check_dtypes_at(entry, index, value, (*prefix, key))
         elif isinstance(entry, _Tensor) and not isinstance(entry, _Unbatched):
-            if entry.dtype == value.dtype:
+            if entry.dtype == value.dtype and indexes_every_way(entry.dtype):
                 continue
+            name = _keys.unravel_key((*prefix, key))
             try:
                 probe_index_put(entry.shape, entry.dtype, index, value, entry.device)
+            except NotImplementedError as error:  # no kernel for the dtype (uint16)
+                raise kernel_refused(name, entry.dtype, entry.shape, index, error) from None
             except RuntimeError as error:
                 if "dtype" not in str(error):
                     continue  # (the shapes are checked already; the write reports any other)
                 msg = (
-                    f"cannot write a {value.dtype} tensor into {key!r} ({entry.dtype}, shape "
+                    f"cannot write a {value.dtype} tensor into {name!r} ({entry.dtype}, shape "
                     f"{list(entry.shape)}) at index {index!r}: {error}; nothing was written. "
                     f"Cast the value (value.to({entry.dtype})) or write the entries one by one"
                 )

@@ -5,21 +5,25 @@ written, so that a tensor one entry refuses leaves all of them as they were."""
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import torch
 
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._core import _batch, _keys
 from tclass._core._unbatched import UnbatchedTensor
-from tclass.errors import BatchSizeError, InPlaceWriteError
+from tclass.errors import BatchSizeError, InPlaceKernelError, InPlaceWriteError
 
 __all__ = [
+    "check_kernels_at",
     "check_number_write",
     "check_tensor_write",
     "fits_every_dtype",
+    "indexes_every_way",
+    "kernel_refused",
     "leaf_dtypes",
     "number_refused",
     "probe_index_put",
@@ -141,8 +145,10 @@ def check_number_write(
 
     Raises:
         InPlaceWriteError: (a ``RuntimeError``, as torch's and the peer's) naming the
-            first entry whose dtype refuses it.
+            first entry whose dtype refuses it (see :func:`check_kernels_at` too).
     """
+    targets = list(targets)
+    check_kernels_at(value, index, targets, owner)
     tried: set[torch.dtype] = set()
     for key, dtype, shape in targets:
         if dtype in tried:
@@ -160,13 +166,84 @@ def check_number_write(
             raise InPlaceWriteError(msg) from None
 
 
+def check_kernels_at(
+    value: torch.Tensor | complex,
+    index: Any,
+    targets: Iterable[tuple[Any, torch.dtype | None, torch.Size]],
+    owner: str = "",
+) -> None:
+    """Checks ``tensor[index] = value`` for each tensor of ``targets`` (``(key, dtype,
+    shape)``; ``dtype`` None: not known here) whose dtype torch may have no kernel for
+    at ``index`` (:func:`indexes_every_way`), on a stand-in, before anything is written.
+
+    Raises:
+        InPlaceKernelError: (a ``NotImplementedError``, as torch's and the peer's) naming
+            the first entry torch has no kernel for.
+    """
+    for key, dtype, shape in targets:
+        if dtype is None or indexes_every_way(dtype):
+            continue
+        try:
+            probe_index_put(shape, dtype, index, value)
+        except NotImplementedError as missing:
+            raise kernel_refused(key, dtype, shape, index, missing, owner) from None
+        except (IndexError, RuntimeError):
+            pass  # (another reason: the other checks, or the write, report it)
+
+
+@functools.cache
+def indexes_every_way(dtype: torch.dtype) -> bool:
+    """Whether torch writes ``dtype`` at an advanced index (``index_put`` for rows,
+    ``masked_fill`` for a number at a mask; tried once on the CPU): not ``uint16``,
+    ``uint32`` nor ``uint64``, whose basic writes alone have kernels (nor a float8 dtype's
+    ``masked_fill``). Their writes are tried on a stand-in before any entry is written."""
+    scratch = torch.zeros(1, dtype=dtype)
+    try:
+        scratch[torch.tensor([0])] = torch.zeros(1, dtype=dtype)
+        scratch[torch.tensor([True])] = 0
+    except NotImplementedError:
+        return False
+    except RuntimeError:
+        return True  # (another reason: the write itself reports it)
+    return True
+
+
+def kernel_refused(
+    key: Any,
+    dtype: torch.dtype,
+    shape: Any,
+    index: Any,
+    error: Exception,
+    owner: str = "",
+    written: bool = False,
+) -> InPlaceKernelError:
+    """The error for a write at ``index`` into entry ``key`` (``dtype``, ``shape``) that
+    torch has no kernel for (``"index_put" not implemented for 'UInt16'``); ``written``:
+    the write itself found it, not a check before it (as the peer's, the entries before
+    it are written then)."""
+    where = f" of {owner}" if owner else ""
+    done = "any entry before it was written" if written else "nothing was written"
+    msg = (
+        f"cannot write into {_keys.unravel_key(key)!r} ({dtype}, shape {list(shape)}){where} "
+        f"at index {index!r}: torch has no kernel for it ({error}); {done}. Write at ints "
+        f"and slices (which {dtype} takes), or convert the entry to a dtype torch indexes "
+        f"(e.g. x.apply(lambda t: t.to(torch.int64)))"
+    )
+    return InPlaceKernelError(msg)
+
+
 def probe_index_put(
-    shape: torch.Size, dtype: torch.dtype, index: Any, value: torch.Tensor, device: Any = None
+    shape: torch.Size,
+    dtype: torch.dtype,
+    index: Any,
+    value: torch.Tensor | complex,
+    device: Any = None,
 ) -> None:
     """``entry[index] = value`` tried on a stand-in of the entry's ``shape`` and ``dtype``
     (one element seen at every position, so no data is read or written): torch's
-    ``index_put`` checks the shapes and dtypes as for the entry. Raises torch's error."""
+    ``index_put`` checks the shapes and dtypes as for the entry (a Python number: its
+    kernel, ``masked_fill`` at a mask). Raises torch's error."""
     probe = torch.empty((), dtype=dtype, device=device).expand(shape)
     with warnings.catch_warnings():  # (torch warns of a write into an expanded tensor)
         warnings.simplefilter("ignore", UserWarning)
-        probe[index] = value
+        probe[index] = cast(Any, value)  # (a complex too, which torch's stubs leave out)

@@ -888,6 +888,17 @@ class TestRowGather:
             assert torch.equal(mapped[position], source[position])
         assert type(mapped[torch.tensor([1])]) is torch.Tensor  # a copy, not a file view
 
+    @pytest.mark.parametrize("dtype", [torch.uint16, torch.uint32, torch.uint64])
+    def test_a_dtype_index_select_lacks_is_gathered_by_torch(
+        self, tmp_path: Any, dtype: torch.dtype
+    ) -> None:
+        """torch has no ``index_select`` for these (but indexes them by rows): the rows
+        are torch's, as the peer's (``NotImplementedError`` before)."""
+        source = torch.arange(12).reshape(6, 2).to(dtype)
+        mapped = MemoryMappedTensor.from_tensor(source, filename=tmp_path / "rows")
+        rows = mapped[torch.tensor([4, 0, -1])]
+        assert rows.dtype == dtype and rows.tolist() == [[8, 9], [0, 1], [10, 11]]
+
     def test_out_of_range_is_an_index_error(self, tmp_path: Any) -> None:
         mapped = MemoryMappedTensor.from_tensor(torch.zeros(4, 2), filename=tmp_path / "rows")
         for bad in (4, -5):

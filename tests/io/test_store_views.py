@@ -127,6 +127,23 @@ def test_compose_equals_indexing_twice() -> None:
 
 
 @pytest.mark.parametrize(
+    "second", [torch.zeros(0, dtype=torch.bool), torch.zeros(0, dtype=torch.long), slice(1, 3)]
+)
+def test_a_view_of_no_rows_past_the_end_takes_an_index_of_no_rows(
+    ptd: PersistentTensorDict, backend: str, second: Any
+) -> None:
+    """``ptd[12:-3]`` selects no row (its range runs backwards: ``range(12)[12:-3]`` is
+    ``range(10, 7)``); an index of it selects none either, as the peer's (a mask of
+    none used to fail inside: "upper bound and lower bound inconsistent")."""
+    view = ptd[12:-3]
+    assert view.batch_size == (0,)
+    rows = view[second]
+    assert rows.batch_size == (0,) and rows["f"].shape == (0, 3)
+    view[second] = rows.clone().zero_()  # nothing written
+    assert (reopened(ptd, backend) == data()).all()
+
+
+@pytest.mark.parametrize(
     ("first", "second"),
     [(..., None), (None, None), (..., (None, None)), (None, 0), (None, (0, None)),
      (None, []), (None, slice(1, None)), ((None, None), (slice(None), []))],

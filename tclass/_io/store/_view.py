@@ -139,7 +139,10 @@ def _pick(rows: range | torch.Tensor, head: Any) -> Any:
         span = rows[head]
         return slice(span.start, max(span.stop, 0), span.step)
     if isinstance(head, (slice, torch.Tensor)):
-        tensor = torch.arange(rows.start, rows.stop, rows.step) if isinstance(rows, range) else rows
+        # (a range of no rows may run backwards, range(4)[5:-3], which arange refuses)
+        tensor = (
+            torch.arange(len(rows)) * rows.step + rows.start if isinstance(rows, range) else rows
+        )
         if isinstance(head, torch.Tensor) and (head.is_floating_point() or head.ndim != 1):
             return None
         return tensor[head]

@@ -1,0 +1,91 @@
+"""Entries of a dtype torch reads at any index but writes at ints and slices only
+(``uint16``, ``uint32``, ``uint64``: no ``index_select``, ``index_put`` nor
+``masked_fill`` kernel). A read at a mask or rows gives torch's rows, as the peer's; a
+write at an advanced index (a mask, a list, a tensor of rows) is refused as torch and
+the peer refuse it, with a ``NotImplementedError`` (``InPlaceKernelError``), but before
+any entry is written (the peer writes the entries before the refused one)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+
+import tclass
+from tclass import TensorDict
+from tclass.errors import InPlaceKernelError
+
+MASK = torch.tensor([True, False, True, True])
+UNSIGNED = [torch.uint16, torch.uint32, torch.uint64]
+
+
+def _td(dtype: torch.dtype) -> TensorDict:
+    """A float entry before the one of ``dtype`` (nested), so a partial write shows."""
+    return TensorDict({"a": torch.ones(4), "m": {"b": torch.arange(4).to(dtype)}}, [4])
+
+
+@pytest.mark.parametrize("dtype", UNSIGNED)
+@pytest.mark.parametrize("index", [MASK, torch.tensor([0, 2, 3]), [0, 2, 3]])
+def test_reads_at_a_mask_or_rows_give_torchs_rows(dtype: torch.dtype, index: Any) -> None:
+    rows = _td(dtype)[index]
+    assert rows.batch_size == (3,)
+    assert rows["m", "b"].dtype == dtype and rows["m", "b"].tolist() == [0, 2, 3]
+    assert rows["a"].tolist() == [1.0, 1.0, 1.0]
+
+
+def _row_of_zeros(td: TensorDict, index: Any) -> Any:
+    return td[index].clone().zero_()
+
+
+WRITES = [
+    (MASK, _row_of_zeros),  # a collection (the fuzzer's program 12,400,929)
+    ([0, 2], _row_of_zeros),
+    (torch.tensor([0, 2]), _row_of_zeros),
+    (MASK, lambda td, index: 0),  # a number: torch's masked_fill
+    (torch.tensor([0, 2]), lambda td, index: 0),  # torch's index_put
+    (MASK, lambda td, index: torch.tensor(0)),  # a tensor broadcast into each entry
+    ([0, 2], lambda td, index: {"a": torch.zeros(2), "m": {"b": torch.zeros(2)}}),
+]
+
+
+@pytest.mark.parametrize("dtype", UNSIGNED)
+@pytest.mark.parametrize(("index", "value"), WRITES)
+def test_writes_at_an_advanced_index_are_refused_before_any_entry_is_written(
+    dtype: torch.dtype, index: Any, value: Any
+) -> None:
+    td = _td(dtype)
+    written = value(td, index)
+    if isinstance(written, dict):
+        written["m"]["b"] = written["m"]["b"].to(dtype)
+    with pytest.raises(NotImplementedError, match="not implemented for") as caught:
+        td[index] = written
+    assert isinstance(caught.value, InPlaceKernelError)
+    assert f"('m', 'b') ({dtype}, shape [4])" in str(caught.value)
+    assert "nothing was written" in str(caught.value)
+    assert td["a"].tolist() == [1.0] * 4 and td["m", "b"].tolist() == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("dtype", UNSIGNED)
+def test_a_lazy_stacks_write_at_rows_of_its_members_is_refused_before_any_is_written(
+    dtype: torch.dtype,
+) -> None:
+    """Members stacked along dim 1: rows of dim 0 are rows of each member."""
+    stack = tclass.lazy_stack([_td(dtype), _td(dtype)], 1)
+    with pytest.raises(InPlaceKernelError, match="member 0 of the lazy stack"):
+        stack[[0, 1]] = stack[[0, 1]].clone().zero_()
+    assert stack["a"].tolist() == [[1.0, 1.0]] * 4
+    assert stack["m", "b"][:, 1].tolist() == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("dtype", UNSIGNED)
+def test_writes_at_ints_and_slices_and_a_lazy_stacks_members_are_written(
+    dtype: torch.dtype,
+) -> None:
+    td = _td(dtype)
+    td[1:3] = 0
+    td[0] = {"a": torch.tensor(7.0), "m": {"b": torch.tensor(7).to(dtype)}}
+    assert td["m", "b"].tolist() == [7, 0, 0, 3] and td["a"].tolist() == [7.0, 0.0, 0.0, 1.0]
+    stack = tclass.lazy_stack(list(_td(dtype).unbind(0)))  # a mask selects members
+    stack[MASK] = 0
+    assert stack["m", "b"].tolist() == [0, 1, 0, 0]
