@@ -25,6 +25,7 @@ import dataclasses
 import math
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, cast
 
 import numpy as np
@@ -103,6 +104,7 @@ class _NonTensorNode(NonTensorOps):
         "_member_of",
         "_in_folder",
         "_in_shared",
+        "_saved_folder",
         "__weakref__",
     )
 
@@ -113,6 +115,9 @@ class _NonTensorNode(NonTensorOps):
     _locked: bool
     _in_folder: bool  # see __slots__ (read with getattr: unset on most nodes)
     _in_shared: bool  # True in a collection put in shared memory (read with getattr too)
+    # the folder holding this node's meta.json: set on the node a save gives or a load
+    # reads, where its collection's saved_path names a folder (unset elsewhere)
+    _saved_folder: str
 
     @property
     def data(self) -> Any:
@@ -126,6 +131,19 @@ class _NonTensorNode(NonTensorOps):
             return True
         member_of = getattr(self, "_member_of", None)
         return member_of is not None and bool(member_of[0]._is_saved())
+
+    @property
+    def saved_path(self) -> Path | None:
+        """The folder holding this node's ``meta.json`` for the node a save gives or a
+        load reads (where its collection's ``saved_path`` names a folder: the peer's names
+        a ``_tensordict`` sub-folder that does not exist, a stack's None); None for what
+        an index, ``unsqueeze`` or a view of it gives (in no folder of its own).
+
+        Raises:
+            NotSavedError: (an ``AttributeError``, as the peer) if it is not saved.
+        """
+        folder = getattr(self, "_saved_folder", None)
+        return Path(folder) if folder is not None else super().saved_path
 
     def _shared_without_tensors(self) -> bool:
         """Whether this node is in a collection put in shared memory (``share_memory_()``),
