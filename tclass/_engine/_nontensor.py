@@ -25,6 +25,7 @@ import dataclasses
 import math
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, cast
 
 import numpy as np
@@ -102,6 +103,8 @@ class _NonTensorNode(NonTensorOps):
         "_lock_parents",
         "_member_of",
         "_in_folder",
+        "_in_shared",
+        "_saved_folder",
         "__weakref__",
     )
 
@@ -111,6 +114,10 @@ class _NonTensorNode(NonTensorOps):
     _device: torch.device | None
     _locked: bool
     _in_folder: bool  # see __slots__ (read with getattr: unset on most nodes)
+    _in_shared: bool  # True in a collection put in shared memory (read with getattr too)
+    # the folder holding this node's meta.json: set on the node a save gives or a load
+    # reads, where its collection's saved_path names a folder (unset elsewhere)
+    _saved_folder: str
 
     @property
     def data(self) -> Any:
@@ -125,12 +132,38 @@ class _NonTensorNode(NonTensorOps):
         member_of = getattr(self, "_member_of", None)
         return member_of is not None and bool(member_of[0]._is_saved())
 
+    @property
+    def saved_path(self) -> Path | None:
+        """The folder holding this node's ``meta.json`` for the node a save gives or a
+        load reads (where its collection's ``saved_path`` names a folder: the peer's names
+        a ``_tensordict`` sub-folder that does not exist, a stack's None); None for what
+        an index, ``unsqueeze`` or a view of it gives (in no folder of its own).
+
+        Raises:
+            NotSavedError: (an ``AttributeError``, as the peer) if it is not saved.
+        """
+        folder = getattr(self, "_saved_folder", None)
+        return Path(folder) if folder is not None else super().saved_path
+
+    def _shared_without_tensors(self) -> bool:
+        """Whether this node is in a collection put in shared memory (``share_memory_()``),
+        or was read by index from one that is: its ``is_shared()``, as the peer's."""
+        if getattr(self, "_in_shared", False):
+            return True
+        member_of = getattr(self, "_member_of", None)
+        return member_of is not None and bool(member_of[0]._shared_without_tensors())
+
+    def _mark_shared(self) -> None:
+        self._in_shared = True
+
     def _as_saved(self, node: _NonTensorNode) -> Any:
-        """``node`` (what ``unsqueeze`` or an index of this node gives) saved and locked
-        as this one: the peer's keep both (its ``is_memmap()`` and ``is_locked``), where
-        copies (``clone()``) keep neither."""
+        """``node`` (what ``unsqueeze`` or an index of this node gives) saved, shared and
+        locked as this one: the peer's keep all three (its ``is_memmap()``,
+        ``is_shared()`` and ``is_locked``), where copies (``clone()``) keep none."""
         if self._is_saved():
             node._in_folder = True
+        if self._shared_without_tensors():
+            node._in_shared = True
         if self._locked:
             node._flag_lock(True)
         return node
@@ -138,9 +171,13 @@ class _NonTensorNode(NonTensorOps):
     def _mark_view_of(self, view: Any) -> None:
         """A view (``view``, ``squeeze``, ``permute``, ``transpose``, ``unbind``,
         ``split``...) of a node saved in a folder is saved too, as the peer's (read back
-        with ``load_memmap`` too, which tclass counts as saved: see ``_is_saved``)."""
-        if isinstance(view, _NonTensorNode) and view is not self and self._is_saved():
-            view._in_folder = True
+        with ``load_memmap`` too, which tclass counts as saved: see ``_is_saved``); one of
+        a node in shared memory is shared too."""
+        if isinstance(view, _NonTensorNode) and view is not self:
+            if self._is_saved():
+                view._in_folder = True
+            if self._shared_without_tensors():
+                view._in_shared = True
 
     def _carry(
         self,
@@ -526,7 +563,17 @@ class NonTensorData(_NonTensorNode):
         return super().__xor__(other)
 
     def __getitem__(self, index: Any) -> Any:
-        return self._as_saved(self._indexed(index))  # rows of a saved node are saved
+        """The rows at ``index``: one value over the selection's batch size. As the peer's
+        (its collections' views), rows of a node saved in a folder or in shared memory at
+        an index that keeps the data pointer (ints, ``None``, ``...``, slices from 0) are
+        saved and locked as it, and so are all of it (``...``, ``:``: the peer's collection
+        itself); other rows, those of a node locked in a collection never saved too, are
+        new nodes, unlocked."""
+        node = self._indexed(index)
+        whole = _batch.is_whole_index(index, len(self._batch_size))
+        if whole or (_batch.keeps_data_pointer(index) and self._views_stay_locked()):
+            return self._as_saved(node)
+        return node
 
     def _indexed(self, index: Any) -> NonTensorData:
         if type(index) is str:

@@ -104,6 +104,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     """
 
     __slots__ = ("_values", "_shape", "_stack_dims", "_held")
+    _copies_keep_lock = False  # flip, roll, tile, expand...: new members, unlocked (the peer's)
 
     _values: list[Any]
     _shape: torch.Size
@@ -495,10 +496,11 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         return cast(Self, self._as_saved(out))
 
     def _expanded(self, shape: tuple[int, ...], leaf_op: str) -> Self:
-        """``expand`` / ``broadcast_to``: to new dims, a stack of its own (the peer's
-        builds new members there), else a view whose writes reach this stack."""
+        """``expand`` / ``broadcast_to``: to another batch size, a new stack of its own,
+        unlocked (the peer's builds new members there: a write into it reaches no member
+        of this stack), else a view whose writes reach this stack, locked as it."""
         out = super()._expanded(shape, leaf_op)
-        if out is not self and len(out.batch_size) > len(self._shape):
+        if out is not self and out.batch_size != self._shape:
             cast(Any, out)._member_of = None
         return out
 

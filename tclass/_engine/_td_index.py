@@ -211,7 +211,7 @@ class IndexingOps(TensorDictBase):
     def _mark_shared(self) -> None:
         self._scoped().shared = True
         for value in self._tensors.values():
-            if isinstance(value, IndexingOps):  # a nested TensorDict
+            if isinstance(value, (IndexingOps, _NonTensorNode)):  # a nested TensorDict, a value
                 value._mark_shared()
 
     def _views_stay_locked(self) -> bool:

@@ -274,6 +274,9 @@ class _Adopt(NodeVisitor[None]):
 def _saved_as(node: _NonTensorNode, saved: Any) -> None:
     if getattr(saved, "_in_folder", False):
         node._in_folder = True
+    folder = getattr(saved, "_saved_folder", None)
+    if folder is not None:
+        node._saved_folder = folder
 
 
 def is_memmap(node: Any) -> bool:

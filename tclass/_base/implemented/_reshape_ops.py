@@ -43,6 +43,12 @@ class ReshapeOps(TensorCollection):
 
     __slots__ = ()
 
+    # Whether what an op that copies each element anew gives (``flip``, ``roll``, ``rot90``,
+    # ``tile``; ``expand`` to another batch size) is locked as this collection: a
+    # collection's is, as the peer's; a stack of Python values' is not (the peer's holds
+    # new members there, unlocked as any new node).
+    _copies_keep_lock = True
+
     # --- what results inherit ------------------------------------------------------------
 
     def _carry(
@@ -441,7 +447,8 @@ class ReshapeOps(TensorCollection):
             order[a], order[b] = b, a
         out = self._map_batch(PicksElements(lambda v: v.rot90(k, (a, b))), torch.Size(sizes))
         names = _names.permuted(self._dim_names, order)
-        return self._carry(out, names, inverse=lambda r: r.rot90(-k, (a, b)))
+        lock = self._copies_keep_lock
+        return self._carry(out, names, lock=lock, inverse=lambda r: r.rot90(-k, (a, b)))
 
     def flip(self, dims: int | Sequence[int]) -> Self:
         """Reverses the order of the elements along batch dims ``dims`` (a copy)."""
@@ -450,7 +457,8 @@ class ReshapeOps(TensorCollection):
             msg = f"flip: repeated dim in {dims!r}"
             raise ShapeError(msg)
         out = self._map_batch(PicksElements(lambda v: v.flip(flat)), self.batch_size)
-        return self._carry(out, self._dim_names, inverse=lambda r: r.flip(flat))
+        lock = self._copies_keep_lock
+        return self._carry(out, self._dim_names, lock=lock, inverse=lambda r: r.flip(flat))
 
     def fliplr(self) -> Self:
         """``flip(1)``, as ``torch.fliplr``: left and right swapped over batch dim 1.
@@ -501,9 +509,10 @@ class ReshapeOps(TensorCollection):
                 raise ShapeError(msg)
             out = self._map_batch(PicksElements(lambda v: v.roll(amounts, flat)), batch_size)
             back = lambda r: r.roll([-a for a in amounts], flat)  # noqa: E731
+        lock = self._copies_keep_lock
         if inplace:
-            return self._in_place(self._carry(out, self._dim_names), inplace, "roll")
-        return self._carry(out, self._dim_names, inverse=back)
+            return self._in_place(self._carry(out, self._dim_names, lock=lock), inplace, "roll")
+        return self._carry(out, self._dim_names, lock=lock, inverse=back)
 
 
 def _identity(value: Value) -> Value:

@@ -164,7 +164,8 @@ class ShapeOps(ReshapeOps):
         new = _batch.expand_shape(shape, batch_size)
         nb = len(batch_size)
         out = self._map_batch(lambda v: getattr(v, leaf_op)(new + v.shape[nb:]), new)
-        return self._carry(out, _names.expanded(self._dim_names, len(new)))
+        lock = self._copies_keep_lock or new == batch_size  # (see _copies_keep_lock)
+        return self._carry(out, _names.expanded(self._dim_names, len(new)), lock=lock)
 
     def expand_as(self, other: TensorCollection | torch.Tensor) -> Self:
         """:meth:`expand` to the shape of the tensor ``other``; for a collection ``other``,
@@ -257,7 +258,8 @@ class ShapeOps(ReshapeOps):
             lifted = self.reshape((1,) * (len(counts) - nb) + tuple(self.batch_size))
         full = (1,) * (lifted.batch_dims - len(counts)) + counts
         if type(lifted).repeat is ShapeOps.repeat:
-            out = lifted._carry(lifted._repeat_batch(full, picks=True), lifted._dim_names)
+            out = lifted._repeat_batch(full, picks=True)
+            out = lifted._carry(out, lifted._dim_names, lock=lifted._copies_keep_lock)
         else:  # its own repeat (a lazy stack's repeats its members)
             out = lifted.repeat(*full)
         out._rename_all(None)  # as the peer: no names, nested ones included

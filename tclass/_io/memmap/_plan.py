@@ -276,7 +276,9 @@ class _Planner(NodeVisitor[Rebuild]):
         _add_meta(plan, rel, meta, options)
         data, batch_size = node.data, node.batch_size
         # A saved copy is on the CPU, its Python values with it (as the peer's).
-        return lambda written: _in_folder(cls._make(data, batch_size, torch.device("cpu")), options)
+        return lambda written: _in_folder(
+            cls._make(data, batch_size, torch.device("cpu")), options, rel
+        )
 
     def visit_values(
         self, node: NonTensorStack, rel: str, marker: dict[str, Any] | None = None
@@ -294,7 +296,7 @@ class _Planner(NodeVisitor[Rebuild]):
             plan.files.append((_join(rel, "pickle.pkl"), dumps_pickle(values, where)))
         meta[TCLASS_FIELD] = {"batch_size": list(node.batch_size)}
         _add_meta(plan, rel, meta, options, compact=True)
-        saved = _in_folder(node._copy_on(torch.device("cpu")), options)  # nests as node
+        saved = _in_folder(node._copy_on(torch.device("cpu")), options, rel)  # nests as node
         return lambda written: saved
 
 
@@ -525,10 +527,13 @@ def _add_meta(
 _N = TypeVar("_N", NonTensorData, NonTensorStack)
 
 
-def _in_folder(node: _N, options: _Options) -> _N:
-    """``node``, the saved copy of a value node, marked as saved in a folder (its
-    ``is_memmap()``: true, as the peer's; not for an anonymous save, as a collection
-    with no tensors)."""
+def _in_folder(node: _N, options: _Options, rel: str) -> _N:
+    """``node``, the saved copy of a value node at ``rel``, marked as saved in a folder
+    (its ``is_memmap()``: true, as the peer's; not for an anonymous save, as a collection
+    with no tensors), and that folder its ``saved_path`` where the saved TensorDicts have
+    theirs."""
     if not options.anonymous:
         node._in_folder = True
+    if options.link is not None:
+        node._saved_folder = _join(options.root, rel) if rel else options.root
     return node

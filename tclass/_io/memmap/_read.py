@@ -313,9 +313,10 @@ def _load_kind(
         return _load_lazy(folder, meta, options, None, want)
     if kind == "NonTensorData":
         value_cls = MetaData if name.endswith(".MetaData") else NonTensorData
-        return _from_folder(_load_value(folder, meta, options, parent_batch, value_cls))
+        node = _load_value(folder, meta, options, parent_batch, value_cls)
+        return _from_folder(node, folder, options)
     if kind == "NonTensorStack":
-        return _from_folder(_load_values(folder, meta, options, parent_batch))
+        return _from_folder(_load_values(folder, meta, options, parent_batch), folder, options)
     if name.split(".", 1)[0] == "tensordict":
         msg = (
             f"{folder.child_path(META)!r} holds a {name}, a node kind tclass does not "
@@ -850,10 +851,13 @@ def _member_number(folder: Folder, name: str) -> int:
     return int(name)
 
 
-def _from_folder(node: Any) -> Any:
-    """A value node read from a folder, marked so (its ``is_memmap()``: true)."""
+def _from_folder(node: Any, folder: Folder, options: ReadOptions) -> Any:
+    """A value node read from ``folder``, marked so (its ``is_memmap()``: true), that
+    folder its ``saved_path`` where a TensorDict read so would have it (write-through)."""
     if isinstance(node, _NonTensorNode):
         node._in_folder = True
+        if _write_through(options, folder):
+            node._saved_folder = folder.path
     return node
 
 

@@ -460,6 +460,10 @@ def _repoint(value: Any, source: str, target: str, seen: set[int] | None = None)
         if path is not None and (path == source or path.startswith(source + os.sep)):
             value._filename = target + path[len(source) :]
         return
+    folder = getattr(value, "_saved_folder", None)  # a saved Python-value node
+    if isinstance(folder, str) and (folder == source or folder.startswith(source + os.sep)):
+        value._saved_folder = target + folder[len(source) :]
+        return
     value = storage_of(value)
     if isinstance(value, LazyStackedTensorDict):
         for member in value._members:
