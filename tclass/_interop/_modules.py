@@ -705,7 +705,8 @@ def _lazy_stack_of_modules(
         module_tensordict(module, use_state_dict=use_state_dict, caller="from_modules")
         for module in modules
     ]
-    _check_same_keys(trees, modules)
+    # Members may differ (keys, shapes: an ensemble of different architectures), as in
+    # the peer's lazy stack: each module's tensors stay its own.
     result = as_collection(cls, LazyStackedTensorDict(*trees, stack_dim=0), "from_modules")
     return result.lock_() if lock else result
 
