@@ -712,10 +712,9 @@ def _lazy_stack_of_modules(
 
 
 def _finish(cls: type, td: TensorDict, as_module: bool, lock: bool, caller: str) -> Any:
-    if as_module:  # the peer's: buffers stay buffers
-        params = TensorDictParams(td, no_convert=True)
-        return params.lock_() if lock else params
-    result = as_collection(cls, td, caller)
+    result = as_collection(cls, td, caller)  # a record class checks its fields
+    if as_module:  # the peer's: buffers stay buffers; a record keeps its class inside
+        result = TensorDictParams(result, no_convert=True)
     if lock:
         result.lock_()
     return result

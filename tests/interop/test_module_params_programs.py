@@ -3,6 +3,7 @@ differently from tensordict 0.15.3: from_modules / to_module / TensorDictParams 
 
 from __future__ import annotations
 
+import pytest
 import torch
 from torch import nn
 
@@ -26,3 +27,34 @@ def test_from_modules_lazy_stack_of_different_architectures_keeps_each_modules_t
         assert fresh.weight is modules[1].weight
     out = fresh(torch.ones(1, 2))  # its own parameters back after the block
     assert out.shape == (1, 2) and fresh.weight is not modules[1].weight
+
+
+class _LinearParams(tclass.TensorClass):
+    weight: torch.Tensor
+    bias: torch.Tensor
+
+
+class _WeightOnly(tclass.TensorClass):
+    weight: torch.Tensor
+
+
+def test_a_record_class_from_module_as_module_keeps_its_class_inside_the_params() -> None:
+    linear = nn.Linear(2, 1)
+    params = _LinearParams.from_module(linear, as_module=True)
+    assert isinstance(params, tclass.TensorDictParams)  # a module: a holder registers it
+    assert params.weight is linear.weight
+    holder = nn.Module()
+    holder.p = params
+    assert sorted(name for name, _ in holder.named_parameters()) == ["p.bias", "p.weight"]
+    detached = params.detach()  # reads give records of the class, as the peer's
+    assert type(detached) is _LinearParams and not detached.weight.requires_grad
+    assert torch.equal(detached.bias, linear.bias)
+    assert type(params.data) is _LinearParams and type(params * 2) is _LinearParams
+    ensemble = _LinearParams.from_modules(linear, nn.Linear(2, 1), as_module=True)
+    assert ensemble.is_locked and type(ensemble[0]) is _LinearParams
+    assert ensemble.weight.shape == (2, 1, 2)
+
+
+def test_a_record_class_from_module_as_module_checks_its_fields() -> None:
+    with pytest.raises(ValueError, match="bias"):  # the peer's ValueError
+        _WeightOnly.from_module(nn.Linear(2, 1), as_module=True)
