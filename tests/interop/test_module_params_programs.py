@@ -3,6 +3,8 @@ differently from tensordict 0.15.3: from_modules / to_module / TensorDictParams 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 from torch import nn
@@ -58,3 +60,15 @@ def test_a_record_class_from_module_as_module_keeps_its_class_inside_the_params(
 def test_a_record_class_from_module_as_module_checks_its_fields() -> None:
     with pytest.raises(ValueError, match="bias"):  # the peer's ValueError
         _WeightOnly.from_module(nn.Linear(2, 1), as_module=True)
+
+
+def test_the_parameters_of_a_record_save_as_a_record_of_its_class(tmp_path: Path) -> None:
+    linear = nn.Linear(2, 1)
+    params = _LinearParams.from_module(linear, as_module=True)
+    saved = params.memmap(tmp_path / "p")
+    assert type(saved) is _LinearParams and saved.is_memmap()
+    assert torch.equal(saved.weight, linear.weight)
+    loaded = _LinearParams.load_memmap(tmp_path / "p")
+    assert torch.equal(loaded.bias, linear.bias)
+    like = tclass.TensorDictParams(_LinearParams.from_module(linear)).memmap_like(tmp_path / "q")
+    assert type(like) is _LinearParams and torch.equal(like.bias, torch.zeros(1))
