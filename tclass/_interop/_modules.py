@@ -705,16 +705,16 @@ def _lazy_stack_of_modules(
         module_tensordict(module, use_state_dict=use_state_dict, caller="from_modules")
         for module in modules
     ]
-    _check_same_keys(trees, modules)
+    # Members may differ (keys, shapes: an ensemble of different architectures), as in
+    # the peer's lazy stack: each module's tensors stay its own.
     result = as_collection(cls, LazyStackedTensorDict(*trees, stack_dim=0), "from_modules")
     return result.lock_() if lock else result
 
 
 def _finish(cls: type, td: TensorDict, as_module: bool, lock: bool, caller: str) -> Any:
-    if as_module:  # the peer's: buffers stay buffers
-        params = TensorDictParams(td, no_convert=True)
-        return params.lock_() if lock else params
-    result = as_collection(cls, td, caller)
+    result = as_collection(cls, td, caller)  # a record class checks its fields
+    if as_module:  # the peer's: buffers stay buffers; a record keeps its class inside
+        result = TensorDictParams(result, no_convert=True)
     if lock:
         result.lock_()
     return result

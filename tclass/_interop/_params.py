@@ -736,8 +736,9 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         TensorDict of MemoryMappedTensors (the folder holds a TensorDict; which leaves
         were parameters is not saved, the wrap that loads it decides). Load it into a
         model with ``TensorDictParams(load_memmap(prefix))``, ``to_module`` or
-        ``update_``. Arguments as in ``TensorDict.memmap_``."""
-        return self._param_td.memmap(prefix, copy_existing, **options)  # type: ignore[return-value]
+        ``update_``. The parameters of a record save as a record of its class, as the
+        peer's. Arguments as in ``TensorDict.memmap_``."""
+        return self._as_record(self._param_td).memmap(prefix, copy_existing, **options)  # type: ignore[no-any-return]
 
     def memmap_like(
         self,
@@ -746,7 +747,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         **options: Unpack[SaveOptions],
     ) -> Self:
         """Like :meth:`memmap`, the files allocated and not filled (zeros)."""
-        return self._param_td.memmap_like(prefix, copy_existing, **options)  # type: ignore[return-value]
+        return self._as_record(self._param_td).memmap_like(prefix, copy_existing, **options)  # type: ignore[no-any-return]
 
     def memmap_(
         self,

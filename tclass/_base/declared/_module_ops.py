@@ -162,14 +162,15 @@ class ModuleOps:
             lock: lock the result (default, as in the peer).
             use_state_dict: read each module's ``state_dict(keep_vars=True)``.
             lazy_stack: a :class:`~tclass.LazyStackedTensorDict` of each module's own
-                tensors (not copies: gradients reach the modules) instead; not with
-                ``as_module`` or lazy modules (an ``UnsupportedError``).
+                tensors (not copies: gradients reach the modules) instead, whose members
+                may differ in keys and shapes; not with ``as_module`` or lazy modules (an
+                ``UnsupportedError``).
             expand_identical: a tensor all the modules share (one object) is expanded
                 along the new dim (a view, not a parameter) instead of stacked.
 
         Raises:
-            StackError: no module, or modules that differ in keys, shapes, dtypes or devices
-                (the message names the module and the key).
+            StackError: no module, or (dense) modules that differ in keys, shapes, dtypes or
+                devices (the message names the module and the key).
         """
         return INTEROP.collection_from_modules(  # type: ignore[no-any-return]
             cls, modules, as_module, lock, use_state_dict, lazy_stack, expand_identical
