@@ -346,8 +346,9 @@ def test_records_over_a_ragged_stack_update_in_place() -> None:
     assert parts[1].obs.sum() == 20 and parts[0].obs.sum() == 6
     stack[:, 0] = Episode(torch.full((2, 2), 3.0), torch.full((2,), 3.0), batch_size=[2])
     assert parts[0].reward.tolist() == [3.0, 1.0, 1.0] and parts[1].reward[0] == 3
-    with pytest.raises(errors.HeterogeneousEntryError, match="ragged"):
-        stack[torch.tensor([[0]])] = Episode(torch.zeros(3, 2), torch.zeros(3), batch_size=[3])
+    # a 2-d tensor at the stack dim: member 0 under [1, 1], the value broadcast (the peer)
+    stack[torch.tensor([[0]])] = Episode(torch.zeros(3, 2), torch.arange(3.0), batch_size=[3])
+    assert parts[0].reward.tolist() == [0.0, 1.0, 2.0] and parts[1].reward[0] == 3
 
 
 def _elements(stack: Any) -> Any:

@@ -27,6 +27,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _names
 from tclass._core._records import is_record, storage_of
 from tclass._engine._lazy._parts import check_regular, lazily, remove_dim, stacked_size
+from tclass._engine._lazy._ragged_split import MEMBER, STACK, split_ragged
 from tclass.errors import ArgumentValueError, DimError
 
 if TYPE_CHECKING:
@@ -243,167 +244,29 @@ def _stack_item(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
     return items[at] if at < len(items) else _ALL
 
 
-def _ragged_items(stack: LazyStackedTensorDict, items: tuple[Any, ...], op: str) -> tuple[Any, ...]:
-    """``items`` (normalized) padded with full slices to one per batch dim, after checking
-    that a ragged stack can answer them member by member: ints, slices and at most one 1-d
-    tensor, not along a ragged dim (several tensors broadcast together, which needs one
-    size along every dim they span)."""
-    ndim = len(stack._batch_size)
-    items = items + (_ALL,) * (ndim - len(items))
-    tensors = [i for i, item in enumerate(items) if isinstance(item, torch.Tensor)]
-    if (
-        len(items) != ndim
-        or len(tensors) > 1
-        or any(items[i].ndim != 1 or stack._batch_size[i] == -1 for i in tensors)
-        or not all(type(item) in (int, slice) or isinstance(item, torch.Tensor) for item in items)
-    ):
-        check_regular(stack, range(ndim), op)
-    return items
-
-
 def _index_ragged(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
     """A lazy stack with a ragged dim (a ``-1`` in its batch size) indexed with tensors,
-    as the peer's: member by member, never through a shape of the whole batch (there is
-    no one size along the ragged dim). The item at the stack dim decides: an int (or a
-    0-d integer tensor) takes that member, indexed by the rest; a slice indexes each
-    member it picks alike (:func:`_stack_ragged`); a tensor gathers elements of members
-    (:func:`_gather_ragged`). A mask must match the batch size where it indexes, which
-    a ragged dim has none of: a ``DimError`` (an ``IndexError``, as the peer's)."""
-    _check_masks(stack, items)
-    d = stack._stack_dim
-    at = _stack_item_position(stack, items)
-    if at == len(items):  # the index stops before the stack dim: a full slice there
-        consumed = sum(map(_batch.index_dims_consumed, items))
-        items = items + (_ALL,) * (d + 1 - consumed)
-        at = len(items) - 1
-    item = items[at]
-    if _batch.selects_first(item):
-        member = stack._members[_checked(stack, int(item))]
-        return member[items[:at] + items[at + 1 :]]
-    advanced = [
-        i
-        for i, each in enumerate(items)
-        if not _batch.is_basic_item(each) and not _batch.selects_first(each)
-    ]
-    separated = bool(advanced) and any(
-        each is None or type(each) is slice for each in items[advanced[0] + 1 : advanced[-1]]
-    )
-    if type(item) is slice:
-        return _stack_ragged(stack, items, at, advanced, separated)
-    return _gather_ragged(stack, items, at, advanced, separated)
-
-
-def _check_masks(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> None:
-    consumed = 0
-    for item in items:
-        if isinstance(item, torch.Tensor) and item.dtype is torch.bool and item.ndim:
-            sizes = list(stack._batch_size[consumed : consumed + item.ndim])
-            if list(item.shape) != sizes:
-                msg = (
-                    f"a mask of shape {list(item.shape)} indexes dims of sizes {sizes} of a "
-                    f"lazy stack of batch size {list(stack._batch_size)} (-1: a ragged dim, "
-                    "whose members differ in size). Give a mask of the sizes indexed, or index "
-                    "the members one by one (lazy[i]) along a ragged dim"
-                )
-                raise DimError(msg)
-        consumed += _batch.index_dims_consumed(item)
-
-
-def _advanced_ndim(item: Any) -> int:
-    return 1 if isinstance(item, bool) or item.dtype is torch.bool else int(item.ndim)
-
-
-def _stack_ragged(
-    stack: LazyStackedTensorDict,
-    items: tuple[Any, ...],
-    at: int,
-    advanced: list[int],
-    separated: bool,
-) -> Any:
-    """A slice at the stack dim: each member it picks indexed by the rest, stacked along
-    the dim the stack dim becomes (after the tensors' dims where they come first). With
-    tensors on both sides of the stack dim, each member takes ``None`` in its place, so
-    that its tensors stay apart as in the stack, and drops that dim after."""
-    dim = sum(item is None or type(item) is slice for item in items[:at])
-    keep = False
-    if advanced:
-        if separated or advanced[0] < at:
-            dim += max(_advanced_ndim(items[i]) for i in advanced)
-        keep = advanced[0] < at < advanced[-1]
-    rest = items[:at] + ((None,) if keep else ()) + items[at + 1 :]
-    picked = items[at]
-    if picked.step == 0:
-        msg = "slice step cannot be zero; reverse a dim with .flip(dim) instead"
-        raise ArgumentValueError(msg)
-    members = stack._members[picked]
-    if not members:
+    as the peer's: member by member (``_ragged_split.py``), the members' parts stacked
+    where the split says (a selection of no member: :func:`empty_selection`)."""
+    split = split_ragged(stack, items)
+    members = stack._members
+    if split.kind == MEMBER:
+        ((number, where, _),) = split.parts
+        return members[number] if where is None else members[number][where]
+    if not split.parts:
         return empty_selection(stack, items)
-    parts = [member[rest] for member in members]
-    if keep:
-        parts = [part.squeeze(dim) for part in parts]
-    return stack._restacked(parts, dim)
-
-
-def _gather_ragged(
-    stack: LazyStackedTensorDict,
-    items: tuple[Any, ...],
-    at: int,
-    advanced: list[int],
-    separated: bool,
-) -> Any:
-    """A tensor at the stack dim: the tensors broadcast to one block of positions, each
-    taken from the member the stack dim's tensor names there. Where only that tensor
-    indexes, the members indexed by the basic items fill their positions; else each
-    member takes the other tensors' values at its positions (``True`` at the stack dim)
-    and its result's block dim is parted among them. The block's elements are lazily
-    stacked, dim by dim, where the block lands."""
-    components: dict[int, tuple[torch.Tensor, ...]] = {}
-    for i in advanced:
-        item = items[i]
-        if isinstance(item, bool) or item.ndim == 0:  # a scalar bool: a mask of no dim
-            components[i] = (torch.zeros(int(item), dtype=torch.long),)
-        elif item.dtype is torch.bool:
-            components[i] = item.nonzero().unbind(-1)
-        else:
-            components[i] = (item,)
-    shapes = [c.shape for i in advanced for c in components[i]]
-    shape = torch.Size(torch.broadcast_shapes(*shapes))  # type: ignore[no-untyped-call]
-    first = sum(_batch.index_dims_consumed(item) for item in items[:at])
-    numbers = components[at][stack._stack_dim - first].expand(shape).reshape(-1).tolist()
-    positions: dict[int, list[int]] = {}
-    for at_flat, number in enumerate(numbers):
-        positions.setdefault(_checked(stack, number) % len(stack._members), []).append(at_flat)
-    if not positions:
-        return empty_selection(stack, items)
-    block = any(len(components[i]) > 1 or (i != at and not _scalar(items[i])) for i in advanced)
-    dim = 0 if separated else sum(x is None or type(x) is slice for x in items[: advanced[0]])
-    elements: list[Any] = [None] * shape.numel()
-    flat_components = {i: [c.expand(shape).reshape(-1) for c in components[i]] for i in advanced}
-    for number, flat in positions.items():
-        member = stack._members[number]
-        if not block:
-            part = member[tuple(x for i, x in enumerate(items) if i not in components)]
-            for position in flat:
-                elements[position] = part
-            continue
-        where = torch.tensor(flat)
-        member_index: list[Any] = []
-        consumed = 0
-        for i, item in enumerate(items):
-            if i not in components or _scalar(item):
-                member_index.append(item)
-            else:
-                for k, values in enumerate(flat_components[i], consumed):
-                    member_index.append(True if k == stack._stack_dim else values[where])
-            consumed += _batch.index_dims_consumed(item)
-        for position, element in zip(flat, member[tuple(member_index)].unbind(dim), strict=True):
-            elements[position] = element
-    return _stack_block(stack, elements, shape, dim)
-
-
-def _scalar(item: Any) -> bool:
-    """A scalar bool (Python or 0-d tensor): a mask of no dim."""
-    return isinstance(item, bool) or (isinstance(item, torch.Tensor) and item.ndim == 0)
+    if split.kind == STACK:
+        parts = [members[n] if where is None else members[n][where] for n, where, _ in split.parts]
+        if split.keep:
+            parts = [part.squeeze(split.dim) for part in parts]
+        return stack._restacked(parts, split.dim)
+    elements: list[Any] = [None] * split.shape.numel()
+    for number, where, flat in split.parts:
+        part = members[number] if where is None else members[number][where]
+        pieces = part.unbind(split.dim) if split.block else [part] * len(flat)
+        for position, piece in zip(flat, pieces, strict=True):
+            elements[position] = piece
+    return _stack_block(stack, elements, split.shape, split.dim)
 
 
 def _stack_block(
@@ -829,13 +692,14 @@ def _member_dims(kept: frozenset[int], d: int) -> frozenset[int]:
 
 
 def _member_numbers(stack: LazyStackedTensorDict, picked: Any) -> list[int]:
-    """The members a 1-d tensor (numbers or a mask) picks along the stack dim."""
+    """The members a tensor (numbers of any dims, or a 1-d mask) picks along the stack
+    dim, in the tensor's flat order."""
     count = len(stack._members)
-    if not isinstance(picked, torch.Tensor) or picked.ndim != 1:
+    if not isinstance(picked, torch.Tensor) or picked.dtype is torch.bool and picked.ndim != 1:
         check_regular(stack, range(len(stack._batch_size)), "indexing with a tensor")
     if picked.dtype is torch.bool:
         if picked.shape[0] != count:
             msg = f"a mask of {picked.shape[0]} elements indexes a lazy stack of {count} members"
             raise DimError(msg)
         picked = picked.nonzero().squeeze(-1)
-    return [_checked(stack, int(number)) for number in picked.tolist()]
+    return [_checked(stack, int(number)) for number in picked.reshape(-1).tolist()]
