@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import numpy as np
 import torch
 
 from tclass._core import _batch
@@ -111,6 +112,19 @@ def _advanced_ndim(item: Any) -> int:
     return 1 if isinstance(item, bool) or item.dtype is torch.bool else int(item.ndim)
 
 
+def _broadcast(shapes: list[torch.Size]) -> torch.Size:
+    """The shape the tensors of an index broadcast to (numpy's rule: torch's
+    ``broadcast_shapes`` costs ~10 us and imports sympy on its first call)."""
+    if len(shapes) == 1:
+        return shapes[0]
+    try:
+        return torch.Size(np.broadcast_shapes(*(tuple(shape) for shape in shapes)))
+    except ValueError:
+        listed = ", ".join(str(list(shape)) for shape in shapes)
+        msg = f"the tensors of the index have shapes {listed}, which do not broadcast together"
+        raise DimError(msg) from None
+
+
 def _scalar(item: Any) -> bool:
     """A scalar bool (Python or 0-d tensor): a mask of no dim."""
     return isinstance(item, bool) or (isinstance(item, torch.Tensor) and item.ndim == 0)
@@ -154,8 +168,7 @@ def _split_gather(
             components[i] = item.nonzero().unbind(-1)
         else:
             components[i] = (item,)
-    shapes = [c.shape for i in advanced for c in components[i]]
-    shape = torch.Size(torch.broadcast_shapes(*shapes))  # type: ignore[no-untyped-call]
+    shape = _broadcast([c.shape for i in advanced for c in components[i]])
     first = sum(_batch.index_dims_consumed(item) for item in items[:at])
     numbers = components[at][stack._stack_dim - first].expand(shape).reshape(-1).tolist()
     positions: dict[int, list[int]] = {}
