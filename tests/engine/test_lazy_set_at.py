@@ -285,3 +285,15 @@ def test_update_at_of_a_dict_broadcasts_as_set_at_and_a_tensordict_do() -> None:
         target.update_at_({"a": torch.tensor(1.0)}, (slice(None), 2))
     assert torch.equal(torch.stack([m["a"] for m in lazy.tensordicts]), dense["a"])
     assert dense["a"][:, 0].tolist() == [[5.0, 6.0], [5.0, 6.0]]
+
+
+def test_an_ellipsis_reaching_the_features_of_a_ragged_stack_says_how_to_write() -> None:
+    # the peer fails stacking the entry too ("Failed to stack tensors", a RuntimeError)
+    lazy = _stack(tclass, (2, 3))
+    with pytest.raises(tclass.errors.HeterogeneousEntryError, match="Write each member") as info:
+        lazy.set_at_("a", torch.tensor(5.0), (..., 0))
+    assert isinstance(info.value, RuntimeError)
+    assert all(not m["a"].any() for m in lazy.tensordicts)
+    for member in lazy.tensordicts:  # what the message says works
+        member.set_at_("a", torch.tensor(5.0), (..., 0))
+    assert [m["a"][:, 0].tolist() for m in lazy.tensordicts] == [[5.0, 5.0], [5.0, 5.0, 5.0]]

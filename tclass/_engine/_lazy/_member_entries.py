@@ -81,6 +81,8 @@ class LazyMemberEntries(LazyStackOps):
             if isinstance(entry, torch.Tensor) and entry.ndim >= self.batch_dims:
                 # torch reads an Ellipsis followed by more on the whole tensor, feature
                 # dims too: written through the stacked entry, as a TensorDict's (the peer)
+                if -1 in self._batch_size:
+                    raise _no_stacked_entry(self, key, index)
                 stacked = self.get(path)
                 stacked[index] = value
                 self.set_(path, stacked, non_blocking=non_blocking)
@@ -322,6 +324,20 @@ class LazyMemberEntries(LazyStackOps):
         if common != self._batch_size:
             self.batch_size = common  # type: ignore[misc]  # (the stack's setter)
         return self
+
+
+def _no_stacked_entry(stack: Any, key: Any, index: Any) -> HeterogeneousEntryError:
+    """``set_at_`` at an index whose Ellipsis reaches the feature dims, of a ragged stack
+    (the peer fails stacking the entry too)."""
+    msg = (
+        f"set_at_({key!r}, value, {index!r}): an Ellipsis followed by more indexes the whole "
+        "stacked entry, its feature dims too (as torch and the peer read it), and this lazy "
+        f"stack of batch size {list(stack.batch_size)} has no stacked entry: its members "
+        "differ in size along the ragged dim (-1). Write each member (for member in "
+        f"stack.tensordicts: member.set_at_({key!r}, value, {index!r})), or spell out the "
+        "batch dims the index takes instead of ..."
+    )
+    return HeterogeneousEntryError(msg)
 
 
 def _ellipsis_reaches_features(index: Any) -> bool:
