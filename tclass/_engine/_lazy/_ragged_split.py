@@ -170,7 +170,10 @@ def _split_gather(
             components[i] = (item,)
     shape = _broadcast([c.shape for i in advanced for c in components[i]])
     first = sum(_batch.index_dims_consumed(item) for item in items[:at])
-    numbers = components[at][stack._stack_dim - first].expand(shape).reshape(-1).tolist()
+    picker = components[at][stack._stack_dim - first]
+    if picker.shape != shape or picker.ndim != 1:  # (a 1-d tensor alone: its numbers)
+        picker = picker.expand(shape).reshape(-1)
+    numbers = picker.tolist()
     positions: dict[int, list[int]] = {}
     for position, number in enumerate(numbers):
         positions.setdefault(checked_member(stack, number), []).append(position)
