@@ -28,6 +28,7 @@ from tclass._core import _batch, _names
 from tclass._core._records import is_record, storage_of
 from tclass._engine._lazy._parts import check_regular, lazily, remove_dim, stacked_size
 from tclass._engine._lazy._ragged_split import MEMBER, STACK, split_ragged
+from tclass._engine._lazy._ragged_split import checked_member as _checked
 from tclass.errors import ArgumentValueError, DimError
 
 if TYPE_CHECKING:
@@ -370,14 +371,6 @@ def _index_basic(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
     out = stack._from_members(results, dims_before, size)
     out._stack_dim_name = stack._stack_dim_name
     return out
-
-
-def _checked(stack: LazyStackedTensorDict, number: int) -> int:
-    count = len(stack._members)
-    if not -count <= number < count:
-        msg = f"index {number} is out of range for a lazy stack of {count} members"
-        raise DimError(msg)
-    return number
 
 
 def _probe(

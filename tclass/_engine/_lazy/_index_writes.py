@@ -18,13 +18,18 @@ from tclass._base.implemented._entry_ops import EntryWrites
 from tclass._core import _batch
 from tclass._engine._lazy._index import (
     _ALL,
-    _checked,
     _items,
     _member_numbers,
     _probe,
 )
 from tclass._engine._lazy._ops import LazyStackOps
-from tclass._engine._lazy._ragged_split import MEMBER, STACK, RaggedSplit, split_ragged
+from tclass._engine._lazy._ragged_split import (
+    MEMBER,
+    STACK,
+    RaggedSplit,
+    checked_member,
+    split_ragged,
+)
 from tclass._engine._part_checks import check_parts
 from tclass._engine._td_setitem import check_empty_source, check_index_fits
 from tclass._engine._tensor_write import (
@@ -534,7 +539,7 @@ def _members_picked(stack: LazyStackedTensorDict, picked: Any) -> list[int]:
     a slice or a 1-d tensor (numbers or a mask)."""
     count = len(stack._members)
     if type(picked) is int:
-        return [_checked(stack, picked) % count]
+        return [checked_member(stack, picked)]
     if type(picked) is slice:
         return list(range(count))[picked]
     return [number % count for number in _member_numbers(stack, picked)]
