@@ -221,3 +221,79 @@ def test_copy_at_of_a_ragged_stack_at_a_mask_writes_as_the_peers(take: bool) -> 
         assert out is x
         sums.append([int(member["a"].sum()) for member in x.tensordicts])
     assert sums[0] == sums[1] == ([0, 0] if take else [6, 2])
+
+
+def _stack(lib: Any, lengths: tuple[int, ...] = (3, 3), dim: int = 0) -> Any:
+    return lib.lazy_stack(
+        [lib.TensorDict({"a": torch.zeros(n, 2), "s": "x"}, batch_size=[n]) for n in lengths], dim
+    )
+
+
+_FILLS = [
+    (torch.tensor(5.0), 0),
+    (torch.tensor(5.0), (..., 0)),
+    (torch.tensor([5.0, 6.0]), (slice(None), 1)),  # the feature dims only
+    (torch.tensor([[5.0]]), (slice(0, 1),)),  # one element, leading dims of size 1
+    (torch.tensor(5.0), (torch.tensor([1, 0]), torch.tensor([2, 0]))),
+]
+
+
+@pytest.mark.parametrize(("value", "index"), _FILLS)
+def test_a_value_the_same_for_every_element_fills_the_selection(value: Any, index: Any) -> None:
+    # as the peer (and a TensorDict): each member takes it as torch broadcasts it; a dict
+    # of the value needed the selection's batch dims (BatchMismatchError, lo23b)
+    peer = pytest.importorskip("tensordict")
+    expected = _stack(peer)
+    expected.set_at_("a", value, index)
+    lazy = _stack(tclass)
+    assert lazy.set_at_("a", value, index) is lazy
+    assert [m["a"].tolist() for m in lazy.tensordicts] == [
+        m["a"].tolist() for m in expected.tensordicts
+    ]
+
+
+def test_a_ragged_stack_takes_such_a_value_in_each_member_it_reaches() -> None:
+    lazy = _stack(tclass, (2, 3))  # [2, -1]
+    lazy.set_at_("a", torch.tensor([7.0, 8.0]), 1)  # the peer: each feature row of member 1
+    lazy.set_at_("a", torch.tensor(5.0), (slice(None), 0))  # the peer fails (IndexError -1)
+    assert [m["a"].tolist() for m in lazy.tensordicts] == [
+        [[5.0, 5.0], [0.0, 0.0]],
+        [[5.0, 5.0], [7.0, 8.0], [7.0, 8.0]],
+    ]
+
+
+def test_a_value_no_member_takes_writes_nothing() -> None:
+    lazy = _stack(tclass, (2, 3))
+    with pytest.raises(RuntimeError, match="shape mismatch"):
+        lazy.set_at_("a", torch.ones(3), (slice(None), 0))  # 3 does not fit the feature dim 2
+    assert all(not m["a"].any() for m in lazy.tensordicts)
+
+
+def test_leading_dims_of_size_one_are_ignored_as_torch_ignores_them() -> None:
+    lazy = _stack(tclass)
+    lazy.set_at_("a", torch.full((1, 1, 1), 4.0), (0, 1))
+    assert lazy.tensordicts[0]["a"][1].tolist() == [4.0, 4.0]
+    assert lazy.tensordicts[0]["a"].sum() == 8.0 and not lazy.tensordicts[1]["a"].any()
+
+
+def test_update_at_of_a_dict_broadcasts_as_set_at_and_a_tensordict_do() -> None:
+    # the peer's lazy update_at_ lines [5., 6.] up with the 2 selected members instead
+    lazy = _stack(tclass)
+    dense = TensorDict({"a": torch.zeros(2, 3, 2)}, batch_size=[2, 3])
+    for target in (lazy, dense):
+        target.update_at_({"a": torch.tensor([5.0, 6.0])}, (slice(None), 0))
+        target.update_at_({"a": torch.tensor(1.0)}, (slice(None), 2))
+    assert torch.equal(torch.stack([m["a"] for m in lazy.tensordicts]), dense["a"])
+    assert dense["a"][:, 0].tolist() == [[5.0, 6.0], [5.0, 6.0]]
+
+
+def test_an_ellipsis_reaching_the_features_of_a_ragged_stack_says_how_to_write() -> None:
+    # the peer fails stacking the entry too ("Failed to stack tensors", a RuntimeError)
+    lazy = _stack(tclass, (2, 3))
+    with pytest.raises(tclass.errors.HeterogeneousEntryError, match="Write each member") as info:
+        lazy.set_at_("a", torch.tensor(5.0), (..., 0))
+    assert isinstance(info.value, RuntimeError)
+    assert all(not m["a"].any() for m in lazy.tensordicts)
+    for member in lazy.tensordicts:  # what the message says works
+        member.set_at_("a", torch.tensor(5.0), (..., 0))
+    assert [m["a"][:, 0].tolist() for m in lazy.tensordicts] == [[5.0, 5.0], [5.0, 5.0, 5.0]]

@@ -27,6 +27,8 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _names
 from tclass._core._records import is_record, storage_of
 from tclass._engine._lazy._parts import check_regular, lazily, remove_dim, stacked_size
+from tclass._engine._lazy._ragged_split import MEMBER, STACK, split_ragged
+from tclass._engine._lazy._ragged_split import checked_member as _checked
 from tclass.errors import ArgumentValueError, DimError
 
 if TYPE_CHECKING:
@@ -82,7 +84,7 @@ def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
     if all(map(_batch.is_basic_item, items)):
         return _index_basic(stack, items)
     if -1 in stack._batch_size:
-        return _pick_members(stack, items)
+        return _named(stack, items, _index_ragged(stack, items), owned=False)
     at = _stack_item_position(stack, items)
     if at < len(items) and _batch.selects_first(items[at]):  # as torch (an int or a 0-d integer
         # tensor selects first) and the peer: the member, indexed by the rest (a lazy
@@ -243,42 +245,43 @@ def _stack_item(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
     return items[at] if at < len(items) else _ALL
 
 
-def _ragged_items(stack: LazyStackedTensorDict, items: tuple[Any, ...], op: str) -> tuple[Any, ...]:
-    """``items`` (normalized) padded with full slices to one per batch dim, after checking
-    that a ragged stack can answer them member by member: ints, slices and at most one 1-d
-    tensor, not along a ragged dim (several tensors broadcast together, which needs one
-    size along every dim they span)."""
-    ndim = len(stack._batch_size)
-    items = items + (_ALL,) * (ndim - len(items))
-    tensors = [i for i, item in enumerate(items) if isinstance(item, torch.Tensor)]
-    if (
-        len(items) != ndim
-        or len(tensors) > 1
-        or any(items[i].ndim != 1 or stack._batch_size[i] == -1 for i in tensors)
-        or not all(type(item) in (int, slice) or isinstance(item, torch.Tensor) for item in items)
-    ):
-        check_regular(stack, range(ndim), op)
-    return items
-
-
-def _pick_members(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
-    """A ragged stack (a ``-1`` size) indexed by one 1-d tensor, with ints and slices
-    elsewhere: the tensor picks members (along the stack dim) or indexes every member
-    alike (along a regular dim). Other tensor indices need one size along each dim."""
-    items = _ragged_items(stack, items, "indexing with a tensor")
-    d = stack._stack_dim
-    picked, rest = items[d], items[:d] + items[d + 1 :]
-    if _batch.selects_first(picked):  # an int or a 0-d integer tensor: that member (as the peer)
-        return stack._members[_checked(stack, int(picked))][rest]
-    if isinstance(picked, torch.Tensor):
-        members = [stack._members[number] for number in _member_numbers(stack, picked)]
-    else:
-        members = stack._members[picked]
-    if not members:  # shaped by member 0, as the peer's
+def _index_ragged(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
+    """A lazy stack with a ragged dim (a ``-1`` in its batch size) indexed with tensors,
+    as the peer's: member by member (``_ragged_split.py``), the members' parts stacked
+    where the split says (a selection of no member: :func:`empty_selection`)."""
+    split = split_ragged(stack, items)
+    members = stack._members
+    if split.kind == MEMBER:
+        ((number, where, _),) = split.parts
+        return members[number] if where is None else members[number][where]
+    if not split.parts:
         return empty_selection(stack, items)
-    if not all(type(item) is slice and item == _ALL for item in rest):
-        members = [member[rest] for member in members]
-    return stack._restacked(members, d - sum(type(item) is int for item in items[:d]))
+    if split.kind == STACK:
+        parts = [members[n] if where is None else members[n][where] for n, where, _ in split.parts]
+        if split.keep:
+            parts = [part.squeeze(split.dim) for part in parts]
+        return stack._restacked(parts, split.dim)
+    elements: list[Any] = [None] * split.shape.numel()
+    for number, where, flat in split.parts:
+        part = members[number] if where is None else members[number][where]
+        pieces = part.unbind(split.dim) if split.block else [part] * len(flat)
+        for position, piece in zip(flat, pieces, strict=True):
+            elements[position] = piece
+    return _stack_block(stack, elements, split.shape, split.dim)
+
+
+def _stack_block(
+    stack: LazyStackedTensorDict, elements: list[Any], shape: torch.Size, dim: int
+) -> Any:
+    """``elements`` (a block of shape ``shape``, flat) lazily stacked at ``dim``, the
+    block's first dim outermost."""
+    if len(shape) > 1:
+        step = len(elements) // shape[0]
+        elements = [
+            _stack_block(stack, elements[i * step : (i + 1) * step], shape[1:], dim)
+            for i in range(shape[0])
+        ]
+    return stack._restacked(elements, dim)
 
 
 def empty_selection(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
@@ -368,14 +371,6 @@ def _index_basic(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any:
     out = stack._from_members(results, dims_before, size)
     out._stack_dim_name = stack._stack_dim_name
     return out
-
-
-def _checked(stack: LazyStackedTensorDict, number: int) -> int:
-    count = len(stack._members)
-    if not -count <= number < count:
-        msg = f"index {number} is out of range for a lazy stack of {count} members"
-        raise DimError(msg)
-    return number
 
 
 def _probe(
@@ -690,13 +685,14 @@ def _member_dims(kept: frozenset[int], d: int) -> frozenset[int]:
 
 
 def _member_numbers(stack: LazyStackedTensorDict, picked: Any) -> list[int]:
-    """The members a 1-d tensor (numbers or a mask) picks along the stack dim."""
+    """The members a tensor (numbers of any dims, or a 1-d mask) picks along the stack
+    dim, in the tensor's flat order."""
     count = len(stack._members)
-    if not isinstance(picked, torch.Tensor) or picked.ndim != 1:
+    if not isinstance(picked, torch.Tensor) or picked.dtype is torch.bool and picked.ndim != 1:
         check_regular(stack, range(len(stack._batch_size)), "indexing with a tensor")
     if picked.dtype is torch.bool:
         if picked.shape[0] != count:
             msg = f"a mask of {picked.shape[0]} elements indexes a lazy stack of {count} members"
             raise DimError(msg)
         picked = picked.nonzero().squeeze(-1)
-    return [_checked(stack, int(number)) for number in picked.tolist()]
+    return [_checked(stack, int(number)) for number in picked.reshape(-1).tolist()]

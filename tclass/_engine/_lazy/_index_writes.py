@@ -18,13 +18,18 @@ from tclass._base.implemented._entry_ops import EntryWrites
 from tclass._core import _batch
 from tclass._engine._lazy._index import (
     _ALL,
-    _checked,
     _items,
     _member_numbers,
     _probe,
-    _ragged_items,
 )
 from tclass._engine._lazy._ops import LazyStackOps
+from tclass._engine._lazy._ragged_split import (
+    MEMBER,
+    STACK,
+    RaggedSplit,
+    checked_member,
+    split_ragged,
+)
 from tclass._engine._part_checks import check_parts
 from tclass._engine._td_setitem import check_empty_source, check_index_fits
 from tclass._engine._tensor_write import (
@@ -238,7 +243,7 @@ def _touched(stack: LazyStackedTensorDict, index: Any) -> list[int]:
     try:
         items = _items(stack, index) if index is not Ellipsis else ()
         if -1 in stack._batch_size:
-            return _members_picked(stack, _ragged_items(stack, items, "a write")[stack._stack_dim])
+            return sorted({number for number, _, _ in split_ragged(stack, items).parts})
         shape = [1] * len(stack._batch_size)  # the member number of every element,
         shape[stack._stack_dim] = len(stack._members)  # as torch indexes a stand-in
         ids = torch.arange(len(stack._members)).reshape(shape).expand(stack._batch_size)
@@ -487,32 +492,46 @@ def _write_members(
     check_only: bool = False,
     plan: _Plan | None = None,
 ) -> None:
-    """A write into a ragged stack (a ``-1`` size): the index picks members along the
-    stack dim (an int, a slice or a 1-d tensor) and indexes each one with the rest;
-    a collection ``value`` is split among them along the selection's member dim when it
-    has one part per member there (a lazy stack of as many members included), else
-    written whole into each (a tensor always, as the peer writes it)."""
-    d = stack._stack_dim
-    items = _ragged_items(stack, items, "this indexed write")
-    picked, rest = items[d], items[:d] + items[d + 1 :]
-    numbers = _members_picked(stack, picked)
-    parts: list[Any] = [value] * len(numbers)
-    whole = all(type(item) is slice and item == _ALL for item in rest)
-    if isinstance(value, torch.Tensor) and plan is None:
-        # As the peer: the tensor into each member's entries as torch writes it there,
-        # each member checked before any is written.
-        for number in numbers:
-            check_tensor_write(stack._members[number], ... if whole else rest, value)
-    elif type(picked) is not int and isinstance(value, TensorCollection):
-        # The dim of the selection that runs over the members: one part of value each.
-        along = d - sum(type(item) is int for item in items[:d])
-        if len(value.batch_size) > along and value.batch_size[along] == len(numbers):
-            parts = list(value.unbind(along))
+    """A write into a ragged stack (a ``-1`` size), as the peer's: the index read member
+    by member (``_ragged_split.py``), each member it reaches written at its part. A
+    tensor goes whole to each member, as torch writes it there (each checked before any
+    is written); a collection is parted along the selection's dims that run over the
+    members where it spans them (:func:`_ragged_parts`), else written whole into each."""
+    split = split_ragged(stack, items)
+    parts = _ragged_parts(split, value)
     writes = [
-        (number, stack._members[number], ... if whole else rest, part)
-        for number, part in zip(numbers, parts)
+        (number, stack._members[number], ... if where is None else where, part)
+        for (number, where, _), part in zip(split.parts, parts, strict=True)
     ]
+    if isinstance(value, torch.Tensor) and plan is None:
+        for _, member, where, _ in writes:
+            check_tensor_write(member, where, value)
     _write_planned(value, writes, check_only, plan)
+
+
+def _ragged_parts(split: RaggedSplit, value: Any) -> list[Any]:
+    """Each member's part of ``value`` for ``split``: a collection with one part per
+    member along the stack dim's dim (a slice there; with its dim of size 1 kept where
+    the member's index keeps one), or with the block's shape where a tensor picks the
+    members (each member's positions; without other tensors, its last one, as torch
+    writes the last); anything else whole."""
+    count = len(split.parts)
+    if not isinstance(value, TensorCollection) or split.kind == MEMBER:
+        return [value] * count
+    size = value.batch_size
+    if split.kind == STACK:
+        if len(size) <= split.dim or size[split.dim] != count:
+            return [value] * count
+        pieces: list[Any] = list(value.unbind(split.dim))
+        return [piece.unsqueeze(split.dim) for piece in pieces] if split.keep else pieces
+    if tuple(size[split.dim : split.dim + len(split.shape)]) != tuple(split.shape):
+        return [value] * count
+    out = []
+    for _, _, flat in split.parts:
+        taken = torch.tensor(flat) if split.block else torch.tensor(flat[-1])
+        where = torch.unravel_index(taken, split.shape)
+        out.append(value[(_ALL,) * split.dim + tuple(where)])
+    return out
 
 
 def _members_picked(stack: LazyStackedTensorDict, picked: Any) -> list[int]:
@@ -520,7 +539,7 @@ def _members_picked(stack: LazyStackedTensorDict, picked: Any) -> list[int]:
     a slice or a 1-d tensor (numbers or a mask)."""
     count = len(stack._members)
     if type(picked) is int:
-        return [_checked(stack, picked) % count]
+        return [checked_member(stack, picked)]
     if type(picked) is slice:
         return list(range(count))[picked]
     return [number % count for number in _member_numbers(stack, picked)]

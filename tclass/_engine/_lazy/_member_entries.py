@@ -16,7 +16,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _keys, _names
 from tclass._core._names import DimName
 from tclass._core._unbatched import UnbatchedTensor
-from tclass._engine._lazy._index_writes import write_lazy
+from tclass._engine._lazy._index_writes import member_writes, write_lazy
 from tclass._engine._lazy._ops import LazyStackOps
 from tclass._engine._lazy._parts import (
     remove_dim,
@@ -24,6 +24,7 @@ from tclass._engine._lazy._parts import (
 )
 from tclass._engine._part_checks import grouped_parts
 from tclass._engine._td import TensorDict
+from tclass._engine._tensor_write import check_tensor_write
 from tclass.errors import (
     HeterogeneousEntryError,
 )
@@ -80,15 +81,55 @@ class LazyMemberEntries(LazyStackOps):
             if isinstance(entry, torch.Tensor) and entry.ndim >= self.batch_dims:
                 # torch reads an Ellipsis followed by more on the whole tensor, feature
                 # dims too: written through the stacked entry, as a TensorDict's (the peer)
+                if -1 in self._batch_size:
+                    raise _no_stacked_entry(self, key, index)
                 stacked = self.get(path)
                 stacked[index] = value
                 self.set_(path, stacked, non_blocking=non_blocking)
                 return self
+        feature = self._feature_dims(path) if isinstance(value, torch.Tensor) else None
+        if feature is not None and (value.numel() == 1 or value.ndim <= feature):
+            while value.ndim > feature and value.shape[0] == 1:  # (torch ignores them)
+                value = value.squeeze(0)
+            self._set_at_each(path, value, index, non_blocking)
+            return self
         nested: Any = value
         for part in reversed(path):
             nested = {part: nested}
         self[index] = nested
         return self
+
+    def _feature_dims(self, path: tuple[str, ...]) -> int | None:
+        """How many dims the tensor entry ``path`` has past the batch dims (read in the
+        first member), None where it is no such tensor. A value of no more dims (or of
+        one element) is the same for every element: each member takes it as it is, as
+        torch broadcasts it (the peer's), where lined up with the selection it would
+        need batch dims it does not have."""
+        node: Any = self
+        while isinstance(node, LazyStackOps) and node._members:
+            node = node._members[0]
+        try:
+            entry = node.get(path)
+        except (KeyError, RuntimeError, ValueError):
+            return None
+        if not isinstance(entry, torch.Tensor) or isinstance(entry, UnbatchedTensor):
+            return None
+        return int(entry.ndim) - len(node.batch_size)
+
+    def _set_at_each(
+        self, path: tuple[str, ...], value: torch.Tensor, index: Any, non_blocking: bool
+    ) -> None:
+        """``value`` written as it is at each member's part of ``index``, each part
+        checked to take it before any is written."""
+        writes = [
+            (member, where) for _, member, where, _ in member_writes(cast(Any, self), index, value)
+        ]
+        for member, where in writes:
+            entry = member.get(path) if not isinstance(member, LazyStackOps) else None
+            if isinstance(entry, torch.Tensor):
+                check_tensor_write(member.select(path), where, value)
+        for member, where in writes:
+            member.set_at_(path, value, where, non_blocking=non_blocking)
 
     def update_at_(
         self,
@@ -283,6 +324,20 @@ class LazyMemberEntries(LazyStackOps):
         if common != self._batch_size:
             self.batch_size = common  # type: ignore[misc]  # (the stack's setter)
         return self
+
+
+def _no_stacked_entry(stack: Any, key: Any, index: Any) -> HeterogeneousEntryError:
+    """``set_at_`` at an index whose Ellipsis reaches the feature dims, of a ragged stack
+    (the peer fails stacking the entry too)."""
+    msg = (
+        f"set_at_({key!r}, value, {index!r}): an Ellipsis followed by more indexes the whole "
+        "stacked entry, its feature dims too (as torch and the peer read it), and this lazy "
+        f"stack of batch size {list(stack.batch_size)} has no stacked entry: its members "
+        "differ in size along the ragged dim (-1). Write each member (for member in "
+        f"stack.tensordicts: member.set_at_({key!r}, value, {index!r})), or spell out the "
+        "batch dims the index takes instead of ..."
+    )
+    return HeterogeneousEntryError(msg)
 
 
 def _ellipsis_reaches_features(index: Any) -> bool:
