@@ -15,6 +15,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _keys
 from tclass._engine._td_setitem import SetItemOps, direct_leaf_dtypes
 from tclass._engine._tensor_write import (
+    check_kernels_at,
     check_number_write,
     fits_every_dtype,
     indexes_every_way,
@@ -99,16 +100,24 @@ def _fit_plainly(
 
 def _check_part(number: int | None, member: Any, where: Any, part: Any, passed: set[Any]) -> None:
     """One member's part (see :func:`check_parts`)."""
-    leaves = list(_part_leaves(part, ()))
-    if not leaves:
+    advanced = _is_advanced(where)
+    parts = list(_part_leaves(part, ()))
+    # (a Python number every dtype holds, the usual 0, is checked at a mask or rows only,
+    # where torch may have no kernel for an entry's dtype: uint16's masked_fill)
+    leaves = [leaf for leaf in parts if leaf[1] is not None or not fits_every_dtype(leaf[2])]
+    if not leaves and not (advanced and parts):
         return
     targets = _leaves(member)
+    if advanced and len(leaves) < len(parts):
+        if not all(dtype is None or indexes_every_way(dtype) for _, dtype in targets.values()):
+            leaves = parts
+    if not leaves:
+        return
     selected = _selected(member, where)
     dims = len(member.batch_size)
-    advanced = _is_advanced(where)
     known: set[_Path] | None = None
     for path, shape, dtype in leaves:
-        if shape is None:  # a Python number (``dtype``): torch refuses 300 in int8
+        if shape is None:
             _check_number(number, where, path, dtype, targets)
             continue
         found = targets.get(path)
@@ -239,13 +248,12 @@ def _try(
 
 def _part_leaves(part: Any, prefix: _Path) -> Iterator[tuple[_Path, torch.Size | None, Any]]:
     """The tensors of a member's part, as ``(path, shape, dtype)`` (``dtype`` None where
-    reading it would stack a lazy stack), and its Python numbers that not every dtype
-    holds as ``(path, None, number)`` (an ``int`` or a ``float``, which the write keeps a
-    number, as torch's ``entry[where] = 300``; a complex becomes a tensor, cast as torch
-    casts one); other Python values left out (the write's own rules)."""
-    if type(part) in (int, float):
-        if not fits_every_dtype(part):
-            yield prefix, None, part
+    reading it would stack a lazy stack), and its Python numbers as ``(path, None,
+    number)`` (a ``bool``, an ``int`` or a ``float``, which the write keeps a number, as
+    torch's ``entry[where] = 300``; a complex becomes a tensor, cast as torch casts one);
+    other Python values left out (the write's own rules)."""
+    if type(part) in (bool, int, float):
+        yield prefix, None, part
     elif isinstance(part, torch.Tensor):
         yield prefix, part.shape, part.dtype
     elif isinstance(part, TensorCollection):
@@ -272,14 +280,18 @@ def _check_number(
     targets: dict[_Path, tuple[torch.Size, torch.dtype | None]],
 ) -> None:
     """Refuses the Python number ``value`` at ``path`` (an entry, or a node: each
-    tensor under it) where an entry's dtype cannot hold it, as torch refuses
-    ``entry[where] = value``, before anything is written."""
+    tensor under it) where an entry's dtype cannot hold it, or torch has no kernel to
+    write it at ``where`` (``uint16`` at a mask), as torch refuses ``entry[where] =
+    value``, before anything is written."""
     reached = [
         (key, dtype, shape)
         for key, (shape, dtype) in targets.items()
         if key[: len(path)] == path and dtype is not None
     ]
-    check_number_write(value, where, reached, _owner(number))
+    if fits_every_dtype(value):  # (the usual 0): only the kernel can refuse it
+        check_kernels_at(value, _on_cpu(where), reached, _owner(number))
+    else:
+        check_number_write(value, where, reached, _owner(number))
 
 
 def _on_cpu(where: Any) -> Any:

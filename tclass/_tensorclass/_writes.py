@@ -287,13 +287,20 @@ def check_kinds_kept(record: Any, values: Any, op: str, allowed: Allowed = None)
 
 def stored_rows(record: Any, index: Any, value: Any) -> Any:
     """The rows ``value`` written into ``record`` at ``index``: a plain mapping's values
-    for Python-value fields as :func:`stored_value` makes them; any other value as it
-    is."""
+    for Python-value fields as :func:`stored_value` makes them, without the ``None``
+    given for fields of ``record`` that are absent (as the peer reads the dict as a
+    record of the class, whose ``None`` fields hold nothing: ``td[i] =
+    td[i].to_dict()`` leaves them absent); any other value as it is."""
     if type(value) is TensorDict and record.__tclass_info__.options["autocast"]:
         return _cast_rows(record, index, value)
     if not isinstance(value, Mapping) or isinstance(value, TensorCollection):
         return value
-    return {key: stored_value(record, key, item, index) for key, item in value.items()}
+    absent = record._absent_fields() if any(v is None for v in value.values()) else ()
+    return {
+        key: stored_value(record, key, item, index)
+        for key, item in value.items()
+        if item is not None or key not in absent
+    }
 
 
 def _cast_rows(record: Any, index: Any, rows: TensorDict) -> TensorDict:

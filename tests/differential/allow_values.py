@@ -174,11 +174,30 @@ def _empty_values_rebuilt(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     that holds such values in tclass's result."""
     if finding.kind != "result":
         return False
+    if finding.step.op == "getitem" and _flattened_member_read(finding, peer, mine):
+        return True
     results = mine.value if isinstance(mine.value, (tuple, list)) else [mine.value]
     kept = set().union(*(_empty_value_keys(result) for result in results))
     for line in finding.detail:
         keys = re.findall(r"\['(\w+)'\]", line.split(": ")[0])
         if not keys or keys[-1] not in kept or not any(p.search(line) for p in _REBUILT_LINES):
+            return False
+    return True
+
+
+def _flattened_member_read(finding: Finding, peer: Any, mine: Any) -> bool:
+    """An index that takes one member of a stack of Python values over no elements after
+    ``flatten``: tclass's flatten keeps the stack's members (values over no elements), so
+    the index reads a member's one value, as both libraries' index of the stack before
+    the flatten does, where the peer's flatten rebuilt the stack from the members it has
+    none of, whose index lists as ``[]`` (program 12,520,528 of index,shape,combine
+    --length 12, fz23d: ``torch.stack([x, x.clone()], -1).flatten(1, 2)[..., -2]`` of a
+    record over ``[0, 1]``)."""
+    if not any(".flatten(" in line for line in finding.lines[:-1]):
+        return False
+    for line in finding.detail:
+        found = _VALUE_LISTED.match(line)
+        if found is None or not _squeezed_over_none(found.group(1), peer, mine, storage=True):
             return False
     return True
 
@@ -458,16 +477,20 @@ _VALUE_LINE_OPS = ("setitem", "squeeze", "unbind", "flatten")
 _OVER_NONE_OPS = ("squeeze", "flatten")
 
 
-def _squeezed_over_none(path: str, peer: Any, mine: Any) -> bool:
+def _squeezed_over_none(path: str, peer: Any, mine: Any, storage: bool = False) -> bool:
     """``squeeze()`` (or ``flatten``) of a collection over no elements holding a Python
     value: tclass's node the one value (a ``NonTensorData``), where the peer's value
     stack, rebuilt from members it has none of, lists as (nested) empty lists (its
     ``squeeze(0)`` gives the one value back; program 10,347 of shape,combine:
     ``x.expand([1, 2]).squeeze()`` of a batch ``[2]`` holding a ``[2, 0]`` node; 22,692
-    of shape ``--length 8``: ``flatten(1)`` after ``repeat_interleave(0)``)."""
+    of shape ``--length 8``: ``flatten(1)`` after ``repeat_interleave(0)``); ``storage``:
+    a record's nodes read from its storage (its ``get`` reads the values)."""
     keys = tuple(re.findall(r"\['(\w+)'\]", path))
+    sides = [side.value for side in (peer, mine)]
+    if storage:
+        sides = [getattr(side, "_tensordict", side) for side in sides]
     try:
-        theirs, ours = peer.value.get(keys), mine.value.get(keys)
+        theirs, ours = (side.get(keys) for side in sides)
     except Exception:  # noqa: BLE001  (a read that fails is no such value)
         return False
     if type(theirs).__name__ != "NonTensorStack" or type(ours).__name__ != "NonTensorData":

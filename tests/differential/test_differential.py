@@ -338,6 +338,8 @@ DECIDED = [
     (_FIVE + ",records", 10, 12_300_550, "peer-fails-inside"),
     # fz23b: min(dim=(2, 0), reduce=True) of a lazy stack: tclass's TypeError as for a TD
     (_FIVE + ",records", 10, 12_305_296, "math-beyond-the-peer"),
+    # fz23d: flatten(1, 2)[..., -2] of a value stack over none: tclass a member's value, peer []
+    ("index,shape,combine", 12, 12_520_528, "values-kept-shared"),
 ]
 
 

@@ -89,3 +89,47 @@ def test_writes_at_ints_and_slices_and_a_lazy_stacks_members_are_written(
     stack = tclass.lazy_stack(list(_td(dtype).unbind(0)))  # a mask selects members
     stack[MASK] = 0
     assert stack["m", "b"].tolist() == [0, 1, 0, 0]
+
+
+NUMBER_DICTS = [
+    (MASK, {"a": 1.0, "m": {"b": 0}}),  # torch's masked_fill (fz23c's leftover)
+    (MASK, {"a": 1.0, "m": {"b": True}}),
+    ([0, 2], {"a": 1.0, "m": {"b": 0}}),  # torch's index_put
+    (torch.tensor([0, 2]), {"a": torch.zeros(2), "m": {"b": 5}}),
+]
+
+
+@pytest.mark.parametrize("dtype", UNSIGNED)
+@pytest.mark.parametrize(("index", "value"), NUMBER_DICTS)
+def test_a_dict_of_numbers_at_an_advanced_index_is_refused_before_any_entry_is_written(
+    dtype: torch.dtype, index: Any, value: dict[Any, Any]
+) -> None:
+    """A number for the unsigned entry (one every dtype holds: no check of its value) is
+    tried on a stand-in too; "a" was written before the refusal."""
+    td = _td(dtype)
+    with pytest.raises(NotImplementedError, match="not implemented for") as caught:
+        td[index] = value
+    assert isinstance(caught.value, InPlaceKernelError)
+    assert "('m', 'b')" in str(caught.value) and "nothing was written" in str(caught.value)
+    assert td["a"].tolist() == [1.0] * 4 and td["m", "b"].tolist() == [0, 1, 2, 3]
+
+
+def test_a_dict_of_numbers_at_a_mask_into_a_flat_collection_is_all_or_nothing() -> None:
+    td = TensorDict(a=torch.zeros(4), b=torch.zeros(4, dtype=torch.uint16), batch_size=[4])
+    with pytest.raises(InPlaceKernelError, match="'b' \\(torch.uint16"):
+        td[MASK] = {"a": 1.0, "b": 0}
+    assert td["a"].tolist() == [0.0] * 4
+    td[1:3] = {"a": 1.0, "b": 3}  # at a slice: written
+    assert td["a"].tolist() == [0.0, 1.0, 1.0, 0.0] and td["b"].tolist() == [0, 3, 3, 0]
+    td[MASK] = {"a": 2.0}  # the unsigned entry not written: the others are
+    assert td["a"].tolist() == [2.0, 1.0, 2.0, 2.0]
+
+
+@pytest.mark.parametrize("dtype", UNSIGNED)
+def test_a_lazy_stacks_dict_of_numbers_at_rows_is_refused_before_any_member_is_written(
+    dtype: torch.dtype,
+) -> None:
+    stack = tclass.lazy_stack([_td(dtype), _td(dtype)], 1)
+    with pytest.raises(InPlaceKernelError, match="member 0 of the lazy stack"):
+        stack[[0, 1]] = {"a": 5.0, "m": {"b": 0}}
+    assert stack["a"].tolist() == [[1.0, 1.0]] * 4
