@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import tclass
-from tclass import TensorDict, errors
+from tclass import TensorClass, TensorDict, errors
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore:The PyTorch API of nested tensors is in prototype stage"
@@ -84,3 +84,27 @@ def test_where_with_a_nested_condition_picks_member_by_member() -> None:
     assert flipped[0]["reward"].tolist() == [0.0, -1.0, 2.0]
     filled = stack.select("reward").masked_fill(_mask(), -1.0)
     assert filled[1]["reward"].tolist() == [10.0, -1.0, -1.0, 13.0, -1.0]
+
+
+class _Episode(TensorClass):
+    obs: torch.Tensor
+    task: str
+
+
+def test_get_with_a_list_option_of_python_values_and_collections_stacks_them() -> None:
+    stack = tclass.lazy_stack(
+        [TensorDict(task="walk", sub={"x": torch.ones(n)}, batch_size=[n]) for n in (3, 5)]
+    )
+    for option in ("as_list", "as_padded_tensor", "as_nested_tensor"):
+        tasks = stack.get("task", **{option: True})
+        assert isinstance(tasks, tclass.NonTensorStack) and tasks.batch_size == (2, -1)
+        assert tasks.tolist() == [["walk"] * 3, ["walk"] * 5]
+        sub = stack.get("sub", **{option: True})
+        assert isinstance(sub, tclass.LazyStackedTensorDict) and sub.batch_size == (2, -1)
+    records = tclass.lazy_stack(
+        [
+            _Episode(torch.zeros(3), "walk", batch_size=[3]),
+            _Episode(torch.zeros(2), "run", batch_size=[2]),
+        ]
+    )
+    assert records.get("task", as_list=True) == [["walk"] * 3, ["run"] * 2]
