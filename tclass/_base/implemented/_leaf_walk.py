@@ -724,7 +724,7 @@ class LeafWalkOps(TensorCollection):
                 if alignment == "batch" and operand.shape != batch:
                     what = "a tensor of shape" if isinstance(operand, _Tensor) else "a batch size"
                     batch = broadcast_batch(batch, operand.shape, what)
-                elif alignment == "mask" and isinstance(operand, _Tensor):
+                elif alignment == "mask" and isinstance(operand, _Tensor) and not operand.is_nested:
                     _check_mask(operation, operand.shape, own)
                 walked.append(operand)
             elif operand is not None and as_scalar(operand) is None:

@@ -36,6 +36,7 @@ from tclass.errors import (
     DeviceError,
     HeterogeneousEntryError,
     MixedEntryError,
+    ShapeError,
     StackError,
     StackTypeError,
 )
@@ -375,7 +376,10 @@ def _summary_part(member: Any, key: str) -> Any:
 
 def split_tensor(value: torch.Tensor, dim: int, count: int) -> list[torch.Tensor]:
     """``value`` cut along ``dim`` into ``count`` pieces; a tensor with fewer dims, or
-    size 1 there, is shared by every piece (it broadcasts)."""
+    size 1 there, is shared by every piece (it broadcasts); a nested tensor's components
+    are the pieces."""
+    if value.is_nested:
+        return nested_parts(value, count, dim, "the operand")
     if value.ndim <= dim:
         return [value] * count
     if value.shape[dim] == 1 and count != 1:
@@ -403,6 +407,8 @@ def split_operand(value: Any, stack: Any, key: object) -> list[Any]:
             # as a TensorDict stores it, when its entries fit; else BatchMismatchError
             value = fit_to_batch(cast(Any, value), batch, key)
         return list(value.unbind(dim))
+    if isinstance(value, torch.Tensor) and value.is_nested:
+        return nested_parts(value, count, dim, key)
     if isinstance(value, torch.Tensor):
         if value.shape[:ndim] != batch:
             raise BatchMismatchError(key, value.shape, batch)
@@ -410,6 +416,20 @@ def split_operand(value: Any, stack: Any, key: object) -> list[Any]:
     if isinstance(value, Mapping):
         return list(TensorDict(value, batch_size=batch).unbind(dim))
     return [value] * count
+
+
+def nested_parts(value: torch.Tensor, count: int, dim: int, key: object) -> list[torch.Tensor]:
+    """A nested tensor's components, one per member of a stack along dim 0 (each member
+    checks its own part), as the peer splits it."""
+    parts = list(value.unbind(0))
+    if dim != 0 or len(parts) != count:
+        msg = (
+            f"a nested tensor of {len(parts)} components written at {key!r} needs a lazy "
+            f"stack of as many members along dim 0; this one has {count} along dim {dim}. "
+            "Write the members one by one (lazy.tensordicts) or give a padded tensor"
+        )
+        raise ShapeError(msg)
+    return parts
 
 
 def _list_parts(value: Any, dim: int, batch: torch.Size) -> list[Any] | None:
