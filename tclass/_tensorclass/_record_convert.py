@@ -347,8 +347,10 @@ def _storage_options(record: RecordConversions, options: dict[str, Any]) -> None
 
 def _record_class(cls: type[RecordConversions]) -> type[TensorClass]:
     """``cls`` as the record class it is, for the checkers (``TensorClass`` is this
-    mixin's one subclass): the builders it calls take record classes."""
-    return cast("type[TensorClass]", cls)
+    mixin's one subclass): the builders it calls take record classes. Not through
+    ``typing.cast``: under ``torch.compile`` its result loses the class's source, and
+    reading the class's ``__tclass_info__`` from it broke the graph."""
+    return cls  # type: ignore[return-value]
 
 
 def _as_plain(td: TensorDict) -> TensorDict:
