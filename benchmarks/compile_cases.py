@@ -250,6 +250,11 @@ def rec_build_str(lib: Lib, obs: torch.Tensor, action: torch.Tensor, reward: tor
     return lib.Named(obs=obs, env="pong", batch_size=[obs.shape[0]])
 
 
+def rec_from_dict(lib: Lib, obs: torch.Tensor, action: torch.Tensor, reward: torch.Tensor) -> Any:
+    data = {"obs": obs, "action": action, "reward": reward}
+    return lib.Rec.from_dict(data, batch_size=[obs.shape[0]])
+
+
 def rec_nested_read(lib: Lib, outer: Any) -> torch.Tensor:
     return outer.inner.x.sum(-1) * outer.z
 
@@ -441,6 +446,7 @@ def compile_cases() -> list[CompileCase]:
         "rec build (TensorClass)": rec_build_positional,
         "rec build nested": rec_build_nested,
         "rec build with str": rec_build_str,
+        "rec.from_dict": rec_from_dict,
         "td build": td_build,
         "td build nested": td_build_nested,
         "td build kwargs": td_build_kwargs,

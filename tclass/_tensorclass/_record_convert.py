@@ -433,10 +433,11 @@ def _nested_inferred(
 
 
 def _required_fields(cls: type) -> list[str]:
-    """The ``__init__`` fields of ``cls`` without a default."""
+    """The ``__init__`` fields of ``cls`` without a default (from the class's info:
+    ``torch.compile`` cannot trace ``dataclasses.fields`` of a class)."""
     return [
         f.name
-        for f in dataclasses.fields(cls)
+        for f in _record_class(cls).__tclass_info__.fields
         if f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
     ]
 
