@@ -121,6 +121,14 @@ def _outer(lib: Lib, rows: int) -> Any:
     return lib.Outer(inner=inner, z=torch.randn(rows, generator=generator), batch_size=[rows])
 
 
+def _named(lib: Lib, rows: int) -> Any:
+    return lib.Named(obs=_tensors(rows)["obs"], env="pong", batch_size=[rows])
+
+
+def _flat_td(lib: Lib, rows: int) -> tuple[Any, ...]:
+    return (lib.TensorDict(_tensors(rows), batch_size=[rows]),)
+
+
 def _index(rows: int) -> torch.Tensor:
     generator = torch.Generator().manual_seed(1)
     return torch.randint(0, rows, (rows - 3,), generator=generator)
@@ -242,6 +250,11 @@ def rec_build_str(lib: Lib, obs: torch.Tensor, action: torch.Tensor, reward: tor
     return lib.Named(obs=obs, env="pong", batch_size=[obs.shape[0]])
 
 
+def rec_from_dict(lib: Lib, obs: torch.Tensor, action: torch.Tensor, reward: torch.Tensor) -> Any:
+    data = {"obs": obs, "action": action, "reward": reward}
+    return lib.Rec.from_dict(data, batch_size=[obs.shape[0]])
+
+
 def rec_nested_read(lib: Lib, outer: Any) -> torch.Tensor:
     return outer.inner.x.sum(-1) * outer.z
 
@@ -268,6 +281,14 @@ def rec_replace(lib: Lib, rec: Any) -> Any:
 
 def rec_reshape(lib: Lib, rec: Any) -> Any:
     return rec.unsqueeze(0).reshape(-1)
+
+
+def rec_str_rows(lib: Lib, named: Any) -> Any:
+    return named[1:-1]
+
+
+def rec_from_td(lib: Lib, td: Any) -> Any:
+    return lib.Rec.from_tensordict(td)
 
 
 # TensorDicts
@@ -339,6 +360,12 @@ def td_float(lib: Lib, td: Any) -> Any:
 def td_update(lib: Lib, a: Any, b: Any) -> Any:
     out = a.clone()
     out.update({"obs": b["obs"], "extra": b["action"] * 2})
+    return out
+
+
+def td_update_inplace(lib: Lib, a: Any, b: Any) -> Any:
+    out = a.clone()
+    out.update_(b)
     return out
 
 
@@ -419,6 +446,7 @@ def compile_cases() -> list[CompileCase]:
         "rec build (TensorClass)": rec_build_positional,
         "rec build nested": rec_build_nested,
         "rec build with str": rec_build_str,
+        "rec.from_dict": rec_from_dict,
         "td build": td_build,
         "td build nested": td_build_nested,
         "td build kwargs": td_build_kwargs,
@@ -451,6 +479,7 @@ def compile_cases() -> list[CompileCase]:
         "td soft update": td_soft_update,
         "torch.stack(tds)": td_stack,
         "td.update": td_update,
+        "td.update_": td_update_inplace,
         "torch.where(td)": td_where,
     }
     lazy = {
@@ -467,6 +496,8 @@ def compile_cases() -> list[CompileCase]:
             "rec TensorClass math", rec_tc_math, lambda lib, n: (_rec(lib, n, cls="RecTC"),)
         ),
         CompileCase("torch.stack(recs)", rec_stack, _two(_rec)),
+        CompileCase("rec with str[1:-1]", rec_str_rows, _one(_named)),
+        CompileCase("rec.from_tensordict", rec_from_td, _flat_td),
         *alike_cases("rec", _rec),
         *cases_on(_one(_td), one_td),
         *cases_on(_two(_td), two_td),

@@ -42,6 +42,7 @@ from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._names import DimName, Names
 from tclass._core._safe_globals import allow_unpickling, checked_class
+from tclass._core._tracing import tracing
 from tclass._engine._nontensor_ops import NonTensorOps
 from tclass._engine._typed_metadata import typed_metadata
 from tclass._engine._value_positions import (
@@ -585,7 +586,7 @@ class NonTensorData(_NonTensorNode):
                 raise DimError(msg)
             return self._make(self.data, batch[1:], self._device)
         kind = type(index)
-        if kind is slice and batch:
+        if kind is slice and batch and not tracing():  # traced: symbolic, on a stand-in
             start, stop, step = index.indices(batch[0])
             if step > 0:
                 length = max(0, (stop - start + step - 1) // step)

@@ -95,6 +95,7 @@ class ClassInfo:
 
     __slots__ = (
         "cls",
+        "fields",
         "field_names",
         "init_names",
         "repr_hidden",
@@ -117,6 +118,8 @@ class ClassInfo:
         self, cls: type, fields: list[dataclasses.Field[Any]], options: ClassOptions
     ) -> None:
         self.cls = cls
+        # ``dataclasses.fields(cls)``, which ``torch.compile`` cannot trace on a class.
+        self.fields: tuple[dataclasses.Field[Any], ...] = tuple(fields)
         self.field_names: tuple[str, ...] = tuple(f.name for f in fields)
         self.init_names: tuple[str, ...] = tuple(f.name for f in fields if f.init)
         # ``field(repr=False)``: the reprs leave these out, as the peer's do.
@@ -790,7 +793,7 @@ def record_from_entries(
     td = TensorDict._new_unchecked({}, as_batch_size(batch_size), device)
     td._assign_names(names)
     batch, n, rules = td.batch_size, len(td.batch_size), info.rules
-    fields = dataclasses.fields(cls)
+    fields = info.fields
     if entry_order:
         position = {key: i for i, key in enumerate(entries)}
         fields = tuple(sorted(fields, key=lambda f: position.get(f.name, len(position))))

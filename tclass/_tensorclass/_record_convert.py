@@ -350,8 +350,10 @@ def _storage_options(record: RecordConversions, options: dict[str, Any]) -> None
 
 def _record_class(cls: type[RecordConversions]) -> type[TensorClass]:
     """``cls`` as the record class it is, for the checkers (``TensorClass`` is this
-    mixin's one subclass): the builders it calls take record classes."""
-    return cast("type[TensorClass]", cls)
+    mixin's one subclass): the builders it calls take record classes. Not through
+    ``typing.cast``: under ``torch.compile`` its result loses the class's source, and
+    reading the class's ``__tclass_info__`` from it broke the graph."""
+    return cls  # type: ignore[return-value]
 
 
 def _as_plain(td: TensorDict) -> TensorDict:
@@ -434,10 +436,11 @@ def _nested_inferred(
 
 
 def _required_fields(cls: type) -> list[str]:
-    """The ``__init__`` fields of ``cls`` without a default."""
+    """The ``__init__`` fields of ``cls`` without a default (from the class's info:
+    ``torch.compile`` cannot trace ``dataclasses.fields`` of a class)."""
     return [
         f.name
-        for f in dataclasses.fields(cls)
+        for f in _record_class(cls).__tclass_info__.fields
         if f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
     ]
 

@@ -23,6 +23,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import writes_nothing
 from tclass._core._keys import key_path
 from tclass._core._records import storage_of
+from tclass._core._tracing import tracing
 from tclass.errors import InPlaceWriteError
 
 __all__ = ["refuse_grad_leaf_writes", "refuse_grad_member_sets", "writes_as_set_"]
@@ -57,8 +58,8 @@ def refuse_grad_leaf_writes(
         InPlaceWriteError: (a RuntimeError, as the peer's) naming the entry (and the
             member of a lazy stack).
     """
-    if not torch.is_grad_enabled() or _AS_SET.get():
-        return
+    if not torch.is_grad_enabled() or tracing() or _AS_SET.get():
+        return  # traced: a refused copy_ fails the trace, before anything is written
     allowed = None if keys_to_update is None else [key_path(key) for key in keys_to_update]
     for path in paths:
         if allowed is not None and not any(path[: len(a)] == a for a in allowed):
