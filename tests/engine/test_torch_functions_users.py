@@ -290,3 +290,19 @@ def test_out_record_is_returned_itself(function: str, tmp_path: Path) -> None:
     out = expected.clone().zero_()
     assert calls[function](out) is out
     assert torch.equal(out.a, expected.a) and torch.equal(out.b, expected.b)
+
+
+def test_a_loss_reduced_over_different_python_values_names_the_entry() -> None:
+    # the README: a reduction that would merge different values is a ReductionError (the
+    # peer's loss drops the entry); reduction="none" keeps each member's value
+    rows = []
+    for value in ("one", "two"):
+        row = tclass.TensorDict(a=torch.ones(3), batch_size=[3])
+        row["s"] = value
+        rows.append(row)
+    stack = tclass.lazy_stack(rows)
+    with pytest.raises(tclass.errors.ReductionError, match="'s'"):
+        F.mse_loss(stack, stack * 2)
+    each = F.l1_loss(stack, stack * 2, reduction="none")
+    assert each["s"] == [["one"] * 3, ["two"] * 3]
+    assert torch.equal(each["a"], torch.ones(2, 3))
