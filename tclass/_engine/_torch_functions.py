@@ -20,7 +20,6 @@ import torch
 import torch.nn.functional as F
 
 from tclass._base.implemented._collection import TensorCollection
-from tclass._core import _batch
 from tclass._core._dispatch import implements
 from tclass.errors import DimError, OperandError
 
@@ -216,15 +215,6 @@ def _grad(outputs: Any, inputs: Any, grad_outputs: Any = None, **kwargs: Any) ->
 # --- shape functions: batch elements move, every tensor alike ----------------------------
 
 
-def _batch_dim(collection: Any, dim: int, op: str) -> int:
-    return _batch.normalize_dim(dim, collection.batch_dims, op=op)
-
-
-def _stand_in(collection: Any) -> torch.Tensor:
-    """A tensor of the batch size that holds no data, to let torch work out new sizes."""
-    return torch.empty(collection.batch_size, device="meta")
-
-
 @implements(torch.flip)
 def _flip(input: Any, dims: int | Sequence[int]) -> Any:
     return input.flip(dims)
@@ -307,11 +297,8 @@ def _repeat_interleave(
 
 @implements(torch.tensor_split)
 def _tensor_split(input: Any, indices_or_sections: Any, dim: int = 0) -> tuple[Any, ...]:
-    dim = _batch_dim(input, dim, "tensor_split")
-    sizes = [
-        piece.shape for piece in torch.tensor_split(_stand_in(input), indices_or_sections, dim)
-    ]
-    return input._map_values_split(lambda v: torch.tensor_split(v, indices_or_sections, dim), sizes)  # type: ignore[no-any-return]
+    # the method: a lazy stack's pieces stay lazy stacks, a file's rows read into memory
+    return tuple(input.tensor_split(indices_or_sections, dim))
 
 
 @implements(torch.tile)
