@@ -314,6 +314,8 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
             input_dict = storage_of(input_dict)
         if isinstance(input_dict, TensorCollection):
             source: TensorCollection = input_dict
+        elif batch_size is not None:  # as the peer: nested dicts take this batch size
+            source = TensorDict(input_dict, batch_size=batch_size)
         else:
             source = TensorDict.from_dict(input_dict, auto_batch_size=True, batch_dims=batch_dims)
         if isinstance(source, TensorDictBase) and not source._is_store and source.requires_grad:
@@ -805,6 +807,12 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
     # --- python protocols ----------------------------------------------------------------
 
     def __reduce__(self) -> tuple[Any, ...]:
+        if not self._group.file.is_open:  # a pickle reopens the file by name and group
+            raise ClosedFileError(
+                f"cannot pickle a collection over the {self._group.file.format} "
+                f"{self._file_name!r}: the file is closed (a pickle reopens it by name); "
+                "pickle it before close(), or open the file again (from_h5 / from_zarr)"
+            )
         device = None if self._device is None else str(self._device)
         mode = _REOPEN.get(self._mode, "r")
         file = self._group.file

@@ -1,0 +1,75 @@
+"""HDF5 and zarr files as a new user reaches them (session 23's programs run on tclass and
+on the peer): what differed from the peer and was fixed, each on both stores.
+"""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+import torch
+
+from tclass import PersistentTensorDict, TensorDict
+from tclass.errors import ClosedFileError, TclassError
+
+pytest.importorskip("h5py")
+
+
+def _store(tmp_path: Path, backend: str) -> str:
+    if backend == "zarr":
+        pytest.importorskip("zarr")
+    return str(tmp_path / f"f.{backend}")
+
+
+@pytest.mark.parametrize("backend", ["h5", "zarr"])
+def test_pickling_a_closed_file_is_a_closed_file_error_at_once(
+    tmp_path: Path, backend: str
+) -> None:
+    # was: the pickle was written, and loading it failed in h5py with a KeyError
+    # ("object 'None' doesn't exist"), the group's name read off the closed file
+    path = _store(tmp_path, backend)
+    td = TensorDict({"a": torch.arange(4.0), "n": {"b": torch.ones(4, 2)}}, [4])
+    ptd = td.to_h5(path) if backend == "h5" else td.to_zarr(path)
+    view, group = ptd[1:3], ptd["n"]
+    ptd.close()
+    for closed in (ptd, view, group):
+        with pytest.raises(ClosedFileError, match="closed") as caught:
+            pickle.dumps(closed)
+        assert isinstance(caught.value, ValueError)  # the peer's h5py raises a ValueError
+        assert isinstance(caught.value, TclassError)
+        assert path in str(caught.value) and "pickle it before close()" in str(caught.value)
+    # open again, it pickles and reads back
+    again = PersistentTensorDict.from_h5(path) if backend == "h5" else TensorDict.from_zarr(path)
+    loaded = pickle.loads(pickle.dumps(again[1:3]))
+    assert loaded["a"].tolist() == [1.0, 2.0]
+    assert loaded["n", "b"].tolist() == [[1.0, 1.0], [1.0, 1.0]]
+
+
+@pytest.mark.parametrize("backend", ["h5", "zarr"])
+def test_from_dict_with_a_batch_size_gives_it_to_the_nested_dicts_as_the_peer(
+    tmp_path: Path, backend: str
+) -> None:
+    # was: the nested dict got its own largest batch size ([3, 2]), as without batch_size;
+    # the peer (and TensorDict(d, batch_size=[3]) in both) gives it the batch size given
+    path = _store(tmp_path, backend)
+    data = {"a": torch.ones(3, 2), "n": {"c": torch.arange(6.0).view(3, 2)}}
+    ptd = PersistentTensorDict.from_dict(data, filename=path, batch_size=[3], backend=backend)
+    assert ptd.batch_size == torch.Size([3])
+    assert ptd["n"].batch_size == torch.Size([3])
+    assert ptd["n", "c"].tolist() == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    assert ptd[1]["n"].batch_size == torch.Size([])
+    ptd.close()
+    reopened = PersistentTensorDict.from_h5(path) if backend == "h5" else TensorDict.from_zarr(path)
+    assert reopened["n"].batch_size == torch.Size([3])  # recorded in the file
+    # without batch_size, each dict still gets the largest one its entries share (as the peer)
+    inferred = PersistentTensorDict.from_dict(
+        data, filename=str(tmp_path / f"g.{backend}"), backend=backend
+    )
+    assert inferred.batch_size == torch.Size([3, 2])
+    assert inferred["n"].batch_size == torch.Size([3, 2])
+    # a batch size the entries do not have is refused, as TensorDict(d, batch_size=...)
+    with pytest.raises(RuntimeError, match="batch"):
+        PersistentTensorDict.from_dict(
+            data, filename=str(tmp_path / f"h.{backend}"), batch_size=[4], backend=backend
+        )
