@@ -73,3 +73,27 @@ def test_from_dict_with_a_batch_size_gives_it_to_the_nested_dicts_as_the_peer(
         PersistentTensorDict.from_dict(
             data, filename=str(tmp_path / f"h.{backend}"), batch_size=[4], backend=backend
         )
+
+
+@pytest.mark.parametrize("order", [">", "<"], ids=["big-endian", "little-endian"])
+def test_numbers_another_tool_wrote_big_endian_read_as_tensors(tmp_path: Path, order: str) -> None:
+    # was: a big-endian dataset (MATLAB, Java and netCDF tools write them) read as a list
+    # of Python values, and `+=` on it failed ("'int' object is not iterable"); the peer
+    # fails on it. The file keeps its byte order; its numbers read and write as any others
+    h5py = pytest.importorskip("h5py")
+    np = pytest.importorskip("numpy")
+    path = tmp_path / "x.h5"
+    with h5py.File(path, "w") as file:
+        file["a"] = np.arange(6, dtype=f"{order}i4").reshape(3, 2)
+        file["f"] = np.arange(3, dtype=f"{order}f8")
+    ptd = PersistentTensorDict.from_h5(path, mode="r+")
+    assert ptd.batch_size == torch.Size([3])
+    assert ptd["a"].dtype == torch.int32 and ptd["a"].tolist() == [[0, 1], [2, 3], [4, 5]]
+    assert ptd[[2, 0]]["f"].tolist() == [2.0, 0.0] and ptd["f"].dtype == torch.float64
+    assert ptd.get_at("a", 1).tolist() == [2, 3]
+    ptd["a"] += 1
+    ptd[0] = {"a": torch.tensor([7, 7], dtype=torch.int32)}
+    assert ptd["a"].tolist() == [[7, 7], [3, 4], [5, 6]]
+    assert ptd.to_tensordict()["f"].tolist() == [0.0, 1.0, 2.0]
+    assert ptd.memmap(tmp_path / "mm")["a"].tolist() == [[7, 7], [3, 4], [5, 6]]
+    assert ptd.file["a"].dtype == np.dtype(f"{order}i4")  # written in place, in its order
