@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from tclass import PersistentTensorDict, TensorDict
-from tclass.errors import ClosedFileError, TclassError
+from tclass.errors import ClosedFileError, FileBusyError, TclassError
 
 pytest.importorskip("h5py")
 
@@ -97,3 +97,24 @@ def test_numbers_another_tool_wrote_big_endian_read_as_tensors(tmp_path: Path, o
     assert ptd.to_tensordict()["f"].tolist() == [0.0, 1.0, 2.0]
     assert ptd.memmap(tmp_path / "mm")["a"].tolist() == [[7, 7], [3, 4], [5, 6]]
     assert ptd.file["a"].dtype == np.dtype(f"{order}i4")  # written in place, in its order
+
+
+def test_a_file_open_in_this_process_in_a_mode_h5py_cannot_share_is_busy(tmp_path: Path) -> None:
+    # was: a FileFormatError, "is not an HDF5 file h5py can open", for a good file opened
+    # read-only, then with mode='r+' (the peer: h5py's OSError); and h5py's bare OSError for
+    # to_h5 over a file open in this process. Now a FileBusyError (an OSError, as the peer's)
+    path = tmp_path / "f.h5"
+    td = TensorDict({"b": torch.arange(4)}, [4])
+    td.to_h5(path).close()
+    reader = PersistentTensorDict.from_h5(path)
+    with pytest.raises(FileBusyError, match="already open in this process") as caught:
+        PersistentTensorDict.from_h5(path, mode="r+")
+    assert isinstance(caught.value, OSError) and "mode='r+'" in str(caught.value)
+    with pytest.raises(FileBusyError, match="mode='w'"):
+        td.to_h5(path)
+    assert reader["b"].tolist() == [0, 1, 2, 3]  # nothing changed
+    reader.close()
+    writer = PersistentTensorDict.from_h5(path, mode="r+")  # closed: it opens
+    writer["b"] += 1
+    assert writer["b"].tolist() == [1, 2, 3, 4]
+    writer.close()

@@ -308,6 +308,13 @@ class H5Backend:
         except (FileNotFoundError, FileExistsError) as error:
             raise open_refused(error, filename, mode, H5File.format) from None
         except OSError as error:
+            if "already open" in str(error):  # h5py shares one open file per process
+                msg = (
+                    f"{filename!r} is already open in this process, and HDF5 cannot open it "
+                    f"again with mode={mode!r} ({error}); close the PersistentTensorDict (or "
+                    "h5py.File) that holds it first"
+                )
+                raise FileBusyError(msg) from None
             if os.path.isfile(filename) and mode in ("r", "r+", "a"):
                 msg = f"{filename!r} is not an HDF5 file h5py can open ({error})"
                 raise FileFormatError(msg) from None
