@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from tclass import PersistentTensorDict, TensorDict
-from tclass.errors import ClosedFileError, FileBusyError, TclassError
+from tclass.errors import ClosedFileError, FileBusyError, ReadOnlyFileError, TclassError
 
 pytest.importorskip("h5py")
 
@@ -117,4 +117,29 @@ def test_a_file_open_in_this_process_in_a_mode_h5py_cannot_share_is_busy(tmp_pat
     writer = PersistentTensorDict.from_h5(path, mode="r+")  # closed: it opens
     writer["b"] += 1
     assert writer["b"].tolist() == [1, 2, 3, 4]
+    writer.close()
+
+
+def test_a_handle_opened_read_only_refuses_writes_while_another_holds_the_file_writable(
+    tmp_path: Path,
+) -> None:
+    # was: h5py hands the second open the file this process holds open for writing, and
+    # the handle asked for with mode='r' wrote into it (the peer's too)
+    path = tmp_path / "f.h5"
+    writer = TensorDict({"b": torch.arange(4)}, [4]).to_h5(path)
+    reader = PersistentTensorDict.from_h5(path)  # mode='r', the default
+    for write in (
+        lambda: reader.__setitem__("b", torch.zeros(4, dtype=torch.int64)),
+        lambda: reader.set_("b", torch.zeros(4, dtype=torch.int64)),
+        lambda: reader.__setitem__("z", torch.zeros(4)),
+        lambda: reader[0:2].fill_("b", 7),
+        lambda: reader.update_({"b": torch.zeros(4, dtype=torch.int64)}),
+    ):
+        with pytest.raises(ReadOnlyFileError, match="mode='r'"):
+            write()
+    assert writer["b"].tolist() == [0, 1, 2, 3] and sorted(writer.keys()) == ["b"]
+    writer["b"] += 1  # the writer writes, and the reader reads it
+    assert reader["b"].tolist() == [1, 2, 3, 4]
+    reader.close()
+    assert writer["b"].tolist() == [1, 2, 3, 4]  # closing the reader leaves the writer open
     writer.close()
