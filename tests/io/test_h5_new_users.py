@@ -143,3 +143,35 @@ def test_a_handle_opened_read_only_refuses_writes_while_another_holds_the_file_w
     reader.close()
     assert writer["b"].tolist() == [1, 2, 3, 4]  # closing the reader leaves the writer open
     writer.close()
+
+
+def test_a_key_holding_a_slash_is_a_path_in_a_zarr_store_as_in_an_hdf5_file(
+    tmp_path: Path,
+) -> None:
+    # was: zarr listed "obs/pix" as one key of the root until reopened, then as a group
+    # "obs" whose "obs/pix" read was a KeyError; HDF5 (and the peer's zarr) make the group
+    pytest.importorskip("zarr")
+    td = TensorDict({"x": torch.zeros(3), "obs": {"pix": torch.ones(3, 2)}}, [3])
+    flat = td.flatten_keys("/")  # {"x", "obs/pix"}: a common layout of flat keys
+    for path, save in (
+        (tmp_path / "f.h5", flat.to_h5),
+        (tmp_path / "f.zarr", flat.to_zarr),
+    ):
+        ptd = save(path)
+        assert sorted(map(str, ptd.keys(True, True))) == ["('obs', 'pix')", "x"]
+        assert ptd["obs/pix"].tolist() == [[1.0, 1.0]] * 3 and ptd["obs"].batch_size == (3,)
+        ptd["a/b"] = torch.arange(3)
+        ptd["a/c"] = torch.ones(3)
+        assert sorted(ptd.keys()) == ["a", "obs", "x"]
+        assert ptd["a", "b"].tolist() == [0, 1, 2] and ptd["a/c"].tolist() == [1.0] * 3
+        del ptd["a/b"]
+        assert sorted(ptd["a"].keys()) == ["c"]
+        ptd.close()
+        again = (
+            PersistentTensorDict.from_h5(path)
+            if path.suffix == ".h5"
+            else TensorDict.from_zarr(path)
+        )
+        assert sorted(map(str, again.keys(True, True))) == ["('a', 'c')", "('obs', 'pix')", "x"]
+        assert again["obs/pix"].shape == (3, 2)
+        again.close()
