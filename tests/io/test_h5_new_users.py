@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tclass import PersistentTensorDict, TensorDict
+from tclass import PersistentTensorDict, TensorClass, TensorDict
 from tclass.errors import ClosedFileError, FileBusyError, ReadOnlyFileError, TclassError
 
 pytest.importorskip("h5py")
@@ -175,3 +175,28 @@ def test_a_key_holding_a_slash_is_a_path_in_a_zarr_store_as_in_an_hdf5_file(
         assert sorted(map(str, again.keys(True, True))) == ["('a', 'c')", "('obs', 'pix')", "x"]
         assert again["obs/pix"].shape == (3, 2)
         again.close()
+
+
+@pytest.mark.parametrize("backend", ["h5", "zarr"])
+def test_an_option_from_h5_does_not_take_is_a_type_error_as_the_peers(
+    tmp_path: Path, backend: str
+) -> None:
+    # was: ignored without a word: from_h5(path, device="cuda") read onto the CPU, and a
+    # misspelt mode (mod="r+") opened the file read-only; the peer raises a TypeError
+    class Rec(TensorClass):
+        a: torch.Tensor
+
+    path = _store(tmp_path, backend)
+    td = TensorDict({"a": torch.arange(2.0)}, [2])
+    (td.to_h5(path) if backend == "h5" else td.to_zarr(path)).close()
+    opener = "from_h5" if backend == "h5" else "from_zarr"
+    for open_ in (getattr(PersistentTensorDict, opener), getattr(TensorDict, opener)):
+        for option in ({"device": "cpu"}, {"mod": "r+"}):
+            with pytest.raises(TypeError, match="unexpected keyword argument") as caught:
+                open_(path, **option)
+            assert isinstance(caught.value, TclassError) and opener in str(caught.value)
+    with pytest.raises(TypeError, match="'device'"):
+        getattr(Rec, opener)(path, device="cpu")
+    opened = getattr(PersistentTensorDict, opener)(path, mode="r+", batch_size=[2])
+    assert opened["a"].tolist() == [0.0, 1.0]  # the options it takes still work
+    opened.close()

@@ -245,6 +245,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         the largest one its datasets share (at most ``batch_dims`` dims), which
         ``auto_batch_size=True`` gives even where a batch size is saved;
         ``non_tensor_as_stack`` and ``allow_external`` as the constructor's."""
+        _known(options, H5Options, "from_h5")
         return cls._opened(
             batch_size=options.get("batch_size"), batch_dims=options.get("batch_dims"),
             infer=options.get("auto_batch_size", False),
@@ -261,6 +262,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         else the largest one its arrays share (at most ``batch_dims`` dims), which
         ``auto_batch_size=True`` gives even where a batch size is saved;
         ``non_tensor_as_stack`` and ``allow_pickle`` as the constructor's."""
+        _known(options, ZarrOptions, "from_zarr")
         where = {"group": filename} if _zarr.BACKEND.owns(filename) else {"filename": filename}
         return cls._opened(
             batch_size=options.get("batch_size"), batch_dims=options.get("batch_dims"),
@@ -827,6 +829,24 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         if not self._group.file.is_open:
             return f"PersistentTensorDict(closed file {self._file_name!r})"
         return compact_repr(self)  # arrays shown by dtype and shape, not read
+
+
+def _known(options: Mapping[str, Any], accepted: type, function: str) -> None:
+    """Refuses an option ``from_h5`` / ``from_zarr`` does not take (``device=``, a typo),
+    as Python refuses an unexpected keyword argument, and the peer's: it would be ignored.
+
+    Raises:
+        ArgumentError: (a ``TypeError``) naming it and the options taken.
+    """
+    taken = list(accepted.__annotations__)
+    for name in options:
+        if name not in taken:
+            msg = (
+                f"{function}() got an unexpected keyword argument {name!r} (it takes "
+                f"{', '.join(taken[:-1])} and {taken[-1]}; to read onto a device, "
+                f"{function}(...).to(device))"
+            )
+            raise ArgumentError(msg)
 
 
 def _reopen(
