@@ -200,3 +200,26 @@ def test_an_option_from_h5_does_not_take_is_a_type_error_as_the_peers(
     opened = getattr(PersistentTensorDict, opener)(path, mode="r+", batch_size=[2])
     assert opened["a"].tolist() == [0.0, 1.0]  # the options it takes still work
     opened.close()
+
+
+@pytest.mark.parametrize("backend", ["h5", "zarr"])
+def test_conflicting_batch_size_options_are_refused_as_the_peer(
+    tmp_path: Path, backend: str
+) -> None:
+    # was: batch_size won and auto_batch_size / batch_dims were dropped without a word;
+    # the peer refuses both pairs (a TypeError for from_h5, a ValueError for from_dict)
+    path = _store(tmp_path, backend)
+    data = {"a": torch.zeros(2, 3, 4)}
+    with pytest.raises(ValueError, match="batch_size or batch_dims, not both"):
+        PersistentTensorDict.from_dict(
+            data, filename=path, batch_size=[2], batch_dims=2, backend=backend
+        )
+    ptd = PersistentTensorDict.from_dict(data, filename=path, batch_dims=2, backend=backend)
+    assert ptd.batch_size == torch.Size([2, 3])
+    ptd.close()
+    opener = getattr(PersistentTensorDict, "from_h5" if backend == "h5" else "from_zarr")
+    with pytest.raises(TypeError, match="Conflicting batch sizes") as caught:
+        opener(path, auto_batch_size=True, batch_size=[2])
+    assert isinstance(caught.value, TclassError)
+    assert opener(path, auto_batch_size=True).batch_size == torch.Size([2, 3, 4])
+    assert opener(path, batch_size=[2]).batch_size == torch.Size([2])

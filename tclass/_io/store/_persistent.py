@@ -310,6 +310,9 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         A zarr store gets consolidated metadata, as the peer writes (kept true by later
         changes); an append-only one (a ``ZipStore``, which holds each key once) is
         written whole, each key once, and returned opened for reading only."""
+        if batch_size is not None and batch_dims is not None:
+            msg = "from_dict: pass either batch_size or batch_dims, not both"
+            raise BatchSizeError(msg)  # a ValueError, as the peer's
         schema = record_schema(input_dict) if is_record(input_dict) else None
         check_tree_values_to_save(input_dict)  # before the file is created
         if is_record(input_dict):
@@ -833,11 +836,18 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
 
 def _known(options: Mapping[str, Any], accepted: type, function: str) -> None:
     """Refuses an option ``from_h5`` / ``from_zarr`` does not take (``device=``, a typo),
-    as Python refuses an unexpected keyword argument, and the peer's: it would be ignored.
+    as Python refuses an unexpected keyword argument, and the peer's: it would be ignored;
+    and ``batch_size`` with ``auto_batch_size=True``, as the peer.
 
     Raises:
         ArgumentError: (a ``TypeError``) naming it and the options taken.
     """
+    if options.get("batch_size") is not None and options.get("auto_batch_size"):
+        msg = (
+            f"Conflicting batch sizes in {function}: batch_size and auto_batch_size cannot be "
+            "both specified (give batch_size, or auto_batch_size=True to infer it)"
+        )
+        raise ArgumentError(msg)  # the peer's TypeError
     taken = list(accepted.__annotations__)
     for name in options:
         if name not in taken:
