@@ -551,7 +551,9 @@ class MissingDependencyError(TclassError, ModuleNotFoundError):
 
 class FileBusyError(TclassError, BlockingIOError):
     """A file is held by another process (an HDF5 file open for writing elsewhere, which
-    HDF5's file locking refuses to share); nothing was changed."""
+    HDF5's file locking refuses to share), or open in this process in a mode the new open
+    cannot share (read-only, then ``mode='r+'``; open, then ``mode='w'``); nothing was
+    changed."""
 
 
 class ClosedFileError(TclassError, KeyError, ValueError):

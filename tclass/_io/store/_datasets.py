@@ -113,6 +113,8 @@ def torch_dtype_of(dtype: np.dtype[Any]) -> torch.dtype | None:
     the peer's opaque HDF5 numbers, records...)."""
     if dtype.metadata is not None:  # h5py's special dtypes (opaque, strings) carry some
         return None
+    if not dtype.isnative:  # numbers another tool wrote big-endian ('>i4'): the same numbers
+        dtype = dtype.newbyteorder("=")
     return _NUMERIC.get(dtype)
 
 
@@ -180,6 +182,8 @@ def open_refused(
 def to_tensor(data: Any) -> torch.Tensor:
     """What a store read (an array, or a numpy scalar) as a tensor of the same shape."""
     array = np.asarray(data)
+    if not array.dtype.isnative:  # torch holds native byte order only
+        array = array.astype(array.dtype.newbyteorder("="))
     if not array.flags.c_contiguous or not array.flags.writeable:
         array = np.array(array, order="C")
     return torch.from_numpy(array)

@@ -74,12 +74,15 @@ def need_h5py() -> Any:
 class H5File:
     """An open h5py file (``StoreFile``)."""
 
-    __slots__ = ("_file", "access", "filename")
+    __slots__ = ("_file", "_read_only", "access", "filename")
     backend = "h5"
     format = "HDF5 file"
 
-    def __init__(self, file: Any, access: Access) -> None:
+    def __init__(self, file: Any, access: Access, read_only: bool = False) -> None:
         self._file = file
+        # asked for mode='r': h5py hands out the file this process already holds, open for
+        # writing if another handle opened it so; this one still refuses writes
+        self._read_only = read_only
         self.access = access
         self.filename = str(file.filename)  # h5py forgets it once the file is closed
 
@@ -93,7 +96,7 @@ class H5File:
 
     @property
     def read_only(self) -> bool:
-        return bool(self._file.mode == "r")
+        return self._read_only or bool(self._file.mode == "r")
 
     @property
     def why_read_only(self) -> str:
@@ -308,11 +311,18 @@ class H5Backend:
         except (FileNotFoundError, FileExistsError) as error:
             raise open_refused(error, filename, mode, H5File.format) from None
         except OSError as error:
+            if "already open" in str(error):  # h5py shares one open file per process
+                msg = (
+                    f"{filename!r} is already open in this process, and HDF5 cannot open it "
+                    f"again with mode={mode!r} ({error}); close the PersistentTensorDict (or "
+                    "h5py.File) that holds it first"
+                )
+                raise FileBusyError(msg) from None
             if os.path.isfile(filename) and mode in ("r", "r+", "a"):
                 msg = f"{filename!r} is not an HDF5 file h5py can open ({error})"
                 raise FileFormatError(msg) from None
             raise
-        return H5Group(file, H5File(file, access))
+        return H5Group(file, H5File(file, access, read_only=mode == "r"))
 
     def owns(self, native: Any) -> bool:
         lib = sys.modules.get("h5py")

@@ -245,6 +245,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         the largest one its datasets share (at most ``batch_dims`` dims), which
         ``auto_batch_size=True`` gives even where a batch size is saved;
         ``non_tensor_as_stack`` and ``allow_external`` as the constructor's."""
+        _known(options, H5Options, "from_h5")
         return cls._opened(
             batch_size=options.get("batch_size"), batch_dims=options.get("batch_dims"),
             infer=options.get("auto_batch_size", False),
@@ -261,6 +262,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         else the largest one its arrays share (at most ``batch_dims`` dims), which
         ``auto_batch_size=True`` gives even where a batch size is saved;
         ``non_tensor_as_stack`` and ``allow_pickle`` as the constructor's."""
+        _known(options, ZarrOptions, "from_zarr")
         where = {"group": filename} if _zarr.BACKEND.owns(filename) else {"filename": filename}
         return cls._opened(
             batch_size=options.get("batch_size"), batch_dims=options.get("batch_dims"),
@@ -308,12 +310,17 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         A zarr store gets consolidated metadata, as the peer writes (kept true by later
         changes); an append-only one (a ``ZipStore``, which holds each key once) is
         written whole, each key once, and returned opened for reading only."""
+        if batch_size is not None and batch_dims is not None:
+            msg = "from_dict: pass either batch_size or batch_dims, not both"
+            raise BatchSizeError(msg)  # a ValueError, as the peer's
         schema = record_schema(input_dict) if is_record(input_dict) else None
         check_tree_values_to_save(input_dict)  # before the file is created
         if is_record(input_dict):
             input_dict = storage_of(input_dict)
         if isinstance(input_dict, TensorCollection):
             source: TensorCollection = input_dict
+        elif batch_size is not None:  # as the peer: nested dicts take this batch size
+            source = TensorDict(input_dict, batch_size=batch_size)
         else:
             source = TensorDict.from_dict(input_dict, auto_batch_size=True, batch_dims=batch_dims)
         if isinstance(source, TensorDictBase) and not source._is_store and source.requires_grad:
@@ -805,6 +812,12 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
     # --- python protocols ----------------------------------------------------------------
 
     def __reduce__(self) -> tuple[Any, ...]:
+        if not self._group.file.is_open:  # a pickle reopens the file by name and group
+            raise ClosedFileError(
+                f"cannot pickle a collection over the {self._group.file.format} "
+                f"{self._file_name!r}: the file is closed (a pickle reopens it by name); "
+                "pickle it before close(), or open the file again (from_h5 / from_zarr)"
+            )
         device = None if self._device is None else str(self._device)
         mode = _REOPEN.get(self._mode, "r")
         file = self._group.file
@@ -819,6 +832,31 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         if not self._group.file.is_open:
             return f"PersistentTensorDict(closed file {self._file_name!r})"
         return compact_repr(self)  # arrays shown by dtype and shape, not read
+
+
+def _known(options: Mapping[str, Any], accepted: type, function: str) -> None:
+    """Refuses an option ``from_h5`` / ``from_zarr`` does not take (``device=``, a typo),
+    as Python refuses an unexpected keyword argument, and the peer's: it would be ignored;
+    and ``batch_size`` with ``auto_batch_size=True``, as the peer.
+
+    Raises:
+        ArgumentError: (a ``TypeError``) naming it and the options taken.
+    """
+    if options.get("batch_size") is not None and options.get("auto_batch_size"):
+        msg = (
+            f"Conflicting batch sizes in {function}: batch_size and auto_batch_size cannot be "
+            "both specified (give batch_size, or auto_batch_size=True to infer it)"
+        )
+        raise ArgumentError(msg)  # the peer's TypeError
+    taken = list(accepted.__annotations__)
+    for name in options:
+        if name not in taken:
+            msg = (
+                f"{function}() got an unexpected keyword argument {name!r} (it takes "
+                f"{', '.join(taken[:-1])} and {taken[-1]}; to read onto a device, "
+                f"{function}(...).to(device))"
+            )
+            raise ArgumentError(msg)
 
 
 def _reopen(

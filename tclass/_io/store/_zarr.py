@@ -252,10 +252,25 @@ class ZarrGroup(GroupBase[ZarrFile]):
         return sorted(self._members())
 
     def __contains__(self, key: str) -> bool:
-        return key in self._members()
+        try:
+            self._member(key)
+        except KeyError:
+            return False
+        return True
 
     def __getitem__(self, key: str) -> Node:
-        return self._wrap(self._members()[key])
+        return self._wrap(self._member(key))
+
+    def _member(self, key: str) -> Any:
+        """The member at ``key``; a key holding ``/`` is a path through the groups, as
+        zarr (and h5py) store it (``td["a/b"] = x`` writes array ``b`` of group ``a``)."""
+        head, slash, rest = key.partition("/")
+        node = self._members()[head if slash and head else key]
+        if not slash or not head:
+            return node
+        if not isinstance(node, need_zarr().Group):
+            raise KeyError(key)
+        return ZarrGroup(node, self.file)._member(rest)
 
     def _wrap(self, node: Any) -> Node:
         if isinstance(node, need_zarr().Group):
@@ -313,14 +328,18 @@ class ZarrGroup(GroupBase[ZarrFile]):
         self._array(key, data, {}, attributes={**marks, _VALUE_MARK: {"encoding": encoding}})
 
     def _added(self, key: str, node: Any) -> None:
-        self._members()[key] = node
+        if "/" in key.strip("/"):  # made in a group under this one: listed again when read
+            self.file.members.pop(self._group.path, None)
+            self._forget(f"{self._group.path}/{key.partition('/')[0]}".lstrip("/"))
+        else:
+            self._members()[key] = node
         self.file.changed()
 
     def delete(self, key: str) -> None:
         members = self._members()
         del self._group[key]
         members.pop(key, None)
-        self._forget(f"{self._group.path}/{key}".lstrip("/"))
+        self._forget(f"{self._group.path}/{key.partition('/')[0]}".lstrip("/"))
         self.file.changed()
 
     def _forget(self, path: str) -> None:
