@@ -125,3 +125,26 @@ def test_parent_record_written_into_subclass_rows() -> None:
     with pytest.raises(ValueError, match="'y' is not a field of Parent"):
         parent[0] = Child(x=torch.tensor(1.0), y=torch.tensor(2.0), batch_size=[])
     assert parent.x.tolist() == [0.0, 0.0] and "y" not in parent.keys()
+
+
+def test_subclass_record_field_round_trip_through_dicts() -> None:
+    # README "Casting follows the annotation": to_dict() does not record the subclass,
+    # so its extra field is a key that is no field of the annotated class: refused by
+    # name (the peer's from_dict gives a TensorDict there, losing the class)
+    class Part(TensorClass):
+        x: torch.Tensor
+
+    class Holder(TensorClass):
+        part: Part
+
+    class Special(Part):
+        y: torch.Tensor
+
+    held = Holder(part=Special(x=torch.zeros(2), y=torch.ones(2), batch_size=[2]), batch_size=[2])
+    assert type(held[0].part) is Special and type(held.clone().part) is Special
+    with pytest.raises(ValueError, match="'y' is not a field of Part"):
+        Holder.from_dict(held.to_dict(), batch_size=[2])
+    with pytest.raises(ValueError, match="'y' is not a field of Part"):
+        Holder.from_tensordict(held.to_tensordict())
+    back = Holder.from_dict({"part": {"x": torch.ones(2)}}, batch_size=[2])
+    assert type(back.part) is Part and back.part.x.tolist() == [1.0, 1.0]
