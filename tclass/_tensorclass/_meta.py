@@ -3,6 +3,7 @@ building one; the fields and options are the builder's)."""
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import functools
 from typing import Any
@@ -19,12 +20,15 @@ __all__ = ["TensorClassMeta"]
     eq_default=False,
     field_specifiers=(dataclasses.field, dataclasses.Field, constructor_keyword),
 )
-class TensorClassMeta(type):
+class TensorClassMeta(abc.ABCMeta):
     """Gives every tensorclass ``__slots__ = ()``: instances hold only their TensorDict,
     so assigning an attribute that is not a field (a typo) raises instead of silently
     creating one, with no ``__setattr__`` hook slowing field writes. A class with a
     ``functools.cached_property`` gets a ``__dict__`` too, where the property caches its
-    value (as on the peer's records)."""
+    value (as on the peer's records). It derives from ``abc.ABCMeta``, as the peer's
+    does, so a record class can mix in an abstract base class (``class R(TensorClass,
+    Scorer)`` with ``Scorer(abc.ABC)``; a metaclass conflict otherwise) and is refused
+    instantiation while an abstract method is left unimplemented."""
 
     def __new__(
         mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any
