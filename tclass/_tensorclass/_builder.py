@@ -371,8 +371,8 @@ def _is_field_property(cls: type, name: str) -> bool:
 
 
 # Members a field may replace, as the peer allows (a record's `data` field is common, and
-# `close` a price's: the peer's records have no `close` of their own).
-_REPLACEABLE_MEMBERS = ("data", "fields", "close")
+# `close` a price's: the peer's records have no `close`, `append` or `insert` of their own).
+_REPLACEABLE_MEMBERS = ("data", "fields", "close", "append", "insert")
 
 
 def _refuse_reserved_names(

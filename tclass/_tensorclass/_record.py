@@ -555,23 +555,61 @@ class TensorClass(
     def _results(self, results: tuple[TensorDictBase, ...]) -> tuple[Self, ...]:
         return tuple(map(self._result, results))
 
-    def extend(self, tensordict: Sequence[Any] | TensorCollection) -> None:
-        """Appends records (a list, or the parts of one along the stack dim) to the lazy
-        stack this record is over (``tclass.lazy_stack`` of records gives one).
+    def insert(self, index: int, tensordict: Any) -> None:
+        """Inserts a record (or a collection of its fields) as a new member before
+        position ``index`` of the lazy stack this record is over (``tclass.lazy_stack``
+        of records gives one), as the peer (its storage's ``insert``); the new member
+        is checked as a row written into this class is.
 
         Raises:
-            UnsupportedError: the record is over a TensorDict, not a lazy stack.
+            UnknownFieldError: (an ``AttributeError``, as the peer's) the record is over
+                one TensorDict, not a lazy stack; or a key of ``tensordict`` is no field.
+            FieldTypeError, FieldSpecError: a value its field never holds, or that does
+                not fit the field's spec.
+            StackTypeError, StackError, LockedError: as ``LazyStackedTensorDict.insert``
+                (not a collection; another batch size; a locked stack).
         """
+        storage = self._lazy_storage("insert")
+        storage.insert(index, self._new_member(tensordict, "insert"))
+
+    def append(self, tensordict: Any) -> None:
+        """Adds a record as the last member of the lazy stack this record is over (see
+        :meth:`insert`)."""
+        storage = self._lazy_storage("append")
+        storage.append(self._new_member(tensordict, "append"))
+
+    def _lazy_storage(self, op: str) -> LazyStackedTensorDict:
         storage = self._tensordict
-        if not isinstance(storage, LazyStackedTensorDict):
-            msg = (
-                f"extend: this {type(self).__name__} holds one TensorDict, not a lazy stack; "
-                "build one with tclass.lazy_stack([...]) or concatenate with torch.cat"
-            )
-            raise UnsupportedError(msg)
+        if isinstance(storage, LazyStackedTensorDict):
+            return storage
+        cls = type(self).__name__
+        msg = (
+            f"{cls}.{op}: this {cls} holds one TensorDict, not a lazy stack, so it has no "
+            f"member to {op} (the peer: {cls!r} object has no attribute {op!r}); build a "
+            "lazy stack of records with tclass.lazy_stack([rec, other]), or join them "
+            "with torch.cat([rec, other])"
+        )
+        raise UnknownFieldError(msg)
+
+    def _new_member(self, value: Any, op: str) -> Any:
+        """The storage of ``value`` added to this record's lazy stack, checked as a row
+        of this class (a record of this class was checked when it was built); anything
+        but a collection goes to the stack, which refuses it as the peer's."""
+        if not isinstance(value, TensorCollection):
+            return value
+        check_written_keys(self, value)
+        member = storage_of(value)
+        if type(value) is not type(self):
+            check_row_write(self._from_tensordict_unchecked(member), ..., value, None, op)
+        return member
+
+    def extend(self, tensordict: Sequence[Any] | TensorCollection) -> None:
+        """Appends records (a list, or the parts of one along the stack dim) to the lazy
+        stack this record is over, each checked first (see :meth:`insert`)."""
+        storage = self._lazy_storage("extend")
         if isinstance(tensordict, TensorCollection):
             tensordict = tensordict.unbind(storage.stack_dim)
-        storage.extend([storage_of(part) for part in tensordict])
+        storage.extend([self._new_member(part, "extend") for part in tensordict])
 
     @classmethod
     def fields(cls) -> tuple[dataclasses.Field[Any], ...]:

@@ -75,16 +75,15 @@ def test_masked_select_of_a_lazy_stack_of_records_copies(lib: ModuleType, mask: 
     assert isinstance(shared._tensordict, lib.LazyStackedTensorDict)
 
 
-def test_a_lazy_stacks_method_read_on_its_record_says_where_it_is() -> None:
-    """``records.append(rec)`` on a record over a ragged lazy stack: the peer falls through
-    to its storage (deprecated), tclass refuses (README) and names
-    ``record._tensordict.append``, which grows the stack by a record's storage."""
+def test_a_lazy_stacks_attribute_read_on_its_record_says_where_it_is() -> None:
+    """``records.tensordicts`` on a record over a lazy stack: the peer falls through to
+    its storage (deprecated), tclass refuses (README) and names
+    ``record._tensordict.tensordicts`` (``append``/``insert`` are the record's own:
+    test_record_lazy_stack_grow.py)."""
     stack = _stack(tclass)
     member = stack[0]
-    with pytest.raises(AttributeError, match=r"record\._tensordict\.append"):
-        stack.append(member)
+    with pytest.raises(AttributeError, match=r"record\._tensordict\.tensordicts"):
+        stack.tensordicts  # noqa: B018
     with pytest.raises(AttributeError, match=r"\(fields: x, label, inner\)$"):
-        member.append  # noqa: B018 -- a record over a TensorDict: no such hint
-    stack._tensordict.append(member._tensordict)  # its storage, as in the peer
-    assert stack.batch_size == (3, 3) and stack[2].label == "a"
-    assert torch.equal(stack[2].x, member.x)
+        member.tensordicts  # noqa: B018 -- a record over a TensorDict: no such hint
+    assert len(stack._tensordict.tensordicts) == 2  # its storage, as in the peer
