@@ -332,3 +332,19 @@ def test_a_saved_mixed_stack_reads_back_in_the_other_library(
     assert done.stdout.strip().splitlines()[-1] == (
         "['A', 'TensorDict'] pong [[0.0, 1.0, 2.0], [1.0, 1.0, 1.0]]"
     )
+
+
+@pytest.mark.parametrize("lib", [tclass, peer], ids=["tclass", "peer"])
+def test_extend_is_all_or_nothing_as_the_peer(lib: Any) -> None:
+    """A part ``extend`` refuses (another batch size) leaves the stack as it was, the
+    parts before it included, as the peer's: no partial growth."""
+    stack = lib.lazy_stack([_td(lib), _td(lib)])
+    good, bad = (
+        lib.TensorDict(x=torch.ones(3), batch_size=[3]),
+        lib.TensorDict(x=torch.ones(4), batch_size=[4]),
+    )
+    with pytest.raises(ValueError, match="Batch sizes in tensordicts differs"):
+        stack.extend([good, bad])
+    assert stack.batch_size == (2, 3) and len(stack.tensordicts) == 2
+    stack.extend([good, good])
+    assert stack.batch_size == (4, 3) and stack[-1]["x"].tolist() == [1.0, 1.0, 1.0]

@@ -166,13 +166,20 @@ class LazyStackOps(TensorDictBase):
 
     def extend(self, tensordict: Sequence[TensorCollection] | TensorCollection) -> None:
         """Appends each of a list of collections, or the parts of one collection along
-        the stack dim, as new members (see :meth:`insert`), as ``list.extend``."""
+        the stack dim, as new members (see :meth:`insert`), as ``list.extend``. All or
+        nothing, as the peer's: a part refused leaves the stack as it was."""
         if isinstance(tensordict, TensorCollection):
             parts: Sequence[TensorCollection] = tensordict.unbind(self._stack_dim)
         else:
             parts = tensordict
-        for part in parts:
-            self.append(part)
+        before = (list(self._members), self._batch_size, self._device, self._stack_dim)
+        try:
+            for part in parts:
+                self.append(part)
+        except BaseException:
+            self._members[:] = before[0]
+            self._batch_size, self._device, self._stack_dim = before[1:]
+            raise
 
     def __contains__(self, key: object) -> bool:
         """A key (a string or a tuple of strings) of the stack, or a collection that is
