@@ -353,15 +353,25 @@ def shifted_in(dims: tuple[int, ...], dim: int) -> tuple[int, ...]:
 def dims_after_index(index: Any, dims: StackDims, shape: torch.Size) -> StackDims:
     """Where ``dims`` (of a batch of size ``shape``) are after ``index``: the ones an
     int removed are left out; for an index of tensors, where the peer's lazy stack puts
-    its stack dims (``_lazy/_value_nesting.py``); ``None`` for any other."""
+    its stack dims (``_lazy/_value_nesting.py``); ``None`` for any other (but ``()`` where ints
+    remove every dim: the peer's nesting, whatever it is, then gives the member holding
+    that element, a ``NonTensorData``)."""
     if dims is None:
-        return None
+        return () if _ints_remove_all(_zero_d_as_int(index), len(shape)) else None
     plain = _one_list_as_slice(_zero_d_as_int(index))
     moved = [dim_after_index(plain, dim) for dim in dims]
     if any(dim is None for dim in moved):
         return ENGINE.LazyStackedTensorDict._value_nesting(index, dims, shape)
     # (in order: the outer stack first; a mask merges the ones it spans into one)
     return tuple(dict.fromkeys(dim for dim in moved if dim is not None and dim >= 0))
+
+
+def _ints_remove_all(index: Any, ndim: int) -> bool:
+    """Whether ``index`` is ints (one per dim), ``None`` and ``...`` only."""
+    items = index if type(index) is tuple else (index,)
+    if any(item is not None and item is not ... and type(item) is not int for item in items):
+        return False
+    return sum(type(item) is int for item in items) == ndim
 
 
 def _zero_d_as_int(index: Any) -> Any:

@@ -68,12 +68,14 @@ def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     families, fz19c); a stack made by ``to_lazystack`` is one too (a TensorDict unsqueezed
     at 0, stacked there and named at that dim alone, then rolled: kinds32p's line,
     inv20d); an ``unflatten`` of that dim into one dim (``unflatten(-1, [-1])``, the
-    identity: program 10,803,424 of index,combine,shape,entries --length 6, inv20e)."""
+    identity: program 10,803,424 of index,combine,shape,entries --length 6, inv20e); a
+    ``rot90`` (its dims rotated as a TensorDict's in both: program 12,600,068 of the six
+    families ``--length 12``, fz23e)."""
     if finding.kind != "result":
         return False
     lazy = facts.kind == "lazy" or any(_STACK_MADE.search(line) for line in finding.lines)
     ops = ("to_tensordict", "contiguous", "apply", "named_apply", "narrow", "flip", "roll")
-    ops += ("fliplr", "flipud")
+    ops += ("fliplr", "flipud", "rot90")
     if finding.step.op == "getitem_key":
         if not re.search(r"\.(?:to_tensordict|contiguous)\(\)\[", finding.step.src):
             return False

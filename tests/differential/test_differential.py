@@ -340,6 +340,8 @@ DECIDED = [
     (_FIVE + ",records", 10, 12_305_296, "math-beyond-the-peer"),
     # fz23d: flatten(1, 2)[..., -2] of a value stack over none: tclass a member's value, peer []
     ("index,shape,combine", 12, 12_520_528, "values-kept-shared"),
+    # fz23e: rot90(3) of a named lazy stack of members without batch dims: the peer unnamed
+    (_FIVE + ",records", 12, 12_600_068, "checked-as-torch"),
 ]
 
 

@@ -654,6 +654,19 @@ def test_an_index_that_does_not_fit_a_ragged_stack_is_a_dim_error(index: Any) ->
     assert "ragged dims (-1) take a slice" in str(caught.value)
 
 
+def test_apply_and_named_apply_name_the_dims_of_a_ragged_stack() -> None:
+    # as the peer's: names set on the restacked stack, each member named without the
+    # stack dim (fuzzer program 12,600,259: a BatchMismatchError before)
+    td = TensorDict({"c": torch.arange(3.0)}, [3])
+    ragged = tclass.lazy_stack(list(td.chunk(2, 0)), 0)
+    out = ragged.apply(lambda v: v + 1, names=[None, "j"])
+    assert out.batch_size == (2, -1) and out.names == [None, "j"]
+    assert [m.names for m in out.tensordicts] == [["j"], ["j"]]
+    assert [m["c"].tolist() for m in out.tensordicts] == [[1.0, 2.0], [3.0]]
+    named = ragged.named_apply(lambda k, v: v * 2, names=["s", "j"])
+    assert named.names == ["s", "j"] and named.tensordicts[1]["c"].tolist() == [4.0]
+
+
 def test_apply_with_a_batch_size_of_a_ragged_stack_without_entries() -> None:
     # nothing to give fn and no dense form: the new, empty TensorDict, as the peer
     ragged = tclass.lazy_stack([TensorDict({}, [2, 2]), TensorDict({}, [2, 1])], -1)

@@ -366,3 +366,17 @@ def test_writing_the_values_a_stack_holds_keeps_its_members() -> None:
     assert type(member) is NonTensorData and td[-1]["v"] == "" and td["a"].sum() == 1
     td[0] = TensorDict({"v": NonTensorData("q", batch_size=[1]), "a": torch.ones(1)}, [1])
     assert type(td.get("v").tensordicts[0]) is NonTensorStack and td[-1]["v"] == ["q"]
+
+
+@pytest.mark.parametrize("index", [(0, None), (0, None, ...), (None, ..., 0), (-2, None, None)])
+def test_ints_at_every_dim_of_a_mixed_stack_give_one_value(index: tuple[Any, ...]) -> None:
+    # a stack whose elements a gather mixed (no known stack dims) indexed by an int at
+    # every dim, plus None: the peer's member of that element, one NonTensorData over the
+    # new dims (fuzzer program 12,610,455: x[0, None, ...] of a record after a pad)
+    td = TensorDict({"v": NonTensorStack("a", "b"), "a": torch.arange(2)}, [2])
+    mixed = td.gather(0, torch.tensor([1, 0]))
+    picked = mixed[index].get("v")
+    assert type(picked) is NonTensorData and picked.data == "b"
+    assert picked.batch_size == torch.Size([1] * index.count(None))
+    rows = mixed[0:1, None].get("v")  # a slice keeps the dim: one value per element
+    assert type(rows) is NonTensorStack and rows.tolist() == [["b"]]

@@ -421,7 +421,12 @@ class LazyStackOps(TensorDictBase):
             ApplyOptions,
             {key: options[key] for key in ("device", "names", "out") if key in options},
         )
+        names: Any = ...
+        if "names" in rest and "out" not in rest and -1 in out.batch_size:
+            names = rest.pop("names")
         result = TensorDictBase._apply_with(out, _identity, (), rest) if rest else out
+        if names is not ... and result is not None:  # set on the ragged stack, as the
+            cast(Any, result).names = names  # peer's (no dense form to apply them through)
         if result is not None and options.get("propagate_lock") and self.is_locked:
             result.lock_()  # this stack's lock (the restacked result has none yet)
         return result  # type: ignore[return-value]
