@@ -1,0 +1,43 @@
+"""``tensorclass(C)`` of a class that is already a ``@dataclass`` (session 23, nu23d):
+what ``dataclasses`` generated for ``C`` is dropped, so the record prints, compares and
+indexes as a record, as the peer's ``tensorclass(C)``."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+
+import tclass
+
+
+@dataclasses.dataclass
+class Plain:
+    x: torch.Tensor
+    y: int
+
+
+@dataclasses.dataclass
+class OwnRepr:
+    x: torch.Tensor
+
+    def __repr__(self) -> str:
+        return "mine"
+
+
+def test_the_dataclass_repr_is_replaced_by_the_records() -> None:
+    cls = tclass.tensorclass(Plain)
+    rec = cls(x=torch.zeros(3), y=1, batch_size=[3])
+    assert repr(rec) == "Plain(batch_size=[3], fields={x: f32[], y: int})"
+    assert str(rec[0]) == "Plain(batch_size=[], fields={x: f32[], y: int})"
+    assert repr(rec == rec) == "Plain(batch_size=[3], fields={x: bool[], y: bool[]})"
+
+
+def test_a_repr_the_user_wrote_is_kept() -> None:
+    cls = tclass.tensorclass(OwnRepr)
+    assert repr(cls(x=torch.zeros(2), batch_size=[2])) == "mine"
+
+
+def test_from_dataclass_types_print_as_records() -> None:
+    cls = tclass.from_dataclass(Plain, inplace=True)
+    assert repr(cls(x=torch.zeros(2), y=1, batch_size=[2])).startswith("Plain(batch_size=[2]")
