@@ -26,3 +26,10 @@ def test_a_stack_of_tensors_gives_the_tensors() -> None:
     out = stack.to_dict()
     assert isinstance(out, list) and len(out) == 2
     assert torch.equal(out[1], torch.ones(2))
+
+
+def test_numpy_of_a_stack_gives_its_values() -> None:
+    # as the peer: the values (a NonTensorData's numpy() is {} in both)
+    assert NonTensorStack("a", "b").numpy() == ["a", "b"]
+    assert NonTensorData("x", batch_size=[2]).numpy() == {}
+    assert TensorDict({"s": ["a", "b"]}, [2]).numpy() == {"s": ["a", "b"]}
