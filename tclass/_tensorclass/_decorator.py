@@ -98,6 +98,9 @@ def _make_tensorclass(cls: type, options: dict[str, Any]) -> type:
             return cls
         build_class(cls, TensorClass, **options)
         return cls
+    params = cls.__dict__.get("__dataclass_params__")
+    if params is not None and params.frozen and "frozen" not in options:
+        options = {**options, "frozen": True}  # @dataclass(frozen=True): as the peer's
     namespace = _namespace_of(cls)
     bases = tuple(base for base in cls.__bases__ if base is not object) + (TensorClass,)
     metaclass = TensorClassMeta if type(cls) is type else type(cls)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 import torch
 
 import tclass
@@ -41,3 +42,14 @@ def test_a_repr_the_user_wrote_is_kept() -> None:
 def test_from_dataclass_types_print_as_records() -> None:
     cls = tclass.from_dataclass(Plain, inplace=True)
     assert repr(cls(x=torch.zeros(2), y=1, batch_size=[2])).startswith("Plain(batch_size=[2]")
+
+
+def test_a_frozen_dataclass_makes_a_frozen_record() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Frozen:
+        x: torch.Tensor
+
+    rec = tclass.tensorclass(Frozen)(x=torch.ones(2), batch_size=[2])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rec.x = torch.zeros(2)  # type: ignore[misc]
+    assert rec.x.tolist() == [1.0, 1.0]  # (the peer's record holds None there)
