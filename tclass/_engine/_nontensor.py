@@ -479,6 +479,10 @@ class NonTensorData(_NonTensorNode):
         node._locked = False
         return node
 
+    def to_dict(self, **options: Any) -> Any:
+        """The value (the node has no entries), as the peer's ``to_dict()``."""
+        return self._data
+
     @property
     def data(self) -> Any:
         """The value."""

@@ -62,6 +62,19 @@ class NonTensorOps(KeylessOps):
             return linked_values(self._flat(), self.batch_size, self)
         return nested(self._flat(), self.batch_size)
 
+    def to_dict(
+        self,
+        *,
+        retain_none: bool = True,
+        convert_tensors: bool | Literal["numpy"] = False,
+        tolist_first: bool = False,
+        as_linked_list: bool = False,
+    ) -> Any:
+        """What the node holds, as the peer's (not a dict: it has no entries): the values
+        as nested lists shaped like the batch (:meth:`tolist`); a ``NonTensorData``'s
+        value."""
+        return self.tolist(convert_tensors=convert_tensors, as_linked_list=as_linked_list)
+
     def _items(self) -> Iterator[tuple[str, Value]]:
         return iter(())
 

@@ -234,6 +234,11 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     def batch_size(self) -> torch.Size:
         return self._shape
 
+    def numpy(self) -> Any:
+        """The values as nested lists shaped like the batch (:meth:`tolist`), as the peer's
+        (the stack has no entries, so the collections' dict of arrays would be empty)."""
+        return self.tolist()
+
     @property
     def data(self) -> Any:
         """The one value every element holds, or (when they differ) the values as nested

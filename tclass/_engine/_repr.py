@@ -103,11 +103,11 @@ def compact_repr(collection: TensorCollection) -> str:
     own = storage_of(collection)  # a record's fields may hide batch_size and device (shadow)
     if PRINT_OPTIONS["show_batch_size"]:
         parts.append(f"batch_size={_dims(own.batch_size)}")
-    extra = collection._repr_extra()
-    if extra:
-        parts.append(extra.removeprefix(", "))
     if own.device is not None and PRINT_OPTIONS["show_device"]:
         parts.append(f"device={own.device}")
+    extra = collection._repr_extra()  # after the device, as the peer's (stack_dim)
+    if extra:
+        parts.append(extra.removeprefix(", "))
     parts.append("fields={")
     head = f"{type(collection).__name__}(" + ", ".join(parts)
     fields = _fields(collection)

@@ -200,11 +200,13 @@ def _numpy_dtype(tensor: torch.Tensor, path: tuple[str, ...]) -> np.dtype[Any]:
 
 
 def _value_dtype(node: _NonTensorNode) -> np.dtype[Any]:
-    """A text field when every value is a string (bytes: a bytes field), else objects."""
+    """A text field when every value is a string (bytes: a bytes field), else objects. A
+    text field holds at least 10 characters, as the peer's, so that a longer string
+    written into it later is not cut to the longest one it started with."""
     values = [node.data] if isinstance(node, NonTensorData) else list(node._as_array().flat)
-    for kind, code in ((str, "U"), (bytes, "S")):
+    for kind, code, least in ((str, "U", 10), (bytes, "S", 1)):
         if values and all(type(value) is kind for value in values):
-            return np.dtype(f"{code}{max(1, *(len(value) for value in values))}")
+            return np.dtype(f"{code}{max(least, *(len(value) for value in values))}")
     return np.dtype(object)
 
 
@@ -395,10 +397,11 @@ def from_any(
     a ``PersistentTensorDict`` over it (the io layer's reader, ``IO.open_group``); a
     list of numbers becomes a tensor, another list a ``NonTensorStack`` of its items.
     Inside a mapping or tuple, dataclass instances and tuples nest the same way (a nested
-    collection, the items under ``"0"``, ``"1"``...).
+    collection, the items under ``"0"``, ``"1"``...). Any other object (``None``, a
+    number, a string, a plain array...) is returned as it is, as the peer's.
 
     Raises:
-        EntryTypeError: for anything else.
+        EntryTypeError: for a dataclass type (an instance is converted).
     """
     options: dict[str, Any] = {
         "auto_batch_size": auto_batch_size,
@@ -429,11 +432,13 @@ def from_any(
             return torch.tensor(obj)
         except (TypeError, ValueError, RuntimeError):
             return NonTensorStack.from_list(obj, device)
-    msg = (
-        f"from_any: cannot build a collection from a {type(obj).__name__}; give a mapping, a "
-        "dataclass instance, a tuple, a namedtuple, a numpy structured array or a list"
-    )
-    raise EntryTypeError(msg)
+    if isinstance(obj, type) and dataclasses.is_dataclass(obj):
+        msg = (
+            f"from_any: got the dataclass type {obj.__name__}; pass an instance, or "
+            "convert the type with from_dataclass"
+        )
+        raise EntryTypeError(msg)
+    return obj  # anything else as it is, as the peer's (its nested values too)
 
 
 def _structured(value: Any) -> Any:

@@ -5,7 +5,8 @@ batch sizes and devices, not values. Parsing gives a TensorDict with that struct
 every tensor zero-filled, as the peer does: a debugging tool to reproduce from a log a
 collection of the same layout. The grammar, for one or many lines alike::
 
-    repr    := NAME "(batch_size=" DIMS ["," "stack_dim=" INT] ["," "device=" DEV]
+    repr    := NAME "(batch_size=" DIMS ["," "device=" DEV] ["," "stack_dim=" INT]
+               (stack_dim before the device too: tclass printed it so before 0.15.3's order)
                ", fields={" fields "})"
              | NAME "(fields={" vfields "}" ("," ATTR)* ")"      printed with compact=False
              | NAME "(" vfields ("," ATTR)* ")"                   its tensorclass form
@@ -43,7 +44,7 @@ __all__ = ["parse_tensor_dict_string"]
 
 _HEADER = re.compile(
     r"\s*(?P<name>[A-Za-z_][\w.]*)\(batch_size=(?P<batch>\[[^\]]*\])"
-    r"(?:, stack_dim=-?\d+)?(?:, device=(?P<device>[^,]+))?, fields=\{"
+    r"(?:, stack_dim=-?\d+)?(?:, device=(?P<device>[^,]+))?(?:, stack_dim=-?\d+)?, fields=\{"
 )
 _VERBOSE_HEADER = re.compile(r"\s*[A-Za-z_][\w.]*\(\s*(?:fields=\{|[^\s:=(){}]+=)")
 _VERBOSE_TENSOR = re.compile(

@@ -9,6 +9,7 @@ pointed at the new class, so they behave as if ``TensorClass`` had been a base a
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
@@ -97,6 +98,9 @@ def _make_tensorclass(cls: type, options: dict[str, Any]) -> type:
             return cls
         build_class(cls, TensorClass, **options)
         return cls
+    params = cls.__dict__.get("__dataclass_params__")
+    if params is not None and params.frozen and "frozen" not in options:
+        options = {**options, "frozen": True}  # @dataclass(frozen=True): as the peer's
     namespace = _namespace_of(cls)
     bases = tuple(base for base in cls.__bases__ if base is not object) + (TensorClass,)
     metaclass = TensorClassMeta if type(cls) is type else type(cls)
@@ -116,14 +120,25 @@ def _namespace_of(cls: type) -> dict[str, Any]:
         return namespace
     for name in _DATACLASS_MADE:
         value = namespace.get(name)
-        code = getattr(value, "__code__", None)
-        if value is None or (code is not None and code.co_filename.startswith("<")):
+        if value is None or _generated(value):
             namespace.pop(name, None)
     own = cls.__dict__.get("__annotations__", {})
     for name, field in fields.items():
         if name in own:
             namespace[name] = copy.copy(field)
     return namespace
+
+
+def _generated(value: Any) -> bool:
+    """Whether ``value`` is a method ``dataclasses`` generated: code compiled from a
+    string, or (``__repr__``) ``dataclasses``' recursion guard wrapped around one."""
+    code = getattr(value, "__code__", None)
+    if code is None:
+        return False
+    if code.co_filename == dataclasses.__file__:
+        value = getattr(value, "__wrapped__", value)
+        code = getattr(value, "__code__", code)
+    return bool(code.co_filename.startswith("<"))
 
 
 def _repoint_class_cells(new: type, old: type) -> None:

@@ -443,3 +443,16 @@ def test_lazy_stack_lists_the_keys_of_some_members_as_the_peer() -> None:
     assert got == EXCLUSIVE, "\n".join(got)
     peer = pytest.importorskip("tensordict")
     assert [repr(case) for case in _exclusive_cases(peer)] == EXCLUSIVE
+
+
+def test_a_lazy_stack_prints_its_device_before_its_stack_dim() -> None:
+    # as the peer 0.15.3 (nu23d: tclass printed "stack_dim=0, device=cpu"); both parse
+    member = TensorDict({"a": torch.zeros(3)}, [3], device="cpu")
+    text = repr(tclass.lazy_stack([member, member]))
+    assert text == (
+        "LazyStackedTensorDict(batch_size=[2,3], device=cpu, stack_dim=0, fields={\n    a: f32[]})"
+    )
+    old = text.replace("device=cpu, stack_dim=0", "stack_dim=0, device=cpu")
+    for printed in (text, old):
+        parsed = tclass.parse_tensor_dict_string(printed)
+        assert parsed.batch_size == (2, 3) and parsed.device == torch.device("cpu")

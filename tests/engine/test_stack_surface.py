@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -144,8 +145,15 @@ def test_from_any_dataclasses_lists_and_tensors_as_the_peer() -> None:
     # a tuple holding tensors or mappings nests under "0", "1"... in from_dict too
     nested = TensorDict.from_dict({"pair": (torch.zeros(3), torch.ones(3, 1))}, batch_size=[3])
     assert sorted(nested.keys(True, True), key=str) == [("pair", "0"), ("pair", "1")]
-    with pytest.raises(errors.EntryTypeError, match="dataclass instance"):
-        tclass.from_any(object())
+    # anything else is returned as it is, as the peer's (nu23d: it raised EntryTypeError)
+    thing = object()
+    assert tclass.from_any(thing) is thing and TensorDict.from_any(thing) is thing
+    assert TensorDict.from_any(None) is None and TensorDict.from_any("x") == "x"
+    assert TensorDict.from_any(3.5) == 3.5
+    array = np.zeros(3)
+    assert TensorDict.from_any(array) is array
+    with pytest.raises(errors.EntryTypeError, match="dataclass type"):
+        tclass.from_any(type(data))
 
 
 def test_from_any_nests_dataclasses_and_tuples_inside_mappings() -> None:

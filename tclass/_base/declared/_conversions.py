@@ -152,8 +152,8 @@ class ConversionOps:
 
     @classmethod
     def from_any(cls, obj: Any, **options: Unpack[BuildOptions]) -> Self:
-        """An instance from a mapping, tuple, namedtuple or structured array (a collection
-        is returned as it is): see :func:`tclass.from_any`."""
+        """An instance from a mapping, tuple, namedtuple or structured array (a collection,
+        a tensor or any other object is returned as it is): see :func:`tclass.from_any`."""
         return cls._from_built(INTEROP.from_any(obj, **options))
 
     @classmethod
@@ -195,11 +195,14 @@ class ConversionOps:
         """A collection a constructor returned, as an instance of ``cls`` when it is a
         TensorDict built for it (a lazy stack, a record, a Python value, a collection over a
         file or a tensor is returned as it is, as the peer)."""
-        if isinstance(built, (cls, torch.Tensor)) or built._is_lazy or built._is_leaf_node:
-            return built  # type: ignore[no-any-return]
-        if is_record(built) or built._is_store:  # a record; a collection over a file
-            return built  # type: ignore[no-any-return]
-        return cls._from_plain(built)
+        made: Any = built  # a tensor, or another object from_any keeps, as it is too
+        if isinstance(made, cls) or not isinstance(built, TensorCollection):
+            return made  # type: ignore[no-any-return]
+        if made._is_lazy or made._is_leaf_node:
+            return made  # type: ignore[no-any-return]
+        if is_record(made) or made._is_store:  # a record; a collection over a file
+            return made  # type: ignore[no-any-return]
+        return cls._from_plain(made)
 
     @classmethod
     def _lazy_by_default(cls) -> bool:

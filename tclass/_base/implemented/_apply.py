@@ -119,8 +119,27 @@ class ApplyOps(TensorCollection):
         For type checkers ``fn`` takes tensors (one, or two with one ``other``) unless
         ``default``, ``call_on_nested`` or ``is_leaf`` is given (then it may get other
         values: nested collections, the default).
+
+        The peer's ``named=True`` makes it :meth:`named_apply` (``fn(key, tensor,
+        *others)``, with its ``nested_keys`` and ``prefix``); without it, those two are
+        ignored, as the peer's.
         """
+        given = cast(dict[str, Any], options)
+        if "named" in given or "nested_keys" in given or "prefix" in given:
+            return self._apply_named_keywords(fn, others, given)
         return self._apply_all(fn, others, _known_options("apply", options, ApplyOptions))
+
+    def _apply_named_keywords(
+        self, fn: AnyFn, others: tuple[TensorCollection, ...], given: dict[str, Any]
+    ) -> Self:
+        """``apply`` given the peer's ``named`` / ``nested_keys`` / ``prefix``, which it
+        passes on to its walker: ``named_apply`` when ``named``, else plain ``apply``."""
+        options = dict(given)
+        named, nested_keys = options.pop("named", False), options.pop("nested_keys", False)
+        if not named:
+            options.pop("prefix", None)
+            return self.apply(fn, *others, **options)
+        return self.named_apply(fn, *others, nested_keys=nested_keys, **options)
 
     def _apply_all(
         self, fn: Callable[..., Any], others: tuple[TensorCollection, ...], options: ApplyOptions

@@ -156,11 +156,14 @@ class LazyWrites(LazyDevices):
         pairs = source._items() if isinstance(source, TensorCollection) else source.items()
         allowed = None if keys_to_update is None else {_keys.unravel_key(k) for k in keys_to_update}
         for key, value in pairs:
-            if allowed is not None and _keys.unravel_key(key) not in allowed:
+            below = None if allowed is None else _allowed_below(allowed, _keys.unravel_key(key))
+            if below == []:  # neither the key nor a key under it is to be updated
                 continue
             nested = nested_to_update(self, key, value, is_leaf)
             if nested is not None:  # merged key by key, as a TensorDict's update merges
-                nested._update_entries(cast(Any, value), clone, inplace, None, is_leaf)
+                nested._update_entries(cast(Any, value), clone, inplace, below, is_leaf)
+                continue
+            if below is not None:  # only keys under it are allowed: it is no collection
                 continue
             if clone and isinstance(value, (torch.Tensor, TensorDictBase)):
                 value = value.clone()
@@ -252,3 +255,17 @@ class LazyWrites(LazyDevices):
     def _drop_paths(self, paths: Sequence[Any]) -> None:
         self._check_removable("separates", paths)
         self.exclude(*paths, inplace=True)
+
+
+def _allowed_below(allowed: set[Any], key: Any) -> list[Any] | None:
+    """What ``keys_to_update`` allows under ``key``: ``None`` for all of it (the key is
+    listed itself), the listed keys under it (relative to it, e.g. ``("b", "c")`` gives
+    ``["c"]`` under ``"b"``), or ``[]`` for nothing."""
+    path = key if isinstance(key, tuple) else (key,)
+    if key in allowed:
+        return None
+    return [
+        other[len(path) :]
+        for other in allowed
+        if isinstance(other, tuple) and len(other) > len(path) and other[: len(path)] == path
+    ]
