@@ -575,6 +575,8 @@ class NonTensorData(_NonTensorNode):
         itself); other rows, those of a node locked in a collection never saved too, are
         new nodes, unlocked."""
         node = self._indexed(index)
+        if not (self._locked or self._is_saved() or self._shared_without_tensors()):
+            return node  # nothing to carry (the common case: ~2.5 us of index tests saved)
         whole = _batch.is_whole_index(index, len(self._batch_size))
         if whole or (_batch.keeps_data_pointer(index) and self._views_stay_locked()):
             return self._as_saved(node)
