@@ -5,7 +5,6 @@ written, so that a tensor one entry refuses leaves all of them as they were."""
 
 from __future__ import annotations
 
-import functools
 import warnings
 from collections.abc import Iterable
 from typing import Any, cast
@@ -14,6 +13,7 @@ import torch
 
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._core import _batch, _keys
+from tclass._core._tracing import tracing
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import BatchSizeError, InPlaceKernelError, InPlaceWriteError
 
@@ -191,21 +191,34 @@ def check_kernels_at(
             pass  # (another reason: the other checks, or the write, report it)
 
 
-@functools.cache
+# dtype -> whether torch writes it at an advanced index (filled by indexes_every_way)
+_INDEXES_EVERY_WAY: dict[torch.dtype, bool] = {}
+# what torch 2.4-2.13 lack (the answer while torch.compile traces, where no probe runs)
+_KNOWN_WITHOUT_KERNELS = frozenset({torch.uint16, torch.uint32, torch.uint64})
+
+
 def indexes_every_way(dtype: torch.dtype) -> bool:
     """Whether torch writes ``dtype`` at an advanced index (``index_put`` for rows,
     ``masked_fill`` for a number at a mask; tried once on the CPU): not ``uint16``,
     ``uint32`` nor ``uint64``, whose basic writes alone have kernels (nor a float8 dtype's
-    ``masked_fill``). Their writes are tried on a stand-in before any entry is written."""
+    ``masked_fill``). Their writes are tried on a stand-in before any entry is written.
+    A plain dict, not ``functools.cache``: torch.compile refuses a traced cache wrapper."""
+    known = _INDEXES_EVERY_WAY.get(dtype)
+    if known is not None:
+        return known
+    if tracing():
+        return dtype not in _KNOWN_WITHOUT_KERNELS
     scratch = torch.zeros(1, dtype=dtype)
+    answer = True
     try:
         scratch[torch.tensor([0])] = torch.zeros(1, dtype=dtype)
         scratch[torch.tensor([True])] = 0
     except NotImplementedError:
-        return False
+        answer = False
     except RuntimeError:
-        return True  # (another reason: the write itself reports it)
-    return True
+        pass  # (another reason: the write itself reports it)
+    _INDEXES_EVERY_WAY[dtype] = answer
+    return answer
 
 
 def kernel_refused(
