@@ -584,14 +584,13 @@ def _check_members(
     allowed: Allowed,
     describe: Callable[[], str],
     deep: bool,
-    outer: str = "",
 ) -> bool:
     """Checks each member's part of ``value`` written at ``index`` into the lazy stack
     ``stack`` (split as its write splits it; a nested lazy stack's members' parts too)
     as a write into a record of its own, on the member's data: its dtypes, its feature
     dims (members may differ in them, as ``Cls(...)`` of each takes them), its named
-    dims, the constraints. False: the write cannot be split (it says why), nothing
-    checked. ``outer``: the member numbers above, for messages."""
+    dims, the constraints; every refusing member named in one error. False: the write
+    cannot be split (it says why), nothing checked."""
     refusals = _member_refusals(check, info, stack, index, value, allowed, describe, deep)
     if refusals is None:
         return False
@@ -615,7 +614,8 @@ def _member_refusals(
     outer: str = "",
 ) -> list[_Refusal] | None:
     """Each member's check of :func:`_check_members`, every member checked: the members
-    that refuse their part, with their errors; None where the write cannot be split."""
+    that refuse their part, with their errors; None where the write cannot be split.
+    ``outer``: the member numbers above (a nested lazy stack's), for messages."""
     try:
         parts = member_writes(stack, index, value)
     except (RuntimeError, TypeError, ValueError, IndexError, KeyError):
