@@ -38,6 +38,8 @@ def _number_written_around_values(finding: Finding, facts: Facts, peer: Any, min
     if finding.kind == "result" and finding.step.op == "setitem" and facts.memmap:
         if _same_values_rows(finding.detail):
             return True
+    if finding.kind == "result" and _number_hidden_by_the_cache(finding):
+        return True
     if "number" not in finding.step.tags:
         return False
     if finding.kind == "peer-raises":
@@ -49,6 +51,29 @@ def _number_written_around_values(finding: Finding, facts: Facts, peer: Any, min
         or re.search(r": peer Tensor\[[^\]]*\]\], tclass py \(", line)
         or _MEMMAP_KEPT.search(line)
         for line in finding.detail
+    )
+
+
+# ``x[idx] = 0`` (the fuzzer's numbers) of a locked collection
+_NUMBER_WRITE = re.compile(r"^x\[.*\] = (0|1|1\.5|True)$")
+
+
+def _number_hidden_by_the_cache(finding: Finding) -> bool:
+    """A number written into the Python values of a locked lazy stack whose values were
+    read before: the peer's reads after the write still give the old values (its cache of
+    a locked collection), so the write step agrees, and the written number (a tensor where
+    tclass keeps the value) shows in what a later step builds (``torch.cat``; program
+    12,710,065 of index,shape,combine --length 12, fz23f)."""
+    earlier = finding.lines[:-1]
+    writes = [i for i, line in enumerate(earlier) if _NUMBER_WRITE.match(line.strip())]
+    locks = [i for i, line in enumerate(earlier) if line.strip().endswith(".lock_()")]
+    return (
+        bool(writes)
+        and bool(locks)
+        and locks[0] < writes[-1]
+        and all(
+            re.search(r": peer Tensor\[[^\]]*\]\], tclass py \(", line) for line in finding.detail
+        )
     )
 
 
