@@ -426,6 +426,8 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             at = member_element(index, self._stack_dims, self._shape)
             if at is not None:
                 node = NonTensorData._make(self._values[at], shape, self._device)
+        if type(node) is NonTensorStack and _copies_members(index):
+            return node  # a copy, unlocked, whose writes reach no member: the peer's clone
         node._member_of = (self, positions)  # a write into it by index reaches this stack
         return self._as_saved(node)  # saved and locked as this stack, as the peer's rows
 
@@ -829,3 +831,13 @@ ENGINE.NonTensorStack = NonTensorStack
 
 # for torch.compile's guards: see _base/_inline.py
 inline_inherited(NonTensorStack)
+
+
+def _copies_members(index: Any) -> bool:
+    """Whether ``index`` holds a tensor, an array or a list (an advanced index): the
+    peer's stack then gives a copy of the members it picks (``clone(recurse=False)``),
+    as torch copies a tensor's elements, where ints and slices give a view."""
+    items = index if type(index) is tuple else (index,)
+    return not all(
+        item is None or item is Ellipsis or isinstance(item, (int, slice)) for item in items
+    )

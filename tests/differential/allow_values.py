@@ -749,6 +749,10 @@ _STACKED_LAZY_BY_APPLY = re.compile(
     r"^result((?:\['\w+'\])*)(\.kind: peer 'LazyStackedTensorDict', tclass 'TensorDict'"
     r"|\.<members>: peer \d+ \(.*, tclass None)$"
 )
+# a member's value of the dropped node: None in the peer (its stack lacks the key)
+_MEMBER_READS_NONE = re.compile(
+    r"^result\.<members>(?:\[\d+\])+\['(\w+)'\]: peer py \('NoneType', None\)"
+)
 
 
 def _stacked_past_apply_drop(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -758,8 +762,14 @@ def _stacked_past_apply_drop(finding: Finding, facts: Facts, peer: Any, mine: An
     ``apply`` keeps it and the stack is dense (program 52,511 of the five families). And
     that ``apply`` itself of a lazy stack over no elements (its result lacks the node; a
     TensorDict's keeps it in both: program 10,808,016 of index,combine,shape,entries
-    --length 4, inv20e)."""
-    if finding.kind != "result" or finding.step.op not in ("maybe_dense_stack", "apply"):
+    --length 4, inv20e). And ``LazyStackedTensorDict(x, x.clone(), x.apply(fn))``: the
+    peer's stack lists the keys its members share, not the dropped one, and reads None
+    for it in a member (program 12,810,485 of index,shape,combine --length 12, fz23g)."""
+    if finding.kind != "result" or finding.step.op not in (
+        "maybe_dense_stack",
+        "apply",
+        "lazy_stack",
+    ):
         return False
     if ".apply(" not in finding.step.src or not hasattr(mine.value, "batch_size"):
         return False
@@ -768,18 +778,26 @@ def _stacked_past_apply_drop(finding: Finding, facts: Facts, peer: Any, mine: An
     for line in finding.detail:
         keys = _keys_of(line)
         if keys is None:
-            if not _STACKED_LAZY_BY_APPLY.match(line):
+            dropped = _MEMBER_READS_NONE.match(line)
+            if dropped is not None and finding.step.op == "lazy_stack":
+                if not _holds_no_tensor(mine.value.get(dropped.group(1))):
+                    return False
+            elif not _STACKED_LAZY_BY_APPLY.match(line):
                 return False
             continue
         path = tuple(re.findall(r"\['(\w+)'\]", line.split(":")[0]))
         if not _fewer_in_order(keys[0], keys[1]):
             return False
         for extra in set(keys[1]) - set(keys[0]):
-            node = mine.value.get((*path, extra))
-            leaves = node.values(True, True) if hasattr(node, "values") else [node]
-            if any(isinstance(leaf, torch.Tensor) for leaf in leaves):
+            if not _holds_no_tensor(mine.value.get((*path, extra))):
                 return False
     return True
+
+
+def _holds_no_tensor(node: Any) -> bool:
+    """Whether ``node`` (an entry of tclass's result) holds Python values only."""
+    leaves = node.values(True, True) if hasattr(node, "values") else [node]
+    return not any(isinstance(leaf, torch.Tensor) for leaf in leaves)
 
 
 def _first_row_none_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

@@ -345,6 +345,9 @@ DECIDED = [
     # fz23f: x[-1, 1] = 0 of a locked lazy stack read before: the peer's cache hides the
     # number it writes into the label until torch.cat builds from the members
     ("index,shape,combine", 12, 12_710_065, "values-kept-shared"),
+    # fz23g: LazyStackedTensorDict(x, x.clone(), x.apply(fn)) over none: the peer's apply
+    # drops the label stack, so its lazy stack lists the shared keys only
+    ("index,shape,combine", 12, 12_810_485, "peer-fails-inside"),
 ]
 
 

@@ -247,6 +247,41 @@ def test_rows_of_an_unlocked_stack_take_writes_into_it(tmp_path: Path) -> None:
     assert node.tolist() == ["q", "w", "z"]
 
 
+ADVANCED = {
+    "[[2, 0]]": [2, 0],
+    "[mask]": torch.tensor([True, False, True]),
+    "[mask, 0]": (torch.tensor([True, False, True]), 0),
+}
+
+
+@pytest.mark.parametrize("index", list(ADVANCED.values()), ids=list(ADVANCED))
+def test_an_advanced_index_of_a_locked_stack_is_an_unlocked_copy(index: Any) -> None:
+    # the peer's NonTensorStack clones what a tensor, mask or list index picks: the
+    # copy is unlocked and a write into it reaches no member (tclass kept it locked)
+    stack = NonTensorStack(
+        *[NonTensorStack(NonTensorData(v), NonTensorData(v + "!")) for v in "xyz"]
+    )
+    stack.lock_()
+    rows = stack[index]
+    assert isinstance(rows, NonTensorStack) and not rows.is_locked
+    rows[0] = NonTensorData("w", batch_size=rows[0].batch_size)
+    assert stack.is_locked and stack.tolist() == [["x", "x!"], ["y", "y!"], ["z", "z!"]]
+    assert stack[0].is_locked and stack[0:2].is_locked  # ints and slices: locked views
+
+
+def test_a_masked_locked_collection_takes_an_empty_write() -> None:
+    # fuzzer program 12810148 (index, length 12): the expanded label stack, masked,
+    # stayed locked, so writing no rows into the (unlocked) masked copy raised
+    td = TensorDict(
+        label=NonTensorData("", batch_size=[2, 2]), x=torch.ones(2, 2), batch_size=[2, 2]
+    )
+    td.lock_()
+    rows = td.unsqueeze(1).expand(2, 2, 2)[torch.tensor([[True, False], [True, True]]), 1]
+    rows[[]] = rows[[]].clone().zero_()
+    assert not rows.is_locked and rows.batch_size == torch.Size([3])
+    assert rows.get("label").tolist() == ["", "", ""] and rows.get("x").tolist() == [1.0, 1.0, 1.0]
+
+
 class _Tagged(TensorClass):
     a: torch.Tensor
     tag: str
