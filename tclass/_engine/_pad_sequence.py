@@ -409,7 +409,22 @@ def _level_batch(
             if len(size) != ndim or size[:pad_dim] != before or size[pad_dim + 1 :] != after:
                 _batch_mismatch(path, position, size, first, pad_dim, feature=False)
             lengths.append(size[pad_dim])
+    if min(lengths) < 0:
+        _ragged_pad_dim(path, lengths.index(min(lengths)), sizes, pad_dim)
     return torch.Size((len(sizes), *before, max(lengths), *after)), lengths
+
+
+def _ragged_pad_dim(
+    path: tuple[str, ...], position: int, sizes: list[torch.Size], pad_dim: int
+) -> NoReturn:
+    """A member ragged at ``pad_dim`` (a lazy stack whose members differ there, its size
+    -1) has no one length to pad from; the peer refuses it too."""
+    msg = (
+        f"pad_sequence{_at(path)}: member {position} has batch size "
+        f"{format_shape(sizes[position])}, ragged (-1) at pad_dim {pad_dim}: it has no one "
+        "length to pad; pad its members instead (pad_sequence(list(stack.tensordicts)))"
+    )
+    raise StackError(msg)
 
 
 def _batch_mismatch(

@@ -1122,3 +1122,20 @@ def test_pad_sequence_keeps_an_unbatched_tensor_as_stack_does() -> None:
     assert out["n"].get("v").shape == (2,)
     assert sorted(out["masks"].keys(True, True)) == ["a"]
     assert torch.stack([td, td]).get("u").shape == unbatched.shape
+
+
+@pytest.mark.parametrize("value", ["a", torch.arange(3.0)])
+def test_pad_sequence_refuses_a_lazy_stack_ragged_at_pad_dim(value: Any) -> None:
+    # fz23i (program 13,010,482 of index,shape,combine --length 12): members [2] and [1]
+    # stacked at -1 are ragged at dim 0 (size -1); its -1 was taken as a length (a
+    # [2, 0, 2] result whose values failed to read). The peer refuses it too.
+    stack = tclass.lazy_stack(list(TensorDict({"s": value}, [3]).chunk(2, -1)), -1)
+    assert stack.batch_size == torch.Size([-1, 2])
+    with pytest.raises(StackError, match=r"member 0 .*ragged \(-1\) at pad_dim 0"):
+        pad_sequence([stack, stack[:0]], pad_dim=0)
+    padded = pad_sequence(list(stack.tensordicts))  # as the message says
+    assert padded.batch_size == torch.Size([2, 2])
+    if isinstance(value, str):
+        assert padded[1].tolist() == [{"s": "a"}, {"s": None}]
+    else:
+        assert padded["s"].tolist() == [[0.0, 1.0], [2.0, 0.0]]
