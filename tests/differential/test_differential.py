@@ -348,6 +348,8 @@ DECIDED = [
     # fz23g: LazyStackedTensorDict(x, x.clone(), x.apply(fn)) over none: the peer's apply
     # drops the label stack, so its lazy stack lists the shared keys only
     ("index,shape,combine", 12, 12_810_485, "peer-fails-inside"),
+    # fz23i: unbind(0) after the peer's fliplr() of a lazy stack: its parts list the value
+    ("index,shape,combine", 12, 13_010_125, "checked-as-torch"),
 ]
 
 
