@@ -526,3 +526,24 @@ def test_a_mask_picking_whole_rows_of_members_takes_each_row_as_an_int_index_doe
     assert [m.entry_class("s") for m in out.tensordicts] == [tclass.NonTensorData] * 2
     out.tensordicts[0]["a"].add_(1)
     assert member["a"].tolist() == [[0.0, 1.0], [2.0, 3.0]]
+
+
+@pytest.mark.parametrize("lib_name", ["tclass", "tensordict"])
+def test_a_mask_over_a_locked_stack_of_records_gives_a_locked_record(lib_name: str) -> None:
+    """fz23j (program 13,110,472 of combine,records,index --length 10): a mask over every
+    dim of a locked lazy stack of records gives a record over a lazy stack, locked as the
+    peer's (and as a stack of TensorDicts gave it); tclass's result was unlocked, a write
+    into it then reached no member."""
+    lib = pytest.importorskip(lib_name)
+    namespace = {"__annotations__": {"a": torch.Tensor}, "__module__": __name__}
+    rec = lib.tensorclass(type("Rec", (), namespace))
+    member = rec(a=torch.arange(4.0).reshape(2, 2), batch_size=[2, 2]).lock_()
+    for stack_dim, others in ((-1, 0), (0, 0), (0, 1)):
+        members = [member] + [member.clone().lock_()] * others
+        stack = lib.LazyStackedTensorDict(*members, stack_dim=stack_dim)
+        out = stack[torch.ones(stack.batch_size, dtype=torch.bool)]
+        assert type(out) is rec and out.is_locked
+        assert out.batch_size == (4 * (1 + others),)
+        assert out.a.tolist() == [0.0, 1.0, 2.0, 3.0] * (1 + others)
+    partial = stack[torch.tensor([[[True, False], [False, True]]] * 2)]
+    assert partial.is_locked and partial.a.tolist() == [0.0, 3.0] * 2

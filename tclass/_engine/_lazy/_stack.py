@@ -585,7 +585,11 @@ class LazyStackedTensorDict(LazyLocking, LazyWrites):
             out = self._index_slice(index)
         else:
             out = self._index(index)
-        if isinstance(out, LazyStackedTensorDict) and self._lock_state() and not out.is_locked:
+        if (  # a record's lazy stack too (a stack of records: fuzz program 13,110,472)
+            isinstance(storage_of(out), LazyStackedTensorDict)
+            and self._lock_state()
+            and not out.is_locked
+        ):
             out.lock_()  # as the peer: a lazy stack indexed from a locked one is locked
         return out
 
