@@ -511,7 +511,8 @@ class LazyStackedTensorDict(LazyLocking, LazyWrites):
                 return None if default is _NO_DEFAULT else default
             self._parts_along(path)  # raises, naming the members that lack it
             raise
-        if any(isinstance(part, TensorCollection) for part in parts):
+        options = as_list or as_padded_tensor or as_nested_tensor
+        if options and any(isinstance(part, TensorCollection) for part in parts):
             return self._stacked(parts, path)  # Python values, collections: stacked, as the peer
         if as_list:
             return parts
