@@ -255,7 +255,9 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     dropping one of those. With
     ``filter_empty=False`` too: the peer's still drops an empty collection nested in
     another (``("zz", "a")``), which tclass keeps. A lazy stack of the collection lists
-    its members' keys too (``.<members>[0][i]`` lines). Of a lazy stack of records with a
+    its members' keys too (``.<members>[0][i]`` lines; of a member that is a lazy stack
+    itself, its members': ``.<members>[0][0].<members>[0][0]``, program 13,400,414 of the
+    six families, ``--length 12``, fz24a). Of a lazy stack of records with a
     nested record field (``LazyStackedTensorDict(rec, rec)``), the peer's
     ``filter_empty_()`` of its own result, with ``filter_empty=False`` too, deletes that
     emptied field from a member record, which has no ``__delitem__`` (program 10,601,333
@@ -290,9 +292,10 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     for line in finding.detail:
         node = mine.value
         member = re.match(r"^result\.<members>\[0\]\[(\d+)\]", line)
-        if member is not None and type(node).__name__ == "LazyStackedTensorDict":
+        while member is not None and type(node).__name__ == "LazyStackedTensorDict":
             node = node.tensordicts[int(member.group(1))]  # a member of the result (left43)
-            line = "result" + line[member.end() :]
+            line = "result" + line[member.end() :]  # (of a member lazy stack too: fz24a)
+            member = re.match(r"^result\.<members>\[0\]\[(\d+)\]", line)
         listed = _keys_of(line)
         lead = re.match(r"^result((?:\[\d+\])*)", line)
         indices = re.findall(r"\[(\d+)\]", lead.group(1) if lead else "")

@@ -350,6 +350,9 @@ DECIDED = [
     ("index,shape,combine", 12, 12_810_485, "peer-fails-inside"),
     # fz23i: unbind(0) after the peer's fliplr() of a lazy stack: its parts list the value
     ("index,shape,combine", 12, 13_010_125, "checked-as-torch"),
+    # fz24a: separates() of a lazy stack of lazy stacks holding an empty node: the peer's
+    # filter_empty_() drops it from an earlier result's members' members too
+    (_FIVE + ",records", 12, 13_400_414, "peer-fails-inside"),
 ]
 
 
