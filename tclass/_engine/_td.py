@@ -48,8 +48,9 @@ from tclass._engine._entry_values import (
     same_memory,
     takes_lazy_layout,
 )
-from tclass._engine._nontensor import NonTensorData, _NonTensorNode, keep_kind, write_one_value
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._nontensor_stack import NonTensorStack
+from tclass._engine._nontensor_writes import keep_kind, write_one_value
 from tclass._engine._part_checks import check_entries, grouped_parts
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._repr import compact_repr
