@@ -33,7 +33,7 @@ from typing_extensions import Self, Unpack
 
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.declared._persistence import H5Options, ZarrOptions
-from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._collection import TensorCollection, ToArg
 from tclass._core import _keys, _names
 from tclass._core._device import DeviceLike, as_device, require_device
 from tclass._core._names import Names
@@ -719,7 +719,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
 
     # --- devices, copies, saving -----------------------------------------------------------
 
-    def to(self, *args: Any, **kwargs: Any) -> Self:
+    def to(self, *args: ToArg, **kwargs: Any) -> Self:
         """To a device: the same file, read onto that device. With a dtype (or anything
         else): every entry read and converted, as a plain TensorDict.
 

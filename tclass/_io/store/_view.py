@@ -33,7 +33,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base._tensordict_base import TensorDictBase, Value
-from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._collection import TensorCollection, ToArg
 from tclass._base.implemented._lock_blocks import SourceLock
 from tclass._base.implemented._view_entries import ViewEntries
 from tclass._core import _batch, _keys, _names
@@ -420,7 +420,7 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         self._source.clear_device_()
         return self
 
-    def to(self, *args: Any, **kwargs: Any) -> Self:
+    def to(self, *args: ToArg, **kwargs: Any) -> Self:
         """To a device: the same rows of the store, read onto that device (``self`` when
         it does not change); with a dtype (or anything else): the rows read and
         converted, as a plain TensorDict."""
