@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, overload
 
 import torch
 from typing_extensions import Self, Unpack
@@ -36,6 +36,7 @@ from tclass._base.declared._persistence import H5Options, ZarrOptions
 from tclass._base.implemented._collection import TensorCollection, ToArg
 from tclass._core import _keys, _names
 from tclass._core._device import DeviceLike, as_device, require_device
+from tclass._core._keys import BatchIndex
 from tclass._core._names import Names
 from tclass._core._records import is_record, storage_of
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
@@ -645,6 +646,11 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
                 return default
             node = node._entry(part)
         return node
+
+    @overload
+    def __getitem__(self, index: str | tuple[str, ...]) -> Any: ...  # an entry
+    @overload
+    def __getitem__(self, index: BatchIndex) -> PersistentTensorDictView: ...
 
     def __getitem__(self, index: Any) -> Any:
         """An entry by key (read from the file): a Python value as the value itself (one

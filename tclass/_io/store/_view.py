@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, cast, overload
 
 import torch
 from typing_extensions import Self
@@ -38,6 +38,7 @@ from tclass._base.implemented._lock_blocks import SourceLock
 from tclass._base.implemented._view_entries import ViewEntries
 from tclass._core import _batch, _keys, _names
 from tclass._core._batch import format_shape
+from tclass._core._keys import BatchIndex
 from tclass._core._names import DimName, Names
 from tclass._core._records import storage_of
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
@@ -352,6 +353,11 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
                 return default
             node = node._entry(part)
         return node
+
+    @overload
+    def __getitem__(self, index: str | tuple[str, ...]) -> Any: ...  # an entry
+    @overload
+    def __getitem__(self, index: BatchIndex) -> Self: ...
 
     def __getitem__(self, index: Any) -> Any:
         """An entry by key (its rows read; a Python value as the value itself), or the
