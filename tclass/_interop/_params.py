@@ -37,6 +37,7 @@ from typing_extensions import Self, Unpack
 
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.declared._persistence import PathLike, SaveOptions
+from tclass._base.declared._stack_ops import LazyStackOptions
 from tclass._base.implemented._apply import ApplyOptions, ApplyRules
 from tclass._base.implemented._casts import CastFilter
 from tclass._base.implemented._collection import TensorCollection, ToArg
@@ -659,6 +660,13 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
             self._param_td._unlock_down(reached)
 
     # --- devices and copies ------------------------------------------------------------
+
+    @classmethod
+    def lazy_stack(  # type: ignore[override]  # not Self: a lazy stack, as the peer's
+        cls, input: Sequence[Any], dim: int = 0, **options: Unpack[LazyStackOptions]
+    ) -> LazyStackedTensorDict:
+        """Same as :func:`tclass.lazy_stack`: a ``LazyStackedTensorDict``."""
+        return LazyStackedTensorDict.lazy_stack(input, dim, **options)
 
     def to(self, *args: ToArg, **kwargs: Any) -> Self:
         """Moves or casts the entries: a TensorDictParams whose parameters stay
