@@ -26,7 +26,7 @@ import math
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, cast, overload
 
 import numpy as np
 import torch
@@ -71,9 +71,7 @@ __all__ = [
     "MetaData",
     "NonTensorData",
     "is_non_tensor",
-    "keep_kind",
     "same_value",
-    "write_one_value",
 ]
 
 _new_instance = object.__new__
@@ -840,6 +838,24 @@ class MetaData(NonTensorData, Generic[_V]):
     __slots__ = ()
     _grows_to_stack: ClassVar[bool] = False
 
+    if TYPE_CHECKING:
+        # For checkers: a field ``run: MetaData[str]`` reads as its value (a ``str``), as
+        # at runtime, and takes the value or a node holding one (descriptor typing, as
+        # the keywords of _tensorclass/_typing.py).
+        def __init__(
+            self,
+            data: _V,
+            batch_size: BatchSizeLike = None,
+            device: DeviceLike = None,
+            names: Sequence[DimName] | None = None,
+        ) -> None: ...
+        @overload
+        def __get__(self, instance: None, owner: Any = None, /) -> Self: ...
+        @overload
+        def __get__(self, instance: object, owner: Any = None, /) -> _V: ...
+        def __get__(self, instance: object, owner: Any = None, /) -> _V | Self: ...
+        def __set__(self, instance: object, value: _V | MetaData[_V], /) -> None: ...
+
     def __class_getitem__(cls, item: Any) -> Any:
         if cls is not MetaData:
             return super().__class_getitem__(item)
@@ -927,18 +943,6 @@ def _rebuild_values(
 allow_unpickling(NonTensorData, MetaData, _rebuild_value, _rebuild_values)
 
 
-def fills_leading(value: Any, target: Sequence[int]) -> bool:
-    """Whether ``value`` is a node of one value whose batch size broadcasts to the leading
-    dims of the selection ``target``: the rows of a TensorDict written at an index
-    (``td[i] = rows``) give each value entry the rows' batch size, shorter than the
-    selection of an entry with dims past the batch size; the peer writes the one value
-    into each element of the selection."""
-    if not isinstance(value, NonTensorData):
-        return False
-    dims = len(value.batch_size)
-    return dims <= len(target) and _batch.broadcasts_to(value.batch_size, target[:dims])
-
-
 def is_non_tensor(value: object) -> bool:
     """Whether ``value`` is a ``NonTensorData`` or ``NonTensorStack`` node."""
     return isinstance(value, _NonTensorNode)
@@ -946,39 +950,3 @@ def is_non_tensor(value: object) -> bool:
 
 # for torch.compile's guards: see _base/_inline.py
 inline_inherited(NonTensorData)
-
-
-def write_one_value(target: Any, stored: Any) -> bool:
-    """``set_`` of a Python value (or a node of values) over the node ``target`` of the
-    same batch size: written into the node itself, as the peer writes it, so that every
-    collection that shares the node (an ``exclude`` / ``select`` result and its source,
-    nested nodes alike) sees the new value, as they see a tensor written by ``set_``. A
-    stack of per-element values takes the value in each element (and stays a stack); a
-    node of one value (a ``MetaData`` too) takes one value. False (the node to replace)
-    for a change of kind or of batch size."""
-    if not isinstance(stored, _NonTensorNode) or stored.batch_size != target.batch_size:
-        return False
-    if type(target) in _ONE_VALUE:
-        if type(stored) is not type(target):
-            return False
-        cast(NonTensorData, target)._data = stored.data  # set_ writes into a locked one too
-        return True
-    if not isinstance(target, ENGINE.NonTensorStack) or -1 in target.batch_size:
-        return False
-    target._values = list(stored._flat_as(target.batch_size))
-    if type(stored) is not NonTensorData:  # the elements are laid out as the source's
-        target._stack_dims = getattr(stored, "_stack_dims", None)
-    target._write_back()  # into the stack this one was read from by index, if any
-    return True
-
-
-def keep_kind(target: Any, stored: Any) -> Any:
-    """``stored`` (a value ``set_`` writes over ``target``) as a ``MetaData`` when
-    ``target`` is one and ``stored`` wraps a plain value: an in-place write keeps the
-    node's kind, as the peer's writes into the node."""
-    if type(target) is MetaData and type(stored) is NonTensorData:
-        return MetaData._make(stored.data, stored.batch_size, stored.device)
-    return stored
-
-
-_ONE_VALUE = (NonTensorData, MetaData)

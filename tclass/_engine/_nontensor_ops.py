@@ -13,7 +13,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base._tensordict_base import Value
-from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._collection import TensorCollection, ToArg
 from tclass._base.implemented._leaf_walk import Resize
 from tclass._base.implemented._lock_graph import Ref
 from tclass._base.implemented._reductions import Along
@@ -172,7 +172,7 @@ class NonTensorOps(KeylessOps):
         value(s) written at ``index`` (``...``: everywhere), as the peer writes them."""
         raise NotImplementedError
 
-    def to(self, *args: Any, **kwargs: Any) -> Self:
+    def to(self, *args: ToArg, **kwargs: Any) -> Self:
         """Records a new device (there is no tensor to move; a dtype changes nothing but
         gives a new node, as a cast of a collection gives new ones: locked as its source,
         as the peer's, but not saved in its folder, and sharing no node with it, so it

@@ -38,8 +38,8 @@ from tclass._engine._nontensor import (
     NonTensorData,
     _NonTensorNode,
     _rebuild_values,
-    fills_leading,
 )
+from tclass._engine._nontensor_writes import fills_leading
 from tclass._engine._value_index import member_element
 from tclass._engine._value_positions import (
     StackDims,

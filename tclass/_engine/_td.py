@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, SupportsIndex, cast
 
 import numpy as np
 import torch
-from typing_extensions import Self
+from typing_extensions import Self, Unpack
 
 from tclass._base._inline import inline_inherited
 from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase, Value
+from tclass._base.declared._stack_ops import LazyStackOptions
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._grad_writes import writes_as_set_
 from tclass._core import _batch, _keys, _names
@@ -48,8 +49,9 @@ from tclass._engine._entry_values import (
     same_memory,
     takes_lazy_layout,
 )
-from tclass._engine._nontensor import NonTensorData, _NonTensorNode, keep_kind, write_one_value
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._nontensor_stack import NonTensorStack
+from tclass._engine._nontensor_writes import keep_kind, write_one_value
 from tclass._engine._part_checks import check_entries, grouped_parts
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._repr import compact_repr
@@ -72,6 +74,7 @@ from tclass.errors import (
 
 if TYPE_CHECKING:
     from tclass._engine._consolidate import Consolidated
+    from tclass._engine._lazy._stack import LazyStackedTensorDict
 
 __all__ = ["TensorDict"]
 
@@ -238,6 +241,13 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
         self._saved_at = None
         self._scope = None
         return self
+
+    @classmethod
+    def lazy_stack(  # type: ignore[override]  # not Self: a lazy stack, as the peer's
+        cls, input: Sequence[Any], dim: int = 0, **options: Unpack[LazyStackOptions]
+    ) -> LazyStackedTensorDict:
+        """Same as :func:`tclass.lazy_stack`: a ``LazyStackedTensorDict``."""
+        return cast("LazyStackedTensorDict", ENGINE.lazy_stack(input, dim, **options))
 
     @classmethod
     def _from_plain(cls, td: TensorDict) -> Self:

@@ -12,7 +12,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base._tensordict_base import TensorDictBase, Value
-from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._collection import TensorCollection, ToArg
 from tclass._core._device import (
     DeviceLike,
     as_device,
@@ -76,7 +76,7 @@ class DeviceOps(TensorDictBase):
     else:
         __slots__ = ()
 
-    def to(self, *args: Any, **kwargs: Any) -> Self:
+    def to(self, *args: ToArg, **kwargs: Any) -> Self:
         """Moves and/or casts every tensor: ``to(device)``, ``to(dtype)``,
         ``to(device, dtype)``, ``to(tensor)`` or ``to(other_collection)``, with
         ``non_blocking=``. Returns ``self`` when nothing would change. ``cast_filter(key,

@@ -16,7 +16,8 @@ from tclass._base.implemented._entry_ops import EntryWrites
 from tclass._core import _batch, _keys
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import raise_write_error, value_as_tensor
-from tclass._engine._nontensor import NonTensorData, _NonTensorNode, fills_leading, same_value
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
+from tclass._engine._nontensor_writes import fills_leading
 from tclass._engine._scope import write_unbatched
 from tclass._engine._td_index import raise_no_batch_dims
 from tclass._engine._tensor_write import (

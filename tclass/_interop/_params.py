@@ -37,9 +37,10 @@ from typing_extensions import Self, Unpack
 
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.declared._persistence import PathLike, SaveOptions
+from tclass._base.declared._stack_ops import LazyStackOptions
 from tclass._base.implemented._apply import ApplyOptions, ApplyRules
 from tclass._base.implemented._casts import CastFilter
-from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._collection import TensorCollection, ToArg
 from tclass._base.implemented._leaf_walk import Gather
 from tclass._base.implemented._lock_blocks import LockBlocks
 from tclass._base.implemented._lock_graph import LockGraph, Ref
@@ -660,7 +661,14 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
 
     # --- devices and copies ------------------------------------------------------------
 
-    def to(self, *args: Any, **kwargs: Any) -> Self:
+    @classmethod
+    def lazy_stack(  # type: ignore[override]  # not Self: a lazy stack, as the peer's
+        cls, input: Sequence[Any], dim: int = 0, **options: Unpack[LazyStackOptions]
+    ) -> LazyStackedTensorDict:
+        """Same as :func:`tclass.lazy_stack`: a ``LazyStackedTensorDict``."""
+        return LazyStackedTensorDict.lazy_stack(input, dim, **options)
+
+    def to(self, *args: ToArg, **kwargs: Any) -> Self:
         """Moves or casts the entries: a TensorDictParams whose parameters stay
         parameters, of their slots' kinds (a tensor ``to_module`` put in a parameter's
         slot gives a parameter; a leaf kept as it is keeps its slot's kind), ``self``

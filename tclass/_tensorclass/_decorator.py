@@ -58,7 +58,7 @@ def tensorclass(cls: None = None, /, **options: Unpack[ClassOptions]) -> Callabl
 
 
 @named_options
-@dataclass_transform()
+@dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field))
 def tensorclass(cls: T | None = None, /, **options: Unpack[ClassOptions]) -> T | Callable[[T], T]:
     """Turns an annotated class into a tensorclass (bare, or with options).
 

@@ -21,7 +21,7 @@ from typing_extensions import Self, Unpack
 
 from tclass._base._inline import inline_inherited
 from tclass._base._tensordict_base import TensorDictBase, Value
-from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._collection import TensorCollection, ToArg
 from tclass._core._class_options import OPTIONS, ClassOptions, named_options, option_listing
 from tclass._core._device import DeviceLike, parse_to_args
 from tclass._core._keys import BatchIndex, key_path, unravel_key
@@ -434,7 +434,7 @@ class TensorClass(
     def __exit__(self, *exc_info: object) -> None:
         self._tensordict.__exit__(*exc_info)
 
-    def to(self, *args: Any, cast_filter: Any = UNSET, **kwargs: Any) -> Self:
+    def to(self, *args: ToArg, cast_filter: Any = UNSET, **kwargs: Any) -> Self:
         """Moves and/or casts every tensor (see ``TensorDict.to``); returns ``self`` when
         nothing would change.
 

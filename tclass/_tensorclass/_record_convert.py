@@ -80,6 +80,16 @@ class RecordConversions(TensorDictBase):
         :meth:`load_memmap` checks a folder; nested records are their fields' classes."""
         return cast(Self, open_zarr_as(cls, filename, **options)._incoming())
 
+    def to_h5(self, filename: PathLike, **kwargs: Any) -> Self:
+        """A record of this class over a new HDF5 file holding this one's entries (see
+        ``TensorDict.to_h5``), opened for reading and writing."""
+        return cast(Self, super().to_h5(filename, **kwargs))
+
+    def to_zarr(self, filename: Any, *, allow_pickle: bool | None = None, **kwargs: Any) -> Self:
+        """A record of this class over a new zarr store holding this one's entries (see
+        ``TensorDict.to_zarr``), opened for reading and writing."""
+        return cast(Self, super().to_zarr(filename, allow_pickle=allow_pickle, **kwargs))
+
     def close(self) -> None:
         """Closes the HDF5 file or zarr store the record reads its fields from
         (``Cls.from_h5``, ``record.to_zarr``...); a record in memory or over a folder

@@ -364,12 +364,12 @@ class PersistenceOps:
         the folder."""
         return IO.make_memmap_from_storage(self, key, storage, shape, dtype)  # type: ignore[no-any-return]
 
-    def to_h5(self, filename: PathLike, **kwargs: Any) -> Any:
+    def to_h5(self, filename: PathLike, **kwargs: Any) -> TensorDictBase:
         """Write this collection to a new HDF5 file (truncated if it exists; needs
         ``pip install 'tclass[h5]'``) and return it opened for reading and writing: a
         ``PersistentTensorDict`` (a record of this class over one, for a record).
         ``kwargs`` go to ``h5py.Group.create_dataset`` (``compression="gzip"``...)."""
-        return IO.to_h5(self, filename, **kwargs)
+        return IO.to_h5(self, filename, **kwargs)  # type: ignore[no-any-return]
 
     @classmethod
     def from_h5(cls, filename: PathLike, **options: Unpack[H5Options]) -> TensorDictBase:
@@ -379,7 +379,9 @@ class PersistenceOps:
         the largest its datasets share (at most ``batch_dims`` dims)."""
         return IO.open_as(cls, filename, **options)  # type: ignore[no-any-return]
 
-    def to_zarr(self, filename: Any, *, allow_pickle: bool | None = None, **kwargs: Any) -> Any:
+    def to_zarr(
+        self, filename: Any, *, allow_pickle: bool | None = None, **kwargs: Any
+    ) -> TensorDictBase:
         """Write this collection to a new zarr store (a directory, or a zarr store object;
         replaced if it exists; needs ``pip install 'tclass[zarr]'``) and return it opened
         for reading and writing: a ``PersistentTensorDict`` (a record of this class over
@@ -388,7 +390,9 @@ class PersistenceOps:
         first dim by 16, ``compressors=...`` compresses. Python values JSON cannot hold
         are refused unless ``allow_pickle=True`` (then pickled, as the peer writes them;
         reading them back needs ``allow_pickle=True`` too)."""
-        return IO.to_zarr(self, filename, allow_pickle=allow_pickle, **kwargs)
+        return IO.to_zarr(  # type: ignore[no-any-return]
+            self, filename, allow_pickle=allow_pickle, **kwargs
+        )
 
     @classmethod
     def from_zarr(cls, filename: Any, **options: Unpack[ZarrOptions]) -> TensorDictBase:

@@ -18,7 +18,7 @@ import collections.abc
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import attrgetter, methodcaller
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, overload
 
 import torch
 from typing_extensions import Self
@@ -35,6 +35,7 @@ from tclass._base.implemented._key_walk import (
     _sort_key,
     _walk_keys,
 )
+from tclass._core._device import DeviceLike
 from tclass._core._keys import unravel_key
 from tclass._core._names import Names
 from tclass._core._records import storage_of
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 __all__ = [
     "KeysView",
     "TensorCollection",
+    "ToArg",
     "check_replaced_keys",
 ]
 
@@ -439,7 +441,7 @@ class TensorCollection(BatchFacts):
     def __setitem__(self, index: Any, value: Any) -> None:
         raise NotImplementedError
 
-    def to(self, *args: Any, **kwargs: Any) -> Self:
+    def to(self, *args: ToArg, **kwargs: Any) -> Self:
         """Moves or casts every entry; see TensorDict.to."""
         raise NotImplementedError
 
@@ -804,3 +806,8 @@ def _take_nested_batch_size(mine: Any, theirs: Any) -> bool:
         return False
     mine._take_batch_size_of(theirs)
     return True
+
+
+ToArg: TypeAlias = DeviceLike | torch.dtype | torch.Tensor | TensorCollection
+"""A positional argument of a collection's ``to``: a device, a dtype, a tensor (its
+device and dtype) or a collection (its device)."""

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from typing_extensions import Self
 
-from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._collection import TensorCollection, ToArg
 from tclass._core import _names
 from tclass._core._batch import as_batch_size
 from tclass._core._device import DeviceLike, as_device, parse_to_args, pop_to_options
@@ -35,7 +35,7 @@ class LazyDevices(LazyReshapeOps):
     else:
         __slots__ = ()
 
-    def to(self, *args: Any, **kwargs: Any) -> Self:
+    def to(self, *args: ToArg, **kwargs: Any) -> Self:
         """Moves or casts every member (see ``TensorDict.to``); ``self`` if none changed.
 
         Raises:

@@ -25,7 +25,7 @@ import torch
 from typing_extensions import Self
 
 from tclass._base._tensordict_base import TensorDictBase, Value
-from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._collection import TensorCollection, ToArg
 from tclass._base.implemented._leaf_walk import Gather
 from tclass._base.implemented._lock_blocks import SourceLock
 from tclass._base.implemented._view_entries import ViewEntries
@@ -404,7 +404,7 @@ class LegacyLazyView(SourceLock, TensorDictBase):
             return self._plain().clone()  # type: ignore[no-any-return]
         return type(self)(self._source.clone(False), self._op)
 
-    def to(self, *args: Any, **kwargs: Any) -> Self:
+    def to(self, *args: ToArg, **kwargs: Any) -> Self:
         """The same view of the source moved or cast (see ``TensorDict.to``); ``self``
         when nothing changes.
 

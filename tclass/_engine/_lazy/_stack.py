@@ -679,7 +679,9 @@ class LazyStackedTensorDict(LazyLocking, LazyWrites):
 
     # --- conversions ---------------------------------------------------------------------
 
-    def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Any:
+    def contiguous(  # type: ignore[override]  # dense: a TensorDict, as the peer's
+        self, *, canonical: bool = False, inplace: bool = False
+    ) -> TensorDict:
         """The dense stack of the members: a TensorDict, as the peer's, also where the
         members are records (their nested records keep their classes).
 
@@ -691,13 +693,13 @@ class LazyStackedTensorDict(LazyLocking, LazyWrites):
         if inplace:
             msg = "a lazy stack cannot become dense in place; use lazy.contiguous()"
             raise UnsupportedError(msg)
-        return storage_of(self._dense("contiguous()"))
+        return cast(TensorDict, storage_of(self._dense("contiguous()")))
 
-    def to_tensordict(self, *, retain_none: bool | None = None) -> Any:
+    def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
         """A dense TensorDict copy of the stack (see :meth:`contiguous`)."""
         dense = self._dense("to_tensordict()")
         to_td = getattr(dense, "to_tensordict", None)
-        return dense if to_td is None else to_td()
+        return cast(TensorDict, dense if to_td is None else to_td())
 
     def numel(self) -> int:
         """The number of elements: the members' together (a ragged stack's batch size

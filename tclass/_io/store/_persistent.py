@@ -26,16 +26,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, overload
 
 import torch
 from typing_extensions import Self, Unpack
 
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.declared._persistence import H5Options, ZarrOptions
-from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._collection import TensorCollection, ToArg
 from tclass._core import _keys, _names
 from tclass._core._device import DeviceLike, as_device, require_device
+from tclass._core._keys import BatchIndex
 from tclass._core._names import Names
 from tclass._core._records import is_record, storage_of
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
@@ -646,6 +647,11 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
             node = node._entry(part)
         return node
 
+    @overload
+    def __getitem__(self, index: str | tuple[str, ...]) -> Any: ...  # an entry
+    @overload
+    def __getitem__(self, index: BatchIndex) -> PersistentTensorDictView: ...
+
     def __getitem__(self, index: Any) -> Any:
         """An entry by key (read from the file): a Python value as the value itself (one
         per element as nested lists), as ``TensorDict`` gives it; or the rows ``index``
@@ -719,7 +725,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
 
     # --- devices, copies, saving -----------------------------------------------------------
 
-    def to(self, *args: Any, **kwargs: Any) -> Self:
+    def to(self, *args: ToArg, **kwargs: Any) -> Self:
         """To a device: the same file, read onto that device. With a dtype (or anything
         else): every entry read and converted, as a plain TensorDict.
 

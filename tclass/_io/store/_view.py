@@ -27,17 +27,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, cast, overload
 
 import torch
 from typing_extensions import Self
 
 from tclass._base._tensordict_base import TensorDictBase, Value
-from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._collection import TensorCollection, ToArg
 from tclass._base.implemented._lock_blocks import SourceLock
 from tclass._base.implemented._view_entries import ViewEntries
 from tclass._core import _batch, _keys, _names
 from tclass._core._batch import format_shape
+from tclass._core._keys import BatchIndex
 from tclass._core._names import DimName, Names
 from tclass._core._records import storage_of
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
@@ -353,6 +354,11 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
             node = node._entry(part)
         return node
 
+    @overload
+    def __getitem__(self, index: str | tuple[str, ...]) -> Any: ...  # an entry
+    @overload
+    def __getitem__(self, index: BatchIndex) -> Self: ...
+
     def __getitem__(self, index: Any) -> Any:
         """An entry by key (its rows read; a Python value as the value itself), or the
         rows ``index`` selects of this view: a view of the store too."""
@@ -420,7 +426,7 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         self._source.clear_device_()
         return self
 
-    def to(self, *args: Any, **kwargs: Any) -> Self:
+    def to(self, *args: ToArg, **kwargs: Any) -> Self:
         """To a device: the same rows of the store, read onto that device (``self`` when
         it does not change); with a dtype (or anything else): the rows read and
         converted, as a plain TensorDict."""
