@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.tclass-installed
 
-.PHONY: install demo test typecheck lint bench bench-io bench-gpu bench-compile clean
+.PHONY: install demo test typecheck lint bench bench-io bench-gpu bench-compile bench-import clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -65,6 +65,10 @@ bench-io: install
 # against eager: about 5 minutes, most of it inductor compiling both libraries' graphs.
 bench-compile: install
 	OMP_NUM_THREADS=1 $(PY) benchmarks/compile_bench.py
+
+# `import torch, tclass` against `import torch` alone (fresh interpreters, CPU time).
+bench-import: install
+	$(PY) benchmarks/import_time.py
 
 # The devices issue's GPU cases against the peer; says so and exits without CUDA.
 bench-gpu: install

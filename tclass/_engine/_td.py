@@ -181,8 +181,14 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
         elif kwargs:
             msg = "TensorDict() takes entries either as `source` or as keyword arguments, not both"
             raise EntriesTwiceError(msg)
+        elif type(source) is dict:
+            # A plain dict's entries as they come, but for its tuple (nested) keys, which
+            # wait in `later` for the plain ones (as `entries_of` orders them, without
+            # its scan of the keys: a tenth of the time of a small build).
+            entries = source.items()
         else:
             entries = entries_of(source)
+        later: list[tuple[Any, Any]] | None = None
         n = len(batch)
         if n == 1 and dev is None:
             # The most common build, one batch dim and no device, with its checks alone.
@@ -196,6 +202,9 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
                     if not shape or shape[0] != first:
                         raise BatchMismatchError(key, shape, batch)
                     tensors[key] = value
+                elif type(key) is tuple and type(source) is dict:
+                    later = [] if later is None else later
+                    later.append((key, value))
                 else:
                     self.set(key, value)
         else:
@@ -216,8 +225,14 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
                         if shape[:n] != batch:
                             raise BatchMismatchError(key, shape, batch)
                     tensors[key] = value
+                elif type(key) is tuple and type(source) is dict:
+                    later = [] if later is None else later
+                    later.append((key, value))
                 else:
                     self.set(key, value)
+        if later is not None:
+            for key, value in later:
+                self.set(key, value)
         if lock:
             self.lock_()
 

@@ -764,6 +764,29 @@ def _kept_as_they_are(
     return True
 
 
+def _all_kept(
+    info: ClassInfo, entries: Mapping[str, Value], batch: torch.Size, device: torch.device | None
+) -> bool:
+    """Whether :func:`record_from_entries` would store each of ``entries`` as it is, in
+    that order, and do nothing else: every field given, in declaration order, each a
+    tensor its field takes as it is (no cast, no spec to check), of the batch size and on
+    the device (the loop's first test, for all of them at once)."""
+    if not info.tensors_as_they_are or info.specs is not None:
+        return False
+    if tuple(entries) != info.field_names:
+        return False
+    n = len(batch)
+    for value in entries.values():
+        if (
+            not isinstance(value, _Tensor)
+            or value.__class__ is UnbatchedTensor
+            or (device is not None and value.device != device)
+            or value.shape[:n] != batch
+        ):
+            return False
+    return True
+
+
 def record_from_entries(
     cls: type[_R],
     entries: Mapping[str, Value],
@@ -783,6 +806,11 @@ def record_from_entries(
     held when saved (``record != other`` makes a ``str`` field a bool tensor), which the
     loader's schema comparison accepted (see ``_schema._op_result``)."""
     info = cls.__tclass_info__
+    size = as_batch_size(batch_size)
+    if _all_kept(info, entries, size, device):  # a record of tensors, its fields in order
+        td = TensorDict._new_unchecked(dict(entries), size, device)
+        td._assign_names(names)
+        return cls._from_tensordict_unchecked(td)
     for key in entries:
         if key not in info.field_names:
             msg = (
@@ -790,7 +818,7 @@ def record_from_entries(
                 f"(fields: {', '.join(info.field_names)})"
             )
             raise UnknownFieldError(msg)
-    td = TensorDict._new_unchecked({}, as_batch_size(batch_size), device)
+    td = TensorDict._new_unchecked({}, size, device)
     td._assign_names(names)
     batch, n, rules = td.batch_size, len(td.batch_size), info.rules
     fields = info.fields

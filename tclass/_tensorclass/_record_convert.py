@@ -132,7 +132,7 @@ class RecordConversions(TensorDictBase):
             FieldTypeError: if an entry does not fit its field.
             SchemaMismatchError: if a file does not hold what the class declares.
         """
-        storage = storage_of(td)
+        storage = td if td.__class__ is TensorDict else storage_of(td)
         if isinstance(storage, LazyStackedTensorDict):  # each member's, as the peer's
             members = [cls.from_tensordict(m, non_tensordict) for m in storage.tensordicts]
             return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
@@ -143,15 +143,16 @@ class RecordConversions(TensorDictBase):
         """:meth:`from_tensordict` without ``__post_init__``: the constructor of the
         records that operations make from existing ones (index, joins, pad, consolidate,
         field casting...), whose data the hook checked when it came in."""
-        storage = storage_of(td)
-        if isinstance(storage, LazyStackedTensorDict):  # stays lazy: one record per member
-            members = [cls._rebuild(m, non_tensordict) for m in storage.tensordicts]
-            return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
-        if (
-            isinstance(storage, (PersistentTensorDict, PersistentTensorDictView))
-            and not non_tensordict
-        ):
-            return record_over(cls, storage)  # type: ignore[no-any-return]
+        if td.__class__ is not TensorDict:  # (a plain TensorDict, the common case, is none)
+            storage = storage_of(td)
+            if isinstance(storage, LazyStackedTensorDict):  # stays lazy: one record per member
+                members = [cls._rebuild(m, non_tensordict) for m in storage.tensordicts]
+                return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
+            if (
+                isinstance(storage, (PersistentTensorDict, PersistentTensorDictView))
+                and not non_tensordict
+            ):
+                return record_over(cls, storage)  # type: ignore[no-any-return]
         entries: Mapping[str, Any] = td._entries()
         if non_tensordict:
             entries = {**non_tensordict, **entries}
@@ -172,8 +173,9 @@ class RecordConversions(TensorDictBase):
             for member in storage.tensordicts:
                 self._from_tensordict_unchecked(member)._incoming(built)
             return self
+        tensors = storage._tensors if storage.__class__ is TensorDict else {}
         for name in type(self).__tclass_info__.field_names:
-            if name in built:
+            if name in built or tensors.get(name).__class__ is torch.Tensor:  # (no record)
                 continue
             if storage._has_entry(name) and storage._child(name) is not None:  # (no data read)
                 nested = getattr(self, name)

@@ -84,6 +84,21 @@ class TestConstruction:
         with pytest.raises(errors.KeyThroughTensorError):  # "d" is set before ("d", "e")
             TensorDict({("d", "e"): x, "d": x}, batch_size=[3])
 
+    @pytest.mark.parametrize("batch_size", [[3, 2], [], [3]], ids=_id)
+    @pytest.mark.parametrize("device", [None, "cpu"], ids=_id)
+    def test_tuple_keys_wait_for_plain_keys(self, batch_size: list[int], device: Any) -> None:
+        # Every path of the constructor (one batch dim or not, a device or not) sets a
+        # dict's tuple keys after its plain keys, whatever their order in the dict.
+        x, y = torch.ones(3, 2), torch.zeros(3, 2)
+        source = {("a", "b"): x, "d": y, ("a", "c"): x + 1, "e": {"f": x}}
+        td = TensorDict(source, batch_size=batch_size, device=device)
+        assert list(td.keys()) == ["d", "e", "a"]
+        assert list(td["a"].keys()) == ["b", "c"]
+        assert torch.equal(td["a", "c"], x + 1) and torch.equal(td["e", "f"], x)
+        assert td["a"].batch_size == torch.Size(batch_size)
+        with pytest.raises(errors.KeyThroughTensorError):  # "d" is set before ("d", "e")
+            TensorDict({("d", "e"): x, "d": x}, batch_size=batch_size, device=device)
+
     def test_kwargs(self) -> None:
         td = TensorDict(batch_size=[2], a=torch.zeros(2), b={"c": torch.ones(2, 1)})
         assert set(td.keys(include_nested=True)) == {"a", "b", ("b", "c")}

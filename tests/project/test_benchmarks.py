@@ -293,6 +293,13 @@ def test_distributed_benchmark_quick_mode_runs() -> None:
     )
 
 
+def test_import_benchmark_quick_mode_runs() -> None:
+    """``benchmarks/import_time.py --quick``: fresh interpreters import torch, torch and
+    tclass, torch and the peer, and the table holds each with its ratio to torch alone."""
+    out = quick_output("import_time.py", timeout=300, warnings_are_errors=False)
+    assert_rows(out, ("import torch ", "import torch, tclass", "<= 1.1"))
+
+
 def test_ray_benchmark_quick_mode_runs() -> None:
     """``benchmarks/ray_transport.py --quick``: a local Ray cluster, every payload put
     and read back by another process at 16 MiB, and the table and the target lines."""

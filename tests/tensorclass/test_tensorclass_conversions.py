@@ -9,7 +9,7 @@ import copy
 import dataclasses
 import io
 import pickle
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 import torch
@@ -32,6 +32,23 @@ class WithDefaults(TensorClass):
     count: int = 3
     tags: list = dataclasses.field(default_factory=lambda: ["t"])
     label: torch.Tensor | None = None
+
+
+PAIR_HOOKS: list[torch.Size] = []
+
+
+class TensorPair(TensorClass):
+    x: torch.Tensor
+    y: torch.Tensor
+    z: torch.Tensor | None = None
+
+    def __post_init__(self) -> None:
+        PAIR_HOOKS.append(self.batch_size)
+
+
+class SpecTensorPair(TensorClass):
+    x: Annotated[torch.Tensor, tclass.Spec("2")]
+    y: torch.Tensor
 
 
 class Frozen(TensorClass, frozen=True):
@@ -81,6 +98,30 @@ class TestTensorDictConversion:
         assert list(rec.keys()) == ["env", "obs"]
         assert list(rec.to_dict()) == ["env", "obs", "inner", "meta"]
         assert list(Rec.from_tensordict(rec.to_tensordict()).keys()) == ["env", "obs"]
+
+    def test_from_tensordict_of_tensors_only(self) -> None:
+        # A record of tensors over a TensorDict holding every field in order (the fast
+        # path): its own TensorDict over the same tensors, with the batch, device and dim
+        # names, the hook run; a spec'd class, a field out of order or a tensor on
+        # another device still goes field by field (its checks, the key order, a move).
+        td = TensorDict({"x": torch.zeros(4, 2), "y": torch.ones(4)}, [4], names=["n"])
+        PAIR_HOOKS.clear()
+        rec = TensorPair.from_tensordict(td)
+        assert rec.x is td["x"] and rec.y is td["y"] and rec._tensordict is not td
+        assert rec.names == ["n"] and rec.batch_size == torch.Size([4]) and rec.device is None
+        assert PAIR_HOOKS == [torch.Size([4])]  # __post_init__, once
+        rec.z = torch.ones(4)
+        assert "z" not in td.keys()
+        assert list(
+            TensorPair.from_tensordict(TensorDict({"y": td["y"], "x": td["x"]}, [4])).keys()
+        ) == [
+            "y",
+            "x",
+        ]
+        on_meta = TensorDict({"x": torch.zeros(4, 2), "y": torch.ones(4)}, [4], device="meta")
+        assert TensorPair.from_tensordict(on_meta).x.device == torch.device("meta")
+        with pytest.raises(errors.FieldSpecError):
+            SpecTensorPair.from_tensordict(TensorDict({"x": torch.zeros(4, 3), "y": td["y"]}, [4]))
 
     def test_from_tensordict_leaves_missing_required_fields_unset(self) -> None:
         rec = Rec.from_tensordict(TensorDict({"obs": torch.zeros(4, 2)}, [4]))
