@@ -173,7 +173,7 @@ class RecordConversions(TensorDictBase):
             for member in storage.tensordicts:
                 self._from_tensordict_unchecked(member)._incoming(built)
             return self
-        tensors = storage._tensors if storage.__class__ is TensorDict else {}
+        tensors = storage._entries() if storage.__class__ is TensorDict else {}
         for name in type(self).__tclass_info__.field_names:
             if name in built or tensors.get(name).__class__ is torch.Tensor:  # (no record)
                 continue
