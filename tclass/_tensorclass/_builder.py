@@ -111,6 +111,7 @@ class ClassInfo:
         "_hints",
         "_json_schema",
         "_tensors_as_they_are",
+        "_unchecked_values",
         "setattr_hook",
     )
 
@@ -144,6 +145,7 @@ class ClassInfo:
         self._hints: dict[str, object] = {}
         self._json_schema: dict[str, Any] | None = None  # built at first use (_json_schema)
         self._tensors_as_they_are: bool | None = None  # see tensors_as_they_are
+        self._unchecked_values: bool | None = None  # see unchecked_values
 
     @property
     def rules(self) -> dict[str, FieldRule]:
@@ -198,6 +200,19 @@ class ClassInfo:
                 for rule in self.rules.values()
             )
         return taken
+
+    @property
+    def unchecked_values(self) -> bool:
+        """Whether no field bounds what it holds beyond its type: no spec (shape,
+        dtype, value constraints) and no constraint on Python values (``Literal``,
+        annotated-types). Only then may a record share a TensorDict it was built from,
+        whose writes do not pass through the record's checks."""
+        unchecked = self._unchecked_values
+        if unchecked is None:
+            unchecked = self._unchecked_values = self.specs is None and all(
+                rule.values is None for rule in self.rules.values()
+            )
+        return unchecked
 
 
 def _resolve_rules(info: ClassInfo, first_use: bool = True) -> dict[str, FieldRule] | None:
@@ -724,6 +739,56 @@ def takes_as_is(cls: type[TensorClass], td: TensorDict) -> bool:
     if len(entries) != len(info.field_names) or info.specs is not None:
         return False
     return _kept_as_they_are(info.rules, entries, td.batch_size, td.device, td._dim_names)
+
+
+def shares_storage(cls: type[TensorClass], td: Any) -> bool | None:
+    """Whether ``cls.from_tensordict(td)`` keeps the TensorDict ``td`` itself as the
+    record's storage, as the peer's (checked before :func:`record_from_entries` would
+    store the same entries): True when no field of ``cls`` has a spec or a value
+    constraint, each entry of ``td`` is a field's tensor that the field takes as it is
+    (batched on ``td``'s batch size and device) or a field's Python value that it keeps
+    as it is, and each field ``td`` lacks has no default to fill in (None or none).
+    None (maybe: the caller compares what it built with ``td``) when an entry is a
+    collection its field may keep as it is (a record of the field's class, a TensorDict
+    in a ``TensorDict`` field...). False when the record cannot share ``td``: an entry
+    that is cast, converted (a TensorDict under a record field: a record over it), or
+    refused; nor for a ``frozen`` class over an unlocked ``td``, as locking the record
+    would lock ``td``."""
+    info = cls.__tclass_info__
+    if type(td) is not TensorDict or not info.unchecked_values:
+        return False
+    entries, rules = td._entries(), info.rules
+    batch = device = None  # (read at the first leaf: a nested record exits before)
+    maybe = False
+    for key, value in entries.items():
+        rule = rules.get(key)
+        if rule is None or rule.cast is not None:
+            return False
+        kind = value.__class__
+        if kind is TensorDict:  # kept in a TensorDict (or Any) field, a record over it else
+            if rule.convert_to is not None and rule.convert_to is not TensorDict:
+                return False
+            maybe = True
+            continue
+        if batch is None:
+            batch, device = td.batch_size, td.device
+        if kind is NonTensorData:
+            if not rule.value_field or rule.store(value, batch, device) is not value:
+                return False
+        elif isinstance(value, _Tensor):
+            if not (rule.tensor or rule.number or rule.any_value):
+                return False
+            if device is not None and value.device != device:
+                return False
+            if kind is UnbatchedTensor or value.shape[: len(batch)] != batch:
+                maybe = True
+        else:  # a record, a lazy stack...: the field may keep it as it is
+            maybe = True
+    if not all(name in entries for name in info.non_none_defaults):
+        return False
+    if info.options["frozen"] and not td.is_locked:
+        return False
+    return None if maybe else True
 
 
 def _kept_as_they_are(

@@ -28,7 +28,7 @@ from tclass._io.store._open import open_as, open_zarr_as, record_over
 from tclass._io.store._persistent import PersistentTensorDict
 from tclass._io.store._view import PersistentTensorDictView
 from tclass._tensorclass._allocate import allocate
-from tclass._tensorclass._builder import record_from_entries, takes_as_is
+from tclass._tensorclass._builder import record_from_entries, shares_storage, takes_as_is
 from tclass._tensorclass._json_schema import json_schema
 from tclass._tensorclass._random import TorchChooser, random_record
 from tclass.errors import UnknownFieldError
@@ -115,6 +115,14 @@ class RecordConversions(TensorDictBase):
     ) -> Self:
         """A record over ``td``'s entries, without copying tensors.
 
+        The record keeps the TensorDict ``td`` itself as its storage, as the peer's (a
+        key set through either is seen by the other, ``td.lock_()`` locks the record),
+        when the class's checks keep its entries as they are; it builds its own over
+        them when a field converts or casts an entry, a default is filled in,
+        ``non_tensordict`` is given, a field has a spec or value constraint, or the class
+        is frozen and ``td`` unlocked (see ``shares_storage``). A locked ``td`` gives a
+        locked record.
+
         Its keys come in ``td``'s order, as the peer's (then the fields it lacks).
         Nested TensorDicts under tensorclass fields become those classes. Over an HDF5
         file or zarr store (a ``PersistentTensorDict``, or a view of its rows), the record
@@ -135,8 +143,19 @@ class RecordConversions(TensorDictBase):
         storage = td if td.__class__ is TensorDict else storage_of(td)
         if isinstance(storage, LazyStackedTensorDict):  # each member's, as the peer's
             members = [cls.from_tensordict(m, non_tensordict) for m in storage.tensordicts]
-            return cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
-        return cls._rebuild(td, non_tensordict)._incoming()
+            if all(m._tensordict is t for m, t in zip(members, storage.tensordicts)):
+                return cls._from_tensordict_unchecked(storage)  # the stack itself, shared
+            stacked = cls._stack_lazily(members, storage.stack_dim, storage.batch_size)
+            return stacked.lock_() if storage.is_locked else stacked
+        shared = False if non_tensordict else shares_storage(_record_class(cls), storage)
+        if shared:
+            return cls._from_tensordict_unchecked(storage)._incoming()  # td itself, shared
+        record = cls._rebuild(td, non_tensordict)
+        if shared is None and _stored_as_is(storage, record._tensordict):
+            record = cls._from_tensordict_unchecked(storage)
+        elif type(storage) is TensorDict and storage.is_locked:
+            record._tensordict.lock_()  # a copy of a locked TensorDict is, as the peer's
+        return record._incoming()
 
     @classmethod
     def _rebuild(cls, td: TensorDictBase, non_tensordict: Mapping[str, Any] | None = None) -> Self:
@@ -358,6 +377,27 @@ def _storage_options(record: RecordConversions, options: dict[str, Any]) -> None
         storage.names = options["names"]
     if options.get("device") is not None:
         object.__setattr__(record, "_tensordict", storage.to(options["device"]))
+
+
+def _stored_as_is(td: TensorDict, built: Any) -> bool:
+    """Whether the storage ``from_tensordict`` built (``built``) holds ``td``'s entries as
+    they are (the same objects, in the same order), with ``td``'s batch size, device and
+    dim names: the record then keeps ``td`` itself instead, as the peer's (a key set,
+    deleted or replaced through either is seen by the other, ``td.lock_()`` locks the
+    record). See ``shares_storage`` for the classes and entries it is asked about."""
+    if type(built) is not TensorDict:
+        return False
+    ours, theirs = built._entries(), td._entries()
+    if len(ours) != len(theirs):
+        return False
+    for (key, value), (other_key, other) in zip(ours.items(), theirs.items()):
+        if value is not other or key != other_key:
+            return False
+    return (
+        built.batch_size == td.batch_size
+        and built.device == td.device
+        and built._dim_names == td._dim_names
+    )
 
 
 def _record_class(cls: type[RecordConversions]) -> type[TensorClass]:
