@@ -100,18 +100,17 @@ class TestTensorDictConversion:
         assert list(Rec.from_tensordict(rec.to_tensordict()).keys()) == ["env", "obs"]
 
     def test_from_tensordict_of_tensors_only(self) -> None:
-        # A record of tensors over a TensorDict holding every field in order (the fast
-        # path): its own TensorDict over the same tensors, with the batch, device and dim
-        # names, the hook run; a spec'd class, a field out of order or a tensor on
-        # another device still goes field by field (its checks, the key order, a move).
+        # A record of tensors from a TensorDict holding its fields: over that TensorDict
+        # itself (as the peer's), with its batch, device and dim names, the hook run; a
+        # spec'd class still goes field by field (its checks), the key order is td's.
         td = TensorDict({"x": torch.zeros(4, 2), "y": torch.ones(4)}, [4], names=["n"])
         PAIR_HOOKS.clear()
         rec = TensorPair.from_tensordict(td)
-        assert rec.x is td["x"] and rec.y is td["y"] and rec._tensordict is not td
+        assert rec.x is td["x"] and rec.y is td["y"] and rec._tensordict is td
         assert rec.names == ["n"] and rec.batch_size == torch.Size([4]) and rec.device is None
         assert PAIR_HOOKS == [torch.Size([4])]  # __post_init__, once
         rec.z = torch.ones(4)
-        assert "z" not in td.keys()
+        assert "z" in td.keys()  # shared, as the peer's
         assert list(
             TensorPair.from_tensordict(TensorDict({"y": td["y"], "x": td["x"]}, [4])).keys()
         ) == [
