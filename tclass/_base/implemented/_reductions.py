@@ -50,7 +50,7 @@ from tclass._base.implemented._reduce_tensors import (
 from tclass._core._batch import format_shape
 from tclass._core._dispatch import implements
 from tclass._core._unbatched import UnbatchedTensor
-from tclass.errors import DimError, OperandError, ReductionError
+from tclass.errors import DimError, OperandError, ReductionError, TclassError
 
 __all__ = ["Along", "Dims", "ReductionOps", "ValuesIndices"]
 
@@ -188,8 +188,34 @@ class ReductionOps(MathOps):
         if dims is None and not keepdim:
             whole = functools.partial(fn, **kwargs) if kwargs else fn
         along = Along(leaf, dims, keepdim, whole=whole, keep_unbatched=keep_unbatched)
-        (out,) = self._reduced(along)
+        try:
+            (out,) = self._reduced(along)
+        except RuntimeError as error:  # torch refused one tensor (mean of integers): named
+            if isinstance(error, TclassError):
+                raise
+            raise self._refused_leaf(operation, along, error) from error
         return out if key_transform is None else out._renamed(key_transform)
+
+    def _refused_leaf(self, operation: str, along: Along, error: RuntimeError) -> ReductionError:
+        """The error for a reduction torch refused on one of the tensors (the walk redone
+        tensor by tensor to find it: only on this path), naming its key and dtype."""
+        leaves: Any = self.items(include_nested=True, leaves_only=True)  # (Python values too)
+        for key, value in leaves:
+            if not isinstance(value, _Tensor):
+                continue
+            try:
+                if along.whole is not None:
+                    along.whole(value)
+                else:
+                    along.fn(value, along.leaf_dims(value, self.batch_dims))
+            except RuntimeError:
+                msg = (
+                    f"{operation}: torch refuses the entry {key!r} ({value.dtype}, shape "
+                    f"{list(value.shape)}): {error}. Cast it first (td.float(), or "
+                    f"td.to(torch.float32)) or leave it out (td.exclude({key!r}))"
+                )
+                return ReductionError(msg)
+        return ReductionError(f"{operation}: {error}")
 
     def _reduce_together(
         self,
