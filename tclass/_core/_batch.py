@@ -548,21 +548,27 @@ def _is_str_tuple(part: object) -> bool:
     return type(part) is tuple and bool(part) and all(isinstance(p, str) for p in part)
 
 
-def normalize_index(index: tuple[object, ...], batch_dims: int) -> tuple[object, ...]:
+def normalize_index(
+    index: tuple[object, ...], batch_dims: int, *, keys: bool = False
+) -> tuple[object, ...]:
     """An index tuple that indexes only batch dims, with its Ellipsis spelled out.
 
     Leaves have feature dims after the batch dims, so ``...`` must mean "the remaining
     *batch* dims" (``td[..., 0]`` indexes the last batch dim, not the last leaf dim).
 
+    ``keys``: a key may follow the batch indices (a lazy stack's ``lazy[0, "a"]``, the
+    member then its entry, as the peer's); else one is an ``IndexTypeError``.
+
     Raises:
         DimError: if the index addresses more dims than there are batch dims, or has
             more than one Ellipsis.
+        IndexTypeError: (a ``TypeError``, as torch's) for a key among batch indices.
     """
     consumed = 0
     ellipsis_at = -1
     for position, item in enumerate(index):
         refuse_key_list(item)
-        if isinstance(item, str):
+        if not keys and isinstance(item, str):
             raise _key_in_index(index, item)
         if item is Ellipsis:
             if ellipsis_at >= 0:
@@ -598,7 +604,7 @@ def convert_ellipsis_to_idx(idx: Any, batch_size: Sequence[int]) -> Any:
         idx = (idx,)
     elif type(idx) is not tuple or not any(item is Ellipsis for item in idx):
         return idx
-    return normalize_index(idx, len(batch_size))
+    return normalize_index(idx, len(batch_size), keys=True)
 
 
 def writes_nothing(target: torch.Tensor, source: torch.Tensor) -> bool:

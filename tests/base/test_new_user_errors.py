@@ -69,3 +69,22 @@ def test_unflatten_keys_with_an_empty_separator_says_so() -> None:
         td.unflatten_keys("")
     assert isinstance(info.value, ValueError)  # the peer's (str.split's)
     assert td.unflatten_keys(".")["a", "b"].tolist() == [0.0, 0.0]
+
+
+def test_comparing_entries_of_shapes_that_do_not_broadcast_names_the_entry() -> None:
+    other = _td()
+    other["a"] = torch.zeros(4, 5)
+    with pytest.raises(
+        ShapeError, match=r"eq: entry 'a' has shape \[4, 3\] in TensorDict but \[4, 5\]"
+    ):
+        _td() == other  # noqa: B015
+    assert (_td() == _td())["a"].all()
+
+
+def test_softmax_of_an_integer_entry_is_unsupported_naming_it() -> None:
+    with pytest.raises(
+        tclass.errors.UnsupportedError, match=r"softmax: torch refuses the entry 'b'"
+    ) as info:
+        _td().softmax(0)
+    assert isinstance(info.value, NotImplementedError)  # torch's (and the peer's)
+    assert _td().exclude("b").softmax(0)["a"].shape == (4, 3)

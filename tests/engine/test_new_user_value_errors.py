@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+import tclass
 from tclass import NonTensorStack, TensorDict
 from tclass.errors import DimError, EntriesTwiceError, IndexTypeError
 
@@ -34,3 +35,14 @@ def test_a_misspelled_constructor_option_is_named(typo: str, option: str) -> Non
         TensorDict({"a": torch.zeros(3)}, **{typo: [3]})
     with pytest.raises(EntriesTwiceError, match=r"not both$"):
         TensorDict({"a": torch.zeros(3)}, zz=torch.zeros(3))
+
+
+def test_a_lazy_stack_still_takes_a_member_then_a_key() -> None:
+    # the key check of td[0, "a"] (IndexTypeError) leaves lazy stacks as the peer's:
+    # member 0, then its entry
+    lazy = tclass.lazy_stack(
+        [TensorDict(a=torch.zeros(3), batch_size=[3]), TensorDict(a=torch.ones(3), batch_size=[3])]
+    )
+    assert lazy[1, "a"].tolist() == [1.0, 1.0, 1.0]
+    with pytest.raises(IndexTypeError, match="'a' is a key"):
+        TensorDict(a=torch.zeros(2, 3), batch_size=[2, 3])[1, "a"]
