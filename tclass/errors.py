@@ -23,6 +23,7 @@ __all__ = [
     "ArgumentValueError",
     "BatchMismatchError",
     "BatchSizeError",
+    "BatchSizeTypeError",
     "BufferTypeError",
     "CastError",
     "ClassDefinitionError",
@@ -79,6 +80,7 @@ __all__ = [
     "NotAFileError",
     "NotAFolderError",
     "NotCloseError",
+    "NotAMappingError",
     "NotConsolidatedError",
     "NotProvidedError",
     "NotSavedError",
@@ -101,6 +103,7 @@ __all__ = [
     "StackTypeError",
     "StateDictKeyError",
     "StoreDtypeError",
+    "StoreFormatError",
     "StoreShapeError",
     "StructureMismatchError",
     "SubpathError",
@@ -183,6 +186,12 @@ class ModuleStructureError(EntryTypeError, KeyError):
     tensor; a ``KeyError``, as the peer raises."""
 
 
+class NotAMappingError(EntryTypeError, AttributeError):
+    """A value given where a mapping of entries is expected (``td.update(3)``,
+    ``TensorDictParams(3)``, ``TensorDict.from_module(3)``): a ``TypeError``, and an
+    ``AttributeError`` as the peer raises (``'int' object has no attribute 'items'``)."""
+
+
 class SourceTypeError(EntryTypeError, ValueError):
     """``TensorDict()`` got a source that is neither a mapping nor a collection (a list, a
     tensor); a ``ValueError``, as the peer raises."""
@@ -208,6 +217,11 @@ class LockedError(TclassError, RuntimeError):
 
 class BatchSizeError(TclassError, ValueError, RuntimeError):
     """A batch size is malformed, or a value's leading dims do not match it."""
+
+
+class BatchSizeTypeError(BatchSizeError, TypeError):
+    """A batch size that is not made of ints (``td.batch_size = "x"``, ``[3, None]``): a
+    ``TypeError`` too, as the peer's ``torch.Size()`` raises when it is assigned."""
 
 
 class BatchMismatchError(BatchSizeError):
@@ -406,6 +420,11 @@ class FileConflictError(TclassError, FileExistsError, RuntimeError):
 
 class FileFormatError(TclassError, ValueError, RuntimeError):
     """A file disagrees with its metadata (size, dtype, shape); nothing was changed."""
+
+
+class StoreFormatError(FileFormatError, OSError):
+    """A file that is not of the store format asked for (``from_h5`` of a file that is not
+    HDF5): an ``OSError`` too, as h5py (and so the peer) raises."""
 
 
 class FolderWriteError(TclassError, OSError):

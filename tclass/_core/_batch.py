@@ -19,6 +19,7 @@ from tclass._core._tracing import tracing
 from tclass.errors import (
     ArgumentError,
     BatchSizeError,
+    BatchSizeTypeError,
     DimError,
     HeterogeneousEntryError,
     IndexTypeError,
@@ -126,11 +127,11 @@ def as_batch_size(value: object, *, ragged: bool = False) -> torch.Size:
         return as_batch_size(tuple(_as_int(v, value) for v in value))
     if isinstance(value, (torch.Tensor, np.ndarray)):  # the peer accepts these too
         if value.ndim > 1 or not _is_integer_array(value):
-            _raise_bad_batch_size(value)
+            _raise_bad_batch_size(value, of_type=not _is_integer_array(value))
         return as_batch_size(tuple(value.reshape(-1).tolist()))
     if isinstance(value, SupportsIndex) and not isinstance(value, bool):  # a numpy int
         return as_batch_size((_as_int(value, value),))
-    _raise_bad_batch_size(value)
+    _raise_bad_batch_size(value, of_type=True)
 
 
 def _is_integer_array(array: torch.Tensor | np.ndarray) -> bool:
@@ -150,19 +151,21 @@ def _has_ragged(value: object) -> bool:
 
 def _as_int(value: object, whole: object, *, ragged: bool = False) -> int:
     if isinstance(value, bool) or not isinstance(value, SupportsIndex):
-        _raise_bad_batch_size(whole)
+        _raise_bad_batch_size(whole, of_type=True)
     size = value.__index__()
     if size < 0 and not (ragged and size == -1):
         _raise_bad_batch_size(whole)
     return size
 
 
-def _raise_bad_batch_size(value: object) -> NoReturn:
+def _raise_bad_batch_size(value: object, *, of_type: bool = False) -> NoReturn:
+    """``of_type``: the value is not made of ints (a ``BatchSizeTypeError``, also a
+    ``TypeError``), rather than holding a negative size."""
     msg = (
         f"invalid batch_size {value!r}: expected a sequence of non-negative ints "
         "(a list, tuple or torch.Size), an int, or None"
     )
-    raise BatchSizeError(msg)
+    raise (BatchSizeTypeError if of_type else BatchSizeError)(msg)
 
 
 def row_major_strides(shape: Sequence[int]) -> tuple[int, ...]:
@@ -528,24 +531,45 @@ def refuse_key_list(item: object) -> None:
         raise IndexTypeError(f"Invalid index {item!r}: {hint}")
 
 
+def _key_in_index(index: tuple[object, ...], key: str) -> IndexTypeError:
+    """The error for a key among the batch indices of a subscript (``td[0, "a"]``)."""
+    rows = tuple(item for item in index if not isinstance(item, str))
+    where = rows[0] if len(rows) == 1 else rows
+    msg = (
+        f"Invalid index {index!r}: {key!r} is a key, and a subscript takes either a key "
+        "(first, as td['a'] or td['a', 'b']) or batch indices, not both; read the entry "
+        f"and index it (td[{key!r}][{where!r}]), or write it with "
+        f"td.set_at_({key!r}, value, {where!r})"
+    )
+    return IndexTypeError(msg)
+
+
 def _is_str_tuple(part: object) -> bool:
     return type(part) is tuple and bool(part) and all(isinstance(p, str) for p in part)
 
 
-def normalize_index(index: tuple[object, ...], batch_dims: int) -> tuple[object, ...]:
+def normalize_index(
+    index: tuple[object, ...], batch_dims: int, *, keys: bool = False
+) -> tuple[object, ...]:
     """An index tuple that indexes only batch dims, with its Ellipsis spelled out.
 
     Leaves have feature dims after the batch dims, so ``...`` must mean "the remaining
     *batch* dims" (``td[..., 0]`` indexes the last batch dim, not the last leaf dim).
 
+    ``keys``: a key may follow the batch indices (a lazy stack's ``lazy[0, "a"]``, the
+    member then its entry, as the peer's); else one is an ``IndexTypeError``.
+
     Raises:
         DimError: if the index addresses more dims than there are batch dims, or has
             more than one Ellipsis.
+        IndexTypeError: (a ``TypeError``, as torch's) for a key among batch indices.
     """
     consumed = 0
     ellipsis_at = -1
     for position, item in enumerate(index):
         refuse_key_list(item)
+        if not keys and isinstance(item, str):
+            raise _key_in_index(index, item)
         if item is Ellipsis:
             if ellipsis_at >= 0:
                 msg = "an index can only have a single ellipsis ('...')"
@@ -580,7 +604,7 @@ def convert_ellipsis_to_idx(idx: Any, batch_size: Sequence[int]) -> Any:
         idx = (idx,)
     elif type(idx) is not tuple or not any(item is Ellipsis for item in idx):
         return idx
-    return normalize_index(idx, len(batch_size))
+    return normalize_index(idx, len(batch_size), keys=True)
 
 
 def writes_nothing(target: torch.Tensor, source: torch.Tensor) -> bool:

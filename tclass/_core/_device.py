@@ -72,6 +72,8 @@ def _parse(device: object) -> torch.device:
         parsed = torch.device(device)
     except (RuntimeError, ValueError) as error:
         msg = f"invalid device {device!r}: {error}"
+        if isinstance(device, str) and isinstance(getattr(torch, device, None), torch.dtype):
+            msg += f"; {device!r} names a dtype: give it as torch.{device} (to(torch.{device}))"
         raise DeviceError(msg) from None
     index: int | None = parsed.index  # None for "cuda" without an ordinal
     if parsed.type == "cuda" and index is None and torch.cuda.is_available():

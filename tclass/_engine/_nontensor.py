@@ -598,7 +598,7 @@ class NonTensorData(_NonTensorNode):
         elif kind is torch.Tensor and index.ndim == 1 and index.dtype is not torch.bool and batch:
             return self._make(self.data, torch.Size((index.shape[0], *batch[1:])), self._device)
         if kind is tuple:
-            index = _batch.normalize_index(index, len(batch))
+            index = _batch.normalize_index(index, len(batch), keys=True)
         return self._make(self.data, _batch.indexed_shape(batch, index), self._device)
 
     def __setitem__(self, index: Any, value: Any) -> None:

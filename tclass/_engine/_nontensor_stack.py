@@ -417,7 +417,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         if type(index) is str:
             raise self._missing_key(index)
         if type(index) is tuple:
-            index = _batch.normalize_index(index, len(self._shape))
+            index = _batch.normalize_index(index, len(self._shape), keys=True)
         shape, positions = indexed(self._shape, index)
         dims = dims_after_index(index, self._stack_dims, self._shape)
         node = self._at(shape, positions, self._device, dims)
@@ -627,7 +627,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         """Each element ``index`` selects, with the value written there (``value``
         broadcast to the selection)."""
         if type(index) is tuple:
-            index = _batch.normalize_index(index, len(self._shape))
+            index = _batch.normalize_index(index, len(self._shape), keys=True)
         shape, positions = indexed(self._shape, index)
         if fills_leading(value, shape) and not _batch.broadcasts_to(value.batch_size, shape):
             value = value.data  # its one value into each element (see fills_leading)

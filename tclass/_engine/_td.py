@@ -8,6 +8,7 @@ which is how indexing, shape ops and stacking stay close to the cost of the tens
 
 from __future__ import annotations
 
+import difflib
 import operator
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from operator import attrgetter
@@ -180,7 +181,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
             entries: Any = kwargs.items()
         elif kwargs:
             msg = "TensorDict() takes entries either as `source` or as keyword arguments, not both"
-            raise EntriesTwiceError(msg)
+            raise EntriesTwiceError(msg + _misspelled_option(kwargs))
         elif type(source) is dict:
             # A plain dict's entries as they come, but for its tuple (nested) keys, which
             # wait in `later` for the plain ones (as `entries_of` orders them, without
@@ -942,3 +943,16 @@ allow_unpickling(TensorDict, _rebuild)  # torch.load(f, weights_only=True)
 MutableMapping.register(TensorDict)
 
 inline_inherited(TensorDict)  # for torch.compile's guards: see _base/_inline.py
+
+
+def _misspelled_option(kwargs: Mapping[str, Any]) -> str:
+    """A hint for keyword entries given with a ``source`` that look like a misspelled
+    option of the constructor (``batch_sze=[3]``), which Python took as an entry."""
+    for name in kwargs:
+        close = difflib.get_close_matches(name, _OPTIONS, n=1, cutoff=0.75)
+        if close:
+            return f"; {name}= is taken as an entry: did you mean {close[0]}=?"
+    return ""
+
+
+_OPTIONS = ("batch_size", "device", "names", "non_blocking", "lock")

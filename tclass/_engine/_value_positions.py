@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from tclass._base._provided import ENGINE
+from tclass._core._batch import index_error
 from tclass.errors import ArgumentValueError, DimError, ShapeError, StackError
 
 Positions = tuple[torch.Size, list[int]]
@@ -40,7 +41,12 @@ def indexed(shape: torch.Size, index: Any) -> Positions:
     items = index if type(index) is tuple else (index,)
     if torch.compiler.is_compiling() and all(type(item) in _BASIC for item in items):
         return _View.of(shape).indexed(items).positions()
-    return element_positions(shape, lambda numbers: numbers[index])[0]
+    try:
+        return element_positions(shape, lambda numbers: numbers[index])[0]
+    except IndexError as error:  # out of range, an index of no type torch takes
+        if isinstance(error, DimError):
+            raise
+        raise index_error(index, shape, error) from None
 
 
 def expanded(shape: torch.Size, new: torch.Size) -> Positions:

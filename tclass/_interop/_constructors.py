@@ -52,6 +52,7 @@ from tclass.errors import (
     KeyConflictError,
     KeyThroughTensorError,
     NamedTupleKeyError,
+    NotAMappingError,
     StackError,
 )
 
@@ -120,7 +121,7 @@ def normalize(source: Mapping[Any, Any] | TensorCollection, where: str) -> Tree:
         KeyThroughTensorError: when a nested key passes through a leaf.
     """
     tree: Tree = {}
-    for key, value in _pairs_of(source):
+    for key, value in _pairs_of(source, where):
         try:
             path = _keys.key_path(key)
         except InvalidKeyError:
@@ -154,13 +155,16 @@ def normalize(source: Mapping[Any, Any] | TensorCollection, where: str) -> Tree:
     return tree
 
 
-def _pairs_of(source: object) -> Iterable[tuple[Any, Any]]:
+def _pairs_of(source: object, where: str) -> Iterable[tuple[Any, Any]]:
     if isinstance(source, TensorCollection):
         return source._items()
     if isinstance(source, Mapping):
         return entries_of(source)  # a dict's plain keys first, as the peer sets them
-    msg = f"expected a mapping, got {type(source).__name__}"
-    raise EntryTypeError(msg)
+    msg = (
+        f"{where}: expected a mapping of entries (a dict or a tensor collection), got "
+        f"{type(source).__name__} {source!r:.80}; pass e.g. {where}({{'obs': tensor}})"
+    )
+    raise NotAMappingError(msg)  # (an AttributeError too, as the peer's for some)
 
 
 def _leaf(value: Any, where: str) -> Any:
@@ -553,6 +557,10 @@ def fromkeys(keys: Iterable[Any], value: Any = 0) -> TensorDict:
         tensor(0)
     """
     pairs: dict[Any, Any] = {}
+    given: object = keys
+    if not isinstance(given, Iterable):
+        msg = f"fromkeys expects an iterable of keys, got {type(keys).__name__} {keys!r:.80}"
+        raise EntryTypeError(msg)
     for key in keys:
         pairs[key] = value.clone() if isinstance(value, (torch.Tensor, TensorDictBase)) else value
     # The constructor, as the peer's: a key given twice (``"b"`` and ``("b",)``) is set

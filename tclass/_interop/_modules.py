@@ -36,6 +36,7 @@ from tclass.errors import (
     EntryTypeError,
     KeyNotFoundError,
     ModuleStructureError,
+    NotAMappingError,
     ShapeError,
     StackError,
     UnsupportedError,
@@ -151,7 +152,7 @@ def _nested_tensordict(tree: dict[str, Any]) -> TensorDict:
 def _check_module(module: object, caller: str, index: int | None) -> None:
     if not isinstance(module, nn.Module):
         which = "" if index is None else f" (argument {index})"
-        raise EntryTypeError(
+        raise NotAMappingError(  # an AttributeError too, as the peer's
             f"{caller} expects a torch.nn.Module{which}, got {type(module).__name__}"
         )
 

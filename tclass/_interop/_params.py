@@ -66,7 +66,13 @@ from tclass._interop._param_leaves import (
     tensor_leaves,
 )
 from tclass._interop._pytree import register_collection
-from tclass.errors import ArgumentError, LockedError, UnknownFieldError, UnsupportedError
+from tclass.errors import (
+    ArgumentError,
+    LockedError,
+    NotAMappingError,
+    UnknownFieldError,
+    UnsupportedError,
+)
 
 __all__ = ["TensorDictParams"]
 
@@ -155,7 +161,8 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
             )
             if isinstance(parameters, TensorCollection):
                 msg += ": convert it with .to_tensordict() first"
-            raise ArgumentError(msg)
+                raise ArgumentError(msg)
+            raise NotAMappingError(msg)  # (an AttributeError too, as the peer's)
         self.no_convert = no_convert
         self._record = (
             parameters._record

@@ -40,6 +40,7 @@ from tclass._io.store._protocol import is_group
 from tclass._io.store._surface import in_memory
 from tclass._io.store._view import PersistentTensorDictView
 from tclass.errors import (
+    ArgumentError,
     ArgumentValueError,
     ClassMismatchError,
     LockedError,
@@ -395,6 +396,13 @@ def _load(
     widen: bool = False,
 ) -> Any:
     """:func:`load_memmap` with its options spelled out (their defaults live here)."""
+    given: object = prefix  # (typed as a path, but often given a number or None)
+    if not isinstance(given, (str, os.PathLike)):
+        msg = (
+            f"load_memmap expects the path of a saved folder or .tdz archive (a str or "
+            f"os.PathLike), got {type(prefix).__name__} {prefix!r:.80}"
+        )
+        raise ArgumentError(msg)
     _check_threads(num_threads)
     if cls is not None and not is_record_class(cls):
         cls = None  # the generic loader: whatever the folder holds

@@ -274,12 +274,17 @@ def _bad_call(
         raise UnknownArgumentError(msg)
     if extra:
         # Counted as Python counts them, self included (the peer's dataclass message).
-        given = ", ".join(info.init_names[:positional]) or "no field"
+        given = ", ".join(info.init_names[:positional])
         plural = "s" if positional else ""
+        takes = (
+            f"self, then the fields {given}, in order; ClassVar attributes are no fields"
+            if given
+            else f"self only: {name}'s fields are keyword-only"
+        )
         msg = (
             f"{name}.__init__() takes {positional + 1} positional argument{plural} but "
-            f"{positional + 1 + len(extra)} were given (self, then the fields {given}, in "
-            "order; ClassVar attributes are no fields); pass the others by keyword"
+            f"{positional + 1 + len(extra)} were given ({takes}); pass the "
+            f"{'others' if given else 'fields'} by keyword"
         )
         raise ArgumentError(msg)
     missing = [field for field, value in required.items() if value is _MISSING]

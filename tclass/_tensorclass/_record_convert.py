@@ -31,7 +31,7 @@ from tclass._tensorclass._allocate import allocate
 from tclass._tensorclass._builder import record_from_entries, shares_storage, takes_as_is
 from tclass._tensorclass._json_schema import json_schema
 from tclass._tensorclass._random import TorchChooser, random_record
-from tclass.errors import UnknownFieldError
+from tclass.errors import NotAMappingError, UnknownFieldError
 
 if TYPE_CHECKING:
     from tclass._tensorclass._builder import ClassInfo
@@ -311,6 +311,14 @@ class RecordConversions(TensorDictBase):
             UnknownFieldError: for a key that is not a field.
         """
         info = cls.__tclass_info__
+        if not hasattr(data, "keys"):
+            msg = (
+                f"{cls.__name__}.from_dict expects a mapping of fields (a dict or a tensor "
+                f"collection), got {type(data).__name__} {data!r:.80}; pass e.g. "
+                f"{cls.__name__}.from_dict({{'{info.init_names[0] if info.init_names else 'x'}'"
+                ": value})"
+            )
+            raise NotAMappingError(msg)
         for key in data:
             if key not in info.init_names:
                 raise UnknownFieldError(

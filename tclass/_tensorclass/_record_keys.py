@@ -13,6 +13,7 @@ from tclass._core._keys import key_path
 from tclass._core._records import is_record
 from tclass._tensorclass._builder import locked_write
 from tclass._tensorclass._guards import check_rename
+from tclass.errors import KeyNotFoundError
 
 if TYPE_CHECKING:
     from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -90,7 +91,10 @@ class RecordKeyOps(TensorDictBase):
         if child is not None and is_record(child):
             child.del_(path[1:])
             return self
-        storage.pop(key)  # a missing key before the lock, as the peer's records
+        try:
+            storage.pop(key)  # a missing key before the lock, as the peer's records
+        except KeyNotFoundError:
+            raise KeyNotFoundError(f"cannot delete {key!r}: {self._unknown_field(key)}") from None
         return self
 
     def __delitem__(self, key: Any) -> None:

@@ -27,6 +27,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "EntryTypeError": (TypeError,),
     "LockedError": (RuntimeError,),
     "BatchSizeError": (ValueError, RuntimeError),
+    "BatchSizeTypeError": (ValueError, RuntimeError, TypeError),
     "BatchMismatchError": (ValueError, RuntimeError),
     "ShapeError": (ValueError, RuntimeError),
     "DimError": (IndexError, ValueError, RuntimeError),
@@ -71,6 +72,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "UnsupportedError": (NotImplementedError,),
     "StoreDtypeError": (NotImplementedError, TypeError),
     "StoreShapeError": (ValueError, RuntimeError, TypeError),
+    "StoreFormatError": (ValueError, RuntimeError, OSError),
     "OperandError": (TypeError,),
     "ReductionError": (ValueError, RuntimeError),
     "AppendError": (ValueError,),
@@ -108,6 +110,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "KeyRenameError": (KeyError, ValueError),
     "NamedTupleKeyError": (TypeError, KeyError, ValueError),
     "NotConsolidatedError": (AttributeError,),
+    "NotAMappingError": (TypeError, AttributeError),
     "NotSavedError": (AttributeError, RuntimeError),
     "NotProvidedError": (RuntimeError,),
 }

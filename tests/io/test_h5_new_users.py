@@ -11,7 +11,15 @@ import pytest
 import torch
 
 from tclass import PersistentTensorDict, TensorClass, TensorDict
-from tclass.errors import ClosedFileError, FileBusyError, ReadOnlyFileError, TclassError
+from tclass.errors import (
+    ArgumentValueError,
+    ClosedFileError,
+    FileBusyError,
+    FileFormatError,
+    ReadOnlyFileError,
+    StoreFormatError,
+    TclassError,
+)
 
 pytest.importorskip("h5py")
 
@@ -223,3 +231,23 @@ def test_conflicting_batch_size_options_are_refused_as_the_peer(
     assert isinstance(caught.value, TclassError)
     assert opener(path, auto_batch_size=True).batch_size == torch.Size([2, 3, 4])
     assert opener(path, batch_size=[2]).batch_size == torch.Size([2])
+
+
+def test_a_file_that_is_not_hdf5_is_an_oserror_too(tmp_path: Path) -> None:
+    # nu24d: the peer's is h5py's OSError ("file signature not found"); was a FileFormatError
+    # (a ValueError and RuntimeError only)
+    junk = tmp_path / "g.h5"
+    junk.write_text("x")
+    with pytest.raises(StoreFormatError, match=r"g.h5' is not an HDF5 file h5py can open") as info:
+        PersistentTensorDict.from_h5(str(junk))
+    assert isinstance(info.value, OSError) and isinstance(info.value, FileFormatError)
+
+
+def test_an_unknown_mode_names_the_modes(tmp_path: Path) -> None:
+    # nu24d: was h5py's bare ValueError ("Invalid mode; must be one of r, r+, w, w-, x, a")
+    path = str(tmp_path / "f.h5")
+    TensorDict({"a": torch.zeros(2)}, [2]).to_h5(path).close()
+    with pytest.raises(ArgumentValueError, match=r"mode='q' for .*'r' \(read only\), 'r\+'"):
+        PersistentTensorDict.from_h5(path, mode="q")
+    with PersistentTensorDict.from_h5(path, mode="r") as file:
+        assert file["a"].tolist() == [0.0, 0.0]

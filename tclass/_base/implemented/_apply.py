@@ -19,6 +19,7 @@ from typing_extensions import Self, Unpack
 from tclass._base._provided import ENGINE
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._grad_writes import writes_as_set_
+from tclass._base.implemented._leaf_kernels import mismatched_operands
 from tclass._base.implemented._leaf_rules import unnamed
 from tclass._core import _batch, _names
 from tclass._core._jagged import leaf_shape
@@ -574,6 +575,11 @@ class ApplyOps(TensorCollection):
             except KeyError:
                 _same_keys(mine, pairs)  # names the keys on each side, if they differ
                 raise  # (else a nested collection's own error)
+            except RuntimeError as error:  # entries whose shapes do not broadcast: named
+                problem = mismatched_operands(self, (other,), op, error)
+                if problem is None:
+                    raise
+                raise problem from error
         elif isinstance(other, torch.Tensor):  # over the batch dims, as arithmetic takes it
             return self._pointwise(None, op, (other,), lock=False)  # type: ignore[attr-defined,no-any-return]
         elif isinstance(other, (int, float, bool, complex)):

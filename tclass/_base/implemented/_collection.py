@@ -43,6 +43,7 @@ from tclass.errors import (
     InvalidKeyError,
     KeyNotFoundError,
     LockedError,
+    NotAMappingError,
     UnravelKeyError,
     UnsupportedError,
 )
@@ -390,6 +391,12 @@ class TensorCollection(BatchFacts):
             source = kwargs if source is None else {**source, **kwargs}
         if source is None or source is self or (keys_to_update is not None and not keys_to_update):
             return self
+        if not hasattr(source, "items"):
+            msg = (
+                f"update expects a mapping of entries (a dict or a tensor collection), got "
+                f"{type(source).__name__} {source!r:.80}; pass e.g. td.update({{'key': value}})"
+            )
+            raise NotAMappingError(msg)
         if isinstance(source, TensorCollection):
             own, new = self.batch_size, source.batch_size
             if own[: len(new)] != new[: len(own)]:  # neither starts with the other

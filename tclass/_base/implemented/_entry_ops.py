@@ -44,6 +44,7 @@ from tclass._core._records import is_record, storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import (
     ArgumentError,
+    ArgumentValueError,
     DimError,
     KeyConflictError,
     LockedError,
@@ -143,7 +144,14 @@ class EntryOps(TensorCollection):
 
         Raises:
             KeyConflictError: if a key is both a value and a prefix of nested keys.
+            ArgumentValueError: (a ``ValueError``, as the peer's) for an empty separator.
         """
+        if not separator:
+            msg = (
+                f"unflatten_keys: the separator {separator!r} is empty; give the string that "
+                "joins the parts of a flattened key (the default '.', as flatten_keys joins them)"
+            )
+            raise ArgumentValueError(msg)
         out = self.empty()
         # As the peer: the plain keys first, then the groups in the order their prefix first
         # appears; the nested collections already there keep their keys as they are.

@@ -15,14 +15,15 @@ import torch
 from torch._C import _are_functorch_transforms_active as _transforms_active
 
 from tclass._base.implemented._scalar_operand import tensor_operand
+from tclass._core._batch import format_shape
 from tclass._core._record_spec import value_problem
 from tclass._core._spec import TensorSpec
-from tclass.errors import FieldSpecError
+from tclass.errors import FieldSpecError, ShapeError, TclassError
 
 if TYPE_CHECKING:
     from tclass._base.implemented._leaf_walk import Gather
 
-__all__ = ["run_flat", "run_guarded", "run_leafwise"]
+__all__ = ["mismatched_operands", "run_flat", "run_guarded", "run_leafwise"]
 
 _NO_KWARGS: dict[str, Any] = {}
 
@@ -103,6 +104,37 @@ def run_flat(
 
 
 _FOREACH_COPY = torch._foreach_copy_
+
+
+def mismatched_operands(
+    node: Any, operands: Sequence[Any], each: Callable[..., Any], error: RuntimeError
+) -> ShapeError | None:
+    """The error for an out-of-place operation that torch refused (``error``) because an
+    entry of ``node`` and the same entry of a collection operand have shapes that do not
+    broadcast, naming the entry and both shapes; None where that is not the cause (torch's
+    error then stands). Only the error path pays for this walk."""
+    if isinstance(error, TclassError):  # tclass's own, already precise
+        return None
+    for other in operands:
+        if not hasattr(other, "_entries") or not hasattr(other, "items"):
+            continue
+        for key, mine in node.items(include_nested=True, leaves_only=True):
+            theirs = other.get(key, None)
+            if not isinstance(mine, torch.Tensor) or not isinstance(theirs, torch.Tensor):
+                continue
+            try:
+                torch.broadcast_shapes(mine.shape, theirs.shape)  # type: ignore[no-untyped-call]
+            except RuntimeError:
+                name = getattr(each, "__name__", "the operation")
+                msg = (
+                    f"{name}: entry {key!r} has shape {format_shape(mine.shape)} in "
+                    f"{type(node).__name__} but {format_shape(theirs.shape)} in the other "
+                    f"operand ({type(other).__name__}), and these shapes do not broadcast "
+                    f"({error}); give the operands entries of the same (or broadcastable) "
+                    "shapes"
+                )
+                return ShapeError(msg)
+    return None
 
 
 def _copies_a_graph(operands: Sequence[Any]) -> bool:

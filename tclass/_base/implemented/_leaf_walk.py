@@ -34,7 +34,12 @@ from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._inplace import Refusal, as_over_dims, first_refusal
-from tclass._base.implemented._leaf_kernels import run_flat, run_guarded, run_leafwise
+from tclass._base.implemented._leaf_kernels import (
+    mismatched_operands,
+    run_flat,
+    run_guarded,
+    run_leafwise,
+)
 from tclass._base.implemented._scalar_operand import number_kinds
 from tclass._core._batch import format_shape
 from tclass._core._records import is_record
@@ -485,28 +490,34 @@ class LeafWalkOps(TensorCollection):
         that hold nothing (:func:`without_empty` with the one operand; the flat forms
         build no such collection); ``without_tensors``: see :func:`without_empty`.
         """
-        flat = None
-        base = self  # (expanded below where the operands broadcast the batch past itself)
-        if values is None and alignment == "batch" and len(operands) < 2:
-            flat = self._flat_pointwise(foreach, each, operands, kwargs)
-        if flat is not None:
-            out, leaves = flat
-            drop_empty = False  # (the flat forms give up on a collection holding nothing)
-        else:
-            base = self._broadcast_for(operands, alignment)
-            gather, args, batch = base._gathered(
-                operands, alignment, operation, each, values=values is not None
-            )
-            leaves = gather.leaves
-            results = run_leafwise(foreach, each, leaves, args, kwargs or _NO_KWARGS)
-            own = base.batch_size
-            resize = None if batch == own else _grown(batch, len(own))
-            nodes = None
-            if values is not None and gather.values is not None:
-                nodes = iter(
-                    [values(node, *_placed(operands, walked)) for node, walked in gather.values]
+        try:
+            flat = None
+            base = self  # (expanded below where the operands broadcast the batch past itself)
+            if values is None and alignment == "batch" and len(operands) < 2:
+                flat = self._flat_pointwise(foreach, each, operands, kwargs)
+            if flat is not None:
+                out, leaves = flat
+                drop_empty = False  # (the flat forms give up on a collection holding nothing)
+            else:
+                base = self._broadcast_for(operands, alignment)
+                gather, args, batch = base._gathered(
+                    operands, alignment, operation, each, values=values is not None
                 )
-            out = base._rebuilt(iter(results), resize, nodes)
+                leaves = gather.leaves
+                results = run_leafwise(foreach, each, leaves, args, kwargs or _NO_KWARGS)
+                own = base.batch_size
+                resize = None if batch == own else _grown(batch, len(own))
+                nodes = None
+                if values is not None and gather.values is not None:
+                    nodes = iter(
+                        [values(node, *_placed(operands, walked)) for node, walked in gather.values]
+                    )
+                out = base._rebuilt(iter(results), resize, nodes)
+        except RuntimeError as error:  # entries whose shapes do not broadcast: named
+            problem = mismatched_operands(self, operands, each, error)
+            if problem is None:
+                raise
+            raise problem from error
         if lock and self._lock_state() and not (arithmetic and _unlocks(base, leaves, operands)):
             out.lock_()
         if not drop_empty:

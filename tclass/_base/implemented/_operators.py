@@ -32,8 +32,9 @@ _Tensor = torch.Tensor
 def _takes(other: object, operator: str) -> bool:
     """Whether an operator takes ``other``: a number, a tensor or a collection. A list or
     tuple is refused here (``OperandError``), not left to Python's ``TypeError``: the
-    peer reads one as long as the leaves as one number per leaf (see refuse_operand)."""
-    if isinstance(other, (list, tuple)):
+    peer reads one as long as the leaves as one number per leaf (see refuse_operand); a
+    string too, with the same error (a ``TypeError``, as Python's)."""
+    if isinstance(other, (list, tuple, str, bytes)):  # (str has no reflected form either)
         raise refuse_operand(operator, other)
     return isinstance(other, (TensorCollection, _Tensor)) or as_scalar(other) is not None
 

@@ -50,7 +50,7 @@ from tclass._base.implemented._reduce_tensors import (
 from tclass._core._batch import format_shape
 from tclass._core._dispatch import implements
 from tclass._core._unbatched import UnbatchedTensor
-from tclass.errors import DimError, OperandError, ReductionError
+from tclass.errors import DimError, OperandError, ReductionError, TclassError, UnsupportedError
 
 __all__ = ["Along", "Dims", "ReductionOps", "ValuesIndices"]
 
@@ -188,8 +188,39 @@ class ReductionOps(MathOps):
         if dims is None and not keepdim:
             whole = functools.partial(fn, **kwargs) if kwargs else fn
         along = Along(leaf, dims, keepdim, whole=whole, keep_unbatched=keep_unbatched)
-        (out,) = self._reduced(along)
+        try:
+            (out,) = self._reduced(along)
+        except RuntimeError as error:  # torch refused one tensor (mean of integers): named
+            if isinstance(error, TclassError):
+                raise
+            raise self._refused_leaf(operation, along, error) from error
         return out if key_transform is None else out._renamed(key_transform)
+
+    def _refused_leaf(
+        self, operation: str, along: Along, error: RuntimeError
+    ) -> ReductionError | UnsupportedError:
+        """The error for a reduction torch refused on one of the tensors (the walk redone
+        tensor by tensor to find it: only on this path), naming its key and dtype: an
+        ``UnsupportedError`` (a ``NotImplementedError``) where torch's was one (no kernel
+        for the dtype), else a ``ReductionError``."""
+        kind = UnsupportedError if isinstance(error, NotImplementedError) else ReductionError
+        leaves: Any = self.items(include_nested=True, leaves_only=True)  # (Python values too)
+        for key, value in leaves:
+            if not isinstance(value, _Tensor):
+                continue
+            try:
+                if along.whole is not None:
+                    along.whole(value)
+                else:
+                    along.fn(value, along.leaf_dims(value, self.batch_dims))
+            except RuntimeError:
+                msg = (
+                    f"{operation}: torch refuses the entry {key!r} ({value.dtype}, shape "
+                    f"{list(value.shape)}): {error}. Cast it first (td.float(), or "
+                    f"td.to(torch.float32)) or leave it out (td.exclude({key!r}))"
+                )
+                return kind(msg)
+        return kind(f"{operation}: {error}")
 
     def _reduce_together(
         self,
@@ -294,7 +325,12 @@ class ReductionOps(MathOps):
             return fn(tensor, leaf_dims[0], **kwargs)
 
         along = Along(leaf, dims, scan=True, outputs=outputs, lazy=lazy, keep_unbatched=True)
-        return self._reduced(along)
+        try:
+            return self._reduced(along)
+        except RuntimeError as error:  # torch refused one tensor (softmax of integers): named
+            if isinstance(error, TclassError):
+                raise
+            raise self._refused_leaf(operation, along, error) from error
 
     def _scan_dim(self, dim: int, operation: str, reduce: bool | None = None) -> tuple[int]:
         """``dim`` checked as one batch dim: ``(dim,)``, non-negative; with ``reduce=True``

@@ -42,7 +42,7 @@ def _items(stack: LazyStackedTensorDict, index: Any) -> tuple[Any, ...]:
     items = tuple(
         _as_index(item) if isinstance(item, (list, range, np.ndarray)) else item for item in items
     )
-    return _batch.normalize_index(items, len(stack._batch_size))
+    return _batch.normalize_index(items, len(stack._batch_size), keys=True)
 
 
 def _as_index(item: list[Any] | range | np.ndarray[Any, Any]) -> torch.Tensor:

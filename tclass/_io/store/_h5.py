@@ -44,14 +44,16 @@ from tclass._io.store._protocol import (
     Values,
 )
 from tclass.errors import (
+    ArgumentValueError,
     FileBusyError,
-    FileFormatError,
     KeyNotFoundError,
+    StoreFormatError,
     UnsafePathError,
 )
 
 __all__ = ["BACKEND", "H5Array", "H5Backend", "H5File", "H5Group", "need_h5py"]
 
+_MODES = frozenset({"r", "r+", "a", "w", "w-", "x"})  # h5py's
 _STR_MARK = "__tensordict_str__"  # the peer's: a string dataset it wrote
 _JSON_MARK = "_tclass_json"  # tclass's: a value written as a JSON string
 _META = "_tclass"  # tclass's attribute of a group: its metadata, JSON
@@ -300,6 +302,13 @@ class H5Backend:
         """The h5py file, with tclass's errors for the usual failures."""
         lib = need_h5py()
         filename = os.fspath(target)
+        if mode not in _MODES:
+            msg = (
+                f"mode={mode!r} for {filename!r}: an HDF5 file opens with one of 'r' (read "
+                "only), 'r+' (read and write), 'a' (read and write, created if missing), "
+                "'w' (created, replacing it), 'w-' or 'x' (created, failing if it exists)"
+            )
+            raise ArgumentValueError(msg)
         try:
             file = lib.File(filename, mode)
         except BlockingIOError:
@@ -319,8 +328,11 @@ class H5Backend:
                 )
                 raise FileBusyError(msg) from None
             if os.path.isfile(filename) and mode in ("r", "r+", "a"):
-                msg = f"{filename!r} is not an HDF5 file h5py can open ({error})"
-                raise FileFormatError(msg) from None
+                msg = (
+                    f"{filename!r} is not an HDF5 file h5py can open ({error}); check the "
+                    "path, or write the file first (td.to_h5(path))"
+                )
+                raise StoreFormatError(msg) from None
             raise
         return H5Group(file, H5File(file, access, read_only=mode == "r"))
 

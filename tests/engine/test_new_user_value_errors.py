@@ -1,0 +1,48 @@
+"""The engine's errors a new user meets (nu24d): Python-value nodes indexed wrong, a
+constructor option misspelled; each also the builtin the peer raises."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import tclass
+from tclass import NonTensorStack, TensorDict
+from tclass.errors import DimError, EntriesTwiceError, IndexTypeError
+
+
+def test_a_non_tensor_stack_indexed_past_its_end_is_a_dim_error() -> None:
+    stack = NonTensorStack("a", "b")
+    with pytest.raises(DimError, match=r"index 2 is out of range for the batch size \[2\]") as info:
+        stack[2]
+    assert isinstance(info.value, IndexError)  # the peer's
+    assert stack[1].data == "b"
+    td = TensorDict({"s": NonTensorStack("a", "b")}, [2])
+    with pytest.raises(DimError, match="out of range"):
+        td.get("s")[-3]
+
+
+def test_a_non_tensor_stack_indexed_by_a_set_is_an_index_type_error() -> None:
+    with pytest.raises(IndexTypeError, match="Invalid index"):
+        NonTensorStack("a", "b")[{1}]  # type: ignore[index]
+
+
+@pytest.mark.parametrize(("typo", "option"), [("batch_sze", "batch_size"), ("devce", "device")])
+def test_a_misspelled_constructor_option_is_named(typo: str, option: str) -> None:
+    with pytest.raises(
+        EntriesTwiceError, match=rf"{typo}= is taken as an entry: did you mean {option}=\?"
+    ):
+        TensorDict({"a": torch.zeros(3)}, **{typo: [3]})
+    with pytest.raises(EntriesTwiceError, match=r"not both$"):
+        TensorDict({"a": torch.zeros(3)}, zz=torch.zeros(3))
+
+
+def test_a_lazy_stack_still_takes_a_member_then_a_key() -> None:
+    # the key check of td[0, "a"] (IndexTypeError) leaves lazy stacks as the peer's:
+    # member 0, then its entry
+    lazy = tclass.lazy_stack(
+        [TensorDict(a=torch.zeros(3), batch_size=[3]), TensorDict(a=torch.ones(3), batch_size=[3])]
+    )
+    assert lazy[1, "a"].tolist() == [1.0, 1.0, 1.0]
+    with pytest.raises(IndexTypeError, match="'a' is a key"):
+        TensorDict(a=torch.zeros(2, 3), batch_size=[2, 3])[1, "a"]
