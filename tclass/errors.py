@@ -84,6 +84,7 @@ __all__ = [
     "NotSavedError",
     "NotSerializableError",
     "OperandError",
+    "ParamsSourceError",
     "PickleRefusedError",
     "ReadOnlyError",
     "ReadOnlyFileError",
@@ -630,6 +631,12 @@ class ArgumentValueError(TclassError, ValueError):
 
 class UnknownArgumentError(ArgumentError, AttributeError):
     """A constructor got a keyword that is no field (the peer raises AttributeError)."""
+
+
+class ParamsSourceError(ArgumentError, AttributeError):
+    """``TensorDictParams`` got what holds no named parameters (a tensor, a list, a
+    string...): a ``TypeError`` for the wrong argument, and an ``AttributeError``, as
+    the peer raises (it reads the argument's ``items()``)."""
 
 
 class DuplicateArgumentError(ArgumentError, ValueError):

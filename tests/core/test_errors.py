@@ -86,6 +86,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "CastError": (TypeError, ValueError),
     "ArgumentError": (TypeError,),
     "UnknownArgumentError": (TypeError, AttributeError),
+    "ParamsSourceError": (TypeError, AttributeError),
     "DuplicateArgumentError": (TypeError, ValueError),
     "UnsetFieldError": (AttributeError,),
     "ArgumentValueError": (ValueError,),
