@@ -25,7 +25,6 @@ import dataclasses
 import math
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, cast, overload
 
 import numpy as np
@@ -40,16 +39,16 @@ from tclass._base.implemented._leaf_walk import Resize
 from tclass._core import _batch
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
-from tclass._core._names import DimName, Names
+from tclass._core._names import DimName
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._core._tracing import tracing
 from tclass._engine._nontensor_ops import NonTensorOps
+from tclass._engine._nontensor_state import NodeState, kept
 from tclass._engine._typed_metadata import typed_metadata
 from tclass._engine._value_positions import (
     batch_shapes,
     copy_containers,
     copy_value,
-    dims_after_write,
     same_value,
 )
 from tclass.errors import (
@@ -88,9 +87,10 @@ class _PeerFields:
     _is_non_tensor: bool = dataclasses.field(default=True, init=False)
 
 
-class _NonTensorNode(NonTensorOps):
+class _NonTensorNode(NodeState):
     """What both node kinds share: no entries, a device, a lock flag (see
-    :class:`NonTensorOps`), and the operations that mix the two kinds."""
+    :class:`NonTensorOps`), where it is saved, shared or read from (see
+    :class:`NodeState`), and the operations that mix the two kinds."""
 
     # _member_of: set on what indexing a NonTensorStack gives, (the stack, the element
     # numbers it reads): writes into it by index reach the stack, as into the peer's
@@ -121,99 +121,6 @@ class _NonTensorNode(NonTensorOps):
     @property
     def data(self) -> Any:
         raise NotImplementedError
-
-    def _is_saved(self) -> bool:
-        """Whether this node is saved in a folder (``memmap(prefix)``, ``memmap_``,
-        ``memmap_like``, ``load_memmap``, alone or in a collection), or was read by index
-        from one that is: its ``is_memmap()``, as the peer's."""
-        if getattr(self, "_in_folder", False):
-            return True
-        member_of = getattr(self, "_member_of", None)
-        return member_of is not None and bool(member_of[0]._is_saved())
-
-    @property
-    def saved_path(self) -> Path | None:
-        """The folder holding this node's ``meta.json`` for the node a save gives or a
-        load reads (where its collection's ``saved_path`` names a folder: the peer's names
-        a ``_tensordict`` sub-folder that does not exist, a stack's None); None for what
-        an index, ``unsqueeze`` or a view of it gives (in no folder of its own).
-
-        Raises:
-            NotSavedError: (an ``AttributeError``, as the peer) if it is not saved.
-        """
-        folder = getattr(self, "_saved_folder", None)
-        return Path(folder) if folder is not None else super().saved_path
-
-    def _shared_without_tensors(self) -> bool:
-        """Whether this node is in a collection put in shared memory (``share_memory_()``),
-        or was read by index from one that is: its ``is_shared()``, as the peer's."""
-        if getattr(self, "_in_shared", False):
-            return True
-        member_of = getattr(self, "_member_of", None)
-        return member_of is not None and bool(member_of[0]._shared_without_tensors())
-
-    def _mark_shared(self) -> None:
-        self._in_shared = True
-
-    def _as_saved(self, node: _NonTensorNode) -> Any:
-        """``node`` (what ``unsqueeze`` or an index of this node gives) saved, shared and
-        locked as this one: the peer's keep all three (its ``is_memmap()``,
-        ``is_shared()`` and ``is_locked``), where copies (``clone()``) keep none."""
-        if self._is_saved():
-            node._in_folder = True
-        if self._shared_without_tensors():
-            node._in_shared = True
-        if self._locked:
-            node._flag_lock(True)
-        return node
-
-    def _mark_view_of(self, view: Any) -> None:
-        """A view (``view``, ``squeeze``, ``permute``, ``transpose``, ``unbind``,
-        ``split``...) of a node saved in a folder is saved too, as the peer's (read back
-        with ``load_memmap`` too, which tclass counts as saved: see ``_is_saved``); one of
-        a node in shared memory is shared too."""
-        if isinstance(view, _NonTensorNode) and view is not self:
-            if self._is_saved():
-                view._in_folder = True
-            if self._shared_without_tensors():
-                view._in_shared = True
-
-    def _carry(
-        self,
-        result: Self,
-        names: Names,
-        *,
-        lock: bool = True,
-        inverse: Callable[[Self], Self] | None = None,
-        view: bool = False,
-    ) -> Self:
-        out = super()._carry(result, names, lock=lock, inverse=inverse, view=view)
-        if view:  # (the base marks only the views of a locked one)
-            self._mark_view_of(out)
-        return out
-
-    def _locked_error(self, does: str, fix: str = "unlock it first") -> LockedError:
-        """The error for a write into this locked node that ``does`` what it says; for a
-        row read from a locked stack (locked as it is), one naming that stack, which the
-        write would reach and which is what to unlock."""
-        link = getattr(self, "_member_of", None)
-        if link is not None and link[0]._locked:
-            shape = list(link[0].batch_size)
-            return LockedError(
-                f"Cannot modify locked NonTensorStack: cannot write into an element (this "
-                f"{type(self).__name__} was read by index from a locked NonTensorStack of "
-                f"batch size {shape}, which the write would reach, and is locked as it); "
-                "unlock that stack first (or the collection holding it, td.unlock_()), then "
-                "read the row again"
-            )
-        return LockedError(f"Cannot modify locked {type(self).__name__}: {does}; {fix}")
-
-    def unbind(self, dim: int = 0) -> tuple[Self, ...]:
-        """The slices along batch dim ``dim``: views (saved where this node is)."""
-        parts = super().unbind(dim)
-        for part in parts:  # (the base marks only those of a locked one)
-            self._mark_view_of(part)
-        return parts
 
     def _read(self) -> Any:
         """What ``collection[key]`` gives for this node: the value (one value), or the
@@ -340,17 +247,6 @@ class _NonTensorNode(NonTensorOps):
         self[index] = source
         return self
 
-    def _check_unlocked(self, op: str, inplace: bool) -> None:
-        """A locked node is not written by ``op``: it may be saved in a folder it cannot
-        reach (the collection holding it writes there), as ``node[i] = v`` is refused."""
-        if self._locked:
-            does = "writes into it" if inplace else "replaces its value (not in place)"
-            fix = (
-                "write through the collection that holds it (td.set_(key, value), which "
-                "reaches a saved folder too) or unlock it first"
-            )
-            raise self._locked_error(f"{op}() {does}", fix)
-
     def __setitem__(self, index: Any, value: Any) -> None:
         msg = (
             f"cannot write at index {index!r} of a {type(self).__name__}: it holds one value "
@@ -358,29 +254,6 @@ class _NonTensorNode(NonTensorOps):
             "value per element, or write through the collection that holds it"
         )
         raise InPlaceWriteError(msg)
-
-    def _write_back(self) -> None:
-        """Writes this node's values into the stack it was read from by index (and that
-        stack's into its own...), as a write into the peer's member reaches its stack.
-
-        Raises:
-            LockedError: (a ``RuntimeError``) the stack is locked (a saved one too).
-        """
-        link = getattr(self, "_member_of", None)
-        if link is None:
-            return
-        stack, positions = link
-        if stack._locked:
-            msg = (
-                "Cannot modify locked NonTensorStack: cannot write into an element; unlock it first"
-            )
-            raise LockedError(msg)
-        values = stack._values
-        for position, new in zip(positions, self._flat()):
-            values[position] = new
-        # an element may now differ from its neighbours (unless each is a member)
-        stack._stack_dims = dims_after_write(stack._stack_dims, len(stack._shape))
-        stack._write_back()
 
     def _compare(self, other: object, op: Callable[[Any, Any], Any]) -> Any:
         """``==``/``!=`` give a bool tensor over the batch, element by element."""
@@ -875,20 +748,7 @@ def _rebuild_value(
     locked: bool = False,
 ) -> NonTensorData:
     node = checked_class(cls, NonTensorData, "a Python value")._make(data, batch_size, device)
-    return cast("NonTensorData", _kept(node, saved, locked))
-
-
-def _kept(node: Any, saved: Any, locked: Any) -> Any:
-    """``node`` unpickled saved in a folder (its ``is_memmap()``) and locked as the
-    pickled one was."""
-    if type(saved) is not bool or type(locked) is not bool:
-        msg = f"a pickle of a {type(node).__name__} has flags {saved!r:.40}, {locked!r:.40}"
-        raise PickleRefusedError(msg)
-    if saved:
-        node._in_folder = True
-    if locked:
-        node._flag_lock(True)
-    return node
+    return cast("NonTensorData", kept(node, saved, locked))
 
 
 def _selects_none(batch_size: torch.Size, index: Any, target: torch.Size | None) -> bool:
@@ -937,7 +797,7 @@ def _rebuild_values(
         raise PickleRefusedError(msg)
     stack = ENGINE.NonTensorStack._make(values, shape, device, dims)
     stack._held = held
-    return cast("NonTensorStack", _kept(stack, saved, locked))
+    return cast("NonTensorStack", kept(stack, saved, locked))
 
 
 allow_unpickling(NonTensorData, MetaData, _rebuild_value, _rebuild_values)

@@ -40,7 +40,7 @@ from tclass._engine._nontensor import (
     _rebuild_values,
 )
 from tclass._engine._nontensor_writes import fills_leading
-from tclass._engine._value_index import member_element
+from tclass._engine._value_index import advanced_at_stack_dim, member_element, member_rest
 from tclass._engine._value_positions import (
     StackDims,
     copy_containers,
@@ -426,10 +426,36 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             at = member_element(index, self._stack_dims, self._shape)
             if at is not None:
                 node = NonTensorData._make(self._values[at], shape, self._device)
-        if type(node) is NonTensorStack and _copies_members(index):
+        if type(node) is NonTensorStack and _copies_members(index) and not self._copy_shared(index):
             return node  # a copy, unlocked, whose writes reach no member: the peer's clone
+        if dims == () and self._indexes_past_member(index):
+            return node  # a new node, unlocked: the peer's member indexed further
         node._member_of = (self, positions)  # a write into it by index reaches this stack
         return self._as_saved(node)  # saved and locked as this stack, as the peer's rows
+
+    def _copy_shared(self, index: Any) -> bool:
+        """Whether the copy an advanced ``index`` gives stays in shared memory, locked:
+        the peer's copy of the members of a shared stack does, where the advanced items
+        pick members (at a stack dim); at the other dims they index each member further,
+        a ``NonTensorData`` giving a new node (unlocked)."""
+        return self._shared_without_tensors() and advanced_at_stack_dim(
+            index, self._stack_dims, self._shape
+        )
+
+    def _indexes_past_member(self, index: Any) -> bool:
+        """Whether ``index`` (normalized), with an int at each stack dim, picks a member
+        and then indexes it further so that the peer's ``NonTensorData`` rule gives a new
+        node (see ``NonTensorData.__getitem__``): of a locked, saved or shared stack
+        (rows of the others are linked to it, so writes reach it), where the rest is
+        neither whole nor, for a saved or shared stack, keeps the data pointer.
+        ``s[1, 0]`` of a locked ``lazy_stack`` of ``NonTensorData`` over ``[3]``, or
+        ``s[None, 1]``: unlocked, as the peer's."""
+        if not (self._locked or self._is_saved() or self._shared_without_tensors()):
+            return False
+        rest = member_rest(index, self._stack_dims, self._shape)
+        if rest is None or _batch.is_whole_index(rest, len(self._shape)):
+            return False
+        return not (_batch.keeps_data_pointer(rest) and self._views_stay_locked())
 
     def clone(self, recurse: bool = True) -> Self:
         values = copy.deepcopy(self._values) if recurse else list(self._values)

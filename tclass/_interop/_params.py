@@ -70,6 +70,7 @@ from tclass.errors import (
     ArgumentError,
     LockedError,
     NotAMappingError,
+    TclassError,
     UnknownFieldError,
     UnsupportedError,
 )
@@ -155,14 +156,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         elif isinstance(parameters, Mapping):
             td = TensorDict(parameters)
         else:
-            msg = (
-                "TensorDictParams wraps a TensorDict, a record or a dict, got "
-                f"{type(parameters).__name__}"
-            )
-            if isinstance(parameters, TensorCollection):
-                msg += ": convert it with .to_tensordict() first"
-                raise ArgumentError(msg)
-            raise NotAMappingError(msg)  # (an AttributeError too, as the peer's)
+            raise _source_error(parameters)
         self.no_convert = no_convert
         self._record = (
             parameters._record
@@ -939,6 +933,32 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         return (_rebuild, (self.__getstate__(),))
+
+
+def _source_error(parameters: Any) -> TclassError:
+    """The error for a ``TensorDictParams`` argument that holds no named parameters:
+    what it got, and how to name its tensors."""
+    kind = type(parameters).__name__
+    if isinstance(parameters, TensorCollection):
+        got, fix = f"a {kind}", "convert it with .to_tensordict() first"
+    elif isinstance(parameters, torch.Tensor):
+        got = f"a {kind} of shape {list(parameters.shape)}"
+        fix = "name it: TensorDictParams({'weight': tensor}) or TensorDictParams(weight=tensor)"
+    elif isinstance(parameters, (list, tuple)):
+        got = f"a {kind} of {len(parameters)} items"
+        fix = "name each: TensorDictParams({str(i): p for i, p in enumerate(params)})"
+    elif isinstance(parameters, nn.Module):
+        got = f"a {kind} module"
+        fix = "take its parameters with TensorDict.from_module(module) and wrap that"
+    else:
+        got, fix = f"{kind} {parameters!r:.60}", "pass a dict of named tensors"
+    msg = (
+        f"TensorDictParams(parameters) takes a TensorDict, a record or a dict of named "
+        f"tensors, got {got}; {fix}"
+    )
+    if isinstance(parameters, TensorCollection):
+        return ArgumentError(msg)
+    return NotAMappingError(msg)  # (an AttributeError too, as the peer's)
 
 
 def _rebuild(state: dict[str, Any]) -> TensorDictParams:

@@ -21,7 +21,7 @@ split as the stack splits it, against that member's data, as a record of its own
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -288,27 +288,20 @@ def check_kinds_kept(record: Any, values: Any, op: str, allowed: Allowed = None)
 def stored_rows(record: Any, index: Any, value: Any) -> Any:
     """The rows ``value`` written into ``record`` at ``index``: a plain mapping's values
     for Python-value fields as :func:`stored_value` makes them, without the ``None``
-    given for fields of ``record`` that are absent or hold Python values (as the peer
-    reads the dict as a record of the class, whose ``None`` fields hold nothing:
-    ``td[i] = td[i].to_dict()`` leaves them absent, ``td[i] = {"r": {"label": None}}``
-    leaves the labels, as ``rec[i] = Rec(label=None)`` does); any other value as it is."""
+    given for any field (as the peer reads the dict as a record of the class, whose
+    ``None`` fields hold nothing: ``td[i] = td[i].to_dict()`` leaves them absent,
+    ``td[i] = {"r": {"label": None}}`` leaves the labels and ``{"r": {"y": t, "z":
+    None}}`` the tensor ``z``, as ``rec[i] = Rec(y=t, z=None)`` does); any other value
+    as it is."""
     if type(value) is TensorDict and record.__tclass_info__.options["autocast"]:
         return _cast_rows(record, index, value)
     if not isinstance(value, Mapping) or isinstance(value, TensorCollection):
         return value
-    unset: Container[Any] = ()
-    if any(v is None for v in value.values()):
-        rules = record.__tclass_info__.rules
-        unset = {*record._absent_fields(), *(k for k in value if _holds_values(rules.get(k)))}
     return {
         key: stored_value(record, key, item, index)
         for key, item in value.items()
-        if item is not None or key not in unset
+        if item is not None
     }
-
-
-def _holds_values(rule: Any) -> bool:
-    return rule is not None and bool(rule.value_field)
 
 
 def _cast_rows(record: Any, index: Any, rows: TensorDict) -> TensorDict:

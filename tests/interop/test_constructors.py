@@ -17,7 +17,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tclass
-from tclass import NonTensorData, NonTensorStack, TensorClass, TensorDict, errors, tensorclass
+from tclass import (
+    MetaData,
+    NonTensorData,
+    NonTensorStack,
+    TensorClass,
+    TensorDict,
+    errors,
+    tensorclass,
+)
 from tclass._interop._constructors import common_leading_shape
 
 from strategies import SETTINGS, batch_shapes, feature_shapes, leaf_items  # noqa: E402
@@ -798,3 +806,20 @@ def test_to_namedtuple_makes_a_dict_value_a_namedtuple_as_the_peer() -> None:
     assert out.l._fields == ("q", "n") and out.l.n.r == 1 and out.l.q is stored["q"]
     assert out.odd == {1: "a"}
     assert td["l"] == stored and isinstance(td["l"]["n"], dict)
+
+
+def test_to_namedtuple_of_a_value_node_is_empty_as_the_peers() -> None:
+    """lo24a: a ``NonTensorData`` has no entries: its namedtuple is empty, equal to the
+    peer's ``()`` (the peer's record method makes it a plain tuple; tclass keeps the
+    namedtuple, as for a record: see the README); a ``NonTensorStack``'s too (the peer's
+    fails inside, "'list' object has no attribute 'items'"). Its value is read through
+    the collection holding it."""
+    for node in (
+        NonTensorData("a"),
+        NonTensorData("a", batch_size=[2]),
+        MetaData("a"),
+        NonTensorStack(NonTensorData("a"), NonTensorData("b")),
+    ):
+        out = node.to_namedtuple()
+        assert out == () and isinstance(out, tuple) and out._fields == ()
+    assert TensorDict(s=NonTensorData("a")).to_namedtuple().s == "a"

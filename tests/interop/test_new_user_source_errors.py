@@ -13,7 +13,8 @@ from tclass.errors import ArgumentError, EntryTypeError, NotAMappingError
 
 def test_params_of_a_number_is_a_not_a_mapping_error() -> None:
     with pytest.raises(
-        NotAMappingError, match="TensorDictParams wraps a TensorDict, a record or a dict, got int"
+        NotAMappingError,
+        match=r"takes a TensorDict, a record or a dict of named tensors, got int 3",
     ) as info:
         TensorDictParams(3)  # type: ignore[arg-type]
     assert isinstance(info.value, AttributeError) and isinstance(info.value, TypeError)

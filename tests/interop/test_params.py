@@ -13,6 +13,7 @@ import io
 import json
 import pathlib
 import pickle
+import re
 from typing import Any
 
 import pytest
@@ -71,8 +72,27 @@ def test_constructors() -> None:
     assert again["a"] is first["a"]  # same parameters, not copies
     with pytest.raises(errors.ArgumentError, match="parameters or keyword entries, not both"):
         TensorDictParams({"a": torch.zeros(2)}, b=torch.zeros(1))
-    with pytest.raises(TypeError, match="wraps a TensorDict, a record or a dict, got int"):
+    with pytest.raises(TypeError, match="a dict of named tensors, got int 3"):
         TensorDictParams(3)  # type: ignore[arg-type]
+
+
+SOURCES = {
+    "tensor": (torch.ones(2), "got a Tensor of shape [2]; name it"),
+    "str": ("x", "got str 'x'"),
+    "list": ([nn.Parameter(torch.ones(2))] * 2, "got a list of 2 items; name each"),
+    "module": (nn.Linear(2, 2), "got a Linear module; take its parameters"),
+}
+
+
+@pytest.mark.parametrize("source, words", list(SOURCES.values()), ids=list(SOURCES))
+def test_what_holds_no_named_parameters_is_refused_as_the_peer(source: Any, words: str) -> None:
+    # lo24a: the peer raises AttributeError (it reads source.items()); tclass raised a
+    # TypeError only. NotAMappingError is both, and says what to pass; a dict is taken
+    with pytest.raises(errors.NotAMappingError, match=re.escape(words)) as caught:
+        TensorDictParams(source)
+    assert isinstance(caught.value, AttributeError) and isinstance(caught.value, TypeError)
+    params = TensorDictParams({"w": torch.ones(2)})
+    assert isinstance(params["w"], nn.Parameter) and params["w"].tolist() == [1.0, 1.0]
 
 
 class Layer(tclass.TensorClass):
