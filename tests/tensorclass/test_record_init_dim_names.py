@@ -72,7 +72,9 @@ def test_a_nested_tensordict_named_otherwise_is_refused_as_by_a_tensordict() -> 
 def test_unnamed_records_and_tensors_only_are_unchanged() -> None:
     rec = Outer(a=torch.zeros(2, 3), inner=_inner([None, None]), batch_size=[2, 3])
     assert rec.names == [None, None] and rec.inner.names == [None, None]
-    named = Outer(
-        a=torch.zeros(2, 3), inner=_inner([None, None]), batch_size=[2, 3], names=["x", "y"]
-    )
+    inner = _inner([None, None])
+    named = Outer(a=torch.zeros(2, 3), inner=inner, batch_size=[2, 3], names=["x", "y"])
     assert named.inner.names == ["x", "y"]
+    assert inner.names == [None, None]  # the record given is left unnamed, as in the peer
+    named.inner.b[0, 0] = 7.0  # a copy of the node, sharing the tensors
+    assert inner.b[0, 0] == 7.0
