@@ -336,4 +336,5 @@ def _is_scalar_int(item: torch.Tensor) -> bool:
 def _is_advanced(item: object) -> bool:
     if isinstance(item, torch.Tensor):
         return not _is_scalar_int(item)
-    return isinstance(item, (list, tuple)) or hasattr(item, "__array__")
+    # a Python bool indexes as a 0-d mask (a new dim of size 1 or 0), a range as a list
+    return isinstance(item, (list, tuple, range, bool)) or hasattr(item, "__array__")

@@ -169,9 +169,9 @@ def _stack(
     size = check_out(out, torch.Size(new_size), "stack", path)
     values = _join(members, "stack", dim, out, path, size, dense)
     result = _result(first, members, values, size, out)
-    if first._dim_names is not None:  # the members' names, if they all agree
+    if out is None and first._dim_names is not None:  # the members' names, if they all agree
         result._assign_names(_names.stacked([m._dim_names for m in members], dim))
-    return result
+    return result  # ``out=`` keeps its own names, as the peer's (and ``cat``'s)
 
 
 def _written_directly(out: Any) -> bool:

@@ -252,6 +252,37 @@ def named_to_fit(value: Any, names: tuple[DimName, ...], key: object) -> Any:
     return copy
 
 
+def name_built(td: Any, names: Sequence[DimName] | None) -> None:
+    """Names a TensorDict just built from checked entries (a record's storage) as
+    ``TensorDict(..., names=)`` names its entries: a nested collection that already
+    names a dim they share otherwise is refused, the others take the names (on a copy:
+    the collection given keeps its own). Without names (or all ``None``), it takes those
+    of the first nested collection that names a dim they share, as the constructor does.
+
+    Raises:
+        DimNameError: (a ``ValueError``; the peer raises a ``RuntimeError``) naming the
+            nested key and how to fix it, before anything is renamed.
+    """
+    tensors = td._tensors
+    nested = [
+        key
+        for key, value in tensors.items()
+        if isinstance(value, TensorDictBase) and not value._is_leaf_node
+    ]
+    n = td.batch_dims
+    wanted = None if names is None else _names.as_names(names, n)
+    for key in nested if wanted is None and n else ():
+        own = tensors[key]._dim_names  # none given: it takes a nested collection's names
+        if own is not None and any(name is not None for name in own[:n]):
+            wanted = tuple(own[:n])
+            break
+    if wanted is None:
+        return
+    for key in nested:
+        tensors[key] = named_to_fit(tensors[key], wanted, key)  # a copy when renamed
+    td.names = wanted
+
+
 def write_unbatched(key: str, entry: torch.Tensor, value: Any) -> None:
     """An indexed write reaching an unbatched tensor: the value is written whole (every
     element of the batch shares it), as the peer does."""

@@ -301,6 +301,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
 
     def _assign_batch_size(self, new: torch.Size) -> None:
         n = len(new)
+        grown = n > len(self._batch_size)
         self._batch_size = new
         scope = self._scope
         if scope is not None and scope.names is not None:
@@ -314,6 +315,10 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
                 value._assign_batch_size(new)
             elif value.__class__ is _Unbatched:
                 tensors[key] = value._with_batch_size(new)
+        if grown and scope is not None and scope.names is not None:
+            # The nested collections share the new dims, unnamed here: as the peer, they
+            # take these names (a name of their own there is dropped).
+            self._rename_all(scope.names)
 
     @property
     def device(self) -> torch.device | None:

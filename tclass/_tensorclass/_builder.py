@@ -45,10 +45,10 @@ from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._record_fields import field_getter, tensor_field_setter
-from tclass._engine._scope import named_to_fit
+from tclass._engine._scope import name_built, named_to_fit
 from tclass._engine._td import TensorDict
 from tclass._io._schema import FieldSchema
-from tclass._tensorclass._fields import FieldRule, rule_for
+from tclass._tensorclass._fields import FieldRule, may_hold_collections, rule_for
 from tclass._tensorclass._generated import generated_init, is_generated, user_init
 from tclass._tensorclass._hints import Unresolved, enclosing_names, resolve_annotations
 from tclass._tensorclass._init_body import lock_at_init, unrolled_init
@@ -585,8 +585,8 @@ def init_record(
     td = TensorDict._new_unchecked(tensors, batch, dev)
     if unbatched:
         td._mark_unbatched()
-    if names is not None:
-        td.names = names
+    if names is not None or may_hold_collections(rules.values()):
+        name_built(td, names)
     if info.setattr_hook:  # a frozen class defining __setattr__: its storage set past it
         object.__setattr__(record, "_tensordict", td)
     else:

@@ -86,7 +86,7 @@ from tclass.errors import (
     SpecProblem,
 )
 
-__all__ = ["FieldRule", "rule_for"]
+__all__ = ["FieldRule", "may_hold_collections", "rule_for"]
 
 _Tensor = torch.Tensor
 _V = typing.TypeVar("_V")
@@ -445,6 +445,12 @@ class FieldRule:
         shown = _describe(value)
         msg = f"{self.owner}.{self.name} is annotated {self.text}; got {shown}"
         raise FieldTypeError(msg)
+
+
+def may_hold_collections(rules: typing.Iterable[FieldRule]) -> bool:
+    """Whether a field of these rules can hold a nested collection (whose dim names the
+    record's constructor then checks and shares)."""
+    return any(r.collections or r.convert_to is not None or r.any_value for r in rules)
 
 
 def _same_value(new: Any, old: Any) -> bool:

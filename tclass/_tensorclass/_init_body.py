@@ -31,7 +31,9 @@ from tclass._core._jagged import leaf_shape
 from tclass._core._tracing import tracing
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import NonTensorData
+from tclass._engine._scope import name_built
 from tclass._engine._td import TensorDict
+from tclass._tensorclass._fields import may_hold_collections
 
 if TYPE_CHECKING:
     from tclass._core._record_spec import Inline
@@ -87,6 +89,7 @@ def unrolled_init(info: ClassInfo) -> Callable[..., None] | None:
         "_Unbatched": UnbatchedTensor,
         "_value": NonTensorData._make,
         "_new": TensorDict._new_unchecked,
+        "_name": name_built,
         "_specs": specs,
         **(inline.namespace if inline is not None else {}),
     }
@@ -102,8 +105,11 @@ def unrolled_init(info: ClassInfo) -> Callable[..., None] | None:
         "    td = _new(t, batch, dev)",
         "    if ub:",
         "        td._mark_unbatched()",
-        "    if names is not None:",
-        "        td.names = names",
+        *(
+            ["    _name(td, names)"]
+            if may_hold_collections(rules.values())
+            else ["    if names is not None:", "        _name(td, names)"]
+        ),
         "    record._tensordict = td",
         *(["    td.lock_()"] if lock_at_init(info) else []),
     ]

@@ -149,7 +149,10 @@ class ReductionOps(MathOps):
             return tuple(given)
         dims = set()
         for d in given:
-            if not isinstance(d, int) or isinstance(d, bool) or not -ndim <= d < ndim:
+            if not isinstance(d, int) or isinstance(d, bool):  # a name too: a TypeError
+                msg = f"{operation}: dim must be a tuple of ints, got {d!r} in {dim!r}"
+                raise OperandError(msg)
+            if not -ndim <= d < ndim:
                 msg = (
                     f"{operation}: dim {d!r} is out of range for {ndim} batch dim(s) (batch size "
                     f"{format_shape(batch)}; expected a value in [{-ndim}, {ndim - 1}], or "
