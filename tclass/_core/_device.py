@@ -139,6 +139,12 @@ def parse_to_args(args: tuple[object, ...], kwargs: dict[str, object]) -> ToArgs
         dtypes = {leaf.dtype for leaf in other.values(True, True) if isinstance(leaf, torch.Tensor)}
         if len(dtypes) == 1:
             dtype = dtypes.pop()
+    if "copy" in kwargs:  # torch's keyword, which the peer refuses with a RuntimeError
+        msg = (
+            "to() does not accept copy=: it returns a new collection whenever a device or "
+            "dtype changes, and the collection itself otherwise; call clone() for a copy"
+        )
+        raise UnsupportedError(msg)
     if kwargs:
         msg = (
             f"to() got unexpected keyword argument(s) {sorted(kwargs)}; it takes device=, "
