@@ -106,6 +106,7 @@ class _NonTensorNode(NonTensorOps):
         "_in_folder",
         "_in_shared",
         "_saved_folder",
+        "_consolidated",  # consolidate()'s state (read with getattr: unset elsewhere)
         "__weakref__",
     )
 
