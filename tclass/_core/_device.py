@@ -92,23 +92,38 @@ class ToArgs(NamedTuple):
 class ToOptions(NamedTuple):
     """The peer's keywords of ``to(...)`` beyond torch's: ``batch_size`` (of the result),
     ``non_blocking_pin`` (pin the tensors, then copy them asynchronously),
-    ``num_threads`` (for the pinning) and ``inplace`` (this collection takes the result)."""
+    ``num_threads`` (for the pinning) and ``inplace`` (this collection takes the result);
+    and torch's ``memory_format`` (each tensor's, as ``Tensor.to`` takes it)."""
 
     batch_size: object
     non_blocking_pin: bool
     num_threads: int | None
     inplace: bool
+    memory_format: torch.memory_format | None = None
+
+
+_TO_OPTIONS = frozenset(
+    {"batch_size", "non_blocking_pin", "num_threads", "inplace", "memory_format"}
+)
 
 
 def pop_to_options(kwargs: dict[str, Any]) -> ToOptions | None:
     """Takes the peer's extra keywords of ``to(...)`` out of ``kwargs`` (None: none set)."""
-    if not kwargs.keys() & {"batch_size", "non_blocking_pin", "num_threads", "inplace"}:
+    if not kwargs.keys() & _TO_OPTIONS:
         return None
+    memory_format = kwargs.pop("memory_format", None)
+    if memory_format is not None and not isinstance(memory_format, torch.memory_format):
+        msg = (
+            f"to(): memory_format must be a torch.memory_format (e.g. "
+            f"torch.channels_last), got {memory_format!r}"
+        )
+        raise ArgumentError(msg)
     return ToOptions(
         kwargs.pop("batch_size", None),
         bool(kwargs.pop("non_blocking_pin", False)),
         kwargs.pop("num_threads", None),
         bool(kwargs.pop("inplace", False)),
+        None if memory_format is torch.preserve_format else memory_format,
     )
 
 
@@ -126,6 +141,12 @@ def parse_to_args(args: tuple[object, ...], kwargs: dict[str, object]) -> ToArgs
         dtypes = {leaf.dtype for leaf in other.values(True, True) if isinstance(leaf, torch.Tensor)}
         if len(dtypes) == 1:
             dtype = dtypes.pop()
+    if "copy" in kwargs:  # torch's keyword, which the peer refuses with a RuntimeError
+        msg = (
+            "to() does not accept copy=: it returns a new collection whenever a device or "
+            "dtype changes, and the collection itself otherwise; call clone() for a copy"
+        )
+        raise UnsupportedError(msg)
     if kwargs:
         msg = (
             f"to() got unexpected keyword argument(s) {sorted(kwargs)}; it takes device=, "

@@ -104,6 +104,7 @@ class _NonTensorNode(NodeState):
         "_in_folder",
         "_in_shared",
         "_saved_folder",
+        "_consolidated",  # consolidate()'s state (read with getattr: unset elsewhere)
         "__weakref__",
     )
 

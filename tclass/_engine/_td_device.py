@@ -82,7 +82,8 @@ class DeviceOps(TensorDictBase):
         ``non_blocking=``. Returns ``self`` when nothing would change. ``cast_filter(key,
         tensor) -> bool`` limits a dtype cast to the tensors it picks (as ``float()``...).
         The peer's ``batch_size=``, ``inplace=``, ``non_blocking_pin=`` and
-        ``num_threads=`` as it reads them (see ``_to_with``)."""
+        ``num_threads=`` as it reads them (see ``_to_with``), and torch's
+        ``memory_format=`` (4-d and 5-d tensors, as ``nn.Module.to``)."""
         if not kwargs and len(args) == 1 and args[0].__class__ in _DEVICE_TYPES:
             return self._to_device(cast("str | torch.device", args[0]))  # the usual call
         if args and isinstance(args[0], TensorCollection):

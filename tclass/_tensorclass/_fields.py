@@ -369,6 +369,8 @@ class FieldRule:
         field) or the field takes tensors (a list is an array-like there)."""
         if type(value) is list and self._per_element(value, batch):
             value = NonTensorStack._make(_flat_values(value, len(batch)), batch, None)
+        elif isinstance(value, _Tensor) and self._numbers_per_element(value, batch):
+            value = NonTensorStack._make(_flat_values(value.tolist(), len(batch)), batch, None)
         if not isinstance(value, _NonTensorNode):
             return self._cast_one(value)
         if self.any_value:
@@ -386,6 +388,22 @@ class FieldRule:
             return not _same_value(self.cast(value), value)  # type: ignore[misc]
         except (TypeError, ValueError, RuntimeError):
             return True
+
+    def _numbers_per_element(self, value: torch.Tensor, batch: torch.Size) -> bool:
+        """Whether the tensor ``value`` given to a number field holds one number per
+        element of ``batch`` (of more than one element): what the tensors of a stack of
+        records hold there, or a folder or file written by the peer, whose records keep
+        numbers as tensors. Each is converted (exactly: ``tolist()``, not through a
+        float), as a stack of autocast records holds them."""
+        return (
+            self.number
+            and not self.tensor
+            and bool(batch)
+            and value.shape == batch
+            and value.numel() > 1
+            and value.layout is torch.strided
+            and not value.is_meta
+        )
 
     def _kept_whole(self, node: Any, depth: int) -> bool:
         """Whether the cast keeps, as they are, the nested lists of ``node``'s values

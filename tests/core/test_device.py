@@ -108,12 +108,17 @@ class TestParseToArgs:
         "args, kwargs, match",
         [((1.5,), {}, "expected a device"), ((True,), {}, "expected a device"),
          ((object(),), {}, "expected a device"), (("cpu", torch.float32, "x"), {}, "at most 2"),
-         ((), {"foo": 1}, "unexpected keyword"), ((), {"dtype": "float32"}, "dtype must be"),
-         ((), {"copy": True}, "unexpected keyword")],
+         ((), {"foo": 1}, "unexpected keyword"), ((), {"dtype": "float32"}, "dtype must be")],
     )  # fmt: skip
     def test_type_errors(self, args: tuple[Any, ...], kwargs: dict[str, Any], match: str) -> None:
         with pytest.raises(TypeError, match=match):
             parse_to_args(args, dict(kwargs))
+
+    def test_copy_is_refused_with_the_peers_runtime_error(self) -> None:
+        # torch's copy= keyword: the peer raises a RuntimeError (".to() does not accept
+        # copy argument"), which code written for it catches; tclass raised a TypeError.
+        with pytest.raises(RuntimeError, match="does not accept copy=.*clone"):
+            _td("cpu").to(torch.float64, copy=True)
 
 
 # --- TensorDict.to ------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from tclass._base._provided import ENGINE
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._device import ToOptions, parse_to_args
 from tclass._core._memmap import in_memory_map
-from tclass._core._records import storage_of
+from tclass._core._records import is_record, storage_of
 
 __all__ = ["DeviceOps", "map_tensors", "share"]
 
@@ -57,6 +57,8 @@ class DeviceOps(TensorCollection):
             source = self.pin_memory(options.num_threads)
             kwargs = {**kwargs, "non_blocking": True}
         result = source.to(*args, **kwargs)
+        if options.memory_format is not None:  # each tensor laid out so (torch's keyword)
+            result = _laid_out(result, options.memory_format)
         if options.inplace and result is not self:
             self._take_moved(result)
             result = self
@@ -109,8 +111,9 @@ class DeviceOps(TensorCollection):
     def is_shared(self) -> bool:
         """Whether every tensor is in shared memory (or on an accelerator, which shares
         across processes through its own IPC), so that other processes see writes. As in
-        the peer, a memory-mapped file is not shared memory: ``is_memmap()`` tells those."""
-        leaves = list(_leaves(self))
+        the peer, a memory-mapped file is not shared memory: ``is_memmap()`` tells those.
+        A ``meta`` tensor holds no data to share: it is not asked."""
+        leaves = [leaf for leaf in _leaves(self) if not leaf.is_meta]
         if not leaves:  # nothing to ask: whether share_memory_() made it (a view of) shared
             return self._shared_without_tensors()
         return all(_in_shared_memory(leaf) or leaf.is_cuda for leaf in leaves)
@@ -118,23 +121,52 @@ class DeviceOps(TensorCollection):
     def _shared_without_tensors(self) -> bool:
         """Whether this collection, which holds no tensor, was put in shared memory
         (``share_memory_()``, or a locked view of such a collection), as the peer's flag
-        answers; a TensorDict keeps that mark (other collections answer False)."""
+        answers; a TensorDict keeps that mark, a record its TensorDict's, a lazy stack its
+        members' (other collections answer False)."""
+        if is_record(self):
+            return bool(storage_of(self)._shared_without_tensors())
+        if self._is_lazy:
+            members = _members(self)
+            return bool(members) and all(m._shared_without_tensors() for m in members)
         return False
 
     def _mark_shared(self) -> None:
         """Records that ``share_memory_()`` ran (see ``_shared_without_tensors``)."""
+        if is_record(self):
+            storage_of(self)._mark_shared()
+        elif self._is_lazy:
+            for member in _members(self):
+                member._mark_shared()
 
     def share_memory_(self) -> Self:
         """Moves every CPU tensor's storage to shared memory, in place (processes started
         after this, or receiving this collection through ``torch.multiprocessing``, see
         each other's writes). Returns ``self``, locked: replacing an entry would not be
-        shared."""
+        shared. Tensors on another device stay where they are, as in the peer (an
+        accelerator's are shared through its own IPC; a ``meta`` tensor holds no data)."""
         for leaf in _leaves(self):
-            if not _shared(leaf):
+            if leaf.device.type == "cpu" and not _shared(leaf):
                 _share(leaf)
         self._mark_shared()
         self.lock_()
         return self
+
+
+def _members(stack: Any) -> list[Any]:
+    """A lazy stack's members."""
+    return list(stack.tensordicts)
+
+
+def _laid_out(collection: Any, memory_format: torch.memory_format) -> Any:
+    """``collection`` with its 4-d and 5-d tensors in ``memory_format`` (as
+    ``nn.Module.to`` and the peer lay them out; others, and a tensor already so laid
+    out, are kept), locked as it was."""
+
+    def lay_out(leaf: torch.Tensor) -> torch.Tensor:
+        return leaf.to(memory_format=memory_format) if leaf.dim() in (4, 5) else leaf
+
+    result = collection.apply(lay_out)
+    return result.lock_() if collection.is_locked and not result.is_locked else result
 
 
 def map_tensors(node: Any, fn: Any, device: torch.device | None = None) -> Any:

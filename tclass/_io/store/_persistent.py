@@ -740,9 +740,9 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
                 "(to(...) without inplace), or to_tensordict().to(..., inplace=True)"
             )
             raise ArgumentError(msg)
-        if len(args) == 1 and not kwargs and isinstance(args[0], (str, torch.device, int)):
-            device = as_device(args[0])
-            if device == self._device:
+        if _device_only(args, kwargs):  # non_blocking too: the same file, read there
+            device = as_device(args[0] if args else kwargs["device"])
+            if device is None or device == self._device:  # (None: no device asked for)
                 return self
             require_device(device)
             return self._over_same_file(device)  # type: ignore[return-value]
@@ -916,3 +916,15 @@ register_collection(
         "call to_tensordict() first, or map over a view of its rows (ptd[:])"
     ),
 )
+
+
+def _device_only(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether ``to(*args, **kwargs)`` asks for a device alone (``non_blocking=`` aside):
+    ``to(device)`` or ``to(device=...)``."""
+    if kwargs.keys() - {"non_blocking", "device"}:
+        return False
+    if args:
+        if len(args) != 1 or "device" in kwargs:
+            return False
+        return args[0] is None or isinstance(args[0], (str, torch.device, int))
+    return "device" in kwargs
