@@ -127,3 +127,30 @@ def test_an_augmented_assignment_of_a_list_says_it_was_already_changed() -> None
     with pytest.raises(FieldSpecError, match="Nothing was written"):
         record.tags = record.tags + ["b", "c"]
     assert record.tags == ["a"]
+
+
+class Outer(TensorClass):
+    y: Annotated[Tensor, at.Ge(0), at.Le(1)]
+    inner: Probs
+
+
+def test_update_in_place_checks_python_values_and_nested_records_first() -> None:
+    record = job()
+    with pytest.raises(FieldSpecError, match=r"Job\.count is given int -1"):
+        record.update(rows(-1), inplace=True)  # it wrote x, then refused count
+    assert (record.x == 0).all() and record.count == 1
+    with pytest.raises(FieldSpecError, match=r"Job\.count is given int -1"):
+        TensorDict({"job": record}, [4]).update(
+            {"job": {"x": torch.ones(4), "count": -1}}, inplace=True
+        )
+    assert (record.x == 0).all() and record.count == 1
+    outer = Outer(y=torch.full((4,), 0.5), inner=probs(), batch_size=[4])
+    bad = {"y": torch.full((4,), 0.25), "inner": {"x": torch.ones(4), "p": torch.full((4, 3), 2.0)}}
+    with pytest.raises(FieldSpecError, match=r"Probs\.p.*2\.0.*le=1"):
+        outer.update(bad, inplace=True)  # it wrote y, then refused inner.p
+    assert (outer.y == 0.5).all() and (outer.inner.x == 0).all() and (outer.inner.p == 0.5).all()
+    record.update(rows(2), inplace=True)
+    bad["inner"]["p"] = torch.full((4, 3), 0.75)
+    outer.update(bad, inplace=True)
+    assert record.count == 2 and (record.x == 1).all()
+    assert (outer.y == 0.25).all() and (outer.inner.p == 0.75).all() and (outer.inner.x == 1).all()
