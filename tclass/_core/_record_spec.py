@@ -125,7 +125,15 @@ class RecordSpecs:
         if not self._fast(merged, batch_ndim):
             self._raise(_observed(merged, self.names), batch_ndim, name)
         if name in self.constrained:
-            self.check_values({name: value}, (name,))
+            try:
+                self.check_values({name: value}, (name,))
+            except FieldSpecError as error:
+                if entries.get(name) is not value:
+                    raise
+                # ``record.p += x``: torch wrote into the field's own tensor before the
+                # record was given it back; nothing can undo that, so say so.
+                message = f"{error}. {_CHANGED_IN_PLACE.format(field=f'{self.owner}.{name}')}"
+                raise FieldSpecError(message, error.problems) from None
 
     def problems(
         self, observed: Mapping[str, Observed], batch_ndim: int, last: str | None = None
@@ -151,6 +159,14 @@ class RecordSpecs:
         if not problems:
             return
         raise FieldSpecError(_joined(self.owner, problems), problems)
+
+
+_CHANGED_IN_PLACE = (
+    "The field's own tensor was changed in place before it was assigned back (as "
+    "`record.p += x` does: torch writes into the tensor first), so {field} holds these "
+    "values now; write `record.p = record.p + x` or the record's in-place method "
+    "(`record.add_(x)`), which check the result before writing it"
+)
 
 
 def _joined(owner: str, problems: Sequence[SpecProblem]) -> str:

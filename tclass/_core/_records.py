@@ -50,10 +50,10 @@ def field_names_of(node: Any) -> frozenset[str]:
 
 def bounds_values(node: Any) -> bool:
     """Whether ``node`` is a record whose class bounds the values of a field
-    (``Spec(ge=0)``, ``Ge(0)``...): every write into it is checked first."""
+    (``Spec(ge=0)``, ``Ge(0)``, ``Annotated[int, Ge(0)]``, ``Literal[...]``): every
+    write into it is checked first."""
     info = getattr(type(node), "__tclass_info__", None)
-    specs = None if info is None else info.specs
-    return specs is not None and bool(specs.constrained)
+    return info is not None and bool(info.bounds_values)
 
 
 def storages_of(records: Sequence[Any]) -> Iterator[Any]:

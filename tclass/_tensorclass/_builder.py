@@ -59,6 +59,7 @@ from tclass._tensorclass._schema import field_schemas, record_specs
 from tclass._tensorclass._writes import PENDING, RowCheck, build_row_check
 from tclass.errors import (
     ClassDefinitionError,
+    FieldSpecError,
     FrozenInstanceError,
     LockedError,
     ReservedNameError,
@@ -111,7 +112,7 @@ class ClassInfo:
         "_hints",
         "_json_schema",
         "_tensors_as_they_are",
-        "_unchecked_values",
+        "_bounds_values",
         "setattr_hook",
     )
 
@@ -145,7 +146,7 @@ class ClassInfo:
         self._hints: dict[str, object] = {}
         self._json_schema: dict[str, Any] | None = None  # built at first use (_json_schema)
         self._tensors_as_they_are: bool | None = None  # see tensors_as_they_are
-        self._unchecked_values: bool | None = None  # see unchecked_values
+        self._bounds_values: bool | None = None  # see bounds_values
 
     @property
     def rules(self) -> dict[str, FieldRule]:
@@ -191,6 +192,18 @@ class ClassInfo:
         return self._schema
 
     @property
+    def bounds_values(self) -> bool:
+        """Whether a field bounds its values: a tensor's (``Spec(ge=0)``, ``Ge(0)``) or
+        Python values' (``Annotated[int, Ge(0)]``, ``Literal[...]``); worked out once."""
+        bounded = self._bounds_values
+        if bounded is None:
+            specs = self.specs
+            bounded = self._bounds_values = bool(specs is not None and specs.constrained) or any(
+                rule.values is not None for rule in self.rules.values()
+            )
+        return bounded
+
+    @property
     def tensors_as_they_are(self) -> bool:
         """Whether every field takes a tensor as it is (no cast: a record of tensors)."""
         taken = self._tensors_as_they_are
@@ -207,12 +220,7 @@ class ClassInfo:
         dtype, value constraints) and no constraint on Python values (``Literal``,
         annotated-types). Only then may a record share a TensorDict it was built from,
         whose writes do not pass through the record's checks."""
-        unchecked = self._unchecked_values
-        if unchecked is None:
-            unchecked = self._unchecked_values = self.specs is None and all(
-                rule.values is None for rule in self.rules.values()
-            )
-        return unchecked
+        return self.specs is None and not self.bounds_values
 
 
 def _resolve_rules(info: ClassInfo, first_use: bool = True) -> dict[str, FieldRule] | None:
@@ -628,7 +636,10 @@ def _store(
         if items is not None:
             _store_members(info, td, name, items, check_spec)
             return
-    stored = rule.store(value, td.batch_size, td.device)
+    try:
+        stored = rule.store(value, td.batch_size, td.device)
+    except FieldSpecError as error:
+        raise _mutated(error, td, name, value) from None
     if check_spec and rule.spec is not None and isinstance(stored, _Tensor):
         specs: Any = info.specs
         # A lazy stack's members may differ: the tensor is checked against its spec only.
@@ -642,6 +653,25 @@ def _store(
         td._store_entry(name, stored)  # a record saved in a folder writes it there too
     else:
         _unset(td, name)
+
+
+def _mutated(
+    error: FieldSpecError, td: TensorDict | LazyStackedTensorDict, name: str, value: Any
+) -> FieldSpecError:
+    """``error`` as is, unless the record already holds ``value`` itself: a list changed
+    in place before it was assigned back (``record.tags += [...]``), which nothing can
+    undo; the message says so instead of "Nothing was written"."""
+    current = td._entries().get(name) if isinstance(td, TensorDict) else None
+    if not isinstance(current, NonTensorData) or current.data is not value:
+        return error
+    message = str(error).removesuffix("; give a value that meets it. Nothing was written")
+    owner = message.partition(" ")[0]  # Owner.field, as the message starts
+    return FieldSpecError(
+        f"{message}. The value was changed in place before it was assigned back (as "
+        f"`record.{name} += [...]` does), so {owner} holds it now; assign a new value "
+        f"(`record.{name} = record.{name} + [...]`), which is checked before it is stored",
+        error.problems,
+    )
 
 
 def _store_members(

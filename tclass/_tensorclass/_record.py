@@ -310,6 +310,8 @@ class TensorClass(
         if type(path) is tuple and path[0] not in self.__tclass_info__.field_names:
             if not self.is_locked:  # the peer's LockedError first
                 raise self._unknown_field(path[0])
+        if isinstance(value, _NonTensorNode):  # a node of Python values: their constraints
+            check_written_types(self, {key: value})
         check_entry_write(self, key, value, ..., "set_")
         try:
             self._tensordict.set_(key, stored_value(self, path, value))

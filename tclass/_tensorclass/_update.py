@@ -141,6 +141,8 @@ def _planned(
         else:
             fields[key] = _per_element(record, key, value)
     trial = None if inplace else _checked_trial(record, fields)
+    if inplace:
+        _check_in_place(record, fields, merges, is_leaf)
     actions: list[_Action] = []
     if trial is not None:
         actions.append(partial(_adopt, record, trial, list(fields)))
@@ -155,6 +157,28 @@ def _planned(
                 partial(target.update, value, clone, inplace, keys_to_update=below, is_leaf=is_leaf)
             )
     return actions
+
+
+def _check_in_place(
+    record: TensorClass,
+    fields: dict[Any, Any],
+    merges: list[tuple[Any, Any, list[tuple[str, ...]] | None]],
+    is_leaf: Callable[[type], bool] | None,
+) -> None:
+    """``update(..., inplace=True)``: what its tensors cannot show, checked before the
+    first write (``update_record`` checked the tensors): the constraints of the Python
+    values ``fields`` sets, and the nested records ``merges`` writes into, each as its
+    own update checks it (it wrote the fields above, then refused a nested one)."""
+    rules = record.__tclass_info__.rules
+    for key, value in fields.items():
+        rule = rules.get(key) if type(key) is str else None
+        if rule is not None and rule.values is not None:
+            rule.check_values(value)
+    for key, value, below in merges:
+        target = record.get(key)
+        if is_record(target):
+            check_row_write(target, ..., value, below, "update", deep=False)
+            _planned(target, value, False, True, below, is_leaf)  # its checks; no write
 
 
 def _set_field(record: TensorClass, key: Any, value: Any, inplace: bool) -> None:

@@ -187,6 +187,8 @@ def check_written_types(record: Any, value: Any) -> None:
     """
     rules = record.__tclass_info__.rules
     for key, sub in _written_items(record, value):
+        if type(key) is tuple and len(key) == 1:
+            key = key[0]  # ("count",): the field itself, as a write reads it
         rule = rules.get(key) if type(key) is str else None
         if rule is not None:
             rule.check_written(sub)
@@ -438,9 +440,25 @@ def check_entry_write(record: Any, key: Any, value: Any, index: Any, op: str) ->
     check = _row_check(info)
     if check is not None:
         describe = lambda: _describe(record, op, index, key)  # noqa: E731
-        reaches = type(index) is tuple and any(part is Ellipsis for part in index[:-1])
+        reaches = _reaches_features(index, len(record.batch_size))
         values = _Filling({key: value}) if reaches else {key: value}
         _check(check, info, record._tensordict, index, values, None, describe, True)
+
+
+def _reaches_features(index: Any, batch_ndim: int) -> bool:
+    """Whether ``index`` reaches past the batch dims into an entry's feature dims: an
+    Ellipsis before its last item (``(..., 0)``), or more dims taken than the batch has
+    (``(slice(None), 0)`` of a record of batch ``[4]``: torch indexes the tensor so)."""
+    parts = index if type(index) is tuple else (index,)
+    if any(part is Ellipsis for part in parts[:-1]):
+        return True
+    taken = 0
+    for part in parts:
+        if part is None or part is Ellipsis or isinstance(part, bool):
+            continue
+        is_mask = isinstance(part, torch.Tensor) and part.dtype in (torch.bool, torch.uint8)
+        taken += part.ndim if is_mask else 1
+    return taken > batch_ndim
 
 
 class _Filling(dict[Any, Any]):

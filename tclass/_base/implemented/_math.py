@@ -384,6 +384,8 @@ class MathOps(UnaryMathOps):
         for path in values:  # checked before any write, as the tensors' keys are
             if path not in self:
                 raise self._missing_key(path[0] if len(path) == 1 else path)
+        if values:  # records' Python values checked before the tensors are written
+            cast(Any, self)._check_nested_writes(list(values.items()), ..., "copy_")
         self._pointwise_(
             torch._foreach_copy_,
             _Tensor.copy_,
