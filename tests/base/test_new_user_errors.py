@@ -88,3 +88,23 @@ def test_softmax_of_an_integer_entry_is_unsupported_naming_it() -> None:
         _td().softmax(0)
     assert isinstance(info.value, NotImplementedError)  # torch's (and the peer's)
     assert _td().exclude("b").softmax(0)["a"].shape == (4, 3)
+
+
+def test_math_torch_refuses_on_a_ragged_lazy_stack_raises_torchs_error() -> None:
+    """Finding 13,500,254 (fz24b): the walk that names a mismatched entry read each
+    entry's dense value, which a ragged lazy stack has none of, so `x & x` of float
+    entries raised HeterogeneousEntryError instead of torch's (and the peer's) error."""
+    ragged = [TensorDict({"d": torch.ones(3, 2)}, [3]), TensorDict({"d": torch.ones(3, 1)}, [3])]
+    x = tclass.lazy_stack(ragged, 1)
+    with pytest.raises(NotImplementedError, match="bitwise_and_cpu") as info:
+        x & x.clone()
+    assert not isinstance(info.value, tclass.errors.HeterogeneousEntryError)
+    other = TensorDict({"d": torch.ones(3, 2, 5)}, [3, 2])
+    with pytest.raises(RuntimeError, match=r"size of tensor a \(2\) must match") as shape:
+        x + other
+    assert not isinstance(shape.value, tclass.errors.HeterogeneousEntryError)
+    flags = (x > 0) & (x > 0)  # what torch computes is unchanged
+    assert [member["d"].tolist() for member in flags.tensordicts] == [
+        [[True, True]] * 3,
+        [[True]] * 3,
+    ]

@@ -115,6 +115,17 @@ def mismatched_operands(
     error then stands). Only the error path pays for this walk."""
     if isinstance(error, TclassError):  # tclass's own, already precise
         return None
+    try:
+        return _first_mismatch(node, operands, each, error)
+    except TclassError:  # an entry with no dense value (a ragged lazy stack's): torch's
+        return None  # error stands, as the peer's (`x & x` of float entries)
+
+
+def _first_mismatch(
+    node: Any, operands: Sequence[Any], each: Callable[..., Any], error: RuntimeError
+) -> ShapeError | None:
+    """:func:`mismatched_operands`' walk: the error naming the first entry of ``node``
+    whose shape does not broadcast with the same entry of a collection operand."""
     for other in operands:
         if not hasattr(other, "_entries") or not hasattr(other, "items"):
             continue
