@@ -318,3 +318,48 @@ def _stacked_values_copied(finding: Finding, facts: Facts, peer: Any, mine: Any)
         if value is None or isinstance(value, torch.Tensor) or hasattr(value, "keys"):
             return False
     return True
+
+
+# ``x[...] = ...``: an indexed write (its value a dict, ``to_dict()``, or a collection)
+_INDEXED_WRITE = re.compile(r"^x\[.+\] = ")
+_EQUAL_KEPT = re.compile(
+    r"^result((?:\['\w+'\])+)(?:\[\d+\])*: peer py \('(int|float|bool)', ([^)]+)\), "
+    r"tclass Tensor\[torch\.\w+, shape \[\]\]$"
+)
+
+
+def _flat_values(value: Any) -> list[Any]:
+    """The elements of a nested list, flat."""
+    if isinstance(value, list):
+        return [item for part in value for item in _flat_values(part)]
+    return [value]
+
+
+def _equal_value_rewritten(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An indexed write into a dense stack (``torch.stack``) whose number equals the one a
+    member holds (``x[-62] = x[-62].to_dict()`` of a stack of collections holding
+    ``NonTensorData(2)``): the written number is a 0-d tensor (a dict's numbers are), which
+    tclass stores in that element as both do in a collection not stacked; the peer's stack
+    of ``NonTensorData`` members keeps the member's old ``2``, the value comparing equal
+    (it warns the metadata "may or may not be equal"; program 13,710,360 of
+    index,shape,combine ``--length 12``, fz24d)."""
+    if finding.kind not in ("alias", "result") or not hasattr(mine.value, "get"):
+        return False
+    if not _INDEXED_WRITE.match(finding.lines[-1].strip()):
+        return False
+    if not any(_DENSE_STACK.match(line.strip()) for line in finding.lines[:-1]):
+        return False
+    for line in finding.detail:
+        found = _EQUAL_KEPT.match(line)
+        if found is None:
+            return False
+        keys = tuple(re.findall(r"\['(\w+)'\]", found[1]))
+        stack = mine.value.get(keys[0] if len(keys) == 1 else keys, None)
+        if stack is None or not hasattr(stack, "tolist"):
+            return False
+        tensors = [v for v in _flat_values(stack.tolist()) if isinstance(v, torch.Tensor)]
+        literal = {"True": True, "False": False}.get(found[3], None)
+        expected = float(found[3]) if literal is None else literal
+        if not tensors or any(t.dim() != 0 or t.item() != expected for t in tensors):
+            return False
+    return True

@@ -169,6 +169,7 @@ from .allow_writes import (
     _beyond_the_index,
     _checked_as_torch,
     _dims_in_batch,
+    _equal_value_rewritten,
     _number_written_around_values,
     _stacked_values_copied,
     _too_many_indices,
@@ -275,6 +276,7 @@ ENTRIES: list[Entry] = [
             _not_json_refused,
             _value_fits_its_new_node,
             _first_row_none_kept,
+            _equal_value_rewritten,
         ),
     ),
     Entry(

@@ -353,6 +353,9 @@ DECIDED = [
     # fz24a: separates() of a lazy stack of lazy stacks holding an empty node: the peer's
     # filter_empty_() drops it from an earlier result's members' members too
     (_FIVE + ",records", 12, 13_400_414, "peer-fails-inside"),
+    # fz24d: x[-62] = x[-62].to_dict() of a view of a torch.stack holding NonTensorData(2):
+    # tclass stores the dict's tensor(2), the peer's member keeps its equal 2
+    ("index,shape,combine", 12, 13_710_360, "values-kept-shared"),
 ]
 
 
