@@ -113,6 +113,12 @@ _NONE_AS_LIST = re.compile(
     r"^result\S*\['\w+'\]: peer list of \d+, tclass py \('NoneType', None\)$"
 )
 
+# ``==`` / ``!=`` of the peer's stored ``None`` with itself: a bool tensor over the batch
+_NONE_COMPARED = re.compile(
+    r"^result\S*\['\w+'\]: peer Tensor\[torch\.bool, shape \[[\d, ]*\]\], "
+    r"tclass py \('NoneType', None\)$"
+)
+
 _NONE_POPPED = re.compile(
     r"^result: peer value \(\('py', 'NoneType', None\), \[[\d, ]*\]\), "
     r"tclass py \('NoneType', None\)$"
@@ -125,7 +131,9 @@ def _none_field_unset(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     level in both libraries, where the peer keeps a ``None`` value entry under the nested
     record (a key of its ``keys()``, and a list of ``None`` once stacked or padded); so
     ``pop`` of that field gives the default, where the peer pops its ``None`` over the
-    batch (program 57,520 of index,entries, inv19c)."""
+    batch (program 57,520 of index,entries, inv19c), and ``==`` / ``!=`` of the record
+    gives ``None`` there, where the peer's compares its ``None`` values: a bool tensor
+    (program 13,600,047 of the six families --length 12, fz24c)."""
     if finding.kind != "result" or not any(
         ".update(" in line or ".from_dict(" in line for line in finding.lines
     ):
@@ -134,6 +142,8 @@ def _none_field_unset(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
         if _NONE_AS_LIST.match(line):
             continue
         if finding.step.op == "pop" and _NONE_POPPED.match(line):
+            continue
+        if finding.step.op in ("==", "!=") and _NONE_COMPARED.match(line):
             continue
         keys = _keys_of(line)
         if keys is None or not _fewer_in_order(keys[1], keys[0]):

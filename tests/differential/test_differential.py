@@ -356,6 +356,11 @@ DECIDED = [
     # fz24d: x[-62] = x[-62].to_dict() of a view of a torch.stack holding NonTensorData(2):
     # tclass stores the dict's tensor(2), the peer's member keeps its equal 2
     ("index,shape,combine", 12, 13_710_360, "values-kept-shared"),
+    # fz24c: memmap_like over none of a value stack in a nested node: the peer drops both
+    (_FIVE + ",records", 12, 13_600_433, "values-kept-shared"),
+    # fz24c: x != x.apply(fn) after x.update(x.to_dict()) with inner.z None: the peer
+    # compares the None it stored, tclass leaves the field unset
+    (_FIVE + ",records", 12, 13_600_047, "none-field-unset"),
 ]
 
 
