@@ -15,6 +15,7 @@ have the batch size of the mapped tensors there too).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from types import FrameType
 from typing import Any
 
 import torch
@@ -193,7 +194,8 @@ def _batch_of(children: list[Any], batch: torch.Size, rank: int) -> torch.Size:
     if now < 0 or rank < 0:
         return batch
     grown = now - rank
-    if grown in (1, -1) and (grown == 1 or batch) and maybe_current_level() is not None:
+    mapped = (grown == -1 and bool(batch)) or (grown == 1 and _vmap_output() is not None)
+    if mapped and maybe_current_level() is not None:
         return torch.Size(_lead(first)[: len(batch) + grown])  # type: ignore[index]
     leads = [lead for lead in map(_lead, children) if lead is not None]
     if all(lead[: len(batch)] == batch for lead in leads):
@@ -231,6 +233,8 @@ def _rebuilt(
         if len(flattened) and maybe_current_level() is not None:
             _check_mapped(entries, statics, flattened)
         batch = _batch_of(list(entries.values()), batch, rank)
+    elif not entries:
+        batch = _empty_output_batch(batch)
     unbatched = False
     for key, static in statics:
         if isinstance(static, _Whole):
@@ -295,6 +299,28 @@ def _names_after(names: tuple[DimName, ...], grown: int, first: Any) -> Names:
         return None
     at = out_dims % (len(names) + 1)
     return (*names[:at], None, *names[at:])
+
+
+def _vmap_output() -> FrameType | None:
+    """vmap's ``_unwrap_batched`` when it is rebuilding its outputs (not another
+    transform rebuilding a node under vmap, as ``jacrev`` its Jacobians), else None."""
+    caller = vmap_caller()
+    return caller if caller is not None and caller.f_code.co_name == "_unwrap_batched" else None
+
+
+def _empty_output_batch(batch: torch.Size) -> torch.Size:
+    """The batch size of a collection without batched entries that vmap gives back:
+    ``batch`` with vmap's size inserted at ``out_dims`` (at 0 unless one int), as the
+    peer's; no child carries the mapped dim to read it from."""
+    caller = _vmap_output()
+    if caller is None or torch.compiler.is_compiling():
+        return batch
+    size, out_dims = caller.f_locals.get("batch_size"), caller.f_locals.get("out_dims")
+    if not isinstance(size, int):
+        return batch
+    at = out_dims if isinstance(out_dims, int) else 0
+    at = min(max(at if at >= 0 else at + len(batch) + 1, 0), len(batch))
+    return torch.Size((*batch[:at], size, *batch[at:]))
 
 
 def _vmap_input() -> bool:
