@@ -244,6 +244,10 @@ def _rebuilt(
             entries[key] = mapped_by(static.stack, entries[key])
         else:
             entries[key] = _static_node(static.node, batch)
+    if len(batch) == len(flattened) - 1:  # vmap's input: mapped in each batched entry
+        for value in entries.values():
+            if isinstance(value, TensorCollection) and not pytree.tree_leaves(value):
+                _unmapped(value, len(flattened), batch)
     td = cls._new_unchecked(entries, batch, device)
     if unbatched:
         td._mark_unbatched()
@@ -253,6 +257,17 @@ def _rebuilt(
     if meta.locked and grown:
         td.lock_()  # under vmap, as outside (the peer's vmap too)
     return td
+
+
+def _unmapped(collection: TensorCollection, mapped: int, batch: torch.Size) -> None:
+    """Gives a nested collection without batched entries (an empty one: vmap had no
+    tensor to map in it) its parent's ``batch`` in place of the ``mapped`` leading dims
+    it still has, and so for its own nested ones, as vmap's other entries lost a dim."""
+    if len(collection.batch_size) >= mapped:
+        collection.batch_size = torch.Size((*batch, *collection.batch_size[mapped:]))  # type: ignore[misc]
+    for value in collection.values():  # Python values took the batch size with it
+        if isinstance(value, TensorCollection) and not isinstance(value, _NonTensorNode):
+            _unmapped(value, mapped, batch)
 
 
 def _check_mapped(

@@ -67,3 +67,46 @@ def test_jacfwd_under_vmap_too() -> None:
     x = torch.randn(5, 3)
     jac = torch.vmap(torch.func.jacfwd(lambda p, r: r @ p["w"]), in_dims=(None, 0))(params, x)
     assert jac.batch_size == (5,) and jac["w"].shape == (5, 2, 3, 2)
+
+
+def test_an_empty_nested_collection_loses_the_mapped_dim_inside() -> None:
+    td = TensorDict(x=torch.randn(4, 3), e=TensorDict(batch_size=[4]), batch_size=[4])
+    seen: list[tuple[int, ...]] = []
+
+    def fill(t: TensorDict) -> TensorDict:
+        seen.append(tuple(t["e"].batch_size))
+        t = t.clone()
+        t["e", "z"] = t["x"] * 2
+        return t
+
+    out = torch.vmap(fill)(td)
+    assert seen == [()]
+    assert out["e"].batch_size == (4,)
+    torch.testing.assert_close(out["e", "z"], td["x"] * 2)
+
+
+def test_deeper_empty_ones_and_another_mapped_dim() -> None:
+    inner = TensorDict(d=TensorDict(batch_size=[4, 5, 2]), batch_size=[4, 5])
+    td = TensorDict(x=torch.randn(4, 5), e=inner, batch_size=[4, 5])
+    seen: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
+
+    def look(t: TensorDict) -> torch.Tensor:
+        seen.append((tuple(t["e"].batch_size), tuple(t["e", "d"].batch_size)))
+        return t["x"]
+
+    torch.vmap(look, in_dims=1)(td)
+    assert seen == [((4,), (4, 2))]
+
+
+def test_empty_nested_ones_with_python_values_or_locked() -> None:
+    inner = TensorDict(s="hi", n=TensorDict(batch_size=[4]), batch_size=[4])
+    td = TensorDict(x=torch.randn(4, 3), e=inner, batch_size=[4]).lock_()
+    seen: list[tuple[tuple[int, ...], str]] = []
+
+    def look(t: TensorDict) -> TensorDict:
+        seen.append((tuple(t["e", "n"].batch_size), t["e", "s"]))
+        return t
+
+    out = torch.vmap(look)(td)
+    assert seen == [((), "hi")]
+    assert out.is_locked and out["e"].batch_size == (4,) and out["e", "s"] == "hi"
