@@ -196,6 +196,8 @@ def _batch_of(children: list[Any], batch: torch.Size, rank: int) -> torch.Size:
     grown = now - rank
     mapped = (grown == -1 and bool(batch)) or (grown == 1 and _vmap_output() is not None)
     if mapped and maybe_current_level() is not None:
+        if grown == 1:
+            _check_out_dim(now, batch)
         return torch.Size(_lead(first)[: len(batch) + grown])  # type: ignore[index]
     leads = [lead for lead in map(_lead, children) if lead is not None]
     if all(lead[: len(batch)] == batch for lead in leads):
@@ -321,6 +323,31 @@ def _vmap_output() -> FrameType | None:
     transform rebuilding a node under vmap, as ``jacrev`` its Jacobians), else None."""
     caller = vmap_caller()
     return caller if caller is not None and caller.f_code.co_name == "_unwrap_batched" else None
+
+
+def _check_out_dim(rank: int, batch: torch.Size) -> None:
+    """Raises unless vmap's int ``out_dims`` put the mapped dim among the batch dims of
+    a collection it returns (``batch`` inside, its first entry of ``rank`` dims now): vmap
+    applies it to each tensor, so a dim past the batch dims (``-1`` of an entry with
+    feature dims) would leave a feature dim in the batch size.
+
+    Raises:
+        DimError: naming the dim and the batch size, as the peer refuses it.
+    """
+    caller = _vmap_output()
+    out_dims = caller.f_locals.get("out_dims") if caller is not None else None
+    if not isinstance(out_dims, int) or isinstance(out_dims, bool):
+        return
+    at = out_dims if out_dims >= 0 else out_dims + rank
+    if at <= len(batch):
+        return
+    msg = (
+        f"torch.vmap's out_dims={out_dims} puts the mapped dim at dim {at} of a returned "
+        f"collection's entries, past its batch size {format_shape(batch)}: vmap applies "
+        "out_dims to each tensor; give a non-negative out_dims of at most "
+        f"{len(batch)} (the number of batch dims)"
+    )
+    raise DimError(msg)
 
 
 def _empty_output_batch(batch: torch.Size) -> torch.Size:

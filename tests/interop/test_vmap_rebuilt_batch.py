@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from tclass import TensorDict, tensorclass
+from tclass.errors import DimError
 
 
 @tensorclass
@@ -110,3 +111,16 @@ def test_empty_nested_ones_with_python_values_or_locked() -> None:
     out = torch.vmap(look)(td)
     assert seen == [((), "hi")]
     assert out.is_locked and out["e"].batch_size == (4,) and out["e", "s"] == "hi"
+
+
+def test_out_dims_past_the_batch_dims_is_refused() -> None:
+    td = TensorDict(a=torch.randn(4, 5, 3), batch_size=[4, 5])
+    with pytest.raises(DimError, match=r"out_dims=-1 puts the mapped dim at dim 2.*\[5\]"):
+        torch.vmap(lambda t: t * 1, out_dims=-1)(td)  # would give batch [5, 3]
+    out = torch.vmap(lambda t: t * 1, out_dims=1)(td)
+    assert out.batch_size == (5, 4)
+    torch.testing.assert_close(out["a"], td["a"].transpose(0, 1))
+    bare = TensorDict(a=torch.randn(4, 5), batch_size=[4, 5])
+    last = torch.vmap(lambda t: t * 1, out_dims=-1)(bare)  # dim 1: a batch dim of every entry
+    assert last.batch_size == (5, 4)
+    torch.testing.assert_close(last["a"], bare["a"].T)
