@@ -14,6 +14,7 @@ have the batch size of the mapped tensors there too).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
 from types import FrameType
 from typing import Any
@@ -232,9 +233,11 @@ def _rebuilt(
     batch = flattened
     first = next(iter(entries.values()), None)
     if entries and not torch.compiler.is_compiling():
+        past = False
         if len(flattened) and maybe_current_level() is not None:
-            _check_mapped(entries, statics, flattened)
-        batch = _batch_of(list(entries.values()), batch, rank)
+            past = _check_mapped(entries, statics, flattened)
+        if not past:  # a dim past the batch dims leaves them as they are
+            batch = _batch_of(list(entries.values()), batch, rank)
     elif not entries:
         batch = _empty_output_batch(batch)
     unbatched = False
@@ -274,11 +277,12 @@ def _unmapped(collection: TensorCollection, mapped: int, batch: torch.Size) -> N
 
 def _check_mapped(
     entries: dict[str, Value], statics: tuple[tuple[str, Any], ...], batch: torch.Size
-) -> None:
-    """Raises unless vmap mapped one batch dim of the collection (of batch size
-    ``batch``) in every tensor: its ``in_dims`` apply to each tensor, so a dim past the
-    batch dims, or a negative one (counted from each tensor's last dim), would map
-    feature dims, or different dims in different entries.
+) -> bool:
+    """Whether vmap mapped one dim past the batch dims (of ``batch``) in every tensor
+    (a feature dim, as the peer maps it: the batch size stays); raises unless it mapped
+    that or one batch dim: its ``in_dims`` apply to each tensor, so a negative one
+    (counted from each tensor's last dim) would map different dims in different entries,
+    or a feature dim where the peer maps a batch dim.
 
     Raises:
         DimError: naming the entry and the dim mapped, and the ``in_dims`` to give.
@@ -290,7 +294,9 @@ def _check_mapped(
         if isinstance(value, torch.Tensor) and key not in aside and maybe_get_level(value) == level:
             mapped.setdefault(maybe_get_bdim(value), key)
     if len(mapped) <= 1 and all(dim < len(batch) for dim in mapped):
-        return
+        return False
+    if len(mapped) == 1 and not _negative_in_dims():
+        return True  # one feature dim of every tensor, as the peer maps it
     dims = ", ".join(f"dim {dim} of {key!r}" for dim, key in mapped.items())
     msg = (
         f"torch.vmap mapped {dims} of a collection of batch size {format_shape(batch)}: "
@@ -299,6 +305,17 @@ def _check_mapped(
         "give that dim as a non-negative number"
     )
     raise DimError(msg)
+
+
+def _negative_in_dims() -> bool:
+    """Whether vmap's ``in_dims`` being applied hold a negative dim (or are not known)."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and frame.f_code.co_name != "vmap_impl":
+        frame = frame.f_back
+    if frame is None or "in_dims" not in frame.f_locals:
+        return True
+    dims = pytree.tree_leaves(frame.f_locals["in_dims"])
+    return any(isinstance(dim, int) and dim < 0 for dim in dims)
 
 
 def _names_after(names: tuple[DimName, ...], grown: int, first: Any) -> Names:

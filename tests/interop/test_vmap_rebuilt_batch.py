@@ -124,3 +124,24 @@ def test_out_dims_past_the_batch_dims_is_refused() -> None:
     last = torch.vmap(lambda t: t * 1, out_dims=-1)(bare)  # dim 1: a batch dim of every entry
     assert last.batch_size == (5, 4)
     torch.testing.assert_close(last["a"], bare["a"].T)
+
+
+def test_in_dims_past_the_batch_dims_maps_that_dim_of_every_tensor() -> None:
+    nested = TensorDict(c=torch.ones(4, 5, 3), batch_size=[4, 5])
+    td = TensorDict(a=torch.arange(20.0).view(4, 5), n=nested, batch_size=[4])
+    seen: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
+
+    def look(t: TensorDict) -> TensorDict:
+        seen.append((tuple(t.batch_size), tuple(t["n"].batch_size)))
+        return t
+
+    out = torch.vmap(look, in_dims=1)(td)  # as the peer: the batch size stays inside
+    assert seen == [((4,), (4,))]
+    assert out.batch_size == (5, 4) and out["n"].batch_size == (5, 4)
+    assert torch.equal(out["a"], td["a"].T)
+    sums = torch.vmap(lambda t: t["a"].sum(), in_dims=1)(td)
+    assert torch.equal(sums, td["a"].sum(0))
+    with pytest.raises(DimError, match="non-negative"):  # the peer maps batch dim 0 there
+        torch.vmap(lambda t: t["a"].sum(), in_dims=-1)(
+            TensorDict(a=torch.randn(4, 5), batch_size=[4])
+        )
