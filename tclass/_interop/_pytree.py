@@ -14,7 +14,9 @@ have the batch size of the mapped tensors there too).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
+from types import FrameType
 from typing import Any
 
 import torch
@@ -193,7 +195,10 @@ def _batch_of(children: list[Any], batch: torch.Size, rank: int) -> torch.Size:
     if now < 0 or rank < 0:
         return batch
     grown = now - rank
-    if grown in (1, -1) and (grown == 1 or batch) and maybe_current_level() is not None:
+    mapped = (grown == -1 and bool(batch)) or (grown == 1 and _vmap_output() is not None)
+    if mapped and maybe_current_level() is not None:
+        if grown == 1:
+            _check_out_dim(now, batch)
         return torch.Size(_lead(first)[: len(batch) + grown])  # type: ignore[index]
     leads = [lead for lead in map(_lead, children) if lead is not None]
     if all(lead[: len(batch)] == batch for lead in leads):
@@ -228,9 +233,13 @@ def _rebuilt(
     batch = flattened
     first = next(iter(entries.values()), None)
     if entries and not torch.compiler.is_compiling():
+        past = False
         if len(flattened) and maybe_current_level() is not None:
-            _check_mapped(entries, statics, flattened)
-        batch = _batch_of(list(entries.values()), batch, rank)
+            past = _check_mapped(entries, statics, flattened)
+        if not past:  # a dim past the batch dims leaves them as they are
+            batch = _batch_of(list(entries.values()), batch, rank)
+    elif not entries:
+        batch = _empty_output_batch(batch)
     unbatched = False
     for key, static in statics:
         if isinstance(static, _Whole):
@@ -240,6 +249,10 @@ def _rebuilt(
             entries[key] = mapped_by(static.stack, entries[key])
         else:
             entries[key] = _static_node(static.node, batch)
+    if len(batch) == len(flattened) - 1:  # vmap's input: mapped in each batched entry
+        for value in entries.values():
+            if isinstance(value, TensorCollection) and not pytree.tree_leaves(value):
+                _unmapped(value, len(flattened), batch)
     td = cls._new_unchecked(entries, batch, device)
     if unbatched:
         td._mark_unbatched()
@@ -251,13 +264,25 @@ def _rebuilt(
     return td
 
 
+def _unmapped(collection: TensorCollection, mapped: int, batch: torch.Size) -> None:
+    """Gives a nested collection without batched entries (an empty one: vmap had no
+    tensor to map in it) its parent's ``batch`` in place of the ``mapped`` leading dims
+    it still has, and so for its own nested ones, as vmap's other entries lost a dim."""
+    if len(collection.batch_size) >= mapped:
+        collection.batch_size = torch.Size((*batch, *collection.batch_size[mapped:]))  # type: ignore[misc]
+    for value in collection.values():  # Python values took the batch size with it
+        if isinstance(value, TensorCollection) and not isinstance(value, _NonTensorNode):
+            _unmapped(value, mapped, batch)
+
+
 def _check_mapped(
     entries: dict[str, Value], statics: tuple[tuple[str, Any], ...], batch: torch.Size
-) -> None:
-    """Raises unless vmap mapped one batch dim of the collection (of batch size
-    ``batch``) in every tensor: its ``in_dims`` apply to each tensor, so a dim past the
-    batch dims, or a negative one (counted from each tensor's last dim), would map
-    feature dims, or different dims in different entries.
+) -> bool:
+    """Whether vmap mapped one dim past the batch dims (of ``batch``) in every tensor
+    (a feature dim, as the peer maps it: the batch size stays); raises unless it mapped
+    that or one batch dim: its ``in_dims`` apply to each tensor, so a negative one
+    (counted from each tensor's last dim) would map different dims in different entries,
+    or a feature dim where the peer maps a batch dim.
 
     Raises:
         DimError: naming the entry and the dim mapped, and the ``in_dims`` to give.
@@ -269,7 +294,9 @@ def _check_mapped(
         if isinstance(value, torch.Tensor) and key not in aside and maybe_get_level(value) == level:
             mapped.setdefault(maybe_get_bdim(value), key)
     if len(mapped) <= 1 and all(dim < len(batch) for dim in mapped):
-        return
+        return False
+    if len(mapped) == 1 and not _negative_in_dims():
+        return True  # one feature dim of every tensor, as the peer maps it
     dims = ", ".join(f"dim {dim} of {key!r}" for dim, key in mapped.items())
     msg = (
         f"torch.vmap mapped {dims} of a collection of batch size {format_shape(batch)}: "
@@ -278,6 +305,17 @@ def _check_mapped(
         "give that dim as a non-negative number"
     )
     raise DimError(msg)
+
+
+def _negative_in_dims() -> bool:
+    """Whether vmap's ``in_dims`` being applied hold a negative dim (or are not known)."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and frame.f_code.co_name != "vmap_impl":
+        frame = frame.f_back
+    if frame is None or "in_dims" not in frame.f_locals:
+        return True
+    dims = pytree.tree_leaves(frame.f_locals["in_dims"])
+    return any(isinstance(dim, int) and dim < 0 for dim in dims)
 
 
 def _names_after(names: tuple[DimName, ...], grown: int, first: Any) -> Names:
@@ -295,6 +333,53 @@ def _names_after(names: tuple[DimName, ...], grown: int, first: Any) -> Names:
         return None
     at = out_dims % (len(names) + 1)
     return (*names[:at], None, *names[at:])
+
+
+def _vmap_output() -> FrameType | None:
+    """vmap's ``_unwrap_batched`` when it is rebuilding its outputs (not another
+    transform rebuilding a node under vmap, as ``jacrev`` its Jacobians), else None."""
+    caller = vmap_caller()
+    return caller if caller is not None and caller.f_code.co_name == "_unwrap_batched" else None
+
+
+def _check_out_dim(rank: int, batch: torch.Size) -> None:
+    """Raises unless vmap's int ``out_dims`` put the mapped dim among the batch dims of
+    a collection it returns (``batch`` inside, its first entry of ``rank`` dims now): vmap
+    applies it to each tensor, so a dim past the batch dims (``-1`` of an entry with
+    feature dims) would leave a feature dim in the batch size.
+
+    Raises:
+        DimError: naming the dim and the batch size, as the peer refuses it.
+    """
+    caller = _vmap_output()
+    out_dims = caller.f_locals.get("out_dims") if caller is not None else None
+    if not isinstance(out_dims, int) or isinstance(out_dims, bool):
+        return
+    at = out_dims if out_dims >= 0 else out_dims + rank
+    if at <= len(batch):
+        return
+    msg = (
+        f"torch.vmap's out_dims={out_dims} puts the mapped dim at dim {at} of a returned "
+        f"collection's entries, past its batch size {format_shape(batch)}: vmap applies "
+        "out_dims to each tensor; give a non-negative out_dims of at most "
+        f"{len(batch)} (the number of batch dims)"
+    )
+    raise DimError(msg)
+
+
+def _empty_output_batch(batch: torch.Size) -> torch.Size:
+    """The batch size of a collection without batched entries that vmap gives back:
+    ``batch`` with vmap's size inserted at ``out_dims`` (at 0 unless one int), as the
+    peer's; no child carries the mapped dim to read it from."""
+    caller = _vmap_output()
+    if caller is None or torch.compiler.is_compiling():
+        return batch
+    size, out_dims = caller.f_locals.get("batch_size"), caller.f_locals.get("out_dims")
+    if not isinstance(size, int):
+        return batch
+    at = out_dims if isinstance(out_dims, int) else 0
+    at = min(max(at if at >= 0 else at + len(batch) + 1, 0), len(batch))
+    return torch.Size((*batch[:at], size, *batch[at:]))
 
 
 def _vmap_input() -> bool:
