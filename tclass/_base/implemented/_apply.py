@@ -221,9 +221,12 @@ class ApplyOps(TensorCollection):
                 if value._is_leaf_node or sub._key_names() or not value._key_names():
                     out[key] = sub
                 continue
-            result = fn(value)
+            result: Any = fn(value)  # fn may give a Python value
             if result is None:
                 continue
+            if not isinstance(result, (torch.Tensor, TensorCollection)):
+                # a Python value (a number, a string, a list): stored as set() would
+                result = ENGINE.stored_value(result, batch_size, self.device)
             if n:
                 try:
                     shape = result.shape
