@@ -40,3 +40,22 @@ def test_nested_python_results() -> None:
     td = TensorDict(n=TensorDict(c=torch.zeros(2), batch_size=[2]), batch_size=[2])
     out = td.apply(lambda v: [5.0, 6.0])
     assert torch.equal(out["n", "c"], torch.tensor([5.0, 6.0]))
+
+
+def test_in_place_python_result_is_checked_as_set_checks_it() -> None:
+    # before: apply_(lambda v: 3) filled the batched entry (the peer refuses the 0-d value)
+    # and 'v' or a list failed inside torch with a bare TypeError from copy_
+    for result in (3, "v", [1.0, 2.0, 3.0]):
+        td = TensorDict(a=torch.arange(6.0).reshape(2, 3), batch_size=[2])
+        with pytest.raises(errors.InPlaceWriteError, match="'a'") as info:
+            td.apply_(lambda v, r=result: r)
+        assert isinstance(info.value, ValueError) and isinstance(info.value, RuntimeError)
+        assert torch.equal(td["a"], torch.arange(6.0).reshape(2, 3))
+
+
+def test_in_place_python_result_written_where_the_batch_allows() -> None:
+    td = TensorDict(a=torch.arange(3.0))
+    td.apply_(lambda v: 3)
+    assert torch.equal(td["a"], torch.full((3,), 3.0))
+    td.apply_(lambda v: [1.0, 2.0, 3.0])
+    assert torch.equal(td["a"], torch.tensor([1.0, 2.0, 3.0]))
