@@ -221,9 +221,12 @@ class ApplyOps(TensorCollection):
                 if value._is_leaf_node or sub._key_names() or not value._key_names():
                     out[key] = sub
                 continue
-            result = fn(value)
+            result: Any = fn(value)  # fn may give a Python value
             if result is None:
                 continue
+            if not isinstance(result, (torch.Tensor, TensorCollection)):
+                # a Python value (a number, a string, a list): stored as set() would
+                result = ENGINE.stored_value(result, batch_size, self.device)
             if n:
                 try:
                     shape = result.shape
@@ -416,9 +419,11 @@ class ApplyOps(TensorCollection):
             if isinstance(value, TensorCollection):
                 value._apply_in_place(fn, paired)
                 continue
-            result = fn(value, *paired)
+            result: Any = fn(value, *paired)
             if result is None or result is value:  # (the tensor itself: nothing to write)
                 continue
+            if not isinstance(result, (torch.Tensor, TensorCollection)):
+                result = _python_result(key, value, result, self.batch_size)
             try:
                 value.copy_(result)
             except ReadOnlyError:
@@ -782,6 +787,27 @@ def _write_refused(key: str, value: torch.Tensor, error: RuntimeError) -> InPlac
             "collection first (td.clone()) or use inplace=False"
         )
     return InPlaceWriteError(msg)
+
+
+def _python_result(
+    key: str, value: torch.Tensor, result: object, batch_size: torch.Size
+) -> torch.Tensor:
+    """A Python value ``fn`` gave ``apply(inplace=True)``: a number or list becomes a
+    tensor as ``set`` makes one (written if it starts with the batch size, as the
+    peer's); anything else, or one of another batch size, is refused."""
+    if isinstance(result, (bool, int, float, complex, list, tuple)):
+        try:
+            tensor = torch.as_tensor(result, device=value.device)
+        except (TypeError, ValueError, RuntimeError):
+            tensor = None
+        if tensor is not None and tensor.shape[: len(batch_size)] == batch_size:
+            return tensor
+    raise InPlaceWriteError(
+        f"Failed to update {key!r} in place (apply(inplace=True)): fn returned "
+        f"{type(result).__name__} {result!r:.60}, not a tensor whose shape starts with the "
+        f"batch size {list(batch_size)}; return a tensor of the entry's shape "
+        "(torch.full_like(x, value)) or use inplace=False"
+    )
 
 
 def _unset_fields_left_out(
