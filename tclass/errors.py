@@ -37,6 +37,7 @@ __all__ = [
     "DimNameError",
     "DimNameTypeError",
     "DistributedError",
+    "DtypeArgumentError",
     "DuplicateArgumentError",
     "EntriesTwiceError",
     "EntryExistsError",
@@ -640,6 +641,12 @@ class UpdateArgumentError(ArgumentError, RuntimeError):
     """An argument of ``replace`` / ``copy_at_`` that holds no entries it can write (not
     a mapping or a collection, several of them, Python values only for a tensor copy); a
     ``RuntimeError``, as the peer raises."""
+
+
+class DtypeArgumentError(ArgumentError, DeviceError):
+    """``to(device, "float32")``: a string where ``to`` takes a ``torch.dtype``; a
+    ``TypeError``, as torch raises there for the peer, and a ``DeviceError``, as tclass
+    raised (and raises for ``to("float32")``, a string read as a device)."""
 
 
 class ArgumentValueError(TclassError, ValueError):

@@ -16,6 +16,7 @@ from tclass.errors import (
     ArgumentError,
     DeviceError,
     DeviceUnavailableError,
+    DtypeArgumentError,
     MetaTensorError,
     TclassError,
     UnsupportedError,
@@ -79,6 +80,15 @@ def _parse(device: object) -> torch.device:
     if parsed.type == "cuda" and index is None and torch.cuda.is_available():
         parsed = torch.device("cuda", torch.cuda.current_device())
     return parsed
+
+
+def _dtype_as_string(name: str) -> str:
+    """The message for ``to(device, "name")``: torch's ``to`` refuses a string there
+    with a ``TypeError`` (as the peer's), however the string reads."""
+    msg = f"to(): the second argument must be a torch.dtype, got the string {name!r}"
+    if isinstance(getattr(torch, name, None), torch.dtype):
+        return f"{msg}; {name!r} names a dtype: give it as torch.{name} (to(device, torch.{name}))"
+    return f"{msg}; give a torch.dtype such as torch.float32"
 
 
 class ToArgs(NamedTuple):
@@ -159,6 +169,8 @@ def parse_to_args(args: tuple[object, ...], kwargs: dict[str, object]) -> ToArgs
             f"{len(args)}: {args!r}"
         )
         raise ArgumentError(msg)
+    if len(args) == 2 and isinstance(args[1], str):
+        raise DtypeArgumentError(_dtype_as_string(args[1]))
     for arg in args:
         if arg is None:  # to(None), to(None, dtype): no device asked for, as torch's
             continue

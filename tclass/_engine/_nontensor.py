@@ -363,13 +363,15 @@ class NonTensorData(_NonTensorNode):
     @data.setter
     def data(self, value: Any) -> None:
         """Replaces the value, unless the node is locked (on its own or by a locked
-        collection holding it), as the peer refuses."""
+        collection holding it), as the peer refuses; a node read by index from a
+        ``NonTensorStack`` writes it into that stack too, as the peer's member does."""
         if self._locked:
             fix = (
                 "unlock it first (node.unlock_()), or write the value into its collection (set_())"
             )
             raise self._locked_error("cannot set its data", fix)
         self._data = value
+        self._write_back()  # into the stack this one was read from by index, if any
 
     @property
     def batch_size(self) -> torch.Size:

@@ -445,13 +445,10 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     def _indexes_past_member(self, index: Any) -> bool:
         """Whether ``index`` (normalized), with an int at each stack dim, picks a member
         and then indexes it further so that the peer's ``NonTensorData`` rule gives a new
-        node (see ``NonTensorData.__getitem__``): of a locked, saved or shared stack
-        (rows of the others are linked to it, so writes reach it), where the rest is
-        neither whole nor, for a saved or shared stack, keeps the data pointer.
-        ``s[1, 0]`` of a locked ``lazy_stack`` of ``NonTensorData`` over ``[3]``, or
-        ``s[None, 1]``: unlocked, as the peer's."""
-        if not (self._locked or self._is_saved() or self._shared_without_tensors()):
-            return False
+        node (see ``NonTensorData.__getitem__``), where the rest is neither whole nor,
+        for a saved or shared stack, keeps the data pointer. ``s[1, 0]`` of a
+        ``lazy_stack`` of ``NonTensorData`` over ``[3]``, or ``s[None, 1]``: unlocked, and
+        a write into it (``.data = v``) leaves the stack as it is, as the peer's."""
         rest = member_rest(index, self._stack_dims, self._shape)
         if rest is None or _batch.is_whole_index(rest, len(self._shape)):
             return False

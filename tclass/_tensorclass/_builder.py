@@ -73,6 +73,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ClassInfo",
     "build_class",
+    "locked_update",
     "locked_write",
     "missing_attribute",
     "record_from_entries",
@@ -512,6 +513,21 @@ def _refuse_assignment(cls: type, info: ClassInfo, name: str, td: Any) -> None:
     if saved is not None:
         msg += "; a Python value assigned after unlocking is saved in its folder too"
     raise LockedError(msg)
+
+
+def locked_update(record: Any) -> LockedError | None:
+    """The error of ``record.update(...)`` (not in place) if it is locked, else None:
+    the peer refuses it even with nothing to write (``update({})``, ``update(3)``)."""
+    if not record.is_locked:
+        return None
+    cls = type(record).__name__
+    if type(record).__tclass_info__.options["frozen"]:
+        return FrozenInstanceError(f"cannot update a {cls}: it is frozen (use replace())")
+    msg = (
+        f"cannot update this {cls}: it is locked (unlock it first with unlock_(), or write "
+        "into its existing fields with update(..., inplace=True))"
+    )
+    return LockedError(msg)
 
 
 def locked_write(

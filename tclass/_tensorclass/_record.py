@@ -41,6 +41,7 @@ from tclass._tensorclass._builder import (
     ClassInfo,
     build_class,
     check_specs,
+    locked_update,
     locked_write,
     missing_attribute,
     store_field,
@@ -330,6 +331,8 @@ class TensorClass(
     ) -> Self:
         """Sets each field of ``source`` (a mapping, TensorDict or record) as :meth:`set`,
         each checked before the first is written (see ``_update.py``)."""
+        if not inplace and not len(source.keys()) and (error := locked_update(self)):
+            raise error  # nothing to write, but the peer refuses it when locked
         if keys_to_update is None and self._members_match(source):
             # a record of this class over a lazy stack like this one's: member by member
             # (their entries may differ in shape, as a lazy stack's update allows)

@@ -121,6 +121,23 @@ class TestParseToArgs:
             _td("cpu").to(torch.float64, copy=True)
 
 
+    @pytest.mark.parametrize(
+        ("dtype", "match"),
+        [
+            ("float32", r"'float32' names a dtype: give it as torch\.float32 \(to\(device, torch"),
+            ("xyz", "give a torch.dtype such as torch.float32"),
+        ],
+    )
+    def test_a_string_dtype_is_a_type_error(self, dtype: str, match: str) -> None:
+        # the peer's td.to("cpu", "float32"): torch's TypeError (tclass's DeviceError only)
+        td = TensorDict(a=torch.zeros(3), batch_size=[3])
+        with pytest.raises(errors.DtypeArgumentError, match=f"got the string '{dtype}'; {match}"):
+            td.to("cpu", dtype)
+        with pytest.raises(TypeError):
+            td.to("cpu", dtype)
+        assert td["a"].dtype is torch.float32
+
+
 # --- TensorDict.to ------------------------------------------------------------------------
 
 

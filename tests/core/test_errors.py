@@ -89,6 +89,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "ArgumentError": (TypeError,),
     "UnknownArgumentError": (TypeError, AttributeError),
     "DuplicateArgumentError": (TypeError, ValueError),
+    "DtypeArgumentError": (TypeError, ValueError, RuntimeError),
     "UnsetFieldError": (AttributeError,),
     "ArgumentValueError": (ValueError,),
     "UnravelKeyError": (TypeError, KeyError, RuntimeError),

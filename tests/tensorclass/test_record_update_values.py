@@ -290,3 +290,18 @@ def test_a_refused_item_per_member_leaves_every_member_as_it_was() -> None:
     assert [member.v for member in stack.unbind(0)] == [0, 0]
     stack.v = [torch.ones(3), torch.zeros(3)]
     assert [member.v.tolist() for member in stack.unbind(0)] == [[1.0] * 3, [0.0] * 3]
+
+
+@pytest.mark.parametrize("source", [{}, 3])
+def test_a_locked_record_refuses_an_update_of_nothing(source: Any) -> None:
+    # the peer's locked record refuses update({}) and update(3) with its lock error
+    # (tclass took {} and raised NotAMappingError for 3); update(None) is taken by both
+    @tensorclass
+    class Point:
+        x: torch.Tensor
+
+    point = Point(x=torch.zeros(3), batch_size=[3]).lock_()
+    with pytest.raises(errors.LockedError, match="cannot update this Point: it is locked"):
+        point.update(source)
+    assert point.update(None) is point and point.update({}, inplace=True) is point
+    assert (point.x == 0).all()

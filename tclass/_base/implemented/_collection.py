@@ -392,6 +392,9 @@ class TensorCollection(BatchFacts):
         if source is None or source is self or (keys_to_update is not None and not keys_to_update):
             return self
         if not hasattr(source, "items"):
+            # a locked collection refuses the update first, as the peer's (each kind its
+            # own way: an empty update is refused unless in place)
+            self._update_entries({}, clone, inplace, keys_to_update, is_leaf)
             msg = (
                 f"update expects a mapping of entries (a dict or a tensor collection), got "
                 f"{type(source).__name__} {source!r:.80}; pass e.g. td.update({{'key': value}})"

@@ -342,7 +342,8 @@ class EntryOps(TensorCollection):
         **kwargs: Any,
     ) -> Self:
         """Copies every value into the existing entry of its key, in place (locked and
-        memory-mapped collections included); nested mappings reach nested entries.
+        memory-mapped collections included); nested mappings reach nested entries. A
+        ``None`` value in the mapping leaves its entry as it is, as the peer's.
 
         Raises:
             KeyNotFoundError: for a key this collection does not have.
@@ -358,6 +359,8 @@ class EntryOps(TensorCollection):
         for path, _ in pairs:
             if path not in self:  # (not read: a lazy stack's members may differ in shape)
                 raise self._missing_key(path[0] if len(path) == 1 else path)
+        # None in the mapping is no value given: the entry is left as it is, as the peer's
+        pairs = [(p, v) for p, v in pairs if v is not None or p[0] in kwargs]
         self._check_nested_writes(pairs, ..., "update_")
         self._check_writes_at([(path, value, ...) for path, value in pairs])
         refuse_grad_leaf_writes(self, written_paths(pairs))

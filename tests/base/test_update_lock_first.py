@@ -1,0 +1,51 @@
+"""``update`` of a locked collection with what is no mapping: the lock error first, as
+tensordict 0.15.3 (its ``update(3)`` of a locked TensorDict raises its lock error; tclass
+raised ``NotAMappingError``). In place, or unlocked, the source is checked as before."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from tclass import TensorDict, lazy_stack
+from tclass.errors import LockedError, NotAMappingError
+
+
+def _memmap(tmp_path: Path) -> Any:
+    return TensorDict(a=torch.zeros(3), batch_size=[3]).memmap_(tmp_path)
+
+
+def _locked(tmp_path: Path) -> Any:
+    return TensorDict(a=torch.zeros(3), batch_size=[3]).lock_()
+
+
+def _lazy(tmp_path: Path) -> Any:
+    return lazy_stack([TensorDict(a=torch.zeros(())) for _ in range(3)]).lock_()
+
+
+def _nested(tmp_path: Path) -> Any:
+    inner = TensorDict(a=torch.zeros(3), batch_size=[3])
+    return TensorDict(n=inner, batch_size=[3]).lock_()["n"]
+
+
+@pytest.mark.parametrize("build", [_memmap, _locked, _lazy, _nested])
+@pytest.mark.parametrize("source", [3, [1], "ab"])
+def test_a_locked_update_of_no_mapping_is_a_lock_error(
+    build: Callable[[Path], Any], source: Any, tmp_path: Path
+) -> None:
+    td = build(tmp_path)
+    with pytest.raises(LockedError, match="Cannot modify locked"):
+        td.update(source)
+    with pytest.raises(NotAMappingError, match="update expects a mapping"):
+        td.update(source, inplace=True)  # in place: the lock allows it, the source does not
+    assert td.is_locked and set(td.keys()) == {"a"}
+    assert (td["a"] == 0).all()
+
+
+def test_an_unlocked_update_of_no_mapping_says_what_to_pass() -> None:
+    with pytest.raises(NotAMappingError, match=r"got int 3; pass e.g. td.update"):
+        TensorDict(a=torch.zeros(3), batch_size=[3]).update(3)
