@@ -120,7 +120,6 @@ class TestParseToArgs:
         with pytest.raises(RuntimeError, match="does not accept copy=.*clone"):
             _td("cpu").to(torch.float64, copy=True)
 
-
     @pytest.mark.parametrize(
         ("dtype", "match"),
         [
