@@ -63,6 +63,7 @@ from tclass._engine._td_index import IndexingOps
 from tclass._engine._td_remove import LOCKED_MSG, RemovalOps
 from tclass._engine._td_setitem import SetItemOps
 from tclass._engine._td_walk import TreeWalkOps
+from tclass._engine._update_checks import check_update
 from tclass.errors import (
     BatchMismatchError,
     EntriesTwiceError,
@@ -799,7 +800,24 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
             raise LockedError(LOCKED_MSG.format(action="update"))
         if inplace and allowed is None and is_leaf is None and len(source.keys()) > 1:
             check_entries(self, ..., source)  # all or nothing (the peer writes part)
+        plain = type(source) is dict  # of tensors by name (the usual): no record reached
+        if plain:
+            for key, value in source.items():
+                if value.__class__ is not _Tensor or type(key) is not str:
+                    plain = False
+                    break
+        if not plain:  # what the records reached refuse, before the first write
+            check_update(self, source, inplace, allowed, is_leaf)
         return self._update(source, clone, inplace, allowed, is_leaf)
+
+    def _check_update(
+        self,
+        source: Any,
+        inplace: bool,
+        allowed: list[tuple[str, ...]] | None,
+        is_leaf: Callable[[type], bool] | None,
+    ) -> None:
+        check_update(self, source, inplace, allowed, is_leaf)
 
     def _update(
         self,

@@ -31,6 +31,7 @@ from tclass._engine._tensor_write import (
     probe_index_put,
     tensor_targets,
 )
+from tclass._engine._update_checks import check_rows_update
 from tclass.errors import BatchSizeError, DimError, IndexTypeError, InPlaceWriteError, LockedError
 
 if TYPE_CHECKING:
@@ -107,6 +108,7 @@ class SetItemOps(TensorDictBase):
                 check_empty_source(self, index, value)
             try:  # every entry's part checked first: nothing written when one refuses
                 self._check_parts_at(index, value)
+                check_rows_update(self, index, entries.items())  # the records written into
                 self._write_entries_at(index, entries.items())
             except BatchSizeError:
                 error = source_batch_error(self, index, value)
@@ -119,6 +121,7 @@ class SetItemOps(TensorDictBase):
         elif isinstance(value, Mapping):
             pairs = self._dict_entries_at(index, value)
             self._check_parts_at(index, dict(pairs))
+            check_rows_update(self, index, pairs)
             self._write_entries_at(index, pairs)
         else:
             self._write_broadcast_at(index, value)

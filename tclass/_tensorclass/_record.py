@@ -58,7 +58,7 @@ from tclass._tensorclass._typing import (
     NamesField,
     constructor_keyword,
 )
-from tclass._tensorclass._update import hooked_source, merged_changes, update_record
+from tclass._tensorclass._update import check_update, hooked_source, merged_changes, update_record
 from tclass._tensorclass._writes import (
     check_entry_write,
     check_kinds_kept,
@@ -341,6 +341,20 @@ class TensorClass(
         source = hooked_source(self, source)  # a dict: the class's __post_init__ on it
         update_record(self, source, clone, inplace, keys_to_update, is_leaf)
         return self
+
+    def _check_update(
+        self,
+        source: Any,
+        inplace: bool,
+        allowed: list[tuple[str, ...]] | None,
+        is_leaf: Callable[[type], bool] | None,
+    ) -> None:
+        """What :meth:`_update_entries` would refuse, checked without writing (a
+        collection holding this record checks before its first write)."""
+        if allowed is None and self._members_match(source):
+            self._tensordict._check_update(storage_of(source), inplace, None, is_leaf)
+            return
+        check_update(self, source, inplace, allowed, is_leaf)
 
     def _unknown_write(self, name: object) -> TclassError:
         """``set`` of a name that is not a field: the lock first, as the peer."""

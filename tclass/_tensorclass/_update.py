@@ -33,7 +33,7 @@ from tclass.errors import TclassError
 if TYPE_CHECKING:
     from tclass._tensorclass._record import TensorClass
 
-__all__ = ["hooked_source", "merged_changes", "update_record"]
+__all__ = ["check_update", "hooked_source", "merged_changes", "update_record"]
 
 _Action = Callable[[], object]
 
@@ -53,6 +53,25 @@ def update_record(
         check_row_write(record, ..., source, allowed, "update", deep=False)
     for action in _planned(record, source, clone, inplace, allowed, is_leaf):
         action()
+
+
+def check_update(
+    record: TensorClass,
+    source: Mapping[Any, Any] | TensorCollection,
+    inplace: bool,
+    allowed: list[tuple[str, ...]] | None,
+    is_leaf: Callable[[type], bool] | None,
+) -> None:
+    """Raises what ``record.update(source, inplace=inplace)`` would refuse (a field's
+    type, spec or constraint, in this record or the nested ones it merges into),
+    writing nothing: what a collection holding ``record`` asks before its first write.
+    A dict for a class whose ``__post_init__`` runs on it (``hooked_source``) is left
+    to the write, which runs the hook once, then checks what it gives."""
+    if type(source) is dict and source and _hooked(type(record)):
+        return
+    if inplace:
+        check_row_write(record, ..., source, allowed, "update", deep=False)
+    _planned(record, source, False, inplace, allowed, is_leaf, checking=True)
 
 
 def hooked_source(record: TensorClass, source: Any) -> Any:
@@ -112,11 +131,13 @@ def _planned(
     inplace: bool,
     allowed: list[tuple[str, ...]] | None,
     is_leaf: Callable[[type], bool] | None,
+    checking: bool = False,
 ) -> list[_Action]:
     """The writes of ``record.update(source)``, in order: the fields set, then the
     mappings merged into nested records and TensorDicts. Not ``inplace``, the fields set
     and those of the nested records merged into are checked now: nothing is written
-    until every one fits."""
+    until every one fits (``checking``: a field set alone too, where the record's own
+    ``set`` would check it as it writes; nested collections are asked the same)."""
     fields: dict[Any, Any] = {}
     merges: list[tuple[Any, Any, list[tuple[str, ...]] | None]] = []
     pairs = source._items() if isinstance(source, TensorCollection) else source.items()
@@ -143,6 +164,8 @@ def _planned(
     trial = None if inplace else _checked_trial(record, fields)
     if inplace:
         _check_in_place(record, fields, merges, is_leaf)
+    elif checking and trial is None:
+        _check_fields(record, fields)
     actions: list[_Action] = []
     if trial is not None:
         actions.append(partial(_adopt, record, trial, list(fields)))
@@ -151,8 +174,10 @@ def _planned(
     for key, value, below in merges:
         target = record.get(key)
         if not inplace and is_record(target):  # its fields checked now too
-            actions += _planned(target, value, clone, inplace, below, is_leaf)
+            actions += _planned(target, value, clone, inplace, below, is_leaf, checking=True)
         else:
+            if isinstance(target, TensorCollection) and not is_record(target):
+                target._check_update(value, inplace, below, is_leaf)  # records inside it
             actions.append(
                 partial(target.update, value, clone, inplace, keys_to_update=below, is_leaf=is_leaf)
             )
@@ -179,6 +204,22 @@ def _check_in_place(
         if is_record(target):
             check_row_write(target, ..., value, below, "update", deep=False)
             _planned(target, value, False, True, below, is_leaf)  # its checks; no write
+
+
+def _check_fields(record: TensorClass, fields: Mapping[Any, Any]) -> None:
+    """Each field of ``fields`` (a name: below a field, its write checks it) against its
+    type, spec and constraint, as its setter checks it before writing."""
+    info = type(record).__tclass_info__
+    td = record._tensordict
+    for name, value in fields.items():
+        rule = info.rules.get(name) if type(name) is str else None
+        if rule is None:
+            continue
+        if rule.values is not None:
+            rule.check_values(value)
+        stored = rule.store(value, td.batch_size, td.device)
+        if info.specs is not None and isinstance(stored, torch.Tensor):
+            info.specs.check_assign({}, name, stored, len(td.batch_size))
 
 
 def _set_field(record: TensorClass, key: Any, value: Any, inplace: bool) -> None:

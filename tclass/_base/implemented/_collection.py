@@ -322,6 +322,18 @@ class TensorCollection(BatchFacts):
         collection's entries at ``index`` (``...``: whole), by the method ``op`` of a
         collection holding it; only records have checks (their fields' specs)."""
 
+    def _check_update(
+        self,
+        source: Any,
+        inplace: bool,
+        allowed: list[tuple[str, ...]] | None,
+        is_leaf: Callable[[type], bool] | None,
+    ) -> None:
+        """Raises what ``self.update(source, inplace=inplace)`` (``allowed`` its keys to
+        update as paths) would refuse in a record it writes into, writing nothing; the
+        caller checks before its first write (an update is all or nothing). Kinds that
+        may hold no record have nothing to check."""
+
     def _stored_in(self) -> str | None:
         """The file or store this collection reads from and writes into (a
         ``PersistentTensorDict`` or its rows: its path); ``None`` in memory."""

@@ -20,6 +20,7 @@ from tclass._base.implemented._grad_writes import (
 )
 from tclass._core import _keys
 from tclass._core._records import storage_of
+from tclass._engine._entry_values import keys_below
 from tclass._engine._lazy._devices import LazyDevices
 from tclass._engine._lazy._parts import nested_to_update, split_operand
 from tclass.errors import (
@@ -148,6 +149,12 @@ class LazyWrites(LazyDevices):
         if not inplace and self._lock_state() and not len(source.keys()):
             raise LockedError(_LOCKED_MSG.format(action="update"))  # as the peer
         n = len(self._batch_size)
+        self._check_update(
+            source,
+            inplace,
+            None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update],
+            is_leaf,
+        )  # before any member is written
         if isinstance(source, TensorCollection) and source.batch_size[:n] == self._batch_size:
             parts = source.unbind(self._stack_dim)
             for member, part in zip(self._members, parts):
@@ -169,6 +176,28 @@ class LazyWrites(LazyDevices):
                 value = value.clone()
             self.set(key, value, inplace=inplace)
         return self
+
+    def _check_update(
+        self,
+        source: Any,
+        inplace: bool,
+        allowed: list[tuple[str, ...]] | None,
+        is_leaf: Callable[[type], bool] | None,
+    ) -> None:
+        """What :meth:`_update_entries` would refuse in a record it writes into: each
+        member checks its part, before any member is written."""
+        n = len(self._batch_size)
+        if isinstance(source, TensorCollection) and source.batch_size[:n] == self._batch_size:
+            for member, part in zip(self._members, source.unbind(self._stack_dim)):
+                member._check_update(part, inplace, allowed, is_leaf)
+            return
+        pairs = source._items() if isinstance(source, TensorCollection) else source.items()
+        for key, value in pairs:
+            path = _keys.key_path(key)
+            below = None if allowed is None else keys_below(path, allowed)
+            nested = None if below == [] else nested_to_update(self, key, value, is_leaf)
+            if nested is not None:
+                nested._check_update(value, inplace, below, is_leaf)
 
     def update_(
         self,
