@@ -603,6 +603,7 @@ _PEER_INTERNAL = (
     "length should not be negative",  # a write into a ragged lazy stack: its -1 taken as a size
     "with size -1",  # the same, an index checked against it (any dim: program 65,451)
     "but got sum([-1]) = -1",  # tensor_split(1) along a ragged dim (8,405,363, fz18a)
+    "but got split_sizes=[-1]",  # the same, a stack of its lazy stacks (13,810,130, fz24e)
     # a comparison with a tensor of a collection holding a lazy stack (its members' 0-d
     # leaves): `+` and the stack alone answer (program 24,629, inv18b)
     "expand_as_right requires the destination tensor to have at least as many",
@@ -854,15 +855,17 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
 
 # the keys the peer's stack (``x < y``, ``x + y``...) finds in one operand only
 _KEYS_MISMATCH = re.compile(
-    r"keys in tensordicts mismatch\. The first TD has keys (\{.*\}) that the second does not have"
+    r"keys in tensordicts mismatch\. The (?:first|second) TD has keys (\{.*\}) that the"
+    r" (?:second|first) does not have"
 )
 
 
 def _value_dropped_by_apply(finding: Finding, peer: Any, mine: Any) -> bool:
     """An op between a collection over no elements and its ``apply(fn)``: the peer's
     ``apply`` drops a Python value there (a stack of no members, which it maps to
-    nothing), so the op finds the key in one operand only; tclass's ``apply`` keeps the
-    value and the op answers (program 10,102,854, fz19b)."""
+    nothing), so the op finds the key in one operand only (either, by the peer's wording:
+    program 13,800,289 of the six families, fz24e); tclass's ``apply`` keeps the value and
+    the op answers (program 10,102,854, fz19b)."""
     match = _KEYS_MISMATCH.search(str(peer.error))
     if match is None or ".apply(" not in finding.step.src or mine.error is not None:
         return False

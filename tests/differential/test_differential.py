@@ -361,6 +361,10 @@ DECIDED = [
     # fz24c: x != x.apply(fn) after x.update(x.to_dict()) with inner.z None: the peer
     # compares the None it stored, tclass leaves the field unset
     (_FIVE + ",records", 12, 13_600_047, "none-field-unset"),
+    # fz24e: x <= x.apply(fn) over no elements: the peer's apply drops the value stack
+    (_FIVE + ",records", 12, 13_800_289, "peer-fails-inside"),
+    # fz24e: tensor_split(1, dim=0) of a stack of lazy stacks along their ragged dim
+    ("index,shape,combine", 12, 13_810_130, "peer-fails-inside"),
 ]
 
 
