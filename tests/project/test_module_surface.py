@@ -50,21 +50,6 @@ def test_import_tclass_imports_neither_dynamo_nor_the_optional_extras() -> None:
     assert json.loads(result.stdout) == []
 
 
-def test_import_tclass_starts_no_child_process() -> None:
-    """``ctypes.util.find_library`` at import ran ``ldconfig`` in a forked interpreter
-    (about 20 ms of every ``import tclass``); libc's ``renameat2`` is looked up on first use."""
-    script = (
-        "import subprocess, torch; started = []; "
-        "subprocess.Popen.__init__ = lambda self, *a, **k: started.append(a); "
-        "import tclass; print(len(started))"
-    )
-    root = Path(tclass.__file__).parents[1]
-    result = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=root
-    )
-    assert result.stdout.split() == ["0"]
-
-
 UTILS = [
     "KEY_SEPARATOR", "DeviceType", "IndexType", "NestedKey", "TensorDictFuture",
     "assert_allclose_td", "assert_close", "capture_non_tensor_stack", "default_is_leaf",

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import ctypes.util
 import errno
 import fcntl
-import functools
 import itertools
 import os
 import secrets
@@ -517,14 +517,10 @@ _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 
 
-@functools.cache
-def _renameat2() -> Any:
-    """libc's ``renameat2``, or None; looked up on the first exchange, in the symbols the
-    interpreter already has loaded (``CDLL(None)``): ``ctypes.util.find_library`` runs
-    ``ldconfig`` in a child process, a fork of the whole interpreter, which at import cost
-    every ``import tclass`` about 20 ms of wall-clock time."""
+def _load_renameat2() -> Any:
     try:
-        function = ctypes.CDLL(None, use_errno=True).renameat2
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        function = libc.renameat2
     except (OSError, AttributeError):
         return None
     function.argtypes = [
@@ -538,12 +534,14 @@ def _renameat2() -> Any:
     return function
 
 
+_renameat2 = _load_renameat2()
+
+
 def _exchange(a: str, b: str) -> bool:
     """Swap two paths atomically; False where the OS or file system cannot."""
-    renameat2 = _renameat2()
-    if renameat2 is None:
+    if _renameat2 is None:
         return False
-    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+    if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
         return True
     code = ctypes.get_errno()
     if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
