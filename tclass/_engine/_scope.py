@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Scope", "ScopedOps", "named_to_fit", "write_unbatched"]
 
+_Tensor = torch.Tensor
+
 _Unbatched = UnbatchedTensor
 _NO_REFS: list[Ref] = []  # (read-only)
 
@@ -267,8 +269,12 @@ def name_built(td: Any, names: Sequence[DimName] | None) -> None:
     nested = [
         key
         for key, value in tensors.items()
-        if isinstance(value, TensorDictBase) and not value._is_leaf_node
+        if value.__class__ is not _Tensor  # (most entries: skipped without the ABC check)
+        and isinstance(value, TensorDictBase)
+        and not value._is_leaf_node
     ]
+    if names is None and not nested:
+        return  # (the common build: nothing to name, nothing to take names from)
     n = td.batch_dims
     wanted = None if names is None else _names.as_names(names, n)
     for key in nested if wanted is None and n else ():
