@@ -777,10 +777,7 @@ def takes_as_is(cls: type[TensorClass], td: TensorDict) -> bool:
     entries = td._entries()
     if type(td) is not TensorDict:
         return False
-    if info.tensors_as_they_are and tuple(entries) == info.field_names:  # a record of tensors
-        for value in entries.values():
-            if not isinstance(value, _Tensor) or value.__class__ is UnbatchedTensor:
-                return False
+    if _record_of_tensors(info, entries):
         return True
     if len(entries) != len(info.field_names) or info.specs is not None:
         return False
@@ -875,24 +872,24 @@ def _kept_as_they_are(
     return True
 
 
-def _all_kept(
-    info: ClassInfo, entries: Mapping[str, Value], batch: torch.Size, device: torch.device | None
+def _record_of_tensors(
+    info: ClassInfo,
+    entries: Mapping[str, Value],
+    batch: torch.Size | None = None,
+    device: torch.device | None = None,
 ) -> bool:
-    """Whether :func:`record_from_entries` would store each of ``entries`` as it is, in
-    that order, and do nothing else: every field given, in declaration order, each a
-    tensor its field takes as it is (no cast, no spec to check), of the batch size and on
-    the device (the loop's first test, for all of them at once)."""
-    if not info.tensors_as_they_are or info.specs is not None:
+    """Whether ``entries`` are the record's fields in declaration order, each a tensor
+    its field takes as it is (no cast) and, where given, of the batch size ``batch`` and
+    on ``device`` (``None``: the caller guarantees it, as a loader does)."""
+    if not info.tensors_as_they_are or tuple(entries) != info.field_names:
         return False
-    if tuple(entries) != info.field_names:
-        return False
-    n = len(batch)
+    n = 0 if batch is None else len(batch)
     for value in entries.values():
         if (
             not isinstance(value, _Tensor)
             or value.__class__ is UnbatchedTensor
             or (device is not None and value.device != device)
-            or value.shape[:n] != batch
+            or (batch is not None and value.shape[:n] != batch)
         ):
             return False
     return True
@@ -918,7 +915,7 @@ def record_from_entries(
     loader's schema comparison accepted (see ``_schema._op_result``)."""
     info = cls.__tclass_info__
     size = as_batch_size(batch_size)
-    if _all_kept(info, entries, size, device):  # a record of tensors, its fields in order
+    if info.specs is None and _record_of_tensors(info, entries, size, device):  # stored as is
         td = TensorDict._new_unchecked(dict(entries), size, device)
         td._assign_names(names)
         return cls._from_tensordict_unchecked(td)
