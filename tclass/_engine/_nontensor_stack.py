@@ -11,6 +11,7 @@ through ``ENGINE.NonTensorStack`` (bound at the end of this module).
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 import textwrap
 from collections.abc import Callable, Sequence
@@ -819,35 +820,40 @@ def _cat_dims(parts: Sequence[Any], dim: int) -> StackDims:
     """The stack dims of ``parts`` concatenated along ``dim``: ``dim`` when each part
     holds one value or was stacked along ``dim`` only; the parts' own when they share
     them and ``dim`` is one (or the parts have no elements); else the one stack dim a cat
-    along another dim keeps (:func:`_stack_dim_kept`), or ``None``."""
+    along another dim keeps (:func:`_stack_dims_kept`), or ``None``."""
     found = {part._stack_dims if type(part) is NonTensorStack else (dim,) for part in parts}
     if found == {(dim,)}:
         return (dim,)
     shared = found.pop() if len(found) == 1 else None
     if shared is not None and (dim in shared or not any(part._values for part in parts)):
         return shared  # (over no elements, no value tells the members apart: kept)
-    kept = _stack_dim_kept(parts, dim)
-    return None if kept is None else (kept,)
+    return _stack_dims_kept(parts, dim)
 
 
-def _stack_dim_kept(parts: Sequence[Any], dim: int) -> int | None:
-    """The dim every part's members were stacked along, kept by a cat along another dim
-    when the parts' members at each position hold one equal value: the peer concatenates
-    member with member, and members of one value give one value (so ``unbind`` along
-    that dim still gives one value per member). None otherwise."""
+def _stack_dims_kept(parts: Sequence[Any], dim: int) -> StackDims:
+    """The dims every part's members were stacked along (a stack of stacks: each of its
+    dims), kept by a cat along another dim when the parts' members at each position
+    hold one equal value: the peer concatenates member with member, and members of one
+    value give one value (so ``unbind`` along those dims still gives one value per
+    member). None otherwise."""
     found = {part._stack_dims if type(part) is NonTensorStack else None for part in parts}
     dims = found.pop() if len(found) == 1 else None
-    stack_dim = dims[0] if dims is not None and len(dims) == 1 else None
-    if stack_dim is None or stack_dim == dim or not all(part._values for part in parts):
+    if not dims or dim in dims or not all(part._values for part in parts):
         return None
     first = parts[0]
-    for position in range(first._shape[stack_dim]):
-        value = first._values[position * math.prod(first._shape[stack_dim + 1 :])]
+    for position in itertools.product(*(range(first._shape[d]) for d in dims)):
+        value = first._values[_flat_at(first._shape, dims, position)]
         for part in parts[1:]:
-            other = part._values[position * math.prod(part._shape[stack_dim + 1 :])]
+            other = part._values[_flat_at(part._shape, dims, position)]
             if other is not value and not same_value(other, value):
                 return None
-    return stack_dim
+    return dims
+
+
+def _flat_at(shape: torch.Size, dims: tuple[int, ...], position: tuple[int, ...]) -> int:
+    """The row-major index of the first element of the member at ``position`` along
+    ``dims`` (0 along every other dim)."""
+    return sum(at * math.prod(shape[d + 1 :]) for d, at in zip(dims, position, strict=True))
 
 
 ENGINE.NonTensorStack = NonTensorStack

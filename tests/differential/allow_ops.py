@@ -673,11 +673,12 @@ def _read_fails_inside(value: Any, line: str) -> bool:
 
 
 # Where the peer's memory-mapped flag and the data disagree: after loading, after views
-# the flag does not follow (reshape, expand, flatten, detach, select, x[1:]...), after
+# the flag does not follow (reshape, expand, flatten, detach, select, x[1:], squeeze()
+# without a dim, where squeeze(dim) keeps it: program 14,110,012 of index,shape,combine), after
 # tile's copy (flagged) and after a collection was given new entries.
 _FLAG_CHANGES = re.compile(
     r"load_memmap\(|\.(reshape|expand|expand_as|flatten|unflatten|tile|select|exclude)\("
-    r"|\.(detach|copy|contiguous)\(\)|\.clone\(False\)|\.data\b|\[[^\]]*\b[1-9]\d*:"
+    r"|\.(detach|copy|contiguous|squeeze)\(\)|\.clone\(False\)|\.data\b|\[[^\]]*\b[1-9]\d*:"
     r"|\.(roll|flip|rot90)\("  # copies in memory that the peer flags as memory-mapped
     r"|\.(float|double|half|bfloat16|int|long|bool|to)\("  # a cast to the dtype it has
 )

@@ -365,6 +365,9 @@ DECIDED = [
     (_FIVE + ",records", 12, 13_800_289, "peer-fails-inside"),
     # fz24e: tensor_split(1, dim=0) of a stack of lazy stacks along their ragged dim
     ("index,shape,combine", 12, 13_810_130, "peer-fails-inside"),
+    # fz25b: x[-1] of x.squeeze() after memmap: the peer's squeeze() without a dim drops
+    # its memory-mapped flag (squeeze(dim) keeps it), so its rows are unlocked
+    ("index,shape,combine", 12, 14_110_012, "memmap-by-data"),
 ]
 
 

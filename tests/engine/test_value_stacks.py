@@ -293,6 +293,23 @@ def test_cat_along_another_dim_keeps_one_value_per_member() -> None:
     assert type(mixed[2].get("s")) is NonTensorStack
 
 
+def test_cat_of_a_stack_of_stacks_along_another_dim_keeps_one_value_per_member() -> None:
+    # An expanded value is a stack of stacks (dims 0 and 1); the peer cats member with
+    # member down to its values, which give one value (program 14,110,125 of
+    # index,shape,combine --length 12, fz25b).
+    td = TensorDict(s="x y", batch_size=[3]).expand(2, 1, 3)
+    joined = torch.cat([td, td.clone()], 2)
+    assert joined.batch_size == torch.Size([2, 1, 6]) and joined["s"] == [[["x y"] * 6]] * 2
+    row = joined[1, 0]
+    assert type(row.get("s")) is NonTensorData and row["s"] == "x y"
+    assert row.get("s").batch_size == torch.Size([6])
+    assert joined.view(2, 6)[0]["s"] == "x y"
+    # members that differ between the parts: values per element
+    other = TensorDict(s="z", batch_size=[3]).expand(2, 1, 3)
+    mixed = torch.cat([td, other], 2)[1, 0]
+    assert type(mixed.get("s")) is NonTensorStack and mixed["s"] == ["x y"] * 3 + ["z"] * 3
+
+
 def test_values_of_any_json_kind_stack_per_member() -> None:
     values: list[Any] = [None, 3, [1, "a"], {"k": [1, 2]}, "s"]
     for value in values:
