@@ -184,7 +184,8 @@ class Contract:
                 continue
             if isinstance(kind, TensorKind):
                 seen = (value.dtype, tuple(value.shape))
-                sites.append(Site(param.label, kind.spec, seen, param.label, 0, param.argument))
+                label = param.label
+                sites.append(Site(label, kind.spec, seen, label, 0, param.argument, False))
                 tensors.append((param, kind.spec, value))
             else:
                 sites += self._record_sites(param, kind, value)
@@ -203,7 +204,7 @@ class Contract:
         if kind.batch is not None:
             seen: Observed = (None, tuple(self.access.batch_size(record)))
             where = f"{param.label} ({cls} batch size)"
-            sites.append(Site(param.label, kind.batch, seen, where, 0, param.argument))
+            sites.append(Site(param.label, kind.batch, seen, where, 0, param.argument, False))
         for entries, batch_ndim in self.access.parts(record):
             for name, spec, _ in kind.fields:
                 value = entries.get(name)
@@ -489,21 +490,23 @@ def _field_reads(kind: RecordKind, local: dict[str, str]) -> list[str]:
     """For each shared dim: the first field of a ``Spec`` naming it that the record
     holds (the record vouches for the others), and every field of a jaxtyping spec.
     Dims read from the same field, with no other to fall back on, read its shape once."""
-    single: dict[tuple[str, bool], list[tuple[int, str]]] = {}  # field -> (position, var)
+    single: dict[tuple[str, bool], list[tuple[int, str, bool]]] = {}  # (position, var, guard)
     chains: list[tuple[str, list[tuple[str, int, bool]]]] = []
     for name, var in local.items():
         chain: list[tuple[str, int, bool]] = []  # Spec fields: the first present is read
         for field, spec, only in kind.fields:
             for position, dim in _positions(spec) or []:
                 if dim.kind == NAMED and dim.name == name:
-                    if spec.whole:
-                        single.setdefault((field, only), []).append((position, var))
+                    if spec.whole and spec.variadic is None:  # absent in a row: -position
+                        single.setdefault((field, only), []).append((position, var, True))
+                    elif spec.whole:
+                        single.setdefault((field, only), []).append((position, var, False))
                     else:
                         chain.append((field, position, only))
                     break
         if len(chain) == 1:
             field, position, only = chain[0]
-            single.setdefault((field, only), []).append((position, var))
+            single.setdefault((field, only), []).append((position, var, False))
         elif chain:
             chains.append((var, chain))
     lines: list[str] = []
@@ -512,16 +515,22 @@ def _field_reads(kind: RecordKind, local: dict[str, str]) -> list[str]:
     for var, chain in chains:
         indent = ""
         for number, (field, position, only) in enumerate(chain):
-            lines += _read_field(field, only, [(position, var)], indent)
+            lines += _read_field(field, only, [(position, var, False)], indent)
             if number < len(chain) - 1:
                 lines.append(f"{indent}else:")
                 indent += "    "
     return lines
 
 
-def _read_field(field: str, only: bool, reads: list[tuple[int, str]], indent: str) -> list[str]:
+def _read_field(
+    field: str, only: bool, reads: list[tuple[int, str, bool]], indent: str
+) -> list[str]:
+    """Lines binding each ``(position, var, guard)`` of the field's shape; a guarded one
+    only where the tensor has that dim (a row lacks the batch dims its spec names)."""
     present = "v is not None" if only else "_isinstance(v, _Tensor)"
     lines = [f"{indent}v = e.get({field!r})", f"{indent}if {present}:", f"{indent}    s = v.shape"]
-    for position, var in reads:
-        lines += bind_lines(var, position, indent + "    ")
+    for position, var, guard in reads:
+        if guard:
+            lines.append(f"{indent}    if len(s) >= {-position}:")
+        lines += bind_lines(var, position, indent + ("        " if guard else "    "))
     return lines

@@ -215,6 +215,7 @@ class Site(NamedTuple):
     where: str  # as messages name it: "Frame.obs", "argument 'a' (Frame.obs)"
     batch_ndim: int  # its leading dims that are batch dims
     argument: str | None = None  # a function's argument it is in ("argument 'a'")
+    in_record: bool = True  # a record's field (a row lacks the batch dims of its spec)
 
 
 # A named dim's binding: its size (a tuple for a variadic), and the field and the site
@@ -268,14 +269,14 @@ def _match_site(
     agree: str,
 ) -> list[SpecProblem]:
     """The problems of one site; its computed dims are appended to ``deferred``."""
-    field, spec, (dtype, shape), where, batch_ndim, _ = site
+    field, spec, (dtype, shape), where, batch_ndim, _, in_record = site
     problems = []
     if dtype is not None and spec.dtypes is not None and dtype not in spec.dtypes:
         wanted = " or ".join(sorted(str(d).replace("torch.", "") for d in spec.dtypes))
         got = str(dtype).replace("torch.", "")
         message = f"{where} has dtype {got}, but its annotation {spec.text} wants {wanted}"
         problems.append(SpecProblem(field, "dtype", got, wanted, None, message))
-    places = spec.placement(len(shape), batch_ndim)
+    places = spec.placement(len(shape), batch_ndim, in_record)
     if places is None:
         features = len(shape) - batch_ndim
         after = f", {features} feature dim(s) after the {batch_ndim} batch dim(s)"
@@ -308,7 +309,7 @@ def _match_site(
 def _match_dim(
     site: Site, dim: Dim, start: int, stop: int, bound: Bound, agree: str
 ) -> SpecProblem | None:
-    field, spec, (_, shape), where, _, _ = site
+    field, spec, (_, shape), where, _, _, _ = site
     shown = format_shape_list(shape)
     if dim.kind == ANON or (dim.kind == VARIADIC and dim.name is None):
         return None
@@ -352,7 +353,7 @@ def _same(a: Any, b: Any, broadcast: bool) -> bool:
 
 
 def _match_expression(site: Site, dim: Dim, position: int, bound: Bound) -> SpecProblem | None:
-    field, spec, (_, shape), where, _, _ = site
+    field, spec, (_, shape), where, _, _, _ = site
     values = {name: bound[name][0] for name in dim.names if name in bound}
     if len(values) < len(dim.names) or not all(type(v) is int for v in values.values()):
         return None  # a dim it reads is not bound (a field not set): nothing to compare
@@ -510,7 +511,7 @@ def _check_lines(
     dims = spec.dims[1:] if form == "tail" else spec.dims
     k = len(dims)
     if form == "right":  # the last f = len(s) - n dims are features, f <= k <= len(s)
-        conditions.append(f"len(s) - n > {k} or len(s) < {k}")
+        conditions.append(f"len(s) - n > {k} or n and len(s) < {k}")  # a row lacks b of "b 3"
     else:
         conditions.append(f"len(s) {'!=' if form == 'exact' else '<'} n + {k}")
     after: list[str] = ["f = len(s) - n"] if form == "right" else []

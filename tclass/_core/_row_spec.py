@@ -323,7 +323,7 @@ def _as_tensor(value: Any) -> _Tensor | None:
 
 def _dims_at(spec: TensorSpec, ndim: int, n: int) -> dict[int, Dim] | None:
     """The spec's dim at each position of a tensor of ``ndim`` dims (``n`` batch dims)."""
-    places = spec.placement(ndim, n)
+    places = spec.placement(ndim, n, field=True)
     if places is None:
         return None
     found: dict[int, Dim] = {}

@@ -263,7 +263,9 @@ class TensorSpec:
         """Whether every shape fits (``...`` alone)."""
         return len(self.dims) == 1 and self.dims[0].kind == VARIADIC and self.dims[0].name is None
 
-    def placement(self, ndim: int, batch_ndim: int) -> list[tuple[Dim, int, int]] | None:
+    def placement(
+        self, ndim: int, batch_ndim: int, field: bool = False
+    ) -> list[tuple[Dim, int, int]] | None:
         """Where each of the spec's dims falls on a tensor of ``ndim`` dims whose first
         ``batch_ndim`` are batch dims: ``(dim, start, stop)`` tensor positions (a
         variadic spans several); None when the tensor has too few or too many dims.
@@ -271,17 +273,21 @@ class TensorSpec:
         A tclass ``Spec`` describes the feature dims exactly. A jaxtyping spec describes
         the whole tensor. Without a variadic it is aligned on the right, the dims that
         fall on batch dims being left to ``batch_size`` (a record stacked further has
-        more batch dims than the spec names), and every feature dim must be described.
+        more batch dims than the spec names), and every feature dim must be described;
+        in a record's ``field`` with no batch dims, leading dims the tensor lacks are
+        batch dims indexing dropped (``b`` of ``"b 3"`` in a row, shape ``[3]``): they
+        have no place.
         With a variadic (``*batch`` first, usually), the dims before it sit on the first
         dims of the tensor, those after it on the last, which must be feature dims.
         """
         dims, v = self.dims, self.variadic
         k, f = len(dims), ndim - batch_ndim
         if v is None:
-            if not (f <= k <= ndim if self.whole else k == f):
+            row = field and not batch_ndim
+            if not (f <= k and (row or k <= ndim) if self.whole else k == f):
                 return None
             start = ndim - k
-            return [(dim, start + i, start + i + 1) for i, dim in enumerate(dims)]
+            return [(d, start + i, start + i + 1) for i, d in enumerate(dims) if start + i >= 0]
         base = 0 if self.whole else batch_ndim
         tail = k - v - 1
         if ndim - base < k - 1 or f < tail:

@@ -239,7 +239,7 @@ def _rebuilt(
         if not past:  # a dim past the batch dims leaves them as they are
             batch = _batch_of(list(entries.values()), batch, rank)
     elif not entries:
-        batch = _empty_output_batch(batch)
+        batch = _empty_output_batch(batch, context)
     unbatched = False
     for key, static in statics:
         if isinstance(static, _Whole):
@@ -367,19 +367,47 @@ def _check_out_dim(rank: int, batch: torch.Size) -> None:
     raise DimError(msg)
 
 
-def _empty_output_batch(batch: torch.Size) -> torch.Size:
+def _empty_output_batch(batch: torch.Size, context: Context) -> torch.Size:
     """The batch size of a collection without batched entries that vmap gives back:
-    ``batch`` with vmap's size inserted at ``out_dims`` (at 0 unless one int), as the
-    peer's; no child carries the mapped dim to read it from."""
+    ``batch`` with vmap's size inserted at its entry of ``out_dims`` (``context`` is its
+    node's), as the peer's, which gives each collection its entry; no child carries the
+    mapped dim to read it from."""
     caller = _vmap_output()
     if caller is None or torch.compiler.is_compiling():
         return batch
     size, out_dims = caller.f_locals.get("batch_size"), caller.f_locals.get("out_dims")
     if not isinstance(size, int):
         return batch
+    spec = caller.f_locals.get("output_spec")
+    if not isinstance(out_dims, int) and isinstance(spec, pytree.TreeSpec):
+        out_dims = _out_dim_of(out_dims, spec, context)
     at = out_dims if isinstance(out_dims, int) else 0
     at = min(max(at if at >= 0 else at + len(batch) + 1, 0), len(batch))
     return torch.Size((*batch[:at], size, *batch[at:]))
+
+
+def _out_dim_of(out_dims: Any, spec: pytree.TreeSpec, context: Context) -> Any:
+    """The entry of vmap's ``out_dims`` (a prefix of the outputs' tree ``spec``) that
+    covers the node whose context is ``context`` (an int, or None where not found)."""
+    pending = [(out_dims, spec)]
+    while pending:
+        dims, node = pending.pop()
+        if node.context is context:
+            return dims if isinstance(dims, int) else None
+        if node.is_leaf():
+            continue
+        children = node.children()
+        if dims is None or isinstance(dims, int):  # one entry for the whole subtree
+            pending += [(dims, child) for child in children]
+            continue
+        if isinstance(dims, dict) and node.type is dict and set(dims) == set(node.context):
+            parts: list[Any] = [dims[key] for key in node.context]
+        elif isinstance(dims, (list, tuple)) and len(dims) == len(children):
+            parts = list(dims)
+        else:
+            continue
+        pending += list(zip(parts, children))
+    return None
 
 
 def _vmap_input() -> bool:

@@ -94,12 +94,30 @@ def test_bad_tokens(bad: str) -> None:
         (whole("*b 3"), 2, 2, None),  # the 3 would sit on a batch dim
         (whole("b 3"), 2, 1, [(0, 1), (1, 2)]),
         (whole("b 3"), 3, 2, [(1, 2), (2, 3)]),  # stacked: one more batch dim
-        (whole("b 3"), 1, 0, None),
+        (whole("b 3"), 1, 0, None),  # a function's tensor: its whole shape
         (whole("b *r"), 4, 1, [(0, 1), (1, 4)]),
     ],
 )
 def test_placement(spec: TensorSpec, ndim: int, batch: int, where: Any) -> None:
     places = spec.placement(ndim, batch)
+    assert (None if places is None else [(start, stop) for _, start, stop in places]) == where
+
+
+@pytest.mark.parametrize(
+    ("spec", "ndim", "batch", "where"),
+    [
+        (whole("b 3"), 1, 0, [(0, 1)]),  # a row: 'b', a batch dim, dropped
+        (whole("b 3"), 0, 0, []),  # r[0, 0] of a [4, 3] record of a [4, 3] tensor
+        (whole("n b 3"), 1, 0, [(0, 1)]),
+        (whole("n b 3"), 2, 1, None),  # batch dims left: the spec wants them all
+        (whole("b 3"), 1, 1, None),  # [4] of batch [4]: the 3 is missing
+        (whole("b 3"), 2, 0, [(0, 1), (1, 2)]),  # 'b' a feature dim, as before
+        (whole("b 3"), 3, 0, None),
+        (whole("*b 3"), 1, 0, [(0, 0), (0, 1)]),  # a variadic: unchanged
+    ],
+)
+def test_placement_in_a_records_field(spec: TensorSpec, ndim: int, batch: int, where: Any) -> None:
+    places = spec.placement(ndim, batch, field=True)
     assert (None if places is None else [(start, stop) for _, start, stop in places]) == where
 
 

@@ -39,6 +39,33 @@ def test_out_dims_places_it_and_nested_vmaps_add_both() -> None:
     assert nested.batch_size == (4, 5)
 
 
+def test_out_dims_per_output_place_each_empty_collections_mapped_dim() -> None:
+    # Each collection gets its entry of a tuple/list/dict out_dims, as the peer's (the
+    # mapped dim went at 0 whatever the entry said); nested empty ones get their parent's.
+    x = torch.zeros(2, 5)
+    made, t = torch.vmap(lambda t: (TensorDict(batch_size=[3]), t), in_dims=1, out_dims=(1, 0))(x)
+    assert made.batch_size == (3, 5) and t.shape == (5, 2)
+    t, made = torch.vmap(lambda t: (t, TensorDict(batch_size=[3])), in_dims=1, out_dims=(1, 0))(x)
+    assert made.batch_size == (5, 3) and t.shape == (2, 5)
+    pair = torch.vmap(
+        lambda t: [TensorDict(batch_size=[3]), TensorDict(batch_size=[3])],
+        in_dims=1,
+        out_dims=[1, 0],
+    )(x)
+    assert [tuple(td.batch_size) for td in pair] == [(3, 5), (5, 3)]
+    named = torch.vmap(
+        lambda t: {"a": TensorDict(batch_size=[3]), "b": t}, in_dims=1, out_dims={"b": 0, "a": 1}
+    )(x)
+    assert named["a"].batch_size == (3, 5)
+    outer = TensorDict({"n": TensorDict(batch_size=[3])}, batch_size=[3])
+    nested, _ = torch.vmap(lambda t: (outer.clone(), t), in_dims=1, out_dims=(1, 0))(x)
+    assert nested.batch_size == (3, 5) and nested["n"].batch_size == (3, 5)
+    record, _ = torch.vmap(
+        lambda t: (_Pair(None, None, batch_size=[3]), t), in_dims=1, out_dims=(1, 0)
+    )(x)
+    assert type(record) is _Pair and record.batch_size == (3, 5)
+
+
 def test_an_empty_record_returned_gains_the_mapped_dim() -> None:
     pair = _Pair(x=torch.randn(4, 3), y=torch.arange(4.0), batch_size=[4])
     out = torch.vmap(lambda t: t.empty())(pair)

@@ -206,6 +206,11 @@ def test_jaxtyping_fields_bind_their_batch_dims_across_arguments() -> None:
     mix(Obs(x=torch.zeros(4, 3), batch_size=[4]), torch.zeros(4))
     with pytest.raises(FieldSpecError, match=r"dim 'b' is 5 here, but 4 in argument 'o' \(Obs.x\)"):
         mix(Obs(x=torch.zeros(4, 3), batch_size=[4]), torch.zeros(5))
+    # A row lacks the batch dim 'b' (indexing dropped it): it binds nothing (it failed
+    # reading s[-2] of its [3]-shaped field), and a function's own tensor keeps it.
+    mix(Obs(x=torch.zeros(4, 3), batch_size=[4])[0], torch.zeros(5))
+    with pytest.raises(FieldSpecError, match="argument 'y' has shape"):
+        mix(Obs(x=torch.zeros(4, 3), batch_size=[4]), torch.zeros(()))
 
 
 def test_variadic_and_computed_dims_go_through_the_general_matcher() -> None:

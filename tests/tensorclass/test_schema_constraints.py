@@ -381,6 +381,23 @@ def test_allocate_fills_fields_whose_constraints_refuse_zero() -> None:
         assert Alloc.load_memmap(folder).count.sum() == 6
 
 
+def test_new_zeros_and_its_kin_build_the_class_unchecked_and_saving_refuses() -> None:
+    # Out-of-place results, as math's (README "Value constraints"): the peer's record
+    # (it has no constraints), not a refusal nor a TensorDict; what breaks a constraint
+    # is refused when saved, where a load would refuse it.
+    class Count(TensorClass):
+        n: Annotated[Tensor, at.Ge(1)]
+
+    record = Count(n=torch.ones(4), batch_size=[4])
+    built = [record.new_zeros(2), record.new_full((2,), 0.5), torch.zeros_like(record)]
+    for new in built:
+        assert type(new) is Count and set(new.n.tolist()) <= {0.0, 0.5}
+        with tempfile.TemporaryDirectory() as folder:
+            with pytest.raises(FieldSpecError, match=r"cannot save Count .*breaks ge=1"):
+                new.memmap(folder)
+    assert type(record.new_empty(2)) is Count and record.new_ones(2).n.tolist() == [1.0, 1.0]
+
+
 def test_allocate_refuses_a_dtype_without_an_allowed_value() -> None:
     class Never(TensorClass):
         x: Annotated[Tensor, Spec("", torch.uint8, le=-1)]

@@ -777,6 +777,32 @@ def test_jaxtyping_without_a_variadic_describes_the_whole_tensor() -> None:
 
 
 @needs_jaxtyping
+def test_a_row_of_a_jaxtyping_field_without_a_variadic_lacks_its_batch_dim() -> None:
+    # "b 3": b is the batch dim; a row (r[0]) drops it, as indexing does, and is a
+    # record of its own that can be built, assigned and written back (it was refused:
+    # "wants 2 dims in all"); its feature dim is still checked.
+    class Point(TensorClass):
+        xy: jt.Float[Tensor, "b 3"]  # noqa: F722
+
+    points = Point(xy=torch.zeros(4, 3), batch_size=[4])
+    row = Point(xy=torch.ones(3), batch_size=[])
+    points[0] = row
+    second = points[2]
+    second.xy = torch.full((3,), 2.0)  # the row's own entry (refused before)
+    points[2] = second
+    mask = torch.tensor([False, True, False, True])
+    points[mask] = Point(xy=torch.full((2, 3), 3.0), batch_size=[2])
+    assert points.xy.tolist() == [[1.0] * 3, [3.0] * 3, [2.0] * 3, [3.0] * 3]
+    assert torch.equal(points[0].xy, row.xy)
+    with pytest.raises(FieldSpecError, match=r"dim 0 is 2, but its annotation .* fixes it to 3"):
+        Point(xy=torch.ones(2), batch_size=[])
+    with pytest.raises(FieldSpecError, match="fixes it"):
+        points[1] = {"xy": torch.ones(2)}
+    with pytest.raises(FieldSpecError):
+        Point(xy=torch.ones(4), batch_size=[4])  # the 3 missing: only a row lacks dims
+
+
+@needs_jaxtyping
 def test_jaxtyping_and_spec_share_named_dims() -> None:
     class Mixed(TensorClass):
         a: jt.Float[Tensor, "*batch n"]  # noqa: F722
