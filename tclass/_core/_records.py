@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from operator import attrgetter
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 import torch
 
 __all__ = [
+    "RecordLike",
     "bounds_values",
     "field_names_of",
     "is_record",
@@ -24,6 +25,13 @@ __all__ = [
 ]
 
 _storage = attrgetter("_tensordict")
+
+
+class RecordLike(Protocol):
+    """What checkers know of a record below the facade (which defines records): its
+    class's ``__tclass_info__``, which no other collection has."""
+
+    __tclass_info__: ClassVar[Any]
 
 
 def is_record_class(cls: type) -> bool:

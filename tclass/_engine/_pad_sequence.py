@@ -18,7 +18,7 @@ import functools
 import math
 from collections.abc import Mapping, Sequence
 from operator import attrgetter, itemgetter
-from typing import Any, ClassVar, Literal, NoReturn, Protocol, TypeAlias, TypeVar, overload
+from typing import Any, Literal, NoReturn, TypeAlias, TypeVar, overload
 
 import numpy as np
 import torch
@@ -28,7 +28,7 @@ from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._core import _keys
 from tclass._core._batch import format_shape
 from tclass._core._options import OPTIONS
-from tclass._core._records import is_record, is_record_class, storage_of
+from tclass._core._records import RecordLike, is_record, is_record_class, storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._build import lazy_stack
 from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -52,15 +52,9 @@ __all__ = ["pad_sequence", "unpad_sequence"]
 
 C = TypeVar("C", bound=TensorDictBase)
 T = TypeVar("T", bound=TensorDict)
-R = TypeVar("R", bound="_Record")
+R = TypeVar("R", bound=RecordLike)
 MaskKey: TypeAlias = Literal[True] | str | tuple[str, ...]
 PaddingValue: TypeAlias = float | Mapping[Any, float]
-
-
-class _Record(Protocol):
-    """What checkers know of a record here (the facade, above this layer, defines it)."""
-
-    __tclass_info__: ClassVar[Any]
 
 
 _Tensor = torch.Tensor

@@ -468,7 +468,7 @@ def _locked(td: TensorDict | LazyStackedTensorDict, name: str = "", unset: bool 
         return True
     if not isinstance(td, LazyStackedTensorDict):
         return False
-    reached = (m for m in td.tensordicts if not unset or _holds(m, name))
+    reached = (m for m in _members(td) if not unset or _holds(m, name))
     return any(_locked(m, name, unset) for m in reached)
 
 
@@ -702,17 +702,23 @@ def _store_members(
     item is checked before any is written, so a refused one leaves all members as they
     were."""
     rule = info.rules[name]
-    members = td.tensordicts
+    members = _members(td)
     for member, item in zip(members, items, strict=True):
         rule.store(item, member.batch_size, member.device)
     for member, item in zip(members, items, strict=True):
         _store(info, member, name, item, check_spec)
 
 
+def _members(td: LazyStackedTensorDict) -> list[Any]:
+    """The members of a record's lazy stack storage: its members' storages (TensorDicts,
+    lazy stacks of them), which the stack's type does not say."""
+    return td.tensordicts
+
+
 def _holds(td: TensorDict | LazyStackedTensorDict, name: str) -> bool:
     """Whether ``td`` (a lazy stack: any member) holds an entry ``name``."""
     if isinstance(td, LazyStackedTensorDict):
-        return any(_holds(member, name) for member in td.tensordicts)
+        return any(_holds(member, name) for member in _members(td))
     return td._has_entry(name)
 
 
@@ -720,7 +726,7 @@ def _unset(td: TensorDict | LazyStackedTensorDict, name: str) -> None:
     """Removes the entry ``name``; a lazy stack's from each member that holds it (all,
     some, and whatever kinds of value they hold there: nothing is stacked)."""
     if isinstance(td, LazyStackedTensorDict):
-        for member in td.tensordicts:
+        for member in _members(td):
             _unset(member, name)
     elif td._has_entry(name):
         td._remove_entry(name)

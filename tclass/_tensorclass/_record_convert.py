@@ -24,6 +24,7 @@ from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData
 from tclass._engine._td import TensorDict
 from tclass._interop._constructors import infer_batch_size, resolve_batch_options, to_dict
+from tclass._interop._params import TensorDictParams
 from tclass._io.store._open import open_as, open_zarr_as, record_over
 from tclass._io.store._persistent import PersistentTensorDict
 from tclass._io.store._view import PersistentTensorDictView
@@ -140,7 +141,11 @@ class RecordConversions(TensorDictBase):
             FieldTypeError: if an entry does not fit its field.
             SchemaMismatchError: if a file does not hold what the class declares.
         """
-        storage = td if td.__class__ is TensorDict else storage_of(td)
+        storage: Any = td if td.__class__ is TensorDict else storage_of(td)
+        if isinstance(storage, TensorDictParams):
+            storage = _parameters_of(storage)  # shared as the peer's record keeps params
+        elif isinstance(storage, PersistentTensorDict) and not non_tensordict:
+            return cast(Self, record_over(cls, storage, share=True)._incoming())
         if isinstance(storage, LazyStackedTensorDict):  # each member's, as the peer's
             members = [cls.from_tensordict(m, non_tensordict) for m in storage.tensordicts]
             if all(m._tensordict is t for m, t in zip(members, storage.tensordicts)):
@@ -189,7 +194,8 @@ class RecordConversions(TensorDictBase):
         derives; over a lazy stack, each member's runs (as the peer's)."""
         storage = self._tensordict
         if isinstance(storage, LazyStackedTensorDict):
-            for member in storage.tensordicts:
+            members: list[Any] = storage.tensordicts  # (their storages)
+            for member in members:
                 self._from_tensordict_unchecked(member)._incoming(built)
             return self
         tensors = storage._entries() if storage.__class__ is TensorDict else {}
@@ -385,6 +391,17 @@ def _storage_options(record: RecordConversions, options: dict[str, Any]) -> None
         storage.names = options["names"]
     if options.get("device") is not None:
         object.__setattr__(record, "_tensordict", storage.to(options["device"]))
+
+
+def _parameters_of(params: TensorDictParams) -> TensorDictBase:
+    """The TensorDict ``params`` wraps, which holds its parameters (converted when set
+    through ``params``): a record built from ``params`` keeps it as its storage where the
+    schema allows (keys set through ``params`` are then seen by the record, and
+    ``params.lock_()`` locks it), as the peer's record keeps ``params`` itself. ``params``
+    when their locks differ (``lock=True`` locked the TensorDict alone): the record is
+    then built over the entries (a copy of the mapping, the same tensors)."""
+    wrapped = params._joined_as()
+    return wrapped if wrapped.is_locked == params.is_locked else params
 
 
 def _stored_as_is(td: TensorDict, built: Any) -> bool:

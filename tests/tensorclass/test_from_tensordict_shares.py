@@ -8,12 +8,21 @@ shares the TensorDict")."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import pytest
 import torch
 
-from tclass import Spec, TensorClass, TensorDict, errors, lazy_stack
+from tclass import (
+    PersistentTensorDict,
+    Spec,
+    TensorClass,
+    TensorDict,
+    TensorDictParams,
+    errors,
+    lazy_stack,
+)
 
 
 class Rec(TensorClass):
@@ -137,3 +146,53 @@ def test_entries_are_still_checked_before_sharing() -> None:
         Rec.from_tensordict(TensorDict(a="text", batch_size=[]))
     with pytest.raises(errors.UnknownFieldError):
         Rec.from_tensordict(flat(c=torch.ones(3)))
+
+
+def test_params_the_record_keeps_their_tensordict_and_sees_keys_and_lock() -> None:
+    params = TensorDictParams(flat())
+    record = Rec.from_tensordict(params)
+    assert record.a is params["a"] and isinstance(record.a, torch.nn.Parameter)
+    params["b"] = torch.ones(3)  # as the peer's record over params: seen
+    assert record.b is params["b"] and isinstance(record.b, torch.nn.Parameter)
+    params.lock_()
+    assert record.is_locked
+    params.unlock_()
+    assert not record.is_locked
+    record.a = torch.full((3,), 2.0)  # stored as it is (the peer's converts it)
+    assert torch.equal(params["a"], torch.full((3,), 2.0))
+    del record.b
+    assert "b" not in params.keys()
+
+
+def test_params_locked_alone_by_lock_true_give_a_record_over_their_entries() -> None:
+    params = TensorDictParams(flat(), lock=True)
+    record = Rec.from_tensordict(params)
+    assert not record.is_locked and record.a is params["a"]
+
+
+def test_h5_the_record_keeps_the_file_collection_and_sees_its_lock(tmp_path: Path) -> None:
+    pytest.importorskip("h5py")
+    ptd = PersistentTensorDict.from_dict(flat(), filename=tmp_path / "f.h5")
+    record = Rec.from_tensordict(ptd)
+    assert record._tensordict is ptd
+    ptd["b"] = torch.ones(3)
+    assert torch.equal(record.b, torch.ones(3))
+    ptd.lock_()
+    assert record.is_locked
+    ptd.unlock_()
+    record.lock_()
+    assert ptd.is_locked
+    ptd.close()
+
+
+def test_h5_with_a_group_under_a_record_field_the_record_reads_a_new_collection(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("h5py")
+    nested = TensorDict(inner=TensorDict(x=torch.ones(3), batch_size=[3]), y=torch.zeros(3))
+    ptd = PersistentTensorDict.from_dict(nested.auto_batch_size_(), filename=tmp_path / "g.h5")
+    record = Outer.from_tensordict(ptd)
+    assert record._tensordict is not ptd  # ptd["inner"] stays a PersistentTensorDict
+    assert isinstance(record.inner, Inner)
+    assert isinstance(ptd["inner"], PersistentTensorDict)
+    ptd.close()

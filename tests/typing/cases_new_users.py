@@ -414,13 +414,13 @@ def tensordict_constructors(folder: Path) -> None:
 def lazy_stacks() -> None:
     td = TensorDict(a=torch.zeros(3), batch_size=[3])
     ls = lazy_stack([td, td])
-    assert_type(ls, LazyStackedTensorDict)
-    assert_type(ls[1:], LazyStackedTensorDict)
+    assert_type(ls, LazyStackedTensorDict[TensorDict])
+    assert_type(ls[1:], LazyStackedTensorDict[TensorDict])
     assert_type(ls.contiguous(), TensorDict)
     assert_type(ls.to_tensordict(), TensorDict)
     assert_type(ls.stack_dim, int)
-    assert_type(ls + 1, LazyStackedTensorDict)
-    assert_type(ls.densify(), LazyStackedTensorDict)
+    assert_type(ls + 1, LazyStackedTensorDict[TensorDict])
+    assert_type(ls.densify(), LazyStackedTensorDict[TensorDict])
 
 
 def lazy_stacks_of_records() -> None:

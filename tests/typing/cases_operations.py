@@ -132,7 +132,7 @@ def stacking() -> None:
     assert_type(tclass.maybe_dense_stack([d, d]), DStep)
     td = TensorDict({"a": torch.zeros(2)}, batch_size=[2])
     assert_type(tclass.stack([td, td]), TensorDict)
-    assert_type(tclass.lazy_stack([td, td]), LazyStackedTensorDict)
+    assert_type(tclass.lazy_stack([td, td]), LazyStackedTensorDict[TensorDict])
 
 
 def engine_and_memmap(folder: Path) -> None:
@@ -141,7 +141,7 @@ def engine_and_memmap(folder: Path) -> None:
     assert_type(td[:, None], TensorDict)
     assert_type(td[torch.tensor([True, False])], TensorDict)
     lazy = tclass.lazy_stack([td, td])
-    assert_type(lazy[1:], LazyStackedTensorDict)
+    assert_type(lazy[1:], LazyStackedTensorDict[TensorDict])
     assert_type(td.to("cpu"), TensorDict)
     assert_type(td.clone(), TensorDict)
     assert_type(TensorDict.load_memmap(folder), TensorDict)

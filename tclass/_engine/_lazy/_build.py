@@ -5,7 +5,7 @@ peer stacks them), ``maybe_dense_stack``, ``dense_stack_tds``, ``to_lazystack`` 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 import torch
 from typing_extensions import Unpack
@@ -15,7 +15,7 @@ from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.declared._stack_ops import LazyStackOptions
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch
-from tclass._core._records import storage_of
+from tclass._core._records import RecordLike, storage_of
 from tclass._engine._lazy._parts import (
     check_members,
     lazily,
@@ -24,24 +24,39 @@ from tclass._engine._lazy._parts import (
     stacked_size,
 )
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import _NonTensorNode
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._ops import check_out, stack
 from tclass._engine._td import TensorDict
 from tclass.errors import ArgumentError, HeterogeneousEntryError, NestedLayoutError, StackError
 
+if TYPE_CHECKING:
+    from tclass._engine._nontensor_stack import NonTensorStack
+
 __all__ = ["dense_stack_tds", "densify", "lazy_stack", "maybe_dense_stack", "to_lazystack"]
 
 C = TypeVar("C", bound=TensorDictBase)
+R = TypeVar("R", bound=RecordLike)
 
 
+# Records give a record of their class; other collections a lazy stack of them, typed
+# by its members along dim 0 (``stack[i]`` is member ``i``), else (``stack[i]`` indexes
+# each member) of TensorDictBase members; NonTensorData a NonTensorStack.
+@overload
+def lazy_stack(  # type: ignore[overload-overlap]  # (not a lazy stack: a NonTensorStack)
+    collections: Sequence[NonTensorData], dim: int = 0, **options: Unpack[LazyStackOptions]
+) -> NonTensorStack[Any]: ...
 @overload
 def lazy_stack(
-    collections: Sequence[TensorDict], dim: int = 0, **options: Unpack[LazyStackOptions]
+    collections: Sequence[R], dim: int = 0, **options: Unpack[LazyStackOptions]
+) -> R: ...
+@overload
+def lazy_stack(
+    collections: Sequence[C], dim: Literal[0] = 0, **options: Unpack[LazyStackOptions]
+) -> LazyStackedTensorDict[C]: ...
+@overload
+def lazy_stack(
+    collections: Sequence[TensorDictBase], dim: int = 0, **options: Unpack[LazyStackOptions]
 ) -> LazyStackedTensorDict: ...
-@overload
-def lazy_stack(
-    collections: Sequence[C], dim: int = 0, **options: Unpack[LazyStackOptions]
-) -> C: ...
 @overload
 def lazy_stack(
     collections: Sequence[torch.Tensor], dim: int = 0, **options: Unpack[LazyStackOptions]
@@ -137,6 +152,7 @@ def maybe_dense_stack(
     result in place; ``strict`` is the peer's keyword (both kinds of stack check the
     batch sizes)."""
     members = list(collections)
+    result: Any  # (a lazy stack of collections other than records is not a C)
     try:
         result = stack(members, dim)
     except HeterogeneousEntryError:
@@ -147,7 +163,7 @@ def maybe_dense_stack(
     if out is not None:
         out.update_(result)
         return out
-    return result
+    return cast(C, result)
 
 
 def _dense_above(members: list[Any], dim: int) -> Any:

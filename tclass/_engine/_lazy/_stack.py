@@ -28,6 +28,7 @@ from typing import (
     TYPE_CHECKING,
     Any,
     ClassVar,
+    Generic,
     Literal,
     SupportsIndex,
     TypeVar,
@@ -37,6 +38,7 @@ from typing import (
 
 import torch
 from typing_extensions import Self
+from typing_extensions import TypeVar as DefaultTypeVar
 
 from tclass._base._inline import inline_inherited
 from tclass._base._provided import ENGINE
@@ -100,13 +102,23 @@ if TYPE_CHECKING:
 __all__ = ["LazyStackedTensorDict"]
 
 C = TypeVar("C", bound=TensorDictBase)
+# The members' type, for checkers: ``lazy_stack([td, td])`` is a
+# ``LazyStackedTensorDict[TensorDict]``; a stack of unknown members (one built by
+# operations, or through the constructor) holds ``TensorDictBase``s.
+M = DefaultTypeVar("M", bound=TensorDictBase, covariant=True, default=TensorDictBase)
 
 _NO_DEFAULT: Any = object()
 _new_instance = object.__new__
 
 
-class LazyStackedTensorDict(LazyLocking, LazyWrites):
+class LazyStackedTensorDict(LazyLocking, LazyWrites, Generic[M]):
     """A stack of collections that may differ in entry shapes and keys, kept lazily.
+
+    Generic in its members' type for checkers (``LazyStackedTensorDict[TensorDict]``,
+    what ``lazy_stack`` of TensorDicts along dim 0 gives): ``tensordicts`` is a list of
+    them and ``lazy[i]`` one of them. Along another stack dim, ``lazy[i]`` indexes each
+    member (a lazy stack): ``lazy_stack`` types such a stack's members
+    ``TensorDictBase``.
 
     Args:
         *tensordicts: the members: collections (TensorDicts, records, lazy stacks) with
@@ -234,7 +246,7 @@ class LazyStackedTensorDict(LazyLocking, LazyWrites):
     # --- what it is made of --------------------------------------------------------------
 
     @property
-    def tensordicts(self) -> list[Any]:
+    def tensordicts(self) -> list[M]:
         """The members, in stack order (a new list; the members themselves are shared)."""
         return list(self._members)
 
@@ -553,8 +565,11 @@ class LazyStackedTensorDict(LazyLocking, LazyWrites):
         except (RuntimeError, ValueError):
             return torch.nested.nested_tensor(parts, layout=torch.strided)
 
+    # A member (along stack dim 0; an int is also a BatchIndex, which gives Self).
     @overload
-    def __getitem__(self, index: str | tuple[str, ...] | int) -> Any: ...  # an entry, a member
+    def __getitem__(self, index: int) -> M: ...  # type: ignore[overload-overlap]
+    @overload
+    def __getitem__(self, index: str | tuple[str, ...]) -> Any: ...  # an entry
     @overload
     def __getitem__(self, index: BatchIndex) -> Self: ...
 

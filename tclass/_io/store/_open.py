@@ -68,13 +68,20 @@ def _as_class(cls: type, opened: PersistentTensorDict) -> Any:
     return cls._from_tensordict_unchecked(opened)  # type: ignore[attr-defined]
 
 
-def record_over(cls: type, node: PersistentTensorDict | PersistentTensorDictView) -> Any:
+def record_over(
+    cls: type, node: PersistentTensorDict | PersistentTensorDictView, *, share: bool = False
+) -> Any:
     """``cls.from_tensordict(ptd)``: a record of ``cls`` over the file (or store) of
     ``node``, its groups under record fields nested records of their fields' classes, as
     ``cls.from_h5`` gives, checked against ``cls`` as that checks a file; writes go to
     the file, as the peer's record over a ``PersistentTensorDict``. The record reads
     through a new collection over the same groups: ``node`` reads them as before. Of a
     view of a file, the record is over those rows of the file (a record at that index).
+
+    ``share``: the record keeps ``node`` itself, as the peer's (``node.lock_()`` locks
+    the record), when no group of the file is under a record field (``node`` would read
+    it as a record) and ``node`` is not bound to another class; ``node`` then reads the
+    record's fields as the record does (a tuple field's JSON list as a tuple).
 
     Raises:
         SchemaMismatchError: every difference between the file and ``cls``.
@@ -83,6 +90,8 @@ def record_over(cls: type, node: PersistentTensorDict | PersistentTensorDictView
         return record_over(cls, node.source)[node.index]
     over = node._over_same_file(node.device)
     bind_records(over, cls, check=True)
+    if share and not over._records and node._bound in (None, cls):
+        node._bound, over = cls, node  # (checked: the same groups)
     return cls._from_tensordict_unchecked(over)  # type: ignore[attr-defined]
 
 
