@@ -35,7 +35,6 @@ from tclass._core._device import (
 )
 from tclass._core._jagged import leaf_shape
 from tclass._core._names import DimName, Names
-from tclass._core._records import is_record
 from tclass._core._registry import collection_class_defined
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._core._tracing import tracing
@@ -43,12 +42,9 @@ from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import (
     check_dict_fits,
     copy_error,
-    deep_clone,
     entries_of,
     fit_to_batch,
-    keys_below,
     same_memory,
-    takes_lazy_layout,
 )
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._nontensor_stack import NonTensorStack
@@ -63,7 +59,7 @@ from tclass._engine._td_index import IndexingOps
 from tclass._engine._td_remove import LOCKED_MSG, RemovalOps
 from tclass._engine._td_setitem import SetItemOps
 from tclass._engine._td_walk import TreeWalkOps
-from tclass._engine._update_checks import check_update
+from tclass._engine._update_plan import plan_update, update_entries
 from tclass.errors import (
     BatchMismatchError,
     EntriesTwiceError,
@@ -793,22 +789,16 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
         is_leaf: Callable[[type], bool] | None,
     ) -> Self:
         """Sets every entry of ``source``; nested collections are updated key by key (unless
-        ``is_leaf`` says their type is a leaf), tensors inside plain dicts cloned too."""
+        ``is_leaf`` says their type is a leaf), tensors inside plain dicts cloned too: every
+        write planned first, the records reached checking their parts (``_update_plan.py``)."""
         allowed = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
         if self._locked and not inplace and not len(source.keys()):
             # Nothing to write, but the peer refuses any update of a locked collection.
             raise LockedError(LOCKED_MSG.format(action="update"))
         if inplace and allowed is None and is_leaf is None and len(source.keys()) > 1:
             check_entries(self, ..., source)  # all or nothing (the peer writes part)
-        plain = type(source) is dict  # of tensors by name (the usual): no record reached
-        if plain:
-            for key, value in source.items():
-                if value.__class__ is not _Tensor or type(key) is not str:
-                    plain = False
-                    break
-        if not plain:  # what the records reached refuse, before the first write
-            check_update(self, source, inplace, allowed, is_leaf)
-        return self._update(source, clone, inplace, allowed, is_leaf)
+        update_entries(self, source, clone, inplace, allowed, is_leaf)
+        return self
 
     def _check_update(
         self,
@@ -817,61 +807,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
         allowed: list[tuple[str, ...]] | None,
         is_leaf: Callable[[type], bool] | None,
     ) -> None:
-        check_update(self, source, inplace, allowed, is_leaf)
-
-    def _update(
-        self,
-        source: Any,
-        clone: bool,
-        inplace: bool,
-        allowed: list[tuple[str, ...]] | None,
-        is_leaf: Callable[[type], bool] | None = None,
-    ) -> Self:
-        pairs = source._items() if isinstance(source, TensorCollection) else source.items()
-        for key, value in pairs:
-            path = key if type(key) is str else _keys.key_path(key)  # (a str: no tuple)
-            below = None if allowed is None else keys_below(_keys.key_path(path), allowed)
-            if below == []:
-                continue  # neither this key nor anything under it was asked for
-            if below is None and value.__class__ is _Tensor:  # merges into nothing: set
-                self.set(path, deep_clone(value) if clone else value, inplace=inplace)
-                continue
-            target = self.get(path, _MISSING)
-            if (
-                isinstance(target, TensorDict)
-                and isinstance(value, (Mapping, TensorCollection))
-                and (is_leaf is None or not is_leaf(type(value)))
-            ):
-                if takes_lazy_layout(target, value, below, inplace):
-                    # Its members may differ in shape: this node becomes a lazy stack of
-                    # its parts, each updated by one member, as the peer's update does.
-                    lazy: Any = value
-                    target = lazy._restacked(list(target.unbind(lazy.stack_dim)))
-                    self.set(path, target._update_entries(value, clone, False, None, is_leaf))
-                    continue
-                target._update(value, clone, inplace, below, is_leaf)
-            elif (
-                below is None
-                and isinstance(target, TensorCollection)
-                and (target._is_lazy or target._kept_by_update)
-                and isinstance(value, (Mapping, TensorCollection))
-                and (is_leaf is None or not is_leaf(type(value)))
-            ):  # a lazy stack is updated member by member, so it is kept, as the peer;
-                # so is a TensorDictParams (its parameters stay registered in its module)
-                target._update_entries(value, clone, inplace, None, is_leaf)
-            elif (
-                is_record(target)
-                and isinstance(value, (Mapping, TensorCollection))
-                and not getattr(value, "_is_lazy", False)
-                and (is_leaf is None or not is_leaf(type(value)))
-            ):  # a mapping or collection is merged into a record field by field, as the
-                # peer: the record stays, with its class, options and checks
-                cast(Any, target)._update_entries(value, clone, inplace, below, is_leaf)
-            elif below is None or target is _MISSING:
-                # A nested collection asked for in part and missing here comes whole,
-                # as the peer's update(keys_to_update=) sets it.
-                self.set(path, deep_clone(value) if clone else value, inplace=inplace)
-        return self
+        plan_update(self, source, False, inplace, allowed, is_leaf, [])
 
     # --- accessors for the other layers ------------------------------------------------
     # io, interop, distributed and the facade read a TensorDict through the collection

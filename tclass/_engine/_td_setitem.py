@@ -14,6 +14,7 @@ from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._entry_ops import EntryWrites
 from tclass._core import _batch, _keys
+from tclass._core._records import is_record
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import raise_write_error, value_as_tensor
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
@@ -31,7 +32,6 @@ from tclass._engine._tensor_write import (
     probe_index_put,
     tensor_targets,
 )
-from tclass._engine._update_checks import check_rows_update
 from tclass.errors import BatchSizeError, DimError, IndexTypeError, InPlaceWriteError, LockedError
 
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ class SetItemOps(TensorDictBase):
                 check_empty_source(self, index, value)
             try:  # every entry's part checked first: nothing written when one refuses
                 self._check_parts_at(index, value)
-                check_rows_update(self, index, entries.items())  # the records written into
+                _check_rows_update(self, index, entries.items())  # the records written into
                 self._write_entries_at(index, entries.items())
             except BatchSizeError:
                 error = source_batch_error(self, index, value)
@@ -121,7 +121,7 @@ class SetItemOps(TensorDictBase):
         elif isinstance(value, Mapping):
             pairs = self._dict_entries_at(index, value)
             self._check_parts_at(index, dict(pairs))
-            check_rows_update(self, index, pairs)
+            _check_rows_update(self, index, pairs)
             self._write_entries_at(index, pairs)
         else:
             self._write_broadcast_at(index, value)
@@ -317,6 +317,27 @@ def _check_dtypes_at(
                     f"Cast the value (value.to({entry.dtype})) or write the entries one by one"
                 )
                 raise InPlaceWriteError(msg) from None
+
+
+def _check_rows_update(collection: TensorCollection, index: Any, pairs: Iterable[Any]) -> None:
+    """For ``collection[index] = rows`` (``pairs`` the rows' ``(key, value)``): each
+    record the rows write into checks its part at ``index`` (``_check_in_place``),
+    nested TensorDicts' records too, before any entry is written (README, Schemas: all
+    or nothing). The write itself gives each nested collection its part
+    (``entry[index] = part``), which reads and checks it its own way: this walk goes
+    ahead of it, as far as the records below."""
+    for key, value in pairs:
+        if value.__class__ is _Tensor or not isinstance(value, (Mapping, TensorCollection)):
+            continue
+        path = _keys.key_path(key)
+        target = collection.get(path, None)
+        if not isinstance(target, TensorCollection) or target._is_leaf_node:
+            continue
+        rows = value._items() if isinstance(value, TensorCollection) else value.items()
+        if is_record(target):
+            target._check_in_place(dict(rows), index, "[]")
+        elif not target._is_lazy:
+            _check_rows_update(target, index, rows)
 
 
 def _is_collection(entry: object) -> bool:

@@ -305,3 +305,21 @@ def test_a_locked_record_refuses_an_update_of_nothing(source: Any) -> None:
         point.update(source)
     assert point.update(None) is point and point.update({}, inplace=True) is point
     assert (point.x == 0).all()
+
+
+def test_a_locked_record_takes_update_of_none_and_refuses_one_of_itself() -> None:
+    # the peer's tensorclass returns itself from update(None) / update() when locked
+    # (its TensorDict refuses them: README, Locking), but refuses update(itself) and
+    # update(..., keys_to_update=[]) with its lock error; tclass returned the record
+    @tensorclass
+    class Point:
+        x: torch.Tensor
+
+    point = Point(x=torch.zeros(3), batch_size=[3]).lock_()
+    assert point.update(None) is point and point.update() is point
+    with pytest.raises(errors.LockedError, match="cannot update this Point: it is locked"):
+        point.update(point)
+    with pytest.raises(errors.LockedError, match="cannot update this Point: it is locked"):
+        point.update({"x": torch.ones(3)}, keys_to_update=[])
+    assert point.update(point, inplace=True) is point and (point.x == 0).all()
+    assert Point(x=torch.zeros(3), batch_size=[3]).update(None).x.tolist() == [0.0] * 3

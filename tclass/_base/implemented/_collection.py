@@ -38,7 +38,7 @@ from tclass._base.implemented._key_walk import (
 from tclass._core._device import DeviceLike
 from tclass._core._keys import unravel_key
 from tclass._core._names import Names
-from tclass._core._records import storage_of
+from tclass._core._records import is_record, storage_of
 from tclass.errors import (
     InvalidKeyError,
     KeyNotFoundError,
@@ -402,6 +402,12 @@ class TensorCollection(BatchFacts):
                 source = None
             source = kwargs if source is None else {**source, **kwargs}
         if source is None or source is self or (keys_to_update is not None and not keys_to_update):
+            if self.is_locked and not (
+                inplace or ignore_lock or (source is None and is_record(self))
+            ):
+                # nothing to write, but the peer refuses the update of a locked collection
+                # (its tensorclass takes update(None): README, Locking)
+                self._update_entries({}, clone, inplace, keys_to_update, is_leaf)
             return self
         if not hasattr(source, "items"):
             # a locked collection refuses the update first, as the peer's (each kind its

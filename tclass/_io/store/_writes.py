@@ -382,6 +382,13 @@ class StoreWrites(TensorDictBase):
         """Write every entry of ``source`` (in place into existing datasets with
         ``inplace``); a mapping or collection under a key that is a group of the file is
         merged into that group key by key, as a TensorDict's ``update`` merges."""
+        if self._locked and not inplace and not len(source.keys()):
+            # nothing to write, but the peer refuses any update of a locked collection
+            msg = (
+                "Cannot modify locked PersistentTensorDict: cannot update it; unlock it first, "
+                "or write into its entries with update(..., inplace=True)"
+            )
+            raise LockedError(msg)
         paths = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
         group = self._writable()
         refuse_grad(source, self._where())  # before any entry is written
