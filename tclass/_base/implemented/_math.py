@@ -359,7 +359,7 @@ class MathOps(UnaryMathOps):
         true set to ``value``."""
         return self._pointwise(
             None,
-            torch.masked_fill,
+            _masked_filled,
             (mask, value),
             alignment="mask",
             operation="masked_fill",
@@ -469,6 +469,15 @@ def _data_of(tensor: torch.Tensor) -> torch.Tensor:
 
 def _where(tensor: torch.Tensor, condition: Any, other: Any) -> torch.Tensor:
     return torch.where(condition, tensor, other)
+
+
+def _masked_filled(tensor: torch.Tensor, mask: Any, value: Any) -> torch.Tensor:
+    """``tensor`` with ``value`` where ``mask`` is true, in ``tensor``'s layout: a clone
+    filled in place, as the peer's (a transposed tensor's stays non-contiguous), where it
+    is not contiguous (``torch.masked_fill``'s result is contiguous)."""
+    if tensor.is_contiguous():
+        return torch.masked_fill(tensor, mask, value)
+    return tensor.clone().masked_fill_(mask, value)
 
 
 def _where_value(node: Any, condition: Any, other: Any) -> Any:
