@@ -588,6 +588,10 @@ def test_masked_fill_keeps_a_strided_layout() -> None:
     assert equal(filled["a"], td["a"].masked_fill(mask[..., None], -1.5))
     assert equal(filled["b"], torch.zeros(2, 3).masked_fill(mask, -1.5))
     assert equal(td["a"], base.transpose(0, 1))  # the source untouched
+    # under vmap, with a mapped mask, out of place (no in-place fill of an unmapped clone)
+    mapped = torch.vmap(lambda m: td.masked_fill(m, -1.5)["a"])(torch.stack([mask, ~mask]))
+    assert equal(mapped[0], filled["a"])
+    assert equal(mapped[1], td["a"].masked_fill(~mask[..., None], -1.5))
 
 
 def test_copy_zero_fill() -> None:

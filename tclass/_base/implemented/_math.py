@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias, cast
 
 import torch
+from torch._C import _are_functorch_transforms_active as _transforms_active
 from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection
@@ -474,8 +475,9 @@ def _where(tensor: torch.Tensor, condition: Any, other: Any) -> torch.Tensor:
 def _masked_filled(tensor: torch.Tensor, mask: Any, value: Any) -> torch.Tensor:
     """``tensor`` with ``value`` where ``mask`` is true, in ``tensor``'s layout: a clone
     filled in place, as the peer's (a transposed tensor's stays non-contiguous), where it
-    is not contiguous (``torch.masked_fill``'s result is contiguous)."""
-    if tensor.is_contiguous():
+    is not contiguous (``torch.masked_fill``'s result is contiguous). Under torch.func
+    transforms, out of place: vmap cannot fill an unmapped clone from a mapped mask."""
+    if tensor.is_contiguous() or _transforms_active():
         return torch.masked_fill(tensor, mask, value)
     return tensor.clone().masked_fill_(mask, value)
 
