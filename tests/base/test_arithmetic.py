@@ -575,6 +575,25 @@ def test_where_masked_fill_and_torch_where() -> None:
     assert equal(copy["b"], td["b"].masked_fill(batch_cond, -1.0))
 
 
+def test_masked_fill_keeps_a_strided_layout() -> None:
+    # the peer fills a clone in place: a transposed tensor's result stays non-contiguous
+    # (program 14,210,202 of index,shape,combine --length 12); a contiguous one stays so
+    base = torch.arange(24.0).reshape(3, 2, 4)
+    td = TensorDict({"a": base.transpose(0, 1), "b": torch.zeros(2, 3)}, batch_size=[2, 3])
+    mask = torch.tensor([[True, False, True], [False, False, True]])
+    filled = td.masked_fill(mask, -1.5)
+    assert not filled["a"].is_contiguous() and filled["b"].is_contiguous()
+    assert filled["a"].stride() == td["a"].stride()
+    assert not filled.is_contiguous()
+    assert equal(filled["a"], td["a"].masked_fill(mask[..., None], -1.5))
+    assert equal(filled["b"], torch.zeros(2, 3).masked_fill(mask, -1.5))
+    assert equal(td["a"], base.transpose(0, 1))  # the source untouched
+    # under vmap, with a mapped mask, out of place (no in-place fill of an unmapped clone)
+    mapped = torch.vmap(lambda m: td.masked_fill(m, -1.5)["a"])(torch.stack([mask, ~mask]))
+    assert equal(mapped[0], filled["a"])
+    assert equal(mapped[1], td["a"].masked_fill(~mask[..., None], -1.5))
+
+
 def test_copy_zero_fill() -> None:
     td = _without_python_values(_td())
     target = td.clone().zero_()

@@ -542,10 +542,12 @@ def _in_place_all_or_nothing(finding: Finding, facts: Facts, peer: Any, mine: An
 
 # What the peer's errors say when they come from inside it rather than from a check.
 # unsqueeze / roll of a record whose value node the peer's repeat_interleave(0) left at
-# [0], fewer dims than the record's (its check reads that node's batch size)
+# [0], fewer dims than the record's (its check reads that node's batch size); cat of a
+# record whose value node the peer's repeat of no elements left at [0] (14,210,396)
 _NODE_LEFT_AT_0 = (
     "unsqueezing is allowed for dims comprised between",
     "for tensordict with shape torch.Size([0])",  # (roll's "Incompatible dim 1")
+    "too many indices for a tensordict with batch size torch.Size([0])",  # (cat's)
 )
 # ``update_(x.to_dict())`` of a record or collection over no elements: the peer makes a
 # tensor of shape ``[0]`` of the empty list its own Python value gives, and refuses it
@@ -806,7 +808,11 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         if _value_dropped_by_apply(finding, peer, mine):
             return True
         if any(text in str(peer.error) for text in _NODE_LEFT_AT_0):
-            return any(".repeat_interleave(0," in line for line in finding.lines)
+            repeated = mine.error is None and 0 in getattr(mine.value, "batch_size", ())
+            return any(
+                ".repeat_interleave(0," in line or (repeated and ".repeat(" in line)
+                for line in finding.lines
+            )
         if finding.step.op == "setitem" and _ZERO_DIM_UNBOUND in str(peer.error):
             # a 0-d value at a lazy stack's tensor index: the peer unbinds it; torch writes
             # it, or refuses its dtype with a RuntimeError, as tclass's InPlaceWriteError

@@ -228,21 +228,28 @@ def _narrowed_stack_contiguous(finding: Finding, facts: Facts, peer: Any, mine: 
     stack (strided views, which this view refuses); after a ``broadcast_to`` of a
     ragged lazy stack, which tclass keeps lazy as the ``expand`` of both. As
     after ``quantile`` with a 1-D ``q`` along a dim: tclass stacks one quantile at a time
-    (contiguous tensors), where torch's result of a transposed tensor is strided. As
-    after ``masked_fill``: tclass's tensors are ``torch.masked_fill``'s (contiguous), the
-    peer's are clones that keep a permuted layout (program 8,704,380 of
-    index,shape,combine --length 8)."""
-    if finding.kind != "peer-raises":
-        return False
-    op, error = finding.step.op, str(peer.error)
+    (contiguous tensors), where torch's result of a transposed tensor is strided. So
+    ``is_contiguous()`` right after such a ``narrow`` (along a dim after the first) is
+    true in tclass, false in the peer (program 14,210,116 of index,shape,combine
+    --length 12)."""
     lines = finding.lines[:-1]
     lazy = [i for i, line in enumerate(lines) if "lazy_stack(" in line or "LazyStacked" in line]
     after = lines[lazy[0] + 1 :] if lazy else []
+    if finding.kind == "result" and finding.step.op == "is_contiguous":
+        narrowed = bool(after) and _NARROW.search(after[-1]) is not None
+        return narrowed and (peer.value, mine.value) == (False, True)
+    if finding.kind != "peer-raises":
+        return False
+    op, error = finding.step.op, str(peer.error)
     if op != "view" or "view size is not compatible with input tensor's size and" not in error:
         return False
-    if any(_QUANTILES_STACKED.search(line) or ".masked_fill(" in line for line in lines):
+    if any(_QUANTILES_STACKED.search(line) for line in lines):
         return True
     return any(".narrow(" in line or ".broadcast_to(" in line for line in after)
+
+
+# x = x.narrow(...) / x = torch.narrow(x, ...): the line that narrows the result
+_NARROW = re.compile(r"^\s*x = (?:x\.narrow\(|torch\.narrow\(x, )")
 
 
 def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

@@ -193,7 +193,6 @@ DECIDED = [
     ("entries,records", 4, 8_600_176, "peer-fails-inside"),  # get after an h5 separates
     ("records,math", 4, 8_500_028, "bitwise-in-place"),  # %=: an empty nested record kept
     ("records,math", 4, 8_501_629, "peer-fails-inside"),  # ** torch.tensor(0.5): last bit
-    ("index,shape,combine", 8, 8_704_380, "stacking-keeps"),  # view after masked_fill
     ("index,shape,combine", 8, 8_704_091, "peer-fails-inside"),  # narrow to one member
     ("index,shape,combine", 8, 8_702_738, "index-beyond-batch"),  # update_at_, I[None, t]
     # inv19a: the prune18b lines of index/* and math/*
@@ -368,6 +367,9 @@ DECIDED = [
     # fz25b: x[-1] of x.squeeze() after memmap: the peer's squeeze() without a dim drops
     # its memory-mapped flag (squeeze(dim) keeps it), so its rows are unlocked
     ("index,shape,combine", 12, 14_110_012, "memmap-by-data"),
+    # fz25c
+    ("index,shape,combine", 12, 14_210_116, "stacking-keeps"),  # is_contiguous after narrow
+    ("index,shape,combine", 12, 14_210_396, "peer-fails-inside"),  # cat after repeat of none
 ]
 
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias, cast
 
 import torch
+from torch._C import _are_functorch_transforms_active as _transforms_active
 from typing_extensions import Self
 
 from tclass._base.implemented._collection import TensorCollection
@@ -359,7 +360,7 @@ class MathOps(UnaryMathOps):
         true set to ``value``."""
         return self._pointwise(
             None,
-            torch.masked_fill,
+            _masked_filled,
             (mask, value),
             alignment="mask",
             operation="masked_fill",
@@ -469,6 +470,16 @@ def _data_of(tensor: torch.Tensor) -> torch.Tensor:
 
 def _where(tensor: torch.Tensor, condition: Any, other: Any) -> torch.Tensor:
     return torch.where(condition, tensor, other)
+
+
+def _masked_filled(tensor: torch.Tensor, mask: Any, value: Any) -> torch.Tensor:
+    """``tensor`` with ``value`` where ``mask`` is true, in ``tensor``'s layout: a clone
+    filled in place, as the peer's (a transposed tensor's stays non-contiguous), where it
+    is not contiguous (``torch.masked_fill``'s result is contiguous). Under torch.func
+    transforms, out of place: vmap cannot fill an unmapped clone from a mapped mask."""
+    if tensor.is_contiguous() or _transforms_active():
+        return torch.masked_fill(tensor, mask, value)
+    return tensor.clone().masked_fill_(mask, value)
 
 
 def _where_value(node: Any, condition: Any, other: Any) -> Any:
