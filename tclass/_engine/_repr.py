@@ -71,9 +71,11 @@ class LeafSummary:
     """A stand-in for a tensor a lazy stack would have to build to show it: its dtype
     (``None`` if members differ), full shape with -1 where members differ (``None`` if
     they differ in dims) and device; where sizes differ, member 0's tensor, whose class and
-    sharing the detailed form shows (the peer's)."""
+    sharing the detailed form shows (the peer's). ``ranks_differ``: the shape is ``None``
+    because the members' tensors have different numbers of dims (shown ``[-1]``, as the
+    peer's), not because an entry could not be read (``[?]``)."""
 
-    __slots__ = ("device", "dtype", "first", "shape")
+    __slots__ = ("device", "dtype", "first", "ranks_differ", "shape")
 
     def __init__(
         self,
@@ -81,17 +83,22 @@ class LeafSummary:
         shape: tuple[int, ...] | None,
         device: torch.device | None,
         first: torch.Tensor | None = None,
+        *,
+        ranks_differ: bool = False,
     ) -> None:
         self.dtype = dtype
         self.shape = shape
         self.device = device
         self.first = first
+        self.ranks_differ = ranks_differ
 
     def text(self, parent_dims: int) -> str:
         code = "?" if self.dtype is None else dtype_code(self.dtype)
         if not PRINT_OPTIONS["show_dtype"]:
             code = ""
-        return code + ("[?]" if self.shape is None else _dims(self.shape[parent_dims:]))
+        if self.shape is None:
+            return code + ("[-1]" if self.ranks_differ else "[?]")
+        return code + _dims(self.shape[parent_dims:])
 
 
 def compact_repr(collection: TensorCollection) -> str:

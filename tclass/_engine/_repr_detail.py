@@ -123,6 +123,8 @@ def _leaf(tensor: Any) -> str:
     options = PRINT_OPTIONS
     parts = []
     shape = getattr(tensor, "shape", None)
+    if shape is None and getattr(tensor, "ranks_differ", False):
+        shape = (-1,)  # a lazy stack's members' tensors of different dims, as the peer
     if options["show_shape"]:
         parts.append(f"shape={torch.Size(shape) if shape is not None else '?'}")
     if options["show_field_device"]:

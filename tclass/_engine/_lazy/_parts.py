@@ -6,6 +6,7 @@ Kept apart from ``_lazy.py`` so that the class itself reads as its API.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
@@ -336,10 +337,13 @@ def summary_of(members: list[Any], key: str, dim: int) -> Any:
     if isinstance(first, (torch.Tensor, LeafSummary)):
         if not all(isinstance(part, (torch.Tensor, LeafSummary)) for part in parts):
             return LeafSummary(None, None, None)
-        dtype = first.dtype if all(part.dtype == first.dtype for part in parts) else None
+        # the dtype the stacked tensor would have (promoted, as the peer's repr shows it)
+        dtypes = [part.dtype for part in parts]
+        dtype = None if None in dtypes else functools.reduce(torch.promote_types, dtypes)
         shapes = {part.shape for part in parts}
         if None in shapes or len({len(shape) for shape in shapes}) != 1:
-            return LeafSummary(dtype, None, first.device)
+            known = all(getattr(part, "ranks_differ", True) for part in parts)
+            return LeafSummary(dtype, None, first.device, ranks_differ=known)
         sizes = [group[0] if len(set(group)) == 1 else -1 for group in zip(*shapes)]
         model = first if -1 in sizes and isinstance(first, torch.Tensor) else None
         return LeafSummary(dtype, (*sizes[:dim], len(parts), *sizes[dim:]), first.device, model)
