@@ -424,9 +424,7 @@ class _Flatten(NodeVisitor[Description]):
         if held and not array.size:  # (with elements, they hold it)
             tree["held"] = list(held)
         keeps = node.device is not None
-        return (
-            lambda views, target: _values_at(array, _device(target, keeps), dims, held)
-        ), tree
+        return (lambda views, target: _values_at(array, _device(target, keeps), dims, held)), tree
 
     def visit_tensordict(self, td: TensorDict) -> Description:
         parts: list[tuple[str, int | Rebuild]] = []

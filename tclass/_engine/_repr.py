@@ -23,7 +23,15 @@ from tclass._engine._nontensor import MetaData, NonTensorData, is_non_tensor
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._repr_detail import NodeSummary, ValueSummary, detailed_repr
 
-__all__ = ["LeafSummary", "NodeSummary", "ValueSummary", "compact_repr", "dtype_code"]
+__all__ = [
+    "LeafSummary",
+    "NodeSummary",
+    "ValueSummary",
+    "compact_repr",
+    "dtype_code",
+    "entry_tree",
+    "header",
+]
 
 _WIDTH = 80
 _INDENT = "    "
@@ -106,15 +114,8 @@ def compact_repr(collection: TensorCollection) -> str:
     detailed form of ``_repr_detail`` with ``set_printoptions(compact=False)``)."""
     if not PRINT_OPTIONS["compact"]:
         return detailed_repr(collection)
-    parts = []
     own = storage_of(collection)  # a record's fields may hide batch_size and device (shadow)
-    if PRINT_OPTIONS["show_batch_size"]:
-        parts.append(f"batch_size={_dims(own.batch_size)}")
-    if own.device is not None and PRINT_OPTIONS["show_device"]:
-        parts.append(f"device={own.device}")
-    extra = collection._repr_extra()  # after the device, as the peer's (stack_dim)
-    if extra:
-        parts.append(extra.removeprefix(", "))
+    parts = header(collection)
     parts.append("fields={")
     head = f"{type(collection).__name__}(" + ", ".join(parts)
     fields = _fields(collection)
@@ -131,6 +132,21 @@ def compact_repr(collection: TensorCollection) -> str:
         used = len(out.rsplit("\n", 1)[-1]) + len(_EXCLUSIVE) - 1
         out += _EXCLUSIVE[:-1] + _exclusive_text(exclusive, used)
     return out + ")"
+
+
+def header(collection: TensorCollection) -> list[str]:
+    """``batch_size=[...]``, ``device=...`` and a lazy stack's ``stack_dim=...``, as the
+    options show them."""
+    parts = []
+    own = storage_of(collection)  # a record's fields may hide batch_size and device (shadow)
+    if PRINT_OPTIONS["show_batch_size"]:
+        parts.append(f"batch_size={_dims(own.batch_size)}")
+    if own.device is not None and PRINT_OPTIONS["show_device"]:
+        parts.append(f"device={own.device}")
+    extra = collection._repr_extra()  # after the device, as the peer's (stack_dim)
+    if extra:
+        parts.append(extra.removeprefix(", "))
+    return parts
 
 
 _EXCLUSIVE = ", exclusive_fields={"
@@ -190,6 +206,38 @@ def _fields(collection: TensorCollection) -> list[tuple[str, str, Any]]:
     return fields
 
 
+# An entry of ``entry_tree``: its key and its text (a leaf) or its prefix and entries.
+Entry = tuple[str, "str | tuple[str, list[Any]]"]
+
+
+def entry_tree(collection: TensorCollection) -> tuple[list[Entry], list[Entry]]:
+    """The entries the compact repr shows, as a tree (a nested collection: its prefix and
+    its entries), and a lazy stack's exclusive ones per member position (the notebook
+    display's, as the peer's)."""
+    exclusive: list[Entry] = [
+        (position, ("", [_entry(field) for field in fields]))
+        for position, _, fields in _exclusive(collection)
+    ]
+    return [_entry(field) for field in _fields(collection)], exclusive
+
+
+def _entry(field: tuple[str, str, Any]) -> Entry:
+    text, key, value = field
+    if _is_leaf(value):
+        return key, text[len(key) + 2 :]
+    prefix = text[len(key) + 2 :].split("{", 1)[0]  # what _one_line wrote before the "{"
+    return key, (prefix, [_entry(nested) for nested in _fields(_node(value))])
+
+
+def _is_leaf(value: Any) -> bool:
+    return (
+        value is None
+        or isinstance(value, (torch.Tensor, LeafSummary, ValueSummary))
+        or is_non_tensor(value)
+        or not isinstance(_node(value), TensorCollection)
+    )
+
+
 def _first(field: tuple[str, str, Any]) -> str:
     return field[0]
 
@@ -243,13 +291,7 @@ def _field_lines(
     for position, (text, key, value) in enumerate(fields):
         end = closer if position == len(fields) - 1 else ","
         fits = len(indent) + len(text) + len(end) <= _WIDTH
-        if (
-            fits
-            or value is None
-            or isinstance(value, (torch.Tensor, LeafSummary, ValueSummary))
-            or is_non_tensor(value)
-            or not isinstance(_node(value), TensorCollection)
-        ):
+        if fits or _is_leaf(value):
             lines.append(indent + text + end)
             continue
         nested = _fields(_node(value))

@@ -223,6 +223,11 @@ class TensorCollection(BatchFacts):
         """What the repr shows per key (a lazy stack shows stand-ins, not stacked copies)."""
         return self._items()
 
+    def _repr_html_(self) -> str | None:
+        """The display of notebooks: the compact repr's entries in nested ``<details>``
+        blocks, as the peer's (None with ``set_printoptions(html=False)``)."""
+        return ENGINE.html_repr(self)
+
     def _repr_extra(self) -> str:
         """Text the repr adds after the batch size (a lazy stack's ``stack_dim``)."""
         return ""
