@@ -21,7 +21,12 @@ from tclass._core._records import storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import MetaData, NonTensorData, is_non_tensor
 from tclass._engine._nontensor_stack import NonTensorStack
-from tclass._engine._repr_detail import NodeSummary, ValueSummary, detailed_repr
+from tclass._engine._repr_detail import (
+    NodeSummary,
+    ValueSummary,
+    declared_fields,
+    detailed_repr,
+)
 
 __all__ = [
     "LeafSummary",
@@ -83,7 +88,7 @@ class LeafSummary:
     because the members' tensors have different numbers of dims (shown ``[-1]``, as the
     peer's), not because an entry could not be read (``[?]``)."""
 
-    __slots__ = ("device", "dtype", "first", "ranks_differ", "shape")
+    __slots__ = ("device", "devices", "dtype", "first", "ranks_differ", "shape")
 
     def __init__(
         self,
@@ -99,14 +104,23 @@ class LeafSummary:
         self.device = device
         self.first = first
         self.ranks_differ = ranks_differ
+        # the members' devices (set by the lazy stack), shown as the peer: "@cpu,meta"
+        self.devices: frozenset[torch.device] = frozenset()
 
-    def text(self, parent_dims: int) -> str:
+    def text(self, parent_dims: int, parent_device: torch.device | None = None) -> str:
         code = "?" if self.dtype is None else dtype_code(self.dtype)
         if not PRINT_OPTIONS["show_dtype"]:
             code = ""
         if self.shape is None:
-            return code + ("[-1]" if self.ranks_differ else "[?]")
-        return code + _dims(self.shape[parent_dims:])
+            code += "[-1]" if self.ranks_differ else "[?]"
+        else:
+            code += _dims(self.shape[parent_dims:])
+        if parent_device is None and self.devices and self.devices != _CPU:
+            code += "@" + ",".join(sorted(map(str, self.devices)))
+        return code
+
+
+_CPU = frozenset((torch.device("cpu"),))
 
 
 def compact_repr(collection: TensorCollection) -> str:
@@ -139,9 +153,10 @@ def header(collection: TensorCollection) -> list[str]:
     options show them."""
     parts = []
     own = storage_of(collection)  # a record's fields may hide batch_size and device (shadow)
-    if PRINT_OPTIONS["show_batch_size"]:
+    fields = declared_fields(collection)  # ... and are then not shown, as the peer's
+    if PRINT_OPTIONS["show_batch_size"] and "batch_size" not in fields:
         parts.append(f"batch_size={_dims(own.batch_size)}")
-    if own.device is not None and PRINT_OPTIONS["show_device"]:
+    if own.device is not None and PRINT_OPTIONS["show_device"] and "device" not in fields:
         parts.append(f"device={own.device}")
     extra = collection._repr_extra()  # after the device, as the peer's (stack_dim)
     if extra:
@@ -196,8 +211,9 @@ def _fields(collection: TensorCollection) -> list[tuple[str, str, Any]]:
     own = storage_of(collection)
     dims = len(own.batch_size)
     device = own.device
+    by_class = collection._repr_values_by_class()
     fields: list[tuple[str, str, Any]] = [
-        (f"{key}: {_one_line(value, dims, device)}", key, value)
+        (f"{key}: {_one_line(value, dims, device, by_class)}", key, value)
         for key, value in collection._repr_items()
     ]
     fields = in_print_order(fields, _first)
@@ -256,11 +272,15 @@ def _prefix(value: TensorCollection | NodeSummary, parent_dims: int) -> str:
     return ("" if name == "TensorDict" else name) + (_dims(extra) if extra else "")
 
 
-def _one_line(value: Any, parent_dims: int, parent_device: torch.device | None) -> str:
+def _one_line(
+    value: Any, parent_dims: int, parent_device: torch.device | None, by_class: bool = False
+) -> str:
     if isinstance(value, LeafSummary):
-        return value.text(parent_dims)
+        return value.text(parent_dims, parent_device)
     if isinstance(value, ValueSummary):
         return _one_line(value.first, parent_dims, parent_device)
+    if by_class and isinstance(value, NonTensorData):
+        return "NonTensorData"
     if isinstance(value, torch.Tensor):
         shown = 0 if value.__class__ is UnbatchedTensor else parent_dims  # no batch dims
         code = dtype_code(value.dtype) if PRINT_OPTIONS["show_dtype"] else ""

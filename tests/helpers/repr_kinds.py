@@ -55,6 +55,12 @@ def _lazy_records(lib: ModuleType, cls: type) -> Any:
     return lib.lazy_stack([cls(x=torch.zeros(n), batch_size=[]) for n in (2, 4)])
 
 
+def _shared_unbatched(lib: ModuleType, shared: Any) -> Any:
+    """A lazy stack whose members share one UnbatchedTensor (the peer warns otherwise)."""
+    members = [lib.TensorDict(a=torch.zeros(2), u=shared, batch_size=[2]) for _ in range(2)]
+    return lib.lazy_stack(members)
+
+
 KINDS: dict[str, Builder] = {
     "td_flat": lambda lib, p: lib.TensorDict(
         a=_t(), b=torch.ones(3, dtype=torch.long), batch_size=[3]
@@ -215,6 +221,26 @@ KINDS: dict[str, Builder] = {
     "lazy_index": lambda lib, p: lib.lazy_stack(
         [lib.TensorDict(a=torch.zeros(3, 4), batch_size=[3]) for _ in range(2)]
     )[:, 1],
+    "lazy_devices": lambda lib, p: lib.lazy_stack(
+        [lib.TensorDict(a=torch.zeros(2)), lib.TensorDict(a=torch.zeros(2, device="meta"))]
+    ),
+    "lazy_meta": lambda lib, p: lib.lazy_stack(
+        [lib.TensorDict(a=torch.zeros(2, device="meta")) for _ in range(2)]
+    ),
+    "lazy_unbatched": lambda lib, p: _shared_unbatched(lib, lib.UnbatchedTensor(torch.ones(4))),
+    "h5_values": lambda lib, p: lib.PersistentTensorDict.from_dict(
+        lib.TensorDict(
+            a=torch.zeros(2),
+            s="x",
+            t=lib.NonTensorStack("p", "q"),
+            n=lib.TensorDict(u="in", batch_size=[2]),
+            batch_size=[2],
+        ),
+        filename=p / "v.h5",
+    ),
+    "record_shadow_batch_size_device": lambda lib, p: _record(
+        lib, x=torch.Tensor, batch_size=torch.Tensor, device=str, options={"shadow": True}
+    )(x=torch.zeros(2), batch_size=torch.tensor(5), device="gpu0"),
     "nontensor": lambda lib, p: lib.NonTensorData("hello", batch_size=[3]),
     "nontensor_stack": lambda lib, p: lib.NonTensorStack("a", "b", "c"),
     "nontensor_stack_nested": lambda lib, p: lib.NonTensorStack(
@@ -282,6 +308,12 @@ KINDS: dict[str, Builder] = {
     ),
 }
 
+
+# kind.view -> why the peer prints something else there (README "Printed text")
+NOT_THE_PEERS: dict[str, str] = {
+    "h5_values.detailed": "the peer reads an HDF5 string as bytes (b'x'), with a FutureWarning",
+    "lazy_devices.detailed": "the peer raises: it stacks the members' tensors on cpu and meta",
+}
 
 VIEWS: dict[str, dict[str, Any]] = {
     "compact": {},
