@@ -50,6 +50,7 @@ from tclass._core._unbatched import UnbatchedTensor as UnbatchedTensor
 from tclass._engine import _map as _map  # binds ENGINE (*)
 from tclass._engine import _pickle5 as _pickle5  # binds ENGINE (*)
 from tclass._engine import _ragged_values as _ragged_values  # binds ENGINE (*)
+from tclass._engine import _repr_html as _repr_html  # binds ENGINE (*)
 from tclass._engine import _torch_functions as _torch_functions
 from tclass._engine._collate import collate as collate
 from tclass._engine._collate import group_by as group_by

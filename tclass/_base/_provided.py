@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         _pyvalues,
         _ragged_values,
         _record_fields,
+        _repr_html,
     )
     from tclass._engine._lazy import _build, _stack
     from tclass._interop import _bridges, _constructors, _modules, _state_dict
@@ -133,6 +134,7 @@ class ENGINE(metaclass=Provided, layer="tclass._engine"):
         pack = _pack.pack
         map_chunks = _map.map_chunks
         map_iter = _map.map_iter
+        html_repr = _repr_html.html_repr
 
 
 @final

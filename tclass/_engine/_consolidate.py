@@ -411,7 +411,8 @@ class _Flatten(NodeVisitor[Description]):
         tree: dict[str, Any] = {"value": data, "batch": list(batch)}
         if cls is MetaData:  # kept as the peer keeps it (it does not grow into a stack)
             tree["meta"] = True
-        return (lambda views, target: cls._make(data, batch, target.device)), tree
+        keeps = node.device is not None  # consolidate() gives no device to a value without
+        return (lambda views, target: cls._make(data, batch, _device(target, keeps))), tree
 
     def visit_values(self, node: NonTensorStack) -> Description:
         array, dims = node._as_array(), node._stack_dims  # (nested as it was: the peer's
@@ -422,7 +423,8 @@ class _Flatten(NodeVisitor[Description]):
         held = node._held  # the one value kept over no elements, as the peer's members
         if held and not array.size:  # (with elements, they hold it)
             tree["held"] = list(held)
-        return (lambda views, target: _values_at(array, target.device, dims, held)), tree
+        keeps = node.device is not None
+        return (lambda views, target: _values_at(array, _device(target, keeps), dims, held)), tree
 
     def visit_tensordict(self, td: TensorDict) -> Description:
         parts: list[tuple[str, int | Rebuild]] = []
@@ -509,6 +511,11 @@ def _jagged(parts: Sequence[torch.Tensor], ragged: int) -> torch.Tensor:
     return torch.nested.nested_tensor_from_jagged(
         parts[0], parts[1], lengths=lengths, jagged_dim=ragged
     )
+
+
+def _device(target: Target, keeps: bool) -> torch.device | None:
+    """The device of a rebuilt node that had one (``keeps``) or every node is moved to."""
+    return target.device if keeps or target.moved else None
 
 
 def _values_at(

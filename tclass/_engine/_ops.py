@@ -155,7 +155,7 @@ def _stack(
         msg = (
             f"stack{_at(path)}: member {position} has batch size "
             f"{format_shape(sizes[position])} but member 0 has {format_shape(batch_size)}; "
-            f"all batch sizes must match ({_LAZY_HINT})"
+            f"stacking tensordicts requires them to have congruent batch sizes ({_LAZY_HINT})"
         )
         raise StackError(msg)
     dim = _batch.normalize_dim(dim, len(batch_size), op="stack", inclusive=True)
@@ -574,7 +574,8 @@ def _raise_key_mismatch(
             extra = sorted(set(entries.keys()) - set(keys))
             msg = (
                 f"{op}{_at(path)}: member {position} has different keys from member 0 "
-                f"(missing: {missing}, extra: {extra}); {_LAZY_HINT}"
+                f"(missing: {missing}, extra: {extra}); all tensordicts must have the same keys "
+                f"({_LAZY_HINT})"
             )
             raise StackKeysError(msg)
     raise AssertionError("unreachable: the key sets were found to differ")

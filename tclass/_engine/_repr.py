@@ -21,9 +21,22 @@ from tclass._core._records import storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import MetaData, NonTensorData, is_non_tensor
 from tclass._engine._nontensor_stack import NonTensorStack
-from tclass._engine._repr_detail import NodeSummary, ValueSummary, detailed_repr
+from tclass._engine._repr_detail import (
+    NodeSummary,
+    ValueSummary,
+    declared_fields,
+    detailed_repr,
+)
 
-__all__ = ["LeafSummary", "NodeSummary", "ValueSummary", "compact_repr", "dtype_code"]
+__all__ = [
+    "LeafSummary",
+    "NodeSummary",
+    "ValueSummary",
+    "compact_repr",
+    "dtype_code",
+    "entry_tree",
+    "header",
+]
 
 _WIDTH = 80
 _INDENT = "    "
@@ -71,9 +84,11 @@ class LeafSummary:
     """A stand-in for a tensor a lazy stack would have to build to show it: its dtype
     (``None`` if members differ), full shape with -1 where members differ (``None`` if
     they differ in dims) and device; where sizes differ, member 0's tensor, whose class and
-    sharing the detailed form shows (the peer's)."""
+    sharing the detailed form shows (the peer's). ``ranks_differ``: the shape is ``None``
+    because the members' tensors have different numbers of dims (shown ``[-1]``, as the
+    peer's), not because an entry could not be read (``[?]``)."""
 
-    __slots__ = ("device", "dtype", "first", "shape")
+    __slots__ = ("device", "devices", "dtype", "first", "ranks_differ", "shape")
 
     def __init__(
         self,
@@ -81,17 +96,31 @@ class LeafSummary:
         shape: tuple[int, ...] | None,
         device: torch.device | None,
         first: torch.Tensor | None = None,
+        *,
+        ranks_differ: bool = False,
     ) -> None:
         self.dtype = dtype
         self.shape = shape
         self.device = device
         self.first = first
+        self.ranks_differ = ranks_differ
+        # the members' devices (set by the lazy stack), shown as the peer: "@cpu,meta"
+        self.devices: frozenset[torch.device] = frozenset()
 
-    def text(self, parent_dims: int) -> str:
+    def text(self, parent_dims: int, parent_device: torch.device | None = None) -> str:
         code = "?" if self.dtype is None else dtype_code(self.dtype)
         if not PRINT_OPTIONS["show_dtype"]:
             code = ""
-        return code + ("[?]" if self.shape is None else _dims(self.shape[parent_dims:]))
+        if self.shape is None:
+            code += "[-1]" if self.ranks_differ else "[?]"
+        else:
+            code += _dims(self.shape[parent_dims:])
+        if parent_device is None and self.devices and self.devices != _CPU:
+            code += "@" + ",".join(sorted(map(str, self.devices)))
+        return code
+
+
+_CPU = frozenset((torch.device("cpu"),))
 
 
 def compact_repr(collection: TensorCollection) -> str:
@@ -99,15 +128,8 @@ def compact_repr(collection: TensorCollection) -> str:
     detailed form of ``_repr_detail`` with ``set_printoptions(compact=False)``)."""
     if not PRINT_OPTIONS["compact"]:
         return detailed_repr(collection)
-    parts = []
     own = storage_of(collection)  # a record's fields may hide batch_size and device (shadow)
-    if PRINT_OPTIONS["show_batch_size"]:
-        parts.append(f"batch_size={_dims(own.batch_size)}")
-    if own.device is not None and PRINT_OPTIONS["show_device"]:
-        parts.append(f"device={own.device}")
-    extra = collection._repr_extra()  # after the device, as the peer's (stack_dim)
-    if extra:
-        parts.append(extra.removeprefix(", "))
+    parts = header(collection)
     parts.append("fields={")
     head = f"{type(collection).__name__}(" + ", ".join(parts)
     fields = _fields(collection)
@@ -124,6 +146,22 @@ def compact_repr(collection: TensorCollection) -> str:
         used = len(out.rsplit("\n", 1)[-1]) + len(_EXCLUSIVE) - 1
         out += _EXCLUSIVE[:-1] + _exclusive_text(exclusive, used)
     return out + ")"
+
+
+def header(collection: TensorCollection) -> list[str]:
+    """``batch_size=[...]``, ``device=...`` and a lazy stack's ``stack_dim=...``, as the
+    options show them."""
+    parts = []
+    own = storage_of(collection)  # a record's fields may hide batch_size and device (shadow)
+    fields = declared_fields(collection)  # ... and are then not shown, as the peer's
+    if PRINT_OPTIONS["show_batch_size"] and "batch_size" not in fields:
+        parts.append(f"batch_size={_dims(own.batch_size)}")
+    if own.device is not None and PRINT_OPTIONS["show_device"] and "device" not in fields:
+        parts.append(f"device={own.device}")
+    extra = collection._repr_extra()  # after the device, as the peer's (stack_dim)
+    if extra:
+        parts.append(extra.removeprefix(", "))
+    return parts
 
 
 _EXCLUSIVE = ", exclusive_fields={"
@@ -173,14 +211,47 @@ def _fields(collection: TensorCollection) -> list[tuple[str, str, Any]]:
     own = storage_of(collection)
     dims = len(own.batch_size)
     device = own.device
+    by_class = collection._repr_values_by_class()
     fields: list[tuple[str, str, Any]] = [
-        (f"{key}: {_one_line(value, dims, device)}", key, value)
+        (f"{key}: {_one_line(value, dims, device, by_class)}", key, value)
         for key, value in collection._repr_items()
     ]
     fields = in_print_order(fields, _first)
     # Declared fields holding None come last, as the peer lists them.
     fields.extend((f"{name}: None", name, None) for name in collection._repr_absent())
     return fields
+
+
+# An entry of ``entry_tree``: its key and its text (a leaf) or its prefix and entries.
+Entry = tuple[str, "str | tuple[str, list[Any]]"]
+
+
+def entry_tree(collection: TensorCollection) -> tuple[list[Entry], list[Entry]]:
+    """The entries the compact repr shows, as a tree (a nested collection: its prefix and
+    its entries), and a lazy stack's exclusive ones per member position (the notebook
+    display's, as the peer's)."""
+    exclusive: list[Entry] = [
+        (position, ("", [_entry(field) for field in fields]))
+        for position, _, fields in _exclusive(collection)
+    ]
+    return [_entry(field) for field in _fields(collection)], exclusive
+
+
+def _entry(field: tuple[str, str, Any]) -> Entry:
+    text, key, value = field
+    if _is_leaf(value):
+        return key, text[len(key) + 2 :]
+    prefix = text[len(key) + 2 :].split("{", 1)[0]  # what _one_line wrote before the "{"
+    return key, (prefix, [_entry(nested) for nested in _fields(_node(value))])
+
+
+def _is_leaf(value: Any) -> bool:
+    return (
+        value is None
+        or isinstance(value, (torch.Tensor, LeafSummary, ValueSummary))
+        or is_non_tensor(value)
+        or not isinstance(_node(value), TensorCollection)
+    )
 
 
 def _first(field: tuple[str, str, Any]) -> str:
@@ -201,11 +272,15 @@ def _prefix(value: TensorCollection | NodeSummary, parent_dims: int) -> str:
     return ("" if name == "TensorDict" else name) + (_dims(extra) if extra else "")
 
 
-def _one_line(value: Any, parent_dims: int, parent_device: torch.device | None) -> str:
+def _one_line(
+    value: Any, parent_dims: int, parent_device: torch.device | None, by_class: bool = False
+) -> str:
     if isinstance(value, LeafSummary):
-        return value.text(parent_dims)
+        return value.text(parent_dims, parent_device)
     if isinstance(value, ValueSummary):
         return _one_line(value.first, parent_dims, parent_device)
+    if by_class and isinstance(value, NonTensorData):
+        return "NonTensorData"
     if isinstance(value, torch.Tensor):
         shown = 0 if value.__class__ is UnbatchedTensor else parent_dims  # no batch dims
         code = dtype_code(value.dtype) if PRINT_OPTIONS["show_dtype"] else ""
@@ -236,13 +311,7 @@ def _field_lines(
     for position, (text, key, value) in enumerate(fields):
         end = closer if position == len(fields) - 1 else ","
         fits = len(indent) + len(text) + len(end) <= _WIDTH
-        if (
-            fits
-            or value is None
-            or isinstance(value, (torch.Tensor, LeafSummary, ValueSummary))
-            or is_non_tensor(value)
-            or not isinstance(_node(value), TensorCollection)
-        ):
+        if fits or _is_leaf(value):
             lines.append(indent + text + end)
             continue
         nested = _fields(_node(value))

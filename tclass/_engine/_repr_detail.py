@@ -19,7 +19,7 @@ from tclass._engine._nontensor_stack import NonTensorStack
 if TYPE_CHECKING:
     from tclass._base.implemented._collection import TensorCollection
 
-__all__ = ["ValueSummary", "detailed_repr"]
+__all__ = ["ValueSummary", "declared_fields", "detailed_repr"]
 
 _INDENT = "    "
 _shared: Any = torch.Tensor.is_shared  # untyped in torch
@@ -101,12 +101,22 @@ def _exclusive(members: list[list[tuple[str, Any]]], indent: str) -> str:
     return ",".join(texts) if texts else "\n" + indent
 
 
+def declared_fields(collection: Any) -> frozenset[str]:
+    """A record's field names (empty for other collections): a field named ``batch_size``
+    or ``device`` (``shadow=True``) takes the place of that attribute in the repr."""
+    return type(collection).__expected_keys__ if is_record(collection) else frozenset()
+
+
 def _attributes(collection: Any) -> list[str]:
     parts = []
     own = storage_of(collection)  # a record's fields may hide batch_size and device (shadow)
+    fields = declared_fields(collection)
     if PRINT_OPTIONS["show_batch_size"]:
-        parts.append(f"batch_size={own.batch_size}")
-    if PRINT_OPTIONS["show_device"]:
+        if "batch_size" not in fields:
+            parts.append(f"batch_size={own.batch_size}")
+        elif "shape" not in fields:  # the peer's
+            parts.append(f"shape={own.batch_size}")
+    if PRINT_OPTIONS["show_device"] and "device" not in fields:
         parts.append(f"device={own.device}")
     if PRINT_OPTIONS["show_is_shared"]:
         parts.append(f"is_shared={_collection_shared(collection)}")
@@ -123,6 +133,8 @@ def _leaf(tensor: Any) -> str:
     options = PRINT_OPTIONS
     parts = []
     shape = getattr(tensor, "shape", None)
+    if shape is None and getattr(tensor, "ranks_differ", False):
+        shape = (-1,)  # a lazy stack's members' tensors of different dims, as the peer
     if options["show_shape"]:
         parts.append(f"shape={torch.Size(shape) if shape is not None else '?'}")
     if options["show_field_device"]:

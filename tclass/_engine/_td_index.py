@@ -292,7 +292,8 @@ class IndexingOps(TensorDictBase):
         if mask.shape[0] != batch[0]:
             msg = (
                 f"the mask has shape {list(mask.shape)} but batch dim 0 has size {batch[0]}; "
-                "a boolean index must match the batch dims it covers"
+                "a boolean index must match the batch dims it covers (the shape of the mask "
+                "does not match the shape of the indexed tensor)"
             )
             raise DimError(msg)
         rows = mask.nonzero().squeeze(1)

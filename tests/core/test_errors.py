@@ -682,6 +682,18 @@ def _phrase_cases(lib: Any, tmp: Any) -> dict[str, tuple[Callable[[], Any], str]
             lambda: lazy(2, 2).lock_().insert(0, td_cls(a=torch.zeros(2, 3), batch_size=[2])),
             "Cannot modify locked",
         ),
+        "stack_batch_sizes": (
+            lambda: torch.stack([plain(), plain()[:2]]),
+            "requires them to have congruent batch sizes",
+        ),
+        "cat_keys": (
+            lambda: torch.cat([plain(), plain().exclude("a")]),
+            "all tensordicts must have the same keys",
+        ),
+        "mask_shape": (
+            lambda: plain()[torch.tensor([True, False, True])],
+            "does not match the shape of the indexed tensor",
+        ),
         "nontensor_insert_locked": (
             lambda: lib.NonTensorStack(lib.NonTensorData("x")).lock_().insert(0, "y"),
             "Cannot modify locked",

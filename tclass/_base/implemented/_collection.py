@@ -223,6 +223,16 @@ class TensorCollection(BatchFacts):
         """What the repr shows per key (a lazy stack shows stand-ins, not stacked copies)."""
         return self._items()
 
+    def _repr_values_by_class(self) -> bool:
+        """Whether the compact repr names a Python value by its node's class
+        (``NonTensorData``) rather than by its value's type (a file's: the peer's)."""
+        return False
+
+    def _repr_html_(self) -> str | None:
+        """The display of notebooks: the compact repr's entries in nested ``<details>``
+        blocks, as the peer's (None with ``set_printoptions(html=False)``)."""
+        return ENGINE.html_repr(self)
+
     def _repr_extra(self) -> str:
         """Text the repr adds after the batch size (a lazy stack's ``stack_dim``)."""
         return ""

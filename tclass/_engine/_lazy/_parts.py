@@ -6,6 +6,7 @@ Kept apart from ``_lazy.py`` so that the class itself reads as its API.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
@@ -333,16 +334,27 @@ def summary_of(members: list[Any], key: str, dim: int) -> Any:
         return LeafSummary(None, None, None)
     path = (key,)
     first = parts[0]
+    if all(type(part) is UnbatchedTensor for part in parts):
+        if len({part.shape for part in parts}) == 1:
+            return first  # shared by the members, not stacked: its own shape (the peer's)
     if isinstance(first, (torch.Tensor, LeafSummary)):
         if not all(isinstance(part, (torch.Tensor, LeafSummary)) for part in parts):
             return LeafSummary(None, None, None)
-        dtype = first.dtype if all(part.dtype == first.dtype for part in parts) else None
+        # the dtype the stacked tensor would have (promoted, as the peer's repr shows it)
+        dtypes = [part.dtype for part in parts]
+        dtype = None if None in dtypes else functools.reduce(torch.promote_types, dtypes)
         shapes = {part.shape for part in parts}
         if None in shapes or len({len(shape) for shape in shapes}) != 1:
-            return LeafSummary(dtype, None, first.device)
-        sizes = [group[0] if len(set(group)) == 1 else -1 for group in zip(*shapes)]
-        model = first if -1 in sizes and isinstance(first, torch.Tensor) else None
-        return LeafSummary(dtype, (*sizes[:dim], len(parts), *sizes[dim:]), first.device, model)
+            known = all(getattr(part, "ranks_differ", True) for part in parts)
+            summary = LeafSummary(dtype, None, first.device, ranks_differ=known)
+        else:
+            sizes = [group[0] if len(set(group)) == 1 else -1 for group in zip(*shapes)]
+            model = first if -1 in sizes and isinstance(first, torch.Tensor) else None
+            stacked = (*sizes[:dim], len(parts), *sizes[dim:])
+            summary = LeafSummary(dtype, stacked, first.device, model)
+        # every member's device, shown after the entry where the stack has none (the peer's)
+        summary.devices = frozenset().union(*(_devices(part) for part in parts))
+        return summary
     if isinstance(first, _NonTensorNode) and any(p.batch_size != first.batch_size for p in parts):
         return first  # a ragged stack's Python values: shown by member 0's kind
     try:
@@ -354,6 +366,12 @@ def summary_of(members: list[Any], key: str, dim: int) -> Any:
     if isinstance(first, TensorCollection):
         return NodeSummary(type(_first_entry(members[0], key)).__name__, stacked)
     return stacked
+
+
+def _devices(part: torch.Tensor | LeafSummary) -> frozenset[torch.device]:
+    if isinstance(part, LeafSummary):
+        return part.devices
+    return frozenset((part.device,))
 
 
 def _first_entry(member: Any, key: str) -> Any:

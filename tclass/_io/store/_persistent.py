@@ -584,6 +584,9 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
             else:
                 yield key, node
 
+    def _repr_values_by_class(self) -> bool:
+        return True  # "s: NonTensorData", as the peer's repr of a file, which reads no value
+
     def _repr_items(self) -> Iterator[tuple[str, Any]]:
         for key, found in self._nodes():
             if isinstance(found, PersistentTensorDict):
