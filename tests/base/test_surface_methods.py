@@ -330,6 +330,39 @@ def test_requires_grad_grad_zero_grad() -> None:
         TensorDict(a=torch.ones(2, dtype=torch.long)).requires_grad_()
 
 
+def test_grad_of_a_record_without_gradients_is_none_as_a_tensordicts() -> None:
+    # The peer's record fails there ("Expected a TensorDictBase instance but got
+    # NoneType"), in grad, zero_grad() and clip_grad_norm_ of a record alike.
+    # (A record holding a Python value keeps it in a record of None gradients, in both.)
+
+    class Vec(TensorClass):
+        x: torch.Tensor
+        y: torch.Tensor
+
+    vec = Vec(x=torch.ones(3), y=torch.zeros(3), batch_size=[3])
+    assert vec.grad is None and vec.requires_grad_().grad is None
+    (vec.x * 2).sum().backward()
+    assert type(vec.grad) is Vec and torch.equal(vec.grad.x, torch.full((3,), 2.0))
+    assert vec.grad.y is None and vec.detach().grad is None
+    assert vec.zero_grad() is vec and vec.grad is None and vec.x.grad is None
+    assert Pair(x=torch.ones(3), y=torch.ones(3), batch_size=[3]).grad.x is None
+
+
+def test_math_with_a_0d_tensor_requiring_grad_backpropagates_into_it() -> None:
+    # The peer's fused kernel records a backward that fails: "inconsistent range for
+    # TensorList output".
+    w = torch.tensor(2.0, requires_grad=True)
+    td = TensorDict(a=torch.arange(6.0).reshape(3, 2), n={"b": torch.ones(3)}, batch_size=[3])
+    out = td * w
+    out.mul_(3)
+    out.sum(reduce=True).backward()
+    assert w.grad is not None and w.grad.item() == 3 * (15.0 + 3.0)
+    pair = Pair(x=torch.ones(3), y=torch.arange(3.0), batch_size=[3])
+    w.grad = None
+    (pair * w).sum(reduce=True).backward()
+    assert w.grad.item() == 6.0
+
+
 def test_detach_of_views() -> None:
     # torch refuses view.detach_(): a view that requires no gradients is left as it is
     # (the peer raises there), one that does is held as its detach() (the same data).

@@ -399,6 +399,20 @@ def test_autograd_grad() -> None:
     assert equal(grads["a"], torch.full((2, 3), 4.0)) and equal(grads["n", "c"], torch.ones(2))
 
 
+def test_autograd_grad_of_collections_and_tensors_together() -> None:
+    # The peer takes a collection only with collections on the other side: "only
+    # supports TensorDictBase as output" / "as input".
+    x = torch.ones(2, 3, requires_grad=True)
+    out = TensorDict(a=x * 2, n={"b": x[:, 0] * 3}, batch_size=[2])
+    seed = TensorDict(a=torch.ones(2, 3), n={"b": torch.ones(2)}, batch_size=[2])
+    (grad,) = torch.autograd.grad(out, [x], seed)
+    assert torch.equal(grad, torch.tensor([[5.0, 2.0, 2.0]] * 2))
+    td = TensorDict(a=torch.ones(2, requires_grad=True), batch_size=[2])
+    both = torch.autograd.grad((td["a"] * x[:, 0]).sum(), (td, x))
+    assert type(both[0]) is TensorDict and torch.equal(both[0]["a"], torch.ones(2))
+    assert torch.equal(both[1], torch.tensor([[1.0, 0.0, 0.0]] * 2))
+
+
 def test_functions_not_in_the_table_say_so() -> None:
     x, _ = _pair()
     with pytest.raises(TypeError):
