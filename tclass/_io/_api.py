@@ -222,7 +222,8 @@ def _check_no_store(node: Any) -> None:
     if found is not None:
         key, kind = found
         shown = key[0] if len(key) == 1 else key
-        where = f" (at key {shown!r}: a {kind})" if key else ""
+        label = "key" if all(type(part) is str for part in key) else "key / member index"
+        where = f" (at {label} {shown!r}: a {kind})" if key else ""
         msg = (
             f"Cannot build a memmap TensorDict in-place from a {type(node).__name__}{where} "
             "over a persistent store (an HDF5 file or a zarr store): its entries live there. "
@@ -233,7 +234,7 @@ def _check_no_store(node: Any) -> None:
 
 class _FindStore(NodeVisitor["tuple[tuple[Any, ...], str] | None"]):
     """The key (and kind) of the first persistent store in a tree, without reading any
-    tensor (a ragged lazy stack's members are walked one by one)."""
+    tensor (a ragged lazy stack's members are walked one by one, by index)."""
 
     def visit_tensordict(self, td: TensorDict, key: tuple[Any, ...]) -> Any:
         for name, value in td._items():
@@ -244,8 +245,8 @@ class _FindStore(NodeVisitor["tuple[tuple[Any, ...], str] | None"]):
         return None
 
     def visit_lazy(self, stack: LazyStackedTensorDict, key: tuple[Any, ...]) -> Any:
-        for member in stack.tensordicts:
-            found = self.visit(member, key)
+        for index, member in enumerate(stack.tensordicts):
+            found = self.visit(member, (*key, index))
             if found is not None:
                 return found
         return None

@@ -62,3 +62,15 @@ def test_memmap_in_place_refuses_a_held_file_before_writing(tmp_path: Path) -> N
     assert type(td["x"]) is PersistentTensorDict and not td.is_memmap()
     with pytest.raises(RuntimeError):  # the peer refuses it too
         _holding_file(peer, tmp_path / "p").memmap_(tmp_path / "pip")
+
+
+def test_memmap_in_place_of_a_lazy_stack_of_file_rows_refuses_before_writing(
+    tmp_path: Path,
+) -> None:
+    td = _holding_file(tclass, tmp_path)
+    stack = tclass.lazy_stack([td["x"][0], td["x"][1]])
+    with pytest.raises(UnsupportedError, match=r"at key / member index 0: a Persistent"):
+        stack.memmap_(tmp_path / "ip")
+    assert not (tmp_path / "ip").exists()
+    saved = stack.memmap(tmp_path / "m")  # a copy is saved, as a lazy stack of TensorDicts
+    assert saved.is_memmap() and torch.equal(saved["c"], torch.arange(6.0).reshape(2, 3))
