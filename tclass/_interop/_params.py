@@ -360,8 +360,9 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         """A plain TensorDict holding copies of the entries (plain tensors, not
         parameters), still in the autograd graph as the peer's: a loss computed from
         them gives the parameters their gradients (``detach()`` first for data only;
-        ``retain_none``: the peer's keyword for tensorclass fields, never held here)."""
-        return map_leaves(self._param_td, lambda leaf: leaf.clone())
+        ``retain_none``: the peer's keyword for tensorclass fields). Records it holds
+        become TensorDicts of plain tensors too, as a TensorDict's do."""
+        return self._param_td.to_tensordict(retain_none=retain_none)
 
     def _joined_as(self) -> TensorDict:
         """What stack and cat join (with TensorDicts too): the wrapped TensorDict, so the
@@ -796,9 +797,10 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
         adopt(td, saved)
         with td.unlock_(), torch.no_grad():
             for parent, key, leaf in before:
-                mapped = cast(torch.Tensor, parent._entry(key))
+                holder = cast(TensorDict, storage_of(parent))  # a record's: its storage
+                mapped = cast(torch.Tensor, holder._entry(key))
                 leaf.data = mapped.detach()  # a plain tensor over the mapped file
-                cast(TensorDict, parent)._put(key, leaf)
+                holder._put(key, leaf)
         return True
 
     def load_memmap_(
@@ -823,7 +825,7 @@ class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[m
                 leaf = before.get(name)
                 if isinstance(leaf, torch.Tensor) and same_layout(leaf, loaded):
                     leaf.copy_(cast(torch.Tensor, loaded))  # the registered object stays
-                    cast(TensorDict, parent)._put(key, leaf)
+                    cast(TensorDict, storage_of(parent))._put(key, leaf)
             forget_folders(td)  # its leaves are in memory: later sets stay there
             self._convert_leaves(td)
         return self

@@ -203,13 +203,7 @@ def memmap_in_place(
     in, if it is), then make ``node``'s leaves the saved files (an
     archive's: mapped shared, so that writes reach it); with ``return_early``, a
     ``TensorDictFuture`` whose ``result()`` does that once the save is done."""
-    if isinstance(storage_of(node), (PersistentTensorDict, PersistentTensorDictView)):
-        msg = (
-            f"Cannot build a memmap TensorDict in-place from a {type(node).__name__} over a "
-            "persistent store (an HDF5 file or a zarr store): its entries live there. Use "
-            ".memmap(prefix) for a memory-mapped copy"
-        )
-        raise UnsupportedError(msg)
+    _check_no_store(node)
     if prefix is None:  # a collection saved in a folder stays there, as in the peer
         storage = storage_of(node)
         if isinstance(storage, TensorDict) and storage._saved is not None:
@@ -218,6 +212,55 @@ def memmap_in_place(
     if isinstance(saved, TensorDictFuture):
         return TensorDictFuture(saved.future, then=lambda copy: _adopted(node, copy))  # type: ignore[return-value]
     return _adopted(node, saved)
+
+
+def _check_no_store(node: Any) -> None:
+    """Refuses ``memmap_`` of ``node`` over a persistent store, or holding one (as the
+    peer's), before any file is written: the store's entries live there, and its
+    memory-mapped copy would silently stand in its place."""
+    found = _FindStore().visit(node, ())
+    if found is not None:
+        key, kind = found
+        shown = key[0] if len(key) == 1 else key
+        label = "key" if all(type(part) is str for part in key) else "key / member index"
+        where = f" (at {label} {shown!r}: a {kind})" if key else ""
+        msg = (
+            f"Cannot build a memmap TensorDict in-place from a {type(node).__name__}{where} "
+            "over a persistent store (an HDF5 file or a zarr store): its entries live there. "
+            "Use .memmap(prefix) for a memory-mapped copy"
+        )
+        raise UnsupportedError(msg)
+
+
+class _FindStore(NodeVisitor["tuple[tuple[Any, ...], str] | None"]):
+    """The key (and kind) of the first persistent store in a tree, without reading any
+    tensor (a ragged lazy stack's members are walked one by one, by index)."""
+
+    def visit_tensordict(self, td: TensorDict, key: tuple[Any, ...]) -> Any:
+        for name, value in td._items():
+            if not isinstance(value, torch.Tensor):
+                found = self.visit(value, (*key, name))
+                if found is not None:
+                    return found
+        return None
+
+    def visit_lazy(self, stack: LazyStackedTensorDict, key: tuple[Any, ...]) -> Any:
+        for index, member in enumerate(stack.tensordicts):
+            found = self.visit(member, (*key, index))
+            if found is not None:
+                return found
+        return None
+
+    def visit_value(self, node: NonTensorData, key: tuple[Any, ...]) -> Any:
+        return None
+
+    def visit_values(self, node: NonTensorStack, key: tuple[Any, ...]) -> Any:
+        return None
+
+    def visit_other(self, node: Any, key: tuple[Any, ...]) -> Any:
+        if isinstance(node, (PersistentTensorDict, PersistentTensorDictView)):
+            return key, type(node).__name__
+        return None  # another wrapper (a TensorDictParams): saved as it saves
 
 
 def _adopted(node: C, saved: Any) -> C:

@@ -59,9 +59,10 @@ class RecordConversions(TensorDictBase):
     def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
         """A TensorDict copy: nested records become TensorDicts, Python values stay
         ``NonTensorData`` nodes; with ``retain_none``, absent fields are ``None`` values
-        there. (``from_tensordict`` wraps without copying.)"""
-        td = self._tensordict
-        out = _as_plain(td.clone() if isinstance(td, TensorDict) else td.to_tensordict())
+        there. (``from_tensordict`` wraps without copying.) Its tensors are plain ones,
+        as a TensorDict's ``to_tensordict`` gives (not the parameters of a
+        ``TensorDictParams`` that holds the record, nor one held in a field)."""
+        out = _as_plain(self._tensordict.to_tensordict())
         if retain_none:
             for name in self._absent_fields():
                 out.set(name, NonTensorData(None, out.batch_size, out.device))

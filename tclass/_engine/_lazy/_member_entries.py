@@ -210,12 +210,16 @@ class LazyMemberEntries(LazyStackOps):
     # --- entries by key, read from the members without stacking them ----------------------
 
     def _entry_class(self, key: str) -> type:
+        """A tensor's class is the first member's (a ``MemoryMappedTensor`` of memory-mapped
+        members, as the peer's), found without stacking."""
         first = self._members[0] if self._members else None
-        if isinstance(first, LazyStackOps) and issubclass(first._entry_class(key), torch.Tensor):
-            return torch.Tensor  # (nothing stacked: nested members may differ in shape)
+        if isinstance(first, LazyStackOps):
+            nested = first._entry_class(key)
+            if issubclass(nested, torch.Tensor):
+                return nested  # (nothing stacked: nested members may differ in shape)
         parts = self._parts(key)
         if isinstance(parts[0], torch.Tensor):
-            return torch.Tensor
+            return type(parts[0])
         return type(stack_entries(parts, self._stack_dim, (key,)))
 
     def _item_shape(self, key: str) -> torch.Size:

@@ -147,6 +147,10 @@ class _Planner(NodeVisitor[Rebuild]):
             # a wrapper (a TensorDictParams nested, or a lazy stack's member): what it
             # wraps, a TensorDict, as it saves at the top and as the peer saves it
             return self.visit(node._joined_as(), rel, marker)
+        if isinstance(node, TensorDictBase):
+            # another kind (a PersistentTensorDict nested, or a view of one): its
+            # entries read into a TensorDict, saved as one, as the peer saves them
+            return self.visit(node.to_tensordict(), rel, marker)
         msg = (
             f"cannot save a {type(node).__name__} at {rel or 'the root'}: not a collection "
             "tclass writes"
