@@ -27,7 +27,7 @@ from tclass.errors import ArgumentValueError, TclassError
 # imported by the first torch.compile) and every optional extra (imported by first use).
 NOT_IMPORTED = [
     "torch._dynamo", "torch._inductor", "h5py", "pandas", "pyarrow", "safetensors",
-    "jaxtyping", "zarr", "ray", "hypothesis", "streaming", "tqdm",
+    "jaxtyping", "zarr", "ray", "hypothesis", "streaming", "tqdm", "annotated_types",
 ]  # fmt: skip
 
 

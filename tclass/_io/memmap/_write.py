@@ -534,6 +534,19 @@ def _load_renameat2() -> Any:
     return function
 
 
+# Looked up at import, with ``find_library`` (``ldconfig`` in a child process). sp24b's lazy
+# lookup made benchmarks/run.py's 'tc nested read' 2x slower (reverted in 5409db95); the
+# cause is not the child process but CPython 3.11's type-attribute cache (4,096 entries,
+# slot = type's version tag XOR the name's address >> 3): a record class defines
+# ``__getattr__``, so every attribute read looks up ``__getattribute__`` and ``__getattr__``
+# on its type, and when two record classes read in turn get version tags 8 apart (the two
+# interned names sit 64 bytes apart), each evicts the other's entries and every read walks
+# the 33 classes of the record's MRO (``__getattribute__`` is found on ``object`` only).
+# Version tags are handed out in lookup order, so any change to what runs before the
+# benchmark's classes are first read (this lookup's child process, or a wrapper script)
+# moves the collision in or out: re-tagging the classes in the slow process (setting and
+# deleting a class attribute) takes it from 1.7-2.0 to 0.6-0.8 us, and perf shows the
+# slow state's time in dict lookups (find_name_in_mro). Fix that before making this lazy.
 _renameat2 = _load_renameat2()
 
 
