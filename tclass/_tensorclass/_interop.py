@@ -18,6 +18,7 @@ from torch.utils.data._utils import collate as _collate_module
 from tclass._base.implemented._collection import TensorCollection
 from tclass._engine._lazy._build import maybe_dense_stack
 from tclass._interop._pytree import register_collection
+from tclass.errors import StackTypeError
 
 __all__ = ["collate", "register_pytree"]
 
@@ -37,6 +38,13 @@ def collate(batch: Any, *, collate_fn_map: Any = None) -> Any:
     if len({type(m) for m in members}) > 1:
         # mixed kinds follow torch.stack's rules (a StackTypeError, as the peer's TypeError)
         return torch.stack(members)
+    dims = sorted({m.batch_dims for m in members})
+    if len(dims) > 1:
+        msg = (
+            f"collate: the samples have different numbers of batch dims {dims}; a batch "
+            "stacks samples of one batch dim count (index the dataset's rows alike)"
+        )
+        raise StackTypeError(msg)  # a TypeError, as the peer's collate raises
     return maybe_dense_stack(members)
 
 

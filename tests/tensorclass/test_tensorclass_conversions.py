@@ -498,6 +498,19 @@ class TestDataLoader:
         assert torch.equal(batches[1].obs, rec.obs[4:])
         assert batches[0].env == ["pong", "pong", "pong", "odd"] and batches[1].env == ["pong"] * 4
 
+    def test_default_collate_of_different_batch_dims_is_a_type_error(self) -> None:
+        # nu25a: a StackError (ValueError, RuntimeError) where the peer's collate raises
+        # TypeError, which code falling back on it catches
+        from torch.utils.data import default_collate
+
+        rows = [
+            TensorPair(x=torch.ones(2), y=torch.ones(()), batch_size=[]),
+            TensorPair(x=torch.ones(1, 2), y=torch.ones(1), batch_size=[1]),
+        ]
+        with pytest.raises(TypeError, match="different numbers of batch dims") as info:
+            default_collate(rows)
+        assert isinstance(info.value, errors.StackError)
+
     def test_default_collate_of_episodes_of_different_lengths(self, tmp_path: Any) -> None:
         # nu25a: the default collate stacked with torch.stack and refused records of
         # different lengths (StackError); the peer's collate gives a lazy stack of them
