@@ -498,6 +498,43 @@ class TestDataLoader:
         assert torch.equal(batches[1].obs, rec.obs[4:])
         assert batches[0].env == ["pong", "pong", "pong", "odd"] and batches[1].env == ["pong"] * 4
 
+    def test_default_collate_of_different_batch_dims_is_a_type_error(self) -> None:
+        # nu25a: a StackError (ValueError, RuntimeError) where the peer's collate raises
+        # TypeError, which code falling back on it catches
+        from torch.utils.data import default_collate
+
+        rows = [
+            TensorPair(x=torch.ones(2), y=torch.ones(()), batch_size=[]),
+            TensorPair(x=torch.ones(1, 2), y=torch.ones(1), batch_size=[1]),
+        ]
+        with pytest.raises(TypeError, match="different numbers of batch dims") as info:
+            default_collate(rows)
+        assert isinstance(info.value, errors.StackError)
+
+    def test_default_collate_of_episodes_of_different_lengths(self, tmp_path: Any) -> None:
+        # nu25a: the default collate stacked with torch.stack and refused records of
+        # different lengths (StackError); the peer's collate gives a lazy stack of them
+        eps = tclass.lazy_stack(
+            [
+                TensorPair(x=torch.full((n, 2), float(n)), y=torch.arange(n), batch_size=[n])
+                for n in (2, 3, 4, 5)
+            ]
+        )
+        saved = eps.memmap(tmp_path / "eps")
+        batches = list(DataLoader(_Items(saved), batch_size=2))  # type: ignore[arg-type]
+        assert [type(b) for b in batches] == [TensorPair, TensorPair]
+        assert [b.batch_size for b in batches] == [torch.Size([2, -1])] * 2
+        assert [[b[i].x.shape[0] for i in range(2)] for b in batches] == [[2, 3], [4, 5]]
+        assert torch.equal(batches[1][0].y, torch.arange(4))
+        assert torch.equal(batches[1][1].x, torch.full((5, 2), 5.0))
+        tds = [TensorDict(x=torch.ones(n)) for n in (2, 3)]
+        got = DataLoader(tds, batch_size=2).__iter__().__next__()  # type: ignore[arg-type]
+        assert type(got) is tclass.LazyStackedTensorDict and got.batch_size == torch.Size([2])
+        assert [t.tolist() for t in got.unbind(0) for t in [t["x"]]] == [
+            [1.0, 1.0],
+            [1.0, 1.0, 1.0],
+        ]
+
 
 # --- pytree and compile --------------------------------------------------------------------
 
