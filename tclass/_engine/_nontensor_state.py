@@ -141,9 +141,13 @@ class NodeState(NonTensorOps):
             )
             raise self._locked_error(f"{op}() {does}", fix)
 
-    def _write_back(self) -> None:
+    def _write_back(self, *, by_collection: bool = False) -> None:
         """Writes this node's values into the stack it was read from by index (and that
         stack's into its own...), as a write into the peer's member reaches its stack.
+        ``by_collection``: the write is a collection's ``td[index] = rows``, which a lock
+        does not refuse (it writes in place, as the peer's into a locked view, say an
+        ``unflatten`` of a locked TensorDict); a saved stack refuses it still (the write
+        would not reach its folder).
 
         Raises:
             LockedError: (a ``RuntimeError``) the stack is locked (a saved one too).
@@ -152,7 +156,7 @@ class NodeState(NonTensorOps):
         if link is None:
             return
         stack, positions = link
-        if stack._locked:
+        if stack._locked and not (by_collection and not stack._is_saved()):
             msg = (
                 "Cannot modify locked NonTensorStack: cannot write into an element; unlock it first"
             )
@@ -162,7 +166,7 @@ class NodeState(NonTensorOps):
             values[position] = new
         # an element may now differ from its neighbours (unless each is a member)
         stack._stack_dims = dims_after_write(stack._stack_dims, len(stack._shape))
-        stack._write_back()
+        stack._write_back(by_collection=by_collection)
 
 
 def kept(node: Any, saved: Any, locked: Any) -> Any:

@@ -361,7 +361,7 @@ def _written_through(entry: _NonTensorNode, index: Any, sub: Any) -> _NonTensorN
     if link is not None:
         if new is not entry:  # (one value turned into a stack: the same elements, in order)
             cast(Any, new)._member_of = link
-        new._write_back()
+        new._write_back(by_collection=True)
     return new
 
 

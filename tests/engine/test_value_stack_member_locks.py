@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import torch
 
-from tclass import NonTensorData, NonTensorStack, TensorDict, lazy_stack
+from tclass import NonTensorData, NonTensorStack, TensorDict, errors, lazy_stack
 
 _MASK = torch.tensor([True, False, True])
 
@@ -119,3 +119,53 @@ def test_a_one_dim_stack_with_a_new_dim_is_unlocked_unless_saved(tmp_path: Path)
         assert not locked[index].is_locked and locked[index].tolist() == ["b"]
         assert saved[index].is_locked and saved[index].is_memmap()
     assert locked[..., 1].is_locked and locked[1].is_locked  # the member itself
+
+
+def _locked_rows_and_view() -> tuple[TensorDict, TensorDict]:
+    td = TensorDict(a=torch.zeros(()), batch_size=[])
+    td.set_non_tensor("s", "a")
+    td = td.unsqueeze(0).lock_()
+    return td, td.unflatten(-1, [-1])  # a view: its stack of values is read from td's
+
+
+def test_a_write_into_a_view_of_a_locked_collection_reaches_its_stack() -> None:
+    # fuzzer program 14,510,108 (index,shape,combine --length 12): the peer writes rows
+    # into a locked collection in place, into a view of it too, and so into the stack
+    # the view's values were read from; tclass refused ("cannot write into an element")
+    td, view = _locked_rows_and_view()
+    rows = view[torch.tensor([-1])].clone()
+    rows.set_non_tensor("s", "b")
+    view[torch.tensor([-1])] = rows
+    assert view.get("s").tolist() == ["b"] and td.get("s").tolist() == ["b"]
+    assert td.is_locked and view.is_locked and td["a"].tolist() == [0.0]
+
+
+def test_a_write_into_a_nested_view_of_a_locked_collection_reaches_its_stack() -> None:
+    td, view = _locked_rows_and_view()
+    outer = TensorDict(n=view, batch_size=[1])
+    rows = outer[0].clone()
+    rows.set_non_tensor(("n", "s"), "b")
+    outer[0] = rows
+    assert td.get("s").tolist() == ["b"] and outer.get(("n", "s")).tolist() == ["b"]
+
+
+def test_a_write_into_an_element_of_a_locked_view_is_refused_still() -> None:
+    # the node itself (not through its collection): locked as the peer's
+    td, view = _locked_rows_and_view()
+    with pytest.raises(errors.LockedError, match="cannot write into an element"):
+        view.get("s")[0] = "b"
+    assert td.get("s").tolist() == ["a"]
+
+
+def test_a_write_into_a_view_of_a_saved_collection_is_refused(tmp_path: Path) -> None:
+    # the peer raises too ("Cannot update a leaf ... from a memmaped parent"): the write
+    # would not reach the folder
+    td = TensorDict(a=torch.zeros(()), batch_size=[])
+    td.set_non_tensor("s", "a")
+    td = td.unsqueeze(0).memmap(tmp_path / "saved")  # (a stack of values)
+    view = td.unflatten(-1, [-1])
+    rows = view[0].clone()
+    rows.set_non_tensor("s", "b")
+    with pytest.raises(errors.LockedError, match="cannot write into an element"):
+        view[0] = rows
+    assert td.get("s").tolist() == ["a"]
