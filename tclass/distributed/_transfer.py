@@ -275,16 +275,23 @@ def init_remote(
 
 
 def from_remote_init(
-    src: int, group: ProcessGroup | None, device: DeviceLike, use_broadcast: bool
+    src: int,
+    group: ProcessGroup | None,
+    device: DeviceLike,
+    use_broadcast: bool,
+    cls: type | None = None,
 ) -> Any:
     """The record ``src`` sent with :func:`init_remote`, built here (received into an
-    empty TensorDict, as the peer's is), consolidated and unlocked as the peer's is."""
+    empty TensorDict, as the peer's is), consolidated and unlocked as the peer's is.
+    ``cls`` is the class the call was made on: a record class the sender's class name
+    resolves to before the registry's (as ``cls.load_memmap`` does)."""
     empty = TensorDict()
     if use_broadcast:
-        built = broadcast(empty, src, group, None, device, True)
+        built = _broadcast(empty, src, group, None, device, True, cls)
     else:
         wire = _wire_device(group)
-        built = _incoming(empty, _Peer("recv", src, group, None, 0), wire, build=True)
+        peer = _Peer("recv", src, group, None, 0)
+        built = _incoming(empty, peer, wire, build=True, cls=cls)
         if device is not None:
             built = built.to(device)
     return unlocked_consolidation(built.consolidate())
@@ -326,9 +333,12 @@ def _outgoing(
     return [header.encode(device), meta, *data]
 
 
-def _incoming(record: Any, peer: _Peer, device: torch.device, *, build: bool) -> Any:
+def _incoming(
+    record: Any, peer: _Peer, device: torch.device, *, build: bool, cls: type | None = None
+) -> Any:
     """Receives a transfer into ``record`` (or, with ``build`` and an empty record, into
-    a new record rebuilt from the sender's tree)."""
+    a new record rebuilt from the sender's tree, its record class resolved with ``cls``
+    first)."""
     raw_header = torch.empty(_wire.HEADER_SIZE, dtype=torch.int64, device=device)
     _wait([peer.post(raw_header, 0)])
     header = Header.decode(raw_header, peer.name())
@@ -359,7 +369,7 @@ def _incoming(record: Any, peer: _Peer, device: torch.device, *, build: bool) ->
     ]
     _receive_into(leaves, header, None, peer, device)
     if build and not layout.leaves and not layout.slots and header.tree_size:
-        return _wire.build_from_tree(raw[header.meta_size() - header.tree_size :], leaves)
+        return _wire.build_from_tree(raw[header.meta_size() - header.tree_size :], leaves, cls)
     raise _mismatch(layout, theirs, peer, "broadcast" if peer.kind == "broadcast" else "recv")
 
 
@@ -449,6 +459,19 @@ def broadcast(
     device: DeviceLike,
     consolidated: bool | None,
 ) -> R:
+    # A receiving rank's own record names the class the sender's resolves to first.
+    return _broadcast(record, src, group, group_src, device, consolidated, type(record))
+
+
+def _broadcast(
+    record: R,
+    src: int | None,
+    group: ProcessGroup | None,
+    group_src: int | None,
+    device: DeviceLike,
+    consolidated: bool | None,
+    cls: type | None,
+) -> R:
     wire = _wire_device(group)
     peer = _Peer("broadcast", src, group, group_src, 0)
     mine = dist.get_rank(group) if group_src is not None else dist.get_rank()
@@ -459,7 +482,7 @@ def broadcast(
     # As the peer: a new record on the receiving ranks, whatever this one holds, which
     # is left as it was (its structure need not match: the peer's ranks often pass an
     # empty TensorDict, or a record of their own that they keep).
-    result = _incoming(TensorDict(), peer, wire, build=True)
+    result = _incoming(TensorDict(), peer, wire, build=True, cls=cls)
     if device is not None:
         result = result.to(device)
     return result  # type: ignore[no-any-return]
