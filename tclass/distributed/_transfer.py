@@ -20,12 +20,14 @@ from tclass._base._provided import DISTRIBUTED
 from tclass._base.implemented._device_ops import map_tensors
 from tclass._core._device import DeviceLike
 from tclass._engine._consolidate import unlocked_consolidation
+from tclass._engine._lazy._build import lazy_stack
+from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import same_value
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass.distributed import _wire
 from tclass.distributed._wire import Header, Layout, first_difference, layout_of
-from tclass.errors import DistributedError, StructureMismatchError
+from tclass.errors import DistributedError, StructureMismatchError, UnsupportedError
 
 if TYPE_CHECKING:
     from torch.distributed import ProcessGroup, Work
@@ -552,15 +554,32 @@ def all_gather(record: R, group: ProcessGroup | None) -> R:
     values = _wire.encode_values(layout.slots)
     headers = _agree(layout, group, wire, "all_gather", len(values))
     world = len(headers)
-    grown = record.unsqueeze(0).expand(world, *record.batch_size)  # type: ignore[attr-defined]
-    out: R = map_tensors(grown, lambda t: torch.empty(t.shape, dtype=t.dtype, device=t.device))
+    out: R = _gathered_like(record, world)
     out_layout = layout_of(out)
+    if len(out_layout.leaves) != len(layout.leaves):
+        msg = (
+            f"all_gather: a {type(record).__name__} holding a lazy stack below its root "
+            "cannot be gathered; gather its lazy stack itself, or a dense copy "
+            "(record.to_tensordict())"
+        )
+        raise UnsupportedError(msg)
     with torch.no_grad():
         _gather_leaves(layout.leaves, out_layout.leaves, group, wire)
     if any(header.values_size for header in headers):
         raw = _gather_bytes(values, [header.values_size for header in headers], group, wire)
         _set_gathered_values(out_layout.slots, [_wire.decode_values(part) for part in raw])
     return out
+
+
+def _gathered_like(record: Any, world: int) -> Any:
+    """An empty record to gather ``world`` ranks' ``record`` into, each leaf
+    ``[world, *shape]``: a lazy stack stays lazy (its members gathered, stacked one dim
+    further), so that its leaves come in ``record``'s layout order."""
+    if isinstance(record, LazyStackedTensorDict):
+        members = [_gathered_like(member, world) for member in record.tensordicts]
+        return lazy_stack(members, dim=record.stack_dim + 1)
+    grown = record.unsqueeze(0).expand(world, *record.batch_size)
+    return map_tensors(grown, lambda t: torch.empty(t.shape, dtype=t.dtype, device=t.device))
 
 
 def _gather_leaves(
