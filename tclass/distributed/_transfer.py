@@ -558,9 +558,9 @@ def all_gather(record: R, group: ProcessGroup | None) -> R:
     out_layout = layout_of(out)
     if len(out_layout.leaves) != len(layout.leaves):
         msg = (
-            f"all_gather: a {type(record).__name__} holding a lazy stack below its root "
-            "cannot be gathered; gather its lazy stack itself, or a dense copy "
-            "(record.to_tensordict())"
+            f"all_gather: this {type(record).__name__}'s leaves could not be laid out "
+            "stacked over the ranks (a lazy stack inside a record field?); gather a dense "
+            "copy (record.to_tensordict())"
         )
         raise UnsupportedError(msg)
     with torch.no_grad():
@@ -579,7 +579,12 @@ def _gathered_like(record: Any, world: int) -> Any:
         members = [_gathered_like(member, world) for member in record.tensordicts]
         return lazy_stack(members, dim=record.stack_dim + 1)
     grown = record.unsqueeze(0).expand(world, *record.batch_size)
-    return map_tensors(grown, lambda t: torch.empty(t.shape, dtype=t.dtype, device=t.device))
+    out = map_tensors(grown, lambda t: torch.empty(t.shape, dtype=t.dtype, device=t.device))
+    if len(layout_of(out).leaves) != len(layout_of(record).leaves):  # a lazy stack below
+        for key, child in record.items():
+            if hasattr(child, "batch_size") and not isinstance(child, torch.Tensor):
+                out.set(key, _gathered_like(child, world))
+    return out
 
 
 def _gather_leaves(
