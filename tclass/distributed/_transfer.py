@@ -559,7 +559,7 @@ def all_gather(record: R, group: ProcessGroup | None) -> R:
     if len(out_layout.leaves) != len(layout.leaves):
         msg = (
             f"all_gather: this {type(record).__name__}'s leaves could not be laid out "
-            "stacked over the ranks (a lazy stack inside a record field?); gather a dense "
+            "stacked over the ranks (a lazy stack of records, or inside a record): gather a dense "
             "copy (record.to_tensordict())"
         )
         raise UnsupportedError(msg)
@@ -582,7 +582,7 @@ def _gathered_like(record: Any, world: int) -> Any:
     out = map_tensors(grown, lambda t: torch.empty(t.shape, dtype=t.dtype, device=t.device))
     if len(layout_of(out).leaves) != len(layout_of(record).leaves):  # a lazy stack below
         for key, child in record.items():
-            if hasattr(child, "batch_size") and not isinstance(child, torch.Tensor):
+            if isinstance(child, (TensorDict, LazyStackedTensorDict)):
                 out.set(key, _gathered_like(child, world))
     return out
 
