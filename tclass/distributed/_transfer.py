@@ -20,12 +20,14 @@ from tclass._base._provided import DISTRIBUTED
 from tclass._base.implemented._device_ops import map_tensors
 from tclass._core._device import DeviceLike
 from tclass._engine._consolidate import unlocked_consolidation
+from tclass._engine._lazy._build import lazy_stack
+from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import same_value
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass.distributed import _wire
 from tclass.distributed._wire import Header, Layout, first_difference, layout_of
-from tclass.errors import DistributedError, StructureMismatchError
+from tclass.errors import DistributedError, StructureMismatchError, UnsupportedError
 
 if TYPE_CHECKING:
     from torch.distributed import ProcessGroup, Work
@@ -275,16 +277,23 @@ def init_remote(
 
 
 def from_remote_init(
-    src: int, group: ProcessGroup | None, device: DeviceLike, use_broadcast: bool
+    src: int,
+    group: ProcessGroup | None,
+    device: DeviceLike,
+    use_broadcast: bool,
+    cls: type | None = None,
 ) -> Any:
     """The record ``src`` sent with :func:`init_remote`, built here (received into an
-    empty TensorDict, as the peer's is), consolidated and unlocked as the peer's is."""
+    empty TensorDict, as the peer's is), consolidated and unlocked as the peer's is.
+    ``cls`` is the class the call was made on: a record class the sender's class name
+    resolves to before the registry's (as ``cls.load_memmap`` does)."""
     empty = TensorDict()
     if use_broadcast:
-        built = broadcast(empty, src, group, None, device, True)
+        built = _broadcast(empty, src, group, None, device, True, cls)
     else:
         wire = _wire_device(group)
-        built = _incoming(empty, _Peer("recv", src, group, None, 0), wire, build=True)
+        peer = _Peer("recv", src, group, None, 0)
+        built = _incoming(empty, peer, wire, build=True, cls=cls)
         if device is not None:
             built = built.to(device)
     return unlocked_consolidation(built.consolidate())
@@ -326,9 +335,12 @@ def _outgoing(
     return [header.encode(device), meta, *data]
 
 
-def _incoming(record: Any, peer: _Peer, device: torch.device, *, build: bool) -> Any:
+def _incoming(
+    record: Any, peer: _Peer, device: torch.device, *, build: bool, cls: type | None = None
+) -> Any:
     """Receives a transfer into ``record`` (or, with ``build`` and an empty record, into
-    a new record rebuilt from the sender's tree)."""
+    a new record rebuilt from the sender's tree, its record class resolved with ``cls``
+    first)."""
     raw_header = torch.empty(_wire.HEADER_SIZE, dtype=torch.int64, device=device)
     _wait([peer.post(raw_header, 0)])
     header = Header.decode(raw_header, peer.name())
@@ -359,7 +371,7 @@ def _incoming(record: Any, peer: _Peer, device: torch.device, *, build: bool) ->
     ]
     _receive_into(leaves, header, None, peer, device)
     if build and not layout.leaves and not layout.slots and header.tree_size:
-        return _wire.build_from_tree(raw[header.meta_size() - header.tree_size :], leaves)
+        return _wire.build_from_tree(raw[header.meta_size() - header.tree_size :], leaves, cls)
     raise _mismatch(layout, theirs, peer, "broadcast" if peer.kind == "broadcast" else "recv")
 
 
@@ -449,6 +461,19 @@ def broadcast(
     device: DeviceLike,
     consolidated: bool | None,
 ) -> R:
+    # A receiving rank's own record names the class the sender's resolves to first.
+    return _broadcast(record, src, group, group_src, device, consolidated, type(record))
+
+
+def _broadcast(
+    record: R,
+    src: int | None,
+    group: ProcessGroup | None,
+    group_src: int | None,
+    device: DeviceLike,
+    consolidated: bool | None,
+    cls: type | None,
+) -> R:
     wire = _wire_device(group)
     peer = _Peer("broadcast", src, group, group_src, 0)
     mine = dist.get_rank(group) if group_src is not None else dist.get_rank()
@@ -459,7 +484,7 @@ def broadcast(
     # As the peer: a new record on the receiving ranks, whatever this one holds, which
     # is left as it was (its structure need not match: the peer's ranks often pass an
     # empty TensorDict, or a record of their own that they keep).
-    result = _incoming(TensorDict(), peer, wire, build=True)
+    result = _incoming(TensorDict(), peer, wire, build=True, cls=cls)
     if device is not None:
         result = result.to(device)
     return result  # type: ignore[no-any-return]
@@ -529,14 +554,36 @@ def all_gather(record: R, group: ProcessGroup | None) -> R:
     values = _wire.encode_values(layout.slots)
     headers = _agree(layout, group, wire, "all_gather", len(values))
     world = len(headers)
-    grown = record.unsqueeze(0).expand(world, *record.batch_size)  # type: ignore[attr-defined]
-    out: R = map_tensors(grown, lambda t: torch.empty(t.shape, dtype=t.dtype, device=t.device))
+    out: R = _gathered_like(record, world)
     out_layout = layout_of(out)
+    if len(out_layout.leaves) != len(layout.leaves):
+        msg = (
+            f"all_gather: this {type(record).__name__}'s leaves could not be laid out "
+            "stacked over the ranks (a lazy stack of records, or inside a record): gather a dense "
+            "copy (record.to_tensordict())"
+        )
+        raise UnsupportedError(msg)
     with torch.no_grad():
         _gather_leaves(layout.leaves, out_layout.leaves, group, wire)
     if any(header.values_size for header in headers):
         raw = _gather_bytes(values, [header.values_size for header in headers], group, wire)
         _set_gathered_values(out_layout.slots, [_wire.decode_values(part) for part in raw])
+    return out
+
+
+def _gathered_like(record: Any, world: int) -> Any:
+    """An empty record to gather ``world`` ranks' ``record`` into, each leaf
+    ``[world, *shape]``: a lazy stack stays lazy (its members gathered, stacked one dim
+    further), so that its leaves come in ``record``'s layout order."""
+    if isinstance(record, LazyStackedTensorDict):
+        members = [_gathered_like(member, world) for member in record.tensordicts]
+        return lazy_stack(members, dim=record.stack_dim + 1)
+    grown = record.unsqueeze(0).expand(world, *record.batch_size)
+    out = map_tensors(grown, lambda t: torch.empty(t.shape, dtype=t.dtype, device=t.device))
+    if len(layout_of(out).leaves) != len(layout_of(record).leaves):  # a lazy stack below
+        for key, child in record.items():
+            if isinstance(child, (TensorDict, LazyStackedTensorDict)):
+                out.set(key, _gathered_like(child, world))
     return out
 
 

@@ -383,10 +383,11 @@ def describe_tree(record: Any, leaves: Sequence[torch.Tensor]) -> bytes:
         ) from None
 
 
-def build_from_tree(raw: bytes, leaves: Sequence[torch.Tensor]) -> Any:
-    """The record :func:`describe_tree` described, its leaves being ``leaves``."""
+def build_from_tree(raw: bytes, leaves: Sequence[torch.Tensor], cls: type | None = None) -> Any:
+    """The record :func:`describe_tree` described, its leaves being ``leaves``; its
+    root's record class resolved with ``cls`` first (the class the receiver names)."""
     data = json.loads(raw)
-    rebuild = rebuild_from_description(data["tree"], None)
+    rebuild = rebuild_from_description(data["tree"], cls)
     device = leaves[0].device if leaves else torch.device("cpu")
     built = rebuild([leaves[index] for index in data["order"]], Target(device, False))
     return built.lock_() if data.get("locked") else built

@@ -330,10 +330,37 @@ def _unflatten(batch: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _is_values(column: Any) -> bool:
-    """Whether a column holds Python values (objects, strings), not numbers."""
+    """Whether a column holds Python values (objects, strings), not numbers (an object
+    column whose rows are numeric arrays of one shape is numbers: see ``_numeric_rows``)."""
     if isinstance(column, torch.Tensor):
         return False
-    return not isinstance(column, np.ndarray) or column.dtype.kind in "OUS"
+    if not isinstance(column, np.ndarray):
+        return True
+    return column.dtype.kind in "US" or (column.dtype == object and not _numeric_rows(column))
+
+
+def _numeric_rows(column: np.ndarray[Any, Any]) -> bool:
+    """Whether an object column's rows are numeric arrays of one shape and dtype: how
+    Ray's numpy batches hold an Arrow list column (``from_items`` of Python lists,
+    ``from_pandas`` of list cells), each row an array of its own; nested lists give rows
+    that are such columns in turn."""
+    if column.dtype != object or column.ndim != 1 or len(column) == 0:
+        return False
+    first = column[0]
+    if not isinstance(first, np.ndarray) or not (
+        first.dtype.kind in "biuf" or _numeric_rows(first)
+    ):
+        return False
+    return all(
+        isinstance(row, np.ndarray) and row.dtype == first.dtype and row.shape == first.shape
+        for row in column
+    ) and (first.dtype != object or all(_numeric_rows(row) for row in column))
+
+
+def _stacked_rows(column: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """The rows of a ``_numeric_rows`` column as one array (a copy)."""
+    rows = [_stacked_rows(row) if row.dtype == object else row for row in column]
+    return np.stack(rows)
 
 
 def _tensor(column: Any, name: str, device: torch.device | None) -> torch.Tensor:
@@ -341,6 +368,8 @@ def _tensor(column: Any, name: str, device: torch.device | None) -> torch.Tensor
         tensor = column
     else:
         array = np.asarray(column)
+        if array.dtype == object and _numeric_rows(array):
+            array = _stacked_rows(array)
         if array.dtype == object:
             msg = (
                 f"the column {name!r} holds Python objects (rows of different shapes?), not "

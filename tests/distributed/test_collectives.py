@@ -245,6 +245,46 @@ def test_from_remote_init_by_broadcast_reaches_every_rank(ranks: Ranks) -> None:
         assert torch.equal(got["n"]["t"], expected["n"]["t"])
 
 
+def _redefined() -> type:
+    """A record class defined anew at each call, as a notebook cell run twice does: every
+    definition has the same name, so the registry alone cannot tell them apart."""
+
+    class Twin(TensorClass):
+        obs: torch.Tensor
+        tag: str = "t"
+
+    return Twin
+
+
+def _cold_start_named_class(rank: int, use_broadcast: bool) -> Any:
+    _redefined()
+    twin = _redefined()  # the class this rank's program uses
+    if rank == 0:
+        record = twin(obs=torch.arange(4.0).reshape(2, 2), tag="sent", batch_size=[2])
+        record.init_remote(dst=None if use_broadcast else 1, use_broadcast=use_broadcast)
+        record.broadcast(0)
+        return None
+    if rank == 2 and not use_broadcast:
+        got = twin(obs=torch.zeros(2, 2), batch_size=[2]).broadcast(0)
+        return type(got) is twin, got.obs.tolist(), got.tag
+    got = twin.from_remote_init(src=0, use_broadcast=use_broadcast)
+    own = twin(obs=torch.zeros(2, 2), batch_size=[2]).broadcast(0)  # the receiver's class
+    return type(got) is twin and type(own) is twin, got.obs.tolist(), got.tag
+
+
+@pytest.mark.parametrize("use_broadcast", [False, True])
+def test_from_remote_init_and_broadcast_build_the_class_they_are_called_on(
+    ranks: Ranks, use_broadcast: bool
+) -> None:
+    """``Twin.from_remote_init`` builds a ``Twin`` (the class named by the call, as
+    ``Twin.load_memmap`` does) even when several classes of that name are alive, as does
+    a rank's ``broadcast`` of its own ``Twin``; the registry alone refused the name as
+    ambiguous (``ClassResolutionError``)."""
+    results = ranks.run(_cold_start_named_class, use_broadcast)
+    for rank in (1, 2):
+        assert results[rank] == (True, [[0.0, 1.0], [2.0, 3.0]], "sent")
+
+
 def test_init_remote_needs_a_destination() -> None:
     with pytest.raises(DistributedError, match="dst="):
         TensorDict(a=torch.zeros(2)).init_remote()

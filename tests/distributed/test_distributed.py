@@ -610,6 +610,35 @@ def test_all_gather_stacks_every_rank(ranks: Ranks) -> None:
         ]
 
 
+def gather_uniform_lazy(rank: int) -> list[Any]:
+    """A lazy stack whose members have one shape (which ``unsqueeze`` would make dense)."""
+    rows = TensorDict(a=torch.arange(6.0).reshape(3, 2) + 10 * rank, batch_size=[3])
+    gathered = tclass.lazy_stack([rows[0], rows[1]]).all_gather()
+    holder = TensorDict(x=tclass.lazy_stack([rows[0], rows[1]]), batch_size=[2]).all_gather()
+    return [
+        type(holder.get("x")).__name__,
+        [member["x", "a"].tolist() for member in holder],
+        type(gathered).__name__,
+        gathered.batch_size,
+        gathered.stack_dim,
+        [member["a"].tolist() for member in gathered],
+    ]
+
+
+def test_all_gather_of_a_lazy_stack_of_one_shape_stays_lazy(ranks: Ranks) -> None:
+    """Gathered into a lazy stack of its members, each ``[world, ...]`` (an IndexError
+    before: the target was made dense, and its leaves no longer matched the stack's)."""
+    for result in ranks.run(gather_uniform_lazy):
+        assert result == [
+            "LazyStackedTensorDict",  # a lazy stack below the root too, as the peer
+            [[[0.0, 1.0], [2.0, 3.0]], [[10.0, 11.0], [12.0, 13.0]]],
+            "LazyStackedTensorDict",
+            torch.Size([2, 2]),
+            1,
+            [[[0.0, 1.0], [2.0, 3.0]], [[10.0, 11.0], [12.0, 13.0]]],
+        ]
+
+
 # --- without processes ---------------------------------------------------------------------
 
 

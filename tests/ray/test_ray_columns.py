@@ -4,6 +4,8 @@ tasks and ``iter_records`` do to each block and batch."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 import torch
@@ -106,6 +108,33 @@ def test_the_class_checks_each_batch() -> None:
     assert found == {("obs", "missing"), ("extra", "unknown")}
     assert "'meta.extra' is no field of Meta" in str(caught.value)
     assert tclass.ray.to_record({k: v for k, v in batch.items() if k != "tag"}, Step).tag == "x"
+
+
+def _list_column(rows: list[list[Any]]) -> np.ndarray[Any, Any]:
+    """A column as Ray's numpy batches give an Arrow list column (``from_items`` of
+    Python lists): an object array, each row an array of its own."""
+    column = np.empty(len(rows), dtype=object)
+    column[:] = [np.array(row) for row in rows]
+    return column
+
+
+def test_list_columns_of_one_shape_are_tensors() -> None:
+    """``ray.data.from_items([{"obs": [0.0, 1.0]}, ...])`` gives an object column of
+    arrays: rows of one shape and dtype are stacked into a tensor (they were Python
+    values without a class, and refused as rows of different shapes with one)."""
+    obs = _list_column([[float(i), 1.0, 2.0, 3.0] for i in range(2)])
+    batch = dict(tclass.ray.to_batch(transition(2)), obs=obs)
+    record = tclass.ray.to_record(batch, Transition)
+    assert record.obs.dtype == torch.float64  # the column's dtype, as for any array
+    assert record.obs.tolist() == [[0.0, 1.0, 2.0, 3.0], [1.0, 1.0, 2.0, 3.0]]
+    td = tclass.ray.to_record({"x": _list_column([[1, 2], [3, 4], [5, 6]])})
+    assert td["x"].dtype == torch.int64 and td["x"].tolist() == [[1, 2], [3, 4], [5, 6]]
+    nested = np.empty(2, dtype=object)  # list<list<float>>: rows are list columns too
+    nested[:] = [_list_column([[1.0, 2.0], [3.0, 4.0]]), _list_column([[5.0, 6.0], [7.0, 8.0]])]
+    assert tclass.ray.to_record({"m": nested})["m"].shape == (2, 2, 2)
+    words = np.empty(2, dtype=object)  # rows that are not numbers stay Python values
+    words[:] = [np.array(["a", "b"]), np.array(["c", "d"])]
+    assert isinstance(tclass.ray.to_record({"w": words})._entry("w"), NonTensorStack)
 
 
 def test_columns_that_cannot_form_a_record_are_refused() -> None:

@@ -344,7 +344,8 @@ class DistributedOps:
         use_broadcast: bool = False,
     ) -> Self:
         """The record rank ``src`` sent with :meth:`init_remote`, built on this rank (of
-        the sender's class, found by name among the classes defined here) and
+        the sender's class: ``cls`` when it is a record class of that name, else the one
+        found by name among the classes defined here) and
         consolidated (:meth:`consolidate`), so that ``recv`` writes the next batches
         into its one buffer.
 
@@ -355,7 +356,7 @@ class DistributedOps:
         Raises:
             DistributedError: no process group, or what arrived is not a tclass record.
         """
-        return DISTRIBUTED.from_remote_init(src, group, device, use_broadcast)  # type: ignore[no-any-return]
+        return DISTRIBUTED.from_remote_init(src, group, device, use_broadcast, cls)  # type: ignore[no-any-return]
 
     async def asend(self, dst: Pipe) -> None:
         """Sends this record through ``dst``, awaiting ``dst.asend(self)`` (see
