@@ -296,9 +296,28 @@ def build_class(cls: type[TensorClass], base: type, **given: Any) -> None:
         type.__setattr__(cls, "__init__", info.generated_init)
     if options["frozen"] and "__hash__" not in cls.__dict__:
         type.__setattr__(cls, "__hash__", object.__hash__)  # by identity: see the README
+    _attribute_hooks_first(cls, base)
     _REGISTRY.setdefault(cls.__module__, weakref.WeakValueDictionary())[cls.__name__] = cls
     register_class(cls)  # loadable from a saved folder by its module and qualname
     register_pytree(cls)
+
+
+def _attribute_hooks_first(cls: type, base: type) -> None:
+    """Puts the default ``__getattribute__`` (``object``'s very slot wrapper) and
+    ``__getattr__`` (``base``'s) in the class's own dict, unless the class resolves
+    either to its own. A record defines ``__getattr__``, so each attribute read looks both
+    up on its type; CPython 3.11 caches those lookups in 4,096 slots, and where two record
+    classes share slots, each read missed and walked the 33-class MRO to ``object``
+    (2x 'tc nested read'). Found first, a miss costs one dict lookup; the slot wrapper
+    keeps CPython's generic attribute lookup (not a call through ``__getattribute__``)."""
+    defaults = {
+        "__getattribute__": object.__getattribute__,
+        "__getattr__": vars(base)["__getattr__"],
+    }
+    for name, default in defaults.items():
+        found = next(vars(klass)[name] for klass in cls.__mro__ if name in vars(klass))
+        if found is default and name not in vars(cls):
+            type.__setattr__(cls, name, default)
 
 
 def _settled(info: ClassInfo) -> bool:

@@ -19,6 +19,7 @@ from torch.utils.data import DataLoader, Subset
 
 import tclass
 from tclass import TensorDict
+from tclass._io.memmap import _write
 from tclass.errors import ArgumentValueError, TclassError
 
 # --- the modules ---------------------------------------------------------------------
@@ -48,6 +49,26 @@ def test_import_tclass_imports_neither_dynamo_nor_the_optional_extras() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=root
     )
     assert json.loads(result.stdout) == []
+
+
+def test_import_tclass_starts_no_child_process() -> None:
+    """``ctypes.util.find_library`` at import ran ``ldconfig`` in a forked interpreter
+    (about 20 ms of every ``import tclass``); libc's ``renameat2`` is looked up on first use."""
+    script = (
+        "import subprocess, torch; started = []; "
+        "subprocess.Popen.__init__ = lambda self, *a, **k: started.append(a); "
+        "import tclass; print(len(started))"
+    )
+    root = Path(tclass.__file__).parents[1]
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=root
+    )
+    assert result.stdout.split() == ["0"]
+
+
+def test_renameat2_found_on_first_use() -> None:
+    assert _write._renameat2() is _write._renameat2()  # looked up once
+    assert _write._renameat2() is not None  # glibc's, in the loaded symbols
 
 
 UTILS = [

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import errno
 import fcntl
+import functools
 import itertools
 import os
 import secrets
@@ -517,10 +517,25 @@ _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 
 
-def _load_renameat2() -> Any:
+@functools.cache
+def _renameat2() -> Any:
+    """libc's ``renameat2``, or None; looked up on the first exchange, in the symbols the
+    interpreter already has loaded (``CDLL(None)``): ``ctypes.util.find_library`` runs
+    ``ldconfig`` in a child process, a fork of the whole interpreter, which at import cost
+    every ``import tclass`` about 20 ms of wall-clock time.
+
+    Made lazy once before (sp24b), it made benchmarks/run.py's 'tc nested read' 2x slower
+    (reverted in 5409db95): not through the child process but through CPython 3.11's
+    type-attribute cache (4,096 slots, slot = type's version tag XOR the name's address
+    >> 3). Records define ``__getattr__``, so each attribute read looks up
+    ``__getattribute__`` and ``__getattr__`` on the type; two record classes with version
+    tags 8 apart share those slots, and each read missed and walked the record's 33-class
+    MRO to ``object``. Version tags follow lookup order, so anything run before the first
+    reads (this lookup, a wrapper script) moved the collision in or out. Each record class
+    now holds both hooks in its own dict (``_builder._attribute_hooks_first``), so a miss
+    costs one dict lookup and the order of imports no longer matters."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        function = libc.renameat2
+        function = ctypes.CDLL(None, use_errno=True).renameat2
     except (OSError, AttributeError):
         return None
     function.argtypes = [
@@ -534,27 +549,12 @@ def _load_renameat2() -> Any:
     return function
 
 
-# Looked up at import, with ``find_library`` (``ldconfig`` in a child process). sp24b's lazy
-# lookup made benchmarks/run.py's 'tc nested read' 2x slower (reverted in 5409db95); the
-# cause is not the child process but CPython 3.11's type-attribute cache (4,096 entries,
-# slot = type's version tag XOR the name's address >> 3): a record class defines
-# ``__getattr__``, so every attribute read looks up ``__getattribute__`` and ``__getattr__``
-# on its type, and when two record classes read in turn get version tags 8 apart (the two
-# interned names sit 64 bytes apart), each evicts the other's entries and every read walks
-# the 33 classes of the record's MRO (``__getattribute__`` is found on ``object`` only).
-# Version tags are handed out in lookup order, so any change to what runs before the
-# benchmark's classes are first read (this lookup's child process, or a wrapper script)
-# moves the collision in or out: re-tagging the classes in the slow process (setting and
-# deleting a class attribute) takes it from 1.7-2.0 to 0.6-0.8 us, and perf shows the
-# slow state's time in dict lookups (find_name_in_mro). Fix that before making this lazy.
-_renameat2 = _load_renameat2()
-
-
 def _exchange(a: str, b: str) -> bool:
     """Swap two paths atomically; False where the OS or file system cannot."""
-    if _renameat2 is None:
+    renameat2 = _renameat2()
+    if renameat2 is None:
         return False
-    if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
         return True
     code = ctypes.get_errno()
     if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
