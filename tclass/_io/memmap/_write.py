@@ -30,7 +30,6 @@ import contextlib
 import ctypes
 import errno
 import fcntl
-import functools
 import itertools
 import os
 import secrets
@@ -517,7 +516,11 @@ _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 
 
-@functools.cache
+# libc's renameat2 once looked up (a plain dict, as _tensor_write's caches: stubtest reads
+# a functools.cache wrapper's signature as (*args, **kwargs))
+_FOUND: dict[str, Any] = {}
+
+
 def _renameat2() -> Any:
     """libc's ``renameat2``, or None; looked up on the first exchange, in the symbols the
     interpreter already has loaded (``CDLL(None)``): ``ctypes.util.find_library`` runs
@@ -534,6 +537,12 @@ def _renameat2() -> Any:
     reads (this lookup, a wrapper script) moved the collision in or out. Each record class
     now holds both hooks in its own dict (``_builder._attribute_hooks_first``), so a miss
     costs one dict lookup and the order of imports no longer matters."""
+    if "renameat2" not in _FOUND:
+        _FOUND["renameat2"] = _load_renameat2()
+    return _FOUND["renameat2"]
+
+
+def _load_renameat2() -> Any:
     try:
         function = ctypes.CDLL(None, use_errno=True).renameat2
     except (OSError, AttributeError):
