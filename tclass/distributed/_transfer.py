@@ -19,6 +19,7 @@ import torch.distributed as dist
 from tclass._base._provided import DISTRIBUTED
 from tclass._base.implemented._device_ops import map_tensors
 from tclass._core._device import DeviceLike
+from tclass._core._records import is_record, storage_of
 from tclass._engine._consolidate import unlocked_consolidation
 from tclass._engine._lazy._build import lazy_stack
 from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -559,8 +560,8 @@ def all_gather(record: R, group: ProcessGroup | None) -> R:
     if len(out_layout.leaves) != len(layout.leaves):
         msg = (
             f"all_gather: this {type(record).__name__}'s leaves could not be laid out "
-            "stacked over the ranks (a lazy stack of records, or inside a record): gather a dense "
-            "copy (record.to_tensordict())"
+            "stacked over the ranks (a lazy stack inside a node all_gather does not descend "
+            "into): gather a dense copy (record.to_tensordict())"
         )
         raise UnsupportedError(msg)
     with torch.no_grad():
@@ -574,7 +575,11 @@ def all_gather(record: R, group: ProcessGroup | None) -> R:
 def _gathered_like(record: Any, world: int) -> Any:
     """An empty record to gather ``world`` ranks' ``record`` into, each leaf
     ``[world, *shape]``: a lazy stack stays lazy (its members gathered, stacked one dim
-    further), so that its leaves come in ``record``'s layout order."""
+    further), so that its leaves come in ``record``'s layout order; a record over a lazy
+    stack, a record over the gathered stack."""
+    storage = storage_of(record)
+    if storage is not record and isinstance(storage, LazyStackedTensorDict):
+        return record._wrap(_gathered_like(storage, world))
     if isinstance(record, LazyStackedTensorDict):
         members = [_gathered_like(member, world) for member in record.tensordicts]
         return lazy_stack(members, dim=record.stack_dim + 1)
@@ -582,7 +587,7 @@ def _gathered_like(record: Any, world: int) -> Any:
     out = map_tensors(grown, lambda t: torch.empty(t.shape, dtype=t.dtype, device=t.device))
     if len(layout_of(out).leaves) != len(layout_of(record).leaves):  # a lazy stack below
         for key, child in record.items():
-            if isinstance(child, (TensorDict, LazyStackedTensorDict)):
+            if is_record(child) or isinstance(child, (TensorDict, LazyStackedTensorDict)):
                 out.set(key, _gathered_like(child, world))
     return out
 

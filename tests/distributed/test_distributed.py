@@ -639,6 +639,49 @@ def test_all_gather_of_a_lazy_stack_of_one_shape_stays_lazy(ranks: Ranks) -> Non
         ]
 
 
+def gather_lazy_records(rank: int) -> list[Any]:
+    """Lazy stacks of records of one shape: alone, held by a TensorDict, as a field."""
+    rows = [Inner(torch.full((2, 3), float(10 * rank + i)), batch_size=[2]) for i in range(2)]
+    stacked = tclass.lazy_stack(rows)
+    gathered = stacked.all_gather()
+    holder = TensorDict(x=tclass.lazy_stack(rows), batch_size=[2]).all_gather()
+    steps = [_step(rank, env=f"e{i}") for i in range(2)]
+    field = tclass.lazy_stack(steps).all_gather()
+    return [
+        type(gathered).__name__,
+        type(gathered._tensordict).__name__,
+        gathered.batch_size,
+        gathered._tensordict.stack_dim,
+        gathered.x[:, :, :, 0].tolist(),
+        type(holder.get("x")).__name__,
+        holder.get("x").x[:, :, :, 0].tolist(),
+        type(field).__name__,
+        field.batch_size,
+        field.inner.x[:, :, 0, 0].tolist(),
+        field.env,
+    ]
+
+
+def test_all_gather_of_a_lazy_stack_of_records_stays_a_lazy_record(ranks: Ranks) -> None:
+    """A record over a lazy stack is gathered into a record over a lazy stack, each member
+    ``[world, ...]`` (an UnsupportedError before when the members had one shape: the
+    target was made dense; the peer gathers it, into a list of each rank's stack)."""
+    for result in ranks.run(gather_lazy_records):
+        assert result == [
+            "Inner",
+            "LazyStackedTensorDict",
+            torch.Size([2, 2, 2]),
+            1,
+            [[[0.0, 0.0], [1.0, 1.0]], [[10.0, 10.0], [11.0, 11.0]]],
+            "Inner",
+            [[[0.0, 0.0], [1.0, 1.0]], [[10.0, 10.0], [11.0, 11.0]]],
+            "Step",
+            torch.Size([2, 2, 3]),
+            [[0, 0], [1, 1]],
+            [[["e0"] * 3, ["e1"] * 3]] * 2,
+        ]
+
+
 # --- without processes ---------------------------------------------------------------------
 
 
