@@ -74,3 +74,17 @@ def test_memmap_in_place_of_a_lazy_stack_of_file_rows_refuses_before_writing(
     assert not (tmp_path / "ip").exists()
     saved = stack.memmap(tmp_path / "m")  # a copy is saved, as a lazy stack of TensorDicts
     assert saved.is_memmap() and torch.equal(saved["c"], torch.arange(6.0).reshape(2, 3))
+
+
+def test_memmap_in_place_over_a_file_is_a_runtime_error_as_the_peer(tmp_path: Path) -> None:
+    # nu25c: the peer raises RuntimeError for the file itself and for a tree holding it;
+    # UnsupportedError is a NotImplementedError, which is a RuntimeError (both caught)
+    held = _holding_file(tclass, tmp_path)
+    for node in (held, held["x"]):
+        with pytest.raises(RuntimeError, match="Cannot build a memmap TensorDict in-place"):
+            node.memmap_(tmp_path / "ip")
+        assert not (tmp_path / "ip").exists()
+    theirs = _holding_file(peer, tmp_path / "p")
+    for node in (theirs, theirs["x"]):
+        with pytest.raises(RuntimeError, match="Cannot build a memmap TensorDict in-place"):
+            node.memmap_(tmp_path / "pip")

@@ -511,6 +511,21 @@ class TestDataLoader:
             default_collate(rows)
         assert isinstance(info.value, errors.StackError)
 
+    def test_default_collate_of_a_record_and_a_tensordict_is_a_type_error(self) -> None:
+        # nu25a: a record and a TensorDict of the same keys in one batch; the peer's
+        # collate raises TypeError ("mixes tensorclass instances with tensordicts")
+        from torch.utils.data import default_collate
+
+        pair = TensorPair(x=torch.ones(2), y=torch.ones(()), batch_size=[])
+        td = TensorDict(x=torch.zeros(2), y=torch.zeros(()), batch_size=[])
+        for rows in ([pair, td], [td, pair], [pair, pair, td]):
+            with pytest.raises(TypeError, match="TensorDict") as info:
+                default_collate(rows)
+            assert isinstance(info.value, errors.StackTypeError)
+            assert "TensorPair" in str(info.value)
+        batch = next(iter(DataLoader([td, td.clone()], batch_size=2)))  # one kind: stacked
+        assert type(batch) is TensorDict and batch.batch_size == torch.Size([2])
+
     def test_default_collate_of_episodes_of_different_lengths(self, tmp_path: Any) -> None:
         # nu25a: the default collate stacked with torch.stack and refused records of
         # different lengths (StackError); the peer's collate gives a lazy stack of them
