@@ -128,7 +128,7 @@ def compact_repr(collection: TensorCollection) -> str:
     detailed form of ``_repr_detail`` with ``set_printoptions(compact=False)``)."""
     if not PRINT_OPTIONS["compact"]:
         return detailed_repr(collection)
-    own = storage_of(collection)  # a record's fields may hide batch_size and device (shadow)
+    own = storage_of(collection)  # its batch dims (a record's field may shadow batch_size)
     parts = header(collection)
     parts.append("fields={")
     head = f"{type(collection).__name__}(" + ", ".join(parts)
