@@ -448,7 +448,8 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     ``tile`` of a lazy stack rebuilt the value per element (its unbind of the stack itself
     gives the one value, as tclass's after ``tile``; program 8,203,299 of the six
     families, fz18a), or after its ``fliplr()`` of a lazy stack (a stack of stacks:
-    program 13,010,125 of index,shape,combine ``--length 12``, fz23i). The same value
+    program 13,010,125 of index,shape,combine ``--length 12``, fz23i; or ``flipud()``:
+    program 14,810,470 there, fz26b). The same value
     in every slot; over no elements, none in the peer's (``_squeezed_over_none``)."""
     ops = ("squeeze", "setitem", "reshape", "unbind", *_DEEPER)
     if finding.kind != "result" or finding.step.op not in ops:
@@ -458,7 +459,8 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     if finding.step.op == "stack" and not any(".squeeze()" in line for line in finding.lines):
         return False  # (torch.stack of a squeezed record: program 19,582 of shape,combine,math)
     if finding.step.op == "unbind":
-        if not any(".tile(" in line or ".fliplr()" in line for line in finding.lines):
+        flips = (".tile(", ".fliplr()", ".flipud()")
+        if not any(flip in line for line in finding.lines for flip in flips):
             return False
         return all(_part_value_as_one(line, peer.value, mine.value) for line in finding.detail)
     for line in finding.detail:

@@ -370,6 +370,8 @@ DECIDED = [
     # fz25c
     ("index,shape,combine", 12, 14_210_116, "stacking-keeps"),  # is_contiguous after narrow
     ("index,shape,combine", 12, 14_210_396, "peer-fails-inside"),  # cat after repeat of none
+    # fz26b: unbind(0) after the peer's flipud() of a lazy stack: its parts list the value
+    ("index,shape,combine", 12, 14_810_470, "checked-as-torch"),
 ]
 
 
