@@ -98,6 +98,7 @@ __all__ = [
     "ShardSchemaError",
     "SharedDefaultWarning",
     "SourceTypeError",
+    "StateDictDestinationError",
     "SpecSyntaxError",
     "StackError",
     "StackKeysError",
@@ -191,6 +192,12 @@ class NotAMappingError(EntryTypeError, AttributeError):
     """A value given where a mapping of entries is expected (``td.update(3)``,
     ``TensorDictParams(3)``, ``TensorDict.from_module(3)``): a ``TypeError``, and an
     ``AttributeError`` as the peer raises (``'int' object has no attribute 'items'``)."""
+
+
+class StateDictDestinationError(EntryTypeError, AttributeError):
+    """``state_dict(destination=...)`` got a mapping that cannot carry the ``_metadata``
+    attribute (a plain ``dict``); a ``TypeError``, and an ``AttributeError`` as the peer
+    raises (``'dict' object has no attribute '_metadata'``)."""
 
 
 class SourceTypeError(EntryTypeError, ValueError):

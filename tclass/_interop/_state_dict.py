@@ -24,6 +24,7 @@ import torch
 
 from tclass._base._provided import INTEROP
 from tclass._base.implemented._collection import TensorCollection
+from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
@@ -31,6 +32,7 @@ from tclass.errors import (
     BatchSizeError,
     EntryTypeError,
     KeyConflictError,
+    StateDictDestinationError,
     StateDictKeyError,
     UnknownFieldError,
 )
@@ -68,7 +70,7 @@ def state_dict(
                 f"state_dict: the destination, a {type(out).__name__}, cannot carry the "
                 "_metadata that holds batch sizes and Python values; pass an OrderedDict"
             )
-            raise EntryTypeError(msg) from None
+            raise StateDictDestinationError(msg) from None
     _write_node(out, metadata, collection, (), prefix, keep_vars, flatten, set())
     return out
 
@@ -154,8 +156,15 @@ def load_state_dict(
 ) -> C:
     """Loads ``source`` into ``collection``: tensors copied in place (``assign``: set
     instead), then Python values; returns ``collection``. An empty destination takes the
-    whole structure."""
-    if "_tensordict" in source and "_non_tensordict" in source:
+    whole structure; another takes the batch sizes the state dict records for its
+    nodes, as the peer sets them. A collection given as the state dict is read as its
+    own state dict, Python values and nested records included (its batch sizes are not
+    taken: the peer reads a collection as a plain mapping)."""
+    from_collection = isinstance(source, TensorCollection)
+    if from_collection:
+        own = cast(TensorCollection, source)
+        source, from_flatten = state_dict(own, None, "", True, False), None
+    elif "_tensordict" in source and "_non_tensordict" in source:
         return _load_legacy(collection, source, strict, assign)
     metadata: Mapping[str, Any] = getattr(source, "_metadata", None) or {}
     source, legacy = _without_node_entries(source, "")
@@ -177,6 +186,8 @@ def load_state_dict(
                 _check_shape(path, tensor, expected[path])
             writes = list(loaded.items())
             cast(Any, collection)._check_nested_writes(writes, ..., "load_state_dict")
+        if not from_collection:
+            _adopt_batch_sizes(collection, metadata)
         with torch.no_grad():
             for path, tensor in loaded.items():
                 _load_leaf(collection, path, tensor, assign)
@@ -339,6 +350,39 @@ def _adopt_structure(collection: TensorCollection, metadata: Mapping[str, Any]) 
         path = tuple(key.split("."))
         if collection.get(path, None) is None:
             collection.set(path, TensorDict({}, entry["batch_size"], entry.get("device")))
+
+
+def _adopt_batch_sizes(collection: TensorCollection, metadata: Mapping[str, Any]) -> None:
+    """Sets the batch size the metadata records for each node the destination has, the
+    root first, as the peer's ``load_state_dict`` does (a lazy stack keeps its own: its
+    batch size follows its members)."""
+    known = {".".join(path): path for path in _all_paths(collection, ())}
+    done: list[tuple[TensorCollection, torch.Size]] = []
+    for key in sorted(metadata, key=lambda k: (k != "", k.count("."))):
+        entry = metadata[key]
+        if not isinstance(entry, Mapping) or "batch_size" not in entry or _is_peer_value(entry):
+            continue
+        node = collection if not key else collection.get(known.get(key, (key,)), None)
+        if not isinstance(node, TensorCollection) or isinstance(
+            node, (_NonTensorNode, LazyStackedTensorDict)
+        ):
+            continue
+        size, before = torch.Size(entry["batch_size"]), node.batch_size
+        if size == before:
+            continue
+        try:
+            cast(Any, node).batch_size = size  # TensorDict and records: settable
+        except BatchSizeError as error:
+            for changed, old in reversed(done):  # nothing changed when one does not fit
+                cast(Any, changed).batch_size = old
+            where = f"node {key!r}" if key else "the root"
+            msg = (
+                f"load_state_dict: the state dict records the batch size {list(size)} for "
+                f"{where}, which holds batch size {list(before)} and entries that do not "
+                f"fit it ({error}); load a state dict taken from a collection of this shape"
+            )
+            raise BatchSizeError(msg) from None
+        done.append((node, before))
 
 
 def _is_peer_value(entry: Mapping[str, Any]) -> bool:

@@ -112,6 +112,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "NamedTupleKeyError": (TypeError, KeyError, ValueError),
     "NotConsolidatedError": (AttributeError,),
     "NotAMappingError": (TypeError, AttributeError),
+    "StateDictDestinationError": (TypeError, AttributeError),
     "NotSavedError": (AttributeError, RuntimeError),
     "NotProvidedError": (RuntimeError,),
 }

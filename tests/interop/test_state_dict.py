@@ -97,7 +97,11 @@ class TestStateDict:
         assert {"weight", "bias", "extra.a", "extra.b.c"} <= set(sd) and "extra" in sd._metadata
 
     def test_plain_dict_destination(self) -> None:
-        with pytest.raises(errors.EntryTypeError, match="OrderedDict"):
+        # a TypeError, and an AttributeError as the peer's ("no attribute '_metadata'")
+        with pytest.raises(errors.StateDictDestinationError, match="OrderedDict") as caught:
+            _td().state_dict({})
+        assert isinstance(caught.value, (TypeError, AttributeError, errors.EntryTypeError))
+        with pytest.raises(AttributeError):
             _td().state_dict({})
 
     def test_nested(self) -> None:
@@ -361,6 +365,14 @@ class TestRecords:
     def test_per_element_values_of_another_batch(self) -> None:
         sd = torch.stack([_rec(env="a")[0], _rec(env="b")[0]]).state_dict()
         del sd["obs"], sd["inner.x"]
+        for count in (1, 3):
+            dest = torch.stack([_rec()[0]] * count)
+            # the recorded batch size is taken first, as the peer: [2] does not fit
+            with pytest.raises(errors.BatchSizeError, match=r"batch size \[2\] for the root"):
+                dest.load_state_dict(sd, strict=False)
+            assert dest.batch_size == (count,) and dest.inner.batch_size == (count,)
+        for entry in sd._metadata.values():
+            entry.pop("batch_size", None)
         for count in (1, 3):
             dest = torch.stack([_rec()[0]] * count)
             with pytest.raises(errors.BatchSizeError, match="per-element values at 'env'"):
