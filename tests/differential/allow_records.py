@@ -511,6 +511,32 @@ def _contains_a_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     return finding.kind == "result" and peer.value is False and mine.value is True
 
 
+# the records' fields that hold Python values (``Rec.label``, ``Auto.s`` / ``n`` / ``lst``...)
+_VALUE_FIELDS = frozenset({"label", "s", "n", "lst", "v"})
+_LEAVES_AT_THE_TOP = re.compile(r"\.keys\((include_nested=)?False, (leaves_only=)?True\)")
+_STACKED_LAZILY = re.compile(r"LazyStackedTensorDict|lazy_stack\(|to_lazystack\(")
+
+
+def _value_field_not_a_leaf(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``keys(include_nested=False, leaves_only=True)`` of a lazy stack of records lists
+    the tensor fields, as of a record and of a lazy stack of TensorDicts in both; the
+    peer's lists a Python-value field too (its first member's ``get`` gives the value,
+    not a node), which its ``items(leaves_only=True)`` and ``keys(include_nested=True,
+    leaves_only=True)`` leave out (program 15,320,258 of the six families ``--length
+    16``, fz26e)."""
+    if finding.kind != "result" or finding.step.op != "keys" or facts.kind != "record":
+        return False
+    if not _LEAVES_AT_THE_TOP.search(finding.step.src):
+        return False
+    if not any(_STACKED_LAZILY.search(line) for line in finding.lines[:-1]):
+        return False
+    if not (isinstance(peer.value, list) and isinstance(mine.value, list)):
+        return False
+    extra = [key for key in peer.value if key not in mine.value]
+    kept = [key for key in peer.value if key in mine.value]
+    return bool(extra) and set(extra) <= _VALUE_FIELDS and kept == mine.value
+
+
 def _namedtuple_number_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``TensorDict.from_namedtuple(x.to_namedtuple(), batch_size=...)`` of a collection
     holding a Python number (``NonTensorData(7)`` with batch dims): tclass converts the

@@ -133,16 +133,19 @@ def _moved_nodes_keep_their_lock(finding: Finding, facts: Facts, peer: Any, mine
 
 
 _MEMBER_LOCKED = re.compile(r"<members>\[\d+\]\[\d+\].*\.is_locked: peer True, tclass False$")
+_LOCKING = re.compile(r"memmap|lock_\(\)|consolidate\(")  # a step that locks what it gives
 
 
 def _members_lock_as_the_stack(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """Pointwise math of a lazy stack with a locked member: the result's members have the
-    stack's lock in tclass, where the peer locks a member whose source member is locked
-    when it hands a tensor operand to each member (``x + t``, ``torch.where``), and not
-    for a number (``x + 1``)."""
+    """Pointwise math of a lazy stack with a locked member (locked, saved or consolidated):
+    the result's members have the stack's lock in tclass, where the peer locks a member
+    whose source member is locked when it hands a tensor operand to each member (``x + t``,
+    ``torch.where``; ``x.where(mask, 0)`` too, the member's own ``where`` keeping its
+    lock: fz26e, program 15,200,429 of the six families at length 16, a ``consolidate()``
+    member), and not for a number (``x + 1``)."""
     if finding.kind != "result" or finding.step.family != "math":
         return False
-    if not (facts.memmap or any("memmap" in line or "lock_()" in line for line in finding.lines)):
+    if not (facts.memmap or any(_LOCKING.search(line) for line in finding.lines)):
         return False
     return all(_MEMBER_LOCKED.search(line) for line in finding.detail)
 

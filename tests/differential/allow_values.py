@@ -449,20 +449,23 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     gives the one value, as tclass's after ``tile``; program 8,203,299 of the six
     families, fz18a), or after its ``fliplr()`` of a lazy stack (a stack of stacks:
     program 13,010,125 of index,shape,combine ``--length 12``, fz23i; or ``flipud()``:
-    program 14,810,470 there, fz26b). The same value
+    program 14,810,470 there, fz26b); or ``to_lazystack(0)`` after its ``tile`` of a lazy
+    stack, whose members list the value (program 15,300,093 of the six families
+    ``--length 16``, fz26e). The same value
     in every slot; over no elements, none in the peer's (``_squeezed_over_none``)."""
-    ops = ("squeeze", "setitem", "reshape", "unbind", *_DEEPER)
+    ops = ("squeeze", "setitem", "reshape", "unbind", "to_lazystack", *_DEEPER)
     if finding.kind != "result" or finding.step.op not in ops:
         return False
     if finding.step.op == "reshape" and not any(".fliplr()" in line for line in finding.lines):
         return False
     if finding.step.op == "stack" and not any(".squeeze()" in line for line in finding.lines):
         return False  # (torch.stack of a squeezed record: program 19,582 of shape,combine,math)
-    if finding.step.op == "unbind":
+    if finding.step.op in ("unbind", "to_lazystack"):
         flips = (".tile(", ".fliplr()", ".flipud()")
         if not any(flip in line for line in finding.lines for flip in flips):
             return False
-        return all(_part_value_as_one(line, peer.value, mine.value) for line in finding.detail)
+        as_one = _part_value_as_one if finding.step.op == "unbind" else _member_value_as_one
+        return all(as_one(line, peer.value, mine.value) for line in finding.detail)
     for line in finding.detail:
         if _STACK_FOR_VALUE.match(line) and finding.step.op in _VALUE_LINE_OPS:
             continue  # (its values are compared by the line that lists them)
@@ -534,6 +537,28 @@ def _part_value_as_one(line: str, theirs: Any, ours: Any) -> bool:
     try:
         listed = theirs[int(found.group(1))].get(keys).tolist()
         one = ours[int(found.group(1))].get(keys)
+    except Exception:  # noqa: BLE001 (a read that fails is no shared value)
+        return False
+    one = getattr(one, "data", one)
+    return isinstance(listed, list) and bool(listed) and all(v == one for v in _flat(listed))
+
+
+_MEMBER_VALUE = re.compile(
+    r"^result((?:\['\w+'\])*)\.<members>\[0\]\[(\d+)\]((?:\['\w+'\])+): peer (?:list of|values \()"
+)
+
+
+def _member_value_as_one(line: str, theirs: Any, ours: Any) -> bool:
+    """A line about a Python value of member ``i`` of a lazy stack (at the top or nested):
+    the peer's values, each tclass's one value."""
+    found = _MEMBER_VALUE.match(line)
+    if found is None:
+        return False
+    outer, inner = (tuple(re.findall(r"\['(\w+)'\]", found.group(g))) for g in (1, 3))
+    index = int(found.group(2))
+    try:
+        listed = (theirs.get(outer) if outer else theirs).tensordicts[index].get(inner).tolist()
+        one = (ours.get(outer) if outer else ours).tensordicts[index].get(inner)
     except Exception:  # noqa: BLE001 (a read that fails is no shared value)
         return False
     one = getattr(one, "data", one)

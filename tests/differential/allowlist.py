@@ -127,6 +127,7 @@ from .allow_records import (
     _saved_empty_lists_kept,
     _state_dict_values_kept,
     _tolist_lists_fields,
+    _value_field_not_a_leaf,
 )
 from .allow_structure import (
     _contains_as_dense,
@@ -405,6 +406,7 @@ ENTRIES: list[Entry] = [
             _namedtuple_of_record,
             _inferred_past_empty_dicts,
             _nested_record_written_in_place,
+            _value_field_not_a_leaf,
         ),
     ),
     Entry(

@@ -372,6 +372,15 @@ DECIDED = [
     ("index,shape,combine", 12, 14_210_396, "peer-fails-inside"),  # cat after repeat of none
     # fz26b: unbind(0) after the peer's flipud() of a lazy stack: its parts list the value
     ("index,shape,combine", 12, 14_810_470, "checked-as-torch"),
+    # fz26e: x.where(mask, 0) of a lazy stack of a consolidated TD and its clone: the
+    # peer's member where keeps the consolidated member locked, tclass's the stack's lock
+    (_FIVE + ",records", 16, 15_200_429, "lock-follows-sharing"),
+    # fz26e: to_lazystack(0) after the peer's tile of a lazy stack: its members list the value
+    (_FIVE + ",records", 16, 15_300_093, "checked-as-torch"),
+    # fz26e: load_memmap of its own memmap of a record whose label holds a dict of tensors
+    (_FIVE + ",records", 16, 15_310_501, "values-kept-shared"),
+    # fz26e: keys(False, True) of a lazy stack of records: the peer lists the label too
+    (_FIVE + ",records", 16, 15_320_258, "records-predictable"),
 ]
 
 
