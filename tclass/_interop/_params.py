@@ -22,7 +22,8 @@ are ``Rec`` instances, ``clone``/``to``/``copy`` a ``TensorDictParams`` that kee
 class; ``to_tensordict``, ``split``, ``chunk``, ``gather``, ``torch.stack`` and ``cat``
 give TensorDicts, as the peer's. Records are rebuilt by their class's
 ``_from_tensordict_unchecked`` over the result's TensorDict (duck-typed, as every layer
-below the facade handles records: see ``_core/_records.py``).
+below the facade handles records: see ``_core/_records.py``). A record built from one
+(``Rec.from_tensordict(params)``) keeps it as its storage (``_params_storage.py``).
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ from tclass._interop._param_leaves import (
     same_layout,
     tensor_leaves,
 )
+from tclass._interop._params_storage import ParamsStorage
 from tclass._interop._pytree import register_collection
 from tclass.errors import (
     ArgumentError,
@@ -85,7 +87,7 @@ _LOCKED = (
 
 
 # zero_grad is TensorDictBase's (it returns self; nn.Module's returns None).
-class TensorDictParams(LockBlocks, TensorDictBase, nn.Module):  # type: ignore[misc]
+class TensorDictParams(ParamsStorage, LockBlocks, TensorDictBase, nn.Module):  # type: ignore[misc]
     """A TensorDict whose tensors are the parameters and buffers of an ``nn.Module``.
 
     Keep it on a module (an ensemble's stacked weights, a target network's copy) so that

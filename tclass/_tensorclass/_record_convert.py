@@ -123,7 +123,9 @@ class RecordConversions(TensorDictBase):
         them when a field converts or casts an entry, a default is filled in,
         ``non_tensordict`` is given, a field has a spec or value constraint, or the class
         is frozen and ``td`` unlocked (see ``shares_storage``). A locked ``td`` gives a
-        locked record.
+        locked record. A ``TensorDictParams`` is kept itself where its TensorDict would
+        be: the record's writes are converted as ``params`` converts them, its lock is
+        ``params``'s (see ``ParamsStorage``).
 
         Its keys come in ``td``'s order, as the peer's (then the fields it lacks).
         Nested TensorDicts under tensorclass fields become those classes. Over an HDF5
@@ -143,8 +145,9 @@ class RecordConversions(TensorDictBase):
             SchemaMismatchError: if a file does not hold what the class declares.
         """
         storage: Any = td if td.__class__ is TensorDict else storage_of(td)
-        if isinstance(storage, TensorDictParams):
-            storage = _parameters_of(storage)  # shared as the peer's record keeps params
+        kept = storage  # what a record that shares keeps
+        if isinstance(storage, TensorDictParams):  # kept, checked as the TensorDict it wraps
+            storage = _parameters_of(cls, storage)
         elif isinstance(storage, PersistentTensorDict) and not non_tensordict:
             return cast(Self, record_over(cls, storage, share=True)._incoming())
         if isinstance(storage, LazyStackedTensorDict):  # each member's, as the peer's
@@ -155,11 +158,11 @@ class RecordConversions(TensorDictBase):
             return stacked.lock_() if storage.is_locked else stacked
         shared = False if non_tensordict else shares_storage(_record_class(cls), storage)
         if shared:
-            return cls._from_tensordict_unchecked(storage)._incoming()  # td itself, shared
+            return cls._from_tensordict_unchecked(kept)._incoming()  # td itself, shared
         record = cls._rebuild(td, non_tensordict)
         if shared is None and _stored_as_is(storage, record._tensordict):
-            record = cls._from_tensordict_unchecked(storage)
-        elif type(storage) is TensorDict and storage.is_locked:
+            record = cls._from_tensordict_unchecked(kept)
+        elif type(storage) is TensorDict and kept.is_locked:
             record._tensordict.lock_()  # a copy of a locked TensorDict is, as the peer's
         return record._incoming()
 
@@ -394,15 +397,15 @@ def _storage_options(record: RecordConversions, options: dict[str, Any]) -> None
         object.__setattr__(record, "_tensordict", storage.to(options["device"]))
 
 
-def _parameters_of(params: TensorDictParams) -> TensorDictBase:
-    """The TensorDict ``params`` wraps, which holds its parameters (converted when set
-    through ``params``): a record built from ``params`` keeps it as its storage where the
-    schema allows (keys set through ``params`` are then seen by the record, and
-    ``params.lock_()`` locks it), as the peer's record keeps ``params`` itself. ``params``
-    when their locks differ (``lock=True`` locked the TensorDict alone): the record is
-    then built over the entries (a copy of the mapping, the same tensors)."""
+def _parameters_of(cls: type, params: TensorDictParams) -> TensorDict | TensorDictParams:
+    """What ``from_tensordict`` checks the fields of ``params`` in: the TensorDict it
+    wraps (a record that shares keeps ``params`` itself, as the peer's, and writes
+    through it: see ``ParamsStorage``); ``params`` (never shared: a record over a copy of
+    its mapping) for a frozen class over unlocked ``params``, which the record would lock
+    (the TensorDict it wraps may be locked alone, by ``lock=True``)."""
     wrapped = params._joined_as()
-    return wrapped if wrapped.is_locked == params.is_locked else params
+    frozen = cls.__tclass_info__.options["frozen"]  # type: ignore[attr-defined]
+    return params if frozen and not params.is_locked else wrapped
 
 
 def _stored_as_is(td: TensorDict, built: Any) -> bool:

@@ -148,9 +148,10 @@ def test_entries_are_still_checked_before_sharing() -> None:
         Rec.from_tensordict(flat(c=torch.ones(3)))
 
 
-def test_params_the_record_keeps_their_tensordict_and_sees_keys_and_lock() -> None:
+def test_params_the_record_keeps_them_and_sees_keys_and_lock() -> None:
     params = TensorDictParams(flat())
     record = Rec.from_tensordict(params)
+    assert record._tensordict is params  # as the peer's
     assert record.a is params["a"] and isinstance(record.a, torch.nn.Parameter)
     params["b"] = torch.ones(3)  # as the peer's record over params: seen
     assert record.b is params["b"] and isinstance(record.b, torch.nn.Parameter)
@@ -158,15 +159,17 @@ def test_params_the_record_keeps_their_tensordict_and_sees_keys_and_lock() -> No
     assert record.is_locked
     params.unlock_()
     assert not record.is_locked
-    record.a = torch.full((3,), 2.0)  # stored as it is (the peer's converts it)
+    record.a = torch.full((3,), 2.0)  # converted by params, as the peer's
     assert torch.equal(params["a"], torch.full((3,), 2.0))
+    assert isinstance(params["a"], torch.nn.Parameter) and record.a is params["a"]
     del record.b
     assert "b" not in params.keys()
 
 
-def test_params_locked_alone_by_lock_true_give_a_record_over_their_entries() -> None:
+def test_params_locked_alone_by_lock_true_give_a_record_over_them_unlocked() -> None:
     params = TensorDictParams(flat(), lock=True)
     record = Rec.from_tensordict(params)
+    assert record._tensordict is params  # as the peer's: params' own lock is not set
     assert not record.is_locked and record.a is params["a"]
 
 

@@ -28,6 +28,7 @@ from tclass._base.implemented._entry_walk import _value_paths
 from tclass._base.implemented._leaf_walk import without_empty, writing_out_of
 from tclass._base.implemented._unary_math import UnaryMathOps
 from tclass._core._dispatch import implements
+from tclass._core._records import storage_of
 from tclass.errors import GradError, OperandError
 
 __all__ = ["Operand", "MathOps", "into_out", "refuse_out_with_grad"]
@@ -378,7 +379,12 @@ class MathOps(UnaryMathOps):
     def copy_(self, src: TensorCollection | Any, non_blocking: bool = False) -> Self:
         """Copies ``src``'s tensors into these ones, in place, and writes its Python values
         as :meth:`update_` does (the peer's ``copy_`` is its ``update_``); ``src`` (a
-        collection or a mapping) may hold only some of the keys, never others."""
+        collection or a mapping) may hold only some of the keys, never others. Into a
+        record over a ``TensorDictParams``, the parameters' data, outside autograd, as
+        that one's ``copy_`` writes (and the peer's record)."""
+        if storage_of(self)._copies_without_grad and torch.is_grad_enabled():
+            with torch.no_grad():
+                return self.copy_(src, non_blocking)
         if not isinstance(src, TensorCollection):
             src = self._new_like({}, self.batch_size, self.device).update(src)
         values = dict(_value_paths(src))
