@@ -62,7 +62,7 @@ def data_ptrs(collection: Any, storage: bool) -> TensorDict:
 
 # --- the field accessors of records ------------------------------------------------------
 
-_OTHER_NODES = (NonTensorStack, RaggedNonTensorStack, MetaData)
+_OTHER_NODES: frozenset[Any] = frozenset((NonTensorStack, RaggedNonTensorStack, MetaData))
 _VALUE_NODES: frozenset[Any] = frozenset((NonTensorData, *_OTHER_NODES))
 
 # C-level getters of a record's entries and batch size, which stack and cat read from
@@ -114,16 +114,20 @@ def field_getter(name: str, values: bool, nodes: bool = False) -> Callable[[Any]
     ``rename_key_``) reads as its value, unless ``nodes`` (a ``tensor_only`` class: its
     fields give the entries as stored, nodes included)."""
 
+    # ``type(value)``, not ``value.__class__``: a nested record's ``__class__`` goes through
+    # its class's ``__getattr__`` hook (about 30 ns); a tensor is looked for first.
     def getter(record: Any) -> Any:
         try:
             value = record._tensordict._tensors.get(name)
         except HeterogeneousEntryError:  # a lazy stack some of whose members lack it
             return members_field(record._tensordict, name)
+        kind = type(value)
+        if kind is NonTensorData:  # the common case: one value, read as an attribute
+            return value._data
+        if kind is _Tensor:
+            return value
         if value is None and record._tensordict._is_lazy:  # (set in a nested stack's members)
             return members_field(record._tensordict, name)
-        kind = value.__class__
-        if kind is NonTensorData:  # the common case: one value, read as an attribute
-            return value.data
         return value._read() if kind in _OTHER_NODES else value
 
     def entry_getter(record: Any) -> Any:  # a field declared for tensors or collections
@@ -131,9 +135,12 @@ def field_getter(name: str, values: bool, nodes: bool = False) -> Callable[[Any]
             value = record._tensordict._tensors.get(name)
         except HeterogeneousEntryError:
             return members_field(record._tensordict, name)
+        kind = type(value)
+        if kind is _Tensor:
+            return value
         if value is None and record._tensordict._is_lazy:
             return members_field(record._tensordict, name)
-        if not nodes and value.__class__ in _VALUE_NODES:
+        if not nodes and kind in _VALUE_NODES:
             return value._read()
         return value
 
