@@ -14,9 +14,17 @@ from typing import Any, SupportsIndex, TypeAlias
 import numpy as np
 import torch
 
-from tclass.errors import InvalidKeyError
+from tclass.errors import InvalidKeyError, UnravelKeyError
 
-__all__ = ["BatchIndex", "NestedKey", "is_key_tuple", "key_path", "unravel_key"]
+__all__ = [
+    "BatchIndex",
+    "NestedKey",
+    "is_key_tuple",
+    "key_path",
+    "plain_key",
+    "selection_keys",
+    "unravel_key",
+]
 
 NestedKey: TypeAlias = str | tuple["NestedKey", ...]
 """A key as callers may write it: a string or a (possibly nested) tuple of strings."""
@@ -56,6 +64,30 @@ def unravel_key(key: object) -> str | tuple[str, ...]:
         return str.__str__(key)  # not str(key): an Enum's __str__ gives "Name.MEMBER"
     msg = f"invalid key {key!r} of type {type(key).__name__}: {_KEY_RULE}"
     raise InvalidKeyError(msg)
+
+
+def plain_key(index: Any) -> Any:
+    """``index`` as a plain ``str`` when it is an instance of a ``str`` subclass
+    (``numpy.str_``, a ``str`` enum): a subscript ``td[np.str_("a")]`` names the entry
+    ``"a"``, as in the peer. Any other index is returned unchanged."""
+    if isinstance(index, str) and type(index) is not str:
+        return str.__str__(index)
+    return index
+
+
+def selection_keys(keys: Sequence[object], method: str) -> None:
+    """Checks the keys given to ``select`` / ``exclude``.
+
+    Raises:
+        UnravelKeyError: (a ``RuntimeError``, as the peer's "key should be a
+            Sequence<NestedKey>", and a ``TypeError``) for one that is no key at all
+            (``1``, ``None``, a list), naming it and the method.
+    """
+    for key in keys:
+        try:
+            unravel_key(key)
+        except InvalidKeyError as error:
+            raise UnravelKeyError(f"{method}: {error}") from None
 
 
 def key_path(key: object) -> tuple[str, ...]:

@@ -143,6 +143,8 @@ class IndexingOps(TensorDictBase):
             return self._index_int(index)
         if index.__class__ is slice:
             return self._index_slice(index)
+        if isinstance(index, str):  # a str subclass (numpy.str_, a str enum) names a key
+            return self[_keys.plain_key(index)]
         return self._index(index)
 
     def _index_int(self, index: int) -> Self:

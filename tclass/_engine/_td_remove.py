@@ -155,6 +155,7 @@ class RemovalOps(TensorDictBase):
         # As the peer: nested keys are grouped by their first part and selected by the
         # nested collection itself (a record stays a record); a nested key selects within
         # an entry that is also selected whole. In place, a locked TensorDict refuses first.
+        _keys.selection_keys(keys, "select")
         if inplace and self._locked:
             raise LockedError(LOCKED_MSG.format(action="remove entries from"))
         groups: dict[str, list[tuple[str, ...]]] = {}
@@ -191,6 +192,7 @@ class RemovalOps(TensorDictBase):
         With ``inplace=True`` the entries are removed from this TensorDict and from its
         nested TensorDicts themselves. With no keys, ``copy()``.
         """
+        _keys.selection_keys(keys, "exclude")
         if inplace:
             paths = [_keys.key_path(key) for key in keys]
             for path in paths:  # a key under another excluded one is left to it, as the

@@ -353,7 +353,7 @@ class TensorDictParams(ParamsStorage, LockBlocks, TensorDictBase, nn.Module):  #
         of its class for the parameters of a record), or this object where the index
         takes all of it (``params[...]``, as a TensorDict's ``td[...]`` is ``td``; a
         record over the same tensors for the parameters of a record, as the peer's)."""
-        rows = self._param_td[index]
+        rows = self._param_td[_keys.plain_key(index)]
         if rows is self._param_td:
             return self if self._record is None else self._as_record(rows._copy_top())
         return self._as_record(rows)

@@ -120,7 +120,7 @@ class RecordKeyOps(TensorDictBase):
                 dtype, named dims or values), as when that field is assigned.
         """
         storage = self._tensordict
-        name = new_key if isinstance(new_key, str) else new_key[0]
+        name = key_path(new_key)[0]  # an InvalidKeyError for no key at all
         info = self.__tclass_info__
         if name not in info.field_names:
             if storage.is_locked or old_key not in storage.keys(include_nested=True):

@@ -296,9 +296,10 @@ class RecordStorageOps(TensorDictBase):
 
         Raises:
             UnknownFieldError: (an ``AttributeError``) ``default`` would fill a key that
-                is not a field.
+                is not a field (a ``None`` default fills nothing: the key is left out,
+                as in a TensorDict's parts and in the peer).
         """
-        if default is not _NO_DEFAULT:
+        if default is not _NO_DEFAULT and default is not None:
             for keys in key_sets:
                 self._require_fields(() if callable(keys) else keys)
         parts = self._tensordict.split_keys(

@@ -220,3 +220,17 @@ def test_module_to_a_dtype_keeps_the_slots() -> None:
     assert net.extra["cnt"].dtype == torch.long  # an integer buffer: not cast
     net.double().float()
     assert _kinds(net) == (_PARAMS, ["extra.cnt"]) and net.extra["w"].dtype == torch.float32
+
+
+@pytest.mark.parametrize("keys_to_update", [None, [("n", "c")]])
+def test_nested_update_keeps_the_parameter_slot(keys_to_update: Any) -> None:
+    """README (TensorDictParams registers what it holds): ``update`` of a nested entry
+    keeps its parameter slot, as of a top-level one; the peer's nested update puts the
+    plain tensor in, outside ``parameters()`` (nu26a params_update_nested_type)."""
+    p = TensorDictParams(
+        TensorDict(a=torch.ones(2), n=TensorDict(c=torch.ones(2), batch_size=[2]), batch_size=[2])
+    )
+    p.update({"a": torch.zeros(2), "n": {"c": torch.zeros(2)}}, keys_to_update=keys_to_update)
+    assert isinstance(p["n", "c"], nn.Parameter)
+    assert torch.equal(p["n", "c"].detach(), torch.zeros(2))
+    assert sorted(name for name, _ in p.named_parameters()) == ["a", "n.c"]

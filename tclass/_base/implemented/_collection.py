@@ -806,11 +806,27 @@ class KeysView(collections.abc.KeysView[_Key]):
     def __contains__(self, item: object) -> bool:
         """Whether ``item`` names an entry (a nested key only with ``include_nested``).
         As in the peer, ``leaves_only`` does not filter membership: ``"n" in
-        td.keys(True, True)`` holds for a nested collection ``n``."""
+        td.keys(True, True)`` holds for a nested collection ``n``.
+
+        Raises:
+            InvalidKeyError: (a ``TypeError``, as the peer raises) ``item`` is no key at
+                all (``1``, ``None``, a list such as ``["n", "c"]``, ``()``): a list is
+                not a nested key, so it is never silently ``False``.
+        """
         try:
             key = unravel_key(item)
         except InvalidKeyError:
-            return False
+            msg = (
+                f"TensorDict keys are always strings. Membership checks are only supported "
+                f"for strings or non-empty tuples of strings (for nested TensorDicts); got "
+                f"{item!r} of type {type(item).__name__}"
+                + (
+                    "; write a nested key as a tuple, " + repr(tuple(item))
+                    if type(item) is list and item
+                    else ""
+                )
+            )
+            raise InvalidKeyError(msg) from None
         if type(key) is tuple and not self._include_nested:
             return False
         return _has_key(self._collection, key)

@@ -22,12 +22,14 @@ from tclass._core import _keys
 from tclass._core._records import storage_of
 from tclass._engine._entry_values import keys_below
 from tclass._engine._lazy._devices import LazyDevices
+from tclass._engine._lazy._entries import lacks
 from tclass._engine._lazy._parts import nested_to_update, split_operand
 from tclass.errors import (
     HeterogeneousEntryError,
     InPlaceWriteError,
     KeyThroughTensorError,
     LockedError,
+    MemberKeyError,
 )
 
 if TYPE_CHECKING:
@@ -241,12 +243,17 @@ class LazyWrites(LazyDevices):
 
     def del_(self, key: Any) -> Self:
         """Removes ``key`` from every member, unread (it need not have one dense value);
-        a locked stack refuses before the key is looked up, as the peer."""
+        a locked stack refuses before the key is looked up, as the peer. A key only some
+        members hold is removed from those, as the peer's ``del_`` does."""
         if self._lock_state():
             raise LockedError(_LOCKED_MSG.format(action=f"remove {key!r} from"))
+        members = self._distinct_members()  # a member twice (cat) loses it once
         if key not in self:
-            raise self._absent(key)
-        for member in self._distinct_members():  # a member twice (cat) loses it once
+            path = _keys.key_path(key)
+            members = [member for member in members if _holds(member, path)]
+            if not members:
+                raise self._absent(key)
+        for member in members:
             member.del_(key)
         return self
 
@@ -284,6 +291,15 @@ class LazyWrites(LazyDevices):
     def _drop_paths(self, paths: Sequence[Any]) -> None:
         self._check_removable("separates", paths)
         self.exclude(*paths, inplace=True)
+
+
+def _holds(member: TensorCollection, path: tuple[str, ...]) -> bool:
+    """Whether ``member`` holds the entry at ``path`` (a lazy stack of its own: in at
+    least one of its members)."""
+    try:
+        return not lacks(member, path)
+    except MemberKeyError:
+        return True
 
 
 def _allowed_below(allowed: set[Any], key: Any) -> list[Any] | None:

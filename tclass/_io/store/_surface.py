@@ -236,6 +236,7 @@ class StoreSurface(LockBlocks):
                 keeps its entries (delete the others with ``del_``).
             KeyNotFoundError: for a missing key when ``strict``.
         """
+        _keys.selection_keys(keys, "select")
         self._refuse_in_place("select", inplace)
         tops = {_keys.key_path(key)[0] for key in _flat_keys(keys)}
         shallow = self._shallow(key for key in self._key_names() if key in tops)
@@ -252,6 +253,7 @@ class StoreSurface(LockBlocks):
         Raises:
             LockedError: with ``inplace=True`` on a locked PersistentTensorDict.
         """
+        _keys.selection_keys(keys, "exclude")
         if inplace:
             here = set(self.keys(include_nested=True))
             self._drop_paths([key for key in _flat_keys(keys) if _keys.unravel_key(key) in here])

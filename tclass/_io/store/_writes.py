@@ -459,8 +459,7 @@ class StoreWrites(TensorDictBase):
         into another group is written there, then deleted (groups on the way are made).
         An entry already at ``new_key`` is replaced (a ``KeyError`` with ``safe``); an
         entry renamed to itself stays as it is, as a TensorDict's."""
-        old = (old_key,) if isinstance(old_key, str) else tuple(old_key)
-        new = (new_key,) if isinstance(new_key, str) else tuple(new_key)
+        old, new = _keys.key_path(old_key), _keys.key_path(new_key)  # InvalidKeyError first
         if old == new:
             if self.get(old, _MISSING) is _MISSING:
                 raise self._missing_key(old_key)
