@@ -817,9 +817,8 @@ class KeysView(collections.abc.KeysView[_Key]):
             key = unravel_key(item)
         except InvalidKeyError:
             msg = (
-                f"TensorDict keys are always strings. Membership checks are only supported "
-                f"for strings or non-empty tuples of strings (for nested TensorDicts); got "
-                f"{item!r} of type {type(item).__name__}"
+                f"`in keys()`: {item!r} ({type(item).__name__}) is not a key; membership "
+                "checks take a string or a non-empty tuple of strings (a nested key)"
                 + (
                     "; write a nested key as a tuple, " + repr(tuple(item))
                     if type(item) is list and item
