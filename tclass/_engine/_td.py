@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import operator
-from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, ClassVar, SupportsIndex, cast
 
@@ -59,7 +59,7 @@ from tclass._engine._td_index import IndexingOps
 from tclass._engine._td_remove import LOCKED_MSG, RemovalOps
 from tclass._engine._td_setitem import SetItemOps
 from tclass._engine._td_walk import TreeWalkOps
-from tclass._engine._update_plan import plan_update, update_entries
+from tclass._engine._update_plan import perform, plan_rows, plan_update, update_entries
 from tclass.errors import (
     BatchMismatchError,
     EntriesTwiceError,
@@ -758,6 +758,18 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
         before any is written (see :func:`check_entries`)."""
         check_entries(self, index, part)
 
+    def _write_rows(self, index: Any, pairs: Iterable[tuple[Any, Any]]) -> None:
+        """``self[index] = rows``' writes (``pairs``: the rows' entries, checked against
+        this TensorDict's already): planned, each record reached checking its rows, then
+        made (``_update_plan.py``). The usual rows, tensors and numbers, reach no nested
+        collection: their plan would be this TensorDict writing them, so it writes them
+        at once."""
+        for _, value in pairs:
+            if value.__class__ is not _Tensor and isinstance(value, (Mapping, TensorCollection)):
+                perform(plan_rows(self, index, pairs, []), False, False, None)
+                return
+        self._write_entries_at(index, pairs)
+
     def _preallocate(self, key: str, index: Any, sub: Any) -> Value:
         """A zero-filled entry for ``key`` whose indexed part will receive ``sub``."""
         if self._locked and not self._can_fill(key):
@@ -792,11 +804,6 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
         ``is_leaf`` says their type is a leaf), tensors inside plain dicts cloned too: every
         write planned first, the records reached checking their parts (``_update_plan.py``)."""
         allowed = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
-        if self._locked and not inplace and not len(source.keys()):
-            # Nothing to write, but the peer refuses any update of a locked collection.
-            raise LockedError(LOCKED_MSG.format(action="update"))
-        if inplace and allowed is None and is_leaf is None and len(source.keys()) > 1:
-            check_entries(self, ..., source)  # all or nothing (the peer writes part)
         update_entries(self, source, clone, inplace, allowed, is_leaf)
         return self
 

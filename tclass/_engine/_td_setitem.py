@@ -14,7 +14,6 @@ from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._entry_ops import EntryWrites
 from tclass._core import _batch, _keys
-from tclass._core._records import is_record
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import raise_write_error, value_as_tensor
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
@@ -42,6 +41,7 @@ __all__ = [
     "SetItemOps",
     "check_empty_source",
     "direct_leaf_dtypes",
+    "is_collection",
     "leading_ones_dropped",
     "source_batch_error",
 ]
@@ -68,6 +68,7 @@ class SetItemOps(TensorDictBase):
         def _store_entry(self, key: str, value: Value, blank: bool = False) -> Value: ...
         def _holds_unbatched(self) -> bool: ...
         def _check_parts_at(self, index: Any, part: Any) -> None: ...
+        def _write_rows(self, index: Any, pairs: Iterable[tuple[Any, Any]]) -> None: ...
     else:
         __slots__ = ()
 
@@ -106,12 +107,11 @@ class SetItemOps(TensorDictBase):
             entries = value._entries()
             # Nothing to write (no entries, or only empty nested collections), but torch's
             # shape check still holds (the first leaf ends the walk).
-            if all(map(_is_collection, entries.values())) and value.is_empty():
+            if all(map(is_collection, entries.values())) and value.is_empty():
                 check_empty_source(self, index, value)
             try:  # every entry's part checked first: nothing written when one refuses
                 self._check_parts_at(index, value)
-                _check_rows_update(self, index, entries.items())  # the records written into
-                self._write_entries_at(index, entries.items())
+                self._write_rows(index, entries.items())
             except BatchSizeError:
                 error = source_batch_error(self, index, value)
                 if error is not None:
@@ -123,8 +123,7 @@ class SetItemOps(TensorDictBase):
         elif isinstance(value, Mapping):
             pairs = self._dict_entries_at(index, value)
             self._check_parts_at(index, dict(pairs))
-            _check_rows_update(self, index, pairs)
-            self._write_entries_at(index, pairs)
+            self._write_rows(index, pairs)
         else:
             self._write_broadcast_at(index, value)
 
@@ -216,7 +215,7 @@ class SetItemOps(TensorDictBase):
             (key, sub)
             for key, sub in value.items()
             if (type(sub) in _NUMBERS and type(tensors.get(key)) is _Tensor)
-            or (type(sub) is dict and _is_collection(tensors.get(key)))
+            or (type(sub) is dict and is_collection(tensors.get(key)))
         ]
         skip = {key for key, _ in numbers}
         rest = {key: sub for key, sub in value.items() if key not in skip} if skip else value
@@ -321,28 +320,7 @@ def _check_dtypes_at(
                 raise InPlaceWriteError(msg) from None
 
 
-def _check_rows_update(collection: TensorCollection, index: Any, pairs: Iterable[Any]) -> None:
-    """For ``collection[index] = rows`` (``pairs`` the rows' ``(key, value)``): each
-    record the rows write into checks its part at ``index`` (``_check_in_place``),
-    nested TensorDicts' records too, before any entry is written (README, Schemas: all
-    or nothing). The write itself gives each nested collection its part
-    (``entry[index] = part``), which reads and checks it its own way: this walk goes
-    ahead of it, as far as the records below."""
-    for key, value in pairs:
-        if value.__class__ is _Tensor or not isinstance(value, (Mapping, TensorCollection)):
-            continue
-        path = _keys.key_path(key)
-        target = collection.get(path, None)
-        if not isinstance(target, TensorCollection) or target._is_leaf_node:
-            continue
-        rows = value._items() if isinstance(value, TensorCollection) else value.items()
-        if is_record(target):
-            target._check_in_place(dict(rows), index, "[]")
-        elif not target._is_lazy:
-            _check_rows_update(target, index, rows)
-
-
-def _is_collection(entry: object) -> bool:
+def is_collection(entry: object) -> bool:
     """Whether ``entry`` is a nested collection (a record or a TensorDict, not a node of
     Python values)."""
     return isinstance(entry, TensorCollection) and not isinstance(entry, _NonTensorNode)

@@ -276,3 +276,32 @@ def test_set_at_of_a_nested_collection_at_an_ellipsis_names_the_entry_that_refus
     held.set_at_("n", {"x": torch.ones(rows), "z": torch.full((*rows, 3), 2.0)}, index)
     assert held.get(("n", "x")).sum().item() == (4.0 if rows else 1.0)
     assert held.get(("n", "z")).sum().item() == (24.0 if rows else 6.0)
+
+
+def test_a_nested_dict_refused_as_its_td_reads_it_writes_nothing() -> None:
+    # The nested dict is read at the nested TensorDict's batch size (its list becomes a
+    # tensor there) and checked while the row write is planned, before "a" is written;
+    # the message names the nested entry as its own write does (issue 27, lo26b).
+    td = _td()
+    before = _snapshot(td)
+    with pytest.raises(BatchSizeError, match="into 'n' .*shape \\[2\\] into 'x'") as info:
+        td[1] = {"a": torch.ones(2), "n": {"x": [1.0, 2.0]}}
+    assert "nothing was written" in str(info.value)
+    _assert_unchanged(td, before)
+    td[1] = {"a": torch.ones(2), "n": {"x": [1.0, 2.0, 3.0, 4.0]}}
+    assert td["a"][1].tolist() == [1.0, 1.0] and td["n", "x"][1].tolist() == [1, 2, 3, 4]
+
+
+def test_a_lazy_stack_update_one_member_refuses_in_place_writes_no_member() -> None:
+    # Each TensorDict member's in-place check runs while the stack's update is planned,
+    # before member 0 is written (issue 27, lo26b).
+    members = [TensorDict(a=torch.zeros(()), b=torch.zeros(n)) for n in (2, 3)]
+    stack = lazy_stack(members)
+    source = lazy_stack([TensorDict(a=torch.ones(()), b=torch.ones(2)) for _ in range(2)])
+    with pytest.raises(BatchSizeError, match="shape \\[2\\] into 'b'.*nothing was written"):
+        stack.update(source, inplace=True)
+    assert [m["a"].item() for m in members] == [0.0, 0.0]
+    assert [m["b"].tolist() for m in members] == [[0.0, 0.0], [0.0, 0.0, 0.0]]
+    source = lazy_stack([TensorDict(a=torch.ones(()), b=torch.ones(n)) for n in (2, 3)])
+    stack.update(source, inplace=True)
+    assert [m["b"].tolist() for m in members] == [[1.0, 1.0], [1.0, 1.0, 1.0]]

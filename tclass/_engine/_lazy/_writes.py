@@ -6,7 +6,7 @@ part of the value (split along the stack dim)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import torch
 from typing_extensions import Self
@@ -24,6 +24,8 @@ from tclass._engine._entry_values import keys_below
 from tclass._engine._lazy._devices import LazyDevices
 from tclass._engine._lazy._entries import lacks
 from tclass._engine._lazy._parts import nested_to_update, split_operand
+from tclass._engine._td_setitem import SetItemOps
+from tclass._engine._update_plan import SET, UPDATE, perform, plan_td_update
 from tclass.errors import (
     HeterogeneousEntryError,
     InPlaceWriteError,
@@ -147,36 +149,13 @@ class LazyWrites(LazyDevices):
         is_leaf: Callable[[type], bool] | None,
     ) -> Self:
         """Updates every member with its part of ``source`` (a collection whose batch size
-        starts with this one, split along the stack dim, or a mapping as :meth:`set` takes)."""
+        starts with this one, split along the stack dim, or a mapping as :meth:`set` takes):
+        every write planned first (:meth:`_plan_update`), then made."""
         if not inplace and self._lock_state() and not len(source.keys()):
             raise LockedError(_LOCKED_MSG.format(action="update"))  # as the peer
-        n = len(self._batch_size)
-        self._check_update(
-            source,
-            inplace,
-            None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update],
-            is_leaf,
-        )  # before any member is written
-        if isinstance(source, TensorCollection) and source.batch_size[:n] == self._batch_size:
-            parts = source.unbind(self._stack_dim)
-            for member, part in zip(self._members, parts):
-                member.update(part, clone, inplace, keys_to_update=keys_to_update, is_leaf=is_leaf)
-            return self
-        pairs = source._items() if isinstance(source, TensorCollection) else source.items()
-        allowed = None if keys_to_update is None else {_keys.unravel_key(k) for k in keys_to_update}
-        for key, value in pairs:
-            below = None if allowed is None else _allowed_below(allowed, _keys.unravel_key(key))
-            if below == []:  # neither the key nor a key under it is to be updated
-                continue
-            nested = nested_to_update(self, key, value, is_leaf)
-            if nested is not None:  # merged key by key, as a TensorDict's update merges
-                nested._update_entries(cast(Any, value), clone, inplace, below, is_leaf)
-                continue
-            if below is not None:  # only keys under it are allowed: it is no collection
-                continue
-            if clone and isinstance(value, (torch.Tensor, TensorDictBase)):
-                value = value.clone()
-            self.set(key, value, inplace=inplace)
+        allowed = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
+        plan = self._plan_update(source, clone, inplace, allowed, is_leaf, [])
+        perform(plan, clone, inplace, is_leaf)
         return self
 
     def _check_update(
@@ -186,20 +165,45 @@ class LazyWrites(LazyDevices):
         allowed: list[tuple[str, ...]] | None,
         is_leaf: Callable[[type], bool] | None,
     ) -> None:
-        """What :meth:`_update_entries` would refuse in a record it writes into: each
-        member checks its part, before any member is written."""
+        """What :meth:`_update_entries` would refuse in a record it writes into: its plan,
+        dropped."""
+        self._plan_update(source, False, inplace, allowed, is_leaf, [])
+
+    def _plan_update(
+        self,
+        source: Any,
+        clone: bool,
+        inplace: bool,
+        allowed: list[tuple[str, ...]] | None,
+        is_leaf: Callable[[type], bool] | None,
+        plan: list[Any],
+    ) -> list[Any]:
+        """Appends to ``plan`` (and returns it) the writes of ``update`` (see
+        ``_update_plan.py``): a collection of this batch size split along the stack dim,
+        each member updated by its part (a TensorDict member's writes planned here); else
+        each entry set in every member, or merged into the nested collection at its key;
+        each record reached asked to check its part first."""
         n = len(self._batch_size)
         if isinstance(source, TensorCollection) and source.batch_size[:n] == self._batch_size:
             for member, part in zip(self._members, source.unbind(self._stack_dim)):
-                member._check_update(part, inplace, allowed, is_leaf)
-            return
+                if isinstance(member, SetItemOps):
+                    plan_td_update(member, part, clone, inplace, allowed, is_leaf, plan)
+                else:
+                    member._check_update(part, inplace, allowed, is_leaf)
+                    plan.append((member, allowed, part, UPDATE))
+            return plan
         pairs = source._items() if isinstance(source, TensorCollection) else source.items()
         for key, value in pairs:
-            path = _keys.key_path(key)
-            below = None if allowed is None else keys_below(path, allowed)
+            below = None if allowed is None else keys_below(_keys.key_path(key), allowed)
             nested = None if below == [] else nested_to_update(self, key, value, is_leaf)
-            if nested is not None:
+            if nested is not None:  # merged key by key, as a TensorDict's update merges
                 nested._check_update(value, inplace, below, is_leaf)
+                plan.append((nested, below, value, UPDATE))
+            elif below is None:  # (only keys under it allowed: it is no collection)
+                if clone and isinstance(value, (torch.Tensor, TensorDictBase)):
+                    value = value.clone()
+                plan.append((self, key, value, SET))
+        return plan
 
     def update_(
         self,
@@ -300,17 +304,3 @@ def _holds(member: TensorCollection, path: tuple[str, ...]) -> bool:
         return not lacks(member, path)
     except MemberKeyError:
         return True
-
-
-def _allowed_below(allowed: set[Any], key: Any) -> list[Any] | None:
-    """What ``keys_to_update`` allows under ``key``: ``None`` for all of it (the key is
-    listed itself), the listed keys under it (relative to it, e.g. ``("b", "c")`` gives
-    ``["c"]`` under ``"b"``), or ``[]`` for nothing."""
-    path = key if isinstance(key, tuple) else (key,)
-    if key in allowed:
-        return None
-    return [
-        other[len(path) :]
-        for other in allowed
-        if isinstance(other, tuple) and len(other) > len(path) and other[: len(path)] == path
-    ]
