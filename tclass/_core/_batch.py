@@ -24,6 +24,7 @@ from tclass.errors import (
     HeterogeneousEntryError,
     IndexTypeError,
     ShapeError,
+    TclassError,
 )
 
 __all__ = [
@@ -449,6 +450,22 @@ def index_error(index: object, batch_size: Sequence[int], error: IndexError) -> 
     if "shape of the mask" in text:
         return DimError(_mask_mismatch(index, batch_size))
     msg = f"index {_shown(index)} is out of range for the batch size {list(batch_size)}: {text}"
+    return DimError(msg)
+
+
+def entry_index_error(call: str, key: object, entry: object, error: IndexError) -> IndexError:
+    """``get_at`` / ``set_at_``'s error for an index that the entry refuses (``call``
+    as written, e.g. ``"get_at('a', 9)"``): torch's words, an ``IndexError`` as the
+    peer's, with the key and the entry's shape when it has one (``entry``; None when
+    it is not at hand, e.g. a dataset in a file)."""
+    if isinstance(error, TclassError):  # a collection's own error says it already
+        return error
+    shape = getattr(entry, "shape", getattr(entry, "batch_size", None))
+    has = "" if shape is None else f" (the entry {key!r} has shape {format_shape(shape)})"
+    msg = (
+        f"{call}: {error}{has}; the index selects elements of the entry itself, its "
+        "feature dims included"
+    )
     return DimError(msg)
 
 
