@@ -24,6 +24,7 @@ from tclass.errors import (
     HeterogeneousEntryError,
     IndexTypeError,
     ShapeError,
+    TclassError,
 )
 
 __all__ = [
@@ -442,11 +443,77 @@ def index_error(index: object, batch_size: Sequence[int], error: IndexError) -> 
     """The error for ``index``, which torch refused (``error``) for a tensor of the batch
     size: an ``IndexTypeError`` (also a ``TypeError``) for an index of a type that
     indexes nothing (a set...), else a ``DimError`` (out of range, too many indices)."""
-    if "valid indices" in str(error):
-        msg = f"Invalid index {index!r} for the batch size {list(batch_size)}: {error}"
+    text = str(error)
+    if "valid indices" in text or "tensors used as indices" in text:
+        msg = f"Invalid index {_shown(index)} for the batch size {list(batch_size)}: {text}"
         return IndexTypeError(msg)
-    msg = f"index {index!r} is out of range for the batch size {list(batch_size)}: {error}"
+    if "shape of the mask" in text:
+        return DimError(_mask_mismatch(index, batch_size))
+    msg = f"index {_shown(index)} is out of range for the batch size {list(batch_size)}: {text}"
     return DimError(msg)
+
+
+def entry_index_error(call: str, key: object, entry: object, error: IndexError) -> IndexError:
+    """``get_at`` / ``set_at_``'s error for an index that the entry refuses (``call``
+    as written, e.g. ``"get_at('a', 9)"``): torch's words, an ``IndexError`` as the
+    peer's, with the key and the entry's shape when it has one (``entry``; None when
+    it is not at hand, e.g. a dataset in a file)."""
+    if isinstance(error, TclassError):  # a collection's own error says it already
+        return error
+    shape = getattr(entry, "shape", getattr(entry, "batch_size", None))
+    has = "" if shape is None else f" (the entry {key!r} has shape {format_shape(shape)})"
+    msg = (
+        f"{call}: {error}{has}; the index selects elements of the entry itself, its "
+        "feature dims included"
+    )
+    return DimError(msg)
+
+
+def _shown(index: object) -> str:
+    """``index`` as an error message shows it: a tensor of more than 8 elements by its
+    dtype and shape (its repr would fill the message)."""
+    items = index if type(index) is tuple else (index,)
+    if not any(isinstance(item, torch.Tensor) and item.numel() > 8 for item in items):
+        return repr(index)
+    shown = [
+        f"<{str(item.dtype).removeprefix('torch.')} tensor of shape {list(item.shape)}>"
+        if isinstance(item, torch.Tensor) and item.numel() > 8
+        else repr(item)
+        for item in items
+    ]
+    return f"({', '.join(shown)})" if type(index) is tuple else shown[0]
+
+
+def _mask_mismatch(index: object, batch_size: Sequence[int]) -> str:
+    """The message for a boolean mask whose shape is not that of the batch dims it
+    covers (torch's names the shape of a leaf, feature dims included)."""
+    items = index if type(index) is tuple else (index,)
+    dim = 0
+    for item in items:
+        if item is Ellipsis:
+            dim = len(batch_size) - sum(index_dims_consumed(i) for i in items)
+            continue
+        if isinstance(item, torch.Tensor) and item.dtype is torch.bool:
+            covered = list(batch_size[dim : dim + item.ndim])
+            if list(item.shape) != covered:
+                where = (
+                    f"batch dim {dim}"
+                    if item.ndim == 1
+                    else f"batch dims {dim}..{dim + item.ndim - 1}"
+                )
+                return (
+                    f"the mask has shape {list(item.shape)} but {where} of the batch size "
+                    f"{list(batch_size)} {'has size' if item.ndim == 1 else 'have sizes'} "
+                    f"{covered[0] if item.ndim == 1 and covered else covered}; a boolean index "
+                    "must match the batch dims it covers (the shape of the mask does not match "
+                    "the shape of the indexed tensor)"
+                )
+        dim += index_dims_consumed(item)
+    return (
+        f"index {_shown(index)} does not fit the batch size {list(batch_size)}: a boolean index "
+        "must match the batch dims it covers (the shape of the mask does not match the shape "
+        "of the indexed tensor)"
+    )
 
 
 def index_dims_consumed(item: object) -> int:

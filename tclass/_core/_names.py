@@ -61,8 +61,9 @@ def as_names(value: object, ndim: int, where: str = "names") -> Names:
     """
     if value is None:
         return None
-    if isinstance(value, str):
-        value = [value]
+    text = value if isinstance(value, str) else None
+    if text is not None:
+        value = [text]  # one name (the peer's would take each letter as a name)
     if not isinstance(value, Sequence):
         msg = (
             f"{where} must be a sequence of names or None (one per batch dim), got "
@@ -84,6 +85,8 @@ def as_names(value: object, ndim: int, where: str = "names") -> Names:
             "length of the dimension names must equate the tensordict batch_dims); give one "
             "name (or None) per batch dim"
         )
+        if text is not None:
+            msg += f" in a list ({where}={text!r} is one name: a str names one dim)"
         raise DimNameCountError(msg)
     _check_unique(names, where)
     return None if all(name is None for name in names) else names

@@ -145,7 +145,6 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
         batch_size: BatchSizeLike = None,
         device: DeviceLike = None,
         names: Sequence[DimName] | None = None,
-        *,
         non_blocking: bool = False,
         lock: bool = False,
         **kwargs: Any,

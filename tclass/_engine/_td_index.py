@@ -24,7 +24,7 @@ from tclass._core._records import storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._scope import Scope
-from tclass.errors import ArgumentValueError, DimError, KeyThroughTensorError
+from tclass.errors import ArgumentValueError, DimError, KeyNotFoundError, KeyThroughTensorError
 
 __all__ = ["IndexingOps", "raise_no_batch_dims"]
 
@@ -334,7 +334,10 @@ class IndexingOps(TensorDictBase):
         for depth, part in enumerate(path):
             if not isinstance(node, TensorCollection):
                 _raise_through_tensor(path, depth)
-            node = node._entry(part)
+            try:
+                node = node._entry(part)
+            except KeyNotFoundError:
+                raise self._missing_key(path) from None  # naming the whole key
         return node
 
 

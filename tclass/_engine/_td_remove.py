@@ -171,12 +171,19 @@ class RemovalOps(TensorDictBase):
             subkeys = groups.setdefault(path[0], [])
             if len(path) > 1:
                 subkeys.append(path[1:])
-        entries: dict[str, Any] = {
-            head: cast(TensorCollection, self._tensors[head]).select(*subkeys, strict=strict)
-            if subkeys
-            else self._tensors[head]
-            for head, subkeys in groups.items()
-        }
+        try:
+            entries: dict[str, Any] = {
+                head: cast(TensorCollection, self._tensors[head]).select(*subkeys, strict=strict)
+                if subkeys
+                else self._tensors[head]
+                for head, subkeys in groups.items()
+            }
+        except KeyNotFoundError:  # a nested key missing below: the error names it whole
+            for head, subkeys in groups.items():
+                for sub in subkeys:
+                    if self.get((head, *sub), _MISSING) is _MISSING:
+                        raise self._missing_key((head, *sub)) from None
+            raise
         if not inplace:
             return self._new_like(entries, self._batch_size, self._device)
         for head, subkeys in groups.items():  # every key checked above: none raises now

@@ -116,6 +116,7 @@ class SetItemOps(TensorDictBase):
                 error = source_batch_error(self, index, value)
                 if error is not None:
                     raise error from None
+                check_index_fits(self, index)  # an index the batch refuses: an IndexError
                 raise
         elif type(value) is EntryWrites:
             self._check_parts_at(index, value)

@@ -60,6 +60,18 @@ def test_invalid_names_are_refused() -> None:
     assert td.names == ["x", "y"]
 
 
+def test_a_string_is_one_name_and_its_count_error_says_so() -> None:
+    """nu26c: ``names="time"`` names one dim (the peer takes each letter as a name); for
+    more dims, the count error says that a str is one name and to pass a list."""
+    assert TensorDict({}, [2], names="time").names == ["time"]
+    td = TensorDict({}, [2, 3])
+    with pytest.raises(errors.DimNameCountError) as info:
+        td.names = "xy"
+    assert isinstance(info.value, ValueError)  # the peer's count error is a ValueError
+    assert "in a list (names='xy' is one name: a str names one dim)" in str(info.value)
+    assert td.names == [None, None]
+
+
 def test_the_names_setter_reaches_nested_collections() -> None:
     td = _td()
     td.names = ["u", "v"]

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from tclass import TensorDict
-from tclass.errors import BatchSizeError, BatchSizeTypeError, DeviceError, IndexTypeError
+from tclass.errors import BatchSizeError, BatchSizeTypeError, DeviceError, DimError, IndexTypeError
 
 
 def _td() -> TensorDict:
@@ -51,3 +51,47 @@ def test_a_dtype_given_as_a_device_string_says_how_to_give_it(args: tuple[str, .
     with pytest.raises(DeviceError, match=r"'float32' names a dtype: give it as torch.float32"):
         td.to(*args)
     assert td.to(torch.float64)["b"].dtype == torch.float64
+
+
+# nu26c: a boolean mask of the wrong shape, or an index tensor of a float dtype, named as
+# such (the message used to say "out of range" and quote a leaf's shape and the whole mask).
+@pytest.mark.parametrize(
+    ("batch", "index", "said"),
+    [
+        ([2, 3], torch.ones(3, 2, dtype=torch.bool), "mask has shape [3, 2] but batch dims 0..1"),
+        ([2, 3], (slice(None), torch.tensor([True, False])), "shape [2] but batch dim 1"),
+        ([2, 3], (Ellipsis, torch.tensor([True, False])), "shape [2] but batch dim 1"),
+        ([4], torch.tensor([True, False]), "mask has shape [2] but batch dim 0"),
+    ],
+)
+def test_a_mask_of_the_wrong_shape_names_the_dims_it_covers(
+    batch: list[int], index: object, said: str
+) -> None:
+    td = TensorDict({"a": torch.zeros(*batch, 5)}, batch)
+    with pytest.raises(DimError) as info:
+        td[index]
+    assert isinstance(info.value, IndexError)  # the peer's (torch's) IndexError
+    assert said in str(info.value)
+    assert "[5]" not in str(info.value) and "out of range" not in str(info.value)
+    assert "a boolean index must match the batch dims it covers" in str(info.value)
+
+
+def test_a_mask_of_the_wrong_shape_in_a_write_is_an_index_error() -> None:
+    """``td[mask] = other`` with a mask too short: the peer's ``IndexError`` about the
+    mask (it was a ``BatchSizeError`` quoting torch's memory-overlap message)."""
+    td = TensorDict({"a": torch.zeros(4, 3)}, [4])
+    for value in (td[:1], {"a": torch.ones(1, 3)}, torch.ones(3), 1.0):
+        with pytest.raises(DimError, match=r"mask has shape \[2\] but batch dim 0") as info:
+            td[torch.tensor([True, False])] = value
+        assert isinstance(info.value, IndexError)
+    assert td["a"].sum().item() == 0.0  # nothing written
+
+
+def test_an_index_tensor_of_floats_is_an_index_type_error() -> None:
+    td = _td()
+    with pytest.raises(IndexTypeError, match="Invalid index tensor") as info:
+        td[torch.tensor([0.0, 1.0])]
+    assert isinstance(info.value, IndexError)
+    assert "must be long, int, byte or bool tensors" in str(info.value)
+    with pytest.raises(DimError, match=r"index <int64 tensor of shape \[20\]> is out of range"):
+        td[torch.arange(20)]  # a long index shown by its dtype and shape

@@ -46,3 +46,13 @@ def test_a_lazy_stack_still_takes_a_member_then_a_key() -> None:
     assert lazy[1, "a"].tolist() == [1.0, 1.0, 1.0]
     with pytest.raises(IndexTypeError, match="'a' is a key"):
         TensorDict(a=torch.zeros(2, 3), batch_size=[2, 3])[1, "a"]
+
+
+def test_the_constructor_takes_non_blocking_and_lock_by_position_as_the_peers() -> None:
+    """nu26c: ``TensorDict(source, batch_size, device, names, non_blocking, lock)``, the
+    peer's order (they were keyword-only: a ``TypeError`` for working peer code)."""
+    td = TensorDict({"a": torch.zeros(3)}, [3], "cpu", ["x"], False, True)
+    assert td.is_locked and td.names == ["x"] and td.device == torch.device("cpu")
+    assert not TensorDict({"a": torch.zeros(3)}, [3], None, None, True).is_locked
+    with pytest.raises(TypeError, match="takes from 1 to 7 positional arguments"):
+        TensorDict({"a": torch.zeros(3)}, [3], None, None, False, True, 7)  # type: ignore[misc]

@@ -251,3 +251,20 @@ def test_an_unknown_mode_names_the_modes(tmp_path: Path) -> None:
         PersistentTensorDict.from_h5(path, mode="q")
     with PersistentTensorDict.from_h5(path, mode="r") as file:
         assert file["a"].tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("backend", ["h5", "zarr"])
+def test_get_at_and_set_at_past_the_end_name_the_call(tmp_path: Path, backend: str) -> None:
+    """nu26c: an index past a dataset's end in ``get_at`` / ``set_at_`` is a ``DimError``
+    (the peer's ``IndexError``, and a ``TclassError``) naming the call; it was the
+    store's bare ``IndexError``. Nothing is written."""
+    td = TensorDict({"a": torch.zeros(4, 3)}, [4])
+    ptd = PersistentTensorDict.from_dict(td, _store(tmp_path, backend))
+    with pytest.raises(IndexError, match=r"^get_at\('a', 9\): ") as read:
+        ptd.get_at("a", 9)
+    assert isinstance(read.value, TclassError)
+    with pytest.raises(IndexError, match=r"^set_at_\('a', value, 9\): ") as write:
+        ptd.set_at_("a", torch.ones(3), 9)
+    assert isinstance(write.value, TclassError)
+    assert ptd["a"].sum().item() == 0.0
+    ptd.close()

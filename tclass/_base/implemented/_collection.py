@@ -700,14 +700,35 @@ class TensorCollection(BatchFacts):
         return ENGINE.get_non_tensor(self, key, default)
 
     def _missing_key(self, key: object, *, popping: bool = False) -> KeyNotFoundError:
-        keys = self._key_names()
-        where = f"{type(self).__name__} with keys {keys}"
+        node, depth = self._deepest_on(key)
+        keys = node._key_names()
+        where = f"{type(node).__name__} with keys {keys}"
+        if depth:  # a nested key: where it stops, not the top-level keys
+            assert isinstance(key, tuple)
+            under = key[0] if depth == 1 else key[:depth]
+            where += f" (the {type(node).__name__} under {under!r}, which has no {key[depth]!r})"
         if popping:
             return KeyNotFoundError(
                 f"You are trying to pop key {key!r}, which was not found in {where}; pass a "
                 "default (pop(key, None)) to get it when the key is absent"
             )
         return KeyNotFoundError(f"key {key!r} was not found in {where}")
+
+    def _deepest_on(self, key: object) -> tuple[TensorCollection, int]:
+        """The deepest nested collection that nested ``key`` reaches, and how many of its
+        parts lead there (``(self, 0)`` for a plain key): where a missing key stops."""
+        node: TensorCollection = self
+        if type(key) is not tuple:
+            return node, 0
+        for depth, part in enumerate(key[:-1]):
+            try:
+                child = node._child(part) if part in node._key_names() else None
+            except (KeyError, ValueError, RuntimeError):  # (a ragged entry of a lazy stack)
+                child = None
+            if child is None or child._is_leaf_node:
+                return node, depth
+            node = child
+        return node, len(key) - 1
 
     def _given_twice(self, key: object) -> KeyNotFoundError:
         """The error for a key that an earlier one of the same call took (``separates``

@@ -286,7 +286,12 @@ class EntryOps(TensorCollection):
             if value is _MISSING and type(_keys.unravel_key(key)) is tuple:
                 self.get(key)  # raises if the key passes through a tensor
             return None if default is _NO_DEFAULT else default
-        return value[index]
+        try:
+            return value[index]
+        except IndexError as error:
+            raise _batch.entry_index_error(
+                f"get_at({key!r}, {index!r})", key, value, error
+            ) from None
 
     def set_at_(self, key: Any, value: Any, index: Any, *, non_blocking: bool = False) -> Self:
         """Writes ``value`` into the elements ``index`` of the existing entry ``key``.
@@ -321,6 +326,10 @@ class EntryOps(TensorCollection):
             target[index] = value
         except NotImplementedError:  # a dtype torch cannot index_put: torch's own error
             raise
+        except IndexError as error:
+            raise _batch.entry_index_error(
+                f"set_at_({key!r}, value, {index!r})", key, target, error
+            ) from None
         except RuntimeError as error:  # torch's words, with the key and shapes
             shape = _batch.format_shape(getattr(value, "shape", ()))
             msg = (

@@ -34,7 +34,7 @@ from typing_extensions import Self, Unpack
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.declared._persistence import H5Options, ZarrOptions
 from tclass._base.implemented._collection import TensorCollection, ToArg
-from tclass._core import _keys, _names
+from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device, require_device
 from tclass._core._keys import BatchIndex
 from tclass._core._names import Names
@@ -684,7 +684,12 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
             batch: torch.Size | None = torch.empty(()).expand(node.batch_size)[index].shape
         except IndexError:  # past the batch dims: a tensor's own dims, as get(key)[index]
             batch = None
-        return node._entry_rows(path[-1], index, batch)
+        try:
+            return node._entry_rows(path[-1], index, batch)
+        except IndexError as error:
+            raise _batch.entry_index_error(
+                f"get_at({key!r}, {index!r})", key, None, error
+            ) from None
 
     def _rows(self, index: Any, steps: tuple[Any, ...] = ()) -> PersistentTensorDictView:
         """The rows ``index`` selects, as a view of the store (see ``_view``; ``steps``:

@@ -18,7 +18,7 @@ from typing_extensions import Self
 
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
-from tclass._core import _keys
+from tclass._core import _batch, _keys
 from tclass._core._batch import normalize_index
 from tclass._core._records import is_record, storage_of
 from tclass._engine._entry_values import fit_to_batch
@@ -578,9 +578,13 @@ class StoreWrites(TensorDictBase):
         dataset, or every dataset of a group: all or nothing); ``update_at_`` and
         ``copy_at_`` write through here."""
         plan: list[Callable[[], object]] = []
-        self._plan_at(key, value, index, plan)
-        for write in plan:
-            write()
+        try:  # (an index past a dataset's end: h5py refuses it at its first write)
+            self._plan_at(key, value, index, plan)
+            for write in plan:
+                write()
+        except IndexError as error:
+            call = f"set_at_({key!r}, value, {index!r})"
+            raise _batch.entry_index_error(call, key, None, error) from None
         return self
 
     def _plan_at(self, key: Any, value: Any, index: Any, plan: list[Callable[[], object]]) -> None:
