@@ -9,7 +9,7 @@ own line would be too long.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple, TypeVar
 
 import torch
 from torch.nn.parameter import is_lazy
@@ -29,6 +29,8 @@ from tclass._engine._repr_detail import (
 )
 
 __all__ = [
+    "COMPACT_REPRS",
+    "Field",
     "LeafSummary",
     "NodeSummary",
     "ValueSummary",
@@ -36,9 +38,11 @@ __all__ = [
     "dtype_code",
     "entry_tree",
     "header",
+    "shows_compact_repr",
 ]
 
 _WIDTH = 80
+_M = TypeVar("_M")
 _INDENT = "    "
 
 _NAME_PREFIXES = (("float", "f"), ("uint", "u"), ("int", "i"), ("complex", "c"))
@@ -123,24 +127,32 @@ class LeafSummary:
 _CPU = frozenset((torch.device("cpu"),))
 
 
+COMPACT_REPRS: set[Any] = set()  # the __repr__ methods that give compact_repr's text
+
+
+def shows_compact_repr(method: _M) -> _M:
+    """Marks a ``__repr__`` as ``compact_repr``'s text (the notebook display then shows
+    nested blocks; a class keeping another repr is shown as that text)."""
+    COMPACT_REPRS.add(method)
+    return method
+
+
 def compact_repr(collection: TensorCollection) -> str:
     """The whole repr: one line if it fits in 80 columns, else one field per line (the
     detailed form of ``_repr_detail`` with ``set_printoptions(compact=False)``)."""
     if not PRINT_OPTIONS["compact"]:
         return detailed_repr(collection)
-    own = storage_of(collection)  # its batch dims (a record's field may shadow batch_size)
     parts = header(collection)
     parts.append("fields={")
     head = f"{type(collection).__name__}(" + ", ".join(parts)
-    fields = _fields(collection)
-    exclusive = _exclusive(collection)
+    fields, exclusive = entry_tree(collection)
     # the fields' last line is followed by ``, exclusive_fields={`` where members differ
     tail = _EXCLUSIVE if exclusive else ""
-    one_line = head + ", ".join(text for text, _, _ in fields) + "}"
+    one_line = head + ", ".join(field.text for field in fields) + "}"
     if not fields or len(one_line) + len(tail) + 1 <= _WIDTH:
         out = one_line
     else:
-        out = head + "\n" + _field_lines(fields, len(own.batch_size), _INDENT, "}" + tail + ")")
+        out = head + "\n" + _field_lines(fields, _INDENT, "}" + tail + ")")
         out = out[: len(out) - len(tail) - 1]
     if exclusive:
         used = len(out.rsplit("\n", 1)[-1]) + len(_EXCLUSIVE) - 1
@@ -165,84 +177,70 @@ def header(collection: TensorCollection) -> list[str]:
 
 
 _EXCLUSIVE = ", exclusive_fields={"
-_Exclusive = tuple[str, int, list[tuple[str, str, Any]]]  # position, batch dims, fields
 
 
-def _exclusive(collection: TensorCollection) -> list[_Exclusive]:
-    """A lazy stack's keys that only some members hold: ``(position, dims, fields)`` for each
-    member holding some, its fields as ``_fields`` gives them (the peer's repr lists them
-    after the common ones)."""
-    members = collection._repr_exclusive()
-    if members is None or not any(members):
-        return []
-    out = []
+class Field(NamedTuple):
+    """An entry as the compact repr shows it (``key: shown``), found in the one walk that
+    the text and the notebook display render; a nested collection's ``prefix`` (its class
+    and the batch dims it adds) and own fields (``nested``; None for a leaf)."""
+
+    key: str
+    shown: str
+    value: Any = None
+    prefix: str = ""
+    nested: list[Field] | None = None
+
+    @property
+    def text(self) -> str:
+        return f"{self.key}: {self.shown}"
+
+
+def entry_tree(collection: TensorCollection) -> tuple[list[Field], list[Field]]:
+    """The entries the compact repr shows, as a tree, and a lazy stack's exclusive ones,
+    one node per member position holding some (the peer lists them after the others)."""
+    exclusive = []
     stack: Any = collection  # a lazy stack: the only collection with exclusive keys
-    for position, (member, own) in enumerate(zip(stack.tensordicts, members, strict=True)):
-        keys = {key for key, _ in own}
-        if keys:
-            own_fields = [f for f in _fields(member) if f[1] in keys]
-            out.append((str(position), len(storage_of(member).batch_size), own_fields))
-    return out
+    for position, own in enumerate(collection._repr_exclusive() or ()):
+        if own:
+            keys = {key for key, _ in own}
+            fields = [f for f in _fields(stack.tensordicts[position]) if f.key in keys]
+            shown = "{" + ", ".join(f.text for f in fields) + "}"
+            exclusive.append(Field(str(position), shown, nested=fields))
+    return _fields(collection), exclusive
 
 
-def _exclusive_text(exclusive: list[_Exclusive], used: int) -> str:
+def _exclusive_text(exclusive: list[Field], used: int) -> str:
     """``{1: {...}, ...}``: on one line if it fits after the ``used`` columns, else one
     member per line, each split as ``_field_lines`` splits the fields."""
-    texts = [
-        f"{position}: {{" + ", ".join(t for t, _, _ in fields) + "}"
-        for position, _, fields in exclusive
-    ]
-    flat = "{" + ", ".join(texts) + "}"
+    flat = "{" + ", ".join(f.text for f in exclusive) + "}"
     if used + len(flat) + 1 <= _WIDTH:
         return flat
-    lines = []
-    for index, ((position, dims, fields), text) in enumerate(zip(exclusive, texts, strict=True)):
-        end = "})" if index == len(exclusive) - 1 else ","
-        if len(_INDENT) + len(text) + len(end) <= _WIDTH:
-            lines.append(_INDENT + text + end)
-            continue
-        inner = _field_lines(fields, dims, _INDENT * 2, "}" + end)
-        lines.append(f"{_INDENT}{position}: {{\n" + inner)
-    return ("{\n" + "\n".join(lines))[:-1]
+    return ("{\n" + _field_lines(exclusive, _INDENT, "})"))[:-1]
 
 
-def _fields(collection: TensorCollection) -> list[tuple[str, str, Any]]:
-    """``(one-line text, key, value)`` per entry, sorted by that text as the peer does."""
+def _fields(collection: TensorCollection) -> list[Field]:
+    """Its entries (nested ones within), sorted by their text as the peer does."""
     own = storage_of(collection)
     dims = len(own.batch_size)
-    device = own.device
     by_class = collection._repr_values_by_class()
-    fields: list[tuple[str, str, Any]] = [
-        (f"{key}: {_one_line(value, dims, device, by_class)}", key, value)
-        for key, value in collection._repr_items()
+    fields = [
+        _field(key, value, dims, own.device, by_class) for key, value in collection._repr_items()
     ]
-    fields = in_print_order(fields, _first)
+    fields = in_print_order(fields, _text)
     # Declared fields holding None come last, as the peer lists them.
-    fields.extend((f"{name}: None", name, None) for name in collection._repr_absent())
+    fields.extend(Field(name, "None") for name in collection._repr_absent())
     return fields
 
 
-# An entry of ``entry_tree``: its key and its text (a leaf) or its prefix and entries.
-Entry = tuple[str, "str | tuple[str, list[Any]]"]
-
-
-def entry_tree(collection: TensorCollection) -> tuple[list[Entry], list[Entry]]:
-    """The entries the compact repr shows, as a tree (a nested collection: its prefix and
-    its entries), and a lazy stack's exclusive ones per member position (the notebook
-    display's, as the peer's)."""
-    exclusive: list[Entry] = [
-        (position, ("", [_entry(field) for field in fields]))
-        for position, _, fields in _exclusive(collection)
-    ]
-    return [_entry(field) for field in _fields(collection)], exclusive
-
-
-def _entry(field: tuple[str, str, Any]) -> Entry:
-    text, key, value = field
+def _field(
+    key: str, value: Any, parent_dims: int, parent_device: torch.device | None, by_class: bool
+) -> Field:
     if _is_leaf(value):
-        return key, text[len(key) + 2 :]
-    prefix = text[len(key) + 2 :].split("{", 1)[0]  # what _one_line wrote before the "{"
-    return key, (prefix, [_entry(nested) for nested in _fields(_node(value))])
+        return Field(key, _one_line(value, parent_dims, parent_device, by_class), value)
+    nested = _fields(_node(value))
+    prefix = _prefix(value, parent_dims)
+    shown = prefix + "{" + ", ".join(f.text for f in nested) + "}"
+    return Field(key, shown, value, prefix, nested)
 
 
 def _is_leaf(value: Any) -> bool:
@@ -254,8 +252,8 @@ def _is_leaf(value: Any) -> bool:
     )
 
 
-def _first(field: tuple[str, str, Any]) -> str:
-    return field[0]
+def _text(field: Field) -> str:
+    return field.text
 
 
 def _node(value: Any) -> Any:
@@ -297,30 +295,20 @@ def _one_line(
         return type(value.data).__name__  # the type of the value the batch shares
     if isinstance(value, NonTensorStack):
         return "NonTensorStack"
-    if not isinstance(_node(value), TensorCollection):
-        return repr(value)  # a placeholder leaf of a pytree spec (torch's treespec_pprint)
-    inner = ", ".join(text for text, _, _ in _fields(_node(value)))
-    return _prefix(value, parent_dims) + "{" + inner + "}"
+    return repr(value)  # a placeholder leaf of a pytree spec (torch's treespec_pprint)
 
 
-def _field_lines(
-    fields: list[tuple[str, str, Any]], parent_dims: int, indent: str, closer: str
-) -> str:
+def _field_lines(fields: list[Field], indent: str, closer: str) -> str:
     """Fields one per line at ``indent``; ``closer`` ends the last one."""
     lines = []
-    for position, (text, key, value) in enumerate(fields):
+    for position, field in enumerate(fields):
         end = closer if position == len(fields) - 1 else ","
-        fits = len(indent) + len(text) + len(end) <= _WIDTH
-        if fits or _is_leaf(value):
+        text = field.text
+        if field.nested is None or len(indent) + len(text) + len(end) <= _WIDTH:
             lines.append(indent + text + end)
-            continue
-        nested = _fields(_node(value))
-        opening = f"{indent}{key}: {_prefix(value, parent_dims)}" + "{"
-        if not nested:
-            lines.append(opening + "}" + end)
-            continue
-        inner = _field_lines(
-            nested, len(storage_of(_node(value)).batch_size), indent + _INDENT, "}" + end
-        )
-        lines.append(opening + "\n" + inner)
+        elif not field.nested:
+            lines.append(f"{indent}{field.key}: {field.prefix}{{}}{end}")
+        else:
+            inner = _field_lines(field.nested, indent + _INDENT, "}" + end)
+            lines.append(f"{indent}{field.key}: {field.prefix}{{\n{inner}")
     return "\n".join(lines)

@@ -15,7 +15,7 @@ from tclass._base._provided import ENGINE
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._printoptions import PRINT_OPTIONS
 from tclass._core._records import storage_of
-from tclass._engine._repr import Entry, compact_repr, entry_tree, header
+from tclass._engine._repr import COMPACT_REPRS, Field, entry_tree, header
 
 __all__ = ["html_repr"]
 
@@ -28,13 +28,12 @@ def html_repr(collection: TensorCollection) -> str | None:
     """The notebook display of ``collection``; None when the print options turn it off."""
     if not PRINT_OPTIONS["html"]:
         return None
-    text = repr(collection)
-    if PRINT_OPTIONS["compact"] and text == compact_repr(collection):
+    if PRINT_OPTIONS["compact"] and type(collection).__repr__ in COMPACT_REPRS:
         try:
             return _details(collection)
         except Exception:  # the display never fails: the text repr instead
             pass
-    return f"<pre>{html.escape(text)}</pre>"
+    return f"<pre>{html.escape(repr(collection))}</pre>"
 
 
 def _details(collection: TensorCollection) -> str:
@@ -43,13 +42,13 @@ def _details(collection: TensorCollection) -> str:
     if names is not None and any(name is not None for name in names):
         at = 1 if parts and parts[0].startswith("batch_size=") else 0
         parts.insert(at, f"names=[{','.join(map(str, names))}]")
-    entries, exclusive = entry_tree(collection)
+    fields, exclusive = entry_tree(collection)
     budget = [_MAX_ENTRIES]
     out = (
         '<div style="font-family:monospace;line-height:1.4">'
         f"<details open><summary><b>{html.escape(type(collection).__name__)}</b> "
         f'<span style="{_DIM}">{html.escape(", ".join(parts))}</span>'
-        f"</summary>{_entries(entries, budget)}"
+        f"</summary>{_entries(fields, budget)}"
     )
     if exclusive:
         out += (
@@ -65,23 +64,24 @@ def _names(collection: TensorCollection) -> list[Any] | None:
     return None if names is None else list(names)
 
 
-def _entries(entries: list[Entry], budget: list[int]) -> str:
+def _entries(fields: list[Field], budget: list[int]) -> str:
     items = []
-    for position, (key, value) in enumerate(entries):
+    for position, field in enumerate(fields):
         if budget[0] <= 0:
-            items.append(f"<li>... and {len(entries) - position} more</li>")
+            items.append(f"<li>... and {len(fields) - position} more</li>")
             break
         budget[0] -= 1
-        shown = html.escape(str(key))
-        if isinstance(value, str):
-            items.append(f'<li>{shown}: <span style="{_DIM}">{html.escape(value)}</span></li>')
+        shown = html.escape(field.key)
+        if field.nested is None:
+            items.append(
+                f'<li>{shown}: <span style="{_DIM}">{html.escape(field.shown)}</span></li>'
+            )
             continue
-        prefix, nested = value
-        label = html.escape(f"{prefix} " if prefix else "")
-        label += f"{len(nested)} {'entry' if len(nested) == 1 else 'entries'}"
+        label = html.escape(f"{field.prefix} " if field.prefix else "")
+        label += f"{len(field.nested)} {'entry' if len(field.nested) == 1 else 'entries'}"
         items.append(
             f'<li><details open><summary>{shown}: <span style="{_DIM}">{label}'
-            f"</span></summary>{_entries(nested, budget)}</details></li>"
+            f"</span></summary>{_entries(field.nested, budget)}</details></li>"
         )
     return f'<ul style="{_LIST}">' + "".join(items) + "</ul>"
 

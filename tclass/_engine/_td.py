@@ -51,7 +51,7 @@ from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._nontensor_writes import keep_kind, write_one_value
 from tclass._engine._part_checks import check_entries, grouped_parts
 from tclass._engine._pyvalues import stored_value
-from tclass._engine._repr import compact_repr
+from tclass._engine._repr import compact_repr, shows_compact_repr
 from tclass._engine._saved import SavedAt, blank_like
 from tclass._engine._scope import Scope, ScopedOps, named_to_fit
 from tclass._engine._td_device import DeviceOps
@@ -873,6 +873,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
         one-level copy internal edits start from (``copy.copy`` copies the whole tree)."""
         return self._new_like(dict(self._tensors), self._batch_size, self._device)
 
+    @shows_compact_repr
     def __repr__(self) -> str:
         return compact_repr(self)
 

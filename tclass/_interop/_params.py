@@ -193,6 +193,9 @@ class TensorDictParams(ParamsStorage, LockBlocks, TensorDictBase, nn.Module):  #
                 converted: Value = convert_tensors(value, self._convert)  # as set() stores it
             elif isinstance(value, torch.Tensor):
                 converted = self._convert(value)
+            elif isinstance(value, TensorCollection) and value._is_store:
+                converted = value.to_tensordict()  # a held file: read, as a params of one
+                self._convert_leaves(converted)
             else:
                 if is_record(value):  # a nested record: its fields, in its TensorDict
                     self._convert_leaves(storage_of(value))

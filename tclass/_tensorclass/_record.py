@@ -35,7 +35,7 @@ from tclass._engine._record_fields import (
     record_batch_size,
     record_entries,
 )
-from tclass._engine._repr import compact_repr
+from tclass._engine._repr import compact_repr, shows_compact_repr
 from tclass._engine._td import TensorDict
 from tclass._tensorclass._builder import (
     ClassInfo,
@@ -659,6 +659,7 @@ class TensorClass(
 
     # --- python protocols ----------------------------------------------------------------
 
+    @shows_compact_repr
     def __repr__(self) -> str:
         return compact_repr(self)
 

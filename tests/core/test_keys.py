@@ -29,6 +29,13 @@ def _td() -> TensorDict:
     )
 
 
+@tclass.tensorclass
+class _Rec:
+    a: torch.Tensor
+    s: str
+    n: TensorDict
+
+
 # --- pure key arithmetic ------------------------------------------------------------------
 
 
@@ -113,9 +120,40 @@ class TestKeysView:
         leaves = td.keys(include_nested=True, leaves_only=True)
         assert ("b", "e", "f") in leaves and "a" in leaves
         assert "zz" not in leaves and ("b", "zz") not in leaves
-        # As in the peer, leaves_only does not filter membership: nested collections count.
-        assert "b" in leaves and ("b", "e") in leaves and "h" in leaves
-        assert "b" in td.keys(leaves_only=True)
+        # Membership agrees with iteration (the peer's lazy stack; its TensorDict lets
+        # leaves_only not filter membership): nested collections are not leaves.
+        assert "b" not in leaves and ("b", "e") not in leaves and "h" not in leaves
+        assert "b" not in td.keys(leaves_only=True) and "b" in td.keys()
+        assert "b" in td.keys(True, True, is_leaf=lambda cls: True)
+
+    @pytest.mark.parametrize("kind", ["td", "lazy", "record", "record_stack"])
+    @pytest.mark.parametrize(
+        "nested, leaves", [(False, False), (False, True), (True, False), (True, True)]
+    )
+    def test_contains_agrees_with_iteration(self, kind: str, nested: bool, leaves: bool) -> None:
+        # Found by fz26e: "s" in ls.keys(leaves_only=True) held while iterating left it out.
+        td = TensorDict({"a": torch.zeros(3), "s": "x", "n": {"b": torch.zeros(3), "t": "y"}}, [3])
+        obj: Any = {
+            "td": td,
+            "lazy": tclass.LazyStackedTensorDict(td, td.clone()),
+            "record": _Rec(a=torch.zeros(3), s="x", n=td["n"], batch_size=[3]),
+            "record_stack": torch.stack(
+                [_Rec(a=torch.zeros(3), s="x", n=td["n"], batch_size=[3])] * 2
+            ),
+        }[kind]
+        view = obj.keys(include_nested=nested, leaves_only=leaves)
+        listed = set(view)
+        for key in ["a", "s", "n", "zz", ("n", "b"), ("n", "t"), ("n", "zz")]:
+            assert (key in view) == (key in listed), key
+        assert (
+            listed
+            == {
+                (False, False): {"a", "s", "n"},
+                (False, True): {"a"},
+                (True, False): {"a", "s", "n", ("n", "b"), ("n", "t")},
+                (True, True): {"a", ("n", "b")},
+            }[nested, leaves]
+        )
 
     @pytest.mark.parametrize("item", [1, None, (), ("b", 1), object(), ["a"]])
     def test_contains_invalid_is_a_type_error(self, item: Any) -> None:

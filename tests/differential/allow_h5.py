@@ -399,9 +399,7 @@ def _h5_keys_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     """``keys(True)`` of a file lists a group after the keys below it, as of any
     collection (the peer's file lists it before them, its TensorDict after); ``set()``
     on a file gives the file (the peer's result can lack entries the file holds, or be
-    the group a nested key was set in); ``"k" in ptd.keys(True, True)`` holds for a group
-    ``k`` (``("n", "k")`` for a nested one), as for a TensorDict in both (the peer's file
-    says False)."""
+    the group a nested key was set in)."""
     if not facts.h5 or finding.kind != "result":
         return False
     if finding.step.op in ("keys", "items", "values") and isinstance(peer.value, list):
@@ -418,9 +416,6 @@ def _h5_keys_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             return False
         # (its batch size and names too, when the group has more dims than the file: fz17b)
         return keys_only or tuple(peer.value.batch_size) == tuple(group.batch_size)
-    if finding.step.op == "contains" and (peer.value, mine.value) == (False, True):
-        key = re.match(r"\(?(?:'\w+', )*'(\w+)',?\)? in x\.keys\(True, True\)$", finding.step.src)
-        return key is not None and _made_a_group(finding.lines[:-1], key[1])  # (its last part)
     return False
 
 
@@ -467,10 +462,3 @@ _PARAMS_FILE_VIEW = re.compile(
 _PARAMS_IN_PLACE = re.compile(
     r": values differ: |^result\.kind: peer 'TensorDict', tclass 'TensorDictParams'$"
 )
-
-
-def _made_a_group(lines: list[str], key: str) -> bool:
-    """Whether one of ``lines`` makes ``key`` a group: a nested key under it written, or
-    a dict or collection given for it."""
-    group = re.compile(rf"\(['\"]{key}['\"], |['\"]{key}['\"]: (\{{|L\.TensorDict\()")
-    return any(group.search(line) for line in lines)

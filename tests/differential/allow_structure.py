@@ -15,7 +15,6 @@ from .allow_ops import (
     _LOCK_LINE,
     _REDUCTIONS,
     _VALUES_DROPPED,
-    _tagged,
 )
 
 if TYPE_CHECKING:
@@ -330,11 +329,17 @@ _SAVED_OR_LOCKED = re.compile(r"memmap|lock_\(\)|\.save\(|\.dumps\(|consolidate\
 
 
 def _contains_as_dense(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """``key in lazy.keys(...)`` (a record over a lazy stack too: program 5,100,396 of
-    ``--families entries,records --length 6``, fz40c): answered as for a TensorDict in
-    both libraries (a nested node is in ``keys(True, True)``, a nested key is not in
-    ``keys()``), where the peer's lazy stack answers the other way."""
-    return finding.step.op == "contains" and _tagged("lazy", "result")(finding, facts, peer, mine)
+    """``key in x.keys(...)`` answers as iterating the view lists: a nested node or a
+    Python value is not in ``keys(True, True)`` (as the peer's lazy stack; its TensorDict
+    and record say it is: lo26c), and a nested key is not in ``keys()`` of a lazy stack
+    (a record over one too: program 5,100,396 of ``--families entries,records --length
+    6``, fz40c), as of a TensorDict in both (the peer's lazy stack says it is)."""
+    if finding.step.op != "contains" or finding.kind != "result":
+        return False
+    if "lazy" in finding.step.tags:
+        return True
+    dense_node = "node" in finding.step.tags and finding.step.src.endswith(" in x.keys(True, True)")
+    return dense_node and (peer.value, mine.value) == (True, False)
 
 
 def _lazy_batch_size_set(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

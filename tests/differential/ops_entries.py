@@ -216,6 +216,9 @@ def contains(c: Chooser, info: Info, facts: Facts) -> Step:
     if c.chance(20) and k.startswith('"'):
         form = f"{k} in x"
     tags = ("lazy",) if info.kind == "lazy" or info.over_lazy else ()  # (a record over one)
+    inner = info.python + info.nodes  # no leaves: not in keys(True, True) in tclass
+    if k in {repr(p) for p in inner} | {repr(p[0]) for p in inner if len(p) == 1}:
+        tags += ("node",)
     return step(form, "contains", "entries", "eval", tags=tags)
 
 

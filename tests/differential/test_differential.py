@@ -381,6 +381,10 @@ DECIDED = [
     (_FIVE + ",records", 16, 15_310_501, "values-kept-shared"),
     # fz26e: keys(False, True) of a lazy stack of records: the peer lists the label too
     (_FIVE + ",records", 16, 15_320_258, "records-predictable"),
+    # lo26c: ('v',) in x.keys(True, True) of a nested node: not a member, as iterating it
+    ("entries", 4, 51, "stacking-keeps"),
+    # lo26c: 's' in x.keys(True, True) of a Python value: not a member, as iterating it
+    ("entries", 4, 367, "stacking-keeps"),
 ]
 
 

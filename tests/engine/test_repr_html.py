@@ -73,3 +73,25 @@ def test_the_peer_shows_the_same(kind: str, view: str, tmp_path: Path) -> None:
         with lib.set_printoptions(**VIEWS[view]):
             shown.append(value._repr_html_())
     assert shown[0] == shown[1]
+
+
+def test_a_class_keeping_its_own_repr_or_a_closed_file_shows_its_text(tmp_path: Path) -> None:
+    # lo26c: which classes show blocks is known from their __repr__, not by building the
+    # text twice; a closed file's display raised ClosedFileError (it never fails now)
+    @tclass.tensorclass
+    class Own:
+        a: torch.Tensor
+
+        def __repr__(self) -> str:
+            return "own<"
+
+    assert Own(a=torch.zeros(2), batch_size=[2])._repr_html_() == "<pre>own&lt;</pre>"
+    pytest.importorskip("h5py")
+    inner = tclass.TensorDict(a=torch.zeros(2, 3), batch_size=[2])
+    ptd = tclass.PersistentTensorDict.from_dict(inner, filename=tmp_path / "f.h5")
+    view = ptd[0]
+    assert f"<li>a: {_DIM}f32[3]</span></li>" in str(ptd._repr_html_())
+    ptd.close()
+    for closed in (ptd, view):
+        assert closed._repr_html_() == f"<pre>{repr(closed).replace(chr(39), '&#x27;')}</pre>"
+        assert "closed file" in repr(closed)

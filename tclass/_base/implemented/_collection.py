@@ -825,9 +825,9 @@ class KeysView(collections.abc.KeysView[_Key]):
         return sum(1 for _ in self)
 
     def __contains__(self, item: object) -> bool:
-        """Whether ``item`` names an entry (a nested key only with ``include_nested``).
-        As in the peer, ``leaves_only`` does not filter membership: ``"n" in
-        td.keys(True, True)`` holds for a nested collection ``n``.
+        """Whether ``item`` names an entry (a nested key only with ``include_nested``)
+        that iterating the view lists: with ``leaves_only``, a leaf, as the peer's lazy
+        stack (the peer's TensorDict lets ``leaves_only`` not filter membership).
 
         Raises:
             InvalidKeyError: (a ``TypeError``, as the peer raises) ``item`` is no key at
@@ -849,7 +849,7 @@ class KeysView(collections.abc.KeysView[_Key]):
             raise InvalidKeyError(msg) from None
         if type(key) is tuple and not self._include_nested:
             return False
-        return _has_key(self._collection, key)
+        return _has_key(self._collection, key, self._is_leaf if self._leaves_only else None)
 
     def __reversed__(self) -> Iterator[_Key]:
         return reversed(list(self))

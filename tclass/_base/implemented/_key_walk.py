@@ -44,13 +44,23 @@ def _sort_key(key: str | tuple[str, ...]) -> tuple[str, ...]:
     return (key,) if type(key) is str else key  # type: ignore[return-value]
 
 
-def _has_key(collection: TensorCollection, key: str | tuple[str, ...]) -> bool:
-    """Whether ``key`` names an entry, found without reading any leaf."""
-    if type(key) is str:
-        return collection._has_entry(key)
+def _has_key(
+    collection: TensorCollection,
+    key: str | tuple[str, ...],
+    is_leaf: Callable[[type], bool] | None = None,
+) -> bool:
+    """Whether ``key`` names an entry (with ``is_leaf``, a leaf entry, as
+    ``keys(leaves_only=True)`` lists them), found without reading any leaf."""
+    path = (key,) if isinstance(key, str) else key
     node: TensorCollection | None = collection
-    for part in key[:-1]:
+    for part in path[:-1]:
         if node is None or not node._has_entry(part):
             return False
         node = node._child(part)
-    return node is not None and node._has_entry(key[-1])
+    last = path[-1]
+    if node is None or not node._has_entry(last):
+        return False
+    if is_leaf is None:
+        return True
+    kind = node._child_type(last)
+    return is_leaf(torch.Tensor if kind is None else kind)

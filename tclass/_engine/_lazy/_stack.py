@@ -79,7 +79,7 @@ from tclass._engine._lazy._value_nesting import nesting_after_index
 from tclass._engine._lazy._writes import _LOCKED_MSG, _MISSING, LazyWrites
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._ops import stack
-from tclass._engine._repr import compact_repr
+from tclass._engine._repr import compact_repr, shows_compact_repr
 from tclass._engine._td import TensorDict
 from tclass.errors import (
     ArgumentValueError,
@@ -767,6 +767,7 @@ class LazyStackedTensorDict(LazyLocking, LazyWrites, Generic[M]):
             (type(self), self._members, self._stack_dim, self._batch_size, self._stack_dim_name),
         )
 
+    @shows_compact_repr
     def __repr__(self) -> str:
         return compact_repr(self)
 

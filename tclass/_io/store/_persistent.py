@@ -40,7 +40,7 @@ from tclass._core._keys import BatchIndex
 from tclass._core._names import Names
 from tclass._core._records import is_record, storage_of
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
-from tclass._engine._repr import compact_repr
+from tclass._engine._repr import compact_repr, shows_compact_repr
 from tclass._engine._td import TensorDict
 from tclass._interop._pytree import register_collection
 from tclass._io._annotations import fit_value
@@ -842,6 +842,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         bound = (file.backend, access.allow_pickle, names, self._bound)
         return (_reopen, (*where, *options, *bound))
 
+    @shows_compact_repr
     def __repr__(self) -> str:
         if not self._group.file.is_open:
             return f"PersistentTensorDict(closed file {self._file_name!r})"

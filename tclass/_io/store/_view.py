@@ -43,7 +43,7 @@ from tclass._core._names import DimName, Names
 from tclass._core._records import storage_of
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._nontensor_stack import NonTensorStack
-from tclass._engine._repr import compact_repr
+from tclass._engine._repr import compact_repr, shows_compact_repr
 from tclass._engine._td import TensorDict
 from tclass._engine._td_setitem import leading_ones_dropped, source_batch_error
 from tclass._io.store._datasets import RepeatedRow, list_index, rows_shape
@@ -882,6 +882,7 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self._source, self._selection, self._steps))
 
+    @shows_compact_repr
     def __repr__(self) -> str:
         if not self._source._group.file.is_open:
             return f"{type(self).__name__}(closed file {self._source.filename!r})"
