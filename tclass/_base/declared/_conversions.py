@@ -82,7 +82,10 @@ class ConversionOps:
         Without ``batch_size``, the batch size is ``[]`` (the peer's default) unless
         ``auto_batch_size=True``, ``batch_dims`` or ``names`` asks for the largest leading
         shape the values share (at most ``batch_dims``, or as many dims as ``names``).
+        A collection is returned as it is (its batch size and class kept), as the peer's.
         """
+        if isinstance(input_dict, TensorCollection):  # (typed as the peer's: Self)
+            return cast("Self", input_dict)
         return cls._from_plain(
             INTEROP.from_dict(
                 input_dict,
