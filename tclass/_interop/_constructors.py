@@ -482,7 +482,7 @@ def from_dict(
     dims (as the peer reads it). Keys may be tuples (nested keys).
 
     Args:
-        input_dict: a mapping, or a collection (its entries are read).
+        input_dict: a mapping, or a collection (returned as it is).
         auto_batch_size: infer each node's batch size: the largest leading shape its
             tensors and nested collections share.
         batch_size: the batch size of the result and of every nested dict.
