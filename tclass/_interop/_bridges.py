@@ -282,8 +282,11 @@ def collection_from_pytree(
 ) -> Any:
     """``cls.from_pytree(pytree, ...)``: a TensorDict records the structure (markers) so
     that ``to_pytree`` rebuilds it; a tensorclass reads the top node's children as its
-    fields. ``pytree`` itself when it already is a ``cls``."""
-    if isinstance(pytree, cls):
+    fields. ``pytree`` itself when it already is a ``cls``, or any collection given to a
+    TensorDict class (the peer's ``TensorDict.from_pytree(rec)`` is ``rec``)."""
+    if isinstance(pytree, cls) or (
+        isinstance(pytree, TensorCollection) and issubclass(cls, TensorDict)
+    ):
         return pytree
     markers = issubclass(cls, TensorDict)
     built = from_pytree(

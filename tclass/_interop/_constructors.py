@@ -512,6 +512,32 @@ def from_dict(
     return _from_tree(tree, auto_batch_size, batch_size, device, batch_dims, names)
 
 
+def collection_from_dict(
+    cls: Any,
+    input_dict: Mapping[Any, Any] | TensorCollection,
+    *,
+    auto_batch_size: bool | None = None,
+    batch_size: BatchSizeLike = None,
+    device: DeviceLike = None,
+    batch_dims: int | None = None,
+    names: Sequence[DimName] | None = None,
+) -> Any:
+    """``cls.from_dict(input_dict, ...)`` of a collection class (records have their own):
+    :func:`from_dict` in ``cls``'s kind; a collection is returned as it is, as the
+    peer's (``TensorDict.from_dict(rec)`` is ``rec``)."""
+    if isinstance(input_dict, TensorCollection):
+        return input_dict
+    built = from_dict(
+        input_dict,
+        auto_batch_size=auto_batch_size,
+        batch_size=batch_size,
+        device=device,
+        batch_dims=batch_dims,
+        names=names,
+    )
+    return cls._from_plain(built)
+
+
 def _from_tree(
     tree: Tree,
     auto_batch_size: bool | None,
@@ -848,6 +874,7 @@ def to_namedtuple(collection: TensorCollection, dest_cls: Callable[..., Any] | N
 # --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
 
 INTEROP.from_dict = from_dict
+INTEROP.collection_from_dict = collection_from_dict
 INTEROP.from_dict_instance = from_dict_instance
 INTEROP.from_namedtuple = from_namedtuple
 INTEROP.from_tuple = from_tuple

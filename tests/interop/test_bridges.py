@@ -332,7 +332,16 @@ class TestPytree:
         assert back is td and back.batch_size == (3,)
         assert back["n", "b"].tolist() == [0, 1, 2]
         lazy = tclass.lazy_stack([TensorDict(a=torch.ones(i + 1)) for i in range(2)])
-        assert tclass.from_pytree(lazy) is lazy
+        assert tclass.from_pytree(lazy) is lazy and TensorDict.from_pytree(lazy) is lazy
+
+        @tclass.tensorclass
+        class R:
+            x: torch.Tensor
+
+        rec = R(x=torch.arange(3.0), batch_size=[3])
+        assert TensorDict.from_pytree(rec) is rec
+        wrapped = R.from_pytree(TensorDict(x=torch.ones(2), batch_size=[2]))  # the peer's: an R
+        assert type(wrapped) is R and wrapped.x.tolist() == [1.0, 1.0]
 
     def test_leaf_at_the_top(self) -> None:
         with pytest.raises(errors.EntryTypeError, match="wrap it"):

@@ -84,17 +84,14 @@ class ConversionOps:
         shape the values share (at most ``batch_dims``, or as many dims as ``names``).
         A collection is returned as it is (its batch size and class kept), as the peer's.
         """
-        if isinstance(input_dict, TensorCollection):  # (typed as the peer's: Self)
-            return cast("Self", input_dict)
-        return cls._from_plain(
-            INTEROP.from_dict(
-                input_dict,
-                auto_batch_size=auto_batch_size,
-                batch_size=batch_size,
-                device=device,
-                batch_dims=batch_dims,
-                names=names,
-            )
+        return INTEROP.collection_from_dict(  # type: ignore[no-any-return]
+            cls,
+            input_dict,
+            auto_batch_size=auto_batch_size,
+            batch_size=batch_size,
+            device=device,
+            batch_dims=batch_dims,
+            names=names,
         )
 
     def from_dict_instance(
