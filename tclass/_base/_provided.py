@@ -193,6 +193,7 @@ class INTEROP(metaclass=Provided, layer="tclass._interop"):
 
     if TYPE_CHECKING:
         from_dict = _constructors.from_dict
+        collection_from_dict = _constructors.collection_from_dict
         from_dict_instance = _constructors.from_dict_instance
         from_tuple = _constructors.from_tuple
         from_namedtuple = _constructors.from_namedtuple

@@ -250,12 +250,19 @@ def from_pytree(
     with string keys, its context under ``_pytree_spec``, so that :func:`to_pytree`
     gives back the same structure. Batch sizes as in ``from_dict``.
 
+    A tensor collection at the top is returned as it is (the peer's: ``to_pytree()`` of a
+    collection without markers gives the collection itself, so ``from_pytree(td.to_pytree())``
+    round-trips).
+
     Raises:
-        EntryTypeError: if ``tree`` is a leaf rather than a container.
+        EntryTypeError: if ``tree`` is a leaf (a tensor or a Python value) rather than a
+            container or a collection.
         KeyConflictError: if a child key is a marker name, or two child keys print the
             same.
     """
-    if isinstance(tree, (torch.Tensor, TensorCollection)) or _node_type(tree) is None:
+    if isinstance(tree, TensorCollection):
+        return tree  # type: ignore[return-value]  # as the peer's: what to_pytree() of one gives
+    if isinstance(tree, torch.Tensor) or _node_type(tree) is None:
         msg = (
             f"from_pytree expects a container (dict, list, tuple, namedtuple, ...) at the "
             f"top, got a {type(tree).__name__} leaf; wrap it, e.g. from_pytree({{'x': value}})"
@@ -275,8 +282,11 @@ def collection_from_pytree(
 ) -> Any:
     """``cls.from_pytree(pytree, ...)``: a TensorDict records the structure (markers) so
     that ``to_pytree`` rebuilds it; a tensorclass reads the top node's children as its
-    fields. ``pytree`` itself when it already is a ``cls``."""
-    if isinstance(pytree, cls):
+    fields. ``pytree`` itself when it already is a ``cls``, or any collection given to a
+    TensorDict class (the peer's ``TensorDict.from_pytree(rec)`` is ``rec``)."""
+    if isinstance(pytree, cls) or (
+        isinstance(pytree, TensorCollection) and issubclass(cls, TensorDict)
+    ):
         return pytree
     markers = issubclass(cls, TensorDict)
     built = from_pytree(

@@ -24,7 +24,7 @@ import keyword
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from numbers import Real
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeVar, cast, overload
 
 import numpy as np
 import torch
@@ -433,6 +433,33 @@ def resolve_batch_options(
 # --- constructors -------------------------------------------------------------------------
 
 
+_C = TypeVar("_C", bound=TensorCollection)
+
+
+@overload
+def from_dict(
+    input_dict: _C,
+    *,
+    auto_batch_size: bool | None = None,
+    batch_size: BatchSizeLike = None,
+    device: DeviceLike = None,
+    batch_dims: int | None = None,
+    names: Sequence[DimName] | None = None,
+) -> _C: ...
+
+
+@overload
+def from_dict(
+    input_dict: Mapping[Any, Any],
+    *,
+    auto_batch_size: bool | None = None,
+    batch_size: BatchSizeLike = None,
+    device: DeviceLike = None,
+    batch_dims: int | None = None,
+    names: Sequence[DimName] | None = None,
+) -> TensorDict: ...
+
+
 def from_dict(
     input_dict: Mapping[Any, Any] | TensorCollection,
     *,
@@ -441,8 +468,11 @@ def from_dict(
     device: DeviceLike = None,
     batch_dims: int | None = None,
     names: Sequence[DimName] | None = None,
-) -> TensorDict:
+) -> TensorCollection:
     """A TensorDict from a (nested) dict; nested dicts become nested TensorDicts.
+    A collection (TensorDict, record, lazy stack...) is returned as it is, with its own
+    batch size and class, as the peer's ``from_dict`` does (the keywords are not used),
+    so code that normalizes "a dict or a TensorDict" keeps the batch size it had.
 
     Tensors are kept as they are (not copied, unless moved to ``device``); numbers, numpy
     arrays and lists of numbers become tensors; a list of other values is a
@@ -452,7 +482,7 @@ def from_dict(
     dims (as the peer reads it). Keys may be tuples (nested keys).
 
     Args:
-        input_dict: a mapping, or a collection (its entries are read).
+        input_dict: a mapping, or a collection (returned as it is).
         auto_batch_size: infer each node's batch size: the largest leading shape its
             tensors and nested collections share.
         batch_size: the batch size of the result and of every nested dict.
@@ -476,8 +506,36 @@ def from_dict(
         >>> td.batch_size, td["next"].batch_size
         (torch.Size([4]), torch.Size([4]))
     """
+    if isinstance(input_dict, TensorCollection):
+        return input_dict
     tree = normalize(input_dict, "from_dict")
     return _from_tree(tree, auto_batch_size, batch_size, device, batch_dims, names)
+
+
+def collection_from_dict(
+    cls: Any,
+    input_dict: Mapping[Any, Any] | TensorCollection,
+    *,
+    auto_batch_size: bool | None = None,
+    batch_size: BatchSizeLike = None,
+    device: DeviceLike = None,
+    batch_dims: int | None = None,
+    names: Sequence[DimName] | None = None,
+) -> Any:
+    """``cls.from_dict(input_dict, ...)`` of a collection class (records have their own):
+    :func:`from_dict` in ``cls``'s kind; a collection is returned as it is, as the
+    peer's (``TensorDict.from_dict(rec)`` is ``rec``)."""
+    if isinstance(input_dict, TensorCollection):
+        return input_dict
+    built = from_dict(
+        input_dict,
+        auto_batch_size=auto_batch_size,
+        batch_size=batch_size,
+        device=device,
+        batch_dims=batch_dims,
+        names=names,
+    )
+    return cls._from_plain(built)
 
 
 def _from_tree(
@@ -713,8 +771,9 @@ def to_dict(
     with ``"numpy"``), Python values
     (a per-element stack as nested lists), nested collections as dicts (with
     ``tolist_first``, one with batch dims as its ``tolist()``: a list of dicts; nested
-    records list their absent fields as ``None`` if ``retain_none``; without it, a ``None``
-    Python value is left out too, as the peer does).
+    records list their absent fields as ``None`` if ``retain_none``; with ``tolist_first``
+    a Python value with batch dims is its ``tolist()`` too, one value per element; without
+    ``retain_none``, a ``None`` Python value is left out too, as the peer does).
 
     Raises:
         HeterogeneousEntryError: a lazy stack whose members hold different keys (the
@@ -733,6 +792,8 @@ def to_dict(
     for key, value in collection._items():
         if isinstance(value, _NonTensorNode):
             read = unlinked(value._read())  # a per-element stack as plain nested lists
+            if tolist_first and value.batch_dims:  # one value per element, as the peer's
+                read = unlinked(value.tolist())
             if retain_none or not _holds_none(value, read):  # left out, as the peer
                 out[key] = read
         elif isinstance(value, TensorCollection) and tolist_first and value.batch_dims:
@@ -813,6 +874,7 @@ def to_namedtuple(collection: TensorCollection, dest_cls: Callable[..., Any] | N
 # --- implementations of the base layer's methods (``_base/_provided.py``) ---------------
 
 INTEROP.from_dict = from_dict
+INTEROP.collection_from_dict = collection_from_dict
 INTEROP.from_dict_instance = from_dict_instance
 INTEROP.from_namedtuple = from_namedtuple
 INTEROP.from_tuple = from_tuple

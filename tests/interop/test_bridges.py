@@ -325,6 +325,24 @@ class TestPytree:
         td = TensorDict({"a": torch.zeros(2)}, [2])
         assert td.to_pytree() is td
 
+    def test_collection_at_the_top_is_returned(self) -> None:
+        # the peer's: from_pytree(td.to_pytree()) round-trips a TensorDict without markers
+        td = TensorDict({"a": torch.arange(3.0), "n": {"b": torch.arange(3)}}, [3])
+        back = tclass.from_pytree(td.to_pytree(), batch_size=[3])
+        assert back is td and back.batch_size == (3,)
+        assert back["n", "b"].tolist() == [0, 1, 2]
+        lazy = tclass.lazy_stack([TensorDict(a=torch.ones(i + 1)) for i in range(2)])
+        assert tclass.from_pytree(lazy) is lazy and TensorDict.from_pytree(lazy) is lazy
+
+        @tclass.tensorclass
+        class R:
+            x: torch.Tensor
+
+        rec = R(x=torch.arange(3.0), batch_size=[3])
+        assert TensorDict.from_pytree(rec) is rec
+        wrapped = R.from_pytree(TensorDict(x=torch.ones(2), batch_size=[2]))  # the peer's: an R
+        assert type(wrapped) is R and wrapped.x.tolist() == [1.0, 1.0]
+
     def test_leaf_at_the_top(self) -> None:
         with pytest.raises(errors.EntryTypeError, match="wrap it"):
             tclass.from_pytree(torch.zeros(3))

@@ -225,6 +225,32 @@ class TestFromDict:
         again = TensorDict.from_dict(td, auto_batch_size=True)
         assert again["inner"] is inner and again.batch_size == torch.Size([3])
 
+    def test_collection_input_is_returned_as_it_is(self) -> None:
+        # as the peer's from_dict: a collection keeps its batch size and class (nu26e)
+        @tclass.tensorclass
+        class R:
+            x: torch.Tensor
+
+        td = TensorDict({"a": torch.arange(3.0), "n": {"b": torch.arange(3)}}, [3])
+        rec = R(x=torch.ones(3), batch_size=[3])
+        lazy = tclass.lazy_stack([TensorDict(a=torch.ones(i + 1)) for i in range(3)])
+        assert TensorDict.from_dict(td) is td and td.batch_size == (3,)
+        assert tclass.from_dict(td, batch_size=[]) is td
+        assert TensorDict.from_dict(rec) is rec and tclass.from_dict(lazy) is lazy
+        assert td["a"].tolist() == [0.0, 1.0, 2.0]
+
+    def test_to_dict_tolist_first_lists_python_values_per_element(self) -> None:
+        # as the peer's: a Python value with batch dims is its tolist() (nu26e)
+        td = TensorDict(a=torch.arange(3.0), s="hi", m=tclass.MetaData({"k": 1}), batch_size=[3])
+        td["n"] = TensorDict(b=torch.zeros(3, 2), t="q", batch_size=[3, 2])
+        out = td.to_dict(tolist_first=True, convert_tensors=True)
+        assert out["s"] == ["hi"] * 3 and out["m"] == [{"k": 1}] * 3
+        assert out["a"] == [0.0, 1.0, 2.0] and out["n"] == [[{"b": 0.0, "t": "q"}] * 2] * 3
+        assert TensorDict(s="hi").to_dict(tolist_first=True) == {"s": "hi"}
+        nones = TensorDict(a=torch.arange(3.0), s=None, batch_size=[3])
+        assert nones.to_dict(tolist_first=True)["s"] == [None] * 3
+        assert "s" not in nones.to_dict(tolist_first=True, retain_none=False)
+
     def test_collection_values_grow_to_their_largest_batch_size(self) -> None:
         # as the peer's auto_batch_size, but on a copy: the caller's TensorDict keeps its own
         inner = TensorDict({"b": torch.zeros(3, 4), "c": {"d": torch.zeros(3, 4, 5)}}, [])

@@ -82,16 +82,16 @@ class ConversionOps:
         Without ``batch_size``, the batch size is ``[]`` (the peer's default) unless
         ``auto_batch_size=True``, ``batch_dims`` or ``names`` asks for the largest leading
         shape the values share (at most ``batch_dims``, or as many dims as ``names``).
+        A collection is returned as it is (its batch size and class kept), as the peer's.
         """
-        return cls._from_plain(
-            INTEROP.from_dict(
-                input_dict,
-                auto_batch_size=auto_batch_size,
-                batch_size=batch_size,
-                device=device,
-                batch_dims=batch_dims,
-                names=names,
-            )
+        return INTEROP.collection_from_dict(  # type: ignore[no-any-return]
+            cls,
+            input_dict,
+            auto_batch_size=auto_batch_size,
+            batch_size=batch_size,
+            device=device,
+            batch_dims=batch_dims,
+            names=names,
         )
 
     def from_dict_instance(
