@@ -24,6 +24,7 @@ import torch
 from tclass._core._constraints import Constraints, Violation
 from tclass._core._jagged import leaf_shape
 from tclass._core._spec import ANON, FIXED, NAMED, SYMBOLIC, VARIADIC, Dim, TensorSpec
+from tclass._core._tracing import tracing
 from tclass.errors import FieldSpecError, SpecProblem
 
 __all__ = [
@@ -89,12 +90,29 @@ class RecordSpecs:
                 constraint, its index and the constraint.
         """
         constrained = self.constrained
+        if tracing():  # the values are unknown until the compiled code runs: checked there
+            self._assert_values(entries, names)
+            return
         for name in constrained if names is None else names:
             value = entries.get(name)
             if isinstance(value, torch.Tensor) and constrained[name].first_violation(value):
                 # Only now every field is looked at closer, to list each problem.
                 problems = self.value_problems(entries, "holds", names)
                 raise FieldSpecError(_joined(self.owner, problems), problems)
+
+    def _assert_values(self, entries: Mapping[str, Any], names: Iterable[str] | None) -> None:
+        """Traced by ``torch.compile``: one assertion per constrained field in the graph
+        (a ``RuntimeError`` when the compiled code runs on a value that breaks it; reading
+        the values while tracing would break the graph)."""
+        for name in self.constrained if names is None else names:
+            value = entries.get(name)
+            if isinstance(value, torch.Tensor) and not value.is_complex():
+                constraints = self.constrained[name]
+                msg = (
+                    f"{self.owner}.{name} holds a value that breaks {constraints.text} "
+                    "(checked in compiled code; run it eagerly for the index and value)"
+                )
+                torch._assert_async(constraints.holds(value).all(), msg)
 
     def value_problems(
         self, entries: Mapping[str, Any], subject: str, names: Iterable[str] | None = None

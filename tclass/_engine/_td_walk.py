@@ -71,7 +71,7 @@ class TreeWalkOps(TensorDictBase):
                     # on the leaves there
                     return super()._flat_pointwise(foreach, each, operands, kwargs)
                 theirs = other._tensors
-            elif other.__class__ not in _PYTHON_NUMBERS:  # a record, a tensor...
+            elif type(other) not in _PYTHON_NUMBERS:  # a record, a tensor...
                 return super()._flat_pointwise(foreach, each, operands, kwargs)
         leaves: list[torch.Tensor] = []
         pieces: list[torch.Tensor] = []

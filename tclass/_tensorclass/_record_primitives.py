@@ -190,7 +190,7 @@ class RecordPrimitives(TensorDictBase):
                 theirs = node._tensors
                 if len(theirs) != len(storage._tensors):  # (the split finds each key)
                     return None
-            elif other.__class__ not in _PYTHON_NUMBERS:
+            elif type(other) not in _PYTHON_NUMBERS:
                 return super()._flat_pointwise(foreach, each, operands, kwargs)
         split = flat_split(storage._tensors, theirs)
         if split is None:

@@ -580,7 +580,7 @@ class LeafWalkOps(TensorCollection):
                     traced = tracing()
                     if len(shape) != len(batch) if traced else shape != batch:
                         return None
-            elif other.__class__ not in _PYTHON_NUMBERS:  # (numpy scalars: the walk's)
+            elif type(other) not in _PYTHON_NUMBERS:  # (numpy scalars: the walk's)
                 return None
         split = flat_split(mine, theirs)
         if split is None:

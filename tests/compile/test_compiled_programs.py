@@ -1,0 +1,76 @@
+"""Programs new users compile (session 26's nu26d pass), each the smallest form of what
+broke the graph: ``torch.compile(fullgraph=True, dynamic=True)`` with the ``eager``
+backend (Dynamo's trace is what these check), results against eager."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import pytest
+import torch
+
+import tclass
+
+pytestmark = [pytest.mark.compile]
+
+dynamo = pytest.importorskip("torch._dynamo")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_dynamo() -> Any:
+    dynamo.reset()
+    yield
+    dynamo.reset()
+
+
+@tclass.tensorclass
+class Rec:
+    obs: torch.Tensor
+    reward: torch.Tensor
+
+
+@tclass.tensorclass
+class Bounded:
+    obs: Annotated[torch.Tensor, tclass.Spec("4", torch.float32, ge=0)]
+
+
+def _rec(n: int) -> Rec:
+    return Rec(obs=torch.arange(4.0 * n).view(n, 4), reward=torch.arange(1.0 * n), batch_size=[n])
+
+
+def test_a_python_float_argument_is_a_symbolic_float_in_the_arithmetic() -> None:
+    """Under ``dynamic=True`` a float argument reaches the trace as a symbolic float,
+    whose ``__class__`` Dynamo cannot read: the flat arithmetic of a record or a
+    TensorDict broke the graph there (the peer compiles it)."""
+
+    def fn(rec: Any, td: Any, x: float) -> Any:
+        return rec + x, td * x, td[0] - x
+
+    compiled = torch.compile(fn, fullgraph=True, dynamic=True, backend="eager")
+    for n, x in ((10, 1.5), (17, 0.25)):
+        rec = _rec(n)
+        td = tclass.TensorDict(a=torch.ones(n, 2) * 3, batch_size=[n])
+        got, expected = compiled(rec, td, x), fn(rec, td, x)
+        for g, e in zip(got, expected, strict=True):
+            assert type(g) is type(e) and g.batch_size == e.batch_size
+            assert (g == e).all()
+    assert torch.equal(got[0].obs, torch.arange(4.0 * 17).view(17, 4) + 0.25)
+
+
+def test_a_constrained_record_built_in_compiled_code_checks_its_values_there() -> None:
+    """Building a record whose field bounds its values: eager reads the values (an
+    ``.item()``, which breaks a graph); traced, each constraint is an assertion in the
+    graph, raised when the compiled code runs on a value that breaks it."""
+
+    def build(o: torch.Tensor) -> Bounded:
+        return Bounded(obs=o, batch_size=[o.shape[0]])
+
+    compiled = torch.compile(build, fullgraph=True, dynamic=True, backend="eager")
+    for n in (10, 17):
+        good = torch.arange(4.0 * n).view(n, 4)
+        assert torch.equal(compiled(good).obs, good)
+    bad = torch.arange(4.0 * 12).view(12, 4) - 1
+    with pytest.raises(RuntimeError, match=r"Bounded\.obs holds a value that breaks ge=0"):
+        compiled(bad)
+    with pytest.raises(tclass.errors.FieldSpecError, match="obs"):
+        build(bad)  # eager: the error that names the index and the value
