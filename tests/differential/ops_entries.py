@@ -614,19 +614,19 @@ def entry_queries(c: Chooser, info: Info, facts: Facts) -> Step:
     k = key(c, info, missing=10)
     pick = c.integer(0, 5)
     if pick == 0:
-        return step(f"x.get_item_shape({k})", "get_item_shape", "methods", "eval")
+        return step(f"x.get_item_shape({k})", "get_item_shape", "entries", "eval")
     if pick == 1:
-        return step(f"x.is_non_tensor({k})", "is_non_tensor", "methods", "eval")
+        return step(f"x.is_non_tensor({k})", "is_non_tensor", "entries", "eval")
     if pick == 2:
-        return step(f"x.entry_class({k}).__name__", "entry_class", "methods", "eval")
+        return step(f"x.entry_class({k}).__name__", "entry_class", "entries", "eval")
     if pick == 3:  # the addresses differ between the libraries: their keys and count do not
         storage = c.choice(("", "storage=True"))
         src = f"list(x.data_ptr({storage}).keys(True, True))"
-        return step(src, "data_ptr", "methods", "eval", needs=("data_ptr",))
+        return step(src, "data_ptr", "entries", "eval", needs=("data_ptr",))
     if pick == 4:
-        return step("x.is_consolidated()", "is_consolidated", "methods", "eval")
+        return step("x.is_consolidated()", "is_consolidated", "entries", "eval")
     attr = c.choice(("is_cpu", "is_meta", "requires_grad", "dtype", "is_floating_point()"))
-    return step(f"x.{attr}", attr.removesuffix("()"), "methods", "eval")
+    return step(f"x.{attr}", attr.removesuffix("()"), "entries", "eval")
 
 
 def entry_edits(c: Chooser, info: Info, facts: Facts) -> Step:
@@ -637,10 +637,10 @@ def entry_edits(c: Chooser, info: Info, facts: Facts) -> Step:
         old = key(c, info)
         new = c.choice(('"zz"', '"renamed"', top_key(c, info), '("n", "w")'))
         strict = c.choice(("", ", strict=False", ", strict=True"))
-        return step(f"x.rename_keys({{{old}: {new}}}{strict})", "rename_keys", "methods")
+        return step(f"x.rename_keys({{{old}: {new}}}{strict})", "rename_keys", "entries")
     if pick == 1:
         where = c.choice(('"q"', '("n", "q")', top_key(c, info), '("q", "r")'))
-        return step(f"x.create_nested({where})", "create_nested", "methods")
+        return step(f"x.create_nested({where})", "create_nested", "entries")
     if pick in (2, 3):
         name = "cat_tensors" if pick == 2 else "stack_tensors"
         first, second = _two_keys(c, info)
@@ -648,11 +648,11 @@ def entry_edits(c: Chooser, info: Info, facts: Facts) -> Step:
         keep = c.choice(("", ", keep_entries=True", ", keep_entries=False"))
         d = dim(c, info.ndim + 1, inclusive=name == "stack_tensors")
         src = f"x.{name}({first}, {second}, out_key={out}, dim={d}{keep})"
-        return step(src, name, "methods", needs=(name,))
+        return step(src, name, "entries", needs=(name,))
     k = key(c, info, missing=40)
     value = c.choice(STRINGS + ("3", "None", "[1, 2]"))
     return step(
-        f"x.set_non_tensor({k}, {value}).get_non_tensor({k})", "set_non_tensor", "methods", "eval"
+        f"x.set_non_tensor({k}, {value}).get_non_tensor({k})", "set_non_tensor", "entries", "eval"
     )
 
 
@@ -664,11 +664,11 @@ def in_place_state(c: Chooser, info: Info, facts: Facts) -> Step:
         chosen = [
             c.choice(("i", "j", None)) for _ in range(info.ndim + (1 if c.chance(BAD) else 0))
         ]
-        return step(f"x.rename_(*{chosen!r})", "rename_", "methods")
+        return step(f"x.rename_(*{chosen!r})", "rename_", "entries")
     name = ("clear_device_", "auto_device_", "detach_", "share_memory_", "zero_grad", "as_tensor")[
         pick
     ]
-    return step(f"x.{name}()", name, "methods", needs=(name,))
+    return step(f"x.{name}()", name, "entries", needs=(name,))
 
 
 def round_trips(c: Chooser, info: Info, facts: Facts) -> Step:
@@ -683,34 +683,34 @@ def round_trips(c: Chooser, info: Info, facts: Facts) -> Step:
     )
     pick = c.integer(0, 9)
     if pick == 0:
-        return step(f"L.TensorDict.from_list(x.tolist(){auto})", "from_list", "methods")
+        return step(f"L.TensorDict.from_list(x.tolist(){auto})", "from_list", "entries")
     if pick == 1:
-        return step(f"L.TensorDict.from_pytree(x.to_pytree(){auto})", "from_pytree", "methods")
+        return step(f"L.TensorDict.from_pytree(x.to_pytree(){auto})", "from_pytree", "entries")
     if pick == 2:
-        return step(f"L.TensorDict.from_tuple(tuple(x.values()){auto})", "from_tuple", "methods")
+        return step(f"L.TensorDict.from_tuple(tuple(x.values()){auto})", "from_tuple", "entries")
     if pick == 3:
         src = f"L.TensorDict.from_struct_array(x.to_struct_array(){auto})"
-        return step(src, "from_struct_array", "methods", needs=("to_struct_array",))
+        return step(src, "from_struct_array", "entries", needs=("to_struct_array",))
     if pick == 4:
         lines = c.choice(("", ", lines=True"))
         path = f'{folder} + ".json"'
         src = f'L.TensorDict.from_json((x.to_json({path}, separator="."{lines}), {path})[1]{auto})'
-        return step(src, "from_json", "methods", needs=("to_json",))
+        return step(src, "from_json", "entries", needs=("to_json",))
     if pick == 5:
         src = f"x.clone().load_memmap_((x.memmap({folder}), {folder})[1])"
-        return step(src, "load_memmap_", "methods", needs=("load_memmap_",))
+        return step(src, "load_memmap_", "entries", needs=("load_memmap_",))
     if pick == 6:
         src = f"x.clone().load_((x.save({folder}), {folder})[1])"
-        return step(src, "load_", "methods", needs=("load_",))
+        return step(src, "load_", "entries", needs=("load_",))
     if pick == 7:
-        return step(f"x.memmap({folder}).memmap_refresh_()", "memmap_refresh_", "methods")
+        return step(f"x.memmap({folder}).memmap_refresh_()", "memmap_refresh_", "entries")
     if pick == 8:
         shape = batch + [c.integer(1, 3) for _ in range(c.integer(0, 1))]
         k = c.choice(('"mm"', '("n", "mm")', key(c, info, leaf=True)))
         form = c.choice((f"make_memmap({k}, {shape})", f"make_memmap_from_tensor({k}, t({shape}))"))
-        return step(f"x.memmap({folder}).{form}", form.split("(")[0], "methods", "eval")
+        return step(f"x.memmap({folder}).{form}", form.split("(")[0], "entries", "eval")
     src = f'str(x.memmap({folder}).saved_path).endswith("/{name}")'
-    return step(src, "saved_path", "methods", "eval")
+    return step(src, "saved_path", "entries", "eval")
 
 
 ENTRY_METHODS = [
