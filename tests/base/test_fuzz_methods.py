@@ -1,0 +1,41 @@
+"""Regressions from the differential fuzzer's family ``methods`` (the methods no other
+generator called, fz26d): each test is the shortest program of one signature, checked
+against the peer's answer."""
+
+from __future__ import annotations
+
+import torch
+
+from tclass import TensorDict
+
+
+def test_auto_device_reaches_python_values_and_empty_nodes() -> None:
+    """The device every tensor is on is recorded in every nested collection and Python
+    value too (the peer's ``_set_device``), so ``apply`` / ``as_tensor`` keep it."""
+    td = TensorDict(
+        {"b": torch.zeros(3), "s": "x y", "e": {}, "n": {"q": "a", "r": torch.ones(3, 2)}}, [3]
+    )
+    td.auto_device_()
+    cpu = torch.device("cpu")
+    assert td.get("s").device == cpu and td["e"].device == cpu
+    assert td["n"].get("q").device == cpu and td["n"].device == cpu
+    assert td.apply(lambda v: v).device == cpu
+    assert td.as_tensor().device == cpu and td.as_tensor()["n"].device == cpu
+
+
+def test_auto_device_without_tensors_clears_every_level() -> None:
+    td = TensorDict({"s": "x y", "e": {}}, [3], device="cpu")
+    td.auto_device_()
+    assert td.device is None and td["e"].device is None and td.get("s").device is None
+
+
+def test_is_floating_point_of_mixed_floats_and_of_no_tensors() -> None:
+    """Every tensor floating-point, whatever their dtypes; True without tensors (the
+    peer's ``all`` over no leaves); Python values are not checked."""
+    mixed = TensorDict({"a": torch.zeros(()), "b": torch.zeros((), dtype=torch.float64)}, [])
+    assert mixed.is_floating_point()
+    assert TensorDict({}, [2]).is_floating_point()
+    assert TensorDict({"a": torch.zeros(()), "s": "x"}, []).is_floating_point()
+    assert not TensorDict(
+        {"a": torch.zeros(()), "n": {"i": torch.ones((), dtype=torch.long)}}, []
+    ).is_floating_point()
