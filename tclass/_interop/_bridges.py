@@ -275,10 +275,14 @@ def collection_from_pytree(
 ) -> Any:
     """``cls.from_pytree(pytree, ...)``: a TensorDict records the structure (markers) so
     that ``to_pytree`` rebuilds it; a tensorclass reads the top node's children as its
-    fields. ``pytree`` itself when it already is a ``cls``."""
-    if isinstance(pytree, cls):
-        return pytree
+    fields. ``pytree`` itself when it already is a ``cls``, and for a TensorDict when it
+    is any collection (a lazy stack, a record) or a tensor, as the peer's ``from_pytree``
+    returns what ``to_pytree`` gives for those."""
     markers = issubclass(cls, TensorDict)
+    if isinstance(pytree, cls) or (
+        markers and isinstance(pytree, (TensorCollection, torch.Tensor))
+    ):
+        return pytree
     built = from_pytree(
         pytree,
         batch_size=batch_size,

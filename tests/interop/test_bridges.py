@@ -329,6 +329,21 @@ class TestPytree:
         with pytest.raises(errors.EntryTypeError, match="wrap it"):
             tclass.from_pytree(torch.zeros(3))
 
+    def test_collections_and_tensors_at_the_top_come_back_as_they_are(self) -> None:
+        """``TensorDict.from_pytree`` of what ``to_pytree`` gives for a lazy stack or a
+        record (itself), or of a tensor: returned as is, as the peer's (fuzzer, fz26d)."""
+        stack = tclass.lazy_stack([TensorDict({"c": torch.arange(2)}, [])], 0)
+        assert TensorDict.from_pytree(stack.to_pytree()) is stack
+
+        @tclass.tensorclass
+        class Point:
+            x: torch.Tensor
+
+        point = Point(x=torch.zeros(3), batch_size=[3])
+        assert TensorDict.from_pytree(point.to_pytree()) is point
+        tensor = torch.zeros(3)
+        assert TensorDict.from_pytree(tensor) is tensor
+
     def test_plain_nodes_record_only_their_type(self) -> None:
         """A list, tuple or dict with string keys holds a ``_pytree_type`` entry and
         nothing else, as the peer's; other nodes keep their context too."""
