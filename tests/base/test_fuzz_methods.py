@@ -4,6 +4,7 @@ against the peer's answer."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from tclass import TensorDict
@@ -39,3 +40,15 @@ def test_is_floating_point_of_mixed_floats_and_of_no_tensors() -> None:
     assert not TensorDict(
         {"a": torch.zeros(()), "n": {"i": torch.ones((), dtype=torch.long)}}, []
     ).is_floating_point()
+
+
+@pytest.mark.parametrize("name", ["cat_tensors", "stack_tensors"])
+def test_a_key_joined_twice_without_keep_entries_is_a_key_error(name: str) -> None:
+    """The peer removes each key joined: its second ``del_`` raises ``KeyError`` (and
+    puts the first back); with ``keep_entries`` it joins the key with itself."""
+    td = TensorDict({"d": torch.zeros(2, 1), "e": torch.ones(2, 2)}, [2])
+    with pytest.raises(KeyError, match="given twice"):
+        getattr(td, name)("d", "d", out_key="o")
+    assert list(td.keys()) == ["d", "e"] and td["d"].shape == (2, 1)
+    out = getattr(td, name)("d", "d", out_key="o", dim=1, keep_entries=True)
+    assert out["o"].shape == ((2, 2) if name == "cat_tensors" else (2, 2, 1))
