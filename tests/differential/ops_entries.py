@@ -618,7 +618,9 @@ def entry_queries(c: Chooser, info: Info, facts: Facts) -> Step:
     if pick == 1:
         return step(f"x.is_non_tensor({k})", "is_non_tensor", "entries", "eval")
     if pick == 2:
-        return step(f"x.entry_class({k}).__name__", "entry_class", "entries", "eval")
+        # (the peer's record classes are named Peer<name> in ``libs.py``)
+        src = f'x.entry_class({k}).__name__.removeprefix("Peer")'
+        return step(src, "entry_class", "entries", "eval")
     if pick == 3:  # the addresses differ between the libraries: their keys and count do not
         storage = c.choice(("", "storage=True"))
         src = f"list(x.data_ptr({storage}).keys(True, True))"
