@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tclass import TensorDict
+from tclass import TensorDict, tensorclass
 
 
 def test_auto_device_reaches_python_values_and_empty_nodes() -> None:
@@ -52,3 +52,17 @@ def test_a_key_joined_twice_without_keep_entries_is_a_key_error(name: str) -> No
     assert list(td.keys()) == ["d", "e"] and td["d"].shape == (2, 1)
     out = getattr(td, name)("d", "d", out_key="o", dim=1, keep_entries=True)
     assert out["o"].shape == ((2, 2) if name == "cat_tensors" else (2, 2, 1))
+
+
+def test_a_nested_record_field_joined_twice_is_removed_twice() -> None:
+    """The peer's ``del_`` of a nested record's field sets it to None: given twice, the
+    key joins with itself and is removed (program 15,000,225 of methods,index,shape,combine,
+    --length 8, fz26d)."""
+
+    @tensorclass
+    class Point:
+        x: torch.Tensor
+
+    td = TensorDict({"r": Point(x=torch.ones(2, 2), batch_size=[2])}, [2])
+    td.cat_tensors(("r", "x"), ("r", "x"), out_key="o", dim=-1)
+    assert torch.equal(td["o"], torch.ones(2, 4)) and td["r"].x is None

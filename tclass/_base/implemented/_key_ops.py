@@ -378,8 +378,14 @@ class KeyOps(TensorCollection):
         out = unravel_key(out_key)
         dropped = [path for path in paths if path != out]
         joined = join(values, dim)  # (a join that fails raises first, as the peer's)
-        twice = [path for i, path in enumerate(paths) if path in paths[:i]]
-        if twice and not keep_entries:  # the peer's second del_ of it: its KeyError
+        # the peer's second del_ of a key given twice raises its KeyError; a nested
+        # record's field is set to None instead (removed twice, as tclass's record does)
+        twice = [
+            path
+            for i, path in enumerate(paths)
+            if path in paths[:i] and not (len(path) > 1 and is_record(self.get(path[:-1])))
+        ]
+        if twice and not keep_entries:
             msg = (
                 f"{op}: the key {twice[0]!r} is given twice, and without keep_entries each "
                 "key joined is removed: give it once, or pass keep_entries=True"
