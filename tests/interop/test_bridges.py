@@ -123,6 +123,21 @@ class TestFromStructArray:
             assert torch.equal(ours[key], theirs[key]), key
 
 
+def test_from_struct_array_auto_batch_size_reaches_the_leaves_dims() -> None:
+    """``auto_batch_size=True``: the dims every leaf shares, a field's sub-array dims
+    included (nested nodes too; ``batch_dims`` caps them), as the peer's (fuzzer, fz26d)."""
+    td = TensorDict(
+        {"d": torch.zeros(4, 3, 1, 2, dtype=torch.int32), "m": {"c": torch.zeros(4, 3, 1, 2, 3)}},
+        [4, 3, 1],
+    )
+    array = td.to_struct_array()
+    assert TensorDict.from_struct_array(array).batch_size == (4, 3, 1)
+    auto = TensorDict.from_struct_array(array, auto_batch_size=True)
+    assert auto.batch_size == (4, 3, 1, 2) and auto["m"].batch_size == (4, 3, 1, 2, 3)
+    capped = TensorDict.from_struct_array(array, auto_batch_size=True, batch_dims=2)
+    assert capped.batch_size == (4, 3)
+
+
 class TestToStructArray:
     def test_round_trip(self) -> None:
         array = _records()
