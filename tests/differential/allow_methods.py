@@ -15,12 +15,15 @@ if TYPE_CHECKING:
 # fails inside, tclass answers"): torch's refusal of ``view.detach_()`` (called on every
 # leaf), ``torch._foreach_pow`` given no tensors (``pow`` of a collection with none in
 # common with the other), its own check of ``torch.gather``'s index (torch gathers by an
-# empty index) and its ``from_struct_array`` of a nested or Python entry.
+# empty index), its ``from_struct_array`` of a nested or Python entry, and its ``lerp``
+# by a 0-d tensor weight, taken as a number, of integer tensors (torch's tensor weight
+# promotes them).
 _METHOD_FAILS_INSIDE = {
     "detach_": "Can't detach views in-place",
     "pow": "Tensor list must have at least one tensor",
     "gather": "Cannot use torch.gather with an empty index",
     "from_struct_array": "not enough values to unpack",
+    "lerp": '"lerp_kernel_scalar" not implemented',
 }
 
 
