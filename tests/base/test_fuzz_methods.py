@@ -66,3 +66,11 @@ def test_a_nested_record_field_joined_twice_is_removed_twice() -> None:
     td = TensorDict({"r": Point(x=torch.ones(2, 2), batch_size=[2])}, [2])
     td.cat_tensors(("r", "x"), ("r", "x"), out_key="o", dim=-1)
     assert torch.equal(td["o"], torch.ones(2, 4)) and td["r"].x is None
+
+
+def test_a_key_joined_twice_in_a_locked_collection_is_refused_as_locked() -> None:
+    """The peer's first ``del_`` meets the lock: its ``RuntimeError`` (program 15,010,460
+    of methods,index,shape,combine, --length 12)."""
+    td = TensorDict({"d": torch.zeros(2, 1)}, [2]).lock_()
+    with pytest.raises(RuntimeError, match="locked"):
+        td.cat_tensors("d", "d", out_key="o")

@@ -385,7 +385,7 @@ class KeyOps(TensorCollection):
             for i, path in enumerate(paths)
             if path in paths[:i] and not (len(path) > 1 and is_record(self.get(path[:-1])))
         ]
-        if twice and not keep_entries:
+        if twice and not keep_entries and not self.is_locked:  # (locked: set refuses)
             msg = (
                 f"{op}: the key {twice[0]!r} is given twice, and without keep_entries each "
                 "key joined is removed: give it once, or pass keep_entries=True"
