@@ -837,3 +837,9 @@ def test_from_dict_of_an_iterable_that_is_not_a_mapping_is_a_value_error() -> No
     with pytest.raises(TypeError, match="expected a mapping") as caught:
         TensorDict.from_dict(3)
     assert not isinstance(caught.value, ValueError)
+
+
+def test_from_dict_of_an_empty_list_has_no_entries() -> None:
+    """The peer's ``dict([])``: ``from_list`` of a lazy stack over no elements' lists."""
+    assert len(TensorDict.from_dict([]).keys()) == 0
+    assert TensorDict.from_list([[]]).batch_size == (1,)
