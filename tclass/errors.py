@@ -202,7 +202,8 @@ class StateDictDestinationError(EntryTypeError, AttributeError):
 
 class SourceTypeError(EntryTypeError, ValueError):
     """``TensorDict()`` got a source that is neither a mapping nor a collection (a list, a
-    tensor); a ``ValueError``, as the peer raises."""
+    tensor), or ``from_dict`` (``from_list``'s items) an iterable that is not a mapping (a
+    list, a str); a ``ValueError``, as the peer raises."""
 
 
 class EntriesTwiceError(EntryTypeError, ValueError):

@@ -203,6 +203,10 @@ class NonTensorOps(KeylessOps):
         self._device = None
         return self
 
+    def _assign_device(self, device: torch.device | None) -> None:
+        """Records ``device`` (a holder's ``auto_device_``); the value does not move."""
+        self._device = device
+
     def lock_(self) -> Self:
         self._lock_tree()
         return self

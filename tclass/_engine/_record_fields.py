@@ -42,21 +42,27 @@ _Tensor = torch.Tensor
 _NO_DIMS = torch.Size([])
 
 
-def data_ptrs(collection: Any, storage: bool) -> TensorDict:
+def data_ptrs(collection: Any, storage: bool, top: bool = True) -> TensorDict:
     """``collection.data_ptr()``: a TensorDict (no batch dims, on the CPU) of the data
     addresses of the tensors (``storage``: of their storages), nested like it; a lazy
-    stack's members under ``"0"``, ``"1"``...; Python values left out."""
+    stack's members under ``"0"``, ``"1"``...; Python values left out. At the ``top``
+    level the tensors come before the nested collections, as in the peer's (whose nested
+    levels keep their order)."""
     if collection._is_lazy:
-        members = {str(i): data_ptrs(m, storage) for i, m in enumerate(collection.tensordicts)}
+        members = {
+            str(i): data_ptrs(m, storage, False) for i, m in enumerate(collection.tensordicts)
+        }
         return TensorDict._new_unchecked(members, _NO_DIMS, torch.device("cpu"))  # type: ignore[arg-type]
     entries: dict[str, Value] = {}
+    nested: dict[str, Value] = {}
     for key, value in collection._items():
         if isinstance(value, TensorCollection):
             if not value._is_leaf_node:
-                entries[key] = data_ptrs(value, storage)
+                (nested if top else entries)[key] = data_ptrs(value, storage, False)
             continue
         address = value.untyped_storage().data_ptr() if storage else value.data_ptr()
         entries[key] = torch.tensor(address, dtype=torch.int64)
+    entries.update(nested)
     return TensorDict._new_unchecked(entries, _NO_DIMS, torch.device("cpu"))
 
 

@@ -80,8 +80,9 @@ def from_struct_array(
     shared ``NonTensorData`` when every element holds the same value, else a
     ``NonTensorStack`` of one value per element). Each node's batch size is its array's
     shape (a nested field with a sub-array shape adds those dims), unless ``batch_size``
-    or ``batch_dims`` says otherwise. ``auto_batch_size`` is accepted for the peer's
-    signature; the array's shape already is the batch.
+    or ``batch_dims`` says otherwise; ``auto_batch_size`` then extends it to the dims
+    every leaf shares (a field's sub-array dims included, up to ``batch_dims``), as the
+    peer's.
 
     Raises:
         EntryTypeError: if ``struct_array`` is not a structured array.
@@ -99,7 +100,10 @@ def from_struct_array(
     root = torch.Size(shape) if batch is None else batch
     dev = None if device is None else as_device(device)
     storage = storage_of_array(struct_array) if dev in (None, torch.device("cpu")) else None
-    return _struct_td(struct_array, root, cap, dev, (), storage)
+    out = _struct_td(struct_array, root, cap, dev, (), storage)
+    if auto_batch_size and batch_size is None:  # the leaves' common dims, as the peer's
+        out.auto_batch_size_(batch_dims)
+    return out
 
 
 def _struct_td(
@@ -282,13 +286,14 @@ def collection_from_pytree(
 ) -> Any:
     """``cls.from_pytree(pytree, ...)``: a TensorDict records the structure (markers) so
     that ``to_pytree`` rebuilds it; a tensorclass reads the top node's children as its
-    fields. ``pytree`` itself when it already is a ``cls``, or any collection given to a
-    TensorDict class (the peer's ``TensorDict.from_pytree(rec)`` is ``rec``)."""
+    fields. ``pytree`` itself when it already is a ``cls``, and for a TensorDict when it
+    is any collection (a lazy stack, a record) or a tensor, as the peer's ``from_pytree``
+    returns what ``to_pytree`` gives for those."""
+    markers = issubclass(cls, TensorDict)
     if isinstance(pytree, cls) or (
-        isinstance(pytree, TensorCollection) and issubclass(cls, TensorDict)
+        markers and isinstance(pytree, (TensorCollection, torch.Tensor))
     ):
         return pytree
-    markers = issubclass(cls, TensorDict)
     built = from_pytree(
         pytree,
         batch_size=batch_size,

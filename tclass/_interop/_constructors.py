@@ -53,6 +53,7 @@ from tclass.errors import (
     KeyThroughTensorError,
     NamedTupleKeyError,
     NotAMappingError,
+    SourceTypeError,
     StackError,
 )
 
@@ -164,6 +165,10 @@ def _pairs_of(source: object, where: str) -> Iterable[tuple[Any, Any]]:
         f"{where}: expected a mapping of entries (a dict or a tensor collection), got "
         f"{type(source).__name__} {source!r:.80}; pass e.g. {where}({{'obs': tensor}})"
     )
+    if where == "from_dict" and isinstance(source, (list, tuple)) and not source:
+        return ()  # no entries, as the peer's dict([])
+    if where == "from_dict" and isinstance(source, Iterable):
+        raise SourceTypeError(msg)  # a ValueError too, as the peer's dict(source) of it
     raise NotAMappingError(msg)  # (an AttributeError too, as the peer's for some)
 
 

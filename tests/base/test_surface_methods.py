@@ -270,7 +270,9 @@ def test_create_nested_and_joined_tensors() -> None:
     kept.stack_tensors("a", "b", out_key="z", dim=1, keep_entries=True)
     assert set(kept.keys()) == {"a", "b", "z"} and kept["z"].shape == (2, 2, 3)
     with pytest.raises(RuntimeError, match="batch dimension mismatch"):
-        TensorDict(a=torch.ones(2, 3), batch_size=[2, 3]).cat_tensors("a", "a", out_key="z")
+        TensorDict(a=torch.ones(2, 3), batch_size=[2, 3]).cat_tensors(
+            "a", "a", out_key="z", keep_entries=True
+        )
 
 
 def test_copy_at_writes_the_rows_in_place() -> None:

@@ -55,6 +55,7 @@ from .allow_h5 import (
     _h5_rows_not_moved,
     _h5_value_not_dropped,
 )
+from .allow_methods import _method_fails_inside
 from .allow_names import (
     _broadcast_index_unnamed,
     _broadcast_unnamed,
@@ -323,6 +324,7 @@ ENTRIES: list[Entry] = [
             _params_value_attribute,
             _ragged_lists_loaded,
             _padded_value_names_mismatch,
+            _method_fails_inside,
         ),
     ),
     Entry(

@@ -4,10 +4,10 @@ world a family's programs start from (``world.world`` unless the family has its 
 from __future__ import annotations
 
 from .engine import Generator, World
-from .ops_entries import ENTRIES, INDEX
-from .ops_math import MATH
+from .ops_entries import ENTRIES, ENTRY_METHODS, INDEX
+from .ops_math import MATH, MATH_METHODS
 from .ops_records import RECORDS, records_world
-from .ops_shape import COMBINE, SHAPE
+from .ops_shape import COMBINE, SHAPE, SHAPE_METHODS
 from .world import world
 
 FAMILIES: dict[str, list[tuple[str, int, Generator]]] = {
@@ -17,6 +17,9 @@ FAMILIES: dict[str, list[tuple[str, int, Generator]]] = {
     "combine": COMBINE,
     "math": MATH,
     "records": RECORDS,
+    # Methods the families above never called (fz26d, issue 27), in a family of their own:
+    # added to those, they would change the draws of the programs ``DECIDED`` pins.
+    "methods": ENTRY_METHODS + MATH_METHODS + SHAPE_METHODS,
 }
 # Families with a world of their own; a run of several families starts from ``world``.
 WORLDS: dict[str, World] = {"records": records_world}

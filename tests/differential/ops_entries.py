@@ -598,3 +598,129 @@ ENTRIES = [
     ("apply_kwargs", 3, apply_kwargs),
     ("exports", 2, exports),
 ]
+
+
+# --- fz26d: entry methods no generator called (issue 27). They form the family
+# ``methods`` (``ops.py``) with those of ``ops_math`` and ``ops_shape``: added to the
+# families above, they would renumber the programs ``test_differential.DECIDED`` pins.
+
+
+def _two_keys(c: Chooser, info: Info) -> tuple[str, str]:
+    first = key(c, info, leaf=True)
+    return first, (first if c.chance(20) else key(c, info, leaf=True))
+
+
+def entry_queries(c: Chooser, info: Info, facts: Facts) -> Step:
+    """What a collection says of one entry or of itself: ``get_item_shape``,
+    ``is_non_tensor``, ``entry_class``, ``data_ptr``, ``is_consolidated`` and the
+    properties (``is_cpu``, ``is_meta``, ``requires_grad``, ``dtype``)."""
+    k = key(c, info, missing=10)
+    pick = c.integer(0, 5)
+    if pick == 0:
+        return step(f"x.get_item_shape({k})", "get_item_shape", "entries", "eval")
+    if pick == 1:
+        return step(f"x.is_non_tensor({k})", "is_non_tensor", "entries", "eval")
+    if pick == 2:
+        # (the peer's record classes are named Peer<name> in ``libs.py``)
+        src = f'x.entry_class({k}).__name__.removeprefix("Peer")'
+        return step(src, "entry_class", "entries", "eval")
+    if pick == 3:  # the addresses differ between the libraries: their keys and count do not
+        storage = c.choice(("", "storage=True"))
+        src = f"list(x.data_ptr({storage}).keys(True, True))"
+        return step(src, "data_ptr", "entries", "eval", needs=("data_ptr",))
+    if pick == 4:
+        return step("x.is_consolidated()", "is_consolidated", "entries", "eval")
+    attr = c.choice(("is_cpu", "is_meta", "requires_grad", "dtype", "is_floating_point()"))
+    return step(f"x.{attr}", attr.removesuffix("()"), "entries", "eval")
+
+
+def entry_edits(c: Chooser, info: Info, facts: Facts) -> Step:
+    """Edits of entries by methods: ``rename_keys``, ``create_nested``,
+    ``cat_tensors`` / ``stack_tensors``, ``set_non_tensor`` then ``get_non_tensor``."""
+    pick = c.integer(0, 4)
+    if pick == 0:
+        old = key(c, info)
+        new = c.choice(('"zz"', '"renamed"', top_key(c, info), '("n", "w")'))
+        strict = c.choice(("", ", strict=False", ", strict=True"))
+        return step(f"x.rename_keys({{{old}: {new}}}{strict})", "rename_keys", "entries")
+    if pick == 1:
+        where = c.choice(('"q"', '("n", "q")', top_key(c, info), '("q", "r")'))
+        return step(f"x.create_nested({where})", "create_nested", "entries")
+    if pick in (2, 3):
+        name = "cat_tensors" if pick == 2 else "stack_tensors"
+        first, second = _two_keys(c, info)
+        out = c.choice(('"out"', '("n", "out")', first))
+        keep = c.choice(("", ", keep_entries=True", ", keep_entries=False"))
+        d = dim(c, info.ndim + 1, inclusive=name == "stack_tensors")
+        src = f"x.{name}({first}, {second}, out_key={out}, dim={d}{keep})"
+        return step(src, name, "entries", needs=(name,))
+    k = key(c, info, missing=40)
+    value = c.choice(STRINGS + ("3", "None", "[1, 2]"))
+    return step(
+        f"x.set_non_tensor({k}, {value}).get_non_tensor({k})", "set_non_tensor", "entries", "eval"
+    )
+
+
+def in_place_state(c: Chooser, info: Info, facts: Facts) -> Step:
+    """In-place methods of state and storage: ``clear_device_``, ``auto_device_``,
+    ``detach_``, ``share_memory_``, ``zero_grad``, ``rename_`` (dim names), ``as_tensor``."""
+    pick = c.integer(0, 6)
+    if pick == 6:
+        chosen = [
+            c.choice(("i", "j", None)) for _ in range(info.ndim + (1 if c.chance(BAD) else 0))
+        ]
+        return step(f"x.rename_(*{chosen!r})", "rename_", "entries")
+    name = ("clear_device_", "auto_device_", "detach_", "share_memory_", "zero_grad", "as_tensor")[
+        pick
+    ]
+    return step(f"x.{name}()", name, "entries", needs=(name,))
+
+
+def round_trips(c: Chooser, info: Info, facts: Facts) -> Step:
+    """Exports read back: ``from_list``, ``from_pytree``, ``from_tuple``,
+    ``from_struct_array``, ``to_json`` / ``from_json``, ``load_memmap_``, ``load_``,
+    ``memmap_refresh_``, ``make_memmap`` / ``make_memmap_from_tensor``, ``saved_path``."""
+    name = f"f{seed(c)}"
+    folder = f'D + "/{name}"'
+    batch = list(info.batch)
+    auto = c.choice(
+        ("", ", auto_batch_size=True", f", batch_size={batch}", f", batch_dims={info.ndim}")
+    )
+    pick = c.integer(0, 9)
+    if pick == 0:
+        return step(f"L.TensorDict.from_list(x.tolist(){auto})", "from_list", "entries")
+    if pick == 1:
+        return step(f"L.TensorDict.from_pytree(x.to_pytree(){auto})", "from_pytree", "entries")
+    if pick == 2:
+        return step(f"L.TensorDict.from_tuple(tuple(x.values()){auto})", "from_tuple", "entries")
+    if pick == 3:
+        src = f"L.TensorDict.from_struct_array(x.to_struct_array(){auto})"
+        return step(src, "from_struct_array", "entries", needs=("to_struct_array",))
+    if pick == 4:
+        lines = c.choice(("", ", lines=True"))
+        path = f'{folder} + ".json"'
+        src = f'L.TensorDict.from_json((x.to_json({path}, separator="."{lines}), {path})[1]{auto})'
+        return step(src, "from_json", "entries", needs=("to_json",))
+    if pick == 5:
+        src = f"x.clone().load_memmap_((x.memmap({folder}), {folder})[1])"
+        return step(src, "load_memmap_", "entries", needs=("load_memmap_",))
+    if pick == 6:
+        src = f"x.clone().load_((x.save({folder}), {folder})[1])"
+        return step(src, "load_", "entries", needs=("load_",))
+    if pick == 7:
+        return step(f"x.memmap({folder}).memmap_refresh_()", "memmap_refresh_", "entries")
+    if pick == 8:
+        shape = batch + [c.integer(1, 3) for _ in range(c.integer(0, 1))]
+        k = c.choice(('"mm"', '("n", "mm")', key(c, info, leaf=True)))
+        form = c.choice((f"make_memmap({k}, {shape})", f"make_memmap_from_tensor({k}, t({shape}))"))
+        return step(f"x.memmap({folder}).{form}", form.split("(")[0], "entries", "eval")
+    src = f'str(x.memmap({folder}).saved_path).endswith("/{name}")'
+    return step(src, "saved_path", "entries", "eval")
+
+
+ENTRY_METHODS = [
+    ("entry_queries", 3, entry_queries),
+    ("entry_edits", 3, entry_edits),
+    ("in_place_state", 2, in_place_state),
+    ("round_trips", 3, round_trips),
+]

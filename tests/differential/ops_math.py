@@ -323,3 +323,47 @@ MATH = [
     ("logical", 1, logical),
     ("new_like", 1, new_like),
 ]
+
+
+# --- fz26d: math methods and arguments no generator called (issue 27); the family
+# ``methods`` (``ops.py``).
+
+_TRANSFORMS = ('lambda k: k + "_s"', "lambda k: k", 'lambda k: "r"')
+
+
+def math_uncalled(c: Chooser, info: Info, facts: Facts) -> Step:
+    """The casts ``uint32`` / ``uint64`` / ``complex128``, the torch spellings of the
+    reductions with dims, ``key_transform``, ``lerp`` by a collection, ``pow(default=)``,
+    ``logsumexp(out=)``."""
+    d = dim(c, info.ndim)
+    keep = c.choice(("", ", keepdim=True"))
+    tags: list[str] = ["lazy-reduce"] if info.kind == "lazy" else []
+    pick = c.integer(0, 5)
+    if pick == 0:
+        name = c.choice(("uint32", "uint64", "complex128"))
+        return step(f"x.{name}()", name, "math", needs=(name,))
+    if pick == 1:
+        name = c.choice(("sum", "mean", "std", "var", "nansum", "prod"))
+        args = c.choice((f"{d}", f"dim={d}{keep}", f"dim={d}, keepdim=True"))
+        return step(f"torch.{name}(x, {args})", name, "math", tags=tuple(tags))
+    if pick == 2:  # reduce=True and key_transform: the reduction of every leaf, keys renamed
+        name = c.choice(("sum", "mean", "std", "var", "nansum", "nanmean", "prod", "norm"))
+        fn = c.choice(_TRANSFORMS)
+        args = f"key_transform={fn}" if name == "norm" else f"dim={d}, key_transform={fn}"
+        return step(f"x.{name}({args})", name, "math", tags=(*tags, "key-transform"))
+    if pick == 3:
+        weight = c.choice(("x.apply(torch.ones_like) * 0.5", "0.25", "torch.tensor(0.5)"))
+        return step(f"x.lerp(x.apply(torch.zeros_like), {weight})", "lerp", "math")
+    if pick == 4:
+        other = c.choice(('{"a": 2}', "x.select()", "x.clone()"))
+        default = c.choice(("", ', default="intersection"', ", default=1"))
+        return step(f"x.pow({other}{default})", "pow", "math", tags=("others",))
+    return step(
+        f"x.logsumexp({d}{keep}, out=x.logsumexp({d}{keep}).apply(torch.zeros_like))",
+        "logsumexp",
+        "math",
+        tags=tuple(tags),
+    )
+
+
+MATH_METHODS = [("math_uncalled", 3, math_uncalled)]

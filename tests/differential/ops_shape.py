@@ -386,4 +386,85 @@ COMBINE = [
     ("reassemble", 2, reassemble),
 ]
 
-__all__ = ["COMBINE", "SHAPE", "leaf_value"]
+__all__ = ["COMBINE", "SHAPE", "SHAPE_METHODS", "leaf_value"]
+
+
+# --- fz26d: the torch spellings of shape methods no generator called (issue 27): the
+# peer handles them in ``__torch_function__``; and the arguments never passed
+# (``masked_select(inplace=)``, ``repeat_interleave`` by a tensor / ``output_size``).
+
+
+def torch_spellings(c: Chooser, info: Info, facts: Facts) -> Step:
+    a, b = dim(c, info.ndim), dim(c, info.ndim)
+    side = info.batch[a] if -info.ndim <= a < info.ndim else 1
+    pick = c.integer(0, 11)
+    if pick == 0:
+        return step(f"torch.chunk(x, {c.integer(1, 3)}, {a})", "chunk", "shape", "eval")
+    if pick == 1:
+        sections = c.choice((str(c.integer(1, 3)), repr(sorted({c.integer(0, side), side}))))
+        return step(f"torch.tensor_split(x, {sections}, {a})", "tensor_split", "shape", "eval")
+    if pick == 2:
+        shape = list(info.batch)
+        if -info.ndim <= a < info.ndim:
+            shape[a] = c.integer(0, 3)
+        values = f"t({shape}, 'int64', {seed(c)}).abs() % {max(side, 1)}"
+        return step(f"torch.gather(x, {a}, {values})", "gather", "shape")
+    if pick == 3:
+        mask = leaf_value(c, info.batch, "bool")
+        form = c.choice(
+            (f"torch.masked_select(x, {mask})", f"x.clone().masked_select({mask}, inplace=True)")
+        )
+        return step(form, "masked_select", "index")
+    if pick == 4:
+        n = c.integer(0, 2)
+        reps = c.choice((str(n), f"torch.tensor({n})", f"torch.tensor([{n}] * {side})"))
+        size = c.choice(("", f", output_size={n * side}"))
+        return step(
+            f"torch.repeat_interleave(x, {reps}, dim={a}{size})", "repeat_interleave", "shape"
+        )
+    if pick == 5:
+        shape = _factor(c, info.numel)
+        tags = _as_torch(info.batch, lambda tensor: tensor.reshape(shape))
+        return step(f"torch.reshape(x, {shape})", "reshape", "shape", tags=tags)
+    if pick == 6:
+        return step(f"torch.rot90(x, {c.choice((1, 2, -1))}, [{a}, {b}])", "rot90", "shape")
+    if pick == 7:
+        name = c.choice(("swapaxes", "swapdims", "moveaxis"))
+        return step(f"torch.{name}(x, {a}, {b})", name, "shape")
+    if pick == 8:
+        sizes = _factor(c, side)
+        tags = _as_torch(info.batch, lambda tensor: tensor.unflatten(a, sizes))
+        return step(f"torch.unflatten(x, {a}, {sizes})", "unflatten", "shape", tags=tags)
+    if pick == 9:
+        name = c.choice(("atleast_1d", "atleast_2d", "atleast_3d", "fliplr", "flipud"))
+        return step(f"torch.{name}(x)", name, "shape")
+    if pick == 10:
+        shape = [c.integer(1, 2) for _ in range(c.integer(0, 1))] + list(info.batch)
+        return step(f"torch.broadcast_to(x, {shape})", "broadcast_to", "shape")
+    inplace = c.choice(("", ", inplace=True"))
+    src = f"x.clone().repeat_interleave({c.integer(0, 2)}, dim={a}{inplace})"
+    return step(src, "repeat_interleave", "shape")
+
+
+def lazy_members(c: Chooser, info: Info, facts: Facts) -> Step:
+    """A lazy stack's own list methods: ``append``, ``insert``, ``extend``, and
+    ``get_nestedtensor`` (another collection becomes a lazy stack first)."""
+    if info.kind != "lazy":
+        d = dim(c, info.ndim, inclusive=True)
+        return step(f"L.lazy_stack([x, x.clone()], {d})", "lazy_stack", "combine")
+    member = c.choice(("x.tensordicts[0].clone()", "x.tensordicts[-1].apply(torch.zeros_like)"))
+    pick = c.integer(0, 3)
+    if pick == 0:
+        return step(f"x.append({member})", "append", "combine", "exec")
+    if pick == 1:
+        at = c.integer(-1, 2)
+        return step(f"x.insert({at}, {member})", "insert", "combine", "exec")
+    if pick == 2:
+        return step(f"x.extend([{member}, x.tensordicts[0].clone()])", "extend", "combine", "exec")
+    k = c.choice(
+        [repr(path if len(path) > 1 else path[0]) for path, _, _ in info.leaves] or ['"zz"']
+    )
+    return step(f"x.get_nestedtensor({k})", "get_nestedtensor", "combine", "eval")
+
+
+SHAPE_METHODS = [("torch_spellings", 4, torch_spellings), ("lazy_members", 2, lazy_members)]

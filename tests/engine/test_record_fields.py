@@ -95,3 +95,21 @@ def test_a_locked_lazy_stack_of_records_refuses_assignment() -> None:
     unlocked = tclass.lazy_stack([Plain(x=torch.zeros(2), batch_size=[2])] * 2, 0)
     unlocked.x = torch.ones(2, 2)
     assert torch.equal(unlocked.x, torch.ones(2, 2))
+
+
+def test_data_ptr_lists_the_top_level_tensors_first() -> None:
+    """As the peer's: the top level's tensors before its nested collections, whose own
+    order is kept (a lazy stack's members keep theirs); fuzzer, fz26d."""
+    td = tclass.TensorDict(
+        {"n": {"a": torch.zeros(()), "m": {"q": torch.zeros(())}, "c": torch.zeros(())}}, []
+    )
+    td["b"] = torch.zeros(())
+    assert list(td.data_ptr().keys(True, True)) == ["b", ("n", "a"), ("n", "m", "q"), ("n", "c")]
+    stack = tclass.lazy_stack([td, td.clone()], 0)
+    assert list(stack.data_ptr(storage=True).keys(True, True))[:4] == [
+        ("0", "n", "a"),
+        ("0", "n", "m", "q"),
+        ("0", "n", "c"),
+        ("0", "b"),
+    ]
+    assert int(td.data_ptr()["b"]) == td["b"].data_ptr()

@@ -123,6 +123,21 @@ class TestFromStructArray:
             assert torch.equal(ours[key], theirs[key]), key
 
 
+def test_from_struct_array_auto_batch_size_reaches_the_leaves_dims() -> None:
+    """``auto_batch_size=True``: the dims every leaf shares, a field's sub-array dims
+    included (nested nodes too; ``batch_dims`` caps them), as the peer's (fuzzer, fz26d)."""
+    td = TensorDict(
+        {"d": torch.zeros(4, 3, 1, 2, dtype=torch.int32), "m": {"c": torch.zeros(4, 3, 1, 2, 3)}},
+        [4, 3, 1],
+    )
+    array = td.to_struct_array()
+    assert TensorDict.from_struct_array(array).batch_size == (4, 3, 1)
+    auto = TensorDict.from_struct_array(array, auto_batch_size=True)
+    assert auto.batch_size == (4, 3, 1, 2) and auto["m"].batch_size == (4, 3, 1, 2, 3)
+    capped = TensorDict.from_struct_array(array, auto_batch_size=True, batch_dims=2)
+    assert capped.batch_size == (4, 3)
+
+
 class TestToStructArray:
     def test_round_trip(self) -> None:
         array = _records()
@@ -346,6 +361,21 @@ class TestPytree:
     def test_leaf_at_the_top(self) -> None:
         with pytest.raises(errors.EntryTypeError, match="wrap it"):
             tclass.from_pytree(torch.zeros(3))
+
+    def test_collections_and_tensors_at_the_top_come_back_as_they_are(self) -> None:
+        """``TensorDict.from_pytree`` of what ``to_pytree`` gives for a lazy stack or a
+        record (itself), or of a tensor: returned as is, as the peer's (fuzzer, fz26d)."""
+        stack = tclass.lazy_stack([TensorDict({"c": torch.arange(2)}, [])], 0)
+        assert TensorDict.from_pytree(stack.to_pytree()) is stack
+
+        @tclass.tensorclass
+        class Point:
+            x: torch.Tensor
+
+        point = Point(x=torch.zeros(3), batch_size=[3])
+        assert TensorDict.from_pytree(point.to_pytree()) is point
+        tensor = torch.zeros(3)
+        assert TensorDict.from_pytree(tensor) is tensor
 
     def test_plain_nodes_record_only_their_type(self) -> None:
         """A list, tuple or dict with string keys holds a ``_pytree_type`` entry and

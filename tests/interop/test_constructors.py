@@ -849,3 +849,23 @@ def test_to_namedtuple_of_a_value_node_is_empty_as_the_peers() -> None:
         out = node.to_namedtuple()
         assert out == () and isinstance(out, tuple) and out._fields == ()
     assert TensorDict(s=NonTensorData("a")).to_namedtuple().s == "a"
+
+
+def test_from_dict_of_an_iterable_that_is_not_a_mapping_is_a_value_error() -> None:
+    """The peer's ``dict(source)`` of a str or a list raises a ``ValueError``
+    (``from_list`` of a 0-dim collection's ``tolist()``, a dict: its keys are the items);
+    a number stays a ``TypeError`` only (fuzzer, fz26d)."""
+    td = TensorDict({"a": torch.zeros(()), "d": torch.ones(())}, [])
+    with pytest.raises(ValueError, match="expected a mapping"):
+        TensorDict.from_list(td.tolist())
+    with pytest.raises(ValueError, match="expected a mapping"):
+        TensorDict.from_dict("ab")
+    with pytest.raises(TypeError, match="expected a mapping") as caught:
+        TensorDict.from_dict(3)
+    assert not isinstance(caught.value, ValueError)
+
+
+def test_from_dict_of_an_empty_list_has_no_entries() -> None:
+    """The peer's ``dict([])``: ``from_list`` of a lazy stack over no elements' lists."""
+    assert len(TensorDict.from_dict([]).keys()) == 0
+    assert TensorDict.from_list([[]]).batch_size == (1,)

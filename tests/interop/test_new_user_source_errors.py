@@ -40,8 +40,10 @@ def test_fromkeys_of_a_number_says_it_takes_keys() -> None:
 
 @pytest.mark.parametrize("data", [3, [1, 2]])
 def test_from_dict_of_no_mapping_names_the_call_and_the_fix(data: object) -> None:
-    # was: "expected a mapping, got int"
-    with pytest.raises(NotAMappingError, match=r"from_dict: expected a mapping of entries") as info:
+    # was: "expected a mapping, got int"; a list is a SourceTypeError (a ValueError too,
+    # as the peer's dict() of a list of str or of dicts), a number a NotAMappingError
+    with pytest.raises(EntryTypeError, match=r"from_dict: expected a mapping of entries") as info:
         TensorDict.from_dict(data)  # type: ignore[arg-type]
     assert isinstance(info.value, TypeError)  # the peer's
+    assert isinstance(info.value, NotAMappingError) == (data == 3)
     assert "from_dict({'obs': tensor})" in str(info.value)

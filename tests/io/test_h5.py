@@ -1008,10 +1008,12 @@ def test_devices_and_consolidation_of_a_file(saved: PersistentTensorDict) -> Non
 def test_joining_and_separating_entries_delete_them_from_the_file(
     saved: PersistentTensorDict,
 ) -> None:
-    assert saved.cat_tensors("obs", "obs", out_key="oo", dim=-1) is saved
-    assert "obs" not in saved.keys() and saved["oo"].shape == (4, 6)
-    saved.stack_tensors(("next", "done"), ("next", "done"), out_key="dd", dim=-1)
-    assert saved["dd"].shape == (4, 2) and ("next", "done") not in saved.keys(True)
+    with pytest.raises(KeyError, match="given twice"):  # the peer's second delete: KeyError
+        saved.cat_tensors("obs", "obs", out_key="oo", dim=-1)
+    assert saved.cat_tensors("obs", out_key="oo", dim=-1) is saved
+    assert "obs" not in saved.keys() and saved["oo"].shape == (4, 3)
+    saved.stack_tensors(("next", "done"), out_key="dd", dim=-1)
+    assert saved["dd"].shape == (4, 1) and ("next", "done") not in saved.keys(True)
     out = saved.separates(("next", "x"))
     assert type(out) is TensorDict and torch.equal(out["next", "x"], sample()["next", "x"])
     assert "next" not in saved.keys()  # emptied, removed

@@ -456,3 +456,28 @@ def test_adding_an_entry_onto_a_sizes_file_is_refused(tmp_path: Path) -> None:
     for folder in ("a", "b"):  # nothing was written
         assert TensorDict.load_memmap(tmp_path / folder).batch_size == (2,)
     assert torch.equal(TensorDict.load_memmap(tmp_path / "b")["x.shape"], torch.ones(2, 1))
+
+
+@tensorclass
+class _RefreshInner:
+    y: torch.Tensor
+
+
+@tensorclass
+class _RefreshOuter:
+    x: torch.Tensor
+    inner: _RefreshInner
+
+
+def test_memmap_refresh_keeps_a_nested_record_locked(tmp_path: Path) -> None:
+    """A nested record is refreshed in place (the same object, still locked), as the
+    peer's nested tensorclass; it was replaced by an unlocked reload (fuzzer, fz26d)."""
+    rec = _RefreshOuter(
+        x=torch.zeros(3), inner=_RefreshInner(y=torch.ones(3), batch_size=[3]), batch_size=[3]
+    )
+    saved = rec.memmap(tmp_path / "r")
+    inner = saved.inner
+    assert saved.memmap_refresh_() is saved
+    assert saved.inner.is_locked and saved.is_locked
+    assert saved.inner._tensordict is inner._tensordict
+    assert torch.equal(saved.inner.y, torch.ones(3))

@@ -185,8 +185,10 @@ class CastOps(MathOps):
         return dtypes.pop() if len(dtypes) == 1 else None
 
     def is_floating_point(self) -> bool:
-        """Whether every tensor is floating-point (and there is at least one)."""
-        return self.dtype is not None and self.dtype.is_floating_point
+        """Whether every tensor (nested ones included) is floating-point, whatever their
+        dtypes (float32 and float64 mixed: True); Python values are not checked, and a
+        collection without tensors is True, as the peer's."""
+        return all(tensor.is_floating_point() for tensor in self._tensor_leaves())
 
     def type(self, dst_type: torch.dtype, *, cast_filter: CastFilter | None = _DEFAULT) -> Self:
         """Every tensor cast to ``dst_type``; unlike the shorthands, the result is not

@@ -557,12 +557,13 @@ class EntryOps(TensorCollection):
         return self
 
     def auto_device_(self) -> Self:
-        """Sets the device (here and in nested collections) to the one every tensor is
-        on, or ``None`` if they are on several."""
-        for _, value in self._items():
-            if _is_node(value):
-                value.auto_device_()
-        self._assign_device(_common_device(self))
+        """Sets the device to the one every tensor (nested ones included) is on, and the
+        same in every nested collection and Python value, as the peer; ``None`` (here and
+        nested) if they are on several or there is no tensor."""
+        device = _common_device(self)
+        self.clear_device_()
+        if device is not None:
+            _record_device(self, device)
         return self
 
     # --- filters -----------------------------------------------------------------------------
@@ -849,3 +850,16 @@ def _leaf_index(index: Any, collection: TensorCollection) -> Any:
         return _batch.convert_ellipsis_to_idx(index, collection.batch_size)
     except DimError:
         return None
+
+
+def _record_device(collection: TensorCollection, device: torch.device) -> None:
+    """Records ``device`` here and in every nested collection and Python value (data is
+    not moved); a nested lazy stack or file sets its own (its ``auto_device_``)."""
+    collection._assign_device(device)
+    for _, value in collection._items():
+        if not isinstance(value, TensorCollection):
+            continue
+        if isinstance(value, EntryOps) and type(value).auto_device_ is not EntryOps.auto_device_:
+            value.auto_device_()
+        else:
+            _record_device(value, device)

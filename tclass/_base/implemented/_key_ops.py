@@ -24,6 +24,7 @@ from tclass._core._keys import key_path, lies_inside, unravel_key
 from tclass._core._records import is_record, storage_of
 from tclass.errors import (
     IgnoredValuesWarning,
+    KeyConflictError,
     KeyNotFoundError,
     KeyRenameError,
     LockedError,
@@ -376,11 +377,25 @@ class KeyOps(TensorCollection):
             values.append(value)
         out = unravel_key(out_key)
         dropped = [path for path in paths if path != out]
+        joined = join(values, dim)  # (a join that fails raises first, as the peer's)
+        # the peer's second del_ of a key given twice raises its KeyError; a nested
+        # record's field is set to None instead (removed twice, as tclass's record does)
+        twice = [
+            path
+            for i, path in enumerate(paths)
+            if path in paths[:i] and not (len(path) > 1 and is_record(self.get(path[:-1])))
+        ]
+        if twice and not keep_entries and not self.is_locked:  # (locked: set refuses)
+            msg = (
+                f"{op}: the key {twice[0]!r} is given twice, and without keep_entries each "
+                "key joined is removed: give it once, or pass keep_entries=True"
+            )
+            raise KeyConflictError(msg)
         if not keep_entries and not self.is_locked:  # (locked: set refuses, as the peer's)
             # before the new entry is written: a view of a file's rows (or a record or a
             # lazy stack over one) refuses to delete entries, every row of them
             storage_of(self)._check_removable(op, dropped)
-        self.set(out_key, join(values, dim))
+        self.set(out_key, joined)
         if not keep_entries:
             self._drop_paths(dropped)
         return self

@@ -215,10 +215,11 @@ class _Refresh(NodeVisitor[None]):
         finally:
             td._attach_folder(saved)
         for key, value in loaded._items():
-            current = td._entries().get(key)
-            nested = isinstance(current, TensorDict) and isinstance(value, TensorDict)
-            if nested and not isinstance(value, _NonTensorNode):
-                self.visit(current, value)
+            # a nested record (here or loaded): its fields, refreshed in place (kept locked)
+            current, fields = storage_of(td._entries().get(key)), storage_of(value)
+            nested = isinstance(current, TensorDict) and isinstance(fields, TensorDict)
+            if nested and not isinstance(fields, _NonTensorNode):
+                self.visit(current, fields)
             else:
                 td._put(key, value)
         td._adopt(loaded)

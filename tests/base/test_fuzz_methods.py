@@ -1,0 +1,76 @@
+"""Regressions from the differential fuzzer's family ``methods`` (the methods no other
+generator called, fz26d): each test is the shortest program of one signature, checked
+against the peer's answer."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tclass import TensorDict, tensorclass
+
+
+def test_auto_device_reaches_python_values_and_empty_nodes() -> None:
+    """The device every tensor is on is recorded in every nested collection and Python
+    value too (the peer's ``_set_device``), so ``apply`` / ``as_tensor`` keep it."""
+    td = TensorDict(
+        {"b": torch.zeros(3), "s": "x y", "e": {}, "n": {"q": "a", "r": torch.ones(3, 2)}}, [3]
+    )
+    td.auto_device_()
+    cpu = torch.device("cpu")
+    assert td.get("s").device == cpu and td["e"].device == cpu
+    assert td["n"].get("q").device == cpu and td["n"].device == cpu
+    assert td.apply(lambda v: v).device == cpu
+    assert td.as_tensor().device == cpu and td.as_tensor()["n"].device == cpu
+
+
+def test_auto_device_without_tensors_clears_every_level() -> None:
+    td = TensorDict({"s": "x y", "e": {}}, [3], device="cpu")
+    td.auto_device_()
+    assert td.device is None and td["e"].device is None and td.get("s").device is None
+
+
+def test_is_floating_point_of_mixed_floats_and_of_no_tensors() -> None:
+    """Every tensor floating-point, whatever their dtypes; True without tensors (the
+    peer's ``all`` over no leaves); Python values are not checked."""
+    mixed = TensorDict({"a": torch.zeros(()), "b": torch.zeros((), dtype=torch.float64)}, [])
+    assert mixed.is_floating_point()
+    assert TensorDict({}, [2]).is_floating_point()
+    assert TensorDict({"a": torch.zeros(()), "s": "x"}, []).is_floating_point()
+    assert not TensorDict(
+        {"a": torch.zeros(()), "n": {"i": torch.ones((), dtype=torch.long)}}, []
+    ).is_floating_point()
+
+
+@pytest.mark.parametrize("name", ["cat_tensors", "stack_tensors"])
+def test_a_key_joined_twice_without_keep_entries_is_a_key_error(name: str) -> None:
+    """The peer removes each key joined: its second ``del_`` raises ``KeyError`` (and
+    puts the first back); with ``keep_entries`` it joins the key with itself."""
+    td = TensorDict({"d": torch.zeros(2, 1), "e": torch.ones(2, 2)}, [2])
+    with pytest.raises(KeyError, match="given twice"):
+        getattr(td, name)("d", "d", out_key="o")
+    assert list(td.keys()) == ["d", "e"] and td["d"].shape == (2, 1)
+    out = getattr(td, name)("d", "d", out_key="o", dim=1, keep_entries=True)
+    assert out["o"].shape == ((2, 2) if name == "cat_tensors" else (2, 2, 1))
+
+
+def test_a_nested_record_field_joined_twice_is_removed_twice() -> None:
+    """The peer's ``del_`` of a nested record's field sets it to None: given twice, the
+    key joins with itself and is removed (program 15,000,225 of methods,index,shape,combine,
+    --length 8, fz26d)."""
+
+    @tensorclass
+    class Point:
+        x: torch.Tensor
+
+    td = TensorDict({"r": Point(x=torch.ones(2, 2), batch_size=[2])}, [2])
+    td.cat_tensors(("r", "x"), ("r", "x"), out_key="o", dim=-1)
+    assert torch.equal(td["o"], torch.ones(2, 4)) and td["r"].x is None
+
+
+def test_a_key_joined_twice_in_a_locked_collection_is_refused_as_locked() -> None:
+    """The peer's first ``del_`` meets the lock: its ``RuntimeError`` (program 15,010,460
+    of methods,index,shape,combine, --length 12)."""
+    td = TensorDict({"d": torch.zeros(2, 1)}, [2]).lock_()
+    with pytest.raises(RuntimeError, match="locked"):
+        td.cat_tensors("d", "d", out_key="o")

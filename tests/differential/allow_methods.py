@@ -1,0 +1,36 @@
+"""The rules of the deliberate differences (``allowlist.ENTRIES``) that the ops of the
+family ``methods`` meet (the methods no other family called: ``detach_``, ``pow`` /
+``lerp`` with ``default=``, ``torch.gather``, ``from_struct_array``...). Each rule takes
+a finding and says whether the README bullet of its entry covers it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .engine import Finding
+    from .world import Facts
+
+# What the peer raises from inside where tclass answers, by op (README: "Where the peer
+# fails inside, tclass answers"): torch's refusal of ``view.detach_()`` (called on every
+# leaf), ``torch._foreach_pow`` given no tensors (``pow`` of a collection with none in
+# common with the other), its own check of ``torch.gather``'s index (torch gathers by an
+# empty index), its ``from_struct_array`` of a nested or Python entry, and its ``lerp``
+# by a 0-d tensor weight, taken as a number, of integer tensors (torch's tensor weight
+# promotes them).
+_METHOD_FAILS_INSIDE = {
+    "detach_": "Can't detach views in-place",
+    "pow": "Tensor list must have at least one tensor",
+    "gather": "Cannot use torch.gather with an empty index",
+    "from_struct_array": "not enough values to unpack",
+    "lerp": '"lerp_kernel_scalar" not implemented',
+}
+
+
+def _method_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """The peer raised one of ``_METHOD_FAILS_INSIDE``'s errors for its op, where
+    tclass answered (fz26d: programs 15,000,xxx of methods,index,shape,combine)."""
+    if finding.kind != "peer-raises":
+        return False
+    text = _METHOD_FAILS_INSIDE.get(finding.step.op)
+    return text is not None and text in str(peer.error)
