@@ -2,11 +2,17 @@
 
 A state dict maps dotted keys (``"next.obs"``) to tensors, or with ``flatten=False``
 nests ``OrderedDict``s like the collection. Everything else goes in
-``state_dict._metadata``, where ``nn.Module`` keeps its own extras: one entry per
-collection node, under its dotted key (``""`` for the root), holding its ``batch_size``
-(a list), ``device`` (a string or ``None``), its Python values (``_non_tensor``, when it
-holds any) and,
-for anything but a plain TensorDict, its class (``_type``, informative only). The dict
+``state_dict._metadata``, where ``nn.Module`` keeps its own extras, written as the peer
+(tensordict 0.15.3) writes them, so that each library loads the other's strict: one
+entry per collection node, under its dotted key (``""`` for the root; nested, each
+nested dict carries its own ``_metadata``), holding its ``batch_size`` and ``device``; a
+record's adds its class (``_type``: its ``__qualname__``, informative only) and its
+Python values (``_non_tensor``, ``None`` for a field not set); a Python value held in a
+TensorDict is a node of its own (``_type`` ``"NonTensorData"`` / ``"MetaData"``, the
+value in ``_non_tensor["data"]``), and a stack of values per element too, its values
+under ``_non_tensor[PER_ELEMENT]`` (the peer's entry has none: it loses them). State
+dicts of earlier tclass versions (a TensorDict's values in its node's ``_non_tensor``,
+a nested dict's metadata all at its root) still load. The dict
 can go through ``torch.save`` / ``torch.load(weights_only=True)``, and a state dict taken
 with ``keep_vars=True`` holds the collection's own tensors, so a checkpoint library can
 restore into them in place (a memory-mapped destination is written without the data
@@ -24,8 +30,9 @@ import torch
 
 from tclass._base._provided import INTEROP
 from tclass._base.implemented._collection import TensorCollection
+from tclass._core._records import is_record
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
+from tclass._engine._nontensor import MetaData, NonTensorData, _NonTensorNode, same_value
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass.errors import (
@@ -86,15 +93,24 @@ def _write_node(
     written: set[str],
 ) -> None:
     """One node's tensors and metadata, its nested nodes in place among its keys
-    (depth first, in key order: the peer's order)."""
+    (depth first, in key order: the peer's order). Flat, every node's metadata goes in
+    ``metadata`` under its dotted key; nested (``flatten=False``), each nested
+    ``OrderedDict`` carries its own ``_metadata`` (``""``: itself), as the peer's."""
     metadata[_node_key(prefix, path)] = _node_metadata(node)
-    target = out if flatten or not path else _nested_target(out, prefix, path)
+    if isinstance(node, _NonTensorNode):
+        return  # a Python value: its node's entry holds it
+    record = is_record(node)
     for key, value in node._items():
         if isinstance(value, TensorCollection):
-            if not isinstance(value, _NonTensorNode):  # Python values are in the metadata
-                _write_node(
-                    out, metadata, value, path + (key,), prefix, keep_vars, flatten, written
-                )
+            if isinstance(value, _NonTensorNode) and record:
+                continue  # a record's Python values are in its own node's entry
+            if flatten:
+                _write_node(out, metadata, value, path + (key,), prefix, keep_vars, True, written)
+                continue
+            child: OrderedDict[str, Any] = OrderedDict()
+            child._metadata = OrderedDict()  # type: ignore[attr-defined]
+            _write_node(child, child._metadata, value, (), "", keep_vars, False, set())  # type: ignore[attr-defined]
+            out[prefix + key if not path else key] = child
             continue
         name = prefix + ".".join(path + (key,)) if flatten else (prefix + key if not path else key)
         if flatten and name in written:
@@ -104,7 +120,7 @@ def _write_node(
             )
             raise KeyConflictError(msg)
         written.add(name)
-        target[name] = value if keep_vars else value.detach()
+        out[name] = value if keep_vars else value.detach()
 
 
 def _node_key(prefix: str, path: Path) -> str:
@@ -114,22 +130,34 @@ def _node_key(prefix: str, path: Path) -> str:
 
 
 def _node_metadata(node: TensorCollection) -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    for key, value in node._items():
-        if isinstance(value, NonTensorData):
-            values[key] = value.data
-        elif isinstance(value, _NonTensorNode):  # one value per element, in batch order
-            values[key] = {PER_ELEMENT: value.tolist()}
-            if value.batch_size != node.batch_size and -1 not in value.batch_size:
-                values[key][_DIMS] = list(value.batch_size)
+    """A node's ``_metadata`` entry, as the peer writes it: ``batch_size`` and ``device``;
+    a record adds its class's ``_type`` (its ``__qualname__``) and its Python values
+    (``_non_tensor``, ``None`` for a field not set); a Python value held in a TensorDict
+    is a node of its own (``_type`` ``"NonTensorData"`` or ``"MetaData"``, the value in
+    ``_non_tensor["data"]``); a stack of values per element (which the peer's entry
+    does not hold) records them as nested lists in ``_non_tensor[PER_ELEMENT]``."""
     entry: dict[str, Any] = {
         "batch_size": torch.Size(node.batch_size),  # as the peer (weights_only loads it)
         "device": None if node.device is None else str(node.device),
     }
-    if values:  # a node without Python values has only these two, as the peer's
+    if isinstance(node, NonTensorData):
+        entry["_type"] = "MetaData" if isinstance(node, MetaData) else "NonTensorData"
+        entry["_non_tensor"] = {"data": node.data, "_metadata": None, "_is_non_tensor": True}
+    elif isinstance(node, _NonTensorNode):
+        entry["_non_tensor"] = {PER_ELEMENT: node.tolist()}
+    elif is_record(node):
+        values: dict[str, Any] = dict.fromkeys(cast(Any, node).__tclass_info__.field_names)
+        for key, value in node._items():
+            if isinstance(value, NonTensorData):
+                values[key] = value.data
+            elif isinstance(value, _NonTensorNode):  # one value per element, in batch order
+                values[key] = {PER_ELEMENT: value.tolist()}
+                if value.batch_size != node.batch_size and -1 not in value.batch_size:
+                    values[key][_DIMS] = list(value.batch_size)
+            else:
+                del values[key]
+        entry["_type"] = type(node).__qualname__
         entry["_non_tensor"] = values
-    if type(node) is not TensorDict:
-        entry["_type"] = f"{type(node).__module__}:{type(node).__qualname__}"
     return entry
 
 
@@ -166,7 +194,7 @@ def load_state_dict(
         source, from_flatten = state_dict(own, None, "", True, False), None
     elif "_tensordict" in source and "_non_tensordict" in source:
         return _load_legacy(collection, source, strict, assign)
-    metadata: Mapping[str, Any] = getattr(source, "_metadata", None) or {}
+    metadata: Mapping[str, Any] = _gathered_metadata(source, "")
     source, legacy = _without_node_entries(source, "")
     if legacy:  # an older tensordict's state dict: node facts beside the tensors
         metadata = {**legacy, **metadata}
@@ -194,6 +222,20 @@ def load_state_dict(
     for path, value in _python_values(metadata, collection):
         _set_value(collection, path, value, strict)
     return collection
+
+
+def _gathered_metadata(source: Mapping[str, Any], node: str) -> dict[str, Any]:
+    """The ``_metadata`` of ``source`` by dotted node key: a nested state dict's nested
+    dicts each carry their own (``""``: themselves, the peer's and this format), an
+    older tclass one all of them at its root."""
+    gathered: dict[str, Any] = {}
+    for key, value in source.items():
+        if isinstance(value, Mapping):
+            gathered.update(_gathered_metadata(value, f"{node}.{key}" if node else key))
+    for key, entry in (getattr(source, "_metadata", None) or {}).items():
+        where = ".".join(part for part in (node, key) if part)
+        gathered[where] = entry  # (a level's own over what a nested dict records)
+    return gathered
 
 
 _NODE_ENTRIES = ("__batch_size", "__device")  # older tensordict versions' node facts
@@ -345,7 +387,7 @@ def _adopt_structure(collection: TensorCollection, metadata: Mapping[str, Any]) 
         collection.batch_size = root["batch_size"]
     for key in sorted((k for k in metadata if k), key=lambda k: k.count(".")):
         entry = metadata[key]
-        if not isinstance(entry, Mapping) or "batch_size" not in entry or _is_peer_value(entry):
+        if not isinstance(entry, Mapping) or "batch_size" not in entry or _is_value_node(entry):
             continue
         path = tuple(key.split("."))
         if collection.get(path, None) is None:
@@ -360,7 +402,7 @@ def _adopt_batch_sizes(collection: TensorCollection, metadata: Mapping[str, Any]
     done: list[tuple[TensorCollection, torch.Size]] = []
     for key in sorted(metadata, key=lambda k: (k != "", k.count("."))):
         entry = metadata[key]
-        if not isinstance(entry, Mapping) or "batch_size" not in entry or _is_peer_value(entry):
+        if not isinstance(entry, Mapping) or "batch_size" not in entry or _is_value_node(entry):
             continue
         node = collection if not key else collection.get(known.get(key, (key,)), None)
         if not isinstance(node, TensorCollection) or isinstance(
@@ -385,10 +427,13 @@ def _adopt_batch_sizes(collection: TensorCollection, metadata: Mapping[str, Any]
         done.append((node, before))
 
 
-def _is_peer_value(entry: Mapping[str, Any]) -> bool:
-    """The peer records a ``NonTensorData`` entry as a node of its own."""
-    kind = entry.get("_type")
-    return isinstance(kind, str) and kind.rsplit(".", 1)[-1].endswith("NonTensorData")
+def _is_value_node(entry: Mapping[str, Any]) -> bool:
+    """A Python value's own node entry: the peer's ``NonTensorData`` / ``MetaData``
+    (``_non_tensor["data"]``), or a stack of values per element (``PER_ELEMENT``)."""
+    kind, values = entry.get("_type"), entry.get("_non_tensor")
+    if isinstance(kind, str) and kind.rsplit(".", 1)[-1].endswith(("NonTensorData", "MetaData")):
+        return True
+    return kind is None and isinstance(values, Mapping) and set(values) == {PER_ELEMENT}
 
 
 def _python_values(
@@ -399,12 +444,34 @@ def _python_values(
             continue
         node = tuple(key.split(".")) if key else ()
         values = entry.get("_non_tensor") or {}
-        if _is_peer_value(entry):
-            if "data" in values and node:
-                yield node, values["data"]
+        if _is_value_node(entry):
+            if PER_ELEMENT in values and node:
+                batch = list(entry.get("batch_size") or [])
+                yield (
+                    node,
+                    {
+                        PER_ELEMENT: values[PER_ELEMENT],
+                        **({_DIMS: batch} if -1 not in batch else {}),
+                    },
+                )
+            elif "data" in values and node:
+                kind = str(entry.get("_type"))
+                yield (
+                    node,
+                    _MetaValue(values["data"]) if kind.endswith("MetaData") else values["data"],
+                )
             continue
         for name, value in values.items():
             yield node + tuple(name.split(".")), value
+
+
+class _MetaValue:
+    """A value the state dict records as a ``MetaData`` (set as one into a TensorDict)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: Any) -> None:
+        self.data = data
 
 
 def _set_value(collection: TensorCollection, path: Path, value: Any, strict: bool) -> None:
@@ -419,6 +486,9 @@ def _set_value(collection: TensorCollection, path: Path, value: Any, strict: boo
             )
             raise StateDictKeyError(msg)
         return
+    kind = MetaData if isinstance(value, _MetaValue) else NonTensorData
+    if isinstance(value, _MetaValue):
+        value = value.data
     if isinstance(value, Mapping) and set(value) in ({PER_ELEMENT}, {PER_ELEMENT, _DIMS}):
         batch = torch.Size(value.get(_DIMS, parent.batch_size))
         value = _value_stack(value[PER_ELEMENT], batch, path)
@@ -430,7 +500,7 @@ def _set_value(collection: TensorCollection, path: Path, value: Any, strict: boo
         if current.batch_size == value.batch_size and same_value(current.tolist(), value.tolist()):
             return  # the same values per element (a locked record keeps them)
     if isinstance(parent, TensorDict) and not isinstance(value, _NonTensorNode):
-        value = NonTensorData._make(value, parent.batch_size, parent.device)
+        value = kind._make(value, parent.batch_size, parent.device)
     try:
         if isinstance(current, _NonTensorNode) and parent.is_locked:
             parent.set_(path[-1], value)  # in place, as the tensors (the peer ignores the lock)

@@ -285,7 +285,8 @@ class TensorClass(
             name = key if type(key) is str else key[0]
             if inplace and isinstance(self._tensordict._entries().get(name), torch.Tensor):
                 check_entry_write(self, name, value, ..., "set")
-                self._tensordict.set_(name, value)
+                # the storage's own in-place set: parameters refuse it as autograd does
+                self._tensordict.set(name, value, inplace=True)
                 return self
             setter = self.__tclass_info__.setters.get(name)
             if setter is None:

@@ -64,14 +64,18 @@ class TestStateDict:
         td = _td()
         sd = td.state_dict()
         assert type(sd) is OrderedDict and list(sd) == ["a", "b.c"]
-        assert sd._metadata[""] == {
-            "batch_size": torch.Size([3]),  # a Size, as the peer's
-            "device": None,
-            "_non_tensor": {"s": "hello"},
-        }
+        # a Size, as the peer's; a TensorDict's node holds only its batch size and device
+        assert sd._metadata[""] == {"batch_size": torch.Size([3]), "device": None}
         assert type(sd._metadata["b"]["batch_size"]) is torch.Size
-        # a node without Python values has only its batch size and device, as the peer's
         assert sd._metadata["b"] == {"batch_size": (3, 2), "device": None}
+        # its Python value is a node of its own, written exactly as the peer writes it
+        assert list(sd._metadata) == ["", "b", "s"]
+        assert sd._metadata["s"] == {
+            "batch_size": torch.Size([3]),
+            "device": None,
+            "_type": "NonTensorData",
+            "_non_tensor": {"data": "hello", "_metadata": None, "_is_non_tensor": True},
+        }
 
     def test_detached_views_unless_keep_vars(self) -> None:
         param = torch.nn.Parameter(torch.zeros(3))
@@ -88,7 +92,7 @@ class TestStateDict:
         destination: OrderedDict[str, Any] = OrderedDict(other=torch.zeros(1))
         sd = _td().state_dict(destination, prefix="td.")
         assert sd is destination and list(sd) == ["other", "td.a", "td.b.c"]
-        assert set(sd._metadata) == {"td", "td.b"}
+        assert set(sd._metadata) == {"td", "td.b", "td.s"}
 
     def test_into_a_module_state_dict(self) -> None:
         module = torch.nn.Linear(2, 2)
@@ -107,11 +111,14 @@ class TestStateDict:
     def test_nested(self) -> None:
         sd = _td().state_dict(flatten=False)
         assert (
-            list(sd) == ["a", "b"]
+            list(sd) == ["a", "b", "s"]
             and isinstance(sd.get("b"), OrderedDict)
             and list(sd["b"]) == ["c"]
         )
-        assert sd._metadata[""]["_non_tensor"] == {"s": "hello"}
+        # each nested dict carries its own _metadata, a Python value an empty dict's, as the peer's
+        assert list(sd._metadata) == [""] and list(sd["b"]._metadata) == [""]
+        assert sd["b"]._metadata[""] == {"batch_size": (3, 2), "device": None}
+        assert not sd["s"] and sd["s"]._metadata[""]["_non_tensor"]["data"] == "hello"
 
     def test_dotted_key_collision(self) -> None:
         td = TensorDict({"b.c": torch.zeros(1), "b": {"c": torch.ones(1)}}, [1])
@@ -123,12 +130,21 @@ class TestStateDict:
     def test_record_metadata(self) -> None:
         sd = _rec().state_dict()
         assert list(sd) == ["obs", "inner.x"]
-        assert sd._metadata[""]["_non_tensor"] == {"env": "pong"}
+        # a record's Python values in its node, its fields not set as None; _type its
+        # class's __qualname__ (TensorDicts and lazy stacks have none), as the peer's
+        assert sd._metadata[""] == {
+            "batch_size": torch.Size([2]),
+            "device": None,
+            "_type": "Rec",
+            "_non_tensor": {"env": "pong"},
+        }
         assert sd._metadata["inner"]["_non_tensor"] == {"label": "in"}
-        assert (
-            sd._metadata[""]["_type"].endswith(":Rec")
-            and "_type" not in _td().state_dict()._metadata[""]
-        )
+        assert "_type" not in _td().state_dict()._metadata[""]
+        unset = MyClass(x=torch.zeros(2), batch_size=[2]).state_dict()
+        assert unset._metadata[""]["_non_tensor"] == {"y": None}
+        back = MyClass(x=torch.ones(2), y=MyClass(x=torch.ones(2), batch_size=[2]), batch_size=[2])
+        back.load_state_dict(unset, strict=False)
+        assert back.y is None and back.x.tolist() == [0.0, 0.0]
 
     def test_lazy_stack_gives_copies(self) -> None:
         members = [TensorDict({"a": torch.zeros(2)}, [2]), TensorDict({"a": torch.ones(2)}, [2])]
@@ -256,7 +272,7 @@ class TestLoadStateDict:
         dest.load_state_dict(_td(1.0).state_dict())  # in place, same Python values: allowed
         assert dest.get("a").tolist() == [1.0, 2.0, 3.0]
         changed = _td().state_dict()
-        changed._metadata[""]["_non_tensor"]["s"] = "other"
+        changed._metadata["s"]["_non_tensor"]["data"] = "other"
         dest.load_state_dict(changed)  # a changed Python value in place, as the peer
         assert dest["s"] == "other" and dest.is_locked
 

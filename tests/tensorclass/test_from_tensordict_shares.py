@@ -166,6 +166,25 @@ def test_params_the_record_keeps_them_and_sees_keys_and_lock() -> None:
     assert "b" not in params.keys()
 
 
+def test_params_an_in_place_set_through_the_record_is_refused_as_params_own() -> None:
+    # params.set(k, v, inplace=True) raises autograd's in-place error (as the peer's);
+    # the record over them wrote the data through set_ (lo26a)
+    params = TensorDictParams(flat())
+    record = Rec.from_tensordict(params)
+    writes = (
+        lambda: params.set("a", torch.ones(3), inplace=True),
+        lambda: record.set("a", torch.ones(3), inplace=True),
+        lambda: record.update({"a": torch.ones(3)}, inplace=True),
+    )
+    for write in writes:
+        with pytest.raises(errors.InPlaceWriteError, match="autograd"):
+            write()
+        assert torch.equal(params["a"], torch.zeros(3)) and record.a is params["a"]
+    with torch.no_grad():  # outside autograd the record writes in place
+        record.set("a", torch.ones(3), inplace=True)
+    assert torch.equal(params["a"], torch.ones(3)) and isinstance(params["a"], torch.nn.Parameter)
+
+
 def test_params_locked_alone_by_lock_true_give_a_record_over_them_unlocked() -> None:
     params = TensorDictParams(flat(), lock=True)
     record = Rec.from_tensordict(params)
