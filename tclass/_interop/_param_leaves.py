@@ -13,7 +13,8 @@ from torch import nn
 
 from tclass._base._tensordict_base import Value
 from tclass._base.implemented._collection import TensorCollection
-from tclass._core._records import storage_of
+from tclass._core._records import is_record, storage_of
+from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass.errors import KeyNotFoundError
@@ -21,6 +22,7 @@ from tclass.errors import KeyNotFoundError
 __all__ = [
     "ModuleLeaves",
     "SlotKinds",
+    "adopt_saved",
     "as_buffer",
     "as_param",
     "convert_tensors",
@@ -29,6 +31,7 @@ __all__ = [
     "kinds_like",
     "leaf_like",
     "map_leaves",
+    "read_held",
     "same_layout",
     "tensor_leaves",
 ]
@@ -92,14 +95,45 @@ def convert_tensors(value: Any, convert: Callable[[torch.Tensor], torch.Tensor])
 
 
 def tensor_leaves(
-    td: TensorCollection, prefix: str = ""
+    td: TensorCollection, prefix: str = "", members: bool = False
 ) -> Iterator[tuple[str, TensorCollection, str, Value]]:
-    """(dotted name, parent collection, key, leaf) for every tensor leaf, depth first."""
+    """(dotted name, parent collection, key, leaf) for every tensor leaf, depth first;
+    ``members=True``: a lazy stack's are its members' own (``"l.0.c"``), not the
+    stacked copies its keys read."""
+    if members and isinstance(td, LazyStackedTensorDict):
+        for index, member in enumerate(td.tensordicts):
+            yield from tensor_leaves(member, f"{prefix}{index}.", members)
+        return
     for key, value in td._items():
         if isinstance(value, torch.Tensor):
             yield prefix + key, td, key, value
         elif isinstance(value, TensorCollection) and not isinstance(value, _NonTensorNode):
-            yield from tensor_leaves(value, f"{prefix}{key}.")
+            yield from tensor_leaves(value, f"{prefix}{key}.", members)
+
+
+def adopt_saved(td: TensorDict, saved: Any, adopt: Callable[[Any, Any], None]) -> None:
+    """``adopt(td, saved)`` gives ``td`` (a TensorDictParams') the saved leaves; then the
+    same parameter and buffer objects hold their data (``memmap_``), a lazy stack's
+    members' too."""
+    before = [
+        (parent, key, cast(torch.Tensor, leaf))
+        for _, parent, key, leaf in tensor_leaves(td, members=True)
+    ]
+    adopt(td, saved)
+    with td.unlock_(), torch.no_grad():
+        for parent, key, leaf in before:
+            holder = cast(TensorDict, storage_of(parent))  # a record's: its storage
+            mapped = cast(torch.Tensor, holder._entry(key))
+            leaf.data = mapped.detach()  # a plain tensor over the mapped file
+            with holder.unlock_():  # a lazy stack's member is locked with it
+                holder._put(key, leaf)
+
+
+def read_held(held: Any) -> Any:
+    """A file held in a TensorDictParams, read into memory (a record over one: the
+    record over the copy read)."""
+    read = storage_of(held).to_tensordict()
+    return type(held)._from_tensordict_unchecked(read) if is_record(held) else read
 
 
 def same_layout(leaf: torch.Tensor, loaded: Value) -> bool:
