@@ -100,8 +100,8 @@ def tensor_leaves(
     """(dotted name, parent collection, key, leaf) for every tensor leaf, depth first;
     ``members=True``: a lazy stack's are its members' own (``"l.0.c"``), not the
     stacked copies its keys read."""
-    if members and isinstance(td, LazyStackedTensorDict):
-        for index, member in enumerate(td.tensordicts):
+    if members and isinstance(storage_of(td), LazyStackedTensorDict):  # a record's too
+        for index, member in enumerate(storage_of(td).tensordicts):
             yield from tensor_leaves(member, f"{prefix}{index}.", members)
         return
     for key, value in td._items():

@@ -195,7 +195,7 @@ class TensorDictParams(ParamsStorage, LockBlocks, TensorDictBase, nn.Module):  #
 
     def _convert_leaves(self, td: TensorCollection) -> None:
         for key, value in list(td._items()):
-            if isinstance(value, LazyStackedTensorDict):
+            if isinstance(storage_of(value), LazyStackedTensorDict):  # a record's too
                 converted: Value = convert_tensors(value, self._convert)  # as set() stores it
             elif isinstance(value, torch.Tensor):
                 converted = self._convert(value)

@@ -86,6 +86,24 @@ def _record_over_file(folder: Path) -> _Rec:
     return _Rec.from_tensordict(PersistentTensorDict.from_dict(inner, filename=folder / "f.h5"))
 
 
+def test_params_holding_a_record_over_a_lazy_stack_move_its_members_into_files(
+    tmp_path: Path,
+) -> None:
+    # raised AttributeError (the lazy stack's _put) at init, converting the record's fields
+    stack = lazy_stack(
+        [_Rec(c=torch.zeros(3), batch_size=[]), _Rec(c=torch.ones(3), batch_size=[])]
+    )
+    params = TensorDictParams(TensorDict(w=torch.ones(2), r=stack, batch_size=[2]))
+    members = [member["c"] for member in params["r"]._tensordict.tensordicts]
+    assert all(type(leaf) is nn.Parameter for leaf in members)
+    params.memmap_(tmp_path / "m")
+    assert params.is_memmap()
+    assert [m["c"] for m in params["r"]._tensordict.tensordicts] == members
+    with torch.no_grad():
+        members[1].mul_(3)
+    assert torch.equal(load_memmap(tmp_path / "m")["r"].c, torch.tensor([[0.0] * 3, [3.0] * 3]))
+
+
 @pytest.mark.parametrize("how", ["nested", "set", "top"])
 def test_a_record_over_a_file_in_params_is_read_into_memory(tmp_path: Path, how: str) -> None:
     record = _record_over_file(tmp_path)
