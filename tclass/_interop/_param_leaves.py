@@ -17,7 +17,7 @@ from tclass._core._records import is_record, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
-from tclass.errors import KeyNotFoundError
+from tclass.errors import HeterogeneousEntryError, KeyNotFoundError
 
 __all__ = [
     "ModuleLeaves",
@@ -88,10 +88,27 @@ def convert_tensors(value: Any, convert: Callable[[torch.Tensor], torch.Tensor])
     if isinstance(value, TensorCollection):  # (a Mapping too: keeps its batch size)
         if value._is_leaf_node:
             return value
-        return value._map_values(lambda leaf: convert_tensors(leaf, convert), value.batch_size)
+        out = value._map_values(lambda leaf: convert_tensors(leaf, convert), value.batch_size)
+        if isinstance(storage_of(out), LazyStackedTensorDict):
+            _check_dense(out)
+        return out
     if isinstance(value, Mapping):
         return {key: convert_tensors(item, convert) for key, item in value.items()}
     return value
+
+
+def _check_dense(stack: Any) -> None:
+    """A lazy stack held in a TensorDictParams: each entry must stack (its parameters are
+    listed, saved and loaded by its stacked keys), as the peer's ``set`` checks."""
+    try:
+        for _ in tensor_leaves(stack):
+            pass
+    except HeterogeneousEntryError as error:
+        msg = (
+            f"TensorDictParams cannot hold this lazy stack: {error}. Give its members the "
+            "same shapes (tclass.pad_sequence) or hold them at separate keys"
+        )
+        raise HeterogeneousEntryError(msg) from None
 
 
 def tensor_leaves(

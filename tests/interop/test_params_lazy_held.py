@@ -24,6 +24,7 @@ from tclass import (
     load_memmap,
     tensorclass,
 )
+from tclass.errors import HeterogeneousEntryError
 
 
 @tensorclass
@@ -130,3 +131,20 @@ def test_a_record_over_a_file_in_params_is_read_into_memory(tmp_path: Path, how:
         assert torch.equal(
             load_memmap(tmp_path / "m")["p", "r"].c, torch.arange(1.0, 7.0).reshape(2, 3)
         )
+
+
+@pytest.mark.parametrize("at_init", [True, False])
+def test_a_ragged_lazy_stack_is_refused_before_any_file(tmp_path: Path, at_init: bool) -> None:
+    # it was held, then named_parameters() / memmap_ (after writing the files) failed
+    # stacking it; the peer's set refuses it (RuntimeError)
+    ragged = lazy_stack([TensorDict(c=torch.zeros(3)), TensorDict(c=torch.ones(4))])
+    params = TensorDictParams(TensorDict(w=torch.ones(2), batch_size=[2]))
+    with pytest.raises(HeterogeneousEntryError, match=r"cannot hold this lazy stack.*entry 'c'"):
+        if at_init:
+            TensorDictParams(TensorDict(w=torch.ones(2), l=ragged, batch_size=[2]))
+        else:
+            params["l"] = ragged
+    assert isinstance(HeterogeneousEntryError("x"), RuntimeError)
+    assert "l" not in params.keys() and [n for n, _ in params.named_parameters()] == ["w"]
+    params.memmap_(tmp_path / "m")
+    assert torch.equal(load_memmap(tmp_path / "m")["w"], torch.ones(2))
