@@ -13,14 +13,16 @@ from torch import nn
 
 from tclass._base._tensordict_base import Value
 from tclass._base.implemented._collection import TensorCollection
-from tclass._core._records import storage_of
+from tclass._core._records import is_record, storage_of
+from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
-from tclass.errors import KeyNotFoundError
+from tclass.errors import HeterogeneousEntryError, KeyNotFoundError
 
 __all__ = [
     "ModuleLeaves",
     "SlotKinds",
+    "adopt_saved",
     "as_buffer",
     "as_param",
     "convert_tensors",
@@ -29,6 +31,7 @@ __all__ = [
     "kinds_like",
     "leaf_like",
     "map_leaves",
+    "read_held",
     "same_layout",
     "tensor_leaves",
 ]
@@ -85,21 +88,69 @@ def convert_tensors(value: Any, convert: Callable[[torch.Tensor], torch.Tensor])
     if isinstance(value, TensorCollection):  # (a Mapping too: keeps its batch size)
         if value._is_leaf_node:
             return value
-        return value._map_values(lambda leaf: convert_tensors(leaf, convert), value.batch_size)
+        out = value._map_values(lambda leaf: convert_tensors(leaf, convert), value.batch_size)
+        if isinstance(storage_of(out), LazyStackedTensorDict):
+            _check_dense(out)
+        return out
     if isinstance(value, Mapping):
         return {key: convert_tensors(item, convert) for key, item in value.items()}
     return value
 
 
+def _check_dense(stack: Any) -> None:
+    """A lazy stack held in a TensorDictParams: each entry must stack (its parameters are
+    listed, saved and loaded by its stacked keys), as the peer's ``set`` checks."""
+    try:
+        for _ in tensor_leaves(stack):
+            pass
+    except HeterogeneousEntryError as error:
+        msg = (
+            f"TensorDictParams cannot hold this lazy stack: {error}. Give its members the "
+            "same shapes (tclass.pad_sequence) or hold them at separate keys"
+        )
+        raise HeterogeneousEntryError(msg) from None
+
+
 def tensor_leaves(
-    td: TensorCollection, prefix: str = ""
+    td: TensorCollection, prefix: str = "", members: bool = False
 ) -> Iterator[tuple[str, TensorCollection, str, Value]]:
-    """(dotted name, parent collection, key, leaf) for every tensor leaf, depth first."""
+    """(dotted name, parent collection, key, leaf) for every tensor leaf, depth first;
+    ``members=True``: a lazy stack's are its members' own (``"l.0.c"``), not the
+    stacked copies its keys read."""
+    if members and isinstance(storage_of(td), LazyStackedTensorDict):  # a record's too
+        for index, member in enumerate(storage_of(td).tensordicts):
+            yield from tensor_leaves(member, f"{prefix}{index}.", members)
+        return
     for key, value in td._items():
         if isinstance(value, torch.Tensor):
             yield prefix + key, td, key, value
         elif isinstance(value, TensorCollection) and not isinstance(value, _NonTensorNode):
-            yield from tensor_leaves(value, f"{prefix}{key}.")
+            yield from tensor_leaves(value, f"{prefix}{key}.", members)
+
+
+def adopt_saved(td: TensorDict, saved: Any, adopt: Callable[[Any, Any], None]) -> None:
+    """``adopt(td, saved)`` gives ``td`` (a TensorDictParams') the saved leaves; then the
+    same parameter and buffer objects hold their data (``memmap_``), a lazy stack's
+    members' too."""
+    before = [
+        (parent, key, cast(torch.Tensor, leaf))
+        for _, parent, key, leaf in tensor_leaves(td, members=True)
+    ]
+    adopt(td, saved)
+    with td.unlock_(), torch.no_grad():
+        for parent, key, leaf in before:
+            holder = cast(TensorDict, storage_of(parent))  # a record's: its storage
+            mapped = cast(torch.Tensor, holder._entry(key))
+            leaf.data = mapped.detach()  # a plain tensor over the mapped file
+            with holder.unlock_():  # a lazy stack's member is locked with it
+                holder._put(key, leaf)
+
+
+def read_held(held: Any) -> Any:
+    """A file held in a TensorDictParams, read into memory (a record over one: the
+    record over the copy read)."""
+    read = storage_of(held).to_tensordict()
+    return type(held)._from_tensordict_unchecked(read) if is_record(held) else read
 
 
 def same_layout(leaf: torch.Tensor, loaded: Value) -> bool:

@@ -56,6 +56,7 @@ from tclass._engine._td import TensorDict
 from tclass._interop._param_leaves import (
     ModuleLeaves,
     SlotKinds,
+    adopt_saved,
     as_buffer,
     as_param,
     convert_tensors,
@@ -63,6 +64,7 @@ from tclass._interop._param_leaves import (
     forget_folders,
     kinds_like,
     map_leaves,
+    read_held,
     same_layout,
     tensor_leaves,
 )
@@ -155,6 +157,10 @@ class TensorDictParams(ParamsStorage, LockBlocks, TensorDictBase, nn.Module):  #
             td = parameters.to_tensordict()
             if parameters.is_locked:
                 td.lock_()
+        elif is_record(parameters) and storage_of(parameters)._is_store:
+            td = storage_of(read_held(parameters))  # a record over a file: read too
+            if storage_of(parameters).is_locked:
+                td.lock_()
         elif isinstance(parameters, Mapping):
             td = TensorDict(parameters)
         else:
@@ -189,13 +195,14 @@ class TensorDictParams(ParamsStorage, LockBlocks, TensorDictBase, nn.Module):  #
 
     def _convert_leaves(self, td: TensorCollection) -> None:
         for key, value in list(td._items()):
-            if isinstance(value, LazyStackedTensorDict):
+            if isinstance(storage_of(value), LazyStackedTensorDict):  # a record's too
                 converted: Value = convert_tensors(value, self._convert)  # as set() stores it
             elif isinstance(value, torch.Tensor):
                 converted = self._convert(value)
-            elif isinstance(value, TensorCollection) and value._is_store:
-                converted = value.to_tensordict()  # a held file: read, as a params of one
-                self._convert_leaves(converted)
+            elif isinstance(storage_of(value), TensorCollection) and storage_of(value)._is_store:
+                # a held file (a record's over one): read, as a params of one
+                converted = read_held(value)
+                self._convert_leaves(storage_of(converted))
             else:
                 if is_record(value):  # a nested record: its fields, in its TensorDict
                     self._convert_leaves(storage_of(value))
@@ -795,17 +802,7 @@ class TensorDictParams(ParamsStorage, LockBlocks, TensorDictBase, nn.Module):  #
     def _adopt_wrapped(self, saved: Any, adopt: Callable[[Any, Any], None]) -> bool:
         """``adopt(td, saved)`` gives the wrapped TensorDict the saved leaves; then the
         same parameter and buffer objects hold their data (``memmap_``)."""
-        td = self._param_td
-        before = [
-            (parent, key, cast(torch.Tensor, leaf)) for _, parent, key, leaf in tensor_leaves(td)
-        ]
-        adopt(td, saved)
-        with td.unlock_(), torch.no_grad():
-            for parent, key, leaf in before:
-                holder = cast(TensorDict, storage_of(parent))  # a record's: its storage
-                mapped = cast(torch.Tensor, holder._entry(key))
-                leaf.data = mapped.detach()  # a plain tensor over the mapped file
-                holder._put(key, leaf)
+        adopt_saved(self._param_td, saved, adopt)
         return True
 
     def load_memmap_(

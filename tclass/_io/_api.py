@@ -374,6 +374,9 @@ class _MemmapLeaves(NodeVisitor[tuple[int, bool]]):
         return 0, True
 
     def visit_other(self, node: Any) -> tuple[int, bool]:
+        wrapped = node._joined_as() if isinstance(node, TensorDictBase) else node
+        if wrapped is not node:  # TensorDictParams: what it wraps (a lazy stack's members)
+            return self.visit(wrapped)
         leaves = list(node.values(include_nested=True, leaves_only=True))
         return len(leaves), all(in_memory_map(leaf) for leaf in leaves)
 

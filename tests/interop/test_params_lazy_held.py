@@ -1,0 +1,150 @@
+"""``TensorDictParams`` holding a lazy stack or a record over a file (lo26e). ``memmap_``
+of one holding a lazy stack (built with it, or set in later, as the peer allows) wrote
+the files, then failed with an ``AttributeError`` from the lazy stack's missing
+``_put``; it now moves the members' parameters into the files, the same objects (the
+peer refuses ``memmap_`` of params, and fails nested after creating the folder).
+A record over an HDF5 file inside params raised a ``TypeError`` from the file's
+``_put`` at init: it is read into memory, as a file held there is (README)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+from tclass import (
+    LazyStackedTensorDict,
+    MemoryMappedTensor,
+    PersistentTensorDict,
+    TensorDict,
+    TensorDictParams,
+    lazy_stack,
+    load_memmap,
+    tensorclass,
+)
+from tclass.errors import HeterogeneousEntryError
+
+
+@tensorclass
+class _Rec:
+    c: torch.Tensor
+
+
+def _stack() -> LazyStackedTensorDict:
+    return lazy_stack([TensorDict(c=torch.zeros(3)), TensorDict(c=torch.ones(3))])
+
+
+def _params(at_init: bool) -> TensorDictParams:
+    if at_init:
+        return TensorDictParams(TensorDict(w=torch.ones(2), l=_stack(), batch_size=[2]))
+    params = TensorDictParams(TensorDict(w=torch.ones(2), batch_size=[2]))
+    params["l"] = _stack()
+    return params
+
+
+@pytest.mark.parametrize("at_init", [True, False])
+@pytest.mark.parametrize("nested", [False, True])
+def test_memmap_in_place_of_params_holding_a_lazy_stack(
+    tmp_path: Path, at_init: bool, nested: bool
+) -> None:
+    params = _params(at_init)
+    w, members = params["w"], [member["c"] for member in params["l"].tensordicts]
+    assert all(type(leaf) is nn.Parameter for leaf in members)
+    if nested:
+        td = TensorDict(p=params, batch_size=[2])
+        td.memmap_(tmp_path / "m")
+        assert td["p"] is params and td.is_memmap()
+    else:
+        assert params.memmap_(tmp_path / "m") is params
+    assert params.is_memmap() and params.is_locked
+    assert params["w"] is w and [m["c"] for m in params["l"].tensordicts] == members
+    assert all(type(leaf) is nn.Parameter for leaf in members)
+    with torch.no_grad():
+        members[0].add_(5)  # in place, in the file
+    loaded = load_memmap(tmp_path / "m")
+    got = loaded["p"] if nested else loaded
+    assert type(got["l"]) is LazyStackedTensorDict
+    assert torch.equal(got["l", "c"], torch.tensor([[5.0] * 3, [1.0] * 3]))
+    assert torch.equal(got["w"], torch.ones(2))
+
+
+@pytest.mark.parametrize("method", ["memmap", "memmap_like"])
+def test_memmap_copies_of_params_holding_a_lazy_stack(tmp_path: Path, method: str) -> None:
+    params = _params(at_init=True)
+    saved = getattr(params, method)(tmp_path / "m")
+    assert type(saved) is TensorDict and type(saved["l"]) is LazyStackedTensorDict
+    assert all(type(m["c"]) is MemoryMappedTensor for m in saved["l"].tensordicts)
+    expected = _stack()["c"] if method == "memmap" else torch.zeros(2, 3)
+    assert torch.equal(load_memmap(tmp_path / "m")["l", "c"], expected)
+    assert type(params["l"].tensordicts[0]["c"]) is nn.Parameter  # the params unchanged
+
+
+def _record_over_file(folder: Path) -> _Rec:
+    pytest.importorskip("h5py")
+    inner = TensorDict(c=torch.arange(6.0).reshape(2, 3), batch_size=[2])
+    return _Rec.from_tensordict(PersistentTensorDict.from_dict(inner, filename=folder / "f.h5"))
+
+
+def test_params_holding_a_record_over_a_lazy_stack_move_its_members_into_files(
+    tmp_path: Path,
+) -> None:
+    # raised AttributeError (the lazy stack's _put) at init, converting the record's fields
+    stack = lazy_stack(
+        [_Rec(c=torch.zeros(3), batch_size=[]), _Rec(c=torch.ones(3), batch_size=[])]
+    )
+    params = TensorDictParams(TensorDict(w=torch.ones(2), r=stack, batch_size=[2]))
+    members = [member["c"] for member in params["r"]._tensordict.tensordicts]
+    assert all(type(leaf) is nn.Parameter for leaf in members)
+    params.memmap_(tmp_path / "m")
+    assert params.is_memmap()
+    assert [m["c"] for m in params["r"]._tensordict.tensordicts] == members
+    with torch.no_grad():
+        members[1].mul_(3)
+    assert torch.equal(load_memmap(tmp_path / "m")["r"].c, torch.tensor([[0.0] * 3, [3.0] * 3]))
+
+
+@pytest.mark.parametrize("how", ["nested", "set", "top"])
+def test_a_record_over_a_file_in_params_is_read_into_memory(tmp_path: Path, how: str) -> None:
+    record = _record_over_file(tmp_path)
+    if how == "top":
+        params = TensorDictParams(record)
+        leaf, names = params.get("c"), {"c"}
+    else:
+        if how == "nested":
+            params = TensorDictParams(TensorDict(w=torch.ones(2), r=record, batch_size=[2]))
+        else:
+            params = TensorDictParams(TensorDict(w=torch.ones(2), batch_size=[2]))
+            params["r"] = record
+        assert type(params["r"]) is _Rec and type(params["r"]._tensordict) is TensorDict
+        leaf, names = params["r", "c"], {"w", "r.c"}
+    assert type(leaf) is nn.Parameter
+    assert {name for name, _ in params.named_parameters()} == names
+    with torch.no_grad():
+        leaf.add_(1)
+    assert torch.equal(record.c, torch.arange(6.0).reshape(2, 3))  # the file is unchanged
+    if how != "top":
+        td = TensorDict(p=params, batch_size=[2])
+        td.memmap_(tmp_path / "m")
+        assert params["r", "c"] is leaf and td.is_memmap()
+        assert torch.equal(
+            load_memmap(tmp_path / "m")["p", "r"].c, torch.arange(1.0, 7.0).reshape(2, 3)
+        )
+
+
+@pytest.mark.parametrize("at_init", [True, False])
+def test_a_ragged_lazy_stack_is_refused_before_any_file(tmp_path: Path, at_init: bool) -> None:
+    # it was held, then named_parameters() / memmap_ (after writing the files) failed
+    # stacking it; the peer's set refuses it (RuntimeError)
+    ragged = lazy_stack([TensorDict(c=torch.zeros(3)), TensorDict(c=torch.ones(4))])
+    params = TensorDictParams(TensorDict(w=torch.ones(2), batch_size=[2]))
+    with pytest.raises(HeterogeneousEntryError, match=r"cannot hold this lazy stack.*entry 'c'"):
+        if at_init:
+            TensorDictParams(TensorDict(w=torch.ones(2), l=ragged, batch_size=[2]))
+        else:
+            params["l"] = ragged
+    assert isinstance(HeterogeneousEntryError("x"), RuntimeError)
+    assert "l" not in params.keys() and [n for n, _ in params.named_parameters()] == ["w"]
+    params.memmap_(tmp_path / "m")
+    assert torch.equal(load_memmap(tmp_path / "m")["w"], torch.ones(2))
