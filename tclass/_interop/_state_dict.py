@@ -123,6 +123,11 @@ def _write_node(
         out[name] = value if keep_vars else value.detach()
 
 
+def _is_field(node: TensorCollection, key: str) -> bool:
+    """Whether ``key`` is a field of the record ``node``."""
+    return is_record(node) and key in cast(Any, node).__tclass_info__.field_names
+
+
 def _node_key(prefix: str, path: Path) -> str:
     if path:
         return prefix + ".".join(path)
@@ -493,6 +498,8 @@ def _set_value(collection: TensorCollection, path: Path, value: Any, strict: boo
         batch = torch.Size(value.get(_DIMS, parent.batch_size))
         value = _value_stack(value[PER_ELEMENT], batch, path)
     current = parent._entries().get(path[-1])
+    if value is None and current is None and _is_field(parent, path[-1]):  # unset in both:
+        return  # nothing to write (a locked or memmapped record keeps it so)
     if isinstance(current, NonTensorData) and not isinstance(value, _NonTensorNode):
         if same_value(current.data, value):
             return

@@ -187,3 +187,23 @@ def test_the_older_tclass_format_still_loads() -> None:
     rec = Rec(x=torch.zeros(3), name="new", batch_size=[3])
     rec.load_state_dict(_saved(record))
     assert rec.name == "old" and rec.x.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_a_locked_nested_record_with_an_unset_field_takes_the_state_dict() -> None:
+    """The state dict writes a record's unset field as ``None`` (the peer's format); loading
+    it into a memmapped (locked) record whose field is unset too writes nothing there,
+    where it once refused the lock (the self-referential ``Optional`` field example)."""
+    src = _Linked(x=torch.randn(3), y=_Linked(x=torch.randn(3), batch_size=[]), batch_size=[])
+    dest = _Linked(x=torch.zeros(3), y=_Linked(x=torch.zeros(3), batch_size=[]), batch_size=[])
+    src.memmap_()
+    dest.memmap_()
+    assert dest.is_locked and dest.y.y is None
+    dest.load_state_dict(src.state_dict(keep_vars=True))
+    assert torch.equal(dest.x, src.x) and torch.equal(dest.y.x, src.y.x)
+    assert dest.y.y is None and dest.is_locked
+
+
+@tclass.tensorclass
+class _Linked:
+    x: torch.Tensor
+    y: _Linked | None = None
