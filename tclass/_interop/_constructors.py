@@ -305,7 +305,11 @@ def _build_inferred(
             entries[key] = value.tensor()
         else:
             entries[key] = value
-    return checked(entries, batch, device, path)
+    # built without batch dims, then given them, as the peer's auto_batch_size_ sets them:
+    # the node does not take a nested collection's dim names (the peer's stay unnamed)
+    out = checked(entries, torch.Size([]), device, path)
+    out.batch_size = batch
+    return out
 
 
 def _inferred(tree: Tree, cap: int | None) -> torch.Size | None:

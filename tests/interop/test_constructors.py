@@ -869,3 +869,18 @@ def test_from_dict_of_an_empty_list_has_no_entries() -> None:
     """The peer's ``dict([])``: ``from_list`` of a lazy stack over no elements' lists."""
     assert len(TensorDict.from_dict([]).keys()) == 0
     assert TensorDict.from_list([[]]).batch_size == (1,)
+
+
+def test_an_inferred_batch_size_does_not_take_a_nested_collections_names() -> None:
+    """``from_dict``/``from_tuple`` with ``auto_batch_size``: the root's dims are inferred
+    and stay unnamed, the nested collection keeps its names, as the peer's (which builds
+    the root without dims, then sets them; a constructor given the batch size adopts the
+    names of a nested named collection, in both libraries)."""
+    q = TensorDict({"b": torch.zeros(2, 3)}, batch_size=[2, 3], names=["i", "j"])
+    by_dict = TensorDict.from_dict({"a": torch.zeros(2, 3), "q": q}, auto_batch_size=True)
+    by_tuple = TensorDict.from_tuple((torch.zeros(2, 3), q), auto_batch_size=True)
+    for out, nested in ((by_dict, "q"), (by_tuple, "1")):
+        assert out.batch_size == (2, 3) and out.names == [None, None]
+        assert out[nested].names == ["i", "j"]
+    given = TensorDict({"a": torch.zeros(2, 3), "q": q}, batch_size=[2, 3])
+    assert given.names == ["i", "j"]
