@@ -75,7 +75,7 @@ class SetItemOps(TensorDictBase):
     def __setitem__(self, index: Any, value: Any) -> None:
         """``td["key"] = v`` sets an entry; ``td[idx] = v`` writes into every entry in place
         (``v`` a TensorDict, a dict, a tensor broadcast into each entry, or a number)."""
-        if isinstance(index, str) and type(index) is not str:
+        if type(index) is not str and isinstance(index, str):  # (a str: no call)
             index = _keys.plain_key(index)  # numpy.str_, a str enum: the key, as the peer
         if type(index) is str:
             if self._locked and not self._can_fill(index):

@@ -577,7 +577,8 @@ class LazyStackedTensorDict(LazyLocking, LazyWrites, Generic[M]):
         """``lazy["key"]`` reads a stacked entry; an int, slice, tensor, mask, ``...``,
         ``None`` or tuple of them indexes the batch dims: along the stack dim it selects
         members (``lazy[i]`` is member ``i``), along other dims it indexes each member."""
-        index = _keys.plain_key(index)  # numpy.str_, a str enum: the key, as the peer
+        if type(index) is not str and isinstance(index, str):  # numpy.str_, a str enum
+            index = _keys.plain_key(index)  # the key, as the peer (a str: no call)
         kind = index.__class__
         if kind is str:
             value = self._entry(index)
@@ -648,7 +649,8 @@ class LazyStackedTensorDict(LazyLocking, LazyWrites, Generic[M]):
     def __setitem__(self, index: Any, value: Any) -> None:
         """``lazy["key"] = v`` sets ``key`` in every member; ``lazy[idx] = v`` writes ``v``
         into the indexed elements of the members, in place."""
-        index = _keys.plain_key(index)  # numpy.str_, a str enum: the key, as the peer
+        if type(index) is not str and isinstance(index, str):  # numpy.str_, a str enum
+            index = _keys.plain_key(index)  # the key, as the peer (a str: no call)
         if type(index) is str or (type(index) is tuple and _keys.is_key_tuple(index)):
             self.set(index, value)
             return
