@@ -522,7 +522,8 @@ def _source_leaves(source: Any, prefix: Path) -> Iterator[tuple[Path, Any, bool]
 def renamed(collection: C, mapping: Mapping[Any, Any], strict: bool, keep_root: bool) -> C:
     """``collection.rename_keys(mapping, strict=strict)``; with ``keep_root``, the
     direct entries the renaming empties are kept (a record's storage keeps its fields)."""
-    pairs = _rename_plan(collection, mapping, strict)
+    # a key renamed to itself stays where it is (checked with the others, not moved)
+    pairs = [(src, dst) for src, dst in _rename_plan(collection, mapping, strict) if src != dst]
     # a new tree sharing the leaves, as the peer's ``_fast_apply``: a TensorDictParams
     # (nested or not) gives a TensorDict, as its ``exclude`` does; records keep their class
     out = collection._renamed(_same_key)

@@ -40,6 +40,11 @@ from tclass._base.implemented._leaf_kernels import (
     run_guarded,
     run_leafwise,
 )
+from tclass._base.implemented._operand_checks import (
+    check_same_keys,
+    mismatched_entry,
+    refuse_operand,
+)
 from tclass._base.implemented._scalar_operand import number_kinds
 from tclass._core._batch import format_shape
 from tclass._core._records import is_record
@@ -49,7 +54,6 @@ from tclass.errors import (
     BatchSizeError,
     InPlaceKernelError,
     InPlaceWriteError,
-    KeyNotFoundError,
     OperandError,
     ShapeError,
     TclassError,
@@ -226,76 +230,6 @@ def broadcast_batch(batch_size: torch.Size, shape: Sequence[int], what: str) -> 
     return torch.Size(out)
 
 
-def check_same_keys(
-    mine: Mapping[str, Any], theirs: Mapping[str, Any], prefix: tuple[str, ...], subset: bool
-) -> None:
-    """Raises KeyNotFoundError naming the keys (Python values aside) that only one side
-    has (with ``subset``, only the right one's extra keys count)."""
-    if mine.keys() == theirs.keys():
-        return
-    only_left = [] if subset else [k for k, v in mine.items() if k not in theirs and _data(v)]
-    only_right = [k for k, v in theirs.items() if k not in mine and _data(v)]
-    if not (only_left or only_right):
-        return
-    where = f" under {prefix!r}" if prefix else ""
-    if subset:
-        msg = f"keys {sorted(only_right)}{where} of the source are not in the destination"
-    else:
-        msg = (
-            f"the collections hold different keys{where} (keys not found and no pad value "
-            f"provided): only in the left one: {sorted(only_left)}, only in the right one: "
-            f"{sorted(only_right)}; pass default='intersection' (or a value for the missing "
-            "entries) to combine them"
-        )
-    raise KeyNotFoundError(msg)
-
-
-def _data(value: object) -> bool:
-    """Whether an entry holds tensors (not a Python value)."""
-    return not getattr(value, "_is_value_node", False)
-
-
-def mismatched_entry(
-    key: str, prefix: tuple[str, ...], mine: object, theirs: object
-) -> KeyNotFoundError:
-    """The error for an entry that is a tensor on one side and a collection on the other."""
-    path = prefix + (key,)
-    name = path[0] if len(path) == 1 else path
-    msg = (
-        f"entry {name!r} is a {_kind(mine)} in the left collection but a {_kind(theirs)} in "
-        "the right one: the collections must be nested alike"
-    )
-    return KeyNotFoundError(msg)
-
-
-def _kind(value: object) -> str:
-    if isinstance(value, _Tensor):
-        return "tensor"
-    return type(value).__name__ if _data(value) else "Python value"
-
-
-def refuse_operand(operation: str, operand: object) -> OperandError:
-    """The error for an operand that is not a number, a tensor or a collection. A list
-    or tuple is not read as one number per leaf, which the peer's ``_foreach`` kernels
-    make of one as long as the leaves (undocumented, and of another length a torch
-    error): the message says what to write instead."""
-    kind = type(operand).__name__
-    if isinstance(operand, (list, tuple)):
-        shown = repr(operand) if len(repr(operand)) <= 40 else f"a {kind} of {len(operand)}"
-        msg = (
-            f"{operation}: the operand {shown} is a {kind}, which is not taken as one number "
-            "per leaf: for one value per batch element give torch.tensor(...) of it, for "
-            "one number per leaf a collection with the same keys (TensorDict({key: number, "
-            "...}, batch_size=[]))"
-        )
-        return OperandError(msg)
-    msg = (
-        f"{operation}: unsupported operand of type {kind}; give a number, "
-        "a tensor (over the batch dims) or a collection with the same keys"
-    )
-    return OperandError(msg)
-
-
 class LeafWalkOps(TensorCollection):
     """The walk every element-wise operation goes through: gather the tensors of a
     collection's tree (with their operands), run the kernels, rebuild the tree."""
@@ -374,7 +308,9 @@ class LeafWalkOps(TensorCollection):
                 leaves.append(value)
                 pieces.append(piece)
             elif not value._is_value_node:
-                sub = theirs[key]  # (_sub_operand's check, inline: this runs per node)
+                # (_sub_operand's check, inline: this runs per node; a key the operand
+                # lacks is a collection holding nothing, checked: itself stands for it)
+                sub = theirs.get(key, value)
                 if not isinstance(sub, TensorCollection) or sub._is_value_node:
                     raise mismatched_entry(key, prefix, "collection", sub)
                 value._collect(into, (sub,), batch_dims, prefix + (key,))
@@ -416,7 +352,9 @@ class LeafWalkOps(TensorCollection):
                         raise mismatched_entry(key, prefix, value, piece)
                     pieces.append(piece)
             elif not value._is_value_node:
-                subs = tuple([_sub_operand(op, e, key, prefix) for op, e in zip(operands, theirs)])
+                subs = tuple(
+                    [_sub_operand(op, e, key, prefix, value) for op, e in zip(operands, theirs)]
+                )
                 value._collect(into, subs, batch_dims, prefix + (key,))
             elif into.values is not None:
                 counterparts = tuple(
@@ -797,11 +735,11 @@ def _check_mask(operation: str, shape: torch.Size, batch: torch.Size) -> None:
             raise ShapeError(msg)
 
 
-def _sub_operand(operand: Any, entries: Any, key: str, prefix: tuple[str, ...]) -> Any:
+def _sub_operand(operand: Any, entries: Any, key: str, prefix: tuple[str, ...], value: Any) -> Any:
     """The part of a walked operand that goes with the nested collection at ``key``."""
     if entries is None:
         return operand
-    part = entries[key]
+    part = entries.get(key, value)  # (missing: ``value`` holds nothing, check_same_keys)
     if not isinstance(part, TensorCollection) or getattr(part, "_is_value_node", False):
         raise mismatched_entry(key, prefix, "collection", part)
     return part

@@ -422,7 +422,13 @@ class MathOps(UnaryMathOps):
 
 def _align_keys(a: Any, b: Any, default: Any) -> tuple[Any, Any]:
     """``a`` and ``b`` restricted to their common keys (``default="intersection"``) or
-    completed with ``default`` where one lacks a key the other has."""
+    completed with ``default`` where one lacks a key the other has. A lazy stack ``a``
+    is aligned member by member with ``b``'s parts along its stack dim where the batch
+    sizes agree: both stay lazy stacks (the result too), as in the peer."""
+    if a._is_lazy and a.batch_size == b.batch_size:
+        dim = a.stack_dim
+        pairs = [_align_keys(m, p, default) for m, p in zip(a.tensordicts, b.unbind(dim))]
+        return a._restacked([x for x, _ in pairs]), a._restacked([y for _, y in pairs])
     mine, theirs = a._entries(), b._entries()
     left: dict[str, Any] = {}
     right: dict[str, Any] = {}

@@ -137,7 +137,11 @@ class ReshapeOps(TensorCollection):
         return out
 
     def rename_(self, *names: str | None, **rename_map: str) -> Self:
-        """:meth:`rename` in place (nested collections too); returns ``self``."""
+        """:meth:`rename` in place (nested collections too); returns ``self``. With
+        neither names nor ``old=new`` pairs, a collection without batch dims is left as
+        it is (no dim to name: the peer's no-op), others raise ``DimNameError``."""
+        if not names and not rename_map and not self.batch_size:
+            return self
         renamed = _names.renamed(self._dim_names, names, rename_map, self.batch_dims)
         self._check_nested_names(renamed)
         self._rename_all(renamed)

@@ -146,8 +146,8 @@ class ShapeOps(ReshapeOps):
             result = self.broadcast_to((1,))[mask.reshape(1)]
         else:
             result = self[mask]
-        if self._dim_names is not None:  # one new dim: unnamed, as the peer (and torch)
-            result = self._carry(result, (None,), lock=False)
+        if self._dim_names is not None:  # one new dim: unnamed, as the peer (and torch),
+            result._rename_all((None,))  # also the first dim of the nested collections
         return self._in_place(result, inplace, "masked_select")
 
     # --- growing ----------------------------------------------------------------------------

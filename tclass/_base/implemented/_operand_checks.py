@@ -1,0 +1,100 @@
+"""The checks of a collection operand against the collection an element-wise operation
+walks (the same keys, nested alike) and of operands no operation takes: their errors
+(used by the walk in ``_leaf_walk.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+from tclass._base.implemented._collection import TensorCollection
+from tclass._core._records import is_record
+from tclass.errors import KeyNotFoundError, OperandError
+
+__all__ = ["check_same_keys", "holds_nothing", "mismatched_entry", "refuse_operand"]
+
+_Tensor = torch.Tensor
+
+
+def check_same_keys(
+    mine: Mapping[str, Any], theirs: Mapping[str, Any], prefix: tuple[str, ...], subset: bool
+) -> None:
+    """Raises KeyNotFoundError naming the keys (Python values aside) that only one side
+    has (with ``subset``, only the right one's extra keys count)."""
+    if mine.keys() == theirs.keys():
+        return
+    only_left = [] if subset else [k for k, v in mine.items() if k not in theirs and _data(v)]
+    only_right = [k for k, v in theirs.items() if k not in mine and _data(v)]
+    if not (only_left or only_right):
+        return
+    where = f" under {prefix!r}" if prefix else ""
+    if subset:
+        msg = f"keys {sorted(only_right)}{where} of the source are not in the destination"
+    else:
+        msg = (
+            f"the collections hold different keys{where} (keys not found and no pad value "
+            f"provided): only in the left one: {sorted(only_left)}, only in the right one: "
+            f"{sorted(only_right)}; pass default='intersection' (or a value for the missing "
+            "entries) to combine them"
+        )
+    raise KeyNotFoundError(msg)
+
+
+def _data(value: object) -> bool:
+    """Whether an entry counts in the keys two collections must share: not a Python
+    value, nor a nested collection holding nothing (as the peer's math pairs the
+    leaves: ``x.lerp(end, w)`` where ``w``'s arithmetic dropped ``x``'s empty node)."""
+    return not getattr(value, "_is_value_node", False) and not holds_nothing(value)
+
+
+def holds_nothing(value: object) -> bool:
+    """Whether ``value`` is a nested collection (not a record) with no entry but such
+    collections: no tensor or Python value at any depth (of a lazy stack: no key)."""
+    if not isinstance(value, TensorCollection) or value._is_leaf_node or is_record(value):
+        return False
+    if value._is_lazy:
+        return not value._key_names()
+    return all(map(holds_nothing, value._entries().values()))
+
+
+def mismatched_entry(
+    key: str, prefix: tuple[str, ...], mine: object, theirs: object
+) -> KeyNotFoundError:
+    """The error for an entry that is a tensor on one side and a collection on the other."""
+    path = prefix + (key,)
+    name = path[0] if len(path) == 1 else path
+    msg = (
+        f"entry {name!r} is a {_kind(mine)} in the left collection but a {_kind(theirs)} in "
+        "the right one: the collections must be nested alike"
+    )
+    return KeyNotFoundError(msg)
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, _Tensor):
+        return "tensor"
+    return type(value).__name__ if _data(value) else "Python value"
+
+
+def refuse_operand(operation: str, operand: object) -> OperandError:
+    """The error for an operand that is not a number, a tensor or a collection. A list
+    or tuple is not read as one number per leaf, which the peer's ``_foreach`` kernels
+    make of one as long as the leaves (undocumented, and of another length a torch
+    error): the message says what to write instead."""
+    kind = type(operand).__name__
+    if isinstance(operand, (list, tuple)):
+        shown = repr(operand) if len(repr(operand)) <= 40 else f"a {kind} of {len(operand)}"
+        msg = (
+            f"{operation}: the operand {shown} is a {kind}, which is not taken as one number "
+            "per leaf: for one value per batch element give torch.tensor(...) of it, for "
+            "one number per leaf a collection with the same keys (TensorDict({key: number, "
+            "...}, batch_size=[]))"
+        )
+        return OperandError(msg)
+    msg = (
+        f"{operation}: unsupported operand of type {kind}; give a number, "
+        "a tensor (over the batch dims) or a collection with the same keys"
+    )
+    return OperandError(msg)
