@@ -22,6 +22,7 @@ from tclass._core._tracing import tracing
 from tclass._engine._record_fields import dense_entries
 from tclass._engine._td import TensorDict
 from tclass._tensorclass._guards import guard_leaves
+from tclass.errors import UnknownFieldError
 
 if TYPE_CHECKING:
     from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -205,7 +206,22 @@ class RecordPrimitives(TensorDictBase):
         return tuple(map(self._wrap, self._tensordict._reduced(along)))
 
     def _renamed(self, key_transform: Callable[[str], str]) -> Self:
-        return self._wrap(self._tensordict._renamed(key_transform))
+        """As every collection's, where each new key is a field of the class: a key
+        renamed to one that is not is an ``UnknownFieldError`` (a ``ValueError``, as the
+        peer raises building the record), nested records first (``key_transform`` of a
+        reduction)."""
+        out = self._tensordict._renamed(key_transform)
+        fields = self.__tclass_info__.field_names
+        unknown = [key for key in out._key_names() if key not in fields]
+        if unknown:
+            name = type(self).__name__
+            msg = (
+                f"key_transform renames entries of the {name} to {unknown}, which are not "
+                f"fields of {name} (fields: {', '.join(fields)}); rename the keys of a "
+                "TensorDict instead (x.to_tensordict())"
+            )
+            raise UnknownFieldError(msg)
+        return self._wrap(out)
 
     def _default_cast_filter(self) -> Callable[[tuple[str, ...], torch.Tensor], bool] | None:
         return self.__tclass_info__.options["cast_filter"]  # the class option (float(), half()...)
