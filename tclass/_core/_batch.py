@@ -745,7 +745,17 @@ def interleaved_length(repeats: object, size: int, output_size: int | None) -> i
     """The length of a dim of ``size`` after ``repeat_interleave(repeats)``, checked as
     torch checks it (``output_size`` is trusted, as torch trusts it)."""
     if isinstance(repeats, torch.Tensor):
-        if repeats.ndim > 1 or repeats.dtype.is_floating_point or repeats.dtype is torch.bool:
+        if (
+            repeats.dtype.is_floating_point
+            or repeats.dtype.is_complex
+            or repeats.dtype is torch.bool
+        ):
+            msg = (  # (a TypeError, as the peer's, which makes a torch.Size of the counts)
+                f"repeat_interleave: repeats must be an int or an integer tensor, got "
+                f"{repeats} of dtype {repeats.dtype}; give repeats.long()"
+            )
+            raise ArgumentError(msg)
+        if repeats.ndim > 1:
             msg = (
                 f"repeat_interleave: repeats must be an int or a 1-d integer tensor, got {repeats}"
             )

@@ -617,3 +617,16 @@ def test_indexed_shape_under_a_default_device_keeps_checking_the_range() -> None
         assert _batch.indexed_shape(batch, torch.tensor([2])) == torch.Size([1, 701])
     with pytest.raises(DimError):
         _batch.indexed_shape(batch, torch.tensor([3]))
+
+
+def test_interleave_repeats_of_a_non_integer_dtype_are_a_type_error() -> None:
+    """A float (or bool) tensor of repeats is an ``ArgumentError`` (a ``TypeError``, as the
+    peer's, which makes a ``torch.Size`` of the counts; program 15,000,579 of
+    methods,index,shape,combine); one of two dims stays a ``ShapeError``."""
+    for repeats in (torch.tensor([]), torch.tensor([1.0, 2.0, 0.0]), torch.tensor([True] * 3)):
+        with pytest.raises(ArgumentError, match="repeats.long") as info:
+            _batch.interleaved_length(repeats, 3, None)
+        assert isinstance(info.value, TypeError)
+    with pytest.raises(ShapeError, match="1-d integer tensor"):
+        _batch.interleaved_length(torch.tensor([[1, 2, 0]]), 3, None)
+    assert _batch.interleaved_length(torch.tensor([1, 2, 0]), 3, None) == 3

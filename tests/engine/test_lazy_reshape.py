@@ -13,6 +13,7 @@ from lazy_records import Agent, Inner  # noqa: E402
 
 import tclass
 from tclass import LazyStackedTensorDict, TensorDict
+from tclass.errors import UnsupportedError
 
 
 def _records_stack() -> LazyStackedTensorDict:
@@ -150,3 +151,18 @@ def test_tensor_split_along_another_dim_splits_each_member() -> None:
     assert by_stack_dim[0].tensordicts[0] is members[0]
     with pytest.raises(IndexError):
         stack.tensor_split(2, 3)
+
+
+def test_repeat_interleave_in_place_of_a_ragged_lazy_stack_is_refused_as_any() -> None:
+    """``repeat_interleave(n, dim, inplace=True)`` of a lazy stack is the
+    ``UnsupportedError`` (a ``NotImplementedError``, as the peer's) of a batch size
+    changed in place, also where the members differ in shape (the lazy result is
+    computed first, no dense stack: program 15,000,214 of methods,index,shape,combine)."""
+    a = TensorDict({"b": torch.arange(3.0)}, [])
+    ragged = tclass.lazy_stack([a, TensorDict({"b": torch.arange(2.0)}, [])], 0)
+    for stack in (ragged, tclass.lazy_stack([a, a.clone()], 0)):
+        with pytest.raises(UnsupportedError, match="cannot change its batch size") as info:
+            stack.repeat_interleave(2, dim=0, inplace=True)
+        assert isinstance(info.value, NotImplementedError)
+        assert stack.batch_size == torch.Size([2]) and len(stack.tensordicts) == 2
+    assert ragged.repeat_interleave(2, dim=0).batch_size == torch.Size([4])

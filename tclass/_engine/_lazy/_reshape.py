@@ -280,11 +280,16 @@ class LazyReshapeOps(LazyMemberEntries):
         inplace: bool = False,
     ) -> Self:
         """Along the stack dim, each member repeated next to itself (shared); along
-        another dim, each member's elements."""
-        if dim is None or inplace:
+        another dim, each member's elements; ``inplace=True`` takes that result (a lazy
+        stack cannot change its batch size in place: ``UnsupportedError``, a
+        ``NotImplementedError``, as the peer's, ragged members too)."""
+        if dim is None:
             return TensorDictBase.repeat_interleave(
                 self, repeats, dim, output_size=output_size, inplace=inplace
             )
+        if inplace:
+            out = self.repeat_interleave(repeats, dim, output_size=output_size)
+            return self._in_place(out, True, "repeat_interleave")
         d = self._stack_dim
         n = _batch.normalize_dim(dim, len(self._batch_size), op="repeat_interleave")
         if n != d:
