@@ -27,9 +27,20 @@ _METHOD_FAILS_INSIDE = {
 }
 
 
+# ``pow(other)`` (no ``default``) by a collection holding no tensor: the peer's key check
+# skips it and ``torch._foreach_pow`` fails on the lengths, where its ``pow`` of
+# collections with different tensors raises a ``KeyError``, as tclass's always does
+_POW_LENGTHS = "Tensor list must have same number of elements as scalar list"
+
+
 def _method_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """The peer raised one of ``_METHOD_FAILS_INSIDE``'s errors for its op, where
-    tclass answered (fz26d: programs 15,000,xxx of methods,index,shape,combine)."""
+    tclass answered (fz26d: programs 15,000,xxx of methods,index,shape,combine); or its
+    ``pow`` failed on the lengths of no tensors, where tclass names the keys the other
+    collection lacks (``KeyNotFoundError``, a ``KeyError``: fz27b, ``x.pow(x.select())``,
+    programs 15,010,388 and 15,020,224 of methods,index,shape,combine)."""
+    if finding.kind == "family" and finding.step.op == "pow":
+        return _POW_LENGTHS in str(peer.error) and type(mine.error).__name__ == ("KeyNotFoundError")
     if finding.kind != "peer-raises":
         return False
     text = _METHOD_FAILS_INSIDE.get(finding.step.op)

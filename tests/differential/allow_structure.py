@@ -64,8 +64,15 @@ def _lock_follows_sharing(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     that saved or locked a collection: tclass locks views of a locked source (and
     ``unbind``'s slices of a memory-mapped, saved or shared one; ``rename`` of a locked
     file), the peer follows its memory-mapped flag, which some ops pass on and others
-    drop."""
+    drop; an index of a shared collection after a shape op the peer's shared flag does not
+    pass on (``x.share_memory_().squeeze()[-1]``: fz27b, program 15,000,265 of
+    methods,index,shape,combine)."""
     renamed = finding.step.op in ("rename", "refine_names")  # a view of the same data
+    if finding.kind == "result" and finding.step.op == "getitem":
+        shared = any(line.endswith(".share_memory_()") for line in finding.lines)
+        return shared and all(
+            line.endswith(".is_locked: peer False, tclass True") for line in finding.detail
+        )
     if finding.kind != "result" or (
         finding.step.family not in ("shape", "records") and not renamed
     ):

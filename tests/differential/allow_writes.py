@@ -218,6 +218,9 @@ _CHECKED_AS_TORCH = {
         ("gather", "is larger than the batch size"),
     ),
     "DimError": (("narrow", "do not fit"),),  # a batch dim, or a lazy stack's members
+    # an operand the math does not take (a dict), refused also without tensors (the peer
+    # returns a copy, reading no operand; fz27b: program 15,000,036 of methods,index,...)
+    "OperandError": (("pow", "unsupported operand of type dict"),),
     # members without entries whose batch sizes differ outside pad_dim: the peer's result
     # takes member 0's sizes (program 10,520,720 of ``combine``: ``x[:0]`` of a ragged stack)
     "StackError": (("pad_sequence", "batch sizes may differ only at pad_dim"),),

@@ -160,9 +160,11 @@ from .allow_values import (
     _ragged_values_loaded,
     _ragged_values_unread,
     _shaped_as_torch,
+    _shared_str_kept,
     _shared_value_as_one,
     _stacked_past_apply_drop,
     _state_dict_keys_skipped,
+    _value_stack_reshaped_in_place,
     _values_shaped_as_torch,
     _values_squeezed_as_the_batch,
 )
@@ -279,6 +281,8 @@ ENTRIES: list[Entry] = [
             _value_fits_its_new_node,
             _first_row_none_kept,
             _equal_value_rewritten,
+            _shared_str_kept,
+            _value_stack_reshaped_in_place,
         ),
     ),
     Entry(

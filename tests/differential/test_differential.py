@@ -381,6 +381,20 @@ DECIDED = [
     (_FIVE + ",records", 16, 15_310_501, "values-kept-shared"),
     # fz26e: keys(False, True) of a lazy stack of records: the peer lists the label too
     (_FIVE + ",records", 16, 15_320_258, "records-predictable"),
+    # fz27b: x.pow(x.select()): the peer's _foreach_pow fails on the lengths of no tensors
+    ("methods,index,shape,combine", 12, 15_010_388, "peer-fails-inside"),
+    ("methods,index,shape,combine", 8, 15_020_224, "peer-fails-inside"),
+    # fz27b: pow({"a": 2}, default=1) without tensors: refused as torch refuses the dict
+    ("methods,index,shape,combine", 8, 15_000_036, "checked-as-torch"),
+    # fz27b: x[-1] after share_memory_() and squeeze(): the peer's squeeze drops the flag
+    ("methods,index,shape,combine", 8, 15_000_265, "lock-follows-sharing"),
+    # fz27b: a str after share_memory_(): the peer's SynchronizedString, x[[]] and lazy_stack
+    ("methods,index,shape,combine", 8, 15_020_032, "values-kept-shared"),
+    ("methods,index,shape,combine", 8, 15_020_472, "values-kept-shared"),
+    # fz27b: repeat_interleave(inplace=True) of a TensorDict holding a NonTensorStack
+    ("methods,index,shape,combine", 8, 15_000_345, "values-kept-shared"),
+    # fz27b: x.clone().masked_select(m, inplace=True) of a file: tclass's clone is in memory
+    ("methods,index,shape,combine", 8, 15_020_389, "h5-files"),
     # lo26c: ('v',) in x.keys(True, True) of a nested node: not a member, as iterating it
     ("entries", 4, 51, "stacking-keeps"),
     # lo26c: 's' in x.keys(True, True) of a Python value: not a member, as iterating it
