@@ -32,8 +32,8 @@ PROGRAMS = settings(
 )
 README = pathlib.Path(__file__).parents[2] / "README.md"
 # The records family's programs write folders (memmap, save, consolidate), as do the
-# methods family's round trips: fewer of them keep the run as long as it was.
-EXAMPLES = {"records": 24, "methods": 24}
+# methods and features families' round trips: fewer of them keep the run as long as it was.
+EXAMPLES = {"records": 24, "methods": 24, "features": 24}
 NUMBERED = 160
 
 
