@@ -738,18 +738,18 @@ def autograd(c: Chooser, info: Info, facts: Facts) -> Step:
     pick = c.integer(0, 3)
     if pick == 0:
         scale = c.choice(("2", "x.float().detach()", "1.5"))
-        src = (
-            "(y := x.float().requires_grad_(), "
-            f"(y * {scale}).backward(y.detach().apply(torch.ones_like)), y.grad)[2]"
+        # (the peer's backward takes a TensorDict of gradients, not a record)
+        ones = "y.detach().apply(torch.ones_like)" + (
+            ".to_tensordict()" if info.kind == "record" else ""
         )
+        src = f"(y := x.float().requires_grad_(), (y * {scale}).backward({ones}), y.grad)[2]"
         return step(src, "backward", "entries", needs=("backward",))
     if pick == 1:
         return step("x.float().requires_grad_().grad", "grad", "entries", "eval")
-    if pick == 2:
-        value = c.choice(("x.detach().apply(torch.ones_like)", "None"))
-        return step(
-            f"x = x.float().requires_grad_(); x.grad = {value}", "set_grad", "entries", "exec"
-        )
+    if pick == 2:  # (the peer's records have no ``grad`` setter; its ``grad = None`` fails)
+        base = "x.to_tensordict()" if info.kind == "record" else "x"
+        src = f"x = {base}.float().requires_grad_(); x.grad = x.detach().apply(torch.ones_like)"
+        return step(src, "set_grad", "entries", "exec")
     return step("x.float().requires_grad_().detach().requires_grad", "detach", "entries", "eval")
 
 
@@ -798,24 +798,28 @@ def tables(c: Chooser, info: Info, facts: Facts) -> Step:
     """Exports to tables and back: ``to_pandas`` / ``from_pandas``, CSV, parquet, zarr."""
     sep = c.choice(("", 'separator="."', 'separator="/"'))
     name = f'D + "/t{seed(c)}'
+    # (a record's nested record would be written as its repr: the class names differ)
+    src_x = "x.to_tensordict()" if info.kind == "record" else "x"
     pick = c.integer(0, 4)
     if pick == 0:
-        return step(f"x.to_pandas({sep}).to_dict()", "to_pandas", "entries", "eval")
+        return step(f"{src_x}.to_pandas({sep}).to_dict()", "to_pandas", "entries", "eval")
     if pick == 1:
         back = c.choice(("", f", batch_size={list(info.batch[:1])}", ", auto_batch_size=True"))
-        src = f"L.TensorDict.from_pandas(x.to_pandas({sep}){back})"
+        src = f"L.TensorDict.from_pandas({src_x}.to_pandas({sep}){back})"
         return step(src, "from_pandas", "entries", needs=("to_pandas",))
     if pick == 2:
         path = name + '.csv"'
-        src = f"L.TensorDict.from_csv((x.to_csv({path}{', ' + sep if sep else ''}), {path})[1])"
+        src = (
+            f"L.TensorDict.from_csv(({src_x}.to_csv({path}{', ' + sep if sep else ''}), {path})[1])"
+        )
         return step(src, "from_csv", "entries", needs=("to_csv",))
     if pick == 3:
         path = name + '.parquet"'
         extra = ", " + sep if sep else ""
-        src = f"L.TensorDict.from_parquet((x.to_parquet({path}{extra}), {path})[1])"
+        src = f"L.TensorDict.from_parquet(({src_x}.to_parquet({path}{extra}), {path})[1])"
         return step(src, "from_parquet", "entries", needs=("to_parquet",))
     path = name + '.zarr"'
-    src = f"L.TensorDict.from_zarr((x.to_zarr({path}), {path})[1]).to_tensordict()"
+    src = f"L.TensorDict.from_zarr(({src_x}.to_zarr({path}), {path})[1]).to_tensordict()"
     return step(src, "from_zarr", "entries", needs=("to_zarr",))
 
 
