@@ -33,6 +33,7 @@ from .allow_entries import (
     _written_into_no_elements,
     _written_node_kept,
 )
+from .allow_features import _feature_fails_inside
 from .allow_fields import (
     _cast_to_the_field,
     _dict_kept_in_value_field,
@@ -325,6 +326,7 @@ ENTRIES: list[Entry] = [
             _ragged_lists_loaded,
             _padded_value_names_mismatch,
             _method_fails_inside,
+            _feature_fails_inside,
         ),
     ),
     Entry(

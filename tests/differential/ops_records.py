@@ -442,6 +442,8 @@ def modules(c: Chooser, info: Info, facts: Facts) -> Step:
     ``from_modules`` / ``to_module``."""
     params = "x" if facts.derived == "params" else "L.TensorDictParams(x.to_tensordict())"
     pick = c.integer(0, 7)
+    if info.kind == "lazy" or info.over_lazy:  # (the peer refuses a lazy stack in params)
+        pick = c.integer(5, 7)
     if pick == 0:
         name = c.choice(("named_parameters", "named_buffers"))
         return step(f"[k for k, _ in {params}.{name}()]", name, FAMILY, "eval")

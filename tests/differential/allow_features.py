@@ -1,0 +1,37 @@
+"""The rules of the deliberate differences (``allowlist.ENTRIES``) that the ops of the
+family ``features`` meet (fz27e: autograd, constructors from other objects, tables,
+record habits, modules). Each rule takes a finding and says whether the README bullet
+of its entry covers it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .engine import Finding
+    from .world import Facts
+
+# What the peer raises from inside where tclass answers, by op (README: "Where the peer
+# fails inside, tclass answers"): a record's ``grad`` when no leaf has one (its class
+# rebuilt around the ``None`` its TensorDict gives: "Expected a TensorDictBase instance
+# but got <class 'NoneType'>"; tclass gives ``None`` as for a TensorDict; program
+# 15,600,481), ``dataclasses.asdict`` of a memory-mapped record (its deepcopy of a
+# ``MemoryMappedTensor``; tclass copies the values: 15,620,xxx), ``from_csv`` /
+# ``from_pandas`` of a collection without batch dims (pandas' frame of scalars it
+# builds without an index; tclass writes one row: 15,600,111 / 15,600,371).
+_FEATURE_FAILS_INSIDE = {
+    "grad": "Expected a TensorDictBase instance but got <class 'NoneType'>",
+    "asdict": "The default implementation of __deepcopy__() for non-wrapper subclasses",
+    "from_csv": "If using all scalar values, you must pass an index",
+    "from_pandas": "If using all scalar values, you must pass an index",
+}
+
+
+def _feature_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """The peer raised one of ``_FEATURE_FAILS_INSIDE``'s errors for its op, where
+    tclass answered (fz27e: programs 15,600,xxx-15,630,xxx of
+    features,index,shape,combine)."""
+    if finding.kind != "peer-raises":
+        return False
+    text = _FEATURE_FAILS_INSIDE.get(finding.step.op)
+    return text is not None and text in str(peer.error)
