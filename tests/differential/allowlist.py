@@ -33,7 +33,7 @@ from .allow_entries import (
     _written_into_no_elements,
     _written_node_kept,
 )
-from .allow_features import _feature_fails_inside
+from .allow_features import _consolidated_key_order, _feature_fails_inside
 from .allow_fields import (
     _cast_to_the_field,
     _dict_kept_in_value_field,
@@ -377,7 +377,13 @@ ENTRIES: list[Entry] = [
     Entry(
         "memmap-by-data",
         "**`is_memmap()` looks at the data.**",
-        _any_of(_memmap_by_data, _loaded_is_memmap, _nothing_mapped, _consolidated_on_cpu),
+        _any_of(
+            _memmap_by_data,
+            _loaded_is_memmap,
+            _nothing_mapped,
+            _consolidated_on_cpu,
+            _consolidated_key_order,
+        ),
     ),
     Entry(
         "lock-follows-sharing",

@@ -413,11 +413,13 @@ def value_classes(c: Chooser, info: Info, facts: Facts) -> Step:
     k = _python_key(c, info)
     pick = c.integer(0, 6)
     if pick == 0:
-        return step(f"x.set({k}, L.MetaData({data}, batch_size={batch}))", "set_metadata", FAMILY)
+        return step(f"x.set({k}, L.MetaData({data}, batch_size={batch}))", "set", FAMILY)
     if pick == 1:
         items = ", ".join(c.choice(STRINGS) for _ in range(batch[0] if batch else 0))
-        src = f"x.set({k}, L.NonTensorStack({items}))" if batch else f"x.set({k}, {data})"
-        return step(src, "set_nontensorstack", FAMILY)
+        # (not into an HDF5 file: the peer's reads its strings back as one bytes value)
+        stack = batch and not facts.h5
+        src = f"x.set({k}, L.NonTensorStack({items}))" if stack else f"x.set({k}, {data})"
+        return step(src, "set", FAMILY)
     # (read, not made ``x``: a value stack as the collection programs go on with is
     # another family's world)
     if pick == 2:
