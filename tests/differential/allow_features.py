@@ -56,7 +56,10 @@ def _feature_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     return text is not None and text in str(peer.error)
 
 
-_KEY_ORDER = re.compile(r"^result(?:\['[^']*'\])*: key order: peer (\[.*\]), tclass (\[.*\])$")
+# (a lazy stack's members too: ``result.<members>[0][1]``)
+_KEY_ORDER = re.compile(
+    r"^result(?:\['[^']*'\]|\.<members>|\[\d+\])*: key order: peer (\[.*\]), tclass (\[.*\])$"
+)
 
 
 def _consolidated_key_order(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
