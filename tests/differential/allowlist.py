@@ -33,7 +33,11 @@ from .allow_entries import (
     _written_into_no_elements,
     _written_node_kept,
 )
-from .allow_features import _consolidated_key_order, _feature_fails_inside
+from .allow_features import (
+    _consolidated_key_order,
+    _dict_cast_by_the_constructor,
+    _feature_fails_inside,
+)
 from .allow_fields import (
     _cast_to_the_field,
     _dict_kept_in_value_field,
@@ -404,6 +408,7 @@ ENTRIES: list[Entry] = [
             _cast_to_the_field,
             _dict_kept_in_value_field,
             _kept_as_annotated,
+            _dict_cast_by_the_constructor,
         ),
     ),
     Entry(

@@ -64,6 +64,8 @@ def _guard(read: Any) -> Snap:
 
 def _kind(value: Any) -> str:
     name = type(value).__name__
+    if name.startswith("Peer") and name.endswith("_tc"):  # from_dataclass(as_tensorclass=True)
+        name = name.removeprefix("Peer")  # of a record: a class named after the record's
     return RECORD_KINDS.get(name, FILE_VIEWS.get(name, name))
 
 
