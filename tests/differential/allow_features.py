@@ -79,7 +79,7 @@ def _consolidated_key_order(finding: Finding, facts: Facts, peer: Any, mine: Any
     return True
 
 
-_DICT_FIELD = re.compile(r"^result\['inner'\]: peer dict \(.*, tclass Inner\(batch_size=")
+_DICT_FIELD = re.compile(r"^result\['inner'\]: peer dict \(.*, tclass Inner\(batch_size=", re.S)
 
 
 def _dict_cast_by_the_constructor(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
