@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 # rebuilt around the ``None`` its TensorDict gives: "Expected a TensorDictBase instance
 # but got <class 'NoneType'>"; tclass gives ``None`` as for a TensorDict; program
 # 15,600,481), ``dataclasses.asdict`` of a memory-mapped record (its deepcopy of a
-# ``MemoryMappedTensor``; tclass copies the values: 15,620,xxx), ``from_csv`` /
+# ``MemoryMappedTensor``; tclass copies the values: 15,630,010), ``from_csv`` /
 # ``from_pandas`` of a collection without batch dims (pandas' frame of scalars it
 # builds without an index; tclass writes one row: 15,600,111 / 15,600,371); and the
 # module methods of a ``TensorDictParams`` of a collection holding a lazy stack (the
