@@ -119,10 +119,12 @@ def pack(node: Any, dim: int, layout: PackLayout | None) -> tuple[torch.Tensor, 
         _check_layout(layout, leaves, nb, stored)
     parts = [leaves[key] for key in layout.keys]
     _check_uniform(layout.keys, parts)
-    if not parts:
-        msg = "pack: the collection holds no tensor to pack"
-        raise ShapeError(msg)
-    flat = torch.cat([part.reshape(batch + (-1,)) for part in parts], dim=-1)
+    if not parts:  # no columns: an empty float tensor of the batch size, as the peer's
+        empty = torch.empty(batch + (0,), device=node.device)
+        return empty.movedim(-1, position).contiguous(), layout
+    # each leaf's columns counted from its feature shape (a -1 is ambiguous over no rows)
+    columns = [batch + (shape.numel(),) for shape in layout.shapes]
+    flat = torch.cat([part.reshape(size) for part, size in zip(parts, columns)], dim=-1)
     if position != nb or not flat.is_contiguous():
         flat = flat.movedim(-1, position).contiguous()
     return flat, layout

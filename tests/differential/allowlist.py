@@ -33,6 +33,11 @@ from .allow_entries import (
     _written_into_no_elements,
     _written_node_kept,
 )
+from .allow_features import (
+    _consolidated_key_order,
+    _dict_cast_by_the_constructor,
+    _feature_fails_inside,
+)
 from .allow_fields import (
     _cast_to_the_field,
     _dict_kept_in_value_field,
@@ -329,6 +334,7 @@ ENTRIES: list[Entry] = [
             _ragged_lists_loaded,
             _padded_value_names_mismatch,
             _method_fails_inside,
+            _feature_fails_inside,
         ),
     ),
     Entry(
@@ -379,7 +385,13 @@ ENTRIES: list[Entry] = [
     Entry(
         "memmap-by-data",
         "**`is_memmap()` looks at the data.**",
-        _any_of(_memmap_by_data, _loaded_is_memmap, _nothing_mapped, _consolidated_on_cpu),
+        _any_of(
+            _memmap_by_data,
+            _loaded_is_memmap,
+            _nothing_mapped,
+            _consolidated_on_cpu,
+            _consolidated_key_order,
+        ),
     ),
     Entry(
         "lock-follows-sharing",
@@ -400,6 +412,7 @@ ENTRIES: list[Entry] = [
             _cast_to_the_field,
             _dict_kept_in_value_field,
             _kept_as_annotated,
+            _dict_cast_by_the_constructor,
         ),
     ),
     Entry(

@@ -64,6 +64,8 @@ def _guard(read: Any) -> Snap:
 
 def _kind(value: Any) -> str:
     name = type(value).__name__
+    if name.startswith("Peer") and name.endswith("_tc"):  # from_dataclass(as_tensorclass=True)
+        name = name.removeprefix("Peer")  # of a record: a class named after the record's
     return RECORD_KINDS.get(name, FILE_VIEWS.get(name, name))
 
 
@@ -71,17 +73,23 @@ def is_collection(value: Any) -> bool:
     return not isinstance(value, torch.Tensor) and hasattr(value, "batch_size")
 
 
+# The classes of Python values: a node's names are not compared (fz27e: a ``MetaData``,
+# which the peer's set names as its parent, compares as a ``NonTensorData`` does).
+VALUE_KINDS = ("NonTensorData", "NonTensorStack", "MetaData")
+
+
 def _nontensor(node: Any) -> Snap:
     kind = _kind(node)
     size = list(node.batch_size)
     if kind == "NonTensorStack":
         return ("values", _guard(lambda: snapshot(node.tolist())), size)
-    return ("value", _guard(lambda: snapshot(node.data)), size)
+    label = "meta" if kind == "MetaData" else "value"
+    return (label, _guard(lambda: snapshot(node.data)), size)
 
 
 def _collection(value: Any, depth: int) -> Snap:
     kind = _kind(value)
-    if kind in ("NonTensorData", "NonTensorStack"):
+    if kind in VALUE_KINDS:
         return _nontensor(value)
     entries: list[tuple[Any, Snap]] = []
     extra: Snap = None
@@ -109,7 +117,7 @@ def _collection(value: Any, depth: int) -> Snap:
 
 def _child(parent: Any, key: str, depth: int) -> Snap:
     child = parent.get(key)
-    if _kind(child) in ("NonTensorData", "NonTensorStack"):
+    if _kind(child) in VALUE_KINDS:
         return ("nontensor", _nontensor(child), _guard(lambda: snapshot(parent[key], depth + 1)))
     return snapshot(child, depth + 1)
 

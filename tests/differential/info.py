@@ -84,7 +84,7 @@ def _walk(td: Any, prefix: tuple[str, ...], info: Info) -> None:
         kind = type(value).__name__
         if isinstance(value, torch.Tensor):
             info.leaves.append((path, value.dtype, tuple(value.shape)))
-        elif kind in ("NonTensorData", "NonTensorStack"):
+        elif kind in ("NonTensorData", "NonTensorStack", "MetaData"):
             info.python.append(path)
         elif is_collection(value):
             info.nodes.append(path)

@@ -4,10 +4,10 @@ world a family's programs start from (``world.world`` unless the family has its 
 from __future__ import annotations
 
 from .engine import Generator, World
-from .ops_entries import ENTRIES, ENTRY_METHODS, INDEX
+from .ops_entries import ENTRIES, ENTRY_FEATURES, ENTRY_METHODS, INDEX
 from .ops_math import MATH, MATH_METHODS
-from .ops_records import RECORDS, records_world
-from .ops_shape import COMBINE, SHAPE, SHAPE_METHODS
+from .ops_records import RECORD_FEATURES, RECORDS, records_world
+from .ops_shape import COMBINE, SHAPE, SHAPE_FEATURES, SHAPE_METHODS
 from .world import world
 
 FAMILIES: dict[str, list[tuple[str, int, Generator]]] = {
@@ -20,6 +20,10 @@ FAMILIES: dict[str, list[tuple[str, int, Generator]]] = {
     # Methods the families above never called (fz26d, issue 27), in a family of their own:
     # added to those, they would change the draws of the programs ``DECIDED`` pins.
     "methods": ENTRY_METHODS + MATH_METHODS + SHAPE_METHODS,
+    # The rest (fz27e, issue 27): autograd, constructors from other objects, tables, the
+    # leaves joined, record habits, value classes, modules; a family of its own again,
+    # so that the programs ``methods``' OPEN lines and pins name keep their draws.
+    "features": ENTRY_FEATURES + SHAPE_FEATURES + RECORD_FEATURES,
 }
 # Families with a world of their own; a run of several families starts from ``world``.
 WORLDS: dict[str, World] = {"records": records_world}

@@ -724,3 +724,103 @@ ENTRY_METHODS = [
     ("in_place_state", 2, in_place_state),
     ("round_trips", 3, round_trips),
 ]
+
+
+# --- fz27e: the rest of the blind spots (issue 27): entry methods no generator reached
+# after fz26d. They form the family ``features`` (``ops.py``) with those of ``ops_math``,
+# ``ops_shape`` and ``ops_records``: added to ``methods``, they would renumber the
+# programs that family's OPEN lines and pins name.
+
+
+def autograd(c: Chooser, info: Info, facts: Facts) -> Step:
+    """``backward`` of a collection by a collection of gradients, ``grad`` read and
+    assigned, ``requires_grad_`` then ``detach``."""
+    pick = c.integer(0, 3)
+    if pick == 0:
+        scale = c.choice(("2", "x.float().detach()", "1.5"))
+        # (the peer's backward takes a TensorDict of gradients, not a record)
+        ones = "y.detach().apply(torch.ones_like)" + (
+            ".to_tensordict()" if info.kind == "record" else ""
+        )
+        src = f"(y := x.float().requires_grad_(), (y * {scale}).backward({ones}), y.grad)[2]"
+        return step(src, "backward", "entries", needs=("backward",))
+    if pick == 1:
+        return step("x.float().requires_grad_().grad", "grad", "entries", "eval")
+    if pick == 2:  # (the peer's records have no ``grad`` setter; its ``grad = None`` fails)
+        base = "x.to_tensordict()" if info.kind == "record" else "x"
+        src = f"x = {base}.float().requires_grad_(); x.grad = x.detach().apply(torch.ones_like)"
+        return step(src, "set_grad", "entries", "exec")
+    return step("x.float().requires_grad_().detach().requires_grad", "detach", "entries", "eval")
+
+
+def _schema(c: Chooser, info: Info) -> str:
+    """A ``from_schema`` schema from ``x``'s leaves (now and then a dtype name)."""
+    items = []
+    for path, dtype, shape in info.leaves[: c.integer(0, 3)]:
+        k = repr(path[0] if len(path) == 1 else path)
+        items.append(f"{k}: ({list(shape[info.ndim :])}, {dtype})")
+    return "{" + ", ".join(items) + "}"
+
+
+def built_from(c: Chooser, info: Info, facts: Facts) -> Step:
+    """Constructors from other objects: ``from_dict_instance``, ``from_dataclass`` (a
+    record or a plain dataclass), ``from_consolidated`` (a file ``consolidate`` wrote),
+    ``from_schema``, ``attrs`` (and ``to`` by them), ``pack``."""
+    batch = list(info.batch)
+    auto = c.choice(("", ", auto_batch_size=True", f", batch_size={batch}"))
+    pick = c.integer(0, 6)
+    if pick == 0:
+        return step(f"x.from_dict_instance(x.to_dict(){auto})", "from_dict_instance", "entries")
+    if pick == 1:
+        target = "x" if info.kind == "record" else "x.to_tensordict()"
+        extra = c.choice((auto, ", as_tensorclass=True", f", batch_dims={info.ndim}"))
+        src = f"L.TensorDict.from_dataclass({target}{extra})"
+        return step(src, "from_dataclass", "entries", needs=("from_dataclass",))
+    if pick == 2:
+        value = leaf_value(c, info.batch[:1] + (2,))
+        made = f'__import__("dataclasses").make_dataclass("DC", ["a", "b"])({value}, "s")'
+        return step(f"L.TensorDict.from_dataclass({made}{auto})", "from_dataclass", "entries")
+    if pick == 3:
+        path = f'D + "/c{seed(c)}.mmap"'
+        src = f"L.TensorDict.from_consolidated((x.consolidate(filename={path}), {path})[1])"
+        return step(src, "from_consolidated", "entries", needs=("consolidate",))
+    if pick == 4:
+        src = f"L.TensorDict.from_schema({_schema(c, info)}, batch_size={batch})"
+        return step(src, "from_schema", "entries")
+    if pick == 5:
+        form = c.choice(("x.attrs()", "x.clone().zero_().to(x.attrs())"))
+        return step(form, "attrs", "entries", needs=("attrs",))
+    d = c.choice(("", "-1", "0"))
+    return step(f"x.float().pack({d})[0]", "pack", "entries", "eval", needs=("pack",))
+
+
+def tables(c: Chooser, info: Info, facts: Facts) -> Step:
+    """Exports to tables and back: ``to_pandas`` / ``from_pandas``, CSV, parquet, zarr."""
+    sep = c.choice(("", 'separator="."', 'separator="/"'))
+    name = f'D + "/t{seed(c)}'
+    # (a record's nested record would be written as its repr: the class names differ)
+    src_x = "x.to_tensordict()" if info.kind == "record" else "x"
+    pick = c.integer(0, 4)
+    if pick == 0:
+        return step(f"{src_x}.to_pandas({sep}).to_dict()", "to_pandas", "entries", "eval")
+    if pick == 1:
+        back = c.choice(("", f", batch_size={list(info.batch[:1])}", ", auto_batch_size=True"))
+        src = f"L.TensorDict.from_pandas({src_x}.to_pandas({sep}){back})"
+        return step(src, "from_pandas", "entries", needs=("to_pandas",))
+    if pick == 2:
+        path = name + '.csv"'
+        src = (
+            f"L.TensorDict.from_csv(({src_x}.to_csv({path}{', ' + sep if sep else ''}), {path})[1])"
+        )
+        return step(src, "from_csv", "entries", needs=("to_csv",))
+    if pick == 3:
+        path = name + '.parquet"'
+        extra = ", " + sep if sep else ""
+        src = f"L.TensorDict.from_parquet(({src_x}.to_parquet({path}{extra}), {path})[1])"
+        return step(src, "from_parquet", "entries", needs=("to_parquet",))
+    path = name + '.zarr"'
+    src = f"L.TensorDict.from_zarr(({src_x}.to_zarr({path}), {path})[1]).to_tensordict()"
+    return step(src, "from_zarr", "entries", needs=("to_zarr",))
+
+
+ENTRY_FEATURES = [("autograd", 2, autograd), ("built_from", 3, built_from), ("tables", 2, tables)]

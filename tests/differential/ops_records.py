@@ -355,3 +355,126 @@ RECORDS = [
     ("builds", 2, builds),
     ("reads", 5, reads),
 ]
+
+
+# --- fz27e: record features and value classes no generator reached (issue 27); the
+# family ``features`` (``ops.py``): the dataclass habits users bring to records, the
+# Python-value classes (``NonTensorData`` / ``NonTensorStack`` / ``MetaData``) and the
+# ``torch.nn.Module`` side of ``TensorDictParams`` and of ``from_module`` / ``to_module``.
+
+_DC = '__import__("dataclasses")'
+_COPY = '__import__("copy")'
+
+
+def record_habits(c: Chooser, info: Info, facts: Facts) -> Step:
+    """``fields()`` / ``dataclasses.fields``, ``dataclasses.replace`` / ``asdict`` /
+    ``astuple``, ``copy.copy`` / ``copy.deepcopy``, ``is_tensorclass``; a record's
+    ``to_tensordict`` read back by ``from_tensordict``."""
+    pick = c.integer(0, 6)
+    if pick == 0:
+        return step(f"{_COPY}.{c.choice(('copy', 'deepcopy'))}(x)", "copy", FAMILY)
+    if pick == 1:
+        src = c.choice(
+            ("L.is_tensorclass(x)", "L.is_tensor_collection(x)", f"{_DC}.is_dataclass(x)")
+        )
+        return step(src, "is_tensorclass", FAMILY, "eval")
+    if info.kind != "record":
+        return step(f"{_COPY}.copy(x)", "copy", FAMILY)
+    fields = FIELDS.get(info.cls, ())
+    if pick == 2:
+        src = c.choice(("type(x).fields()", f"{_DC}.fields(x)"))
+        return step(f"[f.name for f in {src}]", "fields", FAMILY, "eval")
+    if pick == 3 and fields:
+        name, kind = c.choice(fields)
+        value = _field_value(c, info, name, kind)
+        return step(f"{_DC}.replace(x, {name}={value})", "replace", FAMILY)
+    if pick == 4:
+        name = c.choice(("asdict", "astuple"))
+        return step(f"{_DC}.{name}(x)", name, FAMILY, "eval")
+    if pick == 5:
+        retain = c.choice(("", "retain_none=True", "retain_none=False"))
+        src = f"{info.cls}.from_tensordict(x.to_tensordict({retain}))"
+        return step(src, "from_tensordict", FAMILY)
+    return step(f"{info.cls}(**x.to_dict(), batch_size={list(info.batch)})", "ctor", FAMILY)
+
+
+def _python_key(c: Chooser, info: Info) -> str:
+    pool = [repr(p[0] if len(p) == 1 else p) for p in info.python]
+    return c.choice(pool) if pool and c.chance(80) else c.choice(('"s"', '("n", "md")', '"md"'))
+
+
+def value_classes(c: Chooser, info: Info, facts: Facts) -> Step:
+    """Python values by their classes: ``MetaData`` and ``NonTensorStack`` written,
+    ``NonTensorData.maybe_to_stack`` / ``NonTensorStack.from_nontensordata``, a value's
+    ``tolist`` / ``data`` (not its class's ``fields()``: the peer's lists its private
+    ``_metadata`` and ``_is_non_tensor``)."""
+    batch = list(info.batch)
+    data = c.choice(("'a'", "3", "{'k': 1}", "[1, 2]", "None"))
+    k = _python_key(c, info)
+    pick = c.integer(0, 6)
+    if pick == 0:
+        return step(f"x.set({k}, L.MetaData({data}, batch_size={batch}))", "set", FAMILY)
+    if pick == 1:
+        items = ", ".join(c.choice(STRINGS) for _ in range(batch[0] if batch else 0))
+        # (not into an HDF5 file: the peer's reads its strings back as one bytes value)
+        stack = batch and not facts.h5
+        src = f"x.set({k}, L.NonTensorStack({items}))" if stack else f"x.set({k}, {data})"
+        return step(src, "set", FAMILY)
+    # (read, not made ``x``: a value stack as the collection programs go on with is
+    # another family's world)
+    if pick == 2:
+        src = f"L.NonTensorData({data}, batch_size={batch}).maybe_to_stack()"
+        return step(src, "maybe_to_stack", FAMILY, "eval")
+    if pick == 3:
+        src = f"L.NonTensorStack.from_nontensordata(L.NonTensorData({data}, batch_size={batch}))"
+        return step(src, "from_nontensordata", FAMILY, "eval")
+    read = c.choice(("tolist()", "data", "batch_size", "maybe_to_stack().tolist()"))
+    if pick in (4, 5):
+        return step(f"x.get({k}).{read}", "value_read", FAMILY, "eval")
+    return step(f"x.get({k}).maybe_to_stack()", "maybe_to_stack", FAMILY, "eval")
+
+
+_MODULE = "(torch.manual_seed({0}), torch.nn.Linear(2, 3))[1]"
+
+
+def modules(c: Chooser, info: Info, facts: Facts) -> Step:
+    """``TensorDictParams`` as a module (``parameters`` / ``named_parameters`` /
+    ``buffers`` / ``named_buffers``, ``train`` / ``eval``, ``children`` /
+    ``named_modules``, ``get_parameter``, ``requires_grad_``), ``from_module`` /
+    ``from_modules`` / ``to_module``."""
+    params = "x" if facts.derived == "params" else "L.TensorDictParams(x.to_tensordict())"
+    pick = c.integer(0, 7)
+    if info.kind == "lazy" or info.over_lazy:  # (the peer refuses a lazy stack in params)
+        pick = c.integer(5, 7)
+    if pick == 0:
+        name = c.choice(("named_parameters", "named_buffers"))
+        return step(f"[k for k, _ in {params}.{name}()]", name, FAMILY, "eval")
+    if pick == 1:
+        name = c.choice(("parameters", "buffers"))
+        return step(f"[tuple(v.shape) for v in {params}.{name}()]", name, FAMILY, "eval")
+    if pick == 2:
+        mode = c.choice(("train()", "train(False)", "eval()"))
+        return step(f"{params}.{mode}.training", "train", FAMILY, "eval")
+    if pick == 3:
+        form = c.choice(("list(P.children())", "[n for n, _ in P.named_modules()]"))
+        return step(form.replace("P", params), "children", FAMILY, "eval")
+    if pick == 4:
+        leaves = [".".join(p) for p, _, _ in info.leaves] or ["zz"]
+        src = f"{params}.get_parameter({c.choice(leaves)!r})"
+        return step(src, "get_parameter", FAMILY, "eval")
+    first, second = _MODULE.format(seed(c)), _MODULE.format(seed(c))
+    if pick == 5:
+        return step(f"L.TensorDict.from_module({first})", "from_module", FAMILY)
+    if pick == 6:
+        extra = c.choice(("", ", as_module=True", ", lazy_stack=True"))
+        return step(f"L.TensorDict.from_modules({first}, {second}{extra})", "from_modules", FAMILY)
+    inplace = c.choice(("", ", inplace=True", ", return_swap=False"))
+    src = f"L.TensorDict.from_module({first}).apply(torch.zeros_like).to_module({second}{inplace})"
+    return step(src, "to_module", FAMILY)
+
+
+RECORD_FEATURES = [
+    ("record_habits", 3, record_habits),
+    ("value_classes", 3, value_classes),
+    ("modules", 2, modules),
+]

@@ -468,3 +468,34 @@ def lazy_members(c: Chooser, info: Info, facts: Facts) -> Step:
 
 
 SHAPE_METHODS = [("torch_spellings", 4, torch_spellings), ("lazy_members", 2, lazy_members)]
+
+
+# --- fz27e: shape methods no generator reached after fz26d (issue 27); the family
+# ``features`` (``ops.py``).
+
+
+def leaves_joined(c: Chooser, info: Info, facts: Facts) -> Step:
+    """The leaves joined into one tensor: ``cat_from_tensordict`` /
+    ``stack_from_tensordict`` (by dim, sorted or in a given key order); a lazy stack's
+    ``valid_keys``; ``view`` by a dtype."""
+    d = dim(c, info.ndim + 1)
+    pick = c.integer(0, 4)
+    if pick < 3:
+        name = c.choice(("cat_from_tensordict", "stack_from_tensordict"))
+        leaves = [repr(p[0] if len(p) == 1 else p) for p, _, _ in info.leaves]
+        order = c.choice(("", ", sorted=True", f", sorted=[{', '.join(leaves[::-1])}]"))
+        # a collection of one dtype and feature shape: the form users call it on
+        flat = f"x.apply(lambda v: v.float().reshape(*v.shape[: {info.ndim}], -1))"
+        src = c.choice(("x", "x.float()", flat))
+        return step(f"{src}.{name}({d}{order})", name, "shape", "eval", needs=(name,))
+    if pick == 3:
+        nested, leaves_only = c.chance(50), c.chance(50)
+        if info.kind != "lazy":
+            return step(f"list(x.keys({nested}, {leaves_only}))", "keys", "entries", "eval")
+        src = f"list(x.valid_keys({nested}, {leaves_only}))"
+        return step(src, "valid_keys", "shape", "eval", needs=("valid_keys",))
+    dtype = c.choice(("torch.int32", "torch.float32", "torch.uint8", "torch.int64"))
+    return step(f"x.view({dtype})", "view_dtype", "shape", needs=("view",))
+
+
+SHAPE_FEATURES = [("leaves_joined", 2, leaves_joined)]

@@ -32,8 +32,8 @@ PROGRAMS = settings(
 )
 README = pathlib.Path(__file__).parents[2] / "README.md"
 # The records family's programs write folders (memmap, save, consolidate), as do the
-# methods family's round trips: fewer of them keep the run as long as it was.
-EXAMPLES = {"records": 24, "methods": 24}
+# methods and features families' round trips: fewer of them keep the run as long as it was.
+EXAMPLES = {"records": 24, "methods": 24, "features": 24}
 NUMBERED = 160
 
 
@@ -137,6 +137,7 @@ def test_every_allowed_difference_cites_the_readme() -> None:
 
 
 _FIVE = "index,entries,shape,combine,math"
+_FEATURES = "features,index,shape,combine"
 
 # Programs decided as the peer's inconsistencies (left46b): families, ops per program, the
 # program's number and the entry that covers its finding.
@@ -399,6 +400,16 @@ DECIDED = [
     ("entries", 4, 51, "stacking-keeps"),
     # lo26c: 's' in x.keys(True, True) of a Python value: not a member, as iterating it
     ("entries", 4, 367, "stacking-keeps"),
+    # fz27e (family features): a record's grad with no grads, the peer's rebuilt None
+    (_FEATURES, 8, 15_600_481, "peer-fails-inside"),
+    # fz27e: to_csv of a collection without batch dims (pandas refuses the peer's frame)
+    (_FEATURES, 8, 15_600_111, "peer-fails-inside"),
+    # fz27e: TensorDictParams of a loaded unsqueezed record (the peer's lazy stack refused)
+    (_FEATURES, 8, 15_600_059, "peer-fails-inside"),
+    # fz27e: from_consolidated of a file: the keys in their order (the peer's by kind)
+    (_FEATURES, 8, 15_600_040, "memmap-by-data"),
+    # fz27e: Rec(**rec.to_dict()): the dict given for inner is an Inner (the peer's a dict)
+    (_FEATURES, 12, 15_610_088, "annotation-casts"),
 ]
 
 

@@ -109,8 +109,9 @@ class ConversionOps:
         this collection holds a record becomes a record of that class (the values of
         this collection are not used). Turns ``to_dict()`` output back into records.
         A number is a 0-dim tensor here under any batch size (as the constructor and
-        the peer's ``from_dict_instance`` read it; ``from_dict`` makes it a value)."""
-        return INTEROP.from_dict_instance(
+        the peer's ``from_dict_instance`` read it; ``from_dict`` makes it a value).
+        A record's gives a record of its own class, as the peer's."""
+        made = INTEROP.from_dict_instance(
             _collection(self),
             input_dict,
             auto_batch_size=auto_batch_size,
@@ -119,6 +120,7 @@ class ConversionOps:
             batch_dims=batch_dims,
             names=names,
         )
+        return cast("TensorDict", type(self)._from_plain(made)) if is_record(self) else made
 
     @classmethod
     def from_schema(
