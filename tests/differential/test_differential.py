@@ -385,6 +385,17 @@ DECIDED = [
     ("entries", 4, 51, "stacking-keeps"),
     # lo26c: 's' in x.keys(True, True) of a Python value: not a member, as iterating it
     ("entries", 4, 367, "stacking-keeps"),
+    # fz27d: detach_() of a lazy stack of files' rows: the peer refuses its sub-tensordict
+    ("methods,index,shape,combine", 8, 15_500_328, "peer-fails-inside"),
+    # fz27d: share_memory_() of a locked record: the peer unlocks its nested storage inside
+    ("methods,index,shape,combine", 8, 15_520_251, "peer-fails-inside"),
+    # fz27d: from_struct_array(auto_batch_size=True) of a lazy stack: the peer's numpy copy
+    ("methods,index,shape,combine", 16, 15_550_218, "peer-fails-inside"),
+    # fz27d: create_nested(("q", "r")) of a lazy stack of files: the peer drops the empty r
+    ("methods,index,shape,combine", 16, 15_540_236, "h5-files"),
+    # fz27d: x[..., :-1] = ... after uint32() of a padded record over no elements: the
+    # peer's cast leaves its value stack at [0]
+    ("methods,index,shape,combine", 16, 15_540_591, "peer-fails-inside"),
 ]
 
 
