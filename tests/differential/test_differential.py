@@ -396,6 +396,8 @@ DECIDED = [
     # fz27d: x[..., :-1] = ... after uint32() of a padded record over no elements: the
     # peer's cast leaves its value stack at [0]
     ("methods,index,shape,combine", 16, 15_540_591, "peer-fails-inside"),
+    # fz27d: x[1, None] after the peer's tile of a lazy stack of records: the label listed
+    ("methods,index,shape,combine", 12, 15_510_046, "checked-as-torch"),
 ]
 
 
