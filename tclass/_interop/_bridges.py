@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -44,7 +45,7 @@ from tclass._interop._constructors import (
     resolve_batch_options,
 )
 from tclass._interop._struct_memory import field_view, shared_array, storage_of_array
-from tclass.errors import EntryTypeError, KeyConflictError
+from tclass.errors import EntryTypeError, KeyConflictError, TclassError
 
 __all__ = [
     "PYTREE_SPEC",
@@ -80,9 +81,10 @@ def from_struct_array(
     shared ``NonTensorData`` when every element holds the same value, else a
     ``NonTensorStack`` of one value per element). Each node's batch size is its array's
     shape (a nested field with a sub-array shape adds those dims), unless ``batch_size``
-    or ``batch_dims`` says otherwise; ``auto_batch_size`` then extends it to the dims
-    every leaf shares (a field's sub-array dims included, up to ``batch_dims``), as the
-    peer's.
+    says otherwise; ``auto_batch_size`` then extends it to the dims every leaf shares (a
+    field's sub-array dims included, up to ``batch_dims``), as the peer's. Without
+    ``auto_batch_size``, ``batch_dims`` is ignored, as the peer 0.15 ignores it (with its
+    ``FutureWarning`` where its 0.17, which turns ``auto_batch_size`` on, would differ).
 
     Raises:
         EntryTypeError: if ``struct_array`` is not a structured array.
@@ -95,6 +97,10 @@ def from_struct_array(
             + (f" of dtype {dtype}" if dtype is not None else "")
         )
         raise EntryTypeError(msg)
+    if batch_dims is not None and not auto_batch_size:  # the peer 0.15 ignores it there
+        out = from_struct_array(struct_array, device=device, batch_size=batch_size)
+        _warn_ignored_batch_dims(out, batch_dims, batch_size)
+        return out
     batch, cap = resolve_batch_options("from_struct_array", batch_size, True, batch_dims)
     shape = struct_array.shape if cap is None else struct_array.shape[:cap]
     root = torch.Size(shape) if batch is None else batch
@@ -104,6 +110,34 @@ def from_struct_array(
     if auto_batch_size and batch_size is None:  # the leaves' common dims, as the peer's
         out.auto_batch_size_(batch_dims)
     return out
+
+
+def _warn_ignored_batch_dims(out: TensorDict, batch_dims: int, batch_size: BatchSizeLike) -> None:
+    """The peer's ``FutureWarning`` for ``batch_dims`` without ``auto_batch_size``, where
+    its 0.17 (which turns ``auto_batch_size`` on then) would give other batch sizes."""
+    if batch_size is None:
+        try:
+            expected = out.copy().auto_batch_size_(batch_dims=batch_dims)
+        except (TclassError, RuntimeError, ValueError):
+            expected = None  # (the peer's warning then too)
+        if (
+            expected is not None
+            and expected.batch_size == out.batch_size
+            and all(
+                expected.get(key).batch_size == value.batch_size
+                for key, value in out.items(include_nested=True)
+                if isinstance(value, TensorCollection)
+            )
+        ):
+            return
+    hint = "drop batch_dims" if batch_size is not None else "pass auto_batch_size=True"
+    warnings.warn(
+        f"from_struct_array ignores batch_dims={batch_dims} without auto_batch_size=True "
+        "(tensordict 0.17 will turn auto_batch_size on when batch_dims is given); "
+        f"{hint} to keep this result unchanged there",
+        FutureWarning,
+        stacklevel=3,
+    )
 
 
 def _struct_td(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tclass import TensorDict, tensorclass
+from tclass import TensorDict, lazy_stack, tensorclass
 
 
 def test_auto_device_reaches_python_values_and_empty_nodes() -> None:
@@ -28,6 +28,29 @@ def test_auto_device_without_tensors_clears_every_level() -> None:
     td = TensorDict({"s": "x y", "e": {}}, [3], device="cpu")
     td.auto_device_()
     assert td.device is None and td["e"].device is None and td.get("s").device is None
+
+
+def test_auto_device_of_a_record_over_a_lazy_stack_sets_its_members() -> None:
+    """A record over a lazy stack sets its members' devices (and their nested records'),
+    as the peer's; a nested record without tensors takes the parent's (fz27d: program
+    15,520,329 of methods,index,shape,combine)."""
+
+    @tensorclass
+    class In:
+        y: torch.Tensor | None = None
+
+    @tensorclass
+    class Out:
+        x: torch.Tensor
+        inner: In
+
+    one = Out(x=torch.zeros(4), inner=In(y=torch.ones(4), batch_size=[4]), batch_size=[4])
+    stack = lazy_stack([one, one.clone()]).auto_device_()
+    cpu = torch.device("cpu")
+    assert stack.device == cpu and stack[0].device == cpu and stack[1].inner.device == cpu
+    assert stack.inner.device == cpu
+    bare = Out(x=torch.zeros(4), inner=In(batch_size=[4]), batch_size=[4]).auto_device_()
+    assert bare.device == cpu and bare.inner.device == cpu
 
 
 def test_is_floating_point_of_mixed_floats_and_of_no_tensors() -> None:

@@ -382,6 +382,16 @@ def test_reduce_true_along_a_batch_dim_as_the_peer() -> None:
             assert torch.allclose(getattr(mine, name)(dim=dim, reduce=True), expected)
 
 
+def test_norm_of_a_locked_collection_is_locked_unless_its_keys_are_renamed() -> None:
+    """The peer's norm keeps the lock; its key_transform builds an unlocked copy (fz27d:
+    program 15,500,189 of methods,index,shape,combine)."""
+    td = TensorDict({"a": torch.ones(2, 3), "n": {"c": torch.ones(2)}}, [2]).lock_()
+    assert td.norm().is_locked and td.norm()["n"].is_locked
+    renamed = td.norm(key_transform=lambda key: key + "_n")
+    assert not renamed.is_locked and not renamed["n_n"].is_locked
+    assert equal(renamed["n_n", "c_n"], torch.tensor(2.0).sqrt())
+
+
 def test_reduction_options() -> None:
     td = TensorDict({"a": torch.rand(2, 3, 4), "n": {"c": torch.rand(2, 3)}}, [2, 3])
     assert td.sum(dtype=torch.float64)["a"].dtype is torch.float64

@@ -224,7 +224,7 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue
         if op in ("setitem_key", "set", "update") and _view_names_kept(finding, line):
             continue  # the new group through a view named as the view (the peer's: fewer)
-        if op == "set_non_tensor" and _value_in_new_group_kept(finding, line):
+        if op in ("set_non_tensor", "create_nested") and _value_in_new_group_kept(finding, line):
             continue
         if op == "apply" and "batch_size=" in finding.step.src and _NAMES_DROPPED.search(line):
             continue  # apply(fn, batch_size=) drops the names, as a TensorDict's in both
@@ -360,11 +360,15 @@ def _value_in_new_group_kept(finding: Finding, line: str) -> bool:
     """``lazy.set_non_tensor(("k", "a"), v)`` of a lazy stack of files at a new nested
     key: tclass writes ``v`` into each member's new group ``k``, the peer makes the
     groups and drops ``v`` (fuzz35b: program 2,405,544 of index,entries; the peer's silent drop,
-    decided by left35)."""
+    decided by left35); ``lazy.create_nested(("k", "a"))``: the peer makes ``k`` and drops
+    the empty ``a`` below it (fz27d: program 15,540,236 of methods,index,shape,combine)."""
     src = finding.step.src
     return (
         _MEMBER_KEYS_KEPT.match(line) is not None
-        and re.match(r"x(\s*=\s*x)?\.set_non_tensor\(\(['\"]\w+['\"], ", src.strip()) is not None
+        and re.match(
+            r"x(\s*=\s*x)?\.(set_non_tensor|create_nested)\(\(['\"]\w+['\"], ", src.strip()
+        )
+        is not None
         and any("lazy_stack(" in step for step in finding.lines)
     )
 

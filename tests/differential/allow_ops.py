@@ -549,6 +549,9 @@ _NODE_LEFT_AT_0 = (
     "for tensordict with shape torch.Size([0])",  # (roll's "Incompatible dim 1")
     "too many indices for a tensordict with batch size torch.Size([0])",  # (cat's)
 )
+# a dtype cast, which leaves a value stack over no elements at [0] too (x[..., :-1] = ...
+# after it: program 15,540,591 of methods,index,shape,combine, fz27d)
+_CAST_OVER_NONE = re.compile(r"^\s*x = x\.(u?int\d+|int|long|float|double|half|bool)\(\)$")
 # ``update_(x.to_dict())`` of a record or collection over no elements: the peer makes a
 # tensor of shape ``[0]`` of the empty list its own Python value gives, and refuses it
 # (five families, program 8,009, inv18a).
@@ -810,7 +813,9 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         if any(text in str(peer.error) for text in _NODE_LEFT_AT_0):
             repeated = mine.error is None and 0 in getattr(mine.value, "batch_size", ())
             return any(
-                ".repeat_interleave(0," in line or (repeated and ".repeat(" in line)
+                ".repeat_interleave(0," in line
+                or (repeated and ".repeat(" in line)
+                or (mine.error is None and _CAST_OVER_NONE.match(line) is not None)
                 for line in finding.lines
             )
         if finding.step.op == "setitem" and _ZERO_DIM_UNBOUND in str(peer.error):

@@ -451,10 +451,16 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     program 13,010,125 of index,shape,combine ``--length 12``, fz23i; or ``flipud()``:
     program 14,810,470 there, fz26b); or ``to_lazystack(0)`` after its ``tile`` of a lazy
     stack, whose members list the value (program 15,300,093 of the six families
-    ``--length 16``, fz26e). The same value
+    ``--length 16``, fz26e), or an index of it (``x[1, None]``: program 15,510,046 of
+    methods,index,shape,combine ``--length 12``, fz27d). The same value
     in every slot; over no elements, none in the peer's (``_squeezed_over_none``)."""
-    ops = ("squeeze", "setitem", "reshape", "unbind", "to_lazystack", *_DEEPER)
+    ops = ("squeeze", "setitem", "reshape", "unbind", "to_lazystack", "getitem", *_DEEPER)
     if finding.kind != "result" or finding.step.op not in ops:
+        return False
+    if finding.step.op == "getitem" and not (
+        any(".tile(" in line for line in finding.lines)
+        and any("lazy_stack(" in line for line in finding.lines)
+    ):
         return False
     if finding.step.op == "reshape" and not any(".fliplr()" in line for line in finding.lines):
         return False

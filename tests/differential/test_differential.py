@@ -410,6 +410,19 @@ DECIDED = [
     (_FEATURES, 8, 15_600_040, "memmap-by-data"),
     # fz27e: Rec(**rec.to_dict()): the dict given for inner is an Inner (the peer's a dict)
     (_FEATURES, 12, 15_610_088, "annotation-casts"),
+    # fz27d: detach_() of a lazy stack of files' rows: the peer refuses its sub-tensordict
+    ("methods,index,shape,combine", 8, 15_500_328, "peer-fails-inside"),
+    # fz27d: share_memory_() of a locked record: the peer unlocks its nested storage inside
+    ("methods,index,shape,combine", 8, 15_520_251, "peer-fails-inside"),
+    # fz27d: from_struct_array(auto_batch_size=True) of a lazy stack: the peer's numpy copy
+    ("methods,index,shape,combine", 16, 15_550_218, "peer-fails-inside"),
+    # fz27d: create_nested(("q", "r")) of a lazy stack of files: the peer drops the empty r
+    ("methods,index,shape,combine", 16, 15_540_236, "h5-files"),
+    # fz27d: x[..., :-1] = ... after uint32() of a padded record over no elements: the
+    # peer's cast leaves its value stack at [0]
+    ("methods,index,shape,combine", 16, 15_540_591, "peer-fails-inside"),
+    # fz27d: x[1, None] after the peer's tile of a lazy stack of records: the label listed
+    ("methods,index,shape,combine", 12, 15_510_046, "checked-as-torch"),
 ]
 
 

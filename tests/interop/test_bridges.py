@@ -4,6 +4,7 @@ tensorclasses, with round trips and comparisons with the peer."""
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict, namedtuple
 from typing import Any
 
@@ -68,10 +69,10 @@ class TestFromStructArray:
     @pytest.mark.parametrize(
         "options, expected",
         [
-            ({"batch_dims": 1}, [3]),
+            ({"batch_dims": 1, "auto_batch_size": True}, [3]),
             ({"batch_size": []}, []),
             ({"auto_batch_size": True}, [3, 4]),
-            ({"batch_dims": 0}, []),
+            ({"batch_dims": 0, "auto_batch_size": True}, []),
         ],
     )
     def test_batch_options(self, options: dict[str, Any], expected: list[int]) -> None:
@@ -136,6 +137,27 @@ def test_from_struct_array_auto_batch_size_reaches_the_leaves_dims() -> None:
     assert auto.batch_size == (4, 3, 1, 2) and auto["m"].batch_size == (4, 3, 1, 2, 3)
     capped = TensorDict.from_struct_array(array, auto_batch_size=True, batch_dims=2)
     assert capped.batch_size == (4, 3)
+
+
+def test_from_struct_array_ignores_batch_dims_without_auto_batch_size() -> None:
+    """As the peer 0.15: each node keeps its array's shape (a nested field its own dims),
+    with the peer's FutureWarning where auto_batch_size would differ (fuzzer, fz27d:
+    programs 15,510,095 and 15,520,170 of methods,index,shape,combine)."""
+    td = TensorDict(
+        {"n": TensorDict({"d": torch.ones(2, 3)}, [2, 3]), "c": torch.ones(2, 3)}, [2, 3]
+    )
+    array = td.to_struct_array()
+    with pytest.warns(FutureWarning, match="ignores batch_dims=1"):
+        out = TensorDict.from_struct_array(array, batch_dims=1)
+    assert out.batch_size == (2, 3) and out["n"].batch_size == (2, 3)
+    with pytest.warns(FutureWarning, match="drop batch_dims"):
+        sized = TensorDict.from_struct_array(array, batch_dims=1, batch_size=[2])
+    assert sized.batch_size == (2,) and sized["n"].batch_size == (2, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the same batch sizes as auto_batch_size's: silent
+        assert TensorDict.from_struct_array(array, batch_dims=2)["n"].batch_size == (2, 3)
+    capped = TensorDict.from_struct_array(array, batch_dims=1, auto_batch_size=True)
+    assert capped.batch_size == (2,) and capped["n"].batch_size == (2,)
 
 
 class TestToStructArray:

@@ -559,7 +559,12 @@ class EntryOps(TensorCollection):
     def auto_device_(self) -> Self:
         """Sets the device to the one every tensor (nested ones included) is on, and the
         same in every nested collection and Python value, as the peer; ``None`` (here and
-        nested) if they are on several or there is no tensor."""
+        nested) if they are on several or there is no tensor; a record over a lazy stack
+        or a file sets its storage's (the members' too), as the peer's."""
+        storage = storage_of(self)
+        if storage is not self and _sets_its_own_device(storage):
+            storage.auto_device_()
+            return self
         device = _common_device(self)
         self.clear_device_()
         if device is not None:
@@ -859,7 +864,12 @@ def _record_device(collection: TensorCollection, device: torch.device) -> None:
     for _, value in collection._items():
         if not isinstance(value, TensorCollection):
             continue
-        if isinstance(value, EntryOps) and type(value).auto_device_ is not EntryOps.auto_device_:
+        if _sets_its_own_device(storage_of(value)):
             value.auto_device_()
         else:
             _record_device(value, device)
+
+
+def _sets_its_own_device(storage: Any) -> bool:
+    """Whether ``storage`` (a lazy stack, a file) has an ``auto_device_`` of its own."""
+    return isinstance(storage, EntryOps) and type(storage).auto_device_ is not EntryOps.auto_device_

@@ -700,8 +700,10 @@ class ReductionOps(MathOps):
         result = self._reduce(
             torch.linalg.vector_norm, None, False, None, key_transform, "norm", kwargs
         )
-        if self.is_locked and out is None:
-            result.lock_()  # as the peer's norm (its other reductions give unlocked results)
+        if self.is_locked and out is None and key_transform is None:
+            # as the peer's norm (its other reductions, and its norm's copy with renamed
+            # keys, give unlocked results)
+            result.lock_()
         return cast(Self, into_out(out, result, "norm"))
 
     # --- scans ---------------------------------------------------------------------------
