@@ -140,6 +140,7 @@ _FIVE = "index,entries,shape,combine,math"
 
 # Programs decided as the peer's inconsistencies (left46b): families, ops per program, the
 # program's number and the entry that covers its finding.
+_METHODS = "methods,index,shape,combine"
 DECIDED = [
     ("shape,combine", 4, 4_625, "stacking-keeps"),  # unflatten: a value list one level deeper
     ("shape,combine", 4, 7_753, "stacking-keeps"),  # torch.stack of lazy stacks of lazy stacks
@@ -385,6 +386,16 @@ DECIDED = [
     ("entries", 4, 51, "stacking-keeps"),
     # lo26c: 's' in x.keys(True, True) of a Python value: not a member, as iterating it
     ("entries", 4, 367, "stacking-keeps"),
+    # fz27c: set_non_tensor(("inner", "y"), v) of a stack of records: the record's field
+    # annotation refuses a Python value, as for one record (the value spans the batch now)
+    (_METHODS, 8, 15_000_457, "annotation-casts"),
+    # fz27c: update_at_(x[..., None]...) of a stack of records: torch's broadcast refusal,
+    # the ShapeError a TensorDict's raises in both, where the peer's record replaces fields
+    (_METHODS, 8, 15_000_521, "index-beyond-batch"),
+    # fz27c: stack_tensors into an out_key of a loaded lazy stack member: saved in its folder
+    (_METHODS, 12, 15_010_338, "values-kept-shared"),
+    # fz27c: cat_tensors of a lazy stack into an out_key that does not fit the node
+    (_METHODS, 12, 15_030_296, "checked-as-torch"),
 ]
 
 
