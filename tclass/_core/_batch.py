@@ -469,6 +469,21 @@ def entry_index_error(call: str, key: object, entry: object, error: IndexError) 
     return DimError(msg)
 
 
+def entry_write_error(
+    key: object, value: object, index: object, entry: Any, error: Exception
+) -> ShapeError:
+    """``set_at_``'s error for a value that torch does not broadcast to the elements
+    ``index`` of the entry (``entry``: the tensor written into): torch's words, with the
+    key and both shapes, a ``ShapeError`` (a ``RuntimeError``, as torch's and the peer's)."""
+    shape = format_shape(getattr(value, "shape", ()))
+    msg = (
+        f"set_at_({key!r}, value, {index!r}): cannot write a value of shape {shape} "
+        f"into elements {index!r} of the entry of shape {format_shape(entry.shape)}: "
+        f"{error}; give a value of the selected elements' shape (or one that broadcasts to it)"
+    )
+    return ShapeError(msg)
+
+
 def _shown(index: object) -> str:
     """``index`` as an error message shows it: a tensor of more than 8 elements by its
     dtype and shape (its repr would fill the message)."""

@@ -18,7 +18,7 @@ import torch
 from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import Value
 from tclass._base.implemented._collection import TensorCollection
-from tclass._core._records import is_record
+from tclass._core._records import is_record, storage_of
 from tclass._engine._nontensor import MetaData, NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._ragged_values import RaggedNonTensorStack
@@ -47,11 +47,11 @@ def data_ptrs(collection: Any, storage: bool, top: bool = True) -> TensorDict:
     addresses of the tensors (``storage``: of their storages), nested like it; a lazy
     stack's members under ``"0"``, ``"1"``...; Python values left out. At the ``top``
     level the tensors come before the nested collections, as in the peer's (whose nested
-    levels keep their order)."""
-    if collection._is_lazy:
-        members = {
-            str(i): data_ptrs(m, storage, False) for i, m in enumerate(collection.tensordicts)
-        }
+    levels keep their order). A record that keeps its fields in a lazy stack lists its
+    members too, as the peer's (which asks its storage)."""
+    stack = storage_of(collection)
+    if stack._is_lazy:
+        members = {str(i): data_ptrs(m, storage, False) for i, m in enumerate(stack.tensordicts)}
         return TensorDict._new_unchecked(members, _NO_DIMS, torch.device("cpu"))  # type: ignore[arg-type]
     entries: dict[str, Value] = {}
     nested: dict[str, Value] = {}

@@ -448,7 +448,9 @@ def _new_entries_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     the peer keeps plain tensors in memory that a reload does not see; so is an entry
     ``rename_key_`` moves into another node (a copy saved there); and such an entry
     written by an earlier line, seen in a later op's result (``x.setdefault("zz", t);
-    x = x.del_("m")`` of a loaded lazy stack: program 15,500 of index,entries, inv19b)."""
+    x = x.del_("m")`` of a loaded lazy stack: program 15,500 of index,entries, inv19b);
+    and the ``out_key`` of ``stack_tensors`` / ``cat_tensors`` (a loaded member of a lazy
+    stack: program 15,010,338 of ``--length 12`` methods,index,shape,combine, fz27c)."""
     if finding.kind != "result":
         return False
     if finding.step.op == "rename_key_" and not _renamed_into_another_node(finding.step.src):
@@ -457,12 +459,19 @@ def _new_entries_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         return False
     if finding.step.op in _ENTRY_WRITES + ("rename_key_", "setdefault"):
         return True
-    loaded = facts.memmap or any(re.search(r"load_memmap\(|\.load\(", s) for s in finding.lines)
-    written = [s for s in finding.lines[:-1] if _NEW_ENTRY_WRITE.match(s)]
     keys = [re.findall(r"\['([^']*)'\]", line.split(": ")[0])[-1:] for line in finding.detail]
+    loaded = facts.memmap or any(re.search(r"load_memmap\(|\.load\(", s) for s in finding.lines)
+    if finding.step.op in ("stack_tensors", "cat_tensors"):
+        out = _OUT_KEY.search(finding.step.src)
+        return loaded and out is not None and all(key == [out.group(1)] for key in keys)
+    written = [s for s in finding.lines[:-1] if _NEW_ENTRY_WRITE.match(s)]
     return loaded and all(
         key and any(f"'{key[0]}'" in s or f'"{key[0]}"' in s for s in written) for key in keys
     )
+
+
+# the last name of ``stack_tensors`` / ``cat_tensors``'s ``out_key`` (``"out"``, ``("n", "out")``)
+_OUT_KEY = re.compile(r"\bout_key=\(?(?:['\"]\w+['\"], )*['\"](\w+)['\"]")
 
 
 # an earlier line that writes an entry by key (``x["zz"] = t``, ``x.setdefault("zz", t)``...)

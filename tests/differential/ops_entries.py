@@ -386,7 +386,9 @@ def memmap(c: Chooser, info: Info, facts: Facts) -> Step:
     loader = "Rec" if info.kind == "record" else "L"
     if info.kind == "lazy" and c.chance(50):
         loader = "L.LazyStackedTensorDict"
-    return step(f"{loader}.load_memmap(x.memmap({folder}) and {folder})", "load_memmap", "entries")
+    # the folder just written, loaded back (``x.memmap`` returns x, so ``and`` asked its truth)
+    src = f"{loader}.load_memmap((x.memmap({folder}), {folder})[1])"
+    return step(src, "load_memmap", "entries")
 
 
 def record_fields(c: Chooser, info: Info, facts: Facts) -> Step:

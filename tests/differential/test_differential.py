@@ -141,6 +141,7 @@ _FEATURES = "features,index,shape,combine"
 
 # Programs decided as the peer's inconsistencies (left46b): families, ops per program, the
 # program's number and the entry that covers its finding.
+_METHODS = "methods,index,shape,combine"
 DECIDED = [
     ("shape,combine", 4, 4_625, "stacking-keeps"),  # unflatten: a value list one level deeper
     ("shape,combine", 4, 7_753, "stacking-keeps"),  # torch.stack of lazy stacks of lazy stacks
@@ -423,6 +424,16 @@ DECIDED = [
     ("methods,index,shape,combine", 16, 15_540_591, "peer-fails-inside"),
     # fz27d: x[1, None] after the peer's tile of a lazy stack of records: the label listed
     ("methods,index,shape,combine", 12, 15_510_046, "checked-as-torch"),
+    # fz27c: set_non_tensor(("inner", "y"), v) of a stack of records: the record's field
+    # annotation refuses a Python value, as for one record (the value spans the batch now)
+    (_METHODS, 8, 15_000_457, "annotation-casts"),
+    # fz27c: update_at_(x[..., None]...) of a stack of records: torch's broadcast refusal,
+    # the ShapeError a TensorDict's raises in both, where the peer's record replaces fields
+    (_METHODS, 8, 15_000_521, "index-beyond-batch"),
+    # fz27c: stack_tensors into an out_key of a loaded lazy stack member: saved in its folder
+    (_METHODS, 12, 15_010_338, "values-kept-shared"),
+    # fz27c: cat_tensors of a lazy stack into an out_key that does not fit the node
+    (_METHODS, 12, 15_030_296, "checked-as-torch"),
 ]
 
 

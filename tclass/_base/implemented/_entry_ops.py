@@ -48,7 +48,6 @@ from tclass.errors import (
     DimError,
     KeyConflictError,
     LockedError,
-    ShapeError,
 )
 
 if TYPE_CHECKING:
@@ -331,14 +330,7 @@ class EntryOps(TensorCollection):
                 f"set_at_({key!r}, value, {index!r})", key, target, error
             ) from None
         except RuntimeError as error:  # torch's words, with the key and shapes
-            shape = _batch.format_shape(getattr(value, "shape", ()))
-            msg = (
-                f"set_at_({key!r}, value, {index!r}): cannot write a value of shape {shape} "
-                f"into elements {index!r} of the entry of shape "
-                f"{_batch.format_shape(target.shape)}: {error}; give a value of the selected "
-                "elements' shape (or one that broadcasts to it)"
-            )
-            raise ShapeError(msg) from error
+            raise _batch.entry_write_error(key, value, index, target, error) from error
         return self
 
     def update_(

@@ -114,8 +114,13 @@ class KeyOps(TensorCollection):
         path = key_path(key)
         holder = self._holder(path)
         if holder is None:
-            return type(None)
+            return self._missing_entry_class(key)
         return holder._entry_class(path[-1])
+
+    def _missing_entry_class(self, key: Any) -> type:
+        """``entry_class`` of a key with no entry: ``type(None)``, as the peer's (the type
+        of its ``get``'s ``None``); a file's raises (see ``RowsInMemory``)."""
+        return type(None)
 
     def get_item_shape(self, key: Any) -> torch.Size:
         """The shape of the entry at ``key`` (a collection's or Python value's: its batch

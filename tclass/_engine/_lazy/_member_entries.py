@@ -84,7 +84,10 @@ class LazyMemberEntries(LazyStackOps):
                 if -1 in self._batch_size:
                     raise _no_stacked_entry(self, key, index)
                 stacked = self.get(path)
-                stacked[index] = value
+                try:
+                    stacked[index] = value
+                except RuntimeError as error:  # as a TensorDict's: torch's words, the shapes
+                    raise _batch.entry_write_error(key, value, index, stacked, error) from error
                 self.set_(path, stacked, non_blocking=non_blocking)
                 return self
         feature = self._feature_dims(path) if isinstance(value, torch.Tensor) else None

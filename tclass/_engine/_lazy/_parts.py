@@ -26,7 +26,7 @@ from tclass._core._device import DeviceLike, as_device
 from tclass._core._records import storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import fit_to_batch
-from tclass._engine._nontensor import _NonTensorNode
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._nontensor_stack import join_non_tensor
 from tclass._engine._repr import LeafSummary, NodeSummary, ValueSummary
 from tclass._engine._td import TensorDict
@@ -419,6 +419,10 @@ def split_operand(value: Any, stack: Any, key: object) -> list[Any]:
             # One item per member (the items at depth stack_dim of nested lists in batch
             # order), as the peer; else a Python value the members store as they do.
             return parts if parts is not None else [value] * count
+    if isinstance(value, NonTensorData) and value._batch_size[:ndim] != batch:
+        # one Python value spans the batch of the collection that holds it, as a
+        # TensorDict's set makes it (and the peer's lazy stack): each member its part
+        value = value._make(value.data, batch, value._device)
     if isinstance(value, TensorCollection):
         if value.batch_size[:ndim] != batch:
             # a collection of a shorter batch size (built without one) takes the stack's,

@@ -548,13 +548,7 @@ class LazyStackedTensorDict(LazyLocking, LazyWrites, Generic[M]):
         self, parts: list[Any], layout: torch.layout | None, path: tuple[str, ...]
     ) -> torch.Tensor:
         key = path[0] if len(path) == 1 else path
-        if self._stack_dim != 0:
-            msg = (
-                f"get({key!r}, as_nested_tensor=True) needs stack_dim 0 (the nested dim "
-                f"comes first), this stack has {self._stack_dim}; transpose it first or "
-                "use as_padded_tensor=True"
-            )
-            raise ShapeError(msg)
+        self._check_nested_dim(f"get({key!r}, as_nested_tensor=True)")
         if not all(isinstance(part, torch.Tensor) for part in parts):
             msg = f"get({key!r}, as_nested_tensor=True): the entry is not a tensor in every member"
             raise HeterogeneousEntryError(msg)
@@ -564,6 +558,16 @@ class LazyStackedTensorDict(LazyLocking, LazyWrites, Generic[M]):
             return torch.nested.nested_tensor(parts, layout=torch.jagged)
         except (RuntimeError, ValueError):
             return torch.nested.nested_tensor(parts, layout=torch.strided)
+
+    def _check_nested_dim(self, call: str) -> None:
+        """A nested tensor nests along its first dim: the stack dim must be 0 (checked
+        before the key is looked up, as the peer does)."""
+        if self._stack_dim != 0:
+            msg = (
+                f"{call} needs stack_dim 0 (the nested dim comes first), this stack has "
+                f"{self._stack_dim}; transpose it first or use as_padded_tensor=True"
+            )
+            raise ShapeError(msg)
 
     # A member (along stack dim 0; an int is also a BatchIndex, which gives Self).
     @overload
@@ -687,6 +691,7 @@ class LazyStackedTensorDict(LazyLocking, LazyWrites, Generic[M]):
         does (without a default, a missing key is a KeyNotFoundError). The peer's older
         spelling of ``get(key, as_nested_tensor=True)``."""
         path = _keys.key_path(key)
+        self._check_nested_dim(f"get_nestedtensor({key!r})")
         parts = [member.get(path, _MISSING) for member in self._members]
         if any(part is _MISSING for part in parts):
             if default is _NO_DEFAULT:

@@ -339,7 +339,8 @@ def in_memory(value: Any) -> Any:
 class RowsInMemory(ShapeOps):
     """A mixin of ``PersistentTensorDict`` and its row views (before ``TensorDictBase``
     in their bases): the pieces that cut the rows give them read into memory, and
-    in-place math reads the rows, works on them in memory and writes them back."""
+    in-place math reads the rows, works on them in memory and writes them back; and
+    ``entry_class`` of a key the file lacks raises, as the peer's (which asks the file)."""
 
     if TYPE_CHECKING:
 
@@ -348,6 +349,11 @@ class RowsInMemory(ShapeOps):
         def _staging(self) -> tuple[PersistentTensorDict, Any, torch.Size]: ...
     else:
         __slots__ = ()
+
+    def _missing_entry_class(self, key: Any) -> type:
+        """``entry_class`` of a key with no entry: a KeyNotFoundError (a ``KeyError``),
+        as the peer's file, where a TensorDict's answers ``type(None)``."""
+        raise self._missing_key(_keys.unravel_key(key))
 
     def _pointwise_(
         self,
