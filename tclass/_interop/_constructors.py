@@ -37,7 +37,7 @@ from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._linked_list import holds_none, unlinked
 from tclass._core._names import DimName
-from tclass._core._records import is_record
+from tclass._core._records import is_record, storage_of
 from tclass._engine._entry_values import entries_of
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._pyvalues import stored_value
@@ -176,8 +176,8 @@ def _leaf(value: Any, where: str) -> Any:
     """One input value as a tree node."""
     if isinstance(value, torch.Tensor):
         return value
-    if isinstance(value, NonTensorData):
-        return PyValue(value.data)
+    if isinstance(value, NonTensorData):  # one with batch dims counts with them, as the peer
+        return value if value.batch_dims else PyValue(value.data)
     if isinstance(value, TensorCollection):
         return value  # a collection (a per-element value stack included) is kept as is
     if isinstance(value, Mapping):
@@ -244,7 +244,7 @@ def build(
 
 
 def _grown(tree: Tree, cap: int | None) -> Tree:
-    """``tree`` with each nested TensorDict whose entries allow more batch dims than it
+    """``tree`` with each nested TensorDict or record whose entries allow more batch dims than it
     has (at any depth) replaced by a shallow copy with the largest batch sizes, as the
     peer's ``auto_batch_size`` sets them (the peer changes the caller's TensorDict in
     place; the copy leaves it as it was)."""
@@ -252,7 +252,7 @@ def _grown(tree: Tree, cap: int | None) -> Tree:
     for key, value in tree.items():
         if isinstance(value, dict):
             value = _grown(value, cap)
-        elif type(value) is TensorDict:
+        elif _grows(value):
             copy = value.copy().auto_batch_size_(cap)
             if _batch_sizes(copy) != _batch_sizes(value):
                 value = copy
@@ -260,7 +260,17 @@ def _grown(tree: Tree, cap: int | None) -> Tree:
     return out
 
 
-def _batch_sizes(td: TensorDict) -> list[torch.Size]:
+def _grows(value: object) -> bool:
+    """A nested TensorDict or record (not a lazy stack), whose ``auto_batch_size_`` the
+    peer's runs."""
+    return (
+        isinstance(value, TensorCollection)
+        and not value._is_leaf_node
+        and not storage_of(value)._is_lazy
+    )
+
+
+def _batch_sizes(td: TensorCollection) -> list[torch.Size]:
     nodes = td.values(include_nested=True)
     return [
         td.batch_size,
@@ -277,6 +287,8 @@ def _build_fixed(
             entries[key] = _build_fixed(value, batch, device, path + (key,))
         elif isinstance(value, PyValue) or (isinstance(value, Scalar) and batch):
             entries[key] = NonTensorData._make(value.value, batch, device)
+        elif isinstance(value, NonTensorData) and value.batch_size[: len(batch)] != batch:
+            entries[key] = NonTensorData._make(value.data, batch, device)  # (the peer's)
         elif isinstance(value, Scalar):
             entries[key] = value.tensor()
         else:
@@ -292,9 +304,10 @@ def _build_inferred(
     path: tuple[str, ...],
 ) -> TensorDict:
     """Top-down, once :func:`_inferred` knows what each node's entries ask for: a node
-    nothing constrains (no tensors below it) takes its parent's batch size."""
-    own = _inferred(tree, cap)
-    batch = own if own is not None else (parent if parent is not None else torch.Size([]))
+    nothing constrains (no leaf below it) takes the batch size its empty collections
+    share, or its parent's where that one does not start with its parent's (as
+    ``auto_batch_size_``)."""
+    batch = _node_batch(tree, cap, parent)
     entries: dict[str, Any] = {}
     for key, value in tree.items():
         if isinstance(value, dict):
@@ -303,18 +316,35 @@ def _build_inferred(
             entries[key] = NonTensorData._make(value.value, batch, device)
         elif isinstance(value, Scalar):  # its 0 dims gave the node no batch dims
             entries[key] = value.tensor()
+        elif isinstance(value, NonTensorData) and cap is not None and value.batch_dims > cap:
+            entries[key] = NonTensorData._make(value.data, value.batch_size[:cap], device)
+        elif _follows(value) and value.batch_size[: len(batch)] != batch:
+            entries[key] = value.clone()  # the batch size set below fits it (not the caller's)
         else:
             entries[key] = value
     # built without batch dims, then given them, as the peer's auto_batch_size_ sets them:
-    # the node does not take a nested collection's dim names (the peer's stay unnamed)
+    # the node does not take a nested collection's dim names (the peer's stay unnamed),
+    # and an empty nested collection grows to them
     out = checked(entries, torch.Size([]), device, path)
     out.batch_size = batch
     return out
 
 
+def _node_batch(tree: Tree, cap: int | None, parent: torch.Size | None) -> torch.Size:
+    own = _inferred(tree, cap)
+    if own is None:
+        empty = [value.batch_size for value in tree.values() if _follows(value)]
+        own = common_leading_shape(empty, cap) if empty else None
+    if own is None or (parent is not None and own[: len(parent)] != parent):
+        return parent if parent is not None else torch.Size([])
+    return own
+
+
 def _inferred(tree: Tree, cap: int | None) -> torch.Size | None:
-    """The largest leading shape the tensors, collections (per-element value stacks
-    included) and constrained nested dicts of ``tree`` share; ``None`` if none is there."""
+    """The largest leading shape the tensors, collections (per-element value stacks and
+    values with batch dims included) and constrained nested dicts of ``tree`` share;
+    ``None`` if none is there. A collection without a leaf does not count: it follows
+    its parent's batch size, as in ``auto_batch_size_``."""
     shapes: list[Sequence[int]] = []
     for value in tree.values():
         if isinstance(value, torch.Tensor):
@@ -325,9 +355,20 @@ def _inferred(tree: Tree, cap: int | None) -> torch.Size | None:
             nested = _inferred(value, cap)
             if nested is not None:
                 shapes.append(nested)
-        elif isinstance(value, TensorCollection):
+        elif isinstance(value, TensorCollection) and not _follows(value):
             shapes.append(value.batch_size)
     return common_leading_shape(shapes, cap) if shapes else None
+
+
+def _follows(value: object) -> bool:
+    """Whether ``value`` is a nested collection without a leaf (not a lazy stack, whose
+    batch size its members set)."""
+    return (
+        isinstance(value, TensorCollection)
+        and not value._is_leaf_node
+        and not storage_of(value)._is_lazy
+        and value.is_empty()
+    )
 
 
 def checked(

@@ -76,7 +76,7 @@ def _dict_kept_in_value_field(finding: Finding, facts: Facts, peer: Any, mine: A
     program 858 of index,entries, inv19b). Where the dict's tensors do not fit the batch,
     the peer's ``update`` raises making its TensorDict. The same for ``Rec.from_dict(rec.
     to_dict())`` of a record holding such a dict (the peer's ``from_dict`` makes it a
-    TensorDict)."""
+    TensorDict), and for ``rec.create_nested("label")``, which sets ``{}`` there."""
     if finding.kind == "family" and finding.step.op == "set_":  # the peer's set_ refuses it
         refused = type(mine.error).__name__ == "NotSerializableError"
         return refused and "_InplaceWriteError" in type(peer.error).__name__
@@ -100,7 +100,8 @@ def _dict_kept_in_value_field(finding: Finding, facts: Facts, peer: Any, mine: A
         # kept whole while the record was narrowed): program 9,901,758, fz19a
         given = any(_DICT_GIVEN.search(line) for line in finding.lines[:-1])
         return given and _DICT_NOT_FITTING.search(str(peer.error)) is not None
-    if finding.kind != "result" or finding.step.op not in ("update", "replace", "from_dict"):
+    ops = ("update", "replace", "from_dict", "create_nested")  # create_nested: set(k, {})
+    if finding.kind != "result" or finding.step.op not in ops:  # (program 15,020,107, fz27a)
         return False
     if finding.step.op == "from_dict":  # ``Rec.from_dict(x.to_dict())`` of such a record
         # (program 9,194,497 of records,entries, inv19e)

@@ -68,6 +68,11 @@ _PEER_REFUSES = (
 # read into memory (tclass's ``to`` keeps a view); a tensor of another shape written over
 # a dataset, which tclass replaces and the peer broadcasts into; a group's batch size, which
 # tclass keeps as written (the peer's ``from_dict`` infers a shorter one).
+# ``x.clone().load_memmap_(folder)`` of a file: tclass's clone, in memory, loads the
+# folder's memory-mapped tensors; the peer's clone, a temporary file, copies them in
+_LOADED_MAPPED = re.compile(
+    r": peer Tensor\[([\w.]+, shape \[[\d, ]*\])\], tclass MemoryMappedTensor\[\1\]$"
+)
 _RESULT_LINES = (
     re.compile(r"\.kind: peer 'PersistentTensorDict(View)?', tclass 'TensorDict'$"),
     re.compile(r": peer 'bytes', tclass 'str'$|: peer b'.*', tclass '.*'$"),
@@ -216,6 +221,9 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue  # a view of a file's rows is not contiguous, as the file (the peer's is)
         if op in ("cpu", "to") and _VIEW_KEPT.search(line):
             continue
+        if op == "load_memmap_" and ".clone()" in finding.step.src and _LOADED_MAPPED.search(line):
+            continue  # the clone is in memory: it loads memory-mapped tensors (the peer's
+            # temporary file copies them; program 15,010,234 of methods,..., fz27a)
         if op in ("setitem_key", "set", "update") and _RESHAPED.search(line):
             continue
         if op == "setitem_key" and (_RETYPED.search(line) or _STR_OVER_TENSOR.search(line)):
@@ -470,3 +478,14 @@ _PARAMS_FILE_VIEW = re.compile(
 _PARAMS_IN_PLACE = re.compile(
     r": values differ: |^result\.kind: peer 'TensorDict', tclass 'TensorDictParams'$"
 )
+
+
+def _h5_memmap_saved_path(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``f.memmap(folder).saved_path`` of an HDF5 file (``to_h5`` made by a step or the
+    world's): tclass's copy is saved in that folder, the peer's TensorDict says it is not
+    (``saved_path`` ``None``; program 15,030,441 of methods,index,shape,combine, fz27a)."""
+    if finding.kind != "result" or finding.step.op != "saved_path":
+        return False
+    if finding.detail != ["result: peer False, tclass True"] or ".memmap(" not in finding.step.src:
+        return False
+    return bool(facts.h5) or any(".to_h5(" in line for line in finding.lines[:-1])

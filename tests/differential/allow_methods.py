@@ -5,7 +5,11 @@ a finding and says whether the README bullet of its entry covers it."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -48,3 +52,51 @@ def _method_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         return False
     texts = _METHOD_FAILS_INSIDE.get(finding.step.op, ())
     return any(text in str(peer.error) for text in texts)
+
+
+    text = _METHOD_FAILS_INSIDE.get(finding.step.op)
+    return text is not None and text in str(peer.error)
+
+
+# a field of ``from_struct_array(x.to_struct_array())``, or its first row: the peer's numpy
+# array of strings (``iter``; nested empty ones too) where tclass reads the value back
+_STRUCT_FIELD_READ = re.compile(
+    r"^result((?:\['\w+'\])+)(?:\[\d+\])*: (?:peer iter of \d+, tclass py \("
+    r"|peer value \(\('seq', 'iter', .*\), tclass values \(\('seq', 'list', "
+    r"|peer 'iter', tclass 'list'$)"
+)
+
+
+def _struct_array_values_read_back(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``from_struct_array(x.to_struct_array())`` of a collection holding Python values
+    (a str, ``None``, an int): tclass reads each back as it was (one per row), the peer's
+    field is one numpy array of the ``'<U10'`` strings its ``to_struct_array`` writes
+    (``None`` as ``'None'``, ``3`` as ``'3'``), which every row reads whole (programs
+    15,000,122, 15,000,589, 15,020,387 and 15,030,225 of methods,index,shape,combine, fz27a)."""
+    if finding.kind != "result" or finding.step.op != "from_struct_array":
+        return False
+    for line in finding.detail:
+        found = _STRUCT_FIELD_READ.match(line)
+        if found is None:
+            return False
+        node = peer.value
+        for key in re.findall(r"\['(\w+)'\]", found.group(1)):
+            node = node.get(key, None) if hasattr(node, "get") else None
+        data = node if isinstance(node, np.ndarray) else getattr(node, "data", None)
+        if not (isinstance(data, np.ndarray) and data.dtype.kind == "U"):
+            return False
+    return True
+
+
+def _nested_lists_not_read_as_pairs(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``TensorDict.from_list(x.tolist())`` of 2+ batch dims (lists of lists of dicts):
+    tclass raises the ``ValueError`` (``SourceTypeError``) the peer's ``dict()`` raises for
+    an item that is not a pair; where each dict has two keys, the peer's reads it as one
+    key/value pair, a result of strings without a tensor (programs 15,000,190 and
+    15,020,525 of methods,index,shape,combine, fz27a)."""
+    if finding.kind != "tclass-raises" or finding.step.op != "from_list":
+        return False
+    if type(mine.error).__name__ != "SourceTypeError" or "got list [" not in str(mine.error):
+        return False
+    leaves = list(peer.value.values(True, True)) if hasattr(peer.value, "values") else [None]
+    return not any(isinstance(leaf, torch.Tensor) for leaf in leaves)

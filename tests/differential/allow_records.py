@@ -172,15 +172,16 @@ _INFERRED_PAST_EMPTY = re.compile(
 
 
 def _inferred_past_empty_dicts(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """``TensorDict.from_dict`` / ``from_any`` of a dict holding an empty dict (at any
-    depth), or ``auto_batch_size_()`` of a collection holding an empty one: the batch
-    size inferred from the rest (``batch_dims=n``: ``n`` dims), where the peer's gives
-    ``[]`` (an empty one first: the key order decides), and its nested collections and
-    values with it; or, for ``auto_batch_size_``, the empty one's own batch size (fewer
-    dims: standard window programs of ``--seed 0`` after left37)."""
+    """``TensorDict.from_dict`` / ``from_any`` / ``from_tuple`` of a dict (tuple) holding an
+    empty dict or collection (at any depth), or ``auto_batch_size_()`` of a collection
+    holding an empty one: the batch size inferred from the rest (``batch_dims=n``: ``n``
+    dims), where the peer's gives ``[]`` (an empty one first: the key order decides), and
+    its nested collections and values with it; or, for ``auto_batch_size_``, the empty
+    one's own batch size (fewer dims: standard window programs of ``--seed 0`` after left37)."""
     if finding.kind != "result" or finding.step.op not in (
         "from_dict",
         "from_any",
+        "from_tuple",  # (fz27a: an empty collection first among the values)
         "auto_batch_size_",
     ):
         return False
@@ -194,7 +195,9 @@ def _inferred_past_empty_dicts(finding: Finding, facts: Facts, peer: Any, mine: 
     # batch size of its own: the peer stops at it, tclass infers past it (more dims); or
     # the empty one's own batch size, longer: tclass's takes its parent's, the peer's
     # keeps it (program 4,901,761 of ``--families entries``, fz40c)
-    return finding.step.op == "auto_batch_size_" and all(
+    # (from_dict / from_tuple / from_any: the same auto_batch_size_ of what they build,
+    # an empty collection first among the values; fz27a)
+    return all(
         _longer_past_empty(line) or _empty_took_parents(line, mine.value, peer.value)
         for line in finding.detail
     )
@@ -315,8 +318,13 @@ _KEYS_LINE = re.compile(r"^result(\[\d+\])*: keys: peer (\[[^\]]*\]), tclass (\[
 def _tolist_lists_fields(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``record.tolist()``: each element is ``record[i].to_dict()`` in tclass, fields that
     are ``None`` listed as ``to_dict`` lists them in both libraries; the peer's ``tolist``
-    leaves out the top-level ones."""
-    if finding.kind != "result" or finding.step.op != "tolist":
+    leaves out the top-level ones; and so ``from_list(record.tolist())`` has them as keys
+    (the runner's seed 5,000: program 5,017, fz27a)."""
+    if finding.kind != "result":
+        return False
+    if finding.step.op != "tolist" and not (
+        finding.step.op == "from_list" and ".tolist()" in finding.step.src
+    ):
         return False
     for line in finding.detail:
         found = _KEYS_LINE.match(line)
@@ -791,4 +799,35 @@ def _saved_empty_lists_kept(finding: Finding, facts: Facts, peer: Any, mine: Any
         value = mine.value.get(found[1], None) if hasattr(mine.value, "get") else None
         if not _only_empty_lists(value.tolist() if hasattr(value, "tolist") else value):
             return False
+    return True
+
+
+# a nested collection's batch size (or names) in an earlier result, longer in the peer's
+_GROWN_NODE = re.compile(
+    r"^result(?:\['\w+'\])+\.(?:batch_size: peer \(([\d, ]*)\), tclass \(([\d, ]*)\)"
+    r"|names: peer \[.*\], tclass \[.*\])$"
+)
+_INFERRING_BUILD = re.compile(r"\.from_(dict|tuple|any)\(.*(auto_batch_size=True|batch_dims=)")
+
+
+def _grown_in_a_copy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An alias finding: a nested TensorDict or record of an earlier result that a later
+    ``from_dict`` / ``from_tuple`` / ``from_any`` with an inferred batch size grows, in
+    the peer only: its ``auto_batch_size_`` grows the caller's in place, tclass's a
+    shallow copy (``from_tuple(tuple(rec.values()), auto_batch_size=True)``: program
+    15,020,592 of methods,index,shape,combine, fz27a)."""
+    if finding.kind != "alias":
+        return False
+    found = re.match(r"<result of line (\d+)>", finding.step.src)
+    later = finding.lines[int(found.group(1)) :] if found else []
+    if not any(_INFERRING_BUILD.search(line) for line in later):
+        return False
+    for line in finding.detail:
+        grown = _GROWN_NODE.match(line)
+        if grown is None:
+            return False
+        if grown.group(1) is not None:
+            theirs, ours = grown.group(1).split(", "), grown.group(2).split(", ")
+            if len(theirs) <= len(ours) or theirs[: len(ours)] != ours:
+                return False
     return True

@@ -899,3 +899,29 @@ def _value_stack_reshaped_in_place(finding: Finding, facts: Facts, peer: Any, mi
         return False
     message = str(peer.error)
     return "holds a lazy tensordict" in message and "found a NonTensorStack" in message
+
+
+_VALUE_PER_ELEMENT = re.compile(r"^result\['(\w+)'\](\[\d+\])*: peer list of \d+, tclass py \(")
+
+
+def _refreshed_values_as_loaded(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An op after ``memmap_refresh_()`` of a collection whose Python value the peer held
+    with dims past its batch size (a record's label of dims ``[1, 1, 3]`` after
+    ``batch_size = []``): tclass's refreshed value has the batch dims, as a load gives
+    them in both; the peer's refresh keeps the old dims, which its ``unsqueeze`` nests
+    (program 15,000,286 of methods,index,shape,combine, fz27a)."""
+    if finding.kind != "result" or not finding.detail:
+        return False
+    if not any(".memmap_refresh_()" in line for line in finding.lines[:-1]):
+        return False
+    for line in finding.detail:
+        found = _VALUE_LENGTH.match(line) or _VALUE_PER_ELEMENT.match(line)
+        if found is None:
+            return False
+        key = found.group(1)
+        theirs, ours = _value_at(peer.value, key), _value_at(mine.value, key)
+        if _value_dims(ours) != list(mine.value.batch_size):
+            return False
+        if len(_value_dims(theirs)) <= len(peer.value.batch_size):
+            return False
+    return True

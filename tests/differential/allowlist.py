@@ -52,6 +52,7 @@ from .allow_fields import (
 )
 from .allow_h5 import (
     _h5_keys_listed,
+    _h5_memmap_saved_path,
     _h5_missing_renamed,
     _h5_params_read,
     _h5_peer_refuses,
@@ -60,7 +61,11 @@ from .allow_h5 import (
     _h5_rows_not_moved,
     _h5_value_not_dropped,
 )
-from .allow_methods import _method_fails_inside
+from .allow_methods import (
+    _method_fails_inside,
+    _nested_lists_not_read_as_pairs,
+    _struct_array_values_read_back,
+)
 from .allow_names import (
     _broadcast_index_unnamed,
     _broadcast_unnamed,
@@ -116,6 +121,7 @@ from .allow_records import (
     _exclusive_keys_refused,
     _from_dict_batch_dims,
     _frozen_locked,
+    _grown_in_a_copy,
     _inferred_past_empty_dicts,
     _kept_as_annotated,
     _key_below_a_value,
@@ -164,6 +170,7 @@ from .allow_values import (
     _ragged_pad_kept,
     _ragged_values_loaded,
     _ragged_values_unread,
+    _refreshed_values_as_loaded,
     _shaped_as_torch,
     _shared_str_kept,
     _shared_value_as_one,
@@ -335,6 +342,10 @@ ENTRIES: list[Entry] = [
             _padded_value_names_mismatch,
             _method_fails_inside,
             _feature_fails_inside,
+
+
+            _struct_array_values_read_back,
+            _nested_lists_not_read_as_pairs,
         ),
     ),
     Entry(
@@ -367,6 +378,7 @@ ENTRIES: list[Entry] = [
             _flattened_without_dims,
             _values_shaped_as_torch,
             _values_squeezed_as_the_batch,
+            _refreshed_values_as_loaded,
             _nested_names_kept,
             _shared_value_as_one,
             _names_read_live,
@@ -424,6 +436,7 @@ ENTRIES: list[Entry] = [
             _contains_a_field,
             _namedtuple_of_record,
             _inferred_past_empty_dicts,
+            _grown_in_a_copy,
             _nested_record_written_in_place,
             _value_field_not_a_leaf,
         ),
@@ -495,6 +508,7 @@ ENTRIES: list[Entry] = [
             _h5_rows_not_moved,
             _h5_value_not_dropped,
             _h5_repeated_rows_written,
+            _h5_memmap_saved_path,
         ),
     ),
     Entry(

@@ -434,6 +434,21 @@ DECIDED = [
     (_METHODS, 12, 15_010_338, "values-kept-shared"),
     # fz27c: cat_tensors of a lazy stack into an out_key that does not fit the node
     (_METHODS, 12, 15_030_296, "checked-as-torch"),
+    # fz27a: from_struct_array(x.to_struct_array()) of None / an int: the peer's numpy
+    # array of their strings, read whole by every row; tclass reads the values back
+    ("methods,index,shape,combine", 8, 15_020_387, "peer-fails-inside"),
+    # fz27a: the same of a str set in an empty batch: the peer's nested empty arrays
+    ("methods,index,shape,combine", 8, 15_000_589, "peer-fails-inside"),
+    # fz27a: from_list(x.tolist()) of 2 batch dims: the peer reads each two-key row as a pair
+    ("methods,index,shape,combine", 8, 15_000_190, "peer-fails-inside"),
+    # fz27a: from_list(rec.tolist()): the peer's tolist leaves the None field out
+    (_FIVE + ",records,methods", 4, 5_017, "records-predictable"),
+    # fz27a: unsqueeze after memmap_refresh_: the peer's label keeps dims past the batch
+    ("methods,index,shape,combine", 8, 15_000_286, "checked-as-torch"),
+    # fz27a: create_nested of a loaded record's str field: an empty dict, as set(k, {})
+    ("methods,index,shape,combine", 8, 15_020_107, "annotation-casts"),
+    # fz27a: saved_path of an HDF5 file's memmap(folder): the peer's says None
+    ("methods,index,shape,combine", 12, 15_030_441, "h5-files"),
 ]
 
 

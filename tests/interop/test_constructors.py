@@ -884,3 +884,61 @@ def test_an_inferred_batch_size_does_not_take_a_nested_collections_names() -> No
         assert out[nested].names == ["i", "j"]
     given = TensorDict({"a": torch.zeros(2, 3), "q": q}, batch_size=[2, 3])
     assert given.names == ["i", "j"]
+
+
+def test_an_inferred_batch_size_grows_an_empty_nested_collection() -> None:
+    """``from_dict``/``from_tuple`` with ``auto_batch_size``: a nested collection without
+    a leaf does not stop the inference (as ``auto_batch_size_``); it grows to the root's
+    batch size where its own does not start with it, as the peer's (a tensor first), and
+    the caller's collection is left as it was."""
+    t = torch.zeros(2, 3, 4)
+    for own in ([], [2], [5]):
+        empty = TensorDict({}, batch_size=own)
+        out = TensorDict.from_tuple((t, empty), auto_batch_size=True)
+        assert out.batch_size == (2, 3, 4)
+        assert out["1"].batch_size == (2, 3, 4)
+        assert empty.batch_size == tuple(own)
+    kept = TensorDict.from_dict({"t": t, "e": TensorDict({}, [2, 3, 4, 5])}, batch_dims=2)
+    assert (kept.batch_size, kept["e"].batch_size) == ((2, 3), (2, 3))
+    deeper = TensorDict.from_dict(
+        {"t": t, "m": {"e": TensorDict({}, [2, 3, 4, 5])}}, auto_batch_size=True
+    )
+    assert (deeper.batch_size, deeper["m"].batch_size) == ((2, 3, 4), (2, 3, 4, 5))
+    alone = TensorDict.from_dict({"e": TensorDict({}, [2])}, auto_batch_size=True)
+    assert alone.batch_size == (2,)
+
+
+def test_from_dict_keeps_a_python_values_own_batch_size() -> None:
+    """A ``NonTensorData`` with batch dims keeps them (``from_tuple(tuple(td.values()))``),
+    and counts with them when the batch size is inferred (cut to ``batch_dims``), as the
+    peer's; one that does not start with a given batch size spans it."""
+    value = NonTensorData([1, 2], batch_size=[1, 1])
+    out = TensorDict.from_tuple((value,))
+    assert (out.batch_size, out.get("0").batch_size, out["0"]) == ((), (1, 1), [1, 2])
+    inferred = TensorDict.from_tuple((value, torch.zeros(1, 3)), auto_batch_size=True)
+    assert (inferred.batch_size, inferred.get("0").batch_size) == ((1,), (1, 1))
+    alone = TensorDict.from_tuple((value,), auto_batch_size=True)
+    assert alone.batch_size == (1, 1)
+    cut = TensorDict.from_dict({"a": NonTensorData("s", batch_size=[2, 3])}, batch_dims=1)
+    assert (cut.batch_size, cut.get("a").batch_size, cut["a"]) == ((2,), (2,), "s")
+    spans = TensorDict.from_dict({"a": NonTensorData("s", batch_size=[2])}, batch_size=[3])
+    assert (spans.get("a").batch_size, spans["a"]) == ((3,), "s")
+    nested = TensorDict.from_dict({"a": {"b": NonTensorData("s", batch_size=[2, 3])}})
+    assert nested.get(("a", "b")).batch_size == (2, 3)
+
+
+def test_an_inferred_batch_size_grows_a_nested_record() -> None:
+    """``from_tuple(tuple(rec.values()), auto_batch_size=True)``: a nested record whose
+    fields allow more batch dims than it has gets them (a copy: the caller's keeps its
+    batch size), as the peer's ``auto_batch_size_`` grows it (in place)."""
+
+    @tensorclass
+    class Inner:
+        y: torch.Tensor
+        z: Any = None
+
+    inner = Inner(y=torch.zeros(5, 2, 2), batch_size=[5, 2])
+    out = TensorDict.from_tuple((torch.zeros(5, 2), inner), auto_batch_size=True)
+    assert (out.batch_size, out["1"].batch_size) == ((5, 2), (5, 2, 2))
+    assert isinstance(out["1"], Inner) and out["1"].z is None
+    assert inner.batch_size == (5, 2)

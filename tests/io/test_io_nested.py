@@ -481,3 +481,19 @@ def test_memmap_refresh_keeps_a_nested_record_locked(tmp_path: Path) -> None:
     assert saved.inner.is_locked and saved.is_locked
     assert saved.inner._tensordict is inner._tensordict
     assert torch.equal(saved.inner.y, torch.ones(3))
+
+
+def test_memmap_refresh_keeps_a_tensor_without_elements_memory_mapped(tmp_path: Path) -> None:
+    """A tensor with no elements has no file; ``memmap()`` gives it as a
+    ``MemoryMappedTensor`` and ``memmap_refresh_()`` keeps it one (the peer's too), nested
+    ones included, so ``is_memmap()`` stays true; a load gives plain tensors (both)."""
+    td = TensorDict(
+        {"a": torch.zeros(0, 2), "n": TensorDict({"c": torch.zeros(0, 2, 3)}, [0])}, [0]
+    )
+    saved = td.memmap(tmp_path / "w")
+    refreshed = saved.memmap_refresh_()
+    for key in ("a", ("n", "c")):
+        assert type(refreshed.get(key)) is MemoryMappedTensor
+    assert refreshed.get(("n", "c")).shape == (0, 2, 3)
+    assert refreshed.is_memmap() and refreshed.is_locked
+    assert type(TensorDict.load_memmap(tmp_path / "w").get("a")) is torch.Tensor

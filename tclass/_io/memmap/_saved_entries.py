@@ -220,6 +220,10 @@ class _Refresh(NodeVisitor[None]):
             nested = isinstance(current, TensorDict) and isinstance(fields, TensorDict)
             if nested and not isinstance(fields, _NonTensorNode):
                 self.visit(current, fields)
+            elif type(value) is torch.Tensor and not value.numel() and not value.is_nested:
+                # a tensor with no elements has no file: loaded, a plain tensor; memory-
+                # mapped as the memmap() that saved it gave it (and as the peer's refresh)
+                td._put(key, MemoryMappedTensor.empty(value.shape, dtype=value.dtype))
             else:
                 td._put(key, value)
         td._adopt(loaded)
