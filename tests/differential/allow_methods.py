@@ -54,10 +54,6 @@ def _method_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     return any(text in str(peer.error) for text in texts)
 
 
-    text = _METHOD_FAILS_INSIDE.get(finding.step.op)
-    return text is not None and text in str(peer.error)
-
-
 # a field of ``from_struct_array(x.to_struct_array())``, or its first row: the peer's numpy
 # array of strings (``iter``; nested empty ones too) where tclass reads the value back
 _STRUCT_FIELD_READ = re.compile(

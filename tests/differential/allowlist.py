@@ -342,8 +342,6 @@ ENTRIES: list[Entry] = [
             _padded_value_names_mismatch,
             _method_fails_inside,
             _feature_fails_inside,
-
-
             _struct_array_values_read_back,
             _nested_lists_not_read_as_pairs,
         ),
