@@ -138,11 +138,13 @@ class TensorDictParams(ParamsStorage, LockBlocks, TensorDictBase, nn.Module):  #
                 f"{sorted(kwargs)})"
             )
             raise ArgumentError(msg)
-        if isinstance(parameters, LazyStackedTensorDict):
+        if isinstance(storage_of(parameters), LazyStackedTensorDict):  # a record's too
+            kind = type(parameters).__name__
+            kind = f"{kind} over a lazy stack" if is_record(parameters) else kind
             msg = (
-                "TensorDictParams cannot wrap a lazy stack (a LazyStackedTensorDict of batch "
-                f"size {list(parameters.batch_size)}): its entries are stacked copies, not "
-                "tensors that parameters can share; make it dense first with "
+                f"TensorDictParams cannot wrap a lazy stack (a {kind} of batch size "
+                f"{list(storage_of(parameters).batch_size)}): its entries are stacked copies, "
+                "not tensors that parameters can share; make it dense first with "
                 ".to_tensordict(), or hold it at a key of a TensorDict"
             )
             raise UnsupportedError(msg)
