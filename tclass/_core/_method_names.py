@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import types
 import weakref
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["name_methods_after"]
+from tclass.errors import ArgumentError
+
+__all__ = ["check_keywords", "name_methods_after"]
 
 _PUBLIC: weakref.WeakSet[type] = weakref.WeakSet()
 _ORIGINAL: dict[int, tuple[str, str]] = {}  # id(function) -> its own (qualname, module)
@@ -69,3 +72,23 @@ def _rename(function: Any, cls: type, name: str) -> None:
         _OWNER[key] = cls
     function.__qualname__ = f"{cls.__qualname__}.{name}"
     function.__module__ = cls.__module__
+
+
+def check_keywords(given: Mapping[str, object], accepted: type, function: str) -> None:
+    """Refuses a keyword that a method forwarding ``**options`` (typed by the TypedDict
+    ``accepted``) does not take, in Python's words for ``function`` (``MyRecord.memmap``:
+    the caller's class), before the forwarded call would name an internal function
+    (``saved_copy() got an unexpected keyword argument``).
+
+    Raises:
+        ArgumentError: (a ``TypeError``) naming the first such keyword and those taken.
+    """
+    taken = accepted.__annotations__
+    for name in given:
+        if name not in taken:
+            names = list(taken)
+            msg = (
+                f"{function}() got an unexpected keyword argument {name!r} (it takes "
+                f"{', '.join(names[:-1])} and {names[-1]})"
+            )
+            raise ArgumentError(msg)

@@ -16,6 +16,7 @@ import torch
 from typing_extensions import Self, Unpack
 
 from tclass._base._provided import IO
+from tclass._core._method_names import check_keywords
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import TensorDictBase
@@ -143,6 +144,8 @@ class PersistenceOps:
             tensor data in place, Python values, fields filled for the first time (see
             "What reaches the folder" in the README); for an archive, tensor data.
         """
+        if options:
+            check_keywords(options, SaveOptions, f"{type(self).__name__}.memmap_")
         return IO.memmap_in_place(self, prefix, copy_existing, **options)
 
     def memmap(
@@ -153,6 +156,8 @@ class PersistenceOps:
     ) -> Self:
         """A locked memory-mapped copy saved in ``prefix``; ``self`` is left as it is.
         Arguments as in :meth:`memmap_`."""
+        if options:
+            check_keywords(options, SaveOptions, f"{type(self).__name__}.memmap")
         return IO.saved_copy(self, prefix, copy_existing, like=False, **options)
 
     def memmap_like(
@@ -167,6 +172,8 @@ class PersistenceOps:
         ``durable=True`` makes the new (empty) tree itself survive a power cut; rows
         written into it later reach the disk when the system writes them back (or on
         ``os.sync()``)."""
+        if options:
+            check_keywords(options, SaveOptions, f"{type(self).__name__}.memmap_like")
         return IO.saved_copy(self, prefix, copy_existing, like=True, **options)
 
     def save(
@@ -176,6 +183,8 @@ class PersistenceOps:
         **options: Unpack[SaveOptions],
     ) -> Self:
         """Alias of :meth:`memmap`."""
+        if options:
+            check_keywords(options, SaveOptions, f"{type(self).__name__}.save")
         return self.memmap(prefix, copy_existing, **options)
 
     dumps = save
@@ -257,6 +266,8 @@ class PersistenceOps:
             SchemaMismatchError: a record's folder differs from its class; every
                 difference is listed, each with the option that accepts it.
         """
+        if options:
+            check_keywords(options, LoadOptions, f"{cls.__name__}.load_memmap")
         return IO.load_memmap(prefix, device, non_blocking, out=out, cls=cls, **options)
 
     @classmethod
@@ -273,6 +284,8 @@ class PersistenceOps:
         own, not ``load = load_memmap``: mypy refuses an alias of a classmethod returning
         ``Self`` read through the class (``Step.load(path)``: "Access to generic instance
         variables via class is ambiguous")."""
+        if options:
+            check_keywords(options, LoadOptions, f"{cls.__name__}.load")
         return cls.load_memmap(prefix, device, non_blocking, out=out, **options)
 
     def load_memmap_(
