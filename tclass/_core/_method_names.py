@@ -16,11 +16,13 @@ from __future__ import annotations
 import types
 import weakref
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from tclass.errors import ArgumentError
 
 __all__ = ["check_keywords", "name_methods_after"]
+
+_O = TypeVar("_O", bound=Mapping[str, Any])
 
 _PUBLIC: weakref.WeakSet[type] = weakref.WeakSet()
 _ORIGINAL: dict[int, tuple[str, str]] = {}  # id(function) -> its own (qualname, module)
@@ -74,10 +76,11 @@ def _rename(function: Any, cls: type, name: str) -> None:
     function.__module__ = cls.__module__
 
 
-def check_keywords(given: Mapping[str, object], accepted: type, function: str) -> None:
-    """Refuses a keyword that a method forwarding ``**options`` (typed by the TypedDict
-    ``accepted``) does not take, in Python's words for ``function`` (``MyRecord.memmap``:
-    the caller's class), before the forwarded call would name an internal function
+def check_keywords(given: _O, accepted: type, owner: object, method: str) -> _O:
+    """``given``, the ``**options`` a method forwards (typed by the TypedDict
+    ``accepted``), once every keyword is one it takes: another is refused in Python's
+    words for ``owner``'s method (``MyRecord.memmap_``: the caller's class, ``owner`` an
+    instance or a class), before the forwarded call would name an internal function
     (``saved_copy() got an unexpected keyword argument``).
 
     Raises:
@@ -86,9 +89,11 @@ def check_keywords(given: Mapping[str, object], accepted: type, function: str) -
     taken = accepted.__annotations__
     for name in given:
         if name not in taken:
+            cls = owner if isinstance(owner, type) else type(owner)
             names = list(taken)
             msg = (
-                f"{function}() got an unexpected keyword argument {name!r} (it takes "
-                f"{', '.join(names[:-1])} and {names[-1]})"
+                f"{cls.__name__}.{method}() got an unexpected keyword argument {name!r} (it "
+                f"takes {', '.join(names[:-1])} and {names[-1]})"
             )
             raise ArgumentError(msg)
+    return given

@@ -155,17 +155,17 @@ class ConversionOps:
     def from_any(cls, obj: Any, **options: Unpack[BuildOptions]) -> Self:
         """An instance from a mapping, tuple, namedtuple or structured array (a collection,
         a tensor or any other object is returned as it is): see :func:`tclass.from_any`."""
-        if options:
-            check_keywords(options, BuildOptions, f"{cls.__name__}.from_any")
-        return cls._from_built(INTEROP.from_any(obj, **options))
+        return cls._from_built(
+            INTEROP.from_any(obj, **check_keywords(options, BuildOptions, cls, "from_any"))
+        )
 
     @classmethod
     def from_tuple(cls, obj: tuple[Any, ...], **options: Unpack[BuildOptions]) -> Self:
         """An instance with the items of ``obj`` under the keys ``"0"``, ``"1"``, ...:
         see :func:`tclass.from_tuple`."""
-        if options:
-            check_keywords(options, BuildOptions, f"{cls.__name__}.from_tuple")
-        return cls._from_plain(INTEROP.from_tuple(obj, **options))
+        return cls._from_plain(
+            INTEROP.from_tuple(obj, **check_keywords(options, BuildOptions, cls, "from_tuple"))
+        )
 
     @classmethod
     def from_list(
@@ -229,9 +229,11 @@ class ConversionOps:
     def from_namedtuple(cls, named_tuple: Any, **options: Unpack[BuildOptions]) -> Self:
         """An instance from a namedtuple (nested ones nest): see
         :func:`tclass.from_namedtuple`."""
-        if options:
-            check_keywords(options, BuildOptions, f"{cls.__name__}.from_namedtuple")
-        return cls._from_plain(INTEROP.from_namedtuple(named_tuple, **options))
+        return cls._from_plain(
+            INTEROP.from_namedtuple(
+                named_tuple, **check_keywords(options, BuildOptions, cls, "from_namedtuple")
+            )
+        )
 
     @classmethod
     def from_dataclass(

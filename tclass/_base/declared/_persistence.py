@@ -144,9 +144,9 @@ class PersistenceOps:
             tensor data in place, Python values, fields filled for the first time (see
             "What reaches the folder" in the README); for an archive, tensor data.
         """
-        if options:
-            check_keywords(options, SaveOptions, f"{type(self).__name__}.memmap_")
-        return IO.memmap_in_place(self, prefix, copy_existing, **options)
+        return IO.memmap_in_place(
+            self, prefix, copy_existing, **check_keywords(options, SaveOptions, self, "memmap_")
+        )
 
     def memmap(
         self,
@@ -156,9 +156,13 @@ class PersistenceOps:
     ) -> Self:
         """A locked memory-mapped copy saved in ``prefix``; ``self`` is left as it is.
         Arguments as in :meth:`memmap_`."""
-        if options:
-            check_keywords(options, SaveOptions, f"{type(self).__name__}.memmap")
-        return IO.saved_copy(self, prefix, copy_existing, like=False, **options)
+        return IO.saved_copy(
+            self,
+            prefix,
+            copy_existing,
+            like=False,
+            **check_keywords(options, SaveOptions, self, "memmap"),
+        )
 
     def memmap_like(
         self,
@@ -172,9 +176,13 @@ class PersistenceOps:
         ``durable=True`` makes the new (empty) tree itself survive a power cut; rows
         written into it later reach the disk when the system writes them back (or on
         ``os.sync()``)."""
-        if options:
-            check_keywords(options, SaveOptions, f"{type(self).__name__}.memmap_like")
-        return IO.saved_copy(self, prefix, copy_existing, like=True, **options)
+        return IO.saved_copy(
+            self,
+            prefix,
+            copy_existing,
+            like=True,
+            **check_keywords(options, SaveOptions, self, "memmap_like"),
+        )
 
     def save(
         self,
@@ -183,9 +191,9 @@ class PersistenceOps:
         **options: Unpack[SaveOptions],
     ) -> Self:
         """Alias of :meth:`memmap`."""
-        if options:
-            check_keywords(options, SaveOptions, f"{type(self).__name__}.save")
-        return self.memmap(prefix, copy_existing, **options)
+        return self.memmap(
+            prefix, copy_existing, **check_keywords(options, SaveOptions, self, "save")
+        )
 
     dumps = save
 
@@ -266,9 +274,14 @@ class PersistenceOps:
             SchemaMismatchError: a record's folder differs from its class; every
                 difference is listed, each with the option that accepts it.
         """
-        if options:
-            check_keywords(options, LoadOptions, f"{cls.__name__}.load_memmap")
-        return IO.load_memmap(prefix, device, non_blocking, out=out, cls=cls, **options)
+        return IO.load_memmap(
+            prefix,
+            device,
+            non_blocking,
+            out=out,
+            cls=cls,
+            **check_keywords(options, LoadOptions, cls, "load_memmap"),
+        )
 
     @classmethod
     def load(
@@ -284,9 +297,13 @@ class PersistenceOps:
         own, not ``load = load_memmap``: mypy refuses an alias of a classmethod returning
         ``Self`` read through the class (``Step.load(path)``: "Access to generic instance
         variables via class is ambiguous")."""
-        if options:
-            check_keywords(options, LoadOptions, f"{cls.__name__}.load")
-        return cls.load_memmap(prefix, device, non_blocking, out=out, **options)
+        return cls.load_memmap(
+            prefix,
+            device,
+            non_blocking,
+            out=out,
+            **check_keywords(options, LoadOptions, cls, "load"),
+        )
 
     def load_memmap_(
         self,
