@@ -34,6 +34,7 @@ from tclass._base.implemented._operators import OperatorOps
 from tclass._base.implemented._reductions import ReductionOps
 from tclass._base.implemented._shape_ops import ShapeOps
 from tclass._core._dispatch import TORCH_FUNCTIONS
+from tclass._core._method_names import name_methods_after
 
 if TYPE_CHECKING:
     from tclass._engine._td import TensorDict
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = ["TensorDictBase", "Value"]
 
 
+@name_methods_after
 class TensorDictBase(
     ShapeOps,
     KeyOps,

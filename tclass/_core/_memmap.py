@@ -53,6 +53,7 @@ from tclass._core._memmap_files import (
     map_existing,
 )
 from tclass._core._memmap_new import _ANONYMOUS_MAPS, MemmapConstructors, _raw_bytes
+from tclass._core._method_names import name_methods_after
 from tclass.errors import (
     ArgumentError,
     DeviceError,
@@ -83,6 +84,7 @@ __all__ = [
 _Reduced = tuple[Callable[..., "MemoryMappedTensor"], tuple[object, ...]]
 
 
+@name_methods_after
 class MemoryMappedTensor(MemmapConstructors):
     """A CPU tensor stored in a memory-mapped file or in anonymous shared memory.
 

@@ -39,6 +39,7 @@ from tclass._base.implemented._leaf_walk import Resize
 from tclass._core import _batch
 from tclass._core._batch import BatchSizeLike, as_batch_size
 from tclass._core._device import DeviceLike, as_device
+from tclass._core._method_names import name_methods_after
 from tclass._core._names import DimName
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._core._tracing import tracing
@@ -279,6 +280,7 @@ class _NonTensorNode(NodeState):
         raise NotImplementedError
 
 
+@name_methods_after
 class NonTensorData(_NonTensorNode):
     """One Python value shared by every element of a batch.
 

@@ -31,6 +31,7 @@ from tclass._core import _batch
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._linked_list import linked_values
+from tclass._core._method_names import name_methods_after
 from tclass._core._options import OPTIONS
 from tclass._core._safe_globals import allow_unpickling
 from tclass._core._shape_op import KeepsDims, PicksElements
@@ -77,6 +78,7 @@ _new_instance = object.__new__
 _V = TypeVar("_V", default=Any)
 
 
+@name_methods_after
 class NonTensorStack(_NonTensorNode, Generic[_V]):
     """One Python value per element of a batch (``NonTensorStack[str]`` names the type of
     the values for annotations, as the peer's does; they are not checked against it).

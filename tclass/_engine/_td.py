@@ -34,6 +34,7 @@ from tclass._core._device import (
     refuse_device_assignment,
 )
 from tclass._core._jagged import leaf_shape
+from tclass._core._method_names import name_methods_after
 from tclass._core._names import DimName, Names
 from tclass._core._registry import collection_class_defined
 from tclass._core._safe_globals import allow_unpickling, checked_class
@@ -86,6 +87,7 @@ _new_instance = object.__new__
 _ONE_DIM: dict[int, torch.Size] = {}
 
 
+@name_methods_after
 class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, DeviceOps):
     """A dictionary of tensors (and nested TensorDicts) sharing a batch size.
 

@@ -48,6 +48,7 @@ from tclass._base.implemented._lock_graph import LockGraph, Ref
 from tclass._core import _keys
 from tclass._core._batch import BatchSizeLike
 from tclass._core._memmap_args import Mode
+from tclass._core._method_names import name_methods_after
 from tclass._core._names import DimName, Names
 from tclass._core._records import is_record, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -89,6 +90,7 @@ _LOCKED = (
 
 
 # zero_grad is TensorDictBase's (it returns self; nn.Module's returns None).
+@name_methods_after
 class TensorDictParams(ParamsStorage, LockBlocks, TensorDictBase, nn.Module):  # type: ignore[misc]
     """A TensorDict whose tensors are the parameters and buffers of an ``nn.Module``.
 
@@ -136,11 +138,13 @@ class TensorDictParams(ParamsStorage, LockBlocks, TensorDictBase, nn.Module):  #
                 f"{sorted(kwargs)})"
             )
             raise ArgumentError(msg)
-        if isinstance(parameters, LazyStackedTensorDict):
+        if isinstance(storage_of(parameters), LazyStackedTensorDict):  # a record's too
+            kind = type(parameters).__name__
+            kind = f"{kind} over a lazy stack" if is_record(parameters) else kind
             msg = (
-                "TensorDictParams cannot wrap a lazy stack (a LazyStackedTensorDict of batch "
-                f"size {list(parameters.batch_size)}): its entries are stacked copies, not "
-                "tensors that parameters can share; make it dense first with "
+                f"TensorDictParams cannot wrap a lazy stack (a {kind} of batch size "
+                f"{list(storage_of(parameters).batch_size)}): its entries are stacked copies, "
+                "not tensors that parameters can share; make it dense first with "
                 ".to_tensordict(), or hold it at a key of a TensorDict"
             )
             raise UnsupportedError(msg)

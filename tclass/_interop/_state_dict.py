@@ -10,7 +10,8 @@ record's adds its class (``_type``: its ``__qualname__``, informative only) and 
 Python values (``_non_tensor``, ``None`` for a field not set); a Python value held in a
 TensorDict is a node of its own (``_type`` ``"NonTensorData"`` / ``"MetaData"``, the
 value in ``_non_tensor["data"]``), and a stack of values per element too, its values
-under ``_non_tensor[PER_ELEMENT]`` (the peer's entry has none: it loses them). State
+under ``_non_tensor[PER_ELEMENT]`` (the peer's entry has none: it loses them), a record
+field's beside its ``_non_tensor``, under ``PER_ELEMENT`` (the peer skips both). State
 dicts of earlier tclass versions (a TensorDict's values in its node's ``_non_tensor``,
 a nested dict's metadata all at its root) still load. The dict
 can go through ``torch.save`` / ``torch.load(weights_only=True)``, and a state dict taken
@@ -140,7 +141,10 @@ def _node_metadata(node: TensorCollection) -> dict[str, Any]:
     (``_non_tensor``, ``None`` for a field not set); a Python value held in a TensorDict
     is a node of its own (``_type`` ``"NonTensorData"`` or ``"MetaData"``, the value in
     ``_non_tensor["data"]``); a stack of values per element (which the peer's entry
-    does not hold) records them as nested lists in ``_non_tensor[PER_ELEMENT]``."""
+    does not hold) records them as nested lists in ``_non_tensor[PER_ELEMENT]``, and a
+    record's field holding one in ``entry[PER_ELEMENT][field]`` (not in ``_non_tensor``,
+    whose every value the peer's load sets as one value shared by all elements: it
+    keeps its own field, as for the stack's node)."""
     entry: dict[str, Any] = {
         "batch_size": torch.Size(node.batch_size),  # as the peer (weights_only loads it)
         "device": None if node.device is None else str(node.device),
@@ -152,17 +156,20 @@ def _node_metadata(node: TensorCollection) -> dict[str, Any]:
         entry["_non_tensor"] = {PER_ELEMENT: node.tolist()}
     elif is_record(node):
         values: dict[str, Any] = dict.fromkeys(cast(Any, node).__tclass_info__.field_names)
+        per_element: dict[str, Any] = {}
         for key, value in node._items():
             if isinstance(value, NonTensorData):
                 values[key] = value.data
-            elif isinstance(value, _NonTensorNode):  # one value per element, in batch order
-                values[key] = {PER_ELEMENT: value.tolist()}
+                continue
+            del values[key]
+            if isinstance(value, _NonTensorNode):  # one value per element, in batch order
+                per_element[key] = {PER_ELEMENT: value.tolist()}
                 if value.batch_size != node.batch_size and -1 not in value.batch_size:
-                    values[key][_DIMS] = list(value.batch_size)
-            else:
-                del values[key]
+                    per_element[key][_DIMS] = list(value.batch_size)
         entry["_type"] = type(node).__qualname__
         entry["_non_tensor"] = values
+        if per_element:  # beside _non_tensor, which the peer sets as one value each
+            entry[PER_ELEMENT] = per_element
     return entry
 
 
@@ -466,7 +473,7 @@ def _python_values(
                     _MetaValue(values["data"]) if kind.endswith("MetaData") else values["data"],
                 )
             continue
-        for name, value in values.items():
+        for name, value in (*values.items(), *(entry.get(PER_ELEMENT) or {}).items()):
             yield node + tuple(name.split(".")), value
 
 

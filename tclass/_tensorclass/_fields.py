@@ -529,6 +529,8 @@ def rule_for(
     optional = any(member in (type(None), None, Any, object) for member, _ in members)
     members = [(m, meta) for m, meta in members if m is not type(None) and m is not None]
     parts = [_part(member, name, owner, text) for member, _ in members]
+    if not (options["autocast"] or options["nocast"]):  # the peer's: arrays become tensors
+        parts = [{"tensor": True} if p.get("value_class") is np.ndarray else p for p in parts]
     any_value = any(part.get("any_value", False) for part in parts)
     tensor = any(part.get("tensor", False) for part in parts)
     number = any(part.get("number", False) for part in parts)

@@ -25,6 +25,7 @@ from tclass._base.implemented._collection import TensorCollection, ToArg
 from tclass._core._class_options import OPTIONS, ClassOptions, named_options, option_listing
 from tclass._core._device import DeviceLike, parse_to_args
 from tclass._core._keys import BatchIndex, key_path, unravel_key
+from tclass._core._method_names import name_methods_after
 from tclass._core._records import is_record, storage_of
 from tclass._core._safe_globals import allow_unpickling, checked_class
 from tclass._engine._consolidate import Consolidated, consolidation_of
@@ -102,6 +103,7 @@ def _rewrap(record: TensorClass, result: Any) -> Any:
     return result  # a bool from all()/any(), or NotImplemented from a comparison
 
 
+@name_methods_after
 class TensorClass(
     RecordConversions,
     RecordKeyOps,

@@ -148,3 +148,43 @@ def test_a_ragged_lazy_stack_is_refused_before_any_file(tmp_path: Path, at_init:
     assert "l" not in params.keys() and [n for n, _ in params.named_parameters()] == ["w"]
     params.memmap_(tmp_path / "m")
     assert torch.equal(load_memmap(tmp_path / "m")["w"], torch.ones(2))
+
+
+def _records_over_files(folder: Path) -> list[_Rec]:
+    pytest.importorskip("h5py")
+    records = []
+    for i in range(2):
+        inner = TensorDict(c=torch.arange(3.0) + i, batch_size=[3])
+        file = PersistentTensorDict.from_dict(inner, filename=folder / f"f{i}.h5")
+        file.close()
+        records.append(_Rec.from_tensordict(PersistentTensorDict.from_h5(folder / f"f{i}.h5")))
+    return records
+
+
+@pytest.mark.parametrize("at_init", [True, False])
+def test_params_holding_a_lazy_stack_of_records_over_files(tmp_path: Path, at_init: bool) -> None:
+    # lo27b: the members are read into memory, as one record over a file is; memmap_
+    # writes the parameters, the HDF5 files are unchanged
+    stack = lazy_stack(_records_over_files(tmp_path))
+    if at_init:
+        params = TensorDictParams(TensorDict(w=torch.ones(2), r=stack, batch_size=[2]))
+    else:
+        params = TensorDictParams(TensorDict(w=torch.ones(2), batch_size=[2]))
+        params["r"] = stack
+    members = [member["c"] for member in params["r"]._tensordict.tensordicts]
+    assert all(type(leaf) is nn.Parameter for leaf in members)
+    params.memmap_(tmp_path / "m")
+    assert params.is_memmap() and [m["c"] for m in params["r"]._tensordict.tensordicts] == members
+    with torch.no_grad():
+        members[0].add_(5)
+    expected = torch.tensor([[5.0, 6.0, 7.0], [1.0, 2.0, 3.0]])
+    assert torch.equal(load_memmap(tmp_path / "m")["r"].c, expected)
+    assert torch.equal(stack[0].c, torch.arange(3.0))  # the file is unchanged
+
+
+def test_params_of_a_record_over_a_lazy_stack_is_refused_as_the_stack(tmp_path: Path) -> None:
+    # it said "takes a TensorDict, a record or a dict of named tensors, got a _Rec"; the
+    # peer wraps it and registers none of its tensors
+    stack = lazy_stack(_records_over_files(tmp_path))
+    with pytest.raises(NotImplementedError, match=r"cannot wrap a lazy stack \(a _Rec over a"):
+        TensorDictParams(stack)

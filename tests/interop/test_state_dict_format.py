@@ -207,3 +207,27 @@ def test_a_locked_nested_record_with_an_unset_field_takes_the_state_dict() -> No
 class _Linked:
     x: torch.Tensor
     y: _Linked | None = None
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_record_values_per_element_the_peer_keeps_its_own(nested: bool) -> None:
+    # a record field holding a value per element goes beside _non_tensor (the peer set
+    # _non_tensor's {"_tclass_per_element": [...]} as the field's one value, a dict): the
+    # peer keeps its own field, as for a TensorDict's stack node; tclass loads them back
+    record = Rec(x=torch.ones(2), name=NonTensorStack("p", "q"), batch_size=[2])
+    source = TensorDict(r=record, batch_size=[2]) if nested else record
+    sd = _saved(source.state_dict())
+    entry = sd._metadata["r" if nested else ""]
+    assert entry["_non_tensor"] == {"opt": None}
+    assert entry["_tclass_per_element"] == {"name": {"_tclass_per_element": ["p", "q"]}}
+    theirs: Any = PeerRec(x=torch.zeros(2), name="mine", batch_size=[2])
+    ours: Any = Rec(x=torch.zeros(2), name="mine", batch_size=[2])
+    if nested:
+        theirs = peer.TensorDict(r=theirs, batch_size=[2])
+        ours = TensorDict(r=ours, batch_size=[2])
+    theirs.load_state_dict(sd)
+    ours.load_state_dict(sd)
+    theirs, ours = (theirs["r"], ours["r"]) if nested else (theirs, ours)
+    assert theirs.name == "mine" and theirs.x.tolist() == [1.0, 1.0]
+    assert ours.name == ["p", "q"] and ours.x.tolist() == [1.0, 1.0]
+    assert ours[1].name == "q"

@@ -23,6 +23,7 @@ from typing_extensions import Self, Unpack
 
 from tclass._base._provided import INTEROP, IO, TENSORCLASS
 from tclass._base.implemented._collection import TensorCollection
+from tclass._core._method_names import check_keywords
 from tclass._core._names import DimName
 from tclass._core._records import is_record
 from tclass.errors import UnsupportedError
@@ -156,13 +157,17 @@ class ConversionOps:
     def from_any(cls, obj: Any, **options: Unpack[BuildOptions]) -> Self:
         """An instance from a mapping, tuple, namedtuple or structured array (a collection,
         a tensor or any other object is returned as it is): see :func:`tclass.from_any`."""
-        return cls._from_built(INTEROP.from_any(obj, **options))
+        return cls._from_built(
+            INTEROP.from_any(obj, **check_keywords(options, BuildOptions, cls, "from_any"))
+        )
 
     @classmethod
     def from_tuple(cls, obj: tuple[Any, ...], **options: Unpack[BuildOptions]) -> Self:
         """An instance with the items of ``obj`` under the keys ``"0"``, ``"1"``, ...:
         see :func:`tclass.from_tuple`."""
-        return cls._from_plain(INTEROP.from_tuple(obj, **options))
+        return cls._from_plain(
+            INTEROP.from_tuple(obj, **check_keywords(options, BuildOptions, cls, "from_tuple"))
+        )
 
     @classmethod
     def from_list(
@@ -226,7 +231,11 @@ class ConversionOps:
     def from_namedtuple(cls, named_tuple: Any, **options: Unpack[BuildOptions]) -> Self:
         """An instance from a namedtuple (nested ones nest): see
         :func:`tclass.from_namedtuple`."""
-        return cls._from_plain(INTEROP.from_namedtuple(named_tuple, **options))
+        return cls._from_plain(
+            INTEROP.from_namedtuple(
+                named_tuple, **check_keywords(options, BuildOptions, cls, "from_namedtuple")
+            )
+        )
 
     @classmethod
     def from_dataclass(

@@ -16,6 +16,7 @@ import torch
 from typing_extensions import Self, Unpack
 
 from tclass._base._provided import IO
+from tclass._core._method_names import check_keywords
 
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import TensorDictBase
@@ -143,7 +144,9 @@ class PersistenceOps:
             tensor data in place, Python values, fields filled for the first time (see
             "What reaches the folder" in the README); for an archive, tensor data.
         """
-        return IO.memmap_in_place(self, prefix, copy_existing, **options)
+        return IO.memmap_in_place(
+            self, prefix, copy_existing, **check_keywords(options, SaveOptions, self, "memmap_")
+        )
 
     def memmap(
         self,
@@ -153,7 +156,13 @@ class PersistenceOps:
     ) -> Self:
         """A locked memory-mapped copy saved in ``prefix``; ``self`` is left as it is.
         Arguments as in :meth:`memmap_`."""
-        return IO.saved_copy(self, prefix, copy_existing, like=False, **options)
+        return IO.saved_copy(
+            self,
+            prefix,
+            copy_existing,
+            like=False,
+            **check_keywords(options, SaveOptions, self, "memmap"),
+        )
 
     def memmap_like(
         self,
@@ -167,7 +176,13 @@ class PersistenceOps:
         ``durable=True`` makes the new (empty) tree itself survive a power cut; rows
         written into it later reach the disk when the system writes them back (or on
         ``os.sync()``)."""
-        return IO.saved_copy(self, prefix, copy_existing, like=True, **options)
+        return IO.saved_copy(
+            self,
+            prefix,
+            copy_existing,
+            like=True,
+            **check_keywords(options, SaveOptions, self, "memmap_like"),
+        )
 
     def save(
         self,
@@ -176,7 +191,9 @@ class PersistenceOps:
         **options: Unpack[SaveOptions],
     ) -> Self:
         """Alias of :meth:`memmap`."""
-        return self.memmap(prefix, copy_existing, **options)
+        return self.memmap(
+            prefix, copy_existing, **check_keywords(options, SaveOptions, self, "save")
+        )
 
     dumps = save
 
@@ -257,7 +274,14 @@ class PersistenceOps:
             SchemaMismatchError: a record's folder differs from its class; every
                 difference is listed, each with the option that accepts it.
         """
-        return IO.load_memmap(prefix, device, non_blocking, out=out, cls=cls, **options)
+        return IO.load_memmap(
+            prefix,
+            device,
+            non_blocking,
+            out=out,
+            cls=cls,
+            **check_keywords(options, LoadOptions, cls, "load_memmap"),
+        )
 
     @classmethod
     def load(
@@ -273,7 +297,13 @@ class PersistenceOps:
         own, not ``load = load_memmap``: mypy refuses an alias of a classmethod returning
         ``Self`` read through the class (``Step.load(path)``: "Access to generic instance
         variables via class is ambiguous")."""
-        return cls.load_memmap(prefix, device, non_blocking, out=out, **options)
+        return cls.load_memmap(
+            prefix,
+            device,
+            non_blocking,
+            out=out,
+            **check_keywords(options, LoadOptions, cls, "load"),
+        )
 
     def load_memmap_(
         self,

@@ -48,6 +48,7 @@ from tclass._core import _batch, _keys
 from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._keys import BatchIndex
+from tclass._core._method_names import name_methods_after
 from tclass._core._names import DimName
 from tclass._core._records import storage_of
 from tclass._core._safe_globals import allow_unpickling, checked_class
@@ -111,6 +112,7 @@ _NO_DEFAULT: Any = object()
 _new_instance = object.__new__
 
 
+@name_methods_after
 class LazyStackedTensorDict(LazyLocking, LazyWrites, Generic[M]):
     """A stack of collections that may differ in entry shapes and keys, kept lazily.
 

@@ -37,6 +37,7 @@ from tclass._base.implemented._collection import TensorCollection, ToArg
 from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device, require_device
 from tclass._core._keys import BatchIndex
+from tclass._core._method_names import name_methods_after
 from tclass._core._names import Names
 from tclass._core._records import is_record, storage_of
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
@@ -85,6 +86,7 @@ _REOPEN = {"w": "r+", "w-": "r+", "x": "r+", "a": "a", "r+": "r+", "r": "r"}
 _MISSING: Any = object()
 
 
+@name_methods_after
 class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBase):
     """A collection over an HDF5 file or a zarr store, or one of their groups (needs
     ``pip install 'tclass[h5]'`` or ``'tclass[zarr]'``).

@@ -39,6 +39,7 @@ from tclass._base.implemented._view_entries import ViewEntries
 from tclass._core import _batch, _keys, _names
 from tclass._core._batch import format_shape
 from tclass._core._keys import BatchIndex
+from tclass._core._method_names import name_methods_after
 from tclass._core._names import DimName, Names
 from tclass._core._records import storage_of
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
@@ -150,6 +151,7 @@ def _pick(rows: range | torch.Tensor, head: Any) -> Any:
     return None
 
 
+@name_methods_after
 class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
     """The rows ``index`` of a ``PersistentTensorDict`` (see the module docstring): made
     by indexing it (``ptd[2:4]``), or a view (``view[0]``)."""
