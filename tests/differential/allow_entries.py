@@ -367,6 +367,8 @@ def _separated_from_value_node(finding: Finding, facts: Facts, peer: Any, mine: 
         if re.match(r"^(x = )?x\.separates\(", line)
         for key in _separated_keys(line.removeprefix("x = ")) or []
     ]
+    if finding.kind == "result" and re.fullmatch(r"list\(x\.values\(.*\)\)", finding.step.src):
+        return _value_back_listed(finding, separated, peer.value, mine.value)
     for line in finding.detail:
         listed = _keys_of(line)
         # (``result[1][0]``: an element of a sequence, read above; program 17,255)
@@ -383,6 +385,23 @@ def _separated_from_value_node(finding: Finding, facts: Facts, peer: Any, mine: 
             ):
                 return False
     return bool(finding.detail)
+
+
+def _value_back_listed(
+    finding: Finding, separated: list[tuple[str, ...]], theirs: Any, ours: Any
+) -> bool:
+    """``list(x.values(True, ...))`` after such a ``separates`` (``filter_empty=False``:
+    the node stays): the peer's lists the Python values it put back, one per separated
+    nested key at most, tclass's the rest (program 15,730,054 of
+    index,combine,shape,entries ``--length 6``, fz27g)."""
+    if not all(re.match(r"^result(\[1\])?: length: ", line) for line in finding.detail):
+        return False
+    if not isinstance(theirs, list) or not isinstance(ours, list):
+        return False
+    extra = len(theirs) - len(ours)
+    values = [sum(type(v).__name__ == "NonTensorData" for v in got) for got in (theirs, ours)]
+    nested = [key for key in separated if len(key) > 1]
+    return 0 < extra <= len(nested) and values[0] - values[1] == extra
 
 
 _ORDER_LINE = re.compile(r"^(result(?:\['[^']*'\])*): key order: peer (\[.*\]), tclass (\[.*\])$")

@@ -877,27 +877,40 @@ def _flat(value: Any) -> list[Any]:
     return [leaf for item in value for leaf in _flat(item)] if isinstance(value, list) else [value]
 
 
-# a str the peer's ``share_memory_()`` made a ``multiprocessing`` shared value
-_SHARED_STR = re.compile(r": peer other \('SynchronizedString',\), tclass py \('str', ")
+# a str (or a number: program 15,520,535, fz27g) the peer's ``share_memory_()`` made a
+# ``multiprocessing`` shared value
+_SHARED_STR = re.compile(
+    r": peer other (\('SynchronizedString',\), tclass py \('str', "
+    r"|\('Synchronized',\), tclass py \('(int|float|bool)', )"
+)
 
 
 def _shared_str_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A ``str`` of a collection after ``share_memory_()``: tclass's stays a ``str``, where
     the peer's shares it as a ``multiprocessing`` ``SynchronizedString`` that an index by
     a list, or the values of a lazy stack over it, then hold (fz27b: programs 15,020,032
-    and 15,020,472 of methods,index,shape,combine)."""
+    and 15,020,472 of methods,index,shape,combine); a number as a ``Synchronized`` that a
+    ``reshape`` / ``flatten`` of an expanded value then holds (15,520,535, fz27g)."""
     if finding.kind != "result" or not any("share_memory_()" in line for line in finding.lines):
         return False
     return all(_SHARED_STR.search(line) for line in finding.detail)
 
 
 def _value_stack_reshaped_in_place(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """``repeat_interleave(..., inplace=True)`` of a TensorDict holding a stack of Python
+    """``repeat_interleave(..., inplace=True)`` (or ``masked_select(mask, inplace=True)``:
+    program 15,530,225, ``--length 12``, fz27g) of a TensorDict holding a stack of Python
     values (a ``NonTensorStack``): tclass changes it in place, as one holding tensors,
-    where the peer refuses (fz27b: program 15,000,345 of methods,index,shape,combine)."""
-    if finding.kind != "peer-raises" or finding.step.op != "repeat_interleave":
+    where the peer refuses (fz27b: program 15,000,345 of methods,index,shape,combine);
+    and ``repeat_interleave(n, dim=0, inplace=True)`` of a collection without batch dims,
+    which gets batch ``[n]`` in place, as the peer's out-of-place result, where the peer
+    refuses the change of ndim (15,550,304, ``--length 16``, fz27g)."""
+    if finding.kind != "peer-raises":
+        return False
+    if finding.step.op not in ("repeat_interleave", "masked_select"):
         return False
     message = str(peer.error)
+    if finding.step.op == "repeat_interleave" and "on a scalar tensordict because" in message:
+        return "changes ndim" in message and "inplace=True" in finding.step.src
     return "holds a lazy tensordict" in message and "found a NonTensorStack" in message
 
 

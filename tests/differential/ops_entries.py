@@ -4,6 +4,7 @@ and state dicts; ``apply``; clone / lock / names / memmap round trips; record fi
 
 from __future__ import annotations
 
+import ast
 import re
 
 from .chooser import Chooser
@@ -217,8 +218,9 @@ def contains(c: Chooser, info: Info, facts: Facts) -> Step:
         form = f"{k} in x"
     tags = ("lazy",) if info.kind == "lazy" or info.over_lazy else ()  # (a record over one)
     inner = info.python + info.nodes  # no leaves: not in keys(True, True) in tclass
-    if k in {repr(p) for p in inner} | {repr(p[0]) for p in inner if len(p) == 1}:
-        tags += ("node",)
+    asked = ast.literal_eval(k)  # (a missing key's source quotes as '"zz"', repr as "'zz'")
+    if (asked if isinstance(asked, tuple) else (asked,)) in inner:
+        tags += ("node",)  # (a node however made: a dict, '("zz", "a")' set earlier: 15,701,971)
     return step(form, "contains", "entries", "eval", tags=tags)
 
 

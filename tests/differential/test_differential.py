@@ -393,14 +393,29 @@ DECIDED = [
     # fz27b: a str after share_memory_(): the peer's SynchronizedString, x[[]] and lazy_stack
     ("methods,index,shape,combine", 8, 15_020_032, "values-kept-shared"),
     ("methods,index,shape,combine", 8, 15_020_472, "values-kept-shared"),
+    # fz27g: an int after share_memory_(): the peer's Synchronized, a later flatten
+    ("methods,index,shape,combine", 8, 15_520_535, "values-kept-shared"),
     # fz27b: repeat_interleave(inplace=True) of a TensorDict holding a NonTensorStack
     ("methods,index,shape,combine", 8, 15_000_345, "values-kept-shared"),
+    # fz27g: x.clone().masked_select(m, inplace=True) of a collection holding a NonTensorStack
+    ("methods,index,shape,combine", 12, 15_530_225, "values-kept-shared"),
+    # fz27g: repeat_interleave(2, dim=0, inplace=True) of a collection without batch dims
+    ("methods,index,shape,combine", 16, 15_550_304, "values-kept-shared"),
     # fz27b: x.clone().masked_select(m, inplace=True) of a file: tclass's clone is in memory
     ("methods,index,shape,combine", 8, 15_020_389, "h5-files"),
     # lo26c: ('v',) in x.keys(True, True) of a nested node: not a member, as iterating it
     ("entries", 4, 51, "stacking-keeps"),
     # lo26c: 's' in x.keys(True, True) of a Python value: not a member, as iterating it
     ("entries", 4, 367, "stacking-keeps"),
+    # fz27g: ("zz", "a") in x.keys(True, True) of a node set from a dict (the generator's tag
+    # missed a missing key's source quoted '("zz", "a")': now compared as keys)
+    ("entries", 8, 15_701_971, "stacking-keeps"),
+    # fz27g: from_namedtuple(x.to_namedtuple()) of a padded record: the peer's plain tuple;
+    # tclass's the peer's batch mismatch for a TensorDict's namedtuple (a [4, 1, 0] list)
+    ("index,combine,shape,entries", 8, 15_740_054, "records-predictable"),
+    # fz27g: values(True, False) after separates(("m", "a"), filter_empty=False) of a node
+    # holding only a str: the peer's empty(recurse=True) shares the node, the str goes back
+    ("index,combine,shape,entries", 6, 15_730_054, "values-kept-shared"),
     # fz27e (family features): a record's grad with no grads, the peer's rebuilt None
     (_FEATURES, 8, 15_600_481, "peer-fails-inside"),
     # fz27e: to_csv of a collection without batch dims (pandas refuses the peer's frame)
