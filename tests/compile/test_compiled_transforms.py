@@ -1,0 +1,95 @@
+"""Function transforms and module swaps under ``torch.compile`` (session 27's lo27a):
+``torch.vmap`` rebuilding collections (its inputs, its outputs) and ``to_module`` in
+compiled code, with the ``eager`` backend (Dynamo's trace is what these check), results
+against eager and the peer's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+
+import tclass
+
+pytestmark = [pytest.mark.compile]
+
+dynamo = pytest.importorskip("torch._dynamo")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_dynamo() -> Any:
+    dynamo.reset()
+    yield
+    dynamo.reset()
+
+
+@tclass.tensorclass
+class Point:
+    x: torch.Tensor
+
+
+def _compiled(fn: Any, **vmap: Any) -> Any:
+    return torch.compile(torch.vmap(fn, **vmap), fullgraph=True, dynamic=True, backend="eager")
+
+
+@pytest.mark.parametrize(
+    ("build", "vmap", "batch"),
+    [
+        (lambda x: tclass.TensorDict(a=x), {}, [7]),
+        (lambda x: tclass.TensorDict(a=x, batch_size=[3]), {}, [7, 3]),
+        (lambda x: tclass.TensorDict(a=x, batch_size=[3]), {"out_dims": 1}, [3, 7]),
+        (lambda x: Point(x=x), {}, [7]),
+        (lambda x: Point(x=x, batch_size=[3]), {}, [7, 3]),
+        (lambda x: tclass.TensorDict(n=tclass.TensorDict(b=x, batch_size=[3])), {}, [7]),
+    ],
+    ids=["td", "td-batch", "td-out-dims", "record", "record-batch", "nested"],
+)
+def test_a_collection_built_inside_compiled_vmap_gets_the_mapped_dim(
+    build: Any, vmap: Any, batch: list[int]
+) -> None:
+    """vmap gives back the mapped dim in each tensor of a collection its function
+    returns; compiled, the pytree code could not read vmap's frames and rebuilt it
+    with the batch size it had inside (``[]`` for ``TensorDict(a=x)``: a batch size
+    that disagreed with its own tensors). The peer gives ``[7]``, eager and compiled."""
+    compiled = _compiled(build, **vmap)
+    for n in (5, 7):  # one graph for both
+        x = torch.arange(n * 3.0).view(n, 3)
+        got, expected = compiled(x), torch.vmap(build, **vmap)(x)
+        assert type(got) is type(expected)
+        assert got.batch_size == expected.batch_size
+        assert (got == expected).all()
+    assert list(got.batch_size) == batch
+    leaf = got["a"] if "a" in got.keys() else got["n", "b"] if "n" in got.keys() else got.x
+    assert torch.equal(leaf.reshape(-1).sort().values, torch.arange(21.0))
+
+
+def test_a_collection_given_to_compiled_vmap_loses_the_mapped_dim_inside() -> None:
+    """Inside vmap's function a collection has its batch size without the mapped dim,
+    as in eager; compiled, it kept the mapped dim (``len(td.batch_size)`` was 1), unless
+    ``in_dims`` maps a dim past the batch dims (the batch size stays, as the peer's)."""
+
+    def dims(td: Any) -> Any:
+        return tclass.TensorDict(dims=torch.tensor(float(len(td.batch_size))), a=td["a"] * 2)
+
+    td = tclass.TensorDict(a=torch.arange(15.0).view(5, 3), batch_size=[5])
+    got, expected = _compiled(dims)(td), torch.vmap(dims)(td)
+    assert got.batch_size == expected.batch_size == torch.Size([5])
+    assert torch.equal(got["dims"], torch.zeros(5)) and torch.equal(got["a"], td["a"] * 2)
+    dynamo.reset()
+    past = _compiled(dims, in_dims=1)(td)  # a feature dim: the batch size [5] stays inside
+    assert past.batch_size == torch.Size([3]) and torch.equal(past["dims"], torch.ones(3))
+    assert torch.equal(past["a"], td["a"].T * 2)
+
+
+def test_an_empty_collection_returned_by_compiled_vmap_gets_the_mapped_size() -> None:
+    """No tensor carries the mapped dim back: the size is vmap's, inserted at out_dims."""
+
+    def empty(x: torch.Tensor) -> Any:
+        return x + 1, tclass.TensorDict(batch_size=[2])
+
+    x = torch.zeros(5, 3)
+    for vmap, batch in (({}, [5, 2]), ({"out_dims": 1}, [2, 5])):
+        dynamo.reset()
+        got = _compiled(empty, **vmap)(x)[1]
+        assert got.batch_size == torch.vmap(empty, **vmap)(x)[1].batch_size == torch.Size(batch)
