@@ -74,3 +74,41 @@ def test_a_constrained_record_built_in_compiled_code_checks_its_values_there() -
         compiled(bad)
     with pytest.raises(tclass.errors.FieldSpecError, match="obs"):
         build(bad)  # eager: the error that names the index and the value
+
+
+@tclass.tensorclass
+class Tagged:
+    x: torch.Tensor
+    s: str
+
+
+@pytest.mark.parametrize(
+    "grow",
+    [
+        lambda r: torch.stack([r, r]),
+        lambda r: torch.stack([r, r], 1),
+        lambda r: r.unsqueeze(1),
+        lambda r: r.expand(2, r.shape[0]),
+        lambda r: torch.stack([torch.stack([r, r]), r.unsqueeze(0).expand(2, r.shape[0])]),
+    ],
+    ids=["stack", "stack-dim1", "unsqueeze", "expand", "stack-of-stacks"],
+)
+def test_a_str_field_grown_into_a_stack_does_not_tie_the_graph_to_the_batch_size(
+    grow: Any,
+) -> None:
+    """Stacking, unsqueezing or expanding a record with a ``str`` field makes the value
+    a stack over the new batch: held as ``[value] * n`` (and the parts' batch sizes
+    compared in a set), Dynamo specialized on ``n`` and compiled again for every batch
+    size (4 graphs for 4 sizes). The value is now held once until read: one graph, as
+    the peer's (which holds one value per member)."""
+    from torch._dynamo.testing import CompileCounter
+
+    counter = CompileCounter()
+    compiled = torch.compile(grow, backend=counter, dynamic=True, fullgraph=True)
+    for n in (5, 7, 9, 11):
+        rec = Tagged(x=torch.arange(3.0 * n).view(n, 3), s="hi", batch_size=[n])
+        got, expected = compiled(rec), grow(rec)
+        assert got.batch_size == expected.batch_size and torch.equal(got.x, expected.x)
+        assert got.s == expected.s and got[-1].s == expected[-1].s
+        assert str(got.s).count("'hi'") == got.numel()  # the value in every element
+    assert counter.frame_count == 1
