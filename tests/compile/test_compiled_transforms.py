@@ -93,3 +93,63 @@ def test_an_empty_collection_returned_by_compiled_vmap_gets_the_mapped_size() ->
         dynamo.reset()
         got = _compiled(empty, **vmap)(x)[1]
         assert got.batch_size == torch.vmap(empty, **vmap)(x)[1].batch_size == torch.Size(batch)
+
+
+def test_to_module_in_compiled_code_is_traced_whole() -> None:
+    """``with params.to_module(module):`` in a compiled function: Dynamo took torch's
+    ``nn.parameter.is_lazy`` for an op of the graph, which cannot return a bool, and
+    gave up the whole frame (``explain``: no graph; ``fullgraph=True`` raised). The
+    peer compiles it in one graph, and now so does tclass; the module's own parameters
+    are back afterwards."""
+    module = torch.nn.Linear(3, 2)
+    own = module.weight.detach().clone()
+    # tensors that require grad, as from_module gives them (plain ones are made
+    # parameters, so that the module stays trainable: Dynamo breaks the graph there)
+    ones = tclass.from_module(module).apply(lambda p: torch.ones_like(p).requires_grad_())
+
+    def call(x: torch.Tensor, params: Any) -> torch.Tensor:
+        with params.to_module(module):
+            return module(x)
+
+    compiled = torch.compile(call, fullgraph=True, dynamic=True, backend="eager")
+    for n in (5, 7):
+        x = torch.arange(3.0 * n).view(n, 3)
+        expected = x.sum(-1, keepdim=True).expand(n, 2) + 1
+        assert torch.equal(compiled(x, ones).detach(), expected)
+        assert torch.equal(module.weight, own)
+    assert dynamo.explain(call)(x, ones).graph_break_count == 0
+
+
+def test_to_module_inside_compiled_vmap_runs_an_ensemble_in_one_graph() -> None:
+    """An ensemble of ``from_modules`` parameters mapped by vmap, each swapped into the
+    module: functorch's test of a wrapped tensor is not traceable (Dynamo gave up the
+    frame); compiled, a transform being active stands for it."""
+    module = torch.nn.Linear(3, 2)
+    members = [torch.nn.Linear(3, 2) for _ in range(4)]
+    stacked = tclass.from_modules(*members)
+
+    def ensemble(x: torch.Tensor, params: Any) -> torch.Tensor:
+        def one(p: Any, x: torch.Tensor) -> torch.Tensor:
+            with p.to_module(module):
+                return module(x)
+
+        return torch.vmap(one, (0, None))(params, x)
+
+    x = torch.randn(5, 3)
+    got = torch.compile(ensemble, fullgraph=True, backend="eager")(x, stacked)
+    torch.testing.assert_close(got, torch.stack([m(x) for m in members]))
+
+
+def test_apply_inside_compiled_vmap_is_one_graph() -> None:
+    """``torch.vmap(lambda td: td.apply(fn))`` compiled: the collection inside kept the
+    mapped dim in its batch size (see above), so ``apply`` raised a batch-size error
+    whose message Dynamo could not format (a graph break on ``str`` of a symbolic int);
+    now one graph, as the peer's."""
+
+    def fn(td: Any) -> Any:
+        return torch.vmap(lambda t: t.apply(lambda v: v * 2 + 1))(td)
+
+    td = tclass.TensorDict(a=torch.arange(15.0).view(5, 3), b=torch.arange(5.0), batch_size=[5])
+    got = torch.compile(fn, fullgraph=True, dynamic=True, backend="eager")(td)
+    assert got.batch_size == torch.Size([5]) and torch.equal(got["a"], td["a"] * 2 + 1)
+    assert torch.equal(got["b"], td["b"] * 2 + 1)
