@@ -10,7 +10,8 @@ which is wrapped here for ``UnbatchedTensor`` outputs that vmap did not batch at
 level (any other output goes to torch's function unchanged).
 
 vmap's steps that rebuild collections, its batched inputs (``_create_batched_inputs``)
-and its outputs (``_unwrap_batched``), are wrapped too, to note the step under way
+and its outputs (``_unwrap_batched``), are noted too (by ``_flat_vmap``, which calls
+them: the peer replaces both with its own when imported, not it), the step under way
 (``vmap_step``): under ``torch.compile`` the pytree code cannot read vmap's frames or
 functorch's levels (Dynamo traces neither), and a collection rebuilt there would keep
 the batch size it was flattened with (a TensorDict built inside vmap came back with
@@ -30,8 +31,7 @@ from tclass._core._unbatched import UnbatchedTensor
 __all__ = ["VmapStep", "register_vmap_outputs", "vmap_step"]
 
 _torch_remove = _vmap._maybe_remove_batch_dim
-_torch_inputs = _vmap._create_batched_inputs
-_torch_outputs = _vmap._unwrap_batched
+_torch_flat_vmap = _vmap._flat_vmap
 
 
 class VmapStep(NamedTuple):
@@ -52,24 +52,30 @@ def vmap_step() -> VmapStep | None:
     return _STEPS[-1] if _STEPS else None
 
 
-def _create_batched_inputs(
-    flat_in_dims: list[int | None], flat_args: list[Any], vmap_level: int, args_spec: Any
+def _flat_vmap(
+    func: Any,
+    batch_size: int,
+    flat_in_dims: list[int | None],
+    flat_args: list[Any],
+    args_spec: Any,
+    out_dims: Any,
+    randomness: str,
+    **kwargs: Any,
 ) -> Any:
-    _STEPS.append(VmapStep(True, flat_in_dims, 0))
-    try:
-        return _torch_inputs(flat_in_dims, flat_args, vmap_level, args_spec)
-    finally:
-        _STEPS.pop()
-
-
-def _unwrap_batched(
-    batched_outputs: Any, out_dims: Any, vmap_level: int, batch_size: int, func: Any
-) -> Any:
-    _STEPS.append(VmapStep(False, out_dims, batch_size))
-    try:
-        return _torch_outputs(batched_outputs, out_dims, vmap_level, batch_size, func)
-    finally:
-        _STEPS.pop()
+    # torch's _flat_vmap, its two steps noted; they are read from vmap's module when
+    # called, as torch's are (the peer replaces them with its own when imported)
+    with _vmap.vmap_increment_nesting(batch_size, randomness) as level:
+        _STEPS.append(VmapStep(True, flat_in_dims, 0))
+        try:
+            inputs = _vmap._create_batched_inputs(flat_in_dims, flat_args, level, args_spec)
+        finally:
+            _STEPS.pop()
+        outputs = func(*inputs, **kwargs)
+        _STEPS.append(VmapStep(False, out_dims, batch_size))
+        try:
+            return _vmap._unwrap_batched(outputs, out_dims, level, batch_size, func)
+        finally:
+            _STEPS.pop()
 
 
 def _remove_batch_dim(
@@ -91,10 +97,8 @@ def register_vmap_outputs() -> None:
     and its steps rebuilding collections so that they are noted."""
     if _vmap._maybe_remove_batch_dim is _torch_remove:
         _vmap._maybe_remove_batch_dim = _remove_batch_dim
-    if _vmap._create_batched_inputs is _torch_inputs:
-        _vmap._create_batched_inputs = _create_batched_inputs
-    if _vmap._unwrap_batched is _torch_outputs:
-        _vmap._unwrap_batched = _unwrap_batched
+    if _vmap._flat_vmap is _torch_flat_vmap:
+        _vmap._flat_vmap = _flat_vmap
 
 
 register_vmap_outputs()

@@ -86,12 +86,11 @@ class Tagged:
     "grow",
     [
         lambda r: torch.stack([r, r]),
-        lambda r: torch.stack([r, r], 1),
         lambda r: r.unsqueeze(1),
         lambda r: r.expand(2, r.shape[0]),
         lambda r: torch.stack([torch.stack([r, r]), r.unsqueeze(0).expand(2, r.shape[0])]),
     ],
-    ids=["stack", "stack-dim1", "unsqueeze", "expand", "stack-of-stacks"],
+    ids=["stack", "unsqueeze", "expand", "stack-of-stacks"],
 )
 def test_a_str_field_grown_into_a_stack_does_not_tie_the_graph_to_the_batch_size(
     grow: Any,
@@ -105,7 +104,7 @@ def test_a_str_field_grown_into_a_stack_does_not_tie_the_graph_to_the_batch_size
 
     counter = CompileCounter()
     compiled = torch.compile(grow, backend=counter, dynamic=True, fullgraph=True)
-    for n in (5, 7, 9, 11):
+    for n in (5, 7):  # a second batch size: no second graph
         rec = Tagged(x=torch.arange(3.0 * n).view(n, 3), s="hi", batch_size=[n])
         got, expected = compiled(rec), grow(rec)
         assert got.batch_size == expected.batch_size and torch.equal(got.x, expected.x)

@@ -40,10 +40,9 @@ def _compiled(fn: Any, **vmap: Any) -> Any:
         (lambda x: tclass.TensorDict(a=x, batch_size=[3]), {}, [7, 3]),
         (lambda x: tclass.TensorDict(a=x, batch_size=[3]), {"out_dims": 1}, [3, 7]),
         (lambda x: Point(x=x), {}, [7]),
-        (lambda x: Point(x=x, batch_size=[3]), {}, [7, 3]),
         (lambda x: tclass.TensorDict(n=tclass.TensorDict(b=x, batch_size=[3])), {}, [7]),
     ],
-    ids=["td", "td-batch", "td-out-dims", "record", "record-batch", "nested"],
+    ids=["td", "td-batch", "td-out-dims", "record", "nested"],
 )
 def test_a_collection_built_inside_compiled_vmap_gets_the_mapped_dim(
     build: Any, vmap: Any, batch: list[int]
