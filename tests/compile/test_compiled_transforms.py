@@ -33,34 +33,45 @@ def _compiled(fn: Any, **vmap: Any) -> Any:
     return torch.compile(torch.vmap(fn, **vmap), fullgraph=True, dynamic=True, backend="eager")
 
 
+def _builds(x: torch.Tensor) -> tuple[Any, ...]:
+    return (
+        tclass.TensorDict(a=x),
+        tclass.TensorDict(a=x, batch_size=[3]),
+        Point(x=x),
+        tclass.TensorDict(n=tclass.TensorDict(b=x, batch_size=[3])),
+    )
+
+
+def _batched_builds(x: torch.Tensor) -> tuple[Any, ...]:
+    return tclass.TensorDict(a=x, batch_size=[3]), Point(x=x, batch_size=[3])
+
+
 @pytest.mark.parametrize(
-    ("build", "vmap", "batch"),
+    ("builds", "vmap", "batches"),
     [
-        (lambda x: tclass.TensorDict(a=x), {}, [7]),
-        (lambda x: tclass.TensorDict(a=x, batch_size=[3]), {}, [7, 3]),
-        (lambda x: tclass.TensorDict(a=x, batch_size=[3]), {"out_dims": 1}, [3, 7]),
-        (lambda x: Point(x=x), {}, [7]),
-        (lambda x: tclass.TensorDict(n=tclass.TensorDict(b=x, batch_size=[3])), {}, [7]),
+        (_builds, {}, [[7], [7, 3], [7], [7]]),
+        (_batched_builds, {"out_dims": 1}, [[3, 7], [3, 7]]),  # among the batch dims
     ],
-    ids=["td", "td-batch", "td-out-dims", "record", "nested"],
+    ids=["out-dims-0", "out-dims-1"],
 )
 def test_a_collection_built_inside_compiled_vmap_gets_the_mapped_dim(
-    build: Any, vmap: Any, batch: list[int]
+    builds: Any, vmap: Any, batches: list[list[int]]
 ) -> None:
     """vmap gives back the mapped dim in each tensor of a collection its function
     returns; compiled, the pytree code could not read vmap's frames and rebuilt it
     with the batch size it had inside (``[]`` for ``TensorDict(a=x)``: a batch size
     that disagreed with its own tensors). The peer gives ``[7]``, eager and compiled."""
-    compiled = _compiled(build, **vmap)
+    compiled = _compiled(builds, **vmap)
     for n in (5, 7):  # one graph for both
         x = torch.arange(n * 3.0).view(n, 3)
-        got, expected = compiled(x), torch.vmap(build, **vmap)(x)
-        assert type(got) is type(expected)
-        assert got.batch_size == expected.batch_size
-        assert (got == expected).all()
-    assert list(got.batch_size) == batch
-    leaf = got["a"] if "a" in got.keys() else got["n", "b"] if "n" in got.keys() else got.x
-    assert torch.equal(leaf.reshape(-1).sort().values, torch.arange(21.0))
+        for got, expected in zip(compiled(x), torch.vmap(builds, **vmap)(x), strict=True):
+            assert type(got) is type(expected)
+            assert got.batch_size == expected.batch_size
+            assert (got == expected).all()
+    assert [list(got.batch_size) for got in compiled(x)] == batches
+    for got in compiled(x):
+        leaf = next(iter(got.values(include_nested=True, leaves_only=True)))
+        assert torch.equal(leaf.reshape(-1).sort().values, torch.arange(21.0))
 
 
 def test_a_collection_given_to_compiled_vmap_loses_the_mapped_dim_inside() -> None:
