@@ -554,11 +554,7 @@ class NonTensorData(_NonTensorNode):
     def _grown(self, shape: torch.Size, stack_dims: tuple[int, ...]) -> Any:
         """The value in each element of ``shape``, stacked along ``stack_dims`` (held
         for when ``shape`` has no element: the peer's member keeps it)."""
-        stack = ENGINE.NonTensorStack._make(
-            [self.data] * math.prod(shape), shape, self._device, stack_dims
-        )
-        stack._held = (self.data,)
-        return stack
+        return ENGINE.NonTensorStack._repeated(self.data, shape, self._device, stack_dims)
 
     def _check_new_batch_size(self, new: torch.Size, prefix: tuple[str, ...]) -> None:
         """The parent's new batch size must extend this node's or start it (a value keeps

@@ -106,10 +106,13 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         (['b', 'c'], 'a')
     """
 
-    __slots__ = ("_values", "_shape", "_stack_dims", "_held")
+    __slots__ = ("_list", "_shape", "_stack_dims", "_held")
     _copies_keep_lock = False  # flip, roll, tile, expand...: new members, unlocked (the peer's)
 
-    _values: list[Any]
+    # The values, flat in row-major order (read and written as ``_values``); None while
+    # one value, ``_held[0]``, is repeated over the batch (:meth:`_repeated`), made a
+    # list when first read.
+    _list: list[Any] | None
     _shape: torch.Size
     # The dims the members were stacked along, outermost first (the peer's stack of
     # stacks: a stack unsqueezed or stacked again has one more): values are the same
@@ -184,6 +187,28 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         node._held = ()
         node._device = device
         node._locked = False
+        return node
+
+    @property
+    def _values(self) -> list[Any]:
+        values = self._list
+        if values is None:
+            values = self._list = [self._held[0]] * math.prod(self._shape)
+        return values
+
+    @_values.setter
+    def _values(self, values: list[Any]) -> None:
+        self._list = values
+
+    @classmethod
+    def _repeated(
+        cls, value: Any, shape: torch.Size, device: torch.device | None, stack_dims: StackDims
+    ) -> NonTensorStack:
+        """``value`` in every element of ``shape``, held once: no list of as many values
+        as elements until one is read, so that under ``torch.compile`` a graph building
+        it (stacking records with a ``str`` field) does not depend on the batch size."""
+        node = cls._make([], shape, device, stack_dims)
+        node._list, node._held = None, (value,)
         return node
 
     @classmethod
@@ -404,6 +429,8 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     def _one_value(self) -> bool:
         """Whether every element holds the same value (then no structural op changes
         what an element reads: what ``torch.compile`` needs, see :meth:`_filled`)."""
+        if self._list is None:  # held once (read without making the list)
+            return math.prod(self._shape) > 0
         values = self._values
         return bool(values) and all(same_value(values[0], value) for value in values[1:])
 
@@ -411,10 +438,10 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         """The result of a structural op giving ``shape`` when every element holds the
         same value: worked out without element numbers, which a compiled graph cannot
         turn into Python values when the op depends on tensor data (a gather index)."""
-        value = self._values[0]
+        value = self._held[0] if self._list is None else self._values[0]
         if not shape or stack_dims == ():
             return NonTensorData._make(value, shape, device)
-        return NonTensorStack._make([value] * math.prod(shape), shape, device, stack_dims)
+        return NonTensorStack._repeated(value, shape, device, stack_dims)
 
     def __getitem__(self, index: Any) -> Any:
         if type(index) is str:
@@ -777,13 +804,20 @@ def _join_values(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...])
                 f"{type(part).__name__} in member {position}"
             )
             raise StackError(msg)
-    shapes = {part.batch_size for part in parts}
-    if -1 in _dims_of(shapes) or (op == "stack" and len(shapes) > 1):
+    # compared in a list, not a set: hashing a symbolic size would tie a compiled graph
+    # to the batch size
+    shapes = [part.batch_size for part in parts]
+    ragged = any(size == -1 for shape in shapes for size in shape)
+    if ragged or (op == "stack" and any(shape != shapes[0] for shape in shapes[1:])):
         return ENGINE.join_ragged(parts, op, dim, path)  # as the peer's lazy stack: ragged
     device = parts[0].device
     if any(part.device != device for part in parts):
         device = None
     shape = joined_shape([part.batch_size for part in parts], op, dim, path)
+    dims = _stacked_dims(parts, dim) if op == "stack" else _cat_dims(parts, dim)
+    one = _one_held(parts)
+    if one:  # one value in every element: held once, whatever the batch size
+        return NonTensorStack._repeated(one[0], shape, device, dims)
     # Row-major: for each index of the dims before `dim`, each part's block in turn (a
     # part's block spans `dim` and the dims after it). Pure Python, which torch.compile
     # traces whatever the values are.
@@ -795,13 +829,28 @@ def _join_values(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...])
                 values.extend(part._values[outer * inner : (outer + 1) * inner])
             else:
                 values.extend([part.data] * inner)
-    dims = _stacked_dims(parts, dim) if op == "stack" else _cat_dims(parts, dim)
     stack = NonTensorStack._make(values, shape, device, dims)
     if not values:  # no elements: the one value every part holds, if they agree
         held = [part._held if type(part) is NonTensorStack else (part.data,) for part in parts]
         if all(h and same_value(h[0], held[0][0]) for h in held):
             stack._held = held[0]
     return stack
+
+
+def _one_held(parts: Sequence[Any]) -> tuple[Any, ...]:
+    """``(value,)`` when every part holds ``value`` once (a ``NonTensorData``, or a
+    stack held as one value), else ``()``: their join holds it in every element."""
+    held: list[Any] = []
+    for part in parts:
+        if type(part) is NonTensorData:
+            held.append(part.data)
+        elif type(part) is NonTensorStack and part._list is None:
+            held.append(part._held[0])
+        else:
+            return ()
+    if all(same_value(value, held[0]) for value in held[1:]):
+        return (held[0],)
+    return ()
 
 
 def _dims_of(shapes: set[torch.Size]) -> set[int]:

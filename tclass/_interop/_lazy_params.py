@@ -21,11 +21,11 @@ from typing import Any
 import torch
 from torch import nn
 from torch._C._functorch import _add_batch_dim, is_batchedtensor, maybe_get_bdim, maybe_get_level
-from torch.nn.parameter import is_lazy
 
 __all__ = [
     "LazyBufferStack",
     "LazyStack",
+    "is_lazy",
     "is_lazy_stack",
     "mapped_by",
     "stack_lazy",
@@ -56,6 +56,14 @@ class LazyStack(_Mapping, nn.UninitializedParameter):
 
 class LazyBufferStack(_Mapping, nn.UninitializedBuffer):
     """As :class:`LazyStack`, for the uninitialized buffers of lazy modules."""
+
+
+def is_lazy(value: object) -> bool:
+    """Whether ``value`` is an uninitialized parameter or buffer (of a lazy module):
+    torch's ``nn.parameter.is_lazy`` as an ``isinstance`` Dynamo traces (it takes
+    torch's function for an op of the graph, which cannot return a bool, and gives up
+    the frame: ``to_module`` in compiled code ran eagerly)."""
+    return isinstance(value, (nn.UninitializedParameter, nn.UninitializedBuffer))
 
 
 def is_lazy_stack(value: object) -> bool:

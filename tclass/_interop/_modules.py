@@ -21,7 +21,6 @@ from typing import Any, Literal, NamedTuple, overload
 
 import torch
 from torch import nn
-from torch.nn.parameter import is_lazy
 
 from tclass._base._provided import INTEROP
 from tclass._base._tensordict_base import Value
@@ -30,7 +29,12 @@ from tclass._core._records import is_record_class, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
-from tclass._interop._lazy_params import is_lazy_stack, stack_lazy, watch_materialization
+from tclass._interop._lazy_params import (
+    is_lazy,
+    is_lazy_stack,
+    stack_lazy,
+    watch_materialization,
+)
 from tclass._interop._params import TensorDictParams
 from tclass.errors import (
     EntryTypeError,
@@ -393,11 +397,20 @@ def _module_tensor(
         and isinstance(old, nn.Parameter)
         and not isinstance(new, nn.Parameter)
         and not new.requires_grad
-        and not torch._C._functorch.is_functorch_wrapped_tensor(new)
+        and not _functorch_wrapped(new)
     ):
         grad = old.requires_grad and (new.is_floating_point() or new.is_complex())
         return nn.Parameter(new.detach(), requires_grad=grad)  # detach: a plain tensor view
     return new
+
+
+def _functorch_wrapped(tensor: torch.Tensor) -> bool:
+    """Whether a functorch transform (vmap, grad) wrapped ``tensor``; under
+    ``torch.compile``, which cannot call functorch's test (Dynamo gave up the frame:
+    ``to_module`` inside a compiled ``vmap`` ran eagerly), whether one is active."""
+    if torch.compiler.is_compiling():
+        return bool(torch._C._are_functorch_transforms_active())
+    return bool(torch._C._functorch.is_functorch_wrapped_tensor(tensor))
 
 
 def _watch_lazy_stacks(module: nn.Module, writes: list[_Write]) -> None:

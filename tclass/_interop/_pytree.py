@@ -43,6 +43,7 @@ from tclass._interop._lazy_params import (
     token,
 )
 from tclass._interop._lazy_tree import VMAP_INPUT_SIDE, register_lazy_stack, vmap_caller
+from tclass._interop._vmap_outputs import vmap_step
 from tclass.errors import DimError, UnsupportedError
 
 __all__ = ["register_collection"]
@@ -198,7 +199,8 @@ def _batch_of(children: list[Any], batch: torch.Size, rank: int) -> torch.Size:
     mapped = (grown == -1 and bool(batch)) or (grown == 1 and _vmap_output() is not None)
     if mapped and maybe_current_level() is not None:
         if grown == 1:
-            _check_out_dim(now, batch)
+            caller = _vmap_output()
+            _check_out_dim(now, batch, caller.f_locals.get("out_dims") if caller else None)
         return torch.Size(_lead(first)[: len(batch) + grown])  # type: ignore[index]
     leads = [lead for lead in map(_lead, children) if lead is not None]
     if all(lead[: len(batch)] == batch for lead in leads):
@@ -209,6 +211,25 @@ def _batch_of(children: list[Any], batch: torch.Size, rank: int) -> torch.Size:
             break
         shared += 1
     return torch.Size(leads[0][:shared])
+
+
+def _compiled_batch(children: list[Any], batch: torch.Size, rank: int) -> torch.Size:
+    """``_batch_of`` under ``torch.compile``, where vmap's frames and functorch's levels
+    cannot be read: vmap's step noted under way tells its inputs (children of one dim
+    less: the batch size without the mapped dim, or ``batch`` where every ``in_dims``
+    maps a dim past the batch dims, as the peer keeps it) from its outputs (one dim
+    more: the mapped dim back, read from the first child); anything else keeps
+    ``batch``, as every pytree node must."""
+    step, now = vmap_step(), _rank(children[0])
+    if step is None or now < 0 or rank < 0 or now - rank != (-1 if step.inputs else 1):
+        return batch
+    if step.inputs:
+        dims = [dim for dim in step.dims if dim is not None]
+        if not batch or (dims and min(dims) >= len(batch)):
+            return batch
+        return torch.Size(_lead(children[0])[: len(batch) - 1])  # type: ignore[index]
+    _check_out_dim(now, batch, step.dims)
+    return torch.Size(_lead(children[0])[: len(batch) + 1])  # type: ignore[index]
 
 
 def _static_node(node: _NonTensorNode, batch: torch.Size) -> _NonTensorNode:
@@ -232,7 +253,9 @@ def _rebuilt(
     entries: dict[str, Value] = dict(zip(keys, children))
     batch = flattened
     first = next(iter(entries.values()), None)
-    if entries and not torch.compiler.is_compiling():
+    if entries and torch.compiler.is_compiling():
+        batch = _compiled_batch(list(entries.values()), batch, rank)
+    elif entries:
         past = False
         if len(flattened) and maybe_current_level() is not None:
             past = _check_mapped(entries, statics, flattened)
@@ -324,11 +347,19 @@ def _names_after(names: tuple[DimName, ...], grown: int, first: Any) -> Names:
     puts it back; None where that dim is not known."""
     if grown == 0:
         return names
+    step = vmap_step() if torch.compiler.is_compiling() else None
     if grown == -1:
-        mapped = maybe_get_bdim(first) if isinstance(first, torch.Tensor) else -1
+        if step is not None:  # the one in_dims of every leaf, if one
+            dims = set(step.dims) - {None}
+            mapped = dims.pop() if len(dims) == 1 else -1
+        else:
+            mapped = maybe_get_bdim(first) if isinstance(first, torch.Tensor) else -1
         return names[:mapped] + names[mapped + 1 :] if mapped >= 0 else None
-    caller = vmap_caller()
-    out_dims = caller.f_locals.get("out_dims") if caller is not None else None
+    if step is not None:
+        out_dims = step.dims
+    else:
+        caller = vmap_caller()
+        out_dims = caller.f_locals.get("out_dims") if caller is not None else None
     if grown != 1 or not isinstance(out_dims, int):
         return None
     at = out_dims % (len(names) + 1)
@@ -342,7 +373,7 @@ def _vmap_output() -> FrameType | None:
     return caller if caller is not None and caller.f_code.co_name == "_unwrap_batched" else None
 
 
-def _check_out_dim(rank: int, batch: torch.Size) -> None:
+def _check_out_dim(rank: int, batch: torch.Size, out_dims: Any) -> None:
     """Raises unless vmap's int ``out_dims`` put the mapped dim among the batch dims of
     a collection it returns (``batch`` inside, its first entry of ``rank`` dims now): vmap
     applies it to each tensor, so a dim past the batch dims (``-1`` of an entry with
@@ -351,8 +382,6 @@ def _check_out_dim(rank: int, batch: torch.Size) -> None:
     Raises:
         DimError: naming the dim and the batch size, as the peer refuses it.
     """
-    caller = _vmap_output()
-    out_dims = caller.f_locals.get("out_dims") if caller is not None else None
     if not isinstance(out_dims, int) or isinstance(out_dims, bool):
         return
     at = out_dims if out_dims >= 0 else out_dims + rank
@@ -372,8 +401,13 @@ def _empty_output_batch(batch: torch.Size, context: Context) -> torch.Size:
     ``batch`` with vmap's size inserted at its entry of ``out_dims`` (``context`` is its
     node's), as the peer's, which gives each collection its entry; no child carries the
     mapped dim to read it from."""
+    if torch.compiler.is_compiling():  # its step noted, the tree of outputs not known
+        step = vmap_step()
+        if step is None or step.inputs:
+            return batch
+        return _inserted(batch, step.size, step.dims if isinstance(step.dims, int) else 0)
     caller = _vmap_output()
-    if caller is None or torch.compiler.is_compiling():
+    if caller is None:
         return batch
     size, out_dims = caller.f_locals.get("batch_size"), caller.f_locals.get("out_dims")
     if not isinstance(size, int):
@@ -381,7 +415,11 @@ def _empty_output_batch(batch: torch.Size, context: Context) -> torch.Size:
     spec = caller.f_locals.get("output_spec")
     if not isinstance(out_dims, int) and isinstance(spec, pytree.TreeSpec):
         out_dims = _out_dim_of(out_dims, spec, context)
-    at = out_dims if isinstance(out_dims, int) else 0
+    return _inserted(batch, size, out_dims if isinstance(out_dims, int) else 0)
+
+
+def _inserted(batch: torch.Size, size: int, at: int) -> torch.Size:
+    """``batch`` with vmap's ``size`` inserted at its ``out_dims`` ``at``."""
     at = min(max(at if at >= 0 else at + len(batch) + 1, 0), len(batch))
     return torch.Size((*batch[:at], size, *batch[at:]))
 

@@ -8,11 +8,19 @@ with the mapped dim inserted in its batch size at ``out_dims``, and so does tcla
 turns each output into its result with ``torch._functorch.vmap._maybe_remove_batch_dim``,
 which is wrapped here for ``UnbatchedTensor`` outputs that vmap did not batch at that
 level (any other output goes to torch's function unchanged).
+
+vmap's steps that rebuild collections, its batched inputs (``_create_batched_inputs``)
+and its outputs (``_unwrap_batched``), are noted too (by ``_flat_vmap``, which calls
+them: the peer replaces both with its own when imported, not it), the step under way
+(``vmap_step``): under ``torch.compile`` the pytree code cannot read vmap's frames or
+functorch's levels (Dynamo traces neither), and a collection rebuilt there would keep
+the batch size it was flattened with (a TensorDict built inside vmap came back with
+batch size ``[]``). The note is a Python list Dynamo traces as any other.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 import torch._functorch.vmap as _vmap
@@ -20,9 +28,54 @@ from torch._C._functorch import maybe_get_level
 
 from tclass._core._unbatched import UnbatchedTensor
 
-__all__ = ["register_vmap_outputs"]
+__all__ = ["VmapStep", "register_vmap_outputs", "vmap_step"]
 
 _torch_remove = _vmap._maybe_remove_batch_dim
+_torch_flat_vmap = _vmap._flat_vmap
+
+
+class VmapStep(NamedTuple):
+    """A step of vmap rebuilding collections: ``inputs`` (with the flat ``in_dims`` of
+    its leaves) or not (its outputs, with ``out_dims`` and the mapped ``size``)."""
+
+    inputs: bool
+    dims: Any
+    size: int
+
+
+_STEPS: list[VmapStep] = []  # the steps under way, innermost last
+
+
+def vmap_step() -> VmapStep | None:
+    """The step of vmap rebuilding collections now (its inputs or outputs), or None
+    (tree code elsewhere, inside vmap's function too)."""
+    return _STEPS[-1] if _STEPS else None
+
+
+def _flat_vmap(
+    func: Any,
+    batch_size: int,
+    flat_in_dims: list[int | None],
+    flat_args: list[Any],
+    args_spec: Any,
+    out_dims: Any,
+    randomness: str,
+    **kwargs: Any,
+) -> Any:
+    # torch's _flat_vmap, its two steps noted; they are read from vmap's module when
+    # called, as torch's are (the peer replaces them with its own when imported)
+    with _vmap.vmap_increment_nesting(batch_size, randomness) as level:
+        _STEPS.append(VmapStep(True, flat_in_dims, 0))
+        try:
+            inputs = _vmap._create_batched_inputs(flat_in_dims, flat_args, level, args_spec)
+        finally:
+            _STEPS.pop()
+        outputs = func(*inputs, **kwargs)
+        _STEPS.append(VmapStep(False, out_dims, batch_size))
+        try:
+            return _vmap._unwrap_batched(outputs, out_dims, level, batch_size, func)
+        finally:
+            _STEPS.pop()
 
 
 def _remove_batch_dim(
@@ -40,9 +93,12 @@ def _remove_batch_dim(
 
 
 def register_vmap_outputs() -> None:
-    """Wraps vmap's output step (once) so that it gives ``UnbatchedTensor`` outputs back."""
+    """Wraps vmap's output step (once) so that it gives ``UnbatchedTensor`` outputs back,
+    and its steps rebuilding collections so that they are noted."""
     if _vmap._maybe_remove_batch_dim is _torch_remove:
         _vmap._maybe_remove_batch_dim = _remove_batch_dim
+    if _vmap._flat_vmap is _torch_flat_vmap:
+        _vmap._flat_vmap = _flat_vmap
 
 
 register_vmap_outputs()

@@ -74,3 +74,33 @@ def test_a_constrained_record_built_in_compiled_code_checks_its_values_there() -
         compiled(bad)
     with pytest.raises(tclass.errors.FieldSpecError, match="obs"):
         build(bad)  # eager: the error that names the index and the value
+
+
+@tclass.tensorclass
+class Tagged:
+    x: torch.Tensor
+    s: str
+
+
+def _grown(r: Any) -> tuple[Any, ...]:
+    stacked = torch.stack([r, r])
+    return stacked, r.unsqueeze(1), r.expand(2, r.shape[0]), torch.stack([stacked, stacked])
+
+
+def test_a_str_field_grown_into_a_stack_does_not_tie_the_graph_to_the_batch_size() -> None:
+    """Stacking, unsqueezing or expanding a record with a ``str`` field makes the value
+    a stack over the new batch: held as ``[value] * n`` (and the parts' batch sizes
+    compared in a set), Dynamo specialized on ``n`` and compiled again for every batch
+    size (4 graphs for 4 sizes). The value is now held once until read: one graph, as
+    the peer's (which holds one value per member)."""
+    from torch._dynamo.testing import CompileCounter
+
+    counter = CompileCounter()
+    compiled = torch.compile(_grown, backend=counter, dynamic=True, fullgraph=True)
+    for n in (5, 7):  # a second batch size: no second graph
+        rec = Tagged(x=torch.arange(3.0 * n).view(n, 3), s="hi", batch_size=[n])
+        for got, expected in zip(compiled(rec), _grown(rec), strict=True):
+            assert got.batch_size == expected.batch_size and torch.equal(got.x, expected.x)
+            assert got.s == expected.s and got[-1].s == expected[-1].s
+            assert str(got.s).count("'hi'") == got.numel()  # the value in every element
+    assert counter.frame_count == 1
