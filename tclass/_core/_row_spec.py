@@ -129,13 +129,13 @@ class RowSpecs:
             message = f"{what}: {count}{listed}. Nothing was written"
             raise FieldSpecError(message, problems)
 
-    def check_values(self, values: Mapping[str, Any], what: str) -> None:
+    def check_values(self, values: Mapping[str, Any], what: Callable[[], str]) -> None:
         """Checks the values written into constrained fields (tensors, and array-likes
         as they convert): each is read once, before anything is written.
 
         Raises:
             FieldSpecError: naming each field's first value that breaks a constraint,
-                prefixed with ``what`` (the write).
+                prefixed with ``what()`` (the write, spelled only for the message).
         """
         problems: list[SpecProblem] = []
         for name, constraints in self.record.constrained.items():
@@ -153,7 +153,7 @@ class RowSpecs:
         if problems:
             listed = "; ".join(problem.message for problem in problems)
             count = "" if len(problems) == 1 else f"{len(problems)} problems with the values: "
-            raise FieldSpecError(f"{what}: {count}{listed}. Nothing was written", problems)
+            raise FieldSpecError(f"{what()}: {count}{listed}. Nothing was written", problems)
 
     def _dtype_problem(
         self, name: str, spec: TensorSpec, value: Any, tensor: _Tensor, target: Any

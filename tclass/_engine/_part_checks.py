@@ -13,6 +13,7 @@ import torch
 
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _keys
+from tclass._engine._nontensor import NonTensorData
 from tclass._engine._td_setitem import SetItemOps, direct_leaf_dtypes
 from tclass._engine._tensor_write import (
     check_kernels_at,
@@ -83,10 +84,14 @@ def _fit_plainly(
 ) -> bool:
     """Whether each of ``entries`` is a plain tensor written into a plain tensor of
     ``td``, of the shape ``selected`` (the selected batch) and the entry's dims past the
-    batch; of the entry's dtype too at an advanced index."""
+    batch; of the entry's dtype too at an advanced index. A Python value (a record's
+    ``str`` field) passes: :func:`check_parts` reads no leaf of it either (the write's own
+    rules check it)."""
     targets = td._entries()
     dims = len(td.batch_size)
     for key, sub in entries.items():
+        if sub.__class__ is NonTensorData:
+            continue
         entry = targets.get(key)
         if sub.__class__ is not torch.Tensor or entry.__class__ is not torch.Tensor:
             return False

@@ -78,7 +78,6 @@ __all__ = [
     "missing_attribute",
     "record_from_entries",
     "store_field",
-    "store_fields",
 ]
 
 _Tensor = torch.Tensor
@@ -114,6 +113,7 @@ class ClassInfo:
         "_json_schema",
         "_tensors_as_they_are",
         "_bounds_values",
+        "_hooked",
         "setattr_hook",
     )
 
@@ -148,6 +148,7 @@ class ClassInfo:
         self._json_schema: dict[str, Any] | None = None  # built at first use (_json_schema)
         self._tensors_as_they_are: bool | None = None  # see tensors_as_they_are
         self._bounds_values: bool | None = None  # see bounds_values
+        self._hooked: bool | None = None  # see _update._hooked
 
     @property
     def rules(self) -> dict[str, FieldRule]:
@@ -761,18 +762,6 @@ def store_field(
     """Stores ``value`` as field ``name`` in ``td`` (checked; its spec against the other
     fields unless not ``check_spec``: see :func:`check_specs`), ignoring locks."""
     _store(cls.__tclass_info__, td, name, value, check_spec)
-
-
-def store_fields(cls: type[TensorClass], td: TensorDict, fields: Mapping[str, Any]) -> None:
-    """:func:`store_field` of each of ``fields`` (the specs left to :func:`check_specs`)."""
-    rules = cls.__tclass_info__.rules
-    batch, device = td.batch_size, td.device
-    for name, value in fields.items():
-        stored = rules[name].store(value, batch, device)
-        if stored is not None:
-            td._store_entry(name, stored)
-        else:
-            _unset(td, name)
 
 
 def check_specs(

@@ -347,12 +347,15 @@ class FieldRule:
         if value.__class__ is UnbatchedTensor:  # any shape: it belongs to the whole batch
             return typing.cast(Any, value)._with_batch_size(batch)  # type: ignore[no-any-return]
         n = len(batch)
-        shape = (  # a strided nested tensor has no .shape: its parts' sizes
-            leaf_shape(value)
-            if isinstance(value, torch.Tensor) and value.is_nested
-            else typing.cast(Any, value).shape
+        if not n:
+            return value
+        held: Any = value
+        # (a strided nested tensor has no .shape: its parts' sizes)
+        shape = (
+            leaf_shape(held) if isinstance(held, torch.Tensor) and held.is_nested else held.shape
         )
-        if n and shape[:n] != batch:
+        # (one batch dim, the usual: its size compared, no slice of the shape made)
+        if (not shape or shape[0] != batch[0]) if n == 1 else shape[:n] != batch:
             raise BatchMismatchError(self.name, shape, batch)
         return value
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
-from weakref import WeakKeyDictionary
 
 import torch
 
@@ -26,7 +25,6 @@ from tclass._engine._entry_values import keys_below
 from tclass._engine._nontensor import NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
-from tclass._tensorclass._builder import check_specs, store_fields
 from tclass._tensorclass._writes import check_row_write, merges_into
 from tclass.errors import TclassError
 
@@ -107,20 +105,18 @@ def hooked_source(record: TensorClass, source: Any) -> Any:
     return hooked
 
 
-_HOOKED: WeakKeyDictionary[type, bool] = WeakKeyDictionary()
-
-
 def _hooked(cls: Any, seen: frozenset[type] = frozenset()) -> bool:
     """Whether a record of ``cls`` (a record class; anything else: False) runs a
-    ``__post_init__`` when it comes in: its own, or a nested record field's."""
+    ``__post_init__`` when it comes in: its own, or a nested record field's (worked
+    out once, kept in the class's info)."""
     if not is_record_class(cls) or cls in seen:
         return False
-    known = _HOOKED.get(cls)
+    info = cls.__tclass_info__
+    known: bool | None = info._hooked
     if known is None:
         own = getattr(cls, "__post_init__", None) is not None
-        rules = cls.__tclass_info__.rules.values()
-        known = own or any(_hooked(rule.convert_to, seen | {cls}) for rule in rules)
-        _HOOKED[cls] = known
+        rules = info.rules.values()
+        known = info._hooked = own or any(_hooked(r.convert_to, seen | {cls}) for r in rules)
     return known
 
 
@@ -168,7 +164,7 @@ def _planned(
         _check_fields(record, fields)
     actions: list[_Action] = []
     if trial is not None:
-        actions.append(partial(_adopt, record, trial, list(fields)))
+        actions.append(partial(_adopt, record, trial))
     else:
         actions += [partial(_set_field, record, k, v, inplace) for k, v in fields.items()]
     for key, value, below in merges:
@@ -272,42 +268,41 @@ def _field(record: TensorClass, key: Any) -> Any:
     return record.get(key, None) if type(key) is str else None
 
 
-def _checked_trial(record: TensorClass, fields: Mapping[Any, Any]) -> TensorDict | None:
-    """The record's storage with ``fields`` stored (a copy: nothing written), checked
-    against the class (each value's type, the specs together); None where each field is
-    set and checked on its own: one field, a frozen or locked record (its setter refuses
-    before writing), a record over a lazy stack or a file (each value checked here
-    against its spec first, the named dims it shares with other fields when it is set)."""
+def _checked_trial(record: TensorClass, fields: Mapping[Any, Any]) -> dict[str, Any] | None:
+    """Each of ``fields`` as the record's storage would hold it (None: the field unset;
+    nothing written), checked against the class (each value's type, the specs together
+    with the fields the record keeps); None where each field is set and checked on its
+    own: one field, a frozen or locked record (its setter refuses before writing), a
+    record over a lazy stack or a file (each value checked here against its spec first,
+    the named dims it shares with other fields when it is set)."""
     cls = type(record)
     info = cls.__tclass_info__
     td = record._tensordict
     if len(fields) < 2:
         return None
-    for name in fields:
+    for name in fields:  # (each a field: _planned refused any other name)
         if type(name) is not str:
             return None  # sets below a field: one by one
-        if name not in info.field_names:
-            raise record._unknown_field(name)
     if info.options["frozen"] or td.is_locked:
         return None
+    rules, batch, device = info.rules, td.batch_size, td.device
     if type(td) is not TensorDict:  # a lazy stack, a file: each value against its spec
         for name, value in fields.items():
-            stored = info.rules[name].store(value, td.batch_size, td.device)
+            stored = rules[name].store(value, batch, device)
             if info.specs is not None and isinstance(stored, torch.Tensor):
-                info.specs.check_assign({}, name, stored, len(td.batch_size))
+                info.specs.check_assign({}, name, stored, len(batch))
         return None
-    trial = td._copy_top()
-    store_fields(cls, trial, fields)
-    check_specs(cls, trial)  # several fields may change a named dim's size together
+    trial = {name: rules[name].store(value, batch, device) for name, value in fields.items()}
+    if info.specs is not None:  # several fields may change a named dim's size together
+        entries = {**td._entries(), **trial}
+        info.specs.check({k: v for k, v in entries.items() if v is not None}, len(batch))
     return trial
 
 
-def _adopt(record: TensorClass, trial: TensorDict, names: list[str]) -> None:
-    """Stores the fields ``names`` as the checked ``trial`` holds them."""
+def _adopt(record: TensorClass, trial: Mapping[str, Any]) -> None:
+    """Stores the fields as the checked ``trial`` holds them (None: unset)."""
     td = record._tensordict
-    entries = trial._entries()
-    for name in names:
-        value = entries.get(name)
+    for name, value in trial.items():
         if value is not None:
             td._store_entry(name, value)
         elif td._has_entry(name):

@@ -396,6 +396,7 @@ def check_row_write(
         check = _row_check(info)
     if check is None:
         return
+    describe = lambda: _describe(record, op, index)  # noqa: E731  (for messages only)
     fit = check.rows_fit
     if fit is not None and allowed is None and (type(value) is type(record) or is_record(value)):
         # The common write, rows of a record into a record: its fast path alone.
@@ -404,9 +405,8 @@ def check_row_write(
             n, m = len(storage.batch_size), len(source.batch_size)
             if fit(storage._entries(), source._entries(), n, m):
                 if check.rows.record.constrained:  # the values, once each
-                    check.rows.check_values(source._entries(), _describe(record, op, index))
+                    check.rows.check_values(source._entries(), describe)
                 return
-    describe = lambda: _describe(record, op, index)  # noqa: E731
     _check(check, info, record._tensordict, index, value, allowed, describe, deep)
 
 
@@ -516,7 +516,7 @@ def _check(
     if not dense:
         # A file, or a lazy stack whose write does not split (it says why): the values alone.
         if rows is not None and rows.record.constrained:
-            rows.check_values(values, describe())
+            rows.check_values(values, describe)
         for name in check.nested if deep else ():
             if (sub := values.get(name)) is not None:
                 sub_allowed = None if below is None else below.get(name)
@@ -528,7 +528,7 @@ def _check(
         if not rows.fit(targets, values, len(batch), mode):
             rows.check(targets, values, batch, mode, _fresh_ndim(batch, index), describe())
         if rows.record.constrained:  # the values written, once each
-            rows.check_values(values, describe())
+            rows.check_values(values, describe)
     for name in check.nested if deep else ():
         sub = values.get(name)
         if sub is None:
@@ -736,7 +736,7 @@ def _check_nested_values(
         values, below = _allowed(values, allowed)
     inside = _inside(describe, name)
     if check.rows is not None and check.rows.record.constrained:
-        check.rows.check_values(values, inside())
+        check.rows.check_values(values, inside)
     for sub_name in check.nested:
         sub = values.get(sub_name)
         if sub is not None:
