@@ -20,6 +20,7 @@ batch size ``[]``). The note is a Python list Dynamo traces as any other.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 import torch
@@ -62,20 +63,24 @@ def _flat_vmap(
     randomness: str,
     **kwargs: Any,
 ) -> Any:
-    # torch's _flat_vmap, its two steps noted; they are read from vmap's module when
-    # called, as torch's are (the peer replaces them with its own when imported)
-    with _vmap.vmap_increment_nesting(batch_size, randomness) as level:
-        _STEPS.append(VmapStep(True, flat_in_dims, 0))
-        try:
-            inputs = _vmap._create_batched_inputs(flat_in_dims, flat_args, level, args_spec)
-        finally:
-            _STEPS.pop()
-        outputs = func(*inputs, **kwargs)
+    # torch's own _flat_vmap (whatever its version does around the steps), its two steps
+    # noted: the inputs until ``func`` is called, the outputs once it has returned
+    depth = len(_STEPS)
+
+    @functools.wraps(func)
+    def noted(*inputs: Any, **options: Any) -> Any:
+        del _STEPS[depth:]  # its inputs are built: none noted while ``func`` runs
+        outputs = func(*inputs, **options)
         _STEPS.append(VmapStep(False, out_dims, batch_size))
-        try:
-            return _vmap._unwrap_batched(outputs, out_dims, level, batch_size, func)
-        finally:
-            _STEPS.pop()
+        return outputs
+
+    _STEPS.append(VmapStep(True, flat_in_dims, 0))
+    try:
+        return _torch_flat_vmap(
+            noted, batch_size, flat_in_dims, flat_args, args_spec, out_dims, randomness, **kwargs
+        )
+    finally:
+        del _STEPS[depth:]
 
 
 def _remove_batch_dim(
