@@ -619,10 +619,15 @@ def from_dict_instance(
     0-dim tensor, as the peer's reads it), then each
     nested TensorDict built where ``template`` holds a record becomes that record's class
     (and nested collections of ``template`` pass their own classes down); a ``None``
-    there is a field not set, as ``to_dict`` writes one."""
+    there is a field not set, as ``to_dict`` writes one. A record's gives a record of
+    its own class, as the peer's."""
     tree = _numbers_as_tensors(normalize(input_dict, "from_dict"))
-    td = _from_tree(tree, auto_batch_size, batch_size, device, batch_dims, names)
-    return _typed_like(template, td)
+    td = _typed_like(
+        template, _from_tree(tree, auto_batch_size, batch_size, device, batch_dims, names)
+    )
+    if is_record(template):
+        return cast(TensorDict, cast(Any, type(template))._from_plain(td))
+    return td
 
 
 def _numbers_as_tensors(tree: Tree) -> Tree:

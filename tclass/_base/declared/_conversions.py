@@ -112,7 +112,7 @@ class ConversionOps:
         A number is a 0-dim tensor here under any batch size (as the constructor and
         the peer's ``from_dict_instance`` read it; ``from_dict`` makes it a value).
         A record's gives a record of its own class, as the peer's."""
-        made = INTEROP.from_dict_instance(
+        return INTEROP.from_dict_instance(
             _collection(self),
             input_dict,
             auto_batch_size=auto_batch_size,
@@ -121,7 +121,6 @@ class ConversionOps:
             batch_dims=batch_dims,
             names=names,
         )
-        return cast("TensorDict", type(self)._from_plain(made)) if is_record(self) else made
 
     @classmethod
     def from_schema(
