@@ -90,3 +90,28 @@ def _dict_cast_by_the_constructor(finding: Finding, facts: Facts, peer: Any, min
     if finding.kind != "result" or finding.step.op != "ctor":
         return False
     return all(_DICT_FIELD.match(line) for line in finding.detail)
+
+
+_RECORD_KIND = re.compile(r"^result(?:\['[^']*'\])*\.kind: peer '\w+', tclass 'TensorDict'$")
+_VALUE_READ = re.compile(r"^result(?:\['[^']*'\])+: peer py \(.*\), tclass nontensor \(\('value', ")
+_KEYS = re.compile(r"^result(?:\['[^']*'\])*: keys: peer (\[.*\]), tclass (\[.*\])$")
+
+
+def _attrs_of_a_record(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``attrs()`` of a record: tclass's result is a TensorDict (README: "What remains
+    unsupported"), the peer's a record of its class; so its nested records are
+    TensorDicts, its Python values nodes (the peer's fields read them) and its fields set
+    to ``None`` no keys (programs 15,600,062 L8 / 15,610,008 L12 of
+    features,index,shape,combine)."""
+    if finding.kind != "result" or finding.step.op != "attrs" or not finding.detail:
+        return False
+    if not _RECORD_KIND.match(finding.detail[0]) or not finding.detail[0].startswith("result.kind"):
+        return False
+    for line in finding.detail[1:]:
+        keys = _KEYS.match(line)
+        if keys is not None:
+            if not set(ast.literal_eval(keys[2])) < set(ast.literal_eval(keys[1])):
+                return False
+        elif not (_RECORD_KIND.match(line) or _VALUE_READ.match(line)):
+            return False
+    return True

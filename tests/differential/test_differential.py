@@ -410,6 +410,8 @@ DECIDED = [
     (_FEATURES, 8, 15_600_040, "memmap-by-data"),
     # fz27e: Rec(**rec.to_dict()): the dict given for inner is an Inner (the peer's a dict)
     (_FEATURES, 12, 15_610_088, "annotation-casts"),
+    # fz27f: attrs() of a record is a TensorDict (the peer's a record of its class)
+    (_FEATURES, 8, 15_600_062, "records-predictable"),
 ]
 
 
