@@ -86,8 +86,13 @@ def _dict_cast_by_the_constructor(finding: Finding, facts: Facts, peer: Any, min
     """``Rec(**rec.to_dict(), batch_size=...)``: the dict given for the field annotated
     ``Inner`` is an ``Inner`` in tclass (README: "a nested tensorclass field turns a dict
     or TensorDict into that class"), where the peer's constructor keeps the dict
-    (programs 15,600,374 / 15,610,088 of features,index,shape,combine)."""
-    if finding.kind != "result" or finding.step.op != "ctor":
+    (programs 15,600,374 / 15,610,088 of features,index,shape,combine); so does
+    ``from_dataclass(record, as_tensorclass=True)``'s, which gives its class the record's
+    fields as a dict (fz27f: programs 15,600,580 / 15,620,137 L8)."""
+    if finding.kind != "result":
+        return False
+    op, src = finding.step.op, finding.step.src
+    if op != "ctor" and not (op == "from_dataclass" and "as_tensorclass=True" in src):
         return False
     return all(_DICT_FIELD.match(line) for line in finding.detail)
 

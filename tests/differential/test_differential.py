@@ -412,6 +412,8 @@ DECIDED = [
     (_FEATURES, 12, 15_610_088, "annotation-casts"),
     # fz27f: attrs() of a record is a TensorDict (the peer's a record of its class)
     (_FEATURES, 8, 15_600_062, "records-predictable"),
+    # fz27f: from_dataclass(record, as_tensorclass=True): inner an Inner (the peer's a dict)
+    (_FEATURES, 8, 15_620_137, "annotation-casts"),
 ]
 
 
