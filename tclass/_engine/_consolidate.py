@@ -292,10 +292,14 @@ def _moved_buffer(node: Any, state: Consolidated, buffer: torch.Tensor) -> Any:
 def from_consolidated_file(filename: str | os.PathLike[str], cls: type) -> Any:
     """What ``cls.from_consolidated(filename)`` gives: the collection in a file written by
     ``consolidate(filename=...)``, over a copy-on-write mapping of it; a record of
-    ``cls`` when it is a tensorclass."""
+    ``cls`` when it is a tensorclass, a record's TensorDict when it is not."""
     node = from_consolidated(filename, cls=cls if is_record_class(cls) else None)
     if is_record_class(cls) and not is_record(node):
         return cls.from_tensordict(node)  # type: ignore[attr-defined]
+    if not is_record_class(cls) and is_record(node):
+        return (
+            node._tensordict
+        )  # a record's file read by a collection class: its storage (the peer's)
     return node
 
 

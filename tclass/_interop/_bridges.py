@@ -510,11 +510,16 @@ def _structured(value: Any) -> Any:
 
 def dataclass_as_dict(obj: Any) -> dict[str, Any]:
     """The fields of a dataclass instance by name, nested dataclass instances as dicts
-    (the values themselves, not copies)."""
+    (the values themselves, not copies); nested records kept, as ``from_any`` keeps
+    collections (the peer's ``from_dataclass`` reads each field with it)."""
     out: dict[str, Any] = {}
     for field in dataclasses.fields(obj):
         value = getattr(obj, field.name)
-        is_nested = dataclasses.is_dataclass(value) and not isinstance(value, type)
+        is_nested = (
+            dataclasses.is_dataclass(value)
+            and not isinstance(value, type)
+            and not isinstance(value, TensorCollection)
+        )
         out[field.name] = dataclass_as_dict(value) if is_nested else value
     return out
 

@@ -50,13 +50,16 @@ def from_schema(
     batch = as_batch_size(batch_size)
     in_memory = storage in (None, "shared")
     target = as_device(device) if device is not None and storage is None else None
-    blank = TensorDict(batch_size=batch, device=target)
+    source: dict[Any, torch.Tensor] = {}
     for key, spec in schema.items():
         shape, dtype = _entry_spec(key, spec)
         if in_memory:
-            blank.set(key, torch.zeros(batch + shape, dtype=dtype, device=target))
+            source[key] = torch.zeros(batch + shape, dtype=dtype, device=target)
         else:  # a stride-0 stand-in: the storage allocates the entry
-            blank.set(key, torch.zeros((), dtype=dtype).expand(batch + shape))
+            source[key] = torch.zeros((), dtype=dtype).expand(batch + shape)
+    # built as the constructor builds a dict with nested keys (the peer's): the top-level
+    # entries first, then the nested collections
+    blank = TensorDict(source, batch_size=batch, device=target)
     if storage == "memmap":
         made = _as_class(cls, blank)
         return made.memmap_like(kwargs.pop("prefix", None), **kwargs)

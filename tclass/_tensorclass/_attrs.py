@@ -60,11 +60,18 @@ def attrs_of(node: TensorCollection, fields: Sequence[str]) -> TensorDict:
     """``node.attrs(fields=...)``: a TensorDict (batch size ``[]``, no device) of one
     :class:`TensorAttrs` per tensor of ``node``, nested alike; Python values kept."""
     _check_fields(fields)
+    tensors = dict(node.items(include_nested=True, leaves_only=True))
+    values = dict(node.non_tensor_items(include_nested=True))  # type: ignore[attr-defined]
     out = TensorDict()
-    for key, leaf in node.items(include_nested=True, leaves_only=True):
-        out.set(key, TensorAttrs.from_tensor(leaf, fields=fields))
-    for key, value in node.non_tensor_items(include_nested=True):  # type: ignore[attr-defined]
-        out.set(key, value)
+    # in the collection's key order, its nested collections kept (empty ones too), as the
+    # peer's attrs (an apply over the tree) lists them
+    for key in node.keys(include_nested=True):
+        if key in tensors:
+            out.set(key, TensorAttrs.from_tensor(tensors[key], fields=fields))
+        elif key in values:
+            out.set(key, values[key])
+        elif out.get(key, None) is None:
+            out.set(key, TensorDict())
     return out
 
 

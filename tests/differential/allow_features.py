@@ -86,7 +86,37 @@ def _dict_cast_by_the_constructor(finding: Finding, facts: Facts, peer: Any, min
     """``Rec(**rec.to_dict(), batch_size=...)``: the dict given for the field annotated
     ``Inner`` is an ``Inner`` in tclass (README: "a nested tensorclass field turns a dict
     or TensorDict into that class"), where the peer's constructor keeps the dict
-    (programs 15,600,374 / 15,610,088 of features,index,shape,combine)."""
-    if finding.kind != "result" or finding.step.op != "ctor":
+    (programs 15,600,374 / 15,610,088 of features,index,shape,combine); so does
+    ``from_dataclass(record, as_tensorclass=True)``'s, which gives its class the record's
+    fields as a dict (fz27f: programs 15,600,580 / 15,620,137 L8)."""
+    if finding.kind != "result":
+        return False
+    op, src = finding.step.op, finding.step.src
+    if op != "ctor" and not (op == "from_dataclass" and "as_tensorclass=True" in src):
         return False
     return all(_DICT_FIELD.match(line) for line in finding.detail)
+
+
+_RECORD_KIND = re.compile(r"^result(?:\['[^']*'\])*\.kind: peer '\w+', tclass 'TensorDict'$")
+_VALUE_READ = re.compile(r"^result(?:\['[^']*'\])+: peer py \(.*\), tclass nontensor \(\('value', ")
+_KEYS = re.compile(r"^result(?:\['[^']*'\])*: keys: peer (\[.*\]), tclass (\[.*\])$")
+
+
+def _attrs_of_a_record(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``attrs()`` of a record: tclass's result is a TensorDict (README: "What remains
+    unsupported"), the peer's a record of its class; so its nested records are
+    TensorDicts, its Python values nodes (the peer's fields read them) and its fields set
+    to ``None`` no keys (programs 15,600,062 L8 / 15,610,008 L12 of
+    features,index,shape,combine)."""
+    if finding.kind != "result" or finding.step.op != "attrs" or not finding.detail:
+        return False
+    if not _RECORD_KIND.match(finding.detail[0]) or not finding.detail[0].startswith("result.kind"):
+        return False
+    for line in finding.detail[1:]:
+        keys = _KEYS.match(line)
+        if keys is not None:
+            if not set(ast.literal_eval(keys[2])) < set(ast.literal_eval(keys[1])):
+                return False
+        elif not (_RECORD_KIND.match(line) or _VALUE_READ.match(line)):
+            return False
+    return True

@@ -34,6 +34,7 @@ from .allow_entries import (
     _written_node_kept,
 )
 from .allow_features import (
+    _attrs_of_a_record,
     _consolidated_key_order,
     _dict_cast_by_the_constructor,
     _feature_fails_inside,
@@ -437,6 +438,7 @@ ENTRIES: list[Entry] = [
             _grown_in_a_copy,
             _nested_record_written_in_place,
             _value_field_not_a_leaf,
+            _attrs_of_a_record,
         ),
     ),
     Entry(

@@ -464,6 +464,10 @@ DECIDED = [
     ("methods,index,shape,combine", 8, 15_020_107, "annotation-casts"),
     # fz27a: saved_path of an HDF5 file's memmap(folder): the peer's says None
     ("methods,index,shape,combine", 12, 15_030_441, "h5-files"),
+    # fz27f: attrs() of a record is a TensorDict (the peer's a record of its class)
+    (_FEATURES, 8, 15_600_062, "records-predictable"),
+    # fz27f: from_dataclass(record, as_tensorclass=True): inner an Inner (the peer's a dict)
+    (_FEATURES, 8, 15_620_137, "annotation-casts"),
 ]
 
 

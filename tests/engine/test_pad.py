@@ -18,7 +18,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tclass
-from tclass import NonTensorData, NonTensorStack, TensorClass, TensorDict, errors, pad, pad_sequence
+from tclass import (
+    MetaData,
+    NonTensorData,
+    NonTensorStack,
+    TensorClass,
+    TensorDict,
+    errors,
+    pad,
+    pad_sequence,
+)
 
 from strategies import SETTINGS  # noqa: E402
 
@@ -1139,3 +1148,18 @@ def test_pad_sequence_refuses_a_lazy_stack_ragged_at_pad_dim(value: Any) -> None
         assert padded[1].tolist() == [{"s": "a"}, {"s": None}]
     else:
         assert padded["s"].tolist() == [[0.0, 1.0], [2.0, 0.0]]
+
+
+def test_pad_sequence_keeps_one_metadata_when_no_member_is_padded() -> None:
+    # The peer stacks the members' MetaData as lazy_stack does: one MetaData when they hold
+    # one object and none is padded (program 15,600,586 of features,index,shape,combine L8)
+    td = TensorDict({"b": torch.zeros(2, 3)}, batch_size=[2])
+    td.set("md", MetaData([1, 2], batch_size=[2]))
+    out = pad_sequence([td, td])
+    assert type(out.get("md")) is MetaData
+    assert out.get("md").data == [1, 2]
+    assert out.get("md").batch_size == torch.Size([2, 2])
+    # a member padded: one value per element, None where padded (as the peer)
+    padded = pad_sequence([td, td[:1]])
+    assert type(padded.get("md")) is NonTensorStack
+    assert padded.get("md").tolist() == [[[1, 2], [1, 2]], [[1, 2], None]]

@@ -416,3 +416,17 @@ def test_refresh_archive_checksums(tmp_path: Path) -> None:
     assert tclass.load_memmap(unpacked)["b", "c"].tolist() == [1.0, 1.0]
     with pytest.raises(ValueError, match="not a memory-mapped archive"):
         tclass.refresh_archive_checksums(tmp_path / "folder")
+
+
+def test_to_pandas_without_batch_dims_repeats_python_values_along_a_tensor() -> None:
+    # The peer's frame takes the value itself, which pandas repeats along the rows of the
+    # 1-d tensor (program 15,600,014 of features,index,shape,combine L8); without such a
+    # tensor the frame has one row
+    pytest.importorskip("pandas")
+    td = TensorDict({"d": torch.tensor([3, 4]), "s": "q", "e": torch.tensor(5)}, batch_size=[])
+    frame = td.to_pandas(separator=".")
+    assert list(frame.columns) == ["d", "s", "e"]
+    assert frame["d"].tolist() == [3, 4] and frame["s"].tolist() == ["q", "q"]
+    assert frame["e"].tolist() == [5, 5]
+    one = TensorDict({"s": "q", "e": torch.tensor(5)}, batch_size=[]).to_pandas()
+    assert one["s"].tolist() == ["q"] and one["e"].tolist() == [5]

@@ -306,10 +306,18 @@ def _record_columns(records: list[Any], path: PathLike) -> Columns:
 # --- writing -------------------------------------------------------------------------
 
 
-def to_columns(collection: Any, separator: str | None) -> Columns:
-    """One column (an array or a list, one value per row) per leaf of ``collection``."""
+def to_columns(collection: Any, separator: str | None, *, broadcast: bool = False) -> Columns:
+    """One column (an array or a list, one value per row) per leaf of ``collection``;
+    with ``broadcast``, a Python value of a collection without batch dims stays one value
+    when a tensor there has a dim (pandas repeats it along the tensor's rows, as the
+    peer's frame does)."""
     flat = _flatten(collection, separator) if separator is not None else _top(collection)
     rows = collection.batch_size[0] if collection.batch_dims else 1
+    broadcast = (
+        broadcast
+        and not collection.batch_dims
+        and any(isinstance(value, torch.Tensor) and value.ndim for value in flat.values())
+    )
     data: Columns = {}
     for name, value in flat.items():
         if isinstance(value, torch.Tensor):
@@ -321,7 +329,10 @@ def to_columns(collection: Any, separator: str | None) -> Columns:
                 raise ShapeError(msg)
             data[name] = value.detach().cpu().numpy()
         elif isinstance(value, (NonTensorData, NonTensorStack)):
-            data[name] = value.tolist() if collection.batch_dims else [value.data] * rows
+            if collection.batch_dims:
+                data[name] = value.tolist()
+            else:
+                data[name] = value.data if broadcast else [value.data] * rows
         elif is_record(value):  # a column of records, one per row (as the peer)
             data[name] = list(value.unbind(0)) if collection.batch_dims else [value]
         else:
@@ -387,7 +398,7 @@ def write_table(collection: Any, path: PathLike, kind: str, separator: str | Non
 
 def to_frame(collection: Any, separator: str | None, op: str = "to_pandas") -> Any:
     pandas = need("pandas", "formats", op)
-    return pandas.DataFrame(to_columns(collection, separator))
+    return pandas.DataFrame(to_columns(collection, separator, broadcast=True))
 
 
 def _write_parquet(collection: Any, path: PathLike, separator: str | None, **kwargs: Any) -> None:
