@@ -23,7 +23,7 @@ from tclass._engine._tensor_write import (
     kernel_refused,
     probe_index_put,
 )
-from tclass.errors import BatchSizeError, InPlaceWriteError, LockedError
+from tclass.errors import BatchSizeError, DimError, IndexTypeError, InPlaceWriteError, LockedError
 
 __all__ = ["check_entries", "check_parts", "grouped_parts"]
 
@@ -152,14 +152,25 @@ def _same_indexed(dtype: torch.dtype | None, entry_dtype: torch.dtype | None) ->
 
 def _selected(member: Any, where: Any) -> torch.Size | None:
     """The batch size ``where`` selects of ``member``; None where it is not known here
-    (a ragged lazy stack, an index the write reports)."""
+    (a ragged lazy stack, an index of a kind the write reports).
+
+    Raises:
+        DimError: (an ``IndexError``, as the peer's) ``where`` is out of range for the
+            batch size (or a mask of another shape): every entry refuses it, so it is
+            refused here, once, before any is written (the peer writes the entries
+            before the first that torch refuses).
+    """
     batch_size: torch.Size = member.batch_size
     if -1 in batch_size:
         return None
     if type(where) is int and batch_size:
-        return batch_size[1:]  # (the usual row; out of range: the write reports it)
+        return batch_size[1:]  # (the usual row; out of range: the first write reports it)
     try:
         return _batch.indexed_shape(batch_size, _on_cpu(where))
+    except IndexTypeError:
+        return None  # (an index of a type that indexes nothing: the write reports it)
+    except DimError:
+        raise
     except (IndexError, RuntimeError, TypeError, ValueError):
         return None
 

@@ -232,14 +232,17 @@ class SetItemOps(TensorDictBase):
         if not isinstance(value, (_Tensor, int, float, bool, complex)):
             value = value_as_tensor("<value>", value, None)
         unbatched = self._holds_unbatched()
+        advanced = _is_advanced(index)
         if isinstance(value, _Tensor):
-            check_tensor_write(self, index, value)
-            if _is_advanced(index):
+            check_tensor_write(self, index, value)  # (the index checked first, unless 0-dim)
+            if advanced:
                 _check_dtypes_at(self, index, value)
         elif not fits_every_dtype(value):  # one dtype may refuse it: none written then
             check_number_write(value, index, direct_leaf_dtypes(self, ()))
-        elif _is_advanced(index):  # torch may have no kernel for a dtype (uint16): the same
+        elif advanced:  # torch may have no kernel for a dtype (uint16): the same
             check_kernels_at(value, index, direct_leaf_dtypes(self, (), stack=False))
+        if advanced and (not isinstance(value, _Tensor) or not value.ndim):
+            _check_rows_in_range(self._batch_size, index)
         written = False
         for key, entry in self._tensors.items():
             if isinstance(entry, _NonTensorNode) or (unbatched and entry.__class__ is _Unbatched):
@@ -276,6 +279,19 @@ def direct_leaf_dtypes(
         elif isinstance(entry, _Tensor) and not isinstance(entry, _Unbatched):
             found.append(((*prefix, key), entry.dtype, entry.shape))
     return found
+
+
+def _check_rows_in_range(batch_size: torch.Size, index: Any) -> None:
+    """Refuses an advanced ``index`` out of range for ``batch_size`` (or a mask of
+    another shape), once, before any entry is written: torch's ``index_put_`` of a
+    number writes the rows before the first out of range (in the first entry), then
+    raises. An index on another device than the CPU is left to the write (an index out
+    of range is a device-side assert there; checking it would wait for the device)."""
+    parts = index if type(index) is tuple else (index,)
+    for part in parts:
+        if isinstance(part, _Tensor) and part.device.type != "cpu":
+            return
+    _batch.indexed_shape(batch_size, index)
 
 
 def _is_advanced(index: Any) -> bool:
