@@ -513,9 +513,6 @@ def _dims_from_strides(
     """The stack dims of a view with ``out_strides`` of a batch of size ``shape`` whose
     dims had the distinct ``strides`` (see :func:`dims_after_view_op`)."""
     lead = len(out_strides) - len(shape)
-    # ints, not the symbolic ints a compiled trace may read a stack's dims as (which
-    # `in` tells apart by identity, so no dim matched)
-    dims = tuple(int(d) for d in dims)
     result: list[int] = []
     for k, stride in enumerate(out_strides):
         if stride in strides:
