@@ -47,6 +47,7 @@ from tclass._engine._value_positions import (
     StackDims,
     copy_containers,
     copy_value,
+    dims_after_expand,
     dims_after_index,
     dims_after_reshape,
     dims_after_squeeze,
@@ -562,6 +563,12 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         out = super()._expanded(shape, leaf_op)
         if out is not self and out.batch_size != self._shape:
             cast(Any, out)._member_of = None
+        if torch.compiler.is_compiling() and isinstance(out, NonTensorStack) and self._one_value():
+            # a compiled one-value stack is filled without its dims (see _map_batch):
+            # the expand's, from the sizes alone
+            dims = dims_after_expand(self._shape, out._shape, self._stack_dims)
+            if out._stack_dims is None and dims:
+                out._stack_dims = dims
         return out
 
     def maybe_to_stack(self) -> Self:

@@ -489,9 +489,32 @@ def dims_after_view_op(
         return None
     if not isinstance(out, torch.Tensor):
         return None
-    lead = out.ndim - len(shape)
+    return _dims_from_strides(shape, list(out.stride()), strides, dims)
+
+
+def dims_after_expand(shape: torch.Size, new: torch.Size, dims: StackDims) -> StackDims:
+    """:func:`dims_after_view_op` of ``expand(new)`` (a reshape, as there, when it adds
+    no element), from the sizes alone: what ``torch.compile`` keeps in the trace."""
+    if dims is None or math.prod(new) == math.prod(shape):
+        return dims_after_reshape(shape, new, dims)
+    base = 1 << 20
+    strides = [base * (d + 2) for d in range(len(shape))]
+    lead = len(new) - len(shape)
+    # (an expanded dim has stride 0; the sizes were checked by the expand itself)
+    kept = [
+        stride if size == target else 0 for size, target, stride in zip(shape, new[lead:], strides)
+    ]
+    return _dims_from_strides(shape, [0] * lead + kept, strides, dims)
+
+
+def _dims_from_strides(
+    shape: torch.Size, out_strides: list[int], strides: list[int], dims: tuple[int, ...]
+) -> StackDims:
+    """The stack dims of a view with ``out_strides`` of a batch of size ``shape`` whose
+    dims had the distinct ``strides`` (see :func:`dims_after_view_op`)."""
+    lead = len(out_strides) - len(shape)
     result: list[int] = []
-    for k, stride in enumerate(out.stride()):
+    for k, stride in enumerate(out_strides):
         if stride in strides:
             source = strides.index(stride)
         elif stride == 0 and k >= lead >= 0 and shape[k - lead] == 1:
@@ -503,7 +526,7 @@ def dims_after_view_op(
             return None
         if source in dims:
             result.append(k)
-    ordered = sorted(result, key=lambda k: _source_rank(k, out.stride(), strides, dims, lead))
+    ordered = sorted(result, key=lambda k: _source_rank(k, out_strides, strides, dims, lead))
     return tuple(ordered)
 
 

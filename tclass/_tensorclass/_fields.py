@@ -104,6 +104,9 @@ class FieldRule:
     tensor: bool = False  # accepts tensors
     number: bool = False  # a number annotation: accepts tensors too, as numbers in tensor form
     cast_arrays: bool = False  # array-likes become tensors (a pure Tensor annotation)
+    # A ``list`` field without autocast or nocast: a numpy array given becomes a tensor
+    # (the peer's makes every array one there), kept as a tensor.
+    arrays: bool = False
     collections: tuple[type, ...] = ()  # accepted collection classes
     convert_to: type | None = None  # the collection class a dict / TensorDict becomes
     check_value: Callable[[object], bool] | None = None  # accepted Python values
@@ -134,7 +137,7 @@ class FieldRule:
         if self.cast is not None:
             value = self._cast(value, batch)
         if isinstance(value, _Tensor):
-            if not (self.tensor or self.any_value or self.number):
+            if not (self.tensor or self.any_value or self.number or self.arrays):
                 self._refuse(value)
             tensor: torch.Tensor = value
             if device is not None and tensor.device != device:
@@ -150,7 +153,7 @@ class FieldRule:
             return self._check_batch(NonTensorStack.from_list(value, device), batch)
         if self.convert_to is not None and isinstance(value, Mapping):
             return self._convert(value, batch, device)
-        if self.number and isinstance(value, np.ndarray):  # numbers in array form (the peer)
+        if (self.number or self.arrays) and isinstance(value, np.ndarray):  # (the peer's)
             return self._check_batch(self._array_tensor(value, device), batch)
         if self.cast_arrays and not isinstance(value, (str, bytes, Mapping)):
             return self._check_batch(self._array_tensor(value, device), batch)
@@ -265,7 +268,7 @@ class FieldRule:
         """
         if not isinstance(value, (list, tuple, np.ndarray)):
             return None
-        if self.cast_arrays or (self.number and isinstance(value, np.ndarray)):
+        if self.cast_arrays or ((self.number or self.arrays) and isinstance(value, np.ndarray)):
             if self.check_value is None or not self.check_value(value):
                 return self._array_tensor(value, None)
         return None
@@ -444,7 +447,7 @@ class FieldRule:
         if self.any_value or self.cast is not None:
             return
         if isinstance(value, _Tensor):
-            if not (self.tensor or self.number):
+            if not (self.tensor or self.number or self.arrays):
                 self._refuse(value)
         elif isinstance(value, (str, bytes)) and self.check_value is None:
             self._refuse(value)
@@ -532,8 +535,10 @@ def rule_for(
     optional = any(member in (type(None), None, Any, object) for member, _ in members)
     members = [(m, meta) for m, meta in members if m is not type(None) and m is not None]
     parts = [_part(member, name, owner, text) for member, _ in members]
-    if not (options["autocast"] or options["nocast"]):  # the peer's: arrays become tensors
+    plain = not (options["autocast"] or options["nocast"])
+    if plain:  # the peer's: arrays become tensors
         parts = [{"tensor": True} if p.get("value_class") is np.ndarray else p for p in parts]
+    arrays = plain and any(p.get("value_class") is list for p in parts)
     any_value = any(part.get("any_value", False) for part in parts)
     tensor = any(part.get("tensor", False) for part in parts)
     number = any(part.get("number", False) for part in parts)
@@ -567,6 +572,7 @@ def rule_for(
         tensor=tensor,
         number=number,
         cast_arrays=cast_arrays,
+        arrays=arrays,
         collections=collections,
         convert_to=collections[0] if len(collections) == 1 and not any_value else None,
         check_value=_any_of(checks) if checks else None,

@@ -104,3 +104,30 @@ def test_a_str_field_grown_into_a_stack_does_not_tie_the_graph_to_the_batch_size
             assert got.s == expected.s and got[-1].s == expected[-1].s
             assert str(got.s).count("'hi'") == got.numel()  # the value in every element
     assert counter.frame_count == 1
+
+
+def _expanded_stacks(r: Any) -> tuple[Any, ...]:
+    n = r.shape[0]
+    return r.unsqueeze(0).expand(2, n), r.expand(2, n), r.unsqueeze(1).expand(n, 3)
+
+
+def _assert_same_values(got: Any, expected: Any) -> None:
+    for g, e in zip(got, expected, strict=True):
+        assert g.batch_size == e.batch_size and torch.equal(g.x, e.x)
+        for index in (-1, 0, (0, 1), (-1, -1)):
+            assert type(g[index].s) is type(e[index].s), index
+            assert g[index].s == e[index].s, index
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_compiled_expand_of_a_value_stack_keeps_its_stack_dims(backend: str) -> None:
+    """Expanding a stack of Python values nests it along the new dims, as the peer's
+    stack of stacks: an index that removes every stack dim gives the one value back.
+    Compiled, the one-value stack was filled without its stack dims, so
+    ``r.unsqueeze(0).expand(2, n)[-1].s`` was a list of ``n`` values, not ``"a"``."""
+    compiled = torch.compile(_expanded_stacks, fullgraph=True, dynamic=True, backend=backend)
+    for n in (5, 7):
+        r = Tagged(x=torch.arange(3.0 * n).view(n, 3), s="a", batch_size=[n])
+        got, expected = compiled(r), _expanded_stacks(r)
+        assert got[0][-1].s == expected[0][-1].s == "a"
+        _assert_same_values(got, expected)
