@@ -150,13 +150,21 @@ def _same_indexed(dtype: torch.dtype | None, entry_dtype: torch.dtype | None) ->
     return dtype == entry_dtype and (dtype is None or indexes_every_way(dtype))
 
 
+def _past_batch_dims(where: Any, batch_dims: int) -> bool:
+    """Whether the index ``where`` consumes more dims than ``batch_dims``."""
+    items = where if type(where) is tuple else (where,)
+    return sum(map(_batch.index_dims_consumed, items)) > batch_dims
+
+
 def _selected(member: Any, where: Any) -> torch.Size | None:
     """The batch size ``where`` selects of ``member``; None where it is not known here
     (a ragged lazy stack, an index of a kind the write reports).
 
     Raises:
         DimError: (an ``IndexError``, as the peer's) ``where`` is out of range for the
-            batch size (or a mask of another shape): every entry refuses it, so it is
+            batch size (or a mask of another shape), within the batch dims (one that
+            reaches past them, into nested collections' batch dims, is left to the
+            entries, as the peer's ``update_at_``): every entry refuses it, so it is
             refused here, once, before any is written (the peer writes the entries
             before the first that torch refuses).
     """
@@ -170,6 +178,8 @@ def _selected(member: Any, where: Any) -> torch.Size | None:
     except IndexTypeError:
         return None  # (an index of a type that indexes nothing: the write reports it)
     except DimError:
+        if _past_batch_dims(where, len(batch_size)):
+            return None  # (reaching into nested batch dims, as update_at_ may: per entry)
         raise
     except (IndexError, RuntimeError, TypeError, ValueError):
         return None

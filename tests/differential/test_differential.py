@@ -158,6 +158,7 @@ DECIDED = [
     (_FIVE, 4, 24_629, "peer-fails-inside"),  # td < tensor, a lazy stack nested
     (_FIVE, 4, 65_451, "peer-fails-inside"),  # a write at an index along a ragged dim
     (_FIVE, 4, 10_359, "values-kept-shared"),  # addcdiv with an apply result over none
+    (_FIVE, 4, 20_756, "index-beyond-batch"),  # update_at_ broadcast into a nested TD
     (_FIVE, 4, 42_482, "index-beyond-batch"),  # a record's update_at_: the peer's update()
     (_FIVE, 4, 46_765, "index-beyond-batch"),  # the same, I[:, None, None]
     (_FIVE, 4, 58_742, "index-beyond-batch"),  # the same, an index the source does not fit

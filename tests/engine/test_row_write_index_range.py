@@ -116,20 +116,6 @@ def test_number_out_of_range_writes_nothing_nested_first(index: Any) -> None:
     assert td["n", "b"].tolist() == [0.0, 2.0, 0.0, 2.0, 0.0]
 
 
-def test_update_at_index_beyond_the_batch_writes_nothing() -> None:
-    # (fuzzer program 20756, index,entries,shape,combine,math length 4): the index has
-    # more entries than batch dims; each leaf took it on its own dims before (README:
-    # indexing stays in the batch dims; the peer raises too)
-    nested = TensorDict(a=torch.zeros(3, 1), batch_size=[3, 1])
-    td = TensorDict(b=torch.zeros(3), n=nested, batch_size=[3])
-    source = TensorDict(b=torch.ones(1), n=TensorDict(a=torch.ones(1, 1), batch_size=[1, 1]))
-    source.batch_size = torch.Size([1])
-    with pytest.raises(DimError, match="out of range"):
-        td.update_at_(source, (Ellipsis, slice(None, 4, 3)))
-    assert td["b"].tolist() == [0.0, 0.0, 0.0]
-    assert td["n", "a"].sum().item() == 0.0
-
-
 @pytest.mark.parametrize("index", _BAD)
 @pytest.mark.parametrize("value", [1.0, torch.tensor(1.0)], ids=["number", "0-dim"])
 def test_number_out_of_range_writes_no_row(index: Any, value: Any) -> None:
