@@ -23,6 +23,7 @@ from tclass.errors import ArgumentError
 __all__ = ["check_keywords", "name_methods_after"]
 
 _O = TypeVar("_O", bound=Mapping[str, Any])
+_C = TypeVar("_C", bound=type)
 
 _PUBLIC: weakref.WeakSet[type] = weakref.WeakSet()
 _ORIGINAL: dict[int, tuple[str, str]] = {}  # id(function) -> its own (qualname, module)
@@ -37,7 +38,7 @@ def _function(value: Any) -> Any:
     return value if isinstance(value, types.FunctionType) else None
 
 
-def name_methods_after(cls: type) -> type:
+def name_methods_after(cls: _C) -> _C:
     """Name the functions ``cls`` inherits from its private mixins (the classes of its
     MRO before the next public class) ``cls.<name>``; mark ``cls`` public. Returns ``cls``."""
     _PUBLIC.add(cls)
