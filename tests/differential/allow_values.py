@@ -363,17 +363,27 @@ def _values_squeezed_as_the_batch(finding: Finding, facts: Facts, peer: Any, min
     ``reshape([3, 1, 1])``, program 9,294,995 of index,shape)."""
     if finding.kind != "result" or finding.step.op != "squeeze" or not finding.detail:
         return False
+    peers = _peer_values_past_ours(finding, peer, mine, _VALUE_ONE_LISTED)
+    return peers is not None and all(
+        _value_dims(theirs) != list(peer.value.batch_size) for theirs in peers
+    )
+
+
+def _peer_values_past_ours(
+    finding: Finding, peer: Any, mine: Any, listed: re.Pattern[str]
+) -> list[Any] | None:
+    """The peer's values the finding's lines name (each line a value's length, or
+    ``listed``), where tclass's each have its result's batch dims; None otherwise."""
+    peers = []
     for line in finding.detail:
-        found = _VALUE_LENGTH.match(line) or _VALUE_ONE_LISTED.match(line)
+        found = _VALUE_LENGTH.match(line) or listed.match(line)
         if found is None:
-            return False
+            return None
         key = found.group(1)
-        theirs, ours = _value_at(peer.value, key), _value_at(mine.value, key)
-        if _value_dims(ours) != list(mine.value.batch_size):
-            return False
-        if _value_dims(theirs) == list(peer.value.batch_size):
-            return False
-    return True
+        if _value_dims(_value_at(mine.value, key)) != list(mine.value.batch_size):
+            return None
+        peers.append(_value_at(peer.value, key))
+    return peers
 
 
 _SHAPE_LINE = re.compile(r"\.(names|batch_size): peer ")
@@ -927,14 +937,7 @@ def _refreshed_values_as_loaded(finding: Finding, facts: Facts, peer: Any, mine:
         return False
     if not any(".memmap_refresh_()" in line for line in finding.lines[:-1]):
         return False
-    for line in finding.detail:
-        found = _VALUE_LENGTH.match(line) or _VALUE_PER_ELEMENT.match(line)
-        if found is None:
-            return False
-        key = found.group(1)
-        theirs, ours = _value_at(peer.value, key), _value_at(mine.value, key)
-        if _value_dims(ours) != list(mine.value.batch_size):
-            return False
-        if len(_value_dims(theirs)) <= len(peer.value.batch_size):
-            return False
-    return True
+    peers = _peer_values_past_ours(finding, peer, mine, _VALUE_PER_ELEMENT)
+    return peers is not None and all(
+        len(_value_dims(theirs)) > len(peer.value.batch_size) for theirs in peers
+    )
