@@ -16,7 +16,7 @@ import math
 import textwrap
 from collections.abc import Callable, Sequence
 from operator import attrgetter
-from typing import Any, Generic, cast
+from typing import TYPE_CHECKING, Any, Generic, cast
 
 import numpy as np
 import torch
@@ -127,8 +127,10 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     _held: tuple[Any, ...]
     # Whether the members are ``MetaData`` (copies holding equal values, which stack to
     # one value per member): what gives one member back gives a ``MetaData``, as the
-    # peer's stack, which holds the members themselves (see :meth:`_of_members`).
-    _meta: bool
+    # peer's stack, which holds the members themselves (see :meth:`_of_members`). For
+    # checkers only: typing.get_type_hints would read `bool` as the method of that name.
+    if TYPE_CHECKING:
+        _meta: bool
 
     def __new__(cls, *values: Any, **kwargs: Any) -> Self:
         # Nodes of different batch sizes stack as the peer's lazy stack does: ragged.
