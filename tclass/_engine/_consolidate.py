@@ -427,8 +427,13 @@ class _Flatten(NodeVisitor[Description]):
         held = node._held  # the one value kept over no elements, as the peer's members
         if held and not array.size:  # (with elements, they hold it)
             tree["held"] = list(held)
+        meta = node._meta  # MetaData members, which an index gives back as the peer's
+        if meta:
+            tree["meta"] = True
         keeps = node.device is not None
-        return (lambda views, target: _values_at(array, _device(target, keeps), dims, held)), tree
+        return (
+            lambda views, target: _values_at(array, _device(target, keeps), dims, held, meta)
+        ), tree
 
     def visit_tensordict(self, td: TensorDict) -> Description:
         parts: list[tuple[str, int | Rebuild]] = []
@@ -523,11 +528,16 @@ def _device(target: Target, keeps: bool) -> torch.device | None:
 
 
 def _values_at(
-    array: np.ndarray[Any, Any], device: torch.device | None, dims: Any, held: tuple[Any, ...]
+    array: np.ndarray[Any, Any],
+    device: torch.device | None,
+    dims: Any,
+    held: tuple[Any, ...],
+    meta: bool = False,
 ) -> NonTensorStack:
-    """A stack of ``array``'s values on ``device``, holding ``held`` over no elements."""
+    """A stack of ``array``'s values on ``device``, holding ``held`` over no elements
+    (of ``MetaData`` members: ``meta``)."""
     stack = NonTensorStack._from_array(array, device, dims)
-    stack._held = held
+    stack._held, stack._meta = held, meta
     return stack
 
 
@@ -583,7 +593,8 @@ def rebuild_from_description(
         fill_array(shaped, tree["values"], list(batch), "the consolidated buffer")
         dims = _stack_dims_of(tree, batch)
         held = tuple(tree.get("held", ()))[:1] if not shaped.size else ()
-        return lambda views, target: _values_at(shaped, target.device, dims, held)
+        meta = tree.get("meta") is True
+        return lambda views, target: _values_at(shaped, target.device, dims, held, meta)
     parts = {
         key: (entry if isinstance(entry, int) else rebuild_from_description(entry, None, known))
         for key, entry in tree["entries"].items()

@@ -780,6 +780,7 @@ def _rebuild_values(
     held: Any = (),  # the one value held over no elements: ``(value,)`` or ``()``
     saved: bool = False,  # saved in a folder and locked (older pickles lack them)
     locked: bool = False,
+    meta: bool = False,  # its members are MetaData (older pickles lack it)
 ) -> NonTensorStack:
     if type(values) is not list or len(values) != math.prod(shape):
         msg = f"a pickle of a NonTensorStack of shape {shape!r} does not hold one value per element"
@@ -797,7 +798,7 @@ def _rebuild_values(
         )
         raise PickleRefusedError(msg)
     stack = ENGINE.NonTensorStack._make(values, shape, device, dims)
-    stack._held = held
+    stack._held, stack._meta = held, meta is True
     return cast("NonTensorStack", kept(stack, saved, locked))
 
 

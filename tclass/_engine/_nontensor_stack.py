@@ -16,7 +16,7 @@ import math
 import textwrap
 from collections.abc import Callable, Sequence
 from operator import attrgetter
-from typing import Any, Generic, cast
+from typing import TYPE_CHECKING, Any, Generic, cast
 
 import numpy as np
 import torch
@@ -107,7 +107,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         (['b', 'c'], 'a')
     """
 
-    __slots__ = ("_list", "_shape", "_stack_dims", "_held")
+    __slots__ = ("_list", "_shape", "_stack_dims", "_held", "_meta")
     _copies_keep_lock = False  # flip, roll, tile, expand...: new members, unlocked (the peer's)
 
     # The values, flat in row-major order (read and written as ``_values``); None while
@@ -125,6 +125,12 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     # (``(value,)``, else ``()``): what indexing or squeezing every stack dim away gives
     # back, as the peer's member, which keeps it.
     _held: tuple[Any, ...]
+    # Whether the members are ``MetaData`` (copies holding equal values, which stack to
+    # one value per member): what gives one member back gives a ``MetaData``, as the
+    # peer's stack, which holds the members themselves (see :meth:`_of_members`). For
+    # checkers only: typing.get_type_hints would read `bool` as the method of that name.
+    if TYPE_CHECKING:
+        _meta: bool
 
     def __new__(cls, *values: Any, **kwargs: Any) -> Self:
         # Nodes of different batch sizes stack as the peer's lazy stack does: ragged.
@@ -160,6 +166,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         # The members' own stack dims (when they share them) are stack dims too.
         self._stack_dims = _stacked_dims(nodes, stack_dim)
         self._held = ()
+        self._meta = _all_meta(nodes)
         if device is None and nodes and all(node.device == nodes[0].device for node in nodes):
             device = nodes[0].device
         self._device = as_device(device)
@@ -186,6 +193,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         node._shape = shape
         node._stack_dims = (stack_dims,) if type(stack_dims) is int else stack_dims  # type: ignore[assignment]
         node._held = ()
+        node._meta = False
         node._device = device
         node._locked = False
         return node
@@ -244,7 +252,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     def _copy_on(self, device: torch.device | None) -> NonTensorStack:
         """A stack of the same values, nested as this one, sharing no list with it."""
         out = NonTensorStack._from_array(self._as_array(), device, self._stack_dims)
-        out._held = self._held
+        out._held, out._meta = self._held, self._meta
         return out
 
     @property
@@ -292,24 +300,53 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         positions: list[int],
         device: torch.device | None,
         stack_dims: StackDims = None,
+        *,
+        parts: bool = False,
     ) -> Any:
         """The values at ``positions`` (element numbers) shaped ``shape``, as a node: one
-        value when no stack dim is left (all were indexed away) or for ``[]``."""
+        value when no stack dim is left (all were indexed away) or for ``[]``; ``parts``:
+        a piece of ``split`` / ``chunk``, which keeps a stack of one member (see
+        :meth:`_of_members`)."""
         values = self._values
         picked = [values[i] for i in positions]
+        node: _NonTensorNode
         if not shape or (stack_dims == () and picked):
-            return NonTensorData._make(picked[0], shape, device)
+            node = NonTensorData._make(picked[0], shape, device)
+            return self._of_members(node, parts) if self._meta else node
         # none picked: the one value the members hold, kept over no elements (the peer's
         # members keep theirs) while stack dims are known
         one = stack_dims is not None and self._one_value()
         held = self._held or (tuple(values[:1]) if one else ())
-        if not picked and held:
-            if stack_dims == ():
-                return NonTensorData._make(held[0], shape, device)
+        if not picked and held and stack_dims == ():
+            node = NonTensorData._make(held[0], shape, device)
+        else:
             node = NonTensorStack._make(picked, shape, device, stack_dims or None)
-            node._held = held
+            if not picked and held:
+                node._held = held
+        return self._of_members(node, parts) if self._meta else node
+
+    def _of_members(self, node: _NonTensorNode, parts: bool = False) -> _NonTensorNode:
+        """``node``, picked from this stack of ``MetaData`` members, as the peer's stack
+        gives it (its index stacks the members it picks again, which ``MetaData``
+        holding one object stack to): one value (a member, or elements of one member:
+        one object; over no elements, one member along each stack dim) a ``MetaData``;
+        values of several members, or a piece of ``split`` (``parts``, the peer's new
+        stack of the members), a stack of ``MetaData`` members."""
+        if type(node) is NonTensorStack:
+            values, dims = node._values, node._stack_dims
+            if parts or (
+                any(value is not values[0] for value in values)
+                if values
+                else not (node._held and dims and all(node._shape[d] == 1 for d in dims))
+            ):
+                node._meta = True
+                return node
+            data = values[0] if values else node._held[0]
+        elif type(node) is NonTensorData:
+            data = node.data
+        else:
             return node
-        return NonTensorStack._make(picked, shape, device, stack_dims or None)
+        return MetaData._make(data, node.batch_size, node._device)
 
     def _rebatched(self, batch_size: torch.Size) -> Self:
         values = self._values
@@ -364,7 +401,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         if all(new is old for new, old in zip(values, self._values)):
             return self
         out = self._make(values, self._shape, self._device, self._stack_dims)
-        out._held = tuple(map(fn, self._held))
+        out._held, out._meta = tuple(map(fn, self._held)), self._meta
         return out  # type: ignore[return-value]
 
     def _map_batch(
@@ -423,7 +460,9 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             removed = removed_dim(self._shape, fn)  # type: ignore[arg-type]
             dims = None if removed is None else dims_after_squeeze(dims, [removed])
         return tuple(
-            self._viewed(self._at(shape, positions, self._device, dims), positions, views)
+            self._viewed(
+                self._at(shape, positions, self._device, dims, parts=True), positions, views
+            )
             for shape, positions in pieces
         )
 
@@ -441,8 +480,10 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         turn into Python values when the op depends on tensor data (a gather index)."""
         value = self._held[0] if self._list is None else self._values[0]
         if not shape or stack_dims == ():
-            return NonTensorData._make(value, shape, device)
-        return NonTensorStack._repeated(value, shape, device, stack_dims)
+            return (MetaData if self._meta else NonTensorData)._make(value, shape, device)
+        node = NonTensorStack._repeated(value, shape, device, stack_dims)
+        node._meta = self._meta
+        return node
 
     def __getitem__(self, index: Any) -> Any:
         if type(index) is str:
@@ -456,7 +497,8 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             # no element, but ints at the stack dims pick a member: its value, as the peer
             at = member_element(index, self._stack_dims, self._shape)
             if at is not None:
-                node = NonTensorData._make(self._values[at], shape, self._device)
+                kind = MetaData if self._meta else NonTensorData
+                node = kind._make(self._values[at], shape, self._device)
         if type(node) is NonTensorStack and _copies_members(index) and not self._copy_shared(index):
             return node  # a copy, unlocked, whose writes reach no member: the peer's clone
         if dims == () and self._indexes_past_member(index):
@@ -497,7 +539,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         by default), holding the value its members hold over no elements."""
         device = self._device if device is ... else device
         out = self._make(values, self._shape, device, self._stack_dims)
-        out._held = self._held
+        out._held, out._meta = self._held, self._meta
         return out  # type: ignore[return-value]
 
     def contiguous(self, *, canonical: bool = False, inplace: bool = False) -> Self:
@@ -542,9 +584,10 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             out = self._make(list(self._values), out.batch_size, out._device, dims)
         if dims == () and (out._values or self._held):
             value = out._values[0] if out._values else self._held[0]
-            return NonTensorData._make(value, out._shape, out._device)
+            kind = MetaData if self._meta else NonTensorData
+            return kind._make(value, out._shape, out._device)
         out._stack_dims, out._held = dims or None, self._held
-        return out
+        return self._of_members(out) if self._meta else out
 
     def unsqueeze(self, dim: int) -> Self:
         """Inserts a batch dim of size 1, a stack dim of its own (the peer stacks each
@@ -681,6 +724,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         if all(same_value(values[position], new) for position, new in self._selected(index, value)):
             return self
         copied = self._make(list(values), self._shape, self._device, self._stack_dims)
+        copied._meta = self._meta
         return copied._written(index, value)
 
     def _selected(self, index: Any, value: Any) -> list[tuple[int, Any]]:
@@ -717,6 +761,8 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     def __reduce__(self) -> tuple[Any, ...]:
         state = (self._values, self._shape, self._device, self._stack_dims)
         kept = (self._is_saved(), self._locked)  # as the peer's pickle keeps them
+        if self._meta:  # (MetaData members: last, which older pickles lack)
+            return (_rebuild_values, (*state, self._held, *kept, True))
         if any(kept):
             return (_rebuild_values, (*state, self._held, *kept))
         # the value held over no elements, only when there is one (older pickles lack it)
@@ -825,6 +871,7 @@ def _join_values(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...])
     one = _one_held(parts)
     if one:  # one value in every element: held once, whatever the batch size
         return NonTensorStack._repeated(one[0], shape, device, dims)
+    meta = _all_meta(parts)
     # Row-major: for each index of the dims before `dim`, each part's block in turn (a
     # part's block spans `dim` and the dims after it). Pure Python, which torch.compile
     # traces whatever the values are.
@@ -837,11 +884,20 @@ def _join_values(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...])
             else:
                 values.extend([part.data] * inner)
     stack = NonTensorStack._make(values, shape, device, dims)
+    stack._meta = meta
     if not values:  # no elements: the one value every part holds, if they agree
         held = [part._held if type(part) is NonTensorStack else (part.data,) for part in parts]
         if all(h and same_value(h[0], held[0][0]) for h in held):
             stack._held = held[0]
     return stack
+
+
+def _all_meta(parts: Sequence[Any]) -> bool:
+    """Whether ``parts`` (at least one) are ``MetaData`` or stacks of ``MetaData``
+    members: their stack holds ``MetaData`` members (see ``NonTensorStack._meta``)."""
+    return bool(parts) and all(
+        type(part) is MetaData or getattr(part, "_meta", False) for part in parts
+    )
 
 
 def _one_held(parts: Sequence[Any]) -> tuple[Any, ...]:

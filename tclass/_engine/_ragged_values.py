@@ -72,7 +72,7 @@ class RaggedNonTensorStack(NonTensorStack):
         nodes = [v if isinstance(v, _NonTensorNode) else NonTensorData(v) for v in values]
         built = _ragged(nodes, stack_dim, None)
         self._members, self._shape = built._members, built._shape
-        self._stack_dims, self._held = built._stack_dims, ()
+        self._stack_dims, self._held, self._meta = built._stack_dims, (), False
         common = built._device
         self._device = as_device(device) if device is not None else common
         self._locked = False
@@ -92,7 +92,7 @@ class RaggedNonTensorStack(NonTensorStack):
         node._members = members
         node._shape = _stacked_size([m.batch_size for m in members], stack_dim)
         node._stack_dims = (stack_dim,)
-        node._held = ()
+        node._held, node._meta = (), False
         node._device = device
         node._locked = False
         return node

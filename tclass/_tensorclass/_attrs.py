@@ -12,6 +12,7 @@ from typing_extensions import Self
 
 from tclass._base._provided import TENSORCLASS
 from tclass._base.implemented._collection import TensorCollection
+from tclass._engine._nontensor import NonTensorData
 from tclass._engine._td import TensorDict
 from tclass._tensorclass._record import TensorClass
 from tclass.errors import ArgumentError
@@ -58,7 +59,8 @@ def _check_fields(fields: Sequence[str]) -> None:
 
 def attrs_of(node: TensorCollection, fields: Sequence[str]) -> TensorDict:
     """``node.attrs(fields=...)``: a TensorDict (batch size ``[]``, no device) of one
-    :class:`TensorAttrs` per tensor of ``node``, nested alike; Python values kept."""
+    :class:`TensorAttrs` per tensor of ``node``, nested alike; Python values kept (a
+    node of one value over no batch dims, as the result's, as the peer's)."""
     _check_fields(fields)
     tensors = dict(node.items(include_nested=True, leaves_only=True))
     values = dict(node.non_tensor_items(include_nested=True))  # type: ignore[attr-defined]
@@ -69,10 +71,19 @@ def attrs_of(node: TensorCollection, fields: Sequence[str]) -> TensorDict:
         if key in tensors:
             out.set(key, TensorAttrs.from_tensor(tensors[key], fields=fields))
         elif key in values:
-            out.set(key, values[key])
+            out.set(key, _without_batch(values[key]))
         elif out.get(key, None) is None:
             out.set(key, TensorDict())
     return out
+
+
+def _without_batch(value: Any) -> Any:
+    """A ``NonTensorData`` / ``MetaData`` of batch dims as one of none (the result's
+    batch size), holding the same value; anything else as it is (a stack of values keeps
+    them, one per element, which the peer's attrs drops: an empty collection there)."""
+    if isinstance(value, NonTensorData) and value.batch_size:
+        return type(value)(value.data, batch_size=(), device=value.device)
+    return value
 
 
 # --- implementations of the base layer's methods (``_base/_provided.py``) ---------------

@@ -100,6 +100,11 @@ def _dict_cast_by_the_constructor(finding: Finding, facts: Facts, peer: Any, min
 _RECORD_KIND = re.compile(r"^result(?:\['[^']*'\])*\.kind: peer '\w+', tclass 'TensorDict'$")
 _VALUE_READ = re.compile(r"^result(?:\['[^']*'\])+: peer py \(.*\), tclass nontensor \(\('value', ")
 _KEYS = re.compile(r"^result(?:\['[^']*'\])*: keys: peer (\[.*\]), tclass (\[.*\])$")
+# a stack of Python values that the peer's attrs() reads as a collection without tensors
+_VALUES_AS_EMPTY = re.compile(
+    r"^result(?:\['[^']*'\])+: peer TensorDict\(batch_size=\[\], keys=\[\]\), "
+    r"tclass nontensor \(\('values', "
+)
 
 
 def _attrs_of_a_record(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -107,7 +112,9 @@ def _attrs_of_a_record(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     unsupported"), the peer's a record of its class; so its nested records are
     TensorDicts, its Python values nodes (the peer's fields read them) and its fields set
     to ``None`` no keys (programs 15,600,062 L8 / 15,610,008 L12 of
-    features,index,shape,combine)."""
+    features,index,shape,combine); a stack of values it holds (a lazy stack of records'
+    ``label``) keeps them, which the peer's reads as an empty collection
+    (:func:`_attrs_values_kept`; fz28a: 15,610,183 L12)."""
     if finding.kind != "result" or finding.step.op != "attrs" or not finding.detail:
         return False
     if not _RECORD_KIND.match(finding.detail[0]) or not finding.detail[0].startswith("result.kind"):
@@ -117,6 +124,40 @@ def _attrs_of_a_record(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         if keys is not None:
             if not set(ast.literal_eval(keys[2])) < set(ast.literal_eval(keys[1])):
                 return False
-        elif not (_RECORD_KIND.match(line) or _VALUE_READ.match(line)):
+        elif not (
+            _RECORD_KIND.match(line) or _VALUE_READ.match(line) or _VALUES_AS_EMPTY.match(line)
+        ):
             return False
     return True
+
+
+def _attrs_values_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``attrs()`` of a collection holding a stack of Python values (one per element):
+    tclass keeps them, where the peer reads the stack as a collection without tensors
+    and gives an empty ``TensorDict`` in its place, losing the values (fz28a: programs
+    15,801,170 / 15,801,819 L12 of features,index,shape,combine)."""
+    if finding.kind != "result" or finding.step.op != "attrs" or not finding.detail:
+        return False
+    return all(_VALUES_AS_EMPTY.match(line) for line in finding.detail)
+
+
+# a value read as one (the peer's MetaData) where tclass reads one per element
+_ONE_VALUE_PER_ELEMENT = re.compile(
+    r"^result(?:\['[^']*'\])+(?:\[\d+\])*: (?:peer (?:py|dict|list|meta|value) \(.*, "
+    r"tclass (?:list of \d+|values \(|value \()|length: peer \d+, tclass \d+)"
+)
+
+
+def _clone_copies_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A stack (``stack``, ``lazy_stack``...) of a collection holding a ``MetaData`` and
+    its ``clone()``: tclass's clone copies the value (as the peer documents for
+    ``MetaData`` and does without a device), so the stack holds one value per member;
+    the peer's ``clone()`` of a collection with a device shares every Python value, and
+    its stack then holds the one object as one ``MetaData`` (fz28a: program 15,600,031
+    L8 of features,index,shape,combine)."""
+    if finding.kind != "result" or getattr(peer.value, "device", None) is None:
+        return False
+    program = "\n".join(finding.lines)
+    if "MetaData(" not in program or ".clone()" not in program:
+        return False
+    return all(_ONE_VALUE_PER_ELEMENT.match(line) for line in finding.detail)

@@ -230,6 +230,19 @@ def _empty_values_cut_short(finding: Finding, facts: Facts, peer: Any, mine: Any
     return cut and found.group(3) in _empty_value_keys(mine.value)
 
 
+def _stack_of_no_elements_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``NonTensorStack.from_nontensordata(node)`` / ``node.maybe_to_stack()`` of a value
+    over a batch size with a 0 (``[0, 4]``): tclass's stack keeps the node's batch size,
+    where the peer's stops at the dim of size 0 (``[0]``: it rebuilds the stack from its
+    nested lists, the empty one telling no size after it; programs 15,610,455 L12 /
+    15,600,576 L8 of features,index,shape,combine, fz28a)."""
+    if finding.kind != "result" or finding.step.op not in ("from_nontensordata", "maybe_to_stack"):
+        return False
+    short = list(getattr(peer.value, "batch_size", [None]))
+    long = list(getattr(mine.value, "batch_size", []))
+    return short[-1:] == [0] and 0 not in short[:-1] and long[: len(short)] == short != long
+
+
 _EMPTY_PIECE = re.compile(
     r": peer LazyStackedTensorDict\(batch_size=\[[\d, ]*\], keys=\[\]\), "
     r"tclass nontensor \(\('values', \('seq', 'list', \[\]\)"

@@ -35,6 +35,8 @@ from .allow_entries import (
 )
 from .allow_features import (
     _attrs_of_a_record,
+    _attrs_values_kept,
+    _clone_copies_values,
     _consolidated_key_order,
     _dict_cast_by_the_constructor,
     _feature_fails_inside,
@@ -175,6 +177,7 @@ from .allow_values import (
     _shaped_as_torch,
     _shared_str_kept,
     _shared_value_as_one,
+    _stack_of_no_elements_kept,
     _stacked_past_apply_drop,
     _state_dict_keys_skipped,
     _value_stack_reshaped_in_place,
@@ -296,6 +299,9 @@ ENTRIES: list[Entry] = [
             _equal_value_rewritten,
             _shared_str_kept,
             _value_stack_reshaped_in_place,
+            _attrs_values_kept,
+            _clone_copies_values,
+            _stack_of_no_elements_kept,
         ),
     ),
     Entry(

@@ -468,6 +468,17 @@ DECIDED = [
     (_FEATURES, 8, 15_600_062, "records-predictable"),
     # fz27f: from_dataclass(record, as_tensorclass=True): inner an Inner (the peer's a dict)
     (_FEATURES, 8, 15_620_137, "annotation-casts"),
+    # fz28a: lazy_stack([x, x.clone()]) of a MetaData: the peer's clone with a device shares it
+    (_FEATURES, 8, 15_600_031, "values-kept-shared"),
+    # fz28a: attrs() of a lazy stack of records: the label's values kept (the peer's empty TD)
+    (_FEATURES, 12, 15_610_183, "records-predictable"),
+    # fz28a: attrs() of a TensorDict holding a value stack (the peer's an empty TensorDict)
+    (_FEATURES, 12, 15_801_170, "values-kept-shared"),
+    # fz28a: create_nested of a lazy stack of records' str field: {} per element
+    (_METHODS, 16, 15_550_431, "annotation-casts"),
+    # fz28a: from_nontensordata / maybe_to_stack over [0, 1, 3]: the peer's stack is [0]
+    (_FEATURES, 12, 15_610_455, "values-kept-shared"),
+    (_FEATURES, 8, 15_600_576, "values-kept-shared"),
 ]
 
 

@@ -545,7 +545,21 @@ def _taken(part: Any, copy: bool, view: bool) -> Any:
     peer's: it unbinds them; else cloned unless ``view``)."""
     if copy and isinstance(part, TensorDictBase) and part._is_store:
         return part.to_tensordict()
-    return part.clone() if copy and not view else part
+    return _copied(part) if copy and not view else part
+
+
+def _copied(part: Any) -> Any:
+    """A copy of ``part``'s tensors, its Python values shared: what an advanced index
+    of a collection gives (torch copies the elements; a value is the same object, as
+    the peer's index of its members gives it, so ``MetaData`` picked from one member
+    stack back to one value)."""
+
+    def entry(value: Any) -> Any:
+        if isinstance(value, TensorCollection):
+            return value.clone(False) if value._is_value_node else _copied(value)
+        return value.clone()
+
+    return part._map_values(entry, part.batch_size)
 
 
 def _whole_row(member_batch: torch.Size, positions: torch.Tensor) -> tuple[int, ...] | None:
