@@ -29,6 +29,8 @@ _PARAMS_OF_LAZY = "Using a LazyStackedTensorDict within a TensorDictParams isn't
 _FEATURE_FAILS_INSIDE = {
     "grad": "Expected a TensorDictBase instance but got <class 'NoneType'>",
     "asdict": "The default implementation of __deepcopy__() for non-wrapper subclasses",
+    # (``from_dataclass(loaded, as_tensorclass=True)``: the same deepcopy; 15,810,320 L8, fz28b)
+    "from_dataclass": "The default implementation of __deepcopy__() for non-wrapper subclasses",
     "from_csv": "If using all scalar values, you must pass an index",
     "from_pandas": "If using all scalar values, you must pass an index",
     **dict.fromkeys(
