@@ -160,3 +160,30 @@ def _record_values_kept_per_element(finding: Finding, facts: Facts, peer: Any, m
         if not values or any(value != theirs for value in values):
             return False
     return True
+
+
+def _holds_a_node(value: Any) -> bool:
+    if isinstance(value, list):
+        return any(_holds_a_node(item) for item in value)
+    return hasattr(value, "batch_size")
+
+
+_REPLACED_FIELD = re.compile(r"^result\['(\w+)'\](\[\d+\])*: ")
+
+
+def _replaced_values_not_nodes(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``dataclasses.replace(rec, ...)`` of a record whose Python value is a stack of three
+    stack dims or more (unsqueezed or stacked twice): the new record (batch size ``[]`` in
+    both, as the constructor's default) holds the values as nested lists in tclass, where
+    the peer's lists hold its ``NonTensorStack`` nodes below the second level (program
+    15,810,053 L8 of features,index,shape,combine, fz28b)."""
+    if finding.kind != "result" or finding.step.op != "replace":
+        return False
+    for line in finding.detail:
+        found = _REPLACED_FIELD.match(line)
+        if found is None:
+            return False
+        theirs, ours = getattr(peer.value, found[1], None), getattr(mine.value, found[1], None)
+        if not _holds_a_node(theirs) or _holds_a_node(ours):
+            return False
+    return True

@@ -39,6 +39,7 @@ from .allow_features import (
     _dict_cast_by_the_constructor,
     _feature_fails_inside,
     _record_values_kept_per_element,
+    _replaced_values_not_nodes,
 )
 from .allow_fields import (
     _cast_to_the_field,
@@ -441,6 +442,7 @@ ENTRIES: list[Entry] = [
             _value_field_not_a_leaf,
             _attrs_of_a_record,
             _record_values_kept_per_element,
+            _replaced_values_not_nodes,
         ),
     ),
     Entry(
