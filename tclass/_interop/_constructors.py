@@ -247,7 +247,8 @@ def _grown(tree: Tree, cap: int | None) -> Tree:
     """``tree`` with each nested TensorDict or record whose entries allow more batch dims than it
     has (at any depth) replaced by a shallow copy with the largest batch sizes, as the
     peer's ``auto_batch_size`` sets them (the peer changes the caller's TensorDict in
-    place; the copy leaves it as it was)."""
+    place; the copy leaves it as it was). The copy of a locked one is locked, as the
+    peer's result holds the caller's locked node."""
     out: Tree = {}
     for key, value in tree.items():
         if isinstance(value, dict):
@@ -255,7 +256,7 @@ def _grown(tree: Tree, cap: int | None) -> Tree:
         elif _grows(value):
             copy = value.copy().auto_batch_size_(cap)
             if _batch_sizes(copy) != _batch_sizes(value):
-                value = copy
+                value = copy.lock_() if value.is_locked else copy
         out[key] = value
     return out
 
@@ -620,14 +621,43 @@ def from_dict_instance(
     nested TensorDict built where ``template`` holds a record becomes that record's class
     (and nested collections of ``template`` pass their own classes down); a ``None``
     there is a field not set, as ``to_dict`` writes one. A record's gives a record of
-    its own class, as the peer's."""
-    tree = _numbers_as_tensors(normalize(input_dict, "from_dict"))
-    td = _typed_like(
+    its own class, as the peer's, built by its class's ``from_dict``: its fields that
+    hold Python values take the dict's values as the constructor casts them (a
+    ``torch.Size``, a tuple, an ``int`` at any batch size), as the peer casts them back to
+    the record's types."""
+    options: dict[str, Any] = {
+        "auto_batch_size": auto_batch_size,
+        "batch_size": batch_size,
+        "device": device,
+        "batch_dims": batch_dims,
+    }  # (passed on to the records below the top; ``names`` name the top's dims only)
+    given = _records_built(template, input_dict, options)
+    if is_record(template):
+        return cast(TensorDict, cast(Any, type(template)).from_dict(given, **options, names=names))
+    tree = _numbers_as_tensors(normalize(given, "from_dict"))
+    return _typed_like(
         template, _from_tree(tree, auto_batch_size, batch_size, device, batch_dims, names)
     )
-    if is_record(template):
-        return cast(TensorDict, cast(Any, type(template))._from_plain(td))
-    return td
+
+
+def _records_built(
+    template: TensorCollection, input_dict: Mapping[Any, Any], options: dict[str, Any]
+) -> dict[Any, Any]:
+    """``input_dict`` with each nested mapping where ``template`` holds a record (at any
+    depth) built as that record's ``from_dict_instance`` (with the same batch options),
+    and the nested mappings where it holds another collection walked the same way."""
+    out: dict[Any, Any] = dict(input_dict.items())
+    for key, value in out.items():
+        if not isinstance(value, Mapping) or not isinstance(key, str):
+            continue
+        model = template._child(key) if template._has_entry(key) else None
+        if not isinstance(model, TensorCollection) or model._is_leaf_node:
+            continue
+        if is_record(model):
+            out[key] = from_dict_instance(model, value, **options)
+        else:
+            out[key] = _records_built(model, value, options)
+    return out
 
 
 def _numbers_as_tensors(tree: Tree) -> Tree:

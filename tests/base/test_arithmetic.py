@@ -23,7 +23,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tclass
-from tclass import LazyStackedTensorDict, TensorClass, TensorDict, errors, tensorclass
+from tclass import (
+    LazyStackedTensorDict,
+    NonTensorData,
+    TensorClass,
+    TensorDict,
+    errors,
+    tensorclass,
+)
 
 from algebra_records import IDS, RECORDS, Rec, record  # noqa: E402
 from strategies import (  # noqa: E402
@@ -392,6 +399,24 @@ def test_default_intersection_and_fill_value() -> None:
     assert set(filled.keys()) == {"x", "y", "z"}
     assert torch.equal(filled["y"], torch.full((3,), 10.0))
     assert torch.equal(filled["z"], torch.full((3,), 50.0))
+
+
+def test_default_keeps_python_values_and_the_lock() -> None:
+    """``default=`` keeps what the plain operation keeps: the Python values of ``self``
+    (``"intersection"`` restricts the tensors only) and its lock, nested nodes too, as the
+    peer's (programs 15,815,332 / 15,815,350 of methods,index,shape,combine, fz28b)."""
+    a = TensorDict({"v": NonTensorData(-1), "s": "t", "x": torch.ones(2), "y": torch.ones(2)}, [2])
+    common = a.pow(a.select("x"), default="intersection")
+    assert sorted(common.keys()) == ["s", "v", "x"] and common["s"] == "t" and common["v"] == -1
+    stacked = LazyStackedTensorDict.lazy_stack([a, a.clone()], 0)
+    assert sorted(stacked.pow(stacked.select(), default="intersection").keys()) == ["s", "v"]
+    locked = TensorDict({"x": torch.ones(2), "n": {"y": torch.ones(2)}}, [2]).lock_()
+    for out in (locked.mul(locked.clone(), default="intersection"), locked.add(locked, default=0)):
+        assert out.is_locked and out["n"].is_locked
+        with pytest.raises(RuntimeError, match="locked"):
+            out["z"] = torch.ones(2)
+    free = locked.clone().unlock_()
+    assert not free.pow(free.clone(), default="intersection").is_locked
 
 
 def test_operands_that_are_not_numbers_tensors_or_collections() -> None:

@@ -79,3 +79,39 @@ def test_a_key_repeated_in_one_set_is_taken_once(lazy: bool) -> None:
     assert sorted(rest.keys()) == ["b", "c"]
     with pytest.raises(KeyError, match="is given twice"):  # "c" and ("c",): two keys, as the peer
         x.split_keys(["c", ("c",)])
+
+
+@tclass.tensorclass
+class _Inner:
+    y: torch.Tensor
+
+
+@tclass.tensorclass
+class _Outer:
+    x: torch.Tensor
+    inner: _Inner
+
+
+def _outer() -> _Outer:
+    return _Outer(
+        x=torch.zeros(2), inner=_Inner(y=torch.zeros(2, 3), batch_size=[2]), batch_size=[2]
+    )
+
+
+def test_a_nested_records_field_stacked_twice() -> None:
+    """``stack_tensors(k, k, out_key=k)`` of a record's nested field: a record (and a dense
+    stack of records) writes it (removed twice: set to None, then written), as the peer's;
+    a lazy stack of records refuses without ``keep_entries``, as its lazy stack of
+    TensorDicts does and as the peer's (its KeyError: program 15,815,097 of
+    methods,index,shape,combine, fz28b)."""
+    key = ("inner", "y")
+    for x in (_outer(), torch.stack([_outer(), _outer()])):
+        out = x.stack_tensors(key, key, out_key=key, dim=-1)
+        assert out.get(key).shape == (*x.batch_size, 3, 2)
+    stacked = lazy_stack([_outer(), _outer()])
+    with pytest.raises(KeyError, match="is given twice") as raised:
+        stacked.stack_tensors(key, key, out_key=key, dim=-1)
+    assert isinstance(raised.value, errors.KeyConflictError)
+    assert stacked.get(key).shape == (2, 2, 3)  # nothing changed
+    out = stacked.stack_tensors(key, key, out_key=key, dim=-1, keep_entries=True)
+    assert out.get(key).shape == (2, 2, 3, 2)

@@ -29,6 +29,8 @@ _PARAMS_OF_LAZY = "Using a LazyStackedTensorDict within a TensorDictParams isn't
 _FEATURE_FAILS_INSIDE = {
     "grad": "Expected a TensorDictBase instance but got <class 'NoneType'>",
     "asdict": "The default implementation of __deepcopy__() for non-wrapper subclasses",
+    # (``from_dataclass(loaded, as_tensorclass=True)``: the same deepcopy; 15,810,320 L8, fz28b)
+    "from_dataclass": "The default implementation of __deepcopy__() for non-wrapper subclasses",
     "from_csv": "If using all scalar values, you must pass an index",
     "from_pandas": "If using all scalar values, you must pass an index",
     **dict.fromkeys(
@@ -161,3 +163,68 @@ def _clone_copies_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     if "MetaData(" not in program or ".clone()" not in program:
         return False
     return all(_ONE_VALUE_PER_ELEMENT.match(line) for line in finding.detail)
+
+
+_ONE_VALUE_OF_LIST = re.compile(r"^result((?:\['[^']*'\])+): peer py \((.*)\), tclass list of \d+$")
+
+
+def _flat(value: Any) -> list[Any]:
+    if isinstance(value, list):
+        return [item for part in value for item in _flat(part)]
+    return [value]
+
+
+def _record_values_kept_per_element(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``record.from_dict_instance(record.to_dict(), ...)`` of a record whose Python
+    value is a stack (one value per element, unsqueezed, expanded or stacked): tclass's
+    field reads the per-element list it was given, as ``Rec.from_dict`` and a
+    TensorDict's ``from_dict_instance`` read it in both libraries; the peer's record
+    method makes it the one value the elements share (its ``.data``; it raises
+    ``AttributeError`` where they differ; of two stack dims or more, the one value of the
+    first row, the others' ``None`` of a ``pad`` lost), so the round trip changes the
+    field (programs 15,600,174 L8 and 15,610,430 L12 of features,index,shape,combine)."""
+    if finding.kind != "result" or finding.step.op != "from_dict_instance":
+        return False
+    for line in finding.detail:
+        found = _ONE_VALUE_OF_LIST.match(line)
+        if found is None:
+            return False
+        node = mine.value
+        for key in re.findall(r"\['([^']*)'\]", found.group(1)):
+            node = getattr(node, key, None)
+        if isinstance(node, list) and node and isinstance(node[0], list):
+            node = node[0]  # (the peer's ``.data`` of a stack of stacks: its first row's)
+        values = _flat(node) if isinstance(node, list) else []
+        theirs = peer.value
+        for key in re.findall(r"\['([^']*)'\]", found.group(1)):
+            theirs = getattr(theirs, key, None)
+        if not values or any(value != theirs for value in values):
+            return False
+    return True
+
+
+def _holds_a_node(value: Any) -> bool:
+    if isinstance(value, list):
+        return any(_holds_a_node(item) for item in value)
+    return hasattr(value, "batch_size")
+
+
+_REPLACED_FIELD = re.compile(r"^result\['(\w+)'\](\[\d+\])*: ")
+
+
+def _replaced_values_not_nodes(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``dataclasses.replace(rec, ...)`` of a record whose Python value is a stack of three
+    stack dims or more (unsqueezed or stacked twice): the new record (batch size ``[]`` in
+    both, as the constructor's default) holds the values as nested lists in tclass, where
+    the peer's lists hold its ``NonTensorStack`` nodes below the second level (program
+    15,810,053 L8 of features,index,shape,combine, fz28b)."""
+    if finding.kind != "result" or finding.step.op != "replace":
+        return False
+    for line in finding.detail:
+        found = _REPLACED_FIELD.match(line)
+        if found is None:
+            return False
+        theirs, ours = getattr(peer.value, found[1], None), getattr(mine.value, found[1], None)
+        if not _holds_a_node(theirs) or _holds_a_node(ours):
+            return False
+    return True

@@ -172,7 +172,8 @@ _INFERRED_PAST_EMPTY = re.compile(
 
 
 def _inferred_past_empty_dicts(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """``TensorDict.from_dict`` / ``from_any`` / ``from_tuple`` of a dict (tuple) holding an
+    """``TensorDict.from_dict`` / ``from_any`` / ``from_tuple`` / ``from_dict_instance``
+    (program 15,620,125 of features,index,shape,combine, L8) of a dict (tuple) holding an
     empty dict or collection (at any depth), or ``auto_batch_size_()`` of a collection
     holding an empty one: the batch size inferred from the rest (``batch_dims=n``: ``n``
     dims), where the peer's gives ``[]`` (an empty one first: the key order decides), and
@@ -182,6 +183,7 @@ def _inferred_past_empty_dicts(finding: Finding, facts: Facts, peer: Any, mine: 
         "from_dict",
         "from_any",
         "from_tuple",  # (fz27a: an empty collection first among the values)
+        "from_dict_instance",  # (fz28b: an empty nested dict first, its node's [] too)
         "auto_batch_size_",
     ):
         return False

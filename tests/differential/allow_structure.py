@@ -242,7 +242,11 @@ def _narrowed_stack_contiguous(finding: Finding, facts: Facts, peer: Any, mine: 
     true in tclass, false in the peer (program 14,210,116 of index,shape,combine
     --length 12)."""
     lines = finding.lines[:-1]
-    lazy = [i for i, line in enumerate(lines) if "lazy_stack(" in line or "LazyStacked" in line]
+    lazy = [  # (``to_lazystack(d)`` too: program 15,817,222 of methods,index,shape,combine)
+        i
+        for i, line in enumerate(lines)
+        if any(word in line for word in ("lazy_stack(", "LazyStacked", "to_lazystack("))
+    ]
     after = lines[lazy[0] + 1 :] if lazy else []
     if finding.kind == "result" and finding.step.op == "is_contiguous":
         narrowed = bool(after) and _NARROW.search(after[-1]) is not None

@@ -40,6 +40,8 @@ from .allow_features import (
     _consolidated_key_order,
     _dict_cast_by_the_constructor,
     _feature_fails_inside,
+    _record_values_kept_per_element,
+    _replaced_values_not_nodes,
 )
 from .allow_fields import (
     _cast_to_the_field,
@@ -445,6 +447,8 @@ ENTRIES: list[Entry] = [
             _nested_record_written_in_place,
             _value_field_not_a_leaf,
             _attrs_of_a_record,
+            _record_values_kept_per_element,
+            _replaced_values_not_nodes,
         ),
     ),
     Entry(

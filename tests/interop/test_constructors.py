@@ -942,3 +942,19 @@ def test_an_inferred_batch_size_grows_a_nested_record() -> None:
     assert (out.batch_size, out["1"].batch_size) == ((5, 2), (5, 2, 2))
     assert isinstance(out["1"], Inner) and out["1"].z is None
     assert inner.batch_size == (5, 2)
+
+
+def test_a_grown_copy_of_a_locked_node_is_locked() -> None:
+    """``from_tuple`` / ``from_dict(..., auto_batch_size=True)`` of a locked nested
+    TensorDict that the inferred batch size grows: the copy is locked, nested nodes too, as
+    the peer's result holds the caller's locked node (program 15,550,104 of
+    methods,index,shape,combine, fz28b); the caller's keeps its batch size."""
+    node = TensorDict({"n": {"b": torch.zeros(3, 2, 3)}}, batch_size=[3]).lock_()
+    out = TensorDict.from_tuple((node, torch.zeros(3)), auto_batch_size=True)
+    assert out["0"].batch_size == (3, 2, 3) and out["0"].is_locked
+    assert out["0", "n"].is_locked and node.batch_size == (3,)
+    with pytest.raises(RuntimeError, match="locked"):
+        out["0"]["c"] = torch.zeros(3, 2, 3)
+    free = TensorDict({"b": torch.zeros(3, 2)}, batch_size=[3])
+    grown = TensorDict.from_dict({"a": free, "c": torch.zeros(3)}, auto_batch_size=True)
+    assert grown["a"].batch_size == (3, 2) and not grown["a"].is_locked

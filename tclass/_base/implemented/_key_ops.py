@@ -384,11 +384,14 @@ class KeyOps(TensorCollection):
         dropped = [path for path in paths if path != out]
         joined = join(values, dim)  # (a join that fails raises first, as the peer's)
         # the peer's second del_ of a key given twice raises its KeyError; a nested
-        # record's field is set to None instead (removed twice, as tclass's record does)
+        # record's field is set to None instead (removed twice, as tclass's record does),
+        # but not across a lazy stack's members (the peer's raises there too: fz28b)
+        lazy = storage_of(self)._is_lazy
         twice = [
             path
             for i, path in enumerate(paths)
-            if path in paths[:i] and not (len(path) > 1 and is_record(self.get(path[:-1])))
+            if path in paths[:i]
+            and (lazy or not (len(path) > 1 and is_record(self.get(path[:-1]))))
         ]
         if twice and not keep_entries and not self.is_locked:  # (locked: set refuses)
             msg = (

@@ -59,12 +59,11 @@ class MathOps(UnaryMathOps):
         the two key sets where they differ (``without_tensors``: see ``without_empty``)."""
         if default is not None and isinstance(other, TensorCollection):
             mine, theirs = _align_keys(self, other, default)
-            return cast(
-                Self,
-                mine._binary(
-                    foreach, each, theirs, None, kwargs, operation, without_tensors=without_tensors
-                ),
+            out = mine._binary(
+                foreach, each, theirs, None, kwargs, operation, without_tensors=without_tensors
             )
+            # locked like ``self``, as without ``default`` (the aligned copy is not locked)
+            return cast(Self, out.lock_() if self._results_locked() and not out.is_locked else out)
         # As the peer: nested collections holding nothing are left out of the result.
         return self._pointwise(
             foreach,
@@ -421,8 +420,9 @@ class MathOps(UnaryMathOps):
 
 
 def _align_keys(a: Any, b: Any, default: Any) -> tuple[Any, Any]:
-    """``a`` and ``b`` restricted to their common keys (``default="intersection"``) or
-    completed with ``default`` where one lacks a key the other has. A lazy stack ``a``
+    """``a`` and ``b`` restricted to their common keys (``default="intersection"``: the
+    Python values ``a`` holds are kept, on its side only, as the peer's result keeps them)
+    or completed with ``default`` where one lacks a key the other has. A lazy stack ``a``
     is aligned member by member with ``b``'s parts along its stack dim where the batch
     sizes agree: both stay lazy stacks (the result too), as in the peer."""
     if a._is_lazy and a.batch_size == b.batch_size:
@@ -439,6 +439,8 @@ def _align_keys(a: Any, b: Any, default: Any) -> tuple[Any, Any]:
                 if default != "intersection":
                     msg = f"default={default!r}: give 'intersection' or a value for missing entries"
                     raise OperandError(msg)
+                if x is not None and getattr(x, "_is_value_node", False):
+                    left[key] = x
                 continue
             present = x if x is not None else y
             filler = _filled(present, default)
