@@ -35,6 +35,13 @@ from tclass._core._method_names import name_methods_after
 from tclass._core._options import OPTIONS
 from tclass._core._safe_globals import allow_unpickling
 from tclass._core._shape_op import KeepsDims, PicksElements
+from tclass._core._tracing import tracing
+from tclass._engine._gathered_values import (
+    Gather,
+    element_numbers,
+    gathered_values,
+    joined_numbers,
+)
 from tclass._engine._nontensor import (
     MetaData,
     NonTensorData,
@@ -107,12 +114,13 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         (['b', 'c'], 'a')
     """
 
-    __slots__ = ("_list", "_shape", "_stack_dims", "_held")
+    __slots__ = ("_list", "_shape", "_stack_dims", "_held", "_gather")
     _copies_keep_lock = False  # flip, roll, tile, expand...: new members, unlocked (the peer's)
 
     # The values, flat in row-major order (read and written as ``_values``); None while
-    # one value, ``_held[0]``, is repeated over the batch (:meth:`_repeated`), made a
-    # list when first read.
+    # one value, ``_held[0]``, is repeated over the batch (:meth:`_repeated`), or while
+    # they are numbers of other stacks' values (``_gather``, what ``torch.compile``
+    # traces: see ``_gathered_values``), made a list when first read.
     _list: list[Any] | None
     _shape: torch.Size
     # The dims the members were stacked along, outermost first (the peer's stack of
@@ -125,6 +133,9 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     # (``(value,)``, else ``()``): what indexing or squeezing every stack dim away gives
     # back, as the peer's member, which keeps it.
     _held: tuple[Any, ...]
+    # ``()`` while one value is held once (``_list`` is None), the numbers of other
+    # stacks' values while those are (``_list`` is None too), else None (a list).
+    _gather: Gather | tuple[()] | None
 
     def __new__(cls, *values: Any, **kwargs: Any) -> Self:
         # Nodes of different batch sizes stack as the peer's lazy stack does: ragged.
@@ -194,12 +205,17 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     def _values(self) -> list[Any]:
         values = self._list
         if values is None:
-            values = self._list = [self._held[0]] * math.prod(self._shape)
+            gather = self._gather
+            if gather:
+                values = self._list = gathered_values(gather)
+            else:
+                values = self._list = [self._held[0]] * math.prod(self._shape)
+            self._gather = None
         return values
 
     @_values.setter
     def _values(self, values: list[Any]) -> None:
-        self._list = values
+        self._list, self._gather = values, None
 
     @classmethod
     def _repeated(
@@ -209,8 +225,26 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         as elements until one is read, so that under ``torch.compile`` a graph building
         it (stacking records with a ``str`` field) does not depend on the batch size."""
         node = cls._make([], shape, device, stack_dims)
-        node._list, node._held = None, (value,)
+        node._list, node._held, node._gather = None, (value,), ()
         return node
+
+    @classmethod
+    def _numbered(
+        cls, gather: Gather, device: torch.device | None, stack_dims: StackDims
+    ) -> NonTensorStack:
+        """The values numbered by ``gather`` (see ``_gathered_values``), read when first
+        asked for: what a traced structural op gives, not tied to the batch size."""
+        node = cls._make([], gather[1].shape, device, stack_dims)
+        node._list, node._gather = None, gather
+        return node
+
+    def _known_in_trace(self) -> bool:
+        """Whether ``torch.compile`` can work on this stack's values without reading a
+        list of them (tying the graph to its length): one value held once. (Dynamo ties
+        the graph to the list's length as soon as it reads the attribute, even to compare
+        it with None: ``_gather`` tells the three states apart, see its comment.)"""
+        gather = getattr(self, "_gather", None)  # (unset: a stack built another way)
+        return gather is not None and len(gather) == 0
 
     @classmethod
     def from_list(  # type: ignore[override]  # a stack of Python values, not of collections
@@ -345,6 +379,8 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             )
             raise UnsupportedError(msg)
         # the same stack (its stack dims too: rows read as the members were stacked)
+        if tracing():
+            return self._traced_copy(device)
         return self._copy_with(self._values, device)
 
     def _map_values(
@@ -357,7 +393,19 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
                 f"(batch size {format_shape(self.batch_size)}); select the elements first"
             )
             raise UnsupportedError(msg)
+        if tracing():
+            return self._traced_copy(device)
         return self._copy_with(self._values, device)
+
+    def _traced_copy(self, device: Any = ..., copies: str = "") -> Self:
+        """:meth:`_copy_with` of the same values (copied as ``copies`` says: see
+        ``_gathered_values.Gather``), under ``torch.compile``."""
+        device = self._device if device is ... else device
+        if self._known_in_trace():  # (one value: held as the clone's is, not copied)
+            return self._filled(self._shape, device, self._stack_dims)  # type: ignore[no-any-return]
+        sources, numbers, own = element_numbers(self)
+        gather = (sources, numbers, "deep" if own and copies and own != copies else copies or own)
+        return self._numbered(gather, device, self._stack_dims)  # type: ignore[return-value]
 
     def _with_each_value(self, fn: Callable[[Any], Any]) -> Self:
         values = [fn(value) for value in self._values]
@@ -371,8 +419,12 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
     ) -> Self:
         device = self._device if device is ... else device
-        if torch.compiler.is_compiling() and self._one_value():
-            return self._filled(batch_size, device, None)  # type: ignore[no-any-return]
+        if tracing():
+            if self._one_value():
+                return self._filled(batch_size, device, None)  # type: ignore[no-any-return]
+            sources, numbers, copies = element_numbers(self)
+            dims = self._stack_dims if isinstance(fn, KeepsDims) else None
+            return self._numbered((sources, fn(numbers), copies), device, dims)  # type: ignore[arg-type,return-value]
         pieces, views = element_views(self._shape, fn)
         shape, positions = pieces[0]
         node = self._at(shape, positions, device, self._dims_after(fn, shape, positions))
@@ -430,8 +482,10 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     def _one_value(self) -> bool:
         """Whether every element holds the same value (then no structural op changes
         what an element reads: what ``torch.compile`` needs, see :meth:`_filled`)."""
-        if self._list is None:  # held once (read without making the list)
+        if self._known_in_trace():  # held once (read without making the list)
             return math.prod(self._shape) > 0
+        if tracing():  # the values are not read in the trace
+            return False
         values = self._values
         return bool(values) and all(same_value(values[0], value) for value in values[1:])
 
@@ -439,7 +493,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         """The result of a structural op giving ``shape`` when every element holds the
         same value: worked out without element numbers, which a compiled graph cannot
         turn into Python values when the op depends on tensor data (a gather index)."""
-        value = self._held[0] if self._list is None else self._values[0]
+        value = self._held[0] if self._known_in_trace() else self._values[0]
         if not shape or stack_dims == ():
             return NonTensorData._make(value, shape, device)
         return NonTensorStack._repeated(value, shape, device, stack_dims)
@@ -449,6 +503,10 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             raise self._missing_key(index)
         if type(index) is tuple:
             index = _batch.normalize_index(index, len(self._shape), keys=True)
+        if tracing():
+            traced = self._traced_rows(index)
+            if traced is not None:
+                return traced
         shape, positions = indexed(self._shape, index)
         dims = dims_after_index(index, self._stack_dims, self._shape)
         node = self._at(shape, positions, self._device, dims)
@@ -463,6 +521,25 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             return node  # a new node, unlocked: the peer's member indexed further
         node._member_of = (self, positions)  # a write into it by index reaches this stack
         return self._as_saved(node)  # saved and locked as this stack, as the peer's rows
+
+    def _traced_rows(self, index: Any) -> Any:
+        """``self[index]`` under ``torch.compile``, for ints, slices, ``None``, ``...`` and
+        integer tensors: indexed as numbers (see ``_gathered_values``); None where it
+        gives one value of a stack of different ones (read from the list) or for another
+        index."""
+        items = index if type(index) is tuple else (index,)
+        if not all(type(item) in _TRACED_ITEMS or _integer_tensor(item) for item in items):
+            return None
+        sources, numbers, copies = element_numbers(self)
+        picked = numbers[index]
+        dims = dims_after_index(index, self._stack_dims, self._shape)
+        if self._known_in_trace():
+            node = self._filled(picked.shape, self._device, dims)
+        elif not picked.shape or dims == ():
+            return None
+        else:
+            node = self._numbered((sources, picked, copies), self._device, dims)
+        return node if _copies_members(index) else self._as_saved(node)
 
     def _copy_shared(self, index: Any) -> bool:
         """Whether the copy an advanced ``index`` gives stays in shared memory, locked:
@@ -486,10 +563,14 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         return not (_batch.keeps_data_pointer(rest) and self._views_stay_locked())
 
     def clone(self, recurse: bool = True) -> Self:
+        if tracing():
+            return self._traced_copy(copies="deep" if recurse else "")
         values = copy.deepcopy(self._values) if recurse else list(self._values)
         return self._copy_with(values)
 
     def _shallow_clone(self) -> Self:
+        if tracing():
+            return self._traced_copy(copies="containers")
         return self._copy_with(list(map(copy_containers, self._values)))  # as the peer's (base)
 
     def _copy_with(self, values: list[Any], device: Any = ...) -> Self:
@@ -553,7 +634,10 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         dims = self._stack_dims
         if dims is not None and isinstance(out, NonTensorStack):
             pos = _batch.normalize_dim(dim, len(self._shape), op="unsqueeze", inclusive=True)
-            out._stack_dims, out._held = (*(d + (d >= pos) for d in dims), pos), self._held
+            out._stack_dims, out._held = (
+                (*(d + 1 if d >= pos else d for d in dims), pos),
+                self._held,
+            )
         return cast(Self, self._as_saved(out))
 
     def _expanded(self, shape: tuple[int, ...], leaf_op: str) -> Self:
@@ -563,8 +647,8 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         out = super()._expanded(shape, leaf_op)
         if out is not self and out.batch_size != self._shape:
             cast(Any, out)._member_of = None
-        if torch.compiler.is_compiling() and isinstance(out, NonTensorStack) and self._one_value():
-            # a compiled one-value stack is filled without its dims (see _map_batch):
+        if tracing() and isinstance(out, NonTensorStack):
+            # a compiled stack is filled or numbered without its dims (see _map_batch):
             # the expand's, from the sizes alone
             dims = dims_after_expand(self._shape, out._shape, self._stack_dims)
             if out._stack_dims is None and dims:
@@ -825,6 +909,8 @@ def _join_values(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...])
     one = _one_held(parts)
     if one:  # one value in every element: held once, whatever the batch size
         return NonTensorStack._repeated(one[0], shape, device, dims)
+    if tracing() and all(type(part) is NonTensorStack for part in parts):
+        return NonTensorStack._numbered(joined_numbers(list(parts), op, dim), device, dims)
     # Row-major: for each index of the dims before `dim`, each part's block in turn (a
     # part's block spans `dim` and the dims after it). Pure Python, which torch.compile
     # traces whatever the values are.
@@ -851,7 +937,7 @@ def _one_held(parts: Sequence[Any]) -> tuple[Any, ...]:
     for part in parts:
         if type(part) is NonTensorData:
             held.append(part.data)
-        elif type(part) is NonTensorStack and part._list is None:
+        elif type(part) is NonTensorStack and part._known_in_trace():
             held.append(part._held[0])
         else:
             return ()
@@ -883,6 +969,8 @@ def _cat_dims(parts: Sequence[Any], dim: int) -> StackDims:
     if found == {(dim,)}:
         return (dim,)
     shared = found.pop() if len(found) == 1 else None
+    if tracing():  # (the values are not read in the trace)
+        return shared if shared is not None and dim in shared else None
     if shared is not None and (dim in shared or not any(part._values for part in parts)):
         return shared  # (over no elements, no value tells the members apart: kept)
     return _stack_dims_kept(parts, dim)
@@ -918,6 +1006,18 @@ ENGINE.NonTensorStack = NonTensorStack
 
 # for torch.compile's guards: see _base/_inline.py
 inline_inherited(NonTensorStack)
+
+
+_TRACED_ITEMS = frozenset({int, slice, type(None), type(...)})
+
+
+def _integer_tensor(item: Any) -> bool:
+    return (
+        isinstance(item, torch.Tensor)
+        and not item.is_floating_point()
+        and item.dtype is not torch.bool
+        and not item.is_complex()
+    )
 
 
 def _copies_members(index: Any) -> bool:
