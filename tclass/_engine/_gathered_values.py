@@ -17,9 +17,16 @@ from typing import Any
 
 import torch
 
-from tclass._engine._value_positions import copy_containers
+from tclass._engine._value_positions import copy_containers, dims_after_index
 
-__all__ = ["Gather", "element_numbers", "gathered_values", "joined_numbers"]
+__all__ = [
+    "Gather",
+    "copies_members",
+    "element_numbers",
+    "gathered_values",
+    "joined_numbers",
+    "traced_rows",
+]
 
 # The stacks whose values are numbered (their flat lists, one after the other), the
 # numbers of the values, shaped as the batch, and how the values are copied when read
@@ -65,3 +72,45 @@ def gathered_values(gather: Gather) -> list[Any]:
     if copies == "deep":
         return copy.deepcopy(values)
     return list(map(copy_containers, values)) if copies else values
+
+
+def traced_rows(stack: Any, index: Any) -> Any:
+    """``stack[index]`` under ``torch.compile``, for ints, slices, ``None``, ``...`` and
+    integer tensors: indexed as numbers; None where it gives one value of a stack of
+    different ones (read from the list: the graph then depends on its length) or for
+    another index."""
+    items = index if type(index) is tuple else (index,)
+    if not all(type(item) in _TRACED_ITEMS or _integer_tensor(item) for item in items):
+        return None
+    sources, numbers, copies = element_numbers(stack)
+    picked = numbers[index]
+    dims = dims_after_index(index, stack._stack_dims, stack._shape)
+    if stack._known_in_trace():
+        node = stack._filled(picked.shape, stack._device, dims)
+    elif not picked.shape or dims == ():
+        return None
+    else:
+        node = stack._numbered((sources, picked, copies), stack._device, dims)
+    return node if copies_members(index) else stack._as_saved(node)
+
+
+_TRACED_ITEMS = frozenset({int, slice, type(None), type(...)})
+
+
+def _integer_tensor(item: Any) -> bool:
+    return (
+        isinstance(item, torch.Tensor)
+        and not item.is_floating_point()
+        and item.dtype is not torch.bool
+        and not item.is_complex()
+    )
+
+
+def copies_members(index: Any) -> bool:
+    """Whether ``index`` holds a tensor, an array or a list (an advanced index): the
+    peer's stack then gives a copy of the members it picks (``clone(recurse=False)``),
+    as torch copies a tensor's elements, where ints and slices give a view."""
+    items = index if type(index) is tuple else (index,)
+    return not all(
+        item is None or item is Ellipsis or isinstance(item, (int, slice)) for item in items
+    )

@@ -38,9 +38,11 @@ from tclass._core._shape_op import KeepsDims, PicksElements
 from tclass._core._tracing import tracing
 from tclass._engine._gathered_values import (
     Gather,
+    copies_members,
     element_numbers,
     gathered_values,
     joined_numbers,
+    traced_rows,
 )
 from tclass._engine._nontensor import (
     MetaData,
@@ -504,7 +506,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         if type(index) is tuple:
             index = _batch.normalize_index(index, len(self._shape), keys=True)
         if tracing():
-            traced = self._traced_rows(index)
+            traced = traced_rows(self, index)
             if traced is not None:
                 return traced
         shape, positions = indexed(self._shape, index)
@@ -515,31 +517,12 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             at = member_element(index, self._stack_dims, self._shape)
             if at is not None:
                 node = NonTensorData._make(self._values[at], shape, self._device)
-        if type(node) is NonTensorStack and _copies_members(index) and not self._copy_shared(index):
+        if type(node) is NonTensorStack and copies_members(index) and not self._copy_shared(index):
             return node  # a copy, unlocked, whose writes reach no member: the peer's clone
         if dims == () and self._indexes_past_member(index):
             return node  # a new node, unlocked: the peer's member indexed further
         node._member_of = (self, positions)  # a write into it by index reaches this stack
         return self._as_saved(node)  # saved and locked as this stack, as the peer's rows
-
-    def _traced_rows(self, index: Any) -> Any:
-        """``self[index]`` under ``torch.compile``, for ints, slices, ``None``, ``...`` and
-        integer tensors: indexed as numbers (see ``_gathered_values``); None where it
-        gives one value of a stack of different ones (read from the list) or for another
-        index."""
-        items = index if type(index) is tuple else (index,)
-        if not all(type(item) in _TRACED_ITEMS or _integer_tensor(item) for item in items):
-            return None
-        sources, numbers, copies = element_numbers(self)
-        picked = numbers[index]
-        dims = dims_after_index(index, self._stack_dims, self._shape)
-        if self._known_in_trace():
-            node = self._filled(picked.shape, self._device, dims)
-        elif not picked.shape or dims == ():
-            return None
-        else:
-            node = self._numbered((sources, picked, copies), self._device, dims)
-        return node if _copies_members(index) else self._as_saved(node)
 
     def _copy_shared(self, index: Any) -> bool:
         """Whether the copy an advanced ``index`` gives stays in shared memory, locked:
@@ -1006,25 +989,3 @@ ENGINE.NonTensorStack = NonTensorStack
 
 # for torch.compile's guards: see _base/_inline.py
 inline_inherited(NonTensorStack)
-
-
-_TRACED_ITEMS = frozenset({int, slice, type(None), type(...)})
-
-
-def _integer_tensor(item: Any) -> bool:
-    return (
-        isinstance(item, torch.Tensor)
-        and not item.is_floating_point()
-        and item.dtype is not torch.bool
-        and not item.is_complex()
-    )
-
-
-def _copies_members(index: Any) -> bool:
-    """Whether ``index`` holds a tensor, an array or a list (an advanced index): the
-    peer's stack then gives a copy of the members it picks (``clone(recurse=False)``),
-    as torch copies a tensor's elements, where ints and slices give a view."""
-    items = index if type(index) is tuple else (index,)
-    return not all(
-        item is None or item is Ellipsis or isinstance(item, (int, slice)) for item in items
-    )
