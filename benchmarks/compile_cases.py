@@ -125,6 +125,36 @@ def _named(lib: Lib, rows: int) -> Any:
     return lib.Named(obs=_tensors(rows)["obs"], env="pong", batch_size=[rows])
 
 
+def _labelled(lib: Lib, rows: int, seed: int = 0) -> Any:
+    """Records stacked from rows with different labels: their ``env`` a stack of
+    ``str`` values (one per row)."""
+    obs = _tensors(rows, seed)["obs"]
+    return torch.stack([lib.Named(obs=obs[i], env=f"env{i % 3}") for i in range(rows)])
+
+
+@functools.cache
+def _module(name: str) -> torch.nn.Module:
+    """One small module per library (a compiled function guards on the module it is
+    given: a new one each call would compile again)."""
+    return torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))
+
+
+def _module_inputs(lib: Lib, rows: int) -> tuple[Any, ...]:
+    """A batch, plain tensors (no grad) for a small module's parameters, and the module."""
+    generator = torch.Generator().manual_seed(4)
+    module = _module(lib.name)
+    params = lib.module.from_module(module).apply(
+        lambda p: torch.randn(p.shape, generator=generator)
+    )
+    return torch.randn(rows, 4, generator=generator), params, module
+
+
+def _feature_weights(lib: Lib, rows: int) -> tuple[Any, ...]:
+    """Weights for a feature dim of size 4, and a TensorDict whose tensors all have it."""
+    obs = _tensors(rows)["obs"]
+    return torch.arange(4.0), lib.TensorDict(obs=obs, goal=obs * 2, batch_size=[rows])
+
+
 def _flat_td(lib: Lib, rows: int) -> tuple[Any, ...]:
     return (lib.TensorDict(_tensors(rows), batch_size=[rows]),)
 
@@ -289,6 +319,23 @@ def rec_str_rows(lib: Lib, named: Any) -> Any:
 
 def rec_from_td(lib: Lib, td: Any) -> Any:
     return lib.Rec.from_tensordict(td)
+
+
+def rec_labels_expand(lib: Lib, labelled: Any) -> Any:
+    return labelled.unsqueeze(0).expand(2, labelled.shape[0])
+
+
+def rec_labels_pick(lib: Lib, labelled: Any, index: torch.Tensor) -> Any:
+    return labelled[index].clone()
+
+
+def module_call(lib: Lib, x: torch.Tensor, params: Any, module: torch.nn.Module) -> Any:
+    with params.to_module(module):
+        return module(x)
+
+
+def vmap_feature_dim(lib: Lib, w: torch.Tensor, td: Any) -> Any:
+    return torch.vmap(lambda w, td: (td["goal"] - td["obs"] * w).sum(-1), (0, 1))(w, td)
 
 
 # TensorDicts
@@ -497,6 +544,12 @@ def compile_cases() -> list[CompileCase]:
         ),
         CompileCase("torch.stack(recs)", rec_stack, _two(_rec)),
         CompileCase("rec with str[1:-1]", rec_str_rows, _one(_named)),
+        CompileCase("labelled recs[1:-1]", inner_rows, _one(_labelled)),
+        CompileCase("labelled recs expand", rec_labels_expand, _one(_labelled)),
+        CompileCase("labelled recs[idx]", rec_labels_pick, _with_index(_labelled)),
+        CompileCase("torch.stack(labelled recs)", rec_stack, _two(_labelled)),
+        CompileCase("to_module (plain tensors)", module_call, _module_inputs),
+        CompileCase("vmap in_dims=(0, 1)", vmap_feature_dim, _feature_weights),
         CompileCase("rec.from_tensordict", rec_from_td, _flat_td),
         *alike_cases("rec", _rec),
         *cases_on(_one(_td), one_td),

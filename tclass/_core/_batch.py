@@ -65,7 +65,10 @@ def all_equal(sizes: list[torch.Size], size: torch.Size) -> bool:
 
 
 def format_shape(shape: Sequence[int]) -> str:
-    """``[4, 3]``: the compact form used in every message."""
+    """``[4, 3]``: the compact form used in every message (under ``torch.compile``, the
+    list formatted: Dynamo traces neither ``str`` of a symbolic size nor ``str.join``)."""
+    if tracing():
+        return f"{list(shape)}"
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
 

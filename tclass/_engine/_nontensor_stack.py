@@ -11,9 +11,7 @@ through ``ENGINE.NonTensorStack`` (bound at the end of this module).
 from __future__ import annotations
 
 import copy
-import itertools
 import math
-import textwrap
 from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Generic, cast
@@ -35,6 +33,15 @@ from tclass._core._method_names import name_methods_after
 from tclass._core._options import OPTIONS
 from tclass._core._safe_globals import allow_unpickling
 from tclass._core._shape_op import KeepsDims, PicksElements
+from tclass._core._tracing import tracing
+from tclass._engine._gathered_values import (
+    Gather,
+    copies_members,
+    element_numbers,
+    gathered_values,
+    joined_numbers,
+    traced_rows,
+)
 from tclass._engine._nontensor import (
     MetaData,
     NonTensorData,
@@ -42,6 +49,7 @@ from tclass._engine._nontensor import (
     _rebuild_values,
 )
 from tclass._engine._nontensor_writes import fills_leading
+from tclass._engine._stack_dims import cat_dims, dims_of, one_held, stack_repr, stacked_dims
 from tclass._engine._value_index import advanced_at_stack_dim, member_element, member_rest
 from tclass._engine._value_positions import (
     StackDims,
@@ -60,7 +68,6 @@ from tclass._engine._value_positions import (
     permutes_dims,
     removed_dim,
     same_value,
-    shifted_in,
 )
 from tclass.errors import (
     BatchMismatchError,
@@ -72,7 +79,7 @@ from tclass.errors import (
     UnsupportedError,
 )
 
-__all__ = ["NonTensorStack", "join_non_tensor", "stack_repr"]
+__all__ = ["NonTensorStack", "join_non_tensor"]
 
 _new_instance = object.__new__
 # The type of the values, for annotations only (``NonTensorStack[str]``, as the peer's).
@@ -107,12 +114,13 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         (['b', 'c'], 'a')
     """
 
-    __slots__ = ("_list", "_shape", "_stack_dims", "_held", "_meta")
+    __slots__ = ("_list", "_shape", "_stack_dims", "_held", "_meta", "_gather")
     _copies_keep_lock = False  # flip, roll, tile, expand...: new members, unlocked (the peer's)
 
     # The values, flat in row-major order (read and written as ``_values``); None while
-    # one value, ``_held[0]``, is repeated over the batch (:meth:`_repeated`), made a
-    # list when first read.
+    # one value, ``_held[0]``, is repeated over the batch (:meth:`_repeated`), or while
+    # they are numbers of other stacks' values (``_gather``, what ``torch.compile``
+    # traces: see ``_gathered_values``), made a list when first read.
     _list: list[Any] | None
     _shape: torch.Size
     # The dims the members were stacked along, outermost first (the peer's stack of
@@ -131,11 +139,14 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     # checkers only: typing.get_type_hints would read `bool` as the method of that name.
     if TYPE_CHECKING:
         _meta: bool
+    # ``()`` while one value is held once (``_list`` is None), the numbers of other
+    # stacks' values while those are (``_list`` is None too), else None (a list).
+    _gather: Gather | tuple[()] | None
 
     def __new__(cls, *values: Any, **kwargs: Any) -> Self:
         # Nodes of different batch sizes stack as the peer's lazy stack does: ragged.
         shapes = {v.batch_size for v in values if isinstance(v, _NonTensorNode)}
-        if cls is NonTensorStack and (len(shapes) > 1 or -1 in _dims_of(shapes)):
+        if cls is NonTensorStack and (len(shapes) > 1 or -1 in dims_of(shapes)):
             return cast(Self, _new_instance(ENGINE.RaggedNonTensorStack))
         return _new_instance(cls)
 
@@ -164,7 +175,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         else:
             self._values, self._shape = [], torch.Size([0])
         # The members' own stack dims (when they share them) are stack dims too.
-        self._stack_dims = _stacked_dims(nodes, stack_dim)
+        self._stack_dims = stacked_dims(nodes, stack_dim)
         self._held = ()
         self._meta = _all_meta(nodes)
         if device is None and nodes and all(node.device == nodes[0].device for node in nodes):
@@ -202,12 +213,17 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     def _values(self) -> list[Any]:
         values = self._list
         if values is None:
-            values = self._list = [self._held[0]] * math.prod(self._shape)
+            gather = self._gather
+            if gather:
+                values = self._list = gathered_values(gather)
+            else:
+                values = self._list = [self._held[0]] * math.prod(self._shape)
+            self._gather = None
         return values
 
     @_values.setter
     def _values(self, values: list[Any]) -> None:
-        self._list = values
+        self._list, self._gather = values, None
 
     @classmethod
     def _repeated(
@@ -217,8 +233,26 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         as elements until one is read, so that under ``torch.compile`` a graph building
         it (stacking records with a ``str`` field) does not depend on the batch size."""
         node = cls._make([], shape, device, stack_dims)
-        node._list, node._held = None, (value,)
+        node._list, node._held, node._gather = None, (value,), ()
         return node
+
+    @classmethod
+    def _numbered(
+        cls, gather: Gather, device: torch.device | None, stack_dims: StackDims
+    ) -> NonTensorStack:
+        """The values numbered by ``gather`` (see ``_gathered_values``), read when first
+        asked for: what a traced structural op gives, not tied to the batch size."""
+        node = cls._make([], gather[1].shape, device, stack_dims)
+        node._list, node._gather = None, gather
+        return node
+
+    def _known_in_trace(self) -> bool:
+        """Whether ``torch.compile`` can work on this stack's values without reading a
+        list of them (tying the graph to its length): one value held once. (Dynamo ties
+        the graph to the list's length as soon as it reads the attribute, even to compare
+        it with None: ``_gather`` tells the three states apart, see its comment.)"""
+        gather = getattr(self, "_gather", None)  # (unset: a stack built another way)
+        return gather is not None and len(gather) == 0
 
     @classmethod
     def from_list(  # type: ignore[override]  # a stack of Python values, not of collections
@@ -382,6 +416,8 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             )
             raise UnsupportedError(msg)
         # the same stack (its stack dims too: rows read as the members were stacked)
+        if tracing():
+            return self._traced_copy(device)
         return self._copy_with(self._values, device)
 
     def _map_values(
@@ -394,7 +430,19 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
                 f"(batch size {format_shape(self.batch_size)}); select the elements first"
             )
             raise UnsupportedError(msg)
+        if tracing():
+            return self._traced_copy(device)
         return self._copy_with(self._values, device)
+
+    def _traced_copy(self, device: Any = ..., copies: str = "") -> Self:
+        """:meth:`_copy_with` of the same values (copied as ``copies`` says: see
+        ``_gathered_values.Gather``), under ``torch.compile``."""
+        device = self._device if device is ... else device
+        if self._known_in_trace():  # (one value: held as the clone's is, not copied)
+            return self._filled(self._shape, device, self._stack_dims)  # type: ignore[no-any-return]
+        sources, numbers, own = element_numbers(self)
+        gather = (sources, numbers, "deep" if own and copies and own != copies else copies or own)
+        return self._numbered(gather, device, self._stack_dims)  # type: ignore[return-value]
 
     def _with_each_value(self, fn: Callable[[Any], Any]) -> Self:
         values = [fn(value) for value in self._values]
@@ -408,8 +456,12 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
     ) -> Self:
         device = self._device if device is ... else device
-        if torch.compiler.is_compiling() and self._one_value():
-            return self._filled(batch_size, device, None)  # type: ignore[no-any-return]
+        if tracing():
+            if self._one_value():
+                return self._filled(batch_size, device, None)  # type: ignore[no-any-return]
+            sources, numbers, copies = element_numbers(self)
+            dims = self._stack_dims if isinstance(fn, KeepsDims) else None
+            return self._numbered((sources, fn(numbers), copies), device, dims)  # type: ignore[arg-type,return-value]
         pieces, views = element_views(self._shape, fn)
         shape, positions = pieces[0]
         node = self._at(shape, positions, device, self._dims_after(fn, shape, positions))
@@ -469,8 +521,10 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     def _one_value(self) -> bool:
         """Whether every element holds the same value (then no structural op changes
         what an element reads: what ``torch.compile`` needs, see :meth:`_filled`)."""
-        if self._list is None:  # held once (read without making the list)
+        if self._known_in_trace():  # held once (read without making the list)
             return math.prod(self._shape) > 0
+        if tracing():  # the values are not read in the trace
+            return False
         values = self._values
         return bool(values) and all(same_value(values[0], value) for value in values[1:])
 
@@ -478,7 +532,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         """The result of a structural op giving ``shape`` when every element holds the
         same value: worked out without element numbers, which a compiled graph cannot
         turn into Python values when the op depends on tensor data (a gather index)."""
-        value = self._held[0] if self._list is None else self._values[0]
+        value = self._held[0] if self._known_in_trace() else self._values[0]
         if not shape or stack_dims == ():
             return (MetaData if self._meta else NonTensorData)._make(value, shape, device)
         node = NonTensorStack._repeated(value, shape, device, stack_dims)
@@ -490,6 +544,10 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             raise self._missing_key(index)
         if type(index) is tuple:
             index = _batch.normalize_index(index, len(self._shape), keys=True)
+        if tracing():
+            traced = traced_rows(self, index)
+            if traced is not None:
+                return traced
         shape, positions = indexed(self._shape, index)
         dims = dims_after_index(index, self._stack_dims, self._shape)
         node = self._at(shape, positions, self._device, dims)
@@ -499,7 +557,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             if at is not None:
                 kind = MetaData if self._meta else NonTensorData
                 node = kind._make(self._values[at], shape, self._device)
-        if type(node) is NonTensorStack and _copies_members(index) and not self._copy_shared(index):
+        if type(node) is NonTensorStack and copies_members(index) and not self._copy_shared(index):
             return node  # a copy, unlocked, whose writes reach no member: the peer's clone
         if dims == () and self._indexes_past_member(index):
             return node  # a new node, unlocked: the peer's member indexed further
@@ -528,10 +586,14 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         return not (_batch.keeps_data_pointer(rest) and self._views_stay_locked())
 
     def clone(self, recurse: bool = True) -> Self:
+        if tracing():
+            return self._traced_copy(copies="deep" if recurse else "")
         values = copy.deepcopy(self._values) if recurse else list(self._values)
         return self._copy_with(values)
 
     def _shallow_clone(self) -> Self:
+        if tracing():
+            return self._traced_copy(copies="containers")
         return self._copy_with(list(map(copy_containers, self._values)))  # as the peer's (base)
 
     def _copy_with(self, values: list[Any], device: Any = ...) -> Self:
@@ -596,7 +658,10 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         dims = self._stack_dims
         if dims is not None and isinstance(out, NonTensorStack):
             pos = _batch.normalize_dim(dim, len(self._shape), op="unsqueeze", inclusive=True)
-            out._stack_dims, out._held = (*(d + (d >= pos) for d in dims), pos), self._held
+            out._stack_dims, out._held = (
+                (*(d + 1 if d >= pos else d for d in dims), pos),
+                self._held,
+            )
         return cast(Self, self._as_saved(out))
 
     def _expanded(self, shape: tuple[int, ...], leaf_op: str) -> Self:
@@ -606,8 +671,8 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         out = super()._expanded(shape, leaf_op)
         if out is not self and out.batch_size != self._shape:
             cast(Any, out)._member_of = None
-        if torch.compiler.is_compiling() and isinstance(out, NonTensorStack) and self._one_value():
-            # a compiled one-value stack is filled without its dims (see _map_batch):
+        if tracing() and isinstance(out, NonTensorStack):
+            # a compiled stack is filled or numbered without its dims (see _map_batch):
             # the expand's, from the sizes alone
             dims = dims_after_expand(self._shape, out._shape, self._stack_dims)
             if out._stack_dims is None and dims:
@@ -772,18 +837,6 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
 allow_unpickling(NonTensorStack)  # (its pickles name _nontensor._rebuild_values)
 
 
-def stack_repr(shown: str, batch_size: torch.Size, device: torch.device | None) -> str:
-    """A ``NonTensorStack``'s repr in the peer's form: its values (``shown``, cut past 50
-    characters), batch size and device on lines of their own."""
-    if len(shown) > 50:
-        shown = f"{shown[:50]}..."
-    parts = (shown, f"batch_size={batch_size}", f"device={device}")
-    return "NonTensorStack(\n" + ",\n".join(textwrap.indent(part, _INDENT) for part in parts) + ")"
-
-
-_INDENT = "    "
-
-
 def join_non_tensor(
     parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...]
 ) -> _NonTensorNode:
@@ -867,11 +920,15 @@ def _join_values(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...])
     if any(part.device != device for part in parts):
         device = None
     shape = joined_shape([part.batch_size for part in parts], op, dim, path)
-    dims = _stacked_dims(parts, dim) if op == "stack" else _cat_dims(parts, dim)
-    one = _one_held(parts)
+    dims = stacked_dims(parts, dim) if op == "stack" else cat_dims(parts, dim)
+    one = one_held(parts)
     if one:  # one value in every element: held once, whatever the batch size
         return NonTensorStack._repeated(one[0], shape, device, dims)
     meta = _all_meta(parts)
+    if tracing() and all(type(part) is NonTensorStack for part in parts):
+        traced = NonTensorStack._numbered(joined_numbers(list(parts), op, dim), device, dims)
+        traced._meta = meta
+        return traced
     # Row-major: for each index of the dims before `dim`, each part's block in turn (a
     # part's block spans `dim` and the dims after it). Pure Python, which torch.compile
     # traces whatever the values are.
@@ -900,87 +957,7 @@ def _all_meta(parts: Sequence[Any]) -> bool:
     )
 
 
-def _one_held(parts: Sequence[Any]) -> tuple[Any, ...]:
-    """``(value,)`` when every part holds ``value`` once (a ``NonTensorData``, or a
-    stack held as one value), else ``()``: their join holds it in every element."""
-    held: list[Any] = []
-    for part in parts:
-        if type(part) is NonTensorData:
-            held.append(part.data)
-        elif type(part) is NonTensorStack and part._list is None:
-            held.append(part._held[0])
-        else:
-            return ()
-    if all(same_value(value, held[0]) for value in held[1:]):
-        return (held[0],)
-    return ()
-
-
-def _dims_of(shapes: set[torch.Size]) -> set[int]:
-    """The sizes found along any dim of ``shapes`` (``-1``: a ragged dim)."""
-    return {size for shape in shapes for size in shape}
-
-
-def _stacked_dims(parts: Sequence[Any], dim: int) -> StackDims:
-    """The stack dims of ``parts`` stacked along ``dim``: ``dim`` (the outermost), then
-    the parts' own when they share them (the peer's stack of stacks); ``None`` when the
-    parts are stacked differently."""
-    found = {part._stack_dims if type(part) is NonTensorStack else () for part in parts}
-    inner = found.pop() if len(found) == 1 else None
-    return None if inner is None else shifted_in(inner, dim)
-
-
-def _cat_dims(parts: Sequence[Any], dim: int) -> StackDims:
-    """The stack dims of ``parts`` concatenated along ``dim``: ``dim`` when each part
-    holds one value or was stacked along ``dim`` only; the parts' own when they share
-    them and ``dim`` is one (or the parts have no elements); else the one stack dim a cat
-    along another dim keeps (:func:`_stack_dims_kept`), or ``None``."""
-    found = {part._stack_dims if type(part) is NonTensorStack else (dim,) for part in parts}
-    if found == {(dim,)}:
-        return (dim,)
-    shared = found.pop() if len(found) == 1 else None
-    if shared is not None and (dim in shared or not any(part._values for part in parts)):
-        return shared  # (over no elements, no value tells the members apart: kept)
-    return _stack_dims_kept(parts, dim)
-
-
-def _stack_dims_kept(parts: Sequence[Any], dim: int) -> StackDims:
-    """The dims every part's members were stacked along (a stack of stacks: each of its
-    dims), kept by a cat along another dim when the parts' members at each position
-    hold one equal value: the peer concatenates member with member, and members of one
-    value give one value (so ``unbind`` along those dims still gives one value per
-    member). None otherwise."""
-    found = {part._stack_dims if type(part) is NonTensorStack else None for part in parts}
-    dims = found.pop() if len(found) == 1 else None
-    if not dims or dim in dims or not all(part._values for part in parts):
-        return None
-    first = parts[0]
-    for position in itertools.product(*(range(first._shape[d]) for d in dims)):
-        value = first._values[_flat_at(first._shape, dims, position)]
-        for part in parts[1:]:
-            other = part._values[_flat_at(part._shape, dims, position)]
-            if other is not value and not same_value(other, value):
-                return None
-    return dims
-
-
-def _flat_at(shape: torch.Size, dims: tuple[int, ...], position: tuple[int, ...]) -> int:
-    """The row-major index of the first element of the member at ``position`` along
-    ``dims`` (0 along every other dim)."""
-    return sum(at * math.prod(shape[d + 1 :]) for d, at in zip(dims, position, strict=True))
-
-
 ENGINE.NonTensorStack = NonTensorStack
 
 # for torch.compile's guards: see _base/_inline.py
 inline_inherited(NonTensorStack)
-
-
-def _copies_members(index: Any) -> bool:
-    """Whether ``index`` holds a tensor, an array or a list (an advanced index): the
-    peer's stack then gives a copy of the members it picks (``clone(recurse=False)``),
-    as torch copies a tensor's elements, where ints and slices give a view."""
-    items = index if type(index) is tuple else (index,)
-    return not all(
-        item is None or item is Ellipsis or isinstance(item, (int, slice)) for item in items
-    )

@@ -28,7 +28,8 @@ from tclass._core._device import DeviceLike, as_device
 from tclass._core._linked_list import link_nested
 from tclass._core._safe_globals import allow_unpickling
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
-from tclass._engine._nontensor_stack import NonTensorStack, join_non_tensor, stack_repr
+from tclass._engine._nontensor_stack import NonTensorStack, join_non_tensor
+from tclass._engine._stack_dims import stack_repr
 from tclass._engine._td import TensorDict
 from tclass._engine._value_positions import same_value
 from tclass.errors import (

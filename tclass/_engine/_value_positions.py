@@ -353,7 +353,7 @@ def dims_after_write(dims: StackDims, ndim: int) -> StackDims:
 def shifted_in(dims: tuple[int, ...], dim: int) -> tuple[int, ...]:
     """``dims`` once a dim is inserted at ``dim``, which becomes a stack dim itself (a
     stacked or unsqueezed dim: the peer's members, or a stack of the one member)."""
-    return (dim, *(d + (d >= dim) for d in dims))
+    return (dim, *(d + 1 if d >= dim else d for d in dims))
 
 
 def dims_after_index(index: Any, dims: StackDims, shape: torch.Size) -> StackDims:
@@ -413,10 +413,15 @@ def _one_list_as_slice(index: Any) -> Any:
     if len(advanced) != 1:
         return index
     item = items[advanced[0]]
-    if isinstance(item, (list, torch.Tensor, np.ndarray)) and np.ndim(item) == 1:
+    if isinstance(item, (list, torch.Tensor, np.ndarray)) and _ndim(item) == 1:
         if not isinstance(item, list) or all(type(i) is int for i in item):
             return (*items[: advanced[0]], slice(None), *items[advanced[0] + 1 :])
     return index
+
+
+def _ndim(item: Any) -> int:
+    """The dims of an index item (a tensor's read off it: traced, numpy cannot read it)."""
+    return item.ndim if isinstance(item, torch.Tensor) else int(np.ndim(item))
 
 
 def dims_after_squeeze(dims: StackDims, removed: Sequence[int]) -> StackDims:
@@ -524,7 +529,7 @@ def _dims_from_strides(
             continue
         else:
             return None
-        if source in dims:
+        if _rank_in(dims, source) is not None:
             result.append(k)
     ordered = sorted(result, key=lambda k: _source_rank(k, out_strides, strides, dims, lead))
     return tuple(ordered)
@@ -555,8 +560,17 @@ def _source_rank(
     """The nesting rank of output dim ``k``: the source order, then new dims (the peer
     expands each member along them)."""
     stride = out_strides[k]
-    if stride in strides and strides.index(stride) in dims:
-        return dims.index(strides.index(stride))
-    if stride == 0 and k >= lead and (k - lead) in dims:
-        return dims.index(k - lead)
-    return len(dims) + k
+    rank = _rank_in(dims, strides.index(stride)) if stride in strides else None
+    if rank is None and stride == 0 and k >= lead:
+        rank = _rank_in(dims, k - lead)
+    return len(dims) + k if rank is None else rank
+
+
+def _rank_in(dims: tuple[int, ...], dim: int) -> int | None:
+    """Where ``dim`` is in ``dims`` (None if not there), compared with ``==``: a stack dim
+    worked out in a ``torch.compile`` trace may be a symbolic int, which Dynamo's ``in``
+    and ``index`` compare by identity."""
+    for rank, found in enumerate(dims):
+        if found == dim:
+            return rank
+    return None

@@ -26,6 +26,7 @@ from tclass._base._provided import INTEROP
 from tclass._base._tensordict_base import Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._records import is_record_class, storage_of
+from tclass._core._tracing import tracing
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
@@ -391,7 +392,11 @@ def _module_tensor(
 ) -> torch.Tensor:
     """What goes into the module: ``new`` itself, or, where it replaces a parameter and is
     a plain tensor outside autograd (loaded weights, a detached copy), a parameter over
-    the same storage with the old ``requires_grad``, so the module stays trainable."""
+    the same storage with the old ``requires_grad``, so the module stays trainable.
+
+    Under ``torch.compile`` the parameter is made of ``new`` itself: Dynamo lifts a
+    parameter made of a tensor given to the compiled function out of the graph, but
+    breaks the graph at one made of a tensor computed in it (``new.detach()`` is one)."""
     if (
         preserve_module_state
         and isinstance(old, nn.Parameter)
@@ -400,7 +405,8 @@ def _module_tensor(
         and not _functorch_wrapped(new)
     ):
         grad = old.requires_grad and (new.is_floating_point() or new.is_complex())
-        return nn.Parameter(new.detach(), requires_grad=grad)  # detach: a plain tensor view
+        data = new if tracing() else new.detach()  # detach: a plain tensor view
+        return nn.Parameter(data, requires_grad=grad)
     return new
 
 

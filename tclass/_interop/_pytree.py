@@ -43,7 +43,7 @@ from tclass._interop._lazy_params import (
     token,
 )
 from tclass._interop._lazy_tree import VMAP_INPUT_SIDE, register_lazy_stack, vmap_caller
-from tclass._interop._vmap_outputs import vmap_step
+from tclass._interop._vmap_outputs import VmapStep, vmap_step
 from tclass.errors import DimError, UnsupportedError
 
 __all__ = ["register_collection"]
@@ -213,19 +213,28 @@ def _batch_of(children: list[Any], batch: torch.Size, rank: int) -> torch.Size:
     return torch.Size(leads[0][:shared])
 
 
-def _compiled_batch(children: list[Any], batch: torch.Size, rank: int) -> torch.Size:
+def _compiled_batch(children: list[Any], context: Context) -> torch.Size:
     """``_batch_of`` under ``torch.compile``, where vmap's frames and functorch's levels
     cannot be read: vmap's step noted under way tells its inputs (children of one dim
     less: the batch size without the mapped dim, or ``batch`` where every ``in_dims``
     maps a dim past the batch dims, as the peer keeps it) from its outputs (one dim
     more: the mapped dim back, read from the first child); anything else keeps
-    ``batch``, as every pytree node must."""
+    ``batch``, as every pytree node must. Its inputs' ``in_dims`` are checked as
+    outside ``torch.compile`` (see :func:`_past_batch`)."""
+    batch, rank = context[2], context[4]
     step, now = vmap_step(), _rank(children[0])
     if step is None or now < 0 or rank < 0 or now - rank != (-1 if step.inputs else 1):
         return batch
     if step.inputs:
-        dims = [dim for dim in step.dims if dim is not None]
-        if not batch or (dims and min(dims) >= len(batch)):
+        dims = _in_dims_of(step, context)
+        if dims is None:  # (not found in vmap's tree: every leaf's in_dims)
+            found = [dim for dim in step.dims if dim is not None]
+            past = bool(found) and min(found) >= len(batch)
+        else:
+            mapped = _mapped_dims(context[0], children, dims)
+            negative = any(dim is not None and dim < 0 for dim in dims)
+            past = bool(batch) and _past_batch(mapped, batch, negative)
+        if not batch or past:
             return batch
         return torch.Size(_lead(children[0])[: len(batch) - 1])  # type: ignore[index]
     _check_out_dim(now, batch, step.dims)
@@ -254,11 +263,11 @@ def _rebuilt(
     batch = flattened
     first = next(iter(entries.values()), None)
     if entries and torch.compiler.is_compiling():
-        batch = _compiled_batch(list(entries.values()), batch, rank)
+        batch = _compiled_batch(list(entries.values()), context)
     elif entries:
         past = False
         if len(flattened) and maybe_current_level() is not None:
-            past = _check_mapped(entries, statics, flattened)
+            past = _check_mapped(entries, context)
         if not past:  # a dim past the batch dims leaves them as they are
             batch = _batch_of(list(entries.values()), batch, rank)
     elif not entries:
@@ -298,29 +307,45 @@ def _unmapped(collection: TensorCollection, mapped: int, batch: torch.Size) -> N
             _unmapped(value, mapped, batch)
 
 
-def _check_mapped(
-    entries: dict[str, Value], statics: tuple[tuple[str, Any], ...], batch: torch.Size
-) -> bool:
-    """Whether vmap mapped one dim past the batch dims (of ``batch``) in every tensor
-    (a feature dim, as the peer maps it: the batch size stays); raises unless it mapped
-    that or one batch dim: its ``in_dims`` apply to each tensor, so a negative one
-    (counted from each tensor's last dim) would map different dims in different entries,
-    or a feature dim where the peer maps a batch dim.
+def _check_mapped(entries: dict[str, Value], context: Context) -> bool:
+    """Whether vmap mapped one dim past the batch dims in every tensor of a collection
+    flattened with ``context`` (see :func:`_past_batch`), read off the tensors batched at
+    this level, vmap's inputs.
 
     Raises:
         DimError: naming the entry and the dim mapped, and the ``in_dims`` to give.
     """
-    aside = {key for key, static in statics if isinstance(static, _Lazy)}
+    aside = {key for key, static in context[1] if isinstance(static, _Lazy)}
     level = maybe_current_level()
     mapped: dict[int, str] = {}
-    for key, value in entries.items():  # those batched at this level: vmap's inputs
+    for key, value in entries.items():
         if isinstance(value, torch.Tensor) and key not in aside and maybe_get_level(value) == level:
             mapped.setdefault(maybe_get_bdim(value), key)
+    step = vmap_step()
+    noted = step is not None and step.inputs and step.given is not None
+    dims = _in_dims_of(step, context) if step is not None and noted else None
+    if dims is None:  # another transform, a node not in vmap's tree
+        return _past_batch(mapped, context[2], _negative_in_dims())
+    return _past_batch(mapped, context[2], any(dim is not None and dim < 0 for dim in dims))
+
+
+def _past_batch(mapped: dict[int, str], batch: torch.Size, negative: bool = False) -> bool:
+    """Whether vmap maps a feature dim of a collection of size ``batch`` (one dim past
+    its batch dims in every tensor, as the peer maps it: the batch size stays), given the
+    dims it maps (``mapped``: each with the first entry mapped there); ``negative``: the
+    ``in_dims`` were negative. Raises unless it maps that or one batch dim: ``in_dims``
+    apply to each tensor, so a negative one (counted from each tensor's last dim) would
+    map different dims in different entries, or a feature dim where the peer maps a
+    batch dim.
+
+    Raises:
+        DimError: naming the entry and the dim mapped, and the ``in_dims`` to give.
+    """
     if len(mapped) <= 1 and all(dim < len(batch) for dim in mapped):
         return False
-    if len(mapped) == 1 and not _negative_in_dims():
+    if len(mapped) == 1 and not negative:
         return True  # one feature dim of every tensor, as the peer maps it
-    dims = ", ".join(f"dim {dim} of {key!r}" for dim, key in mapped.items())
+    dims = ", ".join([f"dim {dim} of {key!r}" for dim, key in mapped.items()])
     msg = (
         f"torch.vmap mapped {dims} of a collection of batch size {format_shape(batch)}: "
         "in_dims must name one of its batch dims, counted from the first "
@@ -339,6 +364,46 @@ def _negative_in_dims() -> bool:
         return True
     dims = pytree.tree_leaves(frame.f_locals["in_dims"])
     return any(isinstance(dim, int) and dim < 0 for dim in dims)
+
+
+def _mapped_dims(
+    keys: tuple[str, ...], children: list[Any], dims: list[int | None]
+) -> dict[int, str]:
+    """The dims vmap maps in the tensors among ``children`` (of ``keys``; batched ones,
+    a dim less) by their ``in_dims`` ``dims``, counted from the first, each with the first
+    entry mapped there: what functorch's levels tell outside ``torch.compile``."""
+    mapped: dict[int, str] = {}
+    for key, child, dim in zip(keys, children, dims):
+        if dim is not None and isinstance(child, torch.Tensor):
+            mapped.setdefault(dim % (child.dim() + 1), key)
+    return mapped
+
+
+def _in_dims_of(step: VmapStep, context: Context) -> list[int | None] | None:
+    """The ``in_dims`` given to vmap for each child of the collection flattened with
+    ``context`` (negative ones too; ``None`` for a nested collection, whose own are its
+    leaves'), found in the tree of its inputs noted with its ``step``; None where the
+    collection is not in it. Where the ``in_dims`` as given are not known (the peer,
+    imported after tclass, replaced the step that notes them), torch's non-negative
+    ones."""
+    if step.spec is None:
+        return None
+    flat = step.dims if step.given is None else step.given
+    start, pending = 0, [step.spec]
+    while pending:
+        node = pending.pop()
+        if node.is_leaf():
+            start += 1
+            continue
+        children = node.children()
+        if node.context is context:
+            dims: list[int | None] = []
+            for child in children:
+                dims.append(flat[start] if child.is_leaf() else None)
+                start += child.num_leaves
+            return dims
+        pending += reversed(children)
+    return None
 
 
 def _names_after(names: tuple[DimName, ...], grown: int, first: Any) -> Names:

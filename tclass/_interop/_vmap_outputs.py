@@ -12,10 +12,12 @@ level (any other output goes to torch's function unchanged).
 vmap's steps that rebuild collections, its batched inputs (``_create_batched_inputs``)
 and its outputs (``_unwrap_batched``), are noted too (by ``_flat_vmap``, which calls
 them: the peer replaces both with its own when imported, not it), the step under way
-(``vmap_step``): under ``torch.compile`` the pytree code cannot read vmap's frames or
-functorch's levels (Dynamo traces neither), and a collection rebuilt there would keep
-the batch size it was flattened with (a TensorDict built inside vmap came back with
-batch size ``[]``). The note is a Python list Dynamo traces as any other.
+(``vmap_step``), with the ``in_dims`` as given (``_process_batched_inputs``, wrapped
+too, makes negative ones non-negative): under ``torch.compile`` the pytree code cannot
+read vmap's frames or functorch's levels (Dynamo traces neither), and a collection
+rebuilt there would keep the batch size it was flattened with (a TensorDict built
+inside vmap came back with batch size ``[]``). The note is a Python list Dynamo traces
+as any other.
 """
 
 from __future__ import annotations
@@ -26,25 +28,36 @@ from typing import Any, NamedTuple
 import torch
 import torch._functorch.vmap as _vmap
 from torch._C._functorch import maybe_get_level
+from torch.utils._pytree import _broadcast_to_and_flatten
 
+from tclass._core._tracing import tracing
 from tclass._core._unbatched import UnbatchedTensor
 
 __all__ = ["VmapStep", "register_vmap_outputs", "vmap_step"]
 
 _torch_remove = _vmap._maybe_remove_batch_dim
 _torch_flat_vmap = _vmap._flat_vmap
+# The function that processes vmap's inputs, wrapped: torch's, or what replaced it (the
+# peer's, imported after tclass: noted again at the next vmap, see _keep_noting).
+_PROCESS = [_vmap._process_batched_inputs]
 
 
 class VmapStep(NamedTuple):
     """A step of vmap rebuilding collections: ``inputs`` (with the flat ``in_dims`` of
-    its leaves) or not (its outputs, with ``out_dims`` and the mapped ``size``)."""
+    its leaves, as torch made them non-negative, and the ``spec`` of their tree) or not
+    (its outputs, with ``out_dims`` and the mapped ``size``)."""
 
     inputs: bool
     dims: Any
     size: int
+    spec: Any = None
+    given: list[int | None] | None = None  # the flat in_dims as given (negative ones too)
 
 
 _STEPS: list[VmapStep] = []  # the steps under way, innermost last
+# The flat in_dims as given to the last vmap whose inputs were processed, with the spec
+# of its inputs' tree (torch turns negative ones into dims counted from the first).
+_GIVEN: list[tuple[Any, list[int | None] | None]] = []
 
 
 def vmap_step() -> VmapStep | None:
@@ -74,13 +87,33 @@ def _flat_vmap(
         _STEPS.append(VmapStep(False, out_dims, batch_size))
         return outputs
 
-    _STEPS.append(VmapStep(True, flat_in_dims, 0))
+    given = _GIVEN[0][1] if _GIVEN and _GIVEN[0][0] is args_spec else None
+    _STEPS.append(VmapStep(True, flat_in_dims, 0, args_spec, given))
     try:
         return _torch_flat_vmap(
             noted, batch_size, flat_in_dims, flat_args, args_spec, out_dims, randomness, **kwargs
         )
     finally:
         del _STEPS[depth:]
+        if not depth:
+            _GIVEN.clear()  # (holding no tree of inputs past the vmap's call)
+            if not tracing():
+                _keep_noting()
+
+
+def _keep_noting() -> None:
+    """Wraps the function that processes vmap's inputs again if another replaced it."""
+    current = _vmap._process_batched_inputs
+    if current is not _process_batched_inputs:
+        _PROCESS[0] = current
+        _vmap._process_batched_inputs = _process_batched_inputs
+
+
+def _process_batched_inputs(in_dims: Any, args: tuple[Any, ...], func: Any) -> Any:
+    # torch's own, its in_dims noted as given, flat, before it makes them non-negative
+    processed = _PROCESS[0](in_dims, args, func)
+    _GIVEN[:] = [(processed[3], _broadcast_to_and_flatten(in_dims, processed[3]))]
+    return processed
 
 
 def _remove_batch_dim(
@@ -104,6 +137,7 @@ def register_vmap_outputs() -> None:
         _vmap._maybe_remove_batch_dim = _remove_batch_dim
     if _vmap._flat_vmap is _torch_flat_vmap:
         _vmap._flat_vmap = _flat_vmap
+    _keep_noting()
 
 
 register_vmap_outputs()

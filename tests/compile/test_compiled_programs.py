@@ -11,7 +11,11 @@ import torch
 
 import tclass
 
-pytestmark = [pytest.mark.compile]
+pytestmark = [
+    pytest.mark.compile,
+    # inductor's first compile in a process imports a module that warns so
+    pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning"),
+]
 
 dynamo = pytest.importorskip("torch._dynamo")
 
@@ -131,3 +135,48 @@ def test_a_compiled_expand_of_a_value_stack_keeps_its_stack_dims(backend: str) -
         got, expected = compiled(r), _expanded_stacks(r)
         assert got[0][-1].s == expected[0][-1].s == "a"
         _assert_same_values(got, expected)
+
+
+def _labelled(n: int) -> Any:
+    """``n`` records stacked from rows with different labels: a stack of ``str`` values."""
+    rows = [Tagged(x=torch.full((3,), float(i)), s=f"l{i % 3}", batch_size=[]) for i in range(n)]
+    return torch.stack(rows)
+
+
+def _label_ops(r: Any) -> tuple[Any, ...]:
+    n = r.shape[0]
+    return (
+        r[1:],
+        r[torch.tensor([0, 2, 1])],
+        r.unsqueeze(0).expand(2, n),
+        torch.stack([r, r], 1),
+        torch.cat([r, r[:2]]),
+        r * 2,
+        r.clone(),
+    )
+
+
+def test_a_stack_of_different_str_values_compiles_once_for_every_batch_size() -> None:
+    """Records stacked from rows with different labels hold a list of ``str`` values:
+    reading it (to index, expand, stack, clone it, or to carry it through ``r * 2``)
+    tied the graph to its length, so each batch size compiled again (the peer's too),
+    and an index by a tensor or an expand broke the graph. Traced, the ops now work on
+    a tensor of element numbers, and the values are picked from the list when first
+    read, after the graph: one graph (inductor), eager's values and stack dims (an
+    index that removes every stack dim gives one value)."""
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    counter = CompileCounterWithBackend("inductor")
+    compiled = torch.compile(_label_ops, backend=counter, dynamic=True, fullgraph=True)
+    for n in (5, 7, 9):
+        r = _labelled(n)
+        for got, expected in zip(compiled(r), _label_ops(r), strict=True):
+            assert got.batch_size == expected.batch_size and torch.equal(got.x, expected.x)
+            assert got.s == expected.s
+            for index in (-1, 0, (0, 1), (-1, -1)):
+                if len(index if isinstance(index, tuple) else (index,)) <= got.batch_dims:
+                    assert type(got[index].s) is type(expected[index].s), index
+                    assert got[index].s == expected[index].s, index
+    assert counter.frame_count == 1
+    expanded = compiled(r)[2]
+    assert expanded[-1, 0].s == "l0" and expanded[0].s == r.s  # an int per stack dim: one value

@@ -1,7 +1,7 @@
-"""Function transforms and module swaps under ``torch.compile`` (session 27's lo27a):
-``torch.vmap`` rebuilding collections (its inputs, its outputs) and ``to_module`` in
-compiled code, with the ``eager`` backend (Dynamo's trace is what these check), results
-against eager and the peer's."""
+"""Function transforms and module swaps under ``torch.compile`` (sessions 27's lo27a and
+28's lo28a): ``torch.vmap`` rebuilding collections (its inputs, its outputs) and
+``to_module`` in compiled code, mostly with the ``eager`` backend (Dynamo's trace is what
+these check; a few with inductor), results against eager and the peer's."""
 
 from __future__ import annotations
 
@@ -12,7 +12,11 @@ import torch
 
 import tclass
 
-pytestmark = [pytest.mark.compile]
+pytestmark = [
+    pytest.mark.compile,
+    # inductor's first compile in a process imports a module that warns so
+    pytest.mark.filterwarnings("ignore:`torch.jit.script_method` is deprecated:DeprecationWarning"),
+]
 
 dynamo = pytest.importorskip("torch._dynamo")
 
@@ -163,3 +167,80 @@ def test_apply_inside_compiled_vmap_is_one_graph() -> None:
     got = torch.compile(fn, fullgraph=True, dynamic=True, backend="eager")(td)
     assert got.batch_size == torch.Size([5]) and torch.equal(got["a"], td["a"] * 2 + 1)
     assert torch.equal(got["b"], td["b"] * 2 + 1)
+
+
+def test_to_module_of_plain_tensors_in_compiled_code_is_one_graph() -> None:
+    """Plain tensors (no grad) put into parameter slots become parameters over the same
+    storage, so that the module stays trainable: made of ``tensor.detach()``, a tensor
+    of the graph, Dynamo broke the graph there (``torch.nn.Parameter()`` constructor).
+    Made of the tensor given to the compiled function, Dynamo lifts it out of the graph;
+    inductor's results are eager's, grad included, and the module gets its own back."""
+    module = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+    own = module[0].weight
+    plain = tclass.from_module(module).apply(lambda p: torch.full_like(p, 0.5).detach())
+
+    def call(x: torch.Tensor, params: Any) -> torch.Tensor:
+        with params.to_module(module):
+            return module(x)
+
+    compiled = torch.compile(call, fullgraph=True, dynamic=True, backend="inductor")
+    for n in (5, 7):
+        x = torch.arange(3.0 * n).view(n, 3) / 10
+        got, expected = compiled(x, plain), call(x, plain)
+        torch.testing.assert_close(got, expected)
+        assert got.requires_grad and expected.requires_grad
+        assert module[0].weight is own and type(own) is torch.nn.Parameter
+    assert dynamo.explain(call)(x, plain).graph_break_count == 0
+
+
+def _feature(w: torch.Tensor, data: Any) -> Any:
+    """The batch dims ``data`` has inside vmap, and its tensor times ``w``."""
+    x = data["x"] if isinstance(data, tclass.TensorDict) else data.x
+    return tclass.TensorDict(dims=torch.tensor(float(data.batch_dims)), y=x * w)
+
+
+@pytest.mark.parametrize("record", [False, True], ids=["td", "record"])
+@pytest.mark.parametrize(
+    ("in_dims", "w"),
+    [((None, 1), torch.tensor(2.0)), ((0, 1), torch.arange(3.0)), ((-1, 1), torch.arange(3.0))],
+    ids=["None-1", "0-1", "neg-1"],
+)
+def test_compiled_vmap_maps_a_feature_dim_of_one_argument(
+    record: bool, in_dims: tuple[int | None, int], w: torch.Tensor
+) -> None:
+    """``in_dims=(0, 1)``: a feature dim of the collection (its batch size stays inside,
+    as the peer's) beside a plain tensor mapped at its dim 0. Compiled, the flat in_dims
+    of every argument's leaves were read as the collection's (0: a batch dim), so it
+    lost its batch dim inside; each collection now reads its own leaves' in_dims.
+    ``(-1, 1)``: the -1 is the tensor's, not the collection's; eager refused it (any
+    negative in_dims did), the peer runs it."""
+    data: Any = tclass.TensorDict(x=torch.arange(15.0).view(5, 3), batch_size=[5])
+    if record:
+        data = Point(x=data["x"], batch_size=[5])
+    expected = torch.vmap(_feature, in_dims)(w, data)
+    backend = "inductor" if in_dims == (0, 1) and not record else "eager"
+    got = torch.compile(torch.vmap(_feature, in_dims), fullgraph=True, backend=backend)(w, data)
+    assert got.batch_size == expected.batch_size == torch.Size([3])
+    assert torch.equal(got["dims"], expected["dims"]) and torch.equal(got["dims"], torch.ones(3))
+    torch.testing.assert_close(got["y"], expected["y"])
+
+
+@pytest.mark.parametrize("in_dims", [(None, -1), (0, -1)], ids=["None-neg", "0-neg"])
+def test_compiled_vmap_refuses_a_negative_in_dims_past_the_batch_as_eager(
+    in_dims: tuple[int | None, int],
+) -> None:
+    """A negative ``in_dims`` of a collection that reaches past its batch dims (``-1``
+    counts from each tensor's last dim): eager refuses it; compiled, it mapped the
+    feature dim. Now the same ``DimError`` (Dynamo runs the frame eagerly to raise it;
+    with ``fullgraph=True`` its error names it)."""
+    data = tclass.TensorDict(x=torch.arange(15.0).view(5, 3), batch_size=[5])
+    w = torch.arange(3.0) if in_dims[0] == 0 else torch.tensor(2.0)
+    match = r"torch.vmap mapped dim 1 of 'x' of a collection of batch size \[5\]"
+    with pytest.raises(tclass.errors.DimError, match=match):
+        torch.vmap(_feature, in_dims)(w, data)
+    with pytest.raises(tclass.errors.DimError, match=match):
+        torch.compile(torch.vmap(_feature, in_dims), dynamic=True, backend="eager")(w, data)
+    dynamo.reset()
+    with pytest.raises(dynamo.exc.Unsupported, match="Observed exception") as raised:
+        torch.compile(torch.vmap(_feature, in_dims), fullgraph=True, backend="eager")(w, data)
+    assert "DimError" in str(raised.value)
