@@ -23,7 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tclass
-from tclass import LazyStackedTensorDict, TensorClass, TensorDict, errors, tensorclass
+from tclass import LazyStackedTensorDict, TensorClass, TensorDict, errors, lazy_stack, tensorclass
 
 from algebra_records import IDS, RECORDS, Rec, record  # noqa: E402
 from strategies import (  # noqa: E402
@@ -392,6 +392,26 @@ def test_default_intersection_and_fill_value() -> None:
     assert set(filled.keys()) == {"x", "y", "z"}
     assert torch.equal(filled["y"], torch.full((3,), 10.0))
     assert torch.equal(filled["z"], torch.full((3,), 50.0))
+
+
+@pytest.mark.parametrize("default", [1, "intersection"])
+@pytest.mark.parametrize("stacked", [False, True])
+def test_default_keeps_the_lock_of_a_locked_collection(default: object, stacked: bool) -> None:
+    """``x.pow(y, default=...)`` of a locked ``x`` is locked down to its nested nodes, as
+    ``x.pow(y)`` is (and the peer's): the keys are lined up on an unlocked copy first
+    (differential program 15,840,999)."""
+
+    def make() -> TensorDict:
+        inner = TensorDict({"d": torch.ones(1, 4)}, [1, 4])
+        return TensorDict({"m": inner, "d": torch.full((1,), 2.0)}, [1])
+
+    x = lazy_stack([make(), make()], 0) if stacked else make()
+    x.lock_()
+    out = x.pow(x.clone(), default=default)
+    assert out.is_locked and out["m"].is_locked
+    assert torch.equal(out["d"], x["d"] ** x["d"])
+    unlocked = make().add(make(), default=default)
+    assert not unlocked.is_locked and not unlocked["m"].is_locked
 
 
 def test_operands_that_are_not_numbers_tensors_or_collections() -> None:

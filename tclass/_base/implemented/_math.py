@@ -59,12 +59,12 @@ class MathOps(UnaryMathOps):
         the two key sets where they differ (``without_tensors``: see ``without_empty``)."""
         if default is not None and isinstance(other, TensorCollection):
             mine, theirs = _align_keys(self, other, default)
-            return cast(
-                Self,
-                mine._binary(
-                    foreach, each, theirs, None, kwargs, operation, without_tensors=without_tensors
-                ),
+            out = mine._binary(
+                foreach, each, theirs, None, kwargs, operation, without_tensors=without_tensors
             )
+            # the aligned copy is unlocked: the result keeps this collection's lock, as the
+            # results without default= do (and the peer's)
+            return cast(Self, out.lock_() if self._results_locked() and not out.is_locked else out)
         # As the peer: nested collections holding nothing are left out of the result.
         return self._pointwise(
             foreach,
