@@ -58,7 +58,7 @@ def _method_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -
 # array of strings (``iter``; nested empty ones too) where tclass reads the value back
 _STRUCT_FIELD_READ = re.compile(
     r"^result((?:\['\w+'\])+)(?:\[\d+\])*: (?:peer iter of \d+, tclass py \("
-    r"|peer value \(\('seq', 'iter', .*\), tclass values \(\('seq', 'list', "
+    r"|peer value \(\('seq', 'iter', .*, tclass values \(\('seq', 'list', "
     r"|peer 'iter', tclass 'list'$)"
 )
 
@@ -67,8 +67,10 @@ def _struct_array_values_read_back(finding: Finding, facts: Facts, peer: Any, mi
     """``from_struct_array(x.to_struct_array())`` of a collection holding Python values
     (a str, ``None``, an int): tclass reads each back as it was (one per row), the peer's
     field is one numpy array of the ``'<U10'`` strings its ``to_struct_array`` writes
-    (``None`` as ``'None'``, ``3`` as ``'3'``), which every row reads whole (programs
-    15,000,122, 15,000,589, 15,020,387 and 15,030,225 of methods,index,shape,combine, fz27a)."""
+    (``None`` as ``'None'``, ``3`` as ``'3'``), or for a stack of values one object array
+    of them all, which every row reads whole (programs 15,000,122, 15,000,589, 15,020,387
+    and 15,030,225 of methods,index,shape,combine, fz27a; the object arrays and a peer
+    value cut short in the line: 15,841,861, 15,861,414 and 15,841,300, fz28e)."""
     if finding.kind != "result" or finding.step.op != "from_struct_array":
         return False
     for line in finding.detail:
@@ -79,7 +81,7 @@ def _struct_array_values_read_back(finding: Finding, facts: Facts, peer: Any, mi
         for key in re.findall(r"\['(\w+)'\]", found.group(1)):
             node = node.get(key, None) if hasattr(node, "get") else None
         data = node if isinstance(node, np.ndarray) else getattr(node, "data", None)
-        if not (isinstance(data, np.ndarray) and data.dtype.kind == "U"):
+        if not (isinstance(data, np.ndarray) and data.dtype.kind in "UO"):
             return False
     return True
 
@@ -96,3 +98,18 @@ def _nested_lists_not_read_as_pairs(finding: Finding, facts: Facts, peer: Any, m
         return False
     leaves = list(peer.value.values(True, True)) if hasattr(peer.value, "values") else [None]
     return not any(isinstance(leaf, torch.Tensor) for leaf in leaves)
+
+
+def _mapped_files_shared(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``share_memory_()`` of a memory-mapped collection (a view of one, one after its
+    ``memmap_refresh_()``, a TensorDictParams saved with ``memmap``): tclass leaves its
+    tensors in their files (a file mapping is shared between processes already) and
+    locks it, still memory-mapped, where the peer refuses while its memory-mapped flag is
+    set ("memmap and shared memory are mutually exclusive"; fz28e: programs 15,841,360,
+    15,860,235, 15,861,489 and 15,861,957 of methods,index,shape,combine)."""
+    if finding.kind != "peer-raises" or finding.step.op != "share_memory_":
+        return False
+    if "memmap and shared memory are mutually exclusive" not in str(peer.error):
+        return False
+    value = mine.value
+    return bool(value.is_memmap()) and bool(value.is_locked)

@@ -388,6 +388,7 @@ def _kept_in_place(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool
 _TORCH_DTYPES = ("+", "-", "*", "**", "r+", "r-", "r*", "add", "sub", "rsub", "mul", "pow")
 _TORCH_DTYPES += ("maximum", "minimum", "torch.maximum", "torch.minimum")
 _TORCH_DTYPES += ("|", "^", "&", "r|", "r^", "r&")
+_TORCH_DTYPES += ("lerp",)  # a 0-d entry with a 0-d weight tensor (fz28e: 15,850,282 L12)
 _TENSOR_OPERAND = re.compile(r"torch\.tensor\(|\bt\(\[")
 _TENSOR_WITH_DIMS = re.compile(r"\bt\(\[\d")
 _BOOL_ALPHA = re.compile(r"\.(add|sub)_?\(True, alpha=")

@@ -63,6 +63,7 @@ from .allow_h5 import (
     _h5_value_not_dropped,
 )
 from .allow_methods import (
+    _mapped_files_shared,
     _method_fails_inside,
     _nested_lists_not_read_as_pairs,
     _struct_array_values_read_back,
@@ -398,6 +399,7 @@ ENTRIES: list[Entry] = [
         "**`is_memmap()` looks at the data.**",
         _any_of(
             _memmap_by_data,
+            _mapped_files_shared,
             _loaded_is_memmap,
             _nothing_mapped,
             _consolidated_on_cpu,

@@ -468,6 +468,18 @@ DECIDED = [
     (_FEATURES, 8, 15_600_062, "records-predictable"),
     # fz27f: from_dataclass(record, as_tensorclass=True): inner an Inner (the peer's a dict)
     (_FEATURES, 8, 15_620_137, "annotation-casts"),
+    # fz28e: lerp(end, torch.tensor(0.5)) of a float16 0-d entry (nested lazy stacks of
+    # members without batch dims): torch.lerp's float32, the peer's fused kernel's float16
+    (_METHODS, 12, 15_850_282, "math-beyond-the-peer"),
+    # fz28e: from_struct_array of a stack of None: the peer's one object array per row
+    (_METHODS, 8, 15_841_861, "peer-fails-inside"),
+    # fz28e: the same of a str over no elements (the peer's value cut short in the line)
+    (_METHODS, 8, 15_841_300, "peer-fails-inside"),
+    # fz28e: share_memory_() of a memory-mapped record after memmap_refresh_(): kept in
+    # its files and locked (the peer: "memmap and shared memory are mutually exclusive")
+    (_METHODS, 8, 15_841_360, "memmap-by-data"),
+    # fz28e: share_memory_() of rows of a lazy stack of HDF5 files (the peer's sub-tensordicts)
+    (_METHODS, 12, 15_851_292, "h5-files"),
 ]
 
 
