@@ -556,6 +556,17 @@ class _LoadInto(NodeVisitor[None]):
         for member, source in zip(members, saved):
             self.visit(member, source)
 
+    def visit_other(self, node: Any, loaded: Any) -> None:
+        """A wrapper (a TensorDictParams member of a lazy stack): what it wraps, checked
+        and loaded as a TensorDict, its own objects kept over the loaded data (as its
+        ``load_memmap_``)."""
+        if not isinstance(node, TensorDictBase) or node._joined_as() is node:
+            super().visit_other(node, loaded)
+        elif not self.write:
+            self.visit(node._joined_as(), loaded)
+        elif not node._load_wrapped(lambda wrapped: self.visit(wrapped, loaded)):
+            super().visit_other(node, loaded)
+
     def visit_value(self, node: NonTensorData, loaded: Any) -> None:
         return None  # the parent stores the loaded value
 
