@@ -330,8 +330,10 @@ def _stacked_values_copied(finding: Finding, facts: Facts, peer: Any, mine: Any)
 _INDEXED_WRITE = re.compile(r"^x\[.+\] = ")
 _EQUAL_KEPT = re.compile(
     r"^result((?:\['\w+'\])+)(?:\[\d+\])*: peer py \('(int|float|bool)', ([^)]+)\), "
-    r"tclass Tensor\[torch\.\w+, shape \[\]\]$"
+    r"tclass Tensor\[torch\.\w+, shape \[(?:1(?:, 1)*)?\]\]$"
 )
+# a stack or a cat of collections (the peer's values a stack of NonTensorData members)
+_JOINED = re.compile(r"^x = (torch\.(stack|cat)|L\.(maybe_dense_stack|cat))\(\[")
 
 
 def _flat_values(value: Any) -> list[Any]:
@@ -348,12 +350,14 @@ def _equal_value_rewritten(finding: Finding, facts: Facts, peer: Any, mine: Any)
     tclass stores in that element as both do in a collection not stacked; the peer's stack
     of ``NonTensorData`` members keeps the member's old ``2``, the value comparing equal
     (it warns the metadata "may or may not be equal"; program 13,710,360 of
-    index,shape,combine ``--length 12``, fz24d)."""
+    index,shape,combine ``--length 12``, fz24d). So too after a ``torch.cat``, the
+    number a tensor of one element written at rows of that shape (``tensor([[-1]])``;
+    program 15,840,648 of methods,index,shape,combine ``--length 8``, fz28e)."""
     if finding.kind not in ("alias", "result") or not hasattr(mine.value, "get"):
         return False
     if not _INDEXED_WRITE.match(finding.lines[-1].strip()):
         return False
-    if not any(_DENSE_STACK.match(line.strip()) for line in finding.lines[:-1]):
+    if not any(_JOINED.match(line.strip()) for line in finding.lines[:-1]):
         return False
     for line in finding.detail:
         found = _EQUAL_KEPT.match(line)
@@ -366,6 +370,6 @@ def _equal_value_rewritten(finding: Finding, facts: Facts, peer: Any, mine: Any)
         tensors = [v for v in _flat_values(stack.tolist()) if isinstance(v, torch.Tensor)]
         literal = {"True": True, "False": False}.get(found[3], None)
         expected = float(found[3]) if literal is None else literal
-        if not tensors or any(t.dim() != 0 or t.item() != expected for t in tensors):
+        if not tensors or any(t.numel() != 1 or t.item() != expected for t in tensors):
             return False
     return True

@@ -480,6 +480,11 @@ DECIDED = [
     (_METHODS, 8, 15_841_360, "memmap-by-data"),
     # fz28e: share_memory_() of rows of a lazy stack of HDF5 files (the peer's sub-tensordicts)
     (_METHODS, 12, 15_851_292, "h5-files"),
+    # fz28e: x[i] = x[i].to_dict() after torch.cat of a NonTensorData(-1): the written
+    # tensor([[-1]]) stored, where the peer's member keeps its -1 (comparing equal)
+    (_METHODS, 8, 15_840_648, "values-kept-shared"),
+    # fz28e: rec.set_non_tensor("label", None).get_non_tensor("label"): None (the peer's a list)
+    (_METHODS, 8, 15_841_600, "none-field-unset"),
 ]
 
 
