@@ -485,6 +485,14 @@ DECIDED = [
     (_METHODS, 8, 15_840_648, "values-kept-shared"),
     # fz28e: rec.set_non_tensor("label", None).get_non_tensor("label"): None (the peer's a list)
     (_METHODS, 8, 15_841_600, "none-field-unset"),
+    # fz28e: x[None, mask] = x[None, mask].to_dict() of no True: the peer's own empty list
+    (_METHODS, 8, 15_840_636, "peer-fails-inside"),
+    # fz28e: TensorDictParams(x).share_memory_() locked (the peer's top level unlocked)
+    (_METHODS, 16, 15_861_175, "params-write-their-data"),
+    # fz28e: saved_path of memmap(folder) of a locked TensorDictParams (the peer refuses)
+    (_METHODS, 16, 15_861_502, "params-write-their-data"),
+    # fz28e: x.clone().load_(x.save(folder)) of a memory-mapped x of no elements
+    (_METHODS, 16, 15_861_952, "empty-tensors-have-no-file"),
 ]
 
 
