@@ -493,6 +493,8 @@ DECIDED = [
     (_METHODS, 16, 15_861_502, "params-write-their-data"),
     # fz28e: x.clone().load_(x.save(folder)) of a memory-mapped x of no elements
     (_METHODS, 16, 15_861_952, "empty-tensors-have-no-file"),
+    # fz28e: repeat_interleave(inplace=True) of a TensorDict holding a lazy stack
+    (_METHODS, 12, 15_850_221, "values-kept-shared"),
 ]
 
 
