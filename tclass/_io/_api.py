@@ -594,11 +594,23 @@ class _LoadInto(NodeVisitor[None]):
             if nested and not isinstance(value, _NonTensorNode):
                 self.visit(current, value)
             elif self.write:
-                mine._put(key, value)  # the loaded leaf (its file), as the peer
+                mine._put(key, _fitted(current, value))  # the loaded leaf (its file), as the peer
         if self.to_folder and self.write:
             device = mine.device
             mine._adopt(theirs)  # the loaded folder (the batch size is the same)
             mine._assign_device(device)  # its own device stays, as the peer's
+
+
+def _fitted(current: Any, value: Any) -> Any:
+    """The loaded ``value`` for an entry that held ``current``: a single Python value
+    saved without dims of its own (a ``NonTensorData`` over more dims than its parent's
+    batch size: the format records none, so it loads at the parent's) keeps the dims
+    ``current`` had past them, as the peer's load into an existing node keeps them."""
+    if isinstance(current, NonTensorData) and isinstance(value, NonTensorData):
+        held, loaded = current.batch_size, value.batch_size
+        if len(loaded) < len(held) and held[: len(loaded)] == loaded:
+            return NonTensorData._make(value.data, held, value.device)
+    return value
 
 
 def memmap(

@@ -12,7 +12,14 @@ import pytest
 import torch
 from torch import nn
 
-from tclass import MemoryMappedTensor, TensorDict, TensorDictParams, lazy_stack, tensorclass
+from tclass import (
+    MemoryMappedTensor,
+    NonTensorData,
+    TensorDict,
+    TensorDictParams,
+    lazy_stack,
+    tensorclass,
+)
 from tclass.errors import LockedError, ShapeError
 
 
@@ -109,6 +116,21 @@ def test_a_lazy_stack_of_params_loads_into_its_members_registered_objects(
     with pytest.raises(ShapeError, match="batch size"):  # checked before anything is written
         lazy_stack(other, 0).load_memmap_(tmp_path / "s")
     assert not other[0]["weight"].any()
+
+
+def test_a_value_over_more_dims_than_its_parent_keeps_them(tmp_path: Path) -> None:
+    """A ``NonTensorData`` over dims its collection lacks (``from_tuple(..., batch_dims=2)``
+    of a record's values keeps the label's ``[1, 2]`` under a batch size ``[]``) is saved
+    without dims of its own and loads at its parent's; loaded into a collection holding
+    it, it keeps the dims it had, as the peer's (program 15,851,683 of
+    methods,index,shape,combine, --length 12, fz28e)."""
+    td = TensorDict({"a": torch.zeros(1, 2), "s": NonTensorData("x y", batch_size=[1, 2])}, [])
+    td.memmap(tmp_path / "v")
+    assert TensorDict.load_memmap(tmp_path / "v").get("s").batch_size == torch.Size([])
+    out = td.clone().load_memmap_(tmp_path / "v")
+    value = out.get("s")
+    assert type(value) is NonTensorData and value.batch_size == torch.Size([1, 2])
+    assert out["s"] == "x y" and isinstance(out["a"], MemoryMappedTensor)
 
 
 def test_a_locked_out_that_is_not_memory_mapped_is_refused_as_by_the_peer(
