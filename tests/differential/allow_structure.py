@@ -51,6 +51,7 @@ _STAYS_LAZY = (
 
 
 _LAZY_KEPT = ("unflatten", "expand", "expand_as", "reshape", "view", "flatten")
+_LAZY_KEPT += ("pad",)  # a nested lazy stack padded member by member (15,860,458, fz28e)
 _NESTED_DIM_OPS = ("unflatten", "reshape", "view")  # into dims of size 1
 # the members of a nested lazy stack, lazy in both, grouped by the dims each keeps
 _NESTED_LAZY = re.compile(

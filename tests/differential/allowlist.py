@@ -171,6 +171,7 @@ from .allow_values import (
     _ragged_dim,
     _ragged_made_dense,
     _ragged_pad_kept,
+    _ragged_split_by_member,
     _ragged_values_loaded,
     _ragged_values_unread,
     _refreshed_values_as_loaded,
@@ -263,7 +264,13 @@ ENTRIES: list[Entry] = [
     Entry(
         "ragged-dim-unsupported",
         "Along the ragged dim of a lazy stack (a `-1` in its batch size), `unbind`,",
-        _any_of(_ragged_dim, _ragged_pad_kept, _ragged_made_dense, _ragged_values_unread),
+        _any_of(
+            _ragged_dim,
+            _ragged_pad_kept,
+            _ragged_made_dense,
+            _ragged_values_unread,
+            _ragged_split_by_member,
+        ),
     ),
     Entry(
         "ragged-values-keep-sizes",

@@ -495,6 +495,10 @@ DECIDED = [
     (_METHODS, 16, 15_861_952, "empty-tensors-have-no-file"),
     # fz28e: repeat_interleave(inplace=True) of a TensorDict holding a lazy stack
     (_METHODS, 12, 15_850_221, "values-kept-shared"),
+    # fz28e: pad of a collection holding a lazy stack (kept lazy; the peer's dense)
+    (_METHODS, 16, 15_860_458, "stacking-keeps"),
+    # fz28e: tensor_split at indices along a lazy stack's ragged dim: each member sliced
+    (_METHODS, 16, 15_860_058, "ragged-dim-unsupported"),
 ]
 
 
