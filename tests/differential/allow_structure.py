@@ -422,6 +422,10 @@ _RECORD_KIND_LINES = (
     re.compile(r"<members>: peer None, tclass \d+ \("),
     re.compile(r"\['label'\]: peer nontensor \(.*, tclass list of \d+$"),
     re.compile(r"\['label'\]: peer list of \d+, tclass nontensor \("),
+    # a record over a lazy stack given back by a method that returns self (cat_tensors),
+    # where the peer's gives its lazy stack of the records (15,861,116, fz28e)
+    re.compile(r"^result\.kind: peer 'LazyStackedTensorDict', tclass '(Rec|Inner)'$"),
+    re.compile(r"^result\.<members>: peer \d+ \(.*, tclass None$"),
 )
 _RECORD_FIELDS = {"x", "label", "inner", "opt", "y", "z"}
 # a reduction's Python value: kept (math-beyond-the-peer), a TensorDict without keys in the peer

@@ -499,6 +499,8 @@ DECIDED = [
     (_METHODS, 16, 15_860_458, "stacking-keeps"),
     # fz28e: tensor_split at indices along a lazy stack's ragged dim: each member sliced
     (_METHODS, 16, 15_860_058, "ragged-dim-unsupported"),
+    # fz28e: cat_tensors of a lazy stack of records gives the record (the peer's its storage)
+    (_METHODS, 16, 15_861_116, "stacking-keeps"),
 ]
 
 
