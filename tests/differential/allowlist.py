@@ -67,6 +67,7 @@ from .allow_methods import (
     _mapped_files_shared,
     _method_fails_inside,
     _nested_lists_not_read_as_pairs,
+    _struct_array_list_read_back,
     _struct_array_values_read_back,
 )
 from .allow_names import (
@@ -353,6 +354,7 @@ ENTRIES: list[Entry] = [
             _method_fails_inside,
             _feature_fails_inside,
             _struct_array_values_read_back,
+            _struct_array_list_read_back,
             _nested_lists_not_read_as_pairs,
         ),
     ),

@@ -501,6 +501,8 @@ DECIDED = [
     (_METHODS, 16, 15_860_058, "ragged-dim-unsupported"),
     # fz28e: cat_tensors of a lazy stack of records gives the record (the peer's its storage)
     (_METHODS, 16, 15_861_116, "stacking-keeps"),
+    # fz28e: from_struct_array of a list value [1, 2]: the list (the peer's a tensor)
+    (_METHODS, 16, 15_861_988, "peer-fails-inside"),
 ]
 
 
