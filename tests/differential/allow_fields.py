@@ -19,19 +19,26 @@ if TYPE_CHECKING:
     from .world import Facts
 
 
-_CAST_KIND = re.compile(r"^result(\[[^\]]*\])+\.kind: peer 'TensorDict', tclass '(Inner|Rec)'$")
+_CAST_KIND = re.compile(
+    r"^result(\[[^\]]*\])+\.kind: peer '(?:LazyStacked)?TensorDict', tclass '(Inner|Rec)'$"
+)
 _CAST_KEYS = re.compile(r"^result(\[[^\]]*\])+: keys: peer \[[^\]]*\], tclass \[[^\]]*\]$")
+_CAST_MEMBERS = re.compile(r"^result(\[[^\]]*\])+\.<members>: peer \d+ \(.*, tclass None$")
 
 
 def _cast_to_the_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A TensorDict set into a field annotated with a tensorclass (``rec.inner = td``,
     ``rec.set("inner", td)``): that class in tclass, its fields listed (unset ones
-    ``None``), where the peer stores the TensorDict as given."""
-    if finding.kind != "result" or finding.step.op not in ("set", "setattr", "setitem_key"):
+    ``None``), where the peer stores the TensorDict as given; so too the empty collection
+    ``create_nested("inner")`` sets there (in a lazy stack of records, where the peer's is
+    a lazy stack of empty TensorDicts: program 15,841,558 of methods,index,shape,combine,
+    fz28e)."""
+    ops = ("set", "setattr", "setitem_key", "create_nested")
+    if finding.kind != "result" or finding.step.op not in ops:
         return False
     kinds = [line for line in finding.detail if _CAST_KIND.match(line)]
     rest = [line for line in finding.detail if not _CAST_KIND.match(line)]
-    return bool(kinds) and all(_CAST_KEYS.match(line) for line in rest)
+    return bool(kinds) and all(_CAST_KEYS.match(line) or _CAST_MEMBERS.match(line) for line in rest)
 
 
 _VALUE_WRITES = ("update", "set", "setattr", "setitem_key")

@@ -503,6 +503,9 @@ DECIDED = [
     (_METHODS, 16, 15_861_116, "stacking-keeps"),
     # fz28e: from_struct_array of a list value [1, 2]: the list (the peer's a tensor)
     (_METHODS, 16, 15_861_988, "peer-fails-inside"),
+    # fz28e: create_nested("inner") of a lazy stack of records: an empty Inner (the peer's
+    # a lazy stack of empty TensorDicts)
+    (_METHODS, 8, 15_841_558, "annotation-casts"),
 ]
 
 
