@@ -5,6 +5,7 @@ filled on a saved record."""
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from typing import TYPE_CHECKING, Any
@@ -104,6 +105,38 @@ def _same_values_rows(detail: list[str]) -> bool:
         (_ROW_VALUES.match(line) or _ROW_VALUES_KIND.match(line) or [None, None])[1] in keys
         for line in detail
     )
+
+
+_MEMBER_ROW_VALUE = re.compile(
+    r"^result((?:\.<members>\[0\]\[\d+\])+)((?:\['\w+'\])+): "
+    r"peer py \('\w+', (.*)\), tclass list of \d+$"
+)
+
+
+def _member_rows_written_per_element(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Rows written into a lazy stack of records (``x[..., None] = rows``) whose value is
+    the one each member holds: tclass writes it per element into the members, as both
+    write rows' values into a TensorDict's; the peer's members keep their one value
+    (program 15,860,433 of methods,index,shape,combine, --length 16, fz28e)."""
+    if finding.kind != "result" or finding.step.op != "setitem" or not finding.detail:
+        return False
+    for line in finding.detail:
+        found = _MEMBER_ROW_VALUE.match(line)
+        if found is None:
+            return False
+        node = mine.value
+        try:
+            for index in re.findall(r"\[0\]\[(\d+)\]", found.group(1)):
+                node = node.tensordicts[int(index)]
+            keys = tuple(re.findall(r"\['(\w+)'\]", found.group(2)))
+            values = node.get(keys if len(keys) > 1 else keys[0]).tolist()
+            expected = ast.literal_eval(found.group(3))
+        except Exception:  # noqa: BLE001 (a read that fails is no value written)
+            return False
+        flat = _flat_values(values)
+        if not flat or any(v != expected for v in flat):
+            return False
+    return True
 
 
 # ``loaded[None] = 1.5`` of a collection loaded unlocked by ``load_memmap``: the peer's

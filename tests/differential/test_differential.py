@@ -506,6 +506,8 @@ DECIDED = [
     # fz28e: create_nested("inner") of a lazy stack of records: an empty Inner (the peer's
     # a lazy stack of empty TensorDicts)
     (_METHODS, 8, 15_841_558, "annotation-casts"),
+    # fz28e: x[..., None] = rows of a lazy stack of records: values per element in members
+    (_METHODS, 16, 15_860_433, "values-kept-shared"),
 ]
 
 
