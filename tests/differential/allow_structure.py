@@ -60,6 +60,11 @@ _NESTED_LAZY = re.compile(
 )
 
 
+# the ops that copy and that the peer's shared flag goes with (README: "is_memmap() looks
+# at the data": `tile`, `roll`, `flip` and `rot90`, copies in memory)
+_COPIES_SHARED_FLAG = re.compile(r"\b(flip|roll|tile|rot90)\(")
+
+
 def _lock_follows_sharing(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A shape op's result (or what it holds) locked in one library only, in a program
     that saved or locked a collection: tclass locks views of a locked source (and
@@ -67,12 +72,20 @@ def _lock_follows_sharing(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     file), the peer follows its memory-mapped flag, which some ops pass on and others
     drop; an index of a shared collection after a shape op the peer's shared flag does not
     pass on (``x.share_memory_().squeeze()[-1]``: fz27b, program 15,000,265 of
-    methods,index,shape,combine)."""
+    methods,index,shape,combine), and unlocked for an index of a copy made after it
+    (``torch.flip``), which the peer's flag goes with (fz28e: 15,841,465)."""
     renamed = finding.step.op in ("rename", "refine_names")  # a view of the same data
     if finding.kind == "result" and finding.step.op == "getitem":
-        shared = any(line.endswith(".share_memory_()") for line in finding.lines)
-        return shared and all(
-            line.endswith(".is_locked: peer False, tclass True") for line in finding.detail
+        shares = [n for n, line in enumerate(finding.lines) if line.endswith(".share_memory_()")]
+        if not shares:
+            return False
+        if all(line.endswith(".is_locked: peer False, tclass True") for line in finding.detail):
+            return True
+        # a copy made after it (flip, roll...), in memory not shared: the peer's flag goes
+        # with the copy and locks its index (fz28e: program 15,841,465, torch.flip)
+        copied = any(_COPIES_SHARED_FLAG.search(line) for line in finding.lines[shares[0] :])
+        return copied and all(
+            line.endswith(".is_locked: peer True, tclass False") for line in finding.detail
         )
     if finding.kind != "result" or (
         finding.step.family not in ("shape", "records") and not renamed

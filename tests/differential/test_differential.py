@@ -508,6 +508,8 @@ DECIDED = [
     (_METHODS, 8, 15_841_558, "annotation-casts"),
     # fz28e: x[..., None] = rows of a lazy stack of records: values per element in members
     (_METHODS, 16, 15_860_433, "values-kept-shared"),
+    # fz28e: x[None] of torch.flip of a shared lazy stack: unlocked (a copy not shared)
+    (_METHODS, 8, 15_841_465, "lock-follows-sharing"),
 ]
 
 
