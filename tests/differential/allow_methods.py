@@ -144,3 +144,29 @@ def _mapped_files_shared(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         return False
     value = mine.value
     return bool(value.is_memmap()) and bool(value.is_locked)
+
+
+_ALIAS_UNREAD = re.compile(r"^result((?:\['\w+'\])+)(?:\[\d+\])*: peer error \('RuntimeError', ")
+
+
+def _devices_set_through_a_view(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``auto_device_()`` of an index of a stack of Python values: the peer sets the
+    device of the value nodes its earlier results share, whose values then fail to read
+    ("devices differ, got None and cpu"); tclass's earlier results read as before (fz28e:
+    program 15,841,500 of methods,index,shape,combine, --length 8)."""
+    if finding.kind != "alias" or not finding.lines[-1].strip().endswith(".auto_device_()"):
+        return False
+    for line in finding.detail:
+        found = _ALIAS_UNREAD.match(line)
+        if found is None:
+            return False
+        keys = tuple(re.findall(r"\['(\w+)'\]", found.group(1)))
+        try:
+            node = peer.value.get(keys)
+            node.tolist() if hasattr(node, "tolist") else None
+        except RuntimeError as error:
+            if "devices differ" not in str(error):
+                return False
+        else:
+            return False
+    return True

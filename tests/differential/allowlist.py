@@ -64,6 +64,7 @@ from .allow_h5 import (
     _h5_value_not_dropped,
 )
 from .allow_methods import (
+    _devices_set_through_a_view,
     _mapped_files_shared,
     _method_fails_inside,
     _nested_lists_not_read_as_pairs,
@@ -358,6 +359,7 @@ ENTRIES: list[Entry] = [
             _struct_array_values_read_back,
             _struct_array_list_read_back,
             _nested_lists_not_read_as_pairs,
+            _devices_set_through_a_view,
         ),
     ),
     Entry(

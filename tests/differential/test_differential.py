@@ -510,6 +510,8 @@ DECIDED = [
     (_METHODS, 16, 15_860_433, "values-kept-shared"),
     # fz28e: x[None] of torch.flip of a shared lazy stack: unlocked (a copy not shared)
     (_METHODS, 8, 15_841_465, "lock-follows-sharing"),
+    # fz28e: auto_device_() of an index: the peer's earlier results' values fail to read
+    (_METHODS, 8, 15_841_500, "peer-fails-inside"),
 ]
 
 
