@@ -492,3 +492,18 @@ def _h5_memmap_saved_path(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     if finding.detail != ["result: peer False, tclass True"] or ".memmap(" not in finding.step.src:
         return False
     return bool(facts.h5) or any(".to_h5(" in line for line in finding.lines[:-1])
+
+
+def _h5_params_missing_entry_class(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``entry_class(key)`` of a key missing from a TensorDictParams made of a file (a
+    step's ``to_h5``): tclass's parameters hold the file's entries read into memory, so it
+    answers as a TensorDict's ``entry_class`` of a missing key does in both libraries
+    (``NoneType``), where the peer's holds the file, which raises ``KeyError`` (fz28e:
+    program 15,865,109 of methods,index,shape,combine, --length 16)."""
+    if finding.kind != "peer-raises" or finding.step.op != "entry_class":
+        return False
+    if "not found in PersistentTensorDict" not in str(peer.error):
+        return False
+    made = [i for i, line in enumerate(finding.lines) if ".to_h5(" in line or "h5" in line]
+    wrapped = [i for i, line in enumerate(finding.lines) if _WRAPS_X.search(line)]
+    return bool(made) and bool(wrapped) and made[0] < wrapped[-1] and mine.value == "NoneType"

@@ -73,23 +73,26 @@ def _struct_array_values_read_back(finding: Finding, facts: Facts, peer: Any, mi
     value cut short in the line: 15,841,861, 15,861,414 and 15,841,300, fz28e)."""
     if finding.kind != "result" or finding.step.op != "from_struct_array":
         return False
-    for line in finding.detail:
-        found = _STRUCT_FIELD_READ.match(line)
-        if found is None:
-            return False
-        node = peer.value
-        for key in re.findall(r"\['(\w+)'\]", found.group(1)):
-            node = node.get(key, None) if hasattr(node, "get") else None
-        data = node if isinstance(node, np.ndarray) else getattr(node, "data", None)
-        if not (isinstance(data, np.ndarray) and data.dtype.kind in "UO"):
-            return False
-    return True
+    return all(_string_field_read(line, peer) for line in finding.detail)
 
 
-# a list value of ``from_struct_array(x.to_struct_array())``: the peer's tensor of it
+def _string_field_read(line: str, peer: Any) -> bool:
+    """One line of :func:`_struct_array_values_read_back`: the peer's field an array of
+    strings (or objects) where tclass reads the value back."""
+    found = _STRUCT_FIELD_READ.match(line)
+    if found is None:
+        return False
+    node = peer.value
+    for key in re.findall(r"\['(\w+)'\]", found.group(1)):
+        node = node.get(key, None) if hasattr(node, "get") else None
+    data = node if isinstance(node, np.ndarray) else getattr(node, "data", None)
+    return isinstance(data, np.ndarray) and data.dtype.kind in "UO"
+
+
+# a list (or number) value of ``from_struct_array(x.to_struct_array())``: the peer's tensor
 _STRUCT_LIST_READ = re.compile(
     r"^result((?:\['\w+'\])+): peer Tensor\[torch\.\w+, shape \[[\d, ]*\]\], "
-    r"tclass nontensor \(\('value', \('seq', 'list', "
+    r"tclass nontensor \(\('value', \('(?:seq', 'list'|py', 'int'|py', 'float'), "
 )
 
 
@@ -97,12 +100,15 @@ def _struct_array_list_read_back(finding: Finding, facts: Facts, peer: Any, mine
     """``from_struct_array(x.to_struct_array())`` of a collection holding a list of
     numbers as one Python value (``set_non_tensor(key, [1, 2])``): tclass reads the list
     back as the value, the peer as a tensor with one more dim holding the numbers (fz28e:
-    program 15,861,988 of methods,index,shape,combine, --length 16)."""
+    program 15,861,988 of methods,index,shape,combine, --length 16); a number alike, beside
+    strings read back (15,845,492, --length 8)."""
     if finding.kind != "result" or finding.step.op != "from_struct_array":
         return False
     for line in finding.detail:
         found = _STRUCT_LIST_READ.match(line)
         if found is None:
+            if _string_field_read(line, peer):
+                continue
             return False
         keys = tuple(re.findall(r"\['(\w+)'\]", found.group(1)))
         try:
@@ -110,6 +116,10 @@ def _struct_array_list_read_back(finding: Finding, facts: Facts, peer: Any, mine
         except Exception:  # noqa: BLE001 (a read that fails is no value read back)
             return False
         value = getattr(ours, "data", None)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not isinstance(theirs, torch.Tensor) or not bool((theirs == value).all()):
+                return False
+            continue
         if not isinstance(theirs, torch.Tensor) or not isinstance(value, list) or not value:
             return False
         if theirs.shape[-1:] != (len(value),) or not bool((theirs == torch.tensor(value)).all()):

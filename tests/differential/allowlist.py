@@ -56,6 +56,7 @@ from .allow_h5 import (
     _h5_keys_listed,
     _h5_memmap_saved_path,
     _h5_missing_renamed,
+    _h5_params_missing_entry_class,
     _h5_params_read,
     _h5_peer_refuses,
     _h5_repeated_rows_written,
@@ -526,6 +527,7 @@ ENTRIES: list[Entry] = [
             _h5_value_not_dropped,
             _h5_repeated_rows_written,
             _h5_memmap_saved_path,
+            _h5_params_missing_entry_class,
         ),
     ),
     Entry(

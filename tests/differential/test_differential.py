@@ -512,6 +512,10 @@ DECIDED = [
     (_METHODS, 8, 15_841_465, "lock-follows-sharing"),
     # fz28e: auto_device_() of an index: the peer's earlier results' values fail to read
     (_METHODS, 8, 15_841_500, "peer-fails-inside"),
+    # fz28e: from_struct_array of an int value beside a str: the peer's tensor of the int
+    (_METHODS, 8, 15_845_492, "peer-fails-inside"),
+    # fz28e: entry_class of a missing key of a TensorDictParams made of a file: NoneType
+    (_METHODS, 16, 15_865_109, "h5-files"),
 ]
 
 
