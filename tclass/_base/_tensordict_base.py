@@ -92,6 +92,12 @@ class TensorDictBase(
         saved leaves, keeps its own objects over them and returns True; others, False."""
         return False
 
+    def _load_wrapped(self, load: Callable[[Any], None]) -> bool:
+        """For ``load_memmap_`` into a collection holding this one (a lazy stack's
+        member): a wrapper (TensorDictParams) has ``load(wrapped)`` load into what it
+        wraps, keeps its own objects over the loaded data and returns True; others, False."""
+        return False
+
     @classmethod
     def __torch_function__(
         cls,

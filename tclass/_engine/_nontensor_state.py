@@ -157,6 +157,8 @@ class NodeState(NonTensorOps):
             return
         stack, positions = link
         if stack._locked and not (by_collection and not stack._is_saved()):
+            if not positions:
+                return  # a view of no element: nothing is written, as the peer's
             msg = (
                 "Cannot modify locked NonTensorStack: cannot write into an element; unlock it first"
             )

@@ -823,10 +823,16 @@ class TensorDictParams(ParamsStorage, LockBlocks, TensorDictBase, nn.Module):  #
         keys that were not saved are removed, as ``TensorDict.load_memmap_``. The peer
         replaces the parameters with the loaded MemoryMappedTensors (no longer
         registered). Arguments as in ``TensorDict.load_memmap_``."""
+        self._load_wrapped(
+            lambda td: td.load_memmap_(prefix, robust_key, allow_pickle=allow_pickle, mode=mode)
+        )
+        return self
+
+    def _load_wrapped(self, load: Callable[[Any], None]) -> bool:
         td = self._writable()
         before = {name: leaf for name, _, _, leaf in tensor_leaves(td)}
         with td.unlock_(), torch.no_grad():
-            td.load_memmap_(prefix, robust_key, allow_pickle=allow_pickle, mode=mode)
+            load(td)
             for name, parent, key, loaded in list(tensor_leaves(td)):
                 leaf = before.get(name)
                 if isinstance(leaf, torch.Tensor) and same_layout(leaf, loaded):
@@ -834,7 +840,7 @@ class TensorDictParams(ParamsStorage, LockBlocks, TensorDictBase, nn.Module):  #
                     cast(TensorDict, storage_of(parent))._put(key, leaf)
             forget_folders(td)  # its leaves are in memory: later sets stay there
             self._convert_leaves(td)
-        return self
+        return True
 
     load_ = load_memmap_
 

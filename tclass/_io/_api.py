@@ -556,6 +556,17 @@ class _LoadInto(NodeVisitor[None]):
         for member, source in zip(members, saved):
             self.visit(member, source)
 
+    def visit_other(self, node: Any, loaded: Any) -> None:
+        """A wrapper (a TensorDictParams member of a lazy stack): what it wraps, checked
+        and loaded as a TensorDict, its own objects kept over the loaded data (as its
+        ``load_memmap_``)."""
+        if not isinstance(node, TensorDictBase) or node._joined_as() is node:
+            super().visit_other(node, loaded)
+        elif not self.write:
+            self.visit(node._joined_as(), loaded)
+        elif not node._load_wrapped(lambda wrapped: self.visit(wrapped, loaded)):
+            super().visit_other(node, loaded)
+
     def visit_value(self, node: NonTensorData, loaded: Any) -> None:
         return None  # the parent stores the loaded value
 
@@ -583,11 +594,23 @@ class _LoadInto(NodeVisitor[None]):
             if nested and not isinstance(value, _NonTensorNode):
                 self.visit(current, value)
             elif self.write:
-                mine._put(key, value)  # the loaded leaf (its file), as the peer
+                mine._put(key, _fitted(current, value))  # the loaded leaf (its file), as the peer
         if self.to_folder and self.write:
             device = mine.device
             mine._adopt(theirs)  # the loaded folder (the batch size is the same)
             mine._assign_device(device)  # its own device stays, as the peer's
+
+
+def _fitted(current: Any, value: Any) -> Any:
+    """The loaded ``value`` for an entry that held ``current``: a single Python value
+    saved without dims of its own (a ``NonTensorData`` over more dims than its parent's
+    batch size: the format records none, so it loads at the parent's) keeps the dims
+    ``current`` had past them, as the peer's load into an existing node keeps them."""
+    if isinstance(current, NonTensorData) and isinstance(value, NonTensorData):
+        held, loaded = current.batch_size, value.batch_size
+        if len(loaded) < len(held) and held[: len(loaded)] == loaded:
+            return NonTensorData._make(value.data, held, value.device)
+    return value
 
 
 def memmap(

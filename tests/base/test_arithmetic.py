@@ -29,6 +29,7 @@ from tclass import (
     TensorClass,
     TensorDict,
     errors,
+    lazy_stack,
     tensorclass,
 )
 
@@ -417,6 +418,26 @@ def test_default_keeps_python_values_and_the_lock() -> None:
             out["z"] = torch.ones(2)
     free = locked.clone().unlock_()
     assert not free.pow(free.clone(), default="intersection").is_locked
+
+
+@pytest.mark.parametrize("default", [1, "intersection"])
+@pytest.mark.parametrize("stacked", [False, True])
+def test_default_keeps_the_lock_of_a_locked_collection(default: object, stacked: bool) -> None:
+    """``x.pow(y, default=...)`` of a locked ``x`` is locked down to its nested nodes, as
+    ``x.pow(y)`` is (and the peer's): the keys are lined up on an unlocked copy first
+    (differential program 15,840,999)."""
+
+    def make() -> TensorDict:
+        inner = TensorDict({"d": torch.ones(1, 4)}, [1, 4])
+        return TensorDict({"m": inner, "d": torch.full((1,), 2.0)}, [1])
+
+    x = lazy_stack([make(), make()], 0) if stacked else make()
+    x.lock_()
+    out = x.pow(x.clone(), default=default)
+    assert out.is_locked and out["m"].is_locked
+    assert torch.equal(out["d"], x["d"] ** x["d"])
+    unlocked = make().add(make(), default=default)
+    assert not unlocked.is_locked and not unlocked["m"].is_locked
 
 
 def test_operands_that_are_not_numbers_tensors_or_collections() -> None:

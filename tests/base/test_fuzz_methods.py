@@ -97,3 +97,20 @@ def test_a_key_joined_twice_in_a_locked_collection_is_refused_as_locked() -> Non
     td = TensorDict({"d": torch.zeros(2, 1)}, [2]).lock_()
     with pytest.raises(RuntimeError, match="locked"):
         td.cat_tensors("d", "d", out_key="o")
+
+
+@pytest.mark.parametrize("name", ["cat_tensors", "stack_tensors"])
+def test_a_key_joined_twice_in_a_lazy_stack_with_a_locked_member_is_refused_as_locked(
+    name: str,
+) -> None:
+    """A lazy stack that is not locked, one of whose members is (a memory-mapped one):
+    the new entry is refused by that member, the peer's ``RuntimeError`` (program
+    15,851,042 of methods,index,shape,combine, --length 12, fz28e)."""
+    locked = TensorDict({"d": torch.zeros(2, 1)}, [2]).lock_()
+    stack = lazy_stack([locked, TensorDict({"d": torch.ones(2, 1)}, [2])], 0)
+    assert not stack.is_locked
+    with pytest.raises(RuntimeError, match="locked"):
+        getattr(stack, name)("d", "d", out_key="d", dim=-1)
+    assert list(stack.keys()) == ["d"] and stack["d"].shape == (2, 2, 1)
+    with pytest.raises(KeyError, match="given twice"):  # no member locked: the key error
+        getattr(stack.clone(), name)("d", "d", out_key="o")

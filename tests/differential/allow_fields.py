@@ -19,19 +19,26 @@ if TYPE_CHECKING:
     from .world import Facts
 
 
-_CAST_KIND = re.compile(r"^result(\[[^\]]*\])+\.kind: peer 'TensorDict', tclass '(Inner|Rec)'$")
+_CAST_KIND = re.compile(
+    r"^result(\[[^\]]*\])+\.kind: peer '(?:LazyStacked)?TensorDict', tclass '(Inner|Rec)'$"
+)
 _CAST_KEYS = re.compile(r"^result(\[[^\]]*\])+: keys: peer \[[^\]]*\], tclass \[[^\]]*\]$")
+_CAST_MEMBERS = re.compile(r"^result(\[[^\]]*\])+\.<members>: peer \d+ \(.*, tclass None$")
 
 
 def _cast_to_the_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A TensorDict set into a field annotated with a tensorclass (``rec.inner = td``,
     ``rec.set("inner", td)``): that class in tclass, its fields listed (unset ones
-    ``None``), where the peer stores the TensorDict as given."""
-    if finding.kind != "result" or finding.step.op not in ("set", "setattr", "setitem_key"):
+    ``None``), where the peer stores the TensorDict as given; so too the empty collection
+    ``create_nested("inner")`` sets there (in a lazy stack of records, where the peer's is
+    a lazy stack of empty TensorDicts: program 15,841,558 of methods,index,shape,combine,
+    fz28e)."""
+    ops = ("set", "setattr", "setitem_key", "create_nested")
+    if finding.kind != "result" or finding.step.op not in ops:
         return False
     kinds = [line for line in finding.detail if _CAST_KIND.match(line)]
     rest = [line for line in finding.detail if not _CAST_KIND.match(line)]
-    return bool(kinds) and all(_CAST_KEYS.match(line) for line in rest)
+    return bool(kinds) and all(_CAST_KEYS.match(line) or _CAST_MEMBERS.match(line) for line in rest)
 
 
 _VALUE_WRITES = ("update", "set", "setattr", "setitem_key")
@@ -196,6 +203,26 @@ def _none_leaves(tree: Any) -> bool:
     if isinstance(tree, dict):
         return all(_none_leaves(value) for value in tree.values())
     return tree is None
+
+
+# ``rec.set_non_tensor("label", None).get_non_tensor("label")`` of a record's field
+_NONE_SET_READ = re.compile(r"^x\.set_non_tensor\((['\"]\w+['\"]), None\)\.get_non_tensor\(\1\)$")
+
+
+def _none_field_set_read(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``rec.set_non_tensor(field, None).get_non_tensor(field)`` of a record: the field
+    is unset, so tclass reads ``None``, where the peer stores a ``None`` value and reads
+    it back as one ``None`` per element, a list (fz28e: program 15,841,600 of
+    methods,index,shape,combine, after an ``unflatten``)."""
+    if finding.kind != "result" or finding.step.op != "set_non_tensor":
+        return False
+    if _NONE_SET_READ.match(finding.step.src.strip()) is None or mine.value is not None:
+        return False
+    values = peer.value.tolist() if hasattr(peer.value, "tolist") else peer.value
+    flat = [values]
+    while any(isinstance(v, list) for v in flat):
+        flat = [item for v in flat for item in (v if isinstance(v, list) else [v])]
+    return isinstance(values, list) and all(v is None for v in flat)
 
 
 def _none_field_not_written(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

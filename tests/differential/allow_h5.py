@@ -41,6 +41,9 @@ _PEER_REFUSES = (
     re.compile(r"Failed to convert the metadata to json"),  # consolidate of a file or record
     re.compile(r"Names of a subtensordict cannot be modified"),  # rename() of a view
     re.compile(r"Cannot lock a _SubTensorDict"),  # a view's lock_/memmap, a record over a view
+    # share_memory_ of a view of files' rows (a lazy stack of files indexed): tclass's view
+    # reads from its file, left where it is and locked, as a whole file's (fz28e: 15,851,292)
+    re.compile(r"Casting a sub-tensordict values to shared memory cannot be done"),
     re.compile(r"Index put requires the source and destination dtypes match"),  # rows of a view
     re.compile(r"`_SubTensorDict\.set\(key, value, inplace=False\)` is prohibited"),  # view.set
     re.compile(r"Calling nonzero on 0d arrays is not allowed"),  # masked_fill_ of a 0-dim file
@@ -490,3 +493,18 @@ def _h5_memmap_saved_path(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     if finding.detail != ["result: peer False, tclass True"] or ".memmap(" not in finding.step.src:
         return False
     return bool(facts.h5) or any(".to_h5(" in line for line in finding.lines[:-1])
+
+
+def _h5_params_missing_entry_class(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``entry_class(key)`` of a key missing from a TensorDictParams made of a file (a
+    step's ``to_h5``): tclass's parameters hold the file's entries read into memory, so it
+    answers as a TensorDict's ``entry_class`` of a missing key does in both libraries
+    (``NoneType``), where the peer's holds the file, which raises ``KeyError`` (fz28e:
+    program 15,865,109 of methods,index,shape,combine, --length 16)."""
+    if finding.kind != "peer-raises" or finding.step.op != "entry_class":
+        return False
+    if "not found in PersistentTensorDict" not in str(peer.error):
+        return False
+    made = [i for i, line in enumerate(finding.lines) if ".to_h5(" in line or "h5" in line]
+    wrapped = [i for i, line in enumerate(finding.lines) if _WRAPS_X.search(line)]
+    return bool(made) and bool(wrapped) and made[0] < wrapped[-1] and mine.value == "NoneType"

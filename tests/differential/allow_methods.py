@@ -58,7 +58,7 @@ def _method_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -
 # array of strings (``iter``; nested empty ones too) where tclass reads the value back
 _STRUCT_FIELD_READ = re.compile(
     r"^result((?:\['\w+'\])+)(?:\[\d+\])*: (?:peer iter of \d+, tclass py \("
-    r"|peer value \(\('seq', 'iter', .*\), tclass values \(\('seq', 'list', "
+    r"|peer value \(\('seq', 'iter', .*, tclass values \(\('seq', 'list', "
     r"|peer 'iter', tclass 'list'$"
     r"|peer error \('TypeError', .*\), tclass py \("  # (iter of a 0-d array: fz28b)
     r"|peer Tensor\[torch\.float64, shape \[[\d, ]*\b0\b[\d, ]*\]\], tclass nontensor \()"
@@ -69,27 +69,68 @@ def _struct_array_values_read_back(finding: Finding, facts: Facts, peer: Any, mi
     """``from_struct_array(x.to_struct_array())`` of a collection holding Python values
     (a str, ``None``, an int): tclass reads each back as it was (one per row), the peer's
     field is one numpy array of the ``'<U10'`` strings its ``to_struct_array`` writes
-    (``None`` as ``'None'``, ``3`` as ``'3'``), which every row reads whole (programs
-    15,000,122, 15,000,589, 15,020,387 and 15,030,225 of methods,index,shape,combine, fz27a);
-    at batch size ``[]`` a 0-d array, whose rows cannot be read (``TypeError``: 15,500,175);
-    over no elements, a stack of values is a ``float64`` column there (numpy's empty
-    list), which reads back as a float tensor with no elements, where tclass writes an
-    object column and reads back the (empty) values (15,520,057, 15,530,215; fz28b)."""
+    (``None`` as ``'None'``, ``3`` as ``'3'``), or for a stack of values one object array
+    of them all, which every row reads whole (programs 15,000,122, 15,000,589, 15,020,387
+    and 15,030,225 of methods,index,shape,combine, fz27a; the object arrays and a peer
+    value cut short in the line: 15,841,861, 15,861,414 and 15,841,300, fz28e); at batch
+    size ``[]`` a 0-d array, whose rows cannot be read (``TypeError``: 15,500,175); over no
+    elements, a stack of values is a ``float64`` column there (numpy's empty list), which
+    reads back as a float tensor with no elements, where tclass writes an object column
+    and reads back the (empty) values (15,520,057, 15,530,215; fz28b)."""
+    if finding.kind != "result" or finding.step.op != "from_struct_array":
+        return False
+    return all(_string_field_read(line, peer) for line in finding.detail)
+
+
+def _string_field_read(line: str, peer: Any) -> bool:
+    """One line of :func:`_struct_array_values_read_back`: the peer's field an array of
+    strings (or objects) where tclass reads the value back."""
+    found = _STRUCT_FIELD_READ.match(line)
+    if found is None:
+        return False
+    node = peer.value
+    for key in re.findall(r"\['(\w+)'\]", found.group(1)):
+        node = node.get(key, None) if hasattr(node, "get") else None
+    if isinstance(node, torch.Tensor):  # (an empty stack's column: numpy makes it float64)
+        return node.dtype is torch.float64 and node.numel() == 0
+    data = node if isinstance(node, np.ndarray) else getattr(node, "data", None)
+    return isinstance(data, np.ndarray) and data.dtype.kind in "UO"
+
+
+# a list (or number) value of ``from_struct_array(x.to_struct_array())``: the peer's tensor
+_STRUCT_LIST_READ = re.compile(
+    r"^result((?:\['\w+'\])+): peer Tensor\[torch\.\w+, shape \[[\d, ]*\]\], "
+    r"tclass nontensor \(\('value', \('(?:seq', 'list'|py', 'int'|py', 'float'), "
+)
+
+
+def _struct_array_list_read_back(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``from_struct_array(x.to_struct_array())`` of a collection holding a list of
+    numbers as one Python value (``set_non_tensor(key, [1, 2])``): tclass reads the list
+    back as the value, the peer as a tensor with one more dim holding the numbers (fz28e:
+    program 15,861,988 of methods,index,shape,combine, --length 16); a number alike, beside
+    strings read back (15,845,492, --length 8)."""
     if finding.kind != "result" or finding.step.op != "from_struct_array":
         return False
     for line in finding.detail:
-        found = _STRUCT_FIELD_READ.match(line)
+        found = _STRUCT_LIST_READ.match(line)
         if found is None:
+            if _string_field_read(line, peer):
+                continue
             return False
-        node = peer.value
-        for key in re.findall(r"\['(\w+)'\]", found.group(1)):
-            node = node.get(key, None) if hasattr(node, "get") else None
-        if isinstance(node, torch.Tensor):
-            if node.dtype is torch.float64 and node.numel() == 0:
-                continue  # (an empty stack's column: numpy makes it float64)
+        keys = tuple(re.findall(r"\['(\w+)'\]", found.group(1)))
+        try:
+            theirs, ours = peer.value.get(keys), mine.value.get(keys)
+        except Exception:  # noqa: BLE001 (a read that fails is no value read back)
             return False
-        data = node if isinstance(node, np.ndarray) else getattr(node, "data", None)
-        if not (isinstance(data, np.ndarray) and data.dtype.kind == "U"):
+        value = getattr(ours, "data", None)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not isinstance(theirs, torch.Tensor) or not bool((theirs == value).all()):
+                return False
+            continue
+        if not isinstance(theirs, torch.Tensor) or not isinstance(value, list) or not value:
+            return False
+        if theirs.shape[-1:] != (len(value),) or not bool((theirs == torch.tensor(value)).all()):
             return False
     return True
 
@@ -106,3 +147,44 @@ def _nested_lists_not_read_as_pairs(finding: Finding, facts: Facts, peer: Any, m
         return False
     leaves = list(peer.value.values(True, True)) if hasattr(peer.value, "values") else [None]
     return not any(isinstance(leaf, torch.Tensor) for leaf in leaves)
+
+
+def _mapped_files_shared(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``share_memory_()`` of a memory-mapped collection (a view of one, one after its
+    ``memmap_refresh_()``, a TensorDictParams saved with ``memmap``): tclass leaves its
+    tensors in their files (a file mapping is shared between processes already) and
+    locks it, still memory-mapped, where the peer refuses while its memory-mapped flag is
+    set ("memmap and shared memory are mutually exclusive"; fz28e: programs 15,841,360,
+    15,860,235, 15,861,489 and 15,861,957 of methods,index,shape,combine)."""
+    if finding.kind != "peer-raises" or finding.step.op != "share_memory_":
+        return False
+    if "memmap and shared memory are mutually exclusive" not in str(peer.error):
+        return False
+    value = mine.value
+    return bool(value.is_memmap()) and bool(value.is_locked)
+
+
+_ALIAS_UNREAD = re.compile(r"^result((?:\['\w+'\])+)(?:\[\d+\])*: peer error \('RuntimeError', ")
+
+
+def _devices_set_through_a_view(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``auto_device_()`` of an index of a stack of Python values: the peer sets the
+    device of the value nodes its earlier results share, whose values then fail to read
+    ("devices differ, got None and cpu"); tclass's earlier results read as before (fz28e:
+    program 15,841,500 of methods,index,shape,combine, --length 8)."""
+    if finding.kind != "alias" or not finding.lines[-1].strip().endswith(".auto_device_()"):
+        return False
+    for line in finding.detail:
+        found = _ALIAS_UNREAD.match(line)
+        if found is None:
+            return False
+        keys = tuple(re.findall(r"\['(\w+)'\]", found.group(1)))
+        try:
+            node = peer.value.get(keys)
+            node.tolist() if hasattr(node, "tolist") else None
+        except RuntimeError as error:
+            if "devices differ" not in str(error):
+                return False
+        else:
+            return False
+    return True

@@ -388,6 +388,7 @@ def _kept_in_place(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool
 _TORCH_DTYPES = ("+", "-", "*", "**", "r+", "r-", "r*", "add", "sub", "rsub", "mul", "pow")
 _TORCH_DTYPES += ("maximum", "minimum", "torch.maximum", "torch.minimum")
 _TORCH_DTYPES += ("|", "^", "&", "r|", "r^", "r&")
+_TORCH_DTYPES += ("lerp",)  # a 0-d entry with a 0-d weight tensor (fz28e: 15,850,282 L12)
 _TENSOR_OPERAND = re.compile(r"torch\.tensor\(|\bt\(\[")
 _TENSOR_WITH_DIMS = re.compile(r"\bt\(\[\d")
 _BOOL_ALPHA = re.compile(r"\.(add|sub)_?\(True, alpha=")
@@ -567,6 +568,10 @@ _CAST_OVER_NONE = re.compile(r"^\s*x = x\.(u?int\d+|int|long|float|double|half|b
 _VALUES_OVER_NONE = re.compile(
     r"^batch dimension mismatch, got self\.batch_size=torch\.Size\(\[[\d, ]*\b0\b[\d, ]*\]\) "
     r"and value\.shape=torch\.Size\(\[0\]\)"
+    # (or its check of a tensor against those rows: ``x[None, mask] = rows.to_dict()`` of
+    # a lazy stack's dense copy with an empty mask, program 15,840,636, fz28e)
+    r"|^the Tensor \w+ has shape torch\.Size\(\[0\]\) which is incompatible with the "
+    r"batch-size torch\.Size\(\[[\d, ]*\b0\b[\d, ]*\]\)"
 )
 
 _PEER_INTERNAL = (
@@ -722,7 +727,8 @@ def _empty_tensors_have_no_file(finding: Finding, facts: Facts, peer: Any, mine:
     refuses any tensor that has a file, an empty one included."""
     return (
         finding.kind == "peer-raises"
-        and finding.step.op in ("memmap", "memmap_like", "load_memmap", "save", "dumps", "load")
+        and finding.step.op
+        in ("memmap", "memmap_like", "load_memmap", "save", "dumps", "load", "load_")
         and "already has a file associated" in str(peer.error)
     )
 

@@ -21,6 +21,7 @@ _PARAMS_PEER_RAISES = {
     "apply_": "a leaf Variable that requires grad is being used",  # through a lazy stack
     "load_state_dict": "Failed to update",  # into views of parameters
     "memmap": "Cannot modify locked TensorDict",  # of a locked one
+    "saved_path": "Cannot modify locked TensorDict",  # the same, its saved_path read (fz28e)
     "empty": "Cannot modify locked TensorDict",  # empty() / empty(batch_size=) of a locked one
     "memmap_": "Cannot build a memmap TensorDict in-place",
 }
@@ -104,7 +105,8 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     op (the peer's a new TensorDict: program 2,827 of math, inv19a); ``load_state_dict``
     into a lazy stack of their (zeroed) clones writes the parameters in place, where the
     peer raises torch's leaf-variable error (program 10,805,075 of entries,combine --length
-    6, inv20e)."""
+    6, inv20e); ``share_memory_()`` locks it with its TensorDict (the peer's top level
+    stays unlocked: program 15,861,175 of methods,index,shape,combine, fz28e)."""
     if not any("TensorDictParams(" in line for line in finding.lines):
         return False
     locked = "Cannot modify locked" in str(peer.error)
@@ -128,6 +130,8 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         return all(_LOCKED_LIKE.match(line) for line in finding.detail)
     if finding.step.op in _HALF_LOCKED_VIEWS:  # locked as its TensorDict, as other views
         return all(line == "result.is_locked: peer False, tclass True" for line in finding.detail)
+    if finding.step.op == "share_memory_":  # locked as the TensorDict it locks (15,861,175)
+        return finding.detail == ["result.is_locked: peer False, tclass True"]
     if finding.step.op == "update" and all(
         _PARAMS_NESTED_WRAPPED.match(line) for line in finding.detail
     ):

@@ -747,7 +747,7 @@ def _records_restacked(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         return False
     return all(
         any(p.match(line) for p in _STACKED_RECORDS)
-        or any(p.search(line) for p in _RECORD_KIND_LINES[2:])  # a str field: a list
+        or any(p.search(line) for p in _RECORD_KIND_LINES[2:5])  # a str field: a list
         or _fields_line(line)
         for line in finding.detail
     )

@@ -51,12 +51,18 @@ _STAYS_LAZY = (
 
 
 _LAZY_KEPT = ("unflatten", "expand", "expand_as", "reshape", "view", "flatten")
+_LAZY_KEPT += ("pad",)  # a nested lazy stack padded member by member (15,860,458, fz28e)
 _NESTED_DIM_OPS = ("unflatten", "reshape", "view")  # into dims of size 1
 # the members of a nested lazy stack, lazy in both, grouped by the dims each keeps
 _NESTED_LAZY = re.compile(
     r"\]\.<members>: peer \d+ \(\[\('collection', 'LazyStackedTensorDict', .*, "
     r"tclass \d+ \(\[\('collection', 'LazyStackedTensorDict', "
 )
+
+
+# the ops that copy and that the peer's shared flag goes with (README: "is_memmap() looks
+# at the data": `tile`, `roll`, `flip` and `rot90`, copies in memory)
+_COPIES_SHARED_FLAG = re.compile(r"\b(flip|roll|tile|rot90)\(")
 
 
 def _lock_follows_sharing(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -66,12 +72,20 @@ def _lock_follows_sharing(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     file), the peer follows its memory-mapped flag, which some ops pass on and others
     drop; an index of a shared collection after a shape op the peer's shared flag does not
     pass on (``x.share_memory_().squeeze()[-1]``: fz27b, program 15,000,265 of
-    methods,index,shape,combine)."""
+    methods,index,shape,combine), and unlocked for an index of a copy made after it
+    (``torch.flip``), which the peer's flag goes with (fz28e: 15,841,465)."""
     renamed = finding.step.op in ("rename", "refine_names")  # a view of the same data
     if finding.kind == "result" and finding.step.op == "getitem":
-        shared = any(line.endswith(".share_memory_()") for line in finding.lines)
-        return shared and all(
-            line.endswith(".is_locked: peer False, tclass True") for line in finding.detail
+        shares = [n for n, line in enumerate(finding.lines) if line.endswith(".share_memory_()")]
+        if not shares:
+            return False
+        if all(line.endswith(".is_locked: peer False, tclass True") for line in finding.detail):
+            return True
+        # a copy made after it (flip, roll...), in memory not shared: the peer's flag goes
+        # with the copy and locks its index (fz28e: program 15,841,465, torch.flip)
+        copied = any(_COPIES_SHARED_FLAG.search(line) for line in finding.lines[shares[0] :])
+        return copied and all(
+            line.endswith(".is_locked: peer True, tclass False") for line in finding.detail
         )
     if finding.kind != "result" or (
         finding.step.family not in ("shape", "records") and not renamed
@@ -425,6 +439,10 @@ _RECORD_KIND_LINES = (
     re.compile(r"<members>: peer None, tclass \d+ \("),
     re.compile(r"\['label'\]: peer nontensor \(.*, tclass list of \d+$"),
     re.compile(r"\['label'\]: peer list of \d+, tclass nontensor \("),
+    # a record over a lazy stack given back by a method that returns self (cat_tensors),
+    # where the peer's gives its lazy stack of the records (15,861,116, fz28e)
+    re.compile(r"^result\.kind: peer 'LazyStackedTensorDict', tclass '(Rec|Inner)'$"),
+    re.compile(r"^result\.<members>: peer \d+ \(.*, tclass None$"),
 )
 _RECORD_FIELDS = {"x", "label", "inner", "opt", "y", "z"}
 # a reduction's Python value: kept (math-beyond-the-peer), a TensorDict without keys in the peer

@@ -708,6 +708,24 @@ def _ragged_dim(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     )
 
 
+_PIECE_LINE = re.compile(r"^result(?:\[\d+\])+\.(?:kind|batch_size|<members>): ")
+
+
+def _ragged_split_by_member(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``tensor_split(x, [i], dim)`` at indices along the ragged dim of a lazy stack: each
+    member sliced alike (``[:i]`` and ``[i:]``, as a slice there indexes each member),
+    the pieces lazy stacks, ragged where the members' parts differ; the peer takes the
+    ``-1`` for a size and gives dense pieces of size 0 there (program 15,860,058 of
+    methods,index,shape,combine, --length 16, fz28e)."""
+    if finding.kind != "result" or finding.step.op != "tensor_split":
+        return False
+    pieces = mine.value if isinstance(mine.value, (tuple, list)) else ()
+    lazy = [type(p).__name__ == "LazyStackedTensorDict" for p in pieces]
+    if not lazy or not all(lazy) or not any(-1 in p.batch_size for p in pieces):
+        return False
+    return all(_PIECE_LINE.match(line) for line in finding.detail)
+
+
 _RAGGED_UNREAD = re.compile(r"^result((?:\['\w+'\])+)(?:\[0\])?: peer list of \d+, tclass error \(")
 _MEMBER_RAGGED = re.compile(
     r"^result\.<members>\[0\]\[\d+\](?:\['\w+'\])+\[1\]\[\d+\]: peer -1, tclass \d+$"
@@ -934,7 +952,11 @@ def _value_stack_reshaped_in_place(finding: Finding, facts: Facts, peer: Any, mi
     message = str(peer.error)
     if finding.step.op == "repeat_interleave" and "on a scalar tensordict because" in message:
         return "changes ndim" in message and "inplace=True" in finding.step.src
-    return "holds a lazy tensordict" in message and "found a NonTensorStack" in message
+    # (or a lazy stack: repeat_interleave(1, dim=0, inplace=True) of a TensorDict holding
+    # one, program 15,850,221, --length 12, fz28e)
+    return "holds a lazy tensordict" in message and (
+        "found a NonTensorStack" in message or "found a LazyStackedTensorDict" in message
+    )
 
 
 _VALUE_PER_ELEMENT = re.compile(r"^result\['(\w+)'\](\[\d+\])*: peer list of \d+, tclass py \(")

@@ -5,6 +5,7 @@ filled on a saved record."""
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from typing import TYPE_CHECKING, Any
@@ -104,6 +105,38 @@ def _same_values_rows(detail: list[str]) -> bool:
         (_ROW_VALUES.match(line) or _ROW_VALUES_KIND.match(line) or [None, None])[1] in keys
         for line in detail
     )
+
+
+_MEMBER_ROW_VALUE = re.compile(
+    r"^result((?:\.<members>\[0\]\[\d+\])+)((?:\['\w+'\])+): "
+    r"peer py \('\w+', (.*)\), tclass list of \d+$"
+)
+
+
+def _member_rows_written_per_element(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Rows written into a lazy stack of records (``x[..., None] = rows``) whose value is
+    the one each member holds: tclass writes it per element into the members, as both
+    write rows' values into a TensorDict's; the peer's members keep their one value
+    (program 15,860,433 of methods,index,shape,combine, --length 16, fz28e)."""
+    if finding.kind != "result" or finding.step.op != "setitem" or not finding.detail:
+        return False
+    for line in finding.detail:
+        found = _MEMBER_ROW_VALUE.match(line)
+        if found is None:
+            return False
+        node = mine.value
+        try:
+            for index in re.findall(r"\[0\]\[(\d+)\]", found.group(1)):
+                node = node.tensordicts[int(index)]
+            keys = tuple(re.findall(r"\['(\w+)'\]", found.group(2)))
+            values = node.get(keys if len(keys) > 1 else keys[0]).tolist()
+            expected = ast.literal_eval(found.group(3))
+        except Exception:  # noqa: BLE001 (a read that fails is no value written)
+            return False
+        flat = _flat_values(values)
+        if not flat or any(v != expected for v in flat):
+            return False
+    return True
 
 
 # ``loaded[None] = 1.5`` of a collection loaded unlocked by ``load_memmap``: the peer's
@@ -330,8 +363,10 @@ def _stacked_values_copied(finding: Finding, facts: Facts, peer: Any, mine: Any)
 _INDEXED_WRITE = re.compile(r"^x\[.+\] = ")
 _EQUAL_KEPT = re.compile(
     r"^result((?:\['\w+'\])+)(?:\[\d+\])*: peer py \('(int|float|bool)', ([^)]+)\), "
-    r"tclass Tensor\[torch\.\w+, shape \[\]\]$"
+    r"tclass Tensor\[torch\.\w+, shape \[(?:1(?:, 1)*)?\]\]$"
 )
+# a stack or a cat of collections (the peer's values a stack of NonTensorData members)
+_JOINED = re.compile(r"^x = (torch\.(stack|cat)|L\.(maybe_dense_stack|cat))\(\[")
 
 
 def _flat_values(value: Any) -> list[Any]:
@@ -348,12 +383,14 @@ def _equal_value_rewritten(finding: Finding, facts: Facts, peer: Any, mine: Any)
     tclass stores in that element as both do in a collection not stacked; the peer's stack
     of ``NonTensorData`` members keeps the member's old ``2``, the value comparing equal
     (it warns the metadata "may or may not be equal"; program 13,710,360 of
-    index,shape,combine ``--length 12``, fz24d)."""
+    index,shape,combine ``--length 12``, fz24d). So too after a ``torch.cat``, the
+    number a tensor of one element written at rows of that shape (``tensor([[-1]])``;
+    program 15,840,648 of methods,index,shape,combine ``--length 8``, fz28e)."""
     if finding.kind not in ("alias", "result") or not hasattr(mine.value, "get"):
         return False
     if not _INDEXED_WRITE.match(finding.lines[-1].strip()):
         return False
-    if not any(_DENSE_STACK.match(line.strip()) for line in finding.lines[:-1]):
+    if not any(_JOINED.match(line.strip()) for line in finding.lines[:-1]):
         return False
     for line in finding.detail:
         found = _EQUAL_KEPT.match(line)
@@ -366,6 +403,6 @@ def _equal_value_rewritten(finding: Finding, facts: Facts, peer: Any, mine: Any)
         tensors = [v for v in _flat_values(stack.tolist()) if isinstance(v, torch.Tensor)]
         literal = {"True": True, "False": False}.get(found[3], None)
         expected = float(found[3]) if literal is None else literal
-        if not tensors or any(t.dim() != 0 or t.item() != expected for t in tensors):
+        if not tensors or any(t.numel() != 1 or t.item() != expected for t in tensors):
             return False
     return True

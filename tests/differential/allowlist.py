@@ -49,6 +49,7 @@ from .allow_fields import (
     _none_field_kept_by_apply,
     _none_field_listed,
     _none_field_not_written,
+    _none_field_set_read,
     _none_field_unset,
     _not_json_refused,
     _record_written_at_none,
@@ -59,6 +60,7 @@ from .allow_h5 import (
     _h5_keys_listed,
     _h5_memmap_saved_path,
     _h5_missing_renamed,
+    _h5_params_missing_entry_class,
     _h5_params_read,
     _h5_peer_refuses,
     _h5_repeated_rows_written,
@@ -67,8 +69,11 @@ from .allow_h5 import (
     _h5_value_not_dropped,
 )
 from .allow_methods import (
+    _devices_set_through_a_view,
+    _mapped_files_shared,
     _method_fails_inside,
     _nested_lists_not_read_as_pairs,
+    _struct_array_list_read_back,
     _struct_array_values_read_back,
 )
 from .allow_names import (
@@ -173,6 +178,7 @@ from .allow_values import (
     _ragged_dim,
     _ragged_made_dense,
     _ragged_pad_kept,
+    _ragged_split_by_member,
     _ragged_values_loaded,
     _ragged_values_unread,
     _refreshed_values_as_loaded,
@@ -192,6 +198,7 @@ from .allow_writes import (
     _checked_as_torch,
     _dims_in_batch,
     _equal_value_rewritten,
+    _member_rows_written_per_element,
     _number_written_around_values,
     _stacked_values_copied,
     _too_many_indices,
@@ -266,7 +273,13 @@ ENTRIES: list[Entry] = [
     Entry(
         "ragged-dim-unsupported",
         "Along the ragged dim of a lazy stack (a `-1` in its batch size), `unbind`,",
-        _any_of(_ragged_dim, _ragged_pad_kept, _ragged_made_dense, _ragged_values_unread),
+        _any_of(
+            _ragged_dim,
+            _ragged_pad_kept,
+            _ragged_made_dense,
+            _ragged_values_unread,
+            _ragged_split_by_member,
+        ),
     ),
     Entry(
         "ragged-values-keep-sizes",
@@ -299,6 +312,7 @@ ENTRIES: list[Entry] = [
             _value_fits_its_new_node,
             _first_row_none_kept,
             _equal_value_rewritten,
+            _member_rows_written_per_element,
             _shared_str_kept,
             _value_stack_reshaped_in_place,
             _attrs_values_kept,
@@ -352,7 +366,9 @@ ENTRIES: list[Entry] = [
             _method_fails_inside,
             _feature_fails_inside,
             _struct_array_values_read_back,
+            _struct_array_list_read_back,
             _nested_lists_not_read_as_pairs,
+            _devices_set_through_a_view,
         ),
     ),
     Entry(
@@ -406,6 +422,7 @@ ENTRIES: list[Entry] = [
         "**`is_memmap()` looks at the data.**",
         _any_of(
             _memmap_by_data,
+            _mapped_files_shared,
             _loaded_is_memmap,
             _nothing_mapped,
             _consolidated_on_cpu,
@@ -473,6 +490,7 @@ ENTRIES: list[Entry] = [
             _none_field_unset,
             _none_field_listed,
             _none_field_not_written,
+            _none_field_set_read,
             _none_field_kept_by_apply,
             _batch_past_unset_field,
         ),
@@ -519,6 +537,7 @@ ENTRIES: list[Entry] = [
             _h5_value_not_dropped,
             _h5_repeated_rows_written,
             _h5_memmap_saved_path,
+            _h5_params_missing_entry_class,
         ),
     ),
     Entry(

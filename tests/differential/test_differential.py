@@ -468,6 +468,54 @@ DECIDED = [
     (_FEATURES, 8, 15_600_062, "records-predictable"),
     # fz27f: from_dataclass(record, as_tensorclass=True): inner an Inner (the peer's a dict)
     (_FEATURES, 8, 15_620_137, "annotation-casts"),
+    # fz28e: lerp(end, torch.tensor(0.5)) of a float16 0-d entry (nested lazy stacks of
+    # members without batch dims): torch.lerp's float32, the peer's fused kernel's float16
+    (_METHODS, 12, 15_850_282, "math-beyond-the-peer"),
+    # fz28e: from_struct_array of a stack of None: the peer's one object array per row
+    (_METHODS, 8, 15_841_861, "peer-fails-inside"),
+    # fz28e: the same of a str over no elements (the peer's value cut short in the line)
+    (_METHODS, 8, 15_841_300, "peer-fails-inside"),
+    # fz28e: share_memory_() of a memory-mapped record after memmap_refresh_(): kept in
+    # its files and locked (the peer: "memmap and shared memory are mutually exclusive")
+    (_METHODS, 8, 15_841_360, "memmap-by-data"),
+    # fz28e: share_memory_() of rows of a lazy stack of HDF5 files (the peer's sub-tensordicts)
+    (_METHODS, 12, 15_851_292, "h5-files"),
+    # fz28e: x[i] = x[i].to_dict() after torch.cat of a NonTensorData(-1): the written
+    # tensor([[-1]]) stored, where the peer's member keeps its -1 (comparing equal)
+    (_METHODS, 8, 15_840_648, "values-kept-shared"),
+    # fz28e: rec.set_non_tensor("label", None).get_non_tensor("label"): None (the peer's a list)
+    (_METHODS, 8, 15_841_600, "none-field-unset"),
+    # fz28e: x[None, mask] = x[None, mask].to_dict() of no True: the peer's own empty list
+    (_METHODS, 8, 15_840_636, "peer-fails-inside"),
+    # fz28e: TensorDictParams(x).share_memory_() locked (the peer's top level unlocked)
+    (_METHODS, 16, 15_861_175, "params-write-their-data"),
+    # fz28e: saved_path of memmap(folder) of a locked TensorDictParams (the peer refuses)
+    (_METHODS, 16, 15_861_502, "params-write-their-data"),
+    # fz28e: x.clone().load_(x.save(folder)) of a memory-mapped x of no elements
+    (_METHODS, 16, 15_861_952, "empty-tensors-have-no-file"),
+    # fz28e: repeat_interleave(inplace=True) of a TensorDict holding a lazy stack
+    (_METHODS, 12, 15_850_221, "values-kept-shared"),
+    # fz28e: pad of a collection holding a lazy stack (kept lazy; the peer's dense)
+    (_METHODS, 16, 15_860_458, "stacking-keeps"),
+    # fz28e: tensor_split at indices along a lazy stack's ragged dim: each member sliced
+    (_METHODS, 16, 15_860_058, "ragged-dim-unsupported"),
+    # fz28e: cat_tensors of a lazy stack of records gives the record (the peer's its storage)
+    (_METHODS, 16, 15_861_116, "stacking-keeps"),
+    # fz28e: from_struct_array of a list value [1, 2]: the list (the peer's a tensor)
+    (_METHODS, 16, 15_861_988, "peer-fails-inside"),
+    # fz28e: create_nested("inner") of a lazy stack of records: an empty Inner (the peer's
+    # a lazy stack of empty TensorDicts)
+    (_METHODS, 8, 15_841_558, "annotation-casts"),
+    # fz28e: x[..., None] = rows of a lazy stack of records: values per element in members
+    (_METHODS, 16, 15_860_433, "values-kept-shared"),
+    # fz28e: x[None] of torch.flip of a shared lazy stack: unlocked (a copy not shared)
+    (_METHODS, 8, 15_841_465, "lock-follows-sharing"),
+    # fz28e: auto_device_() of an index: the peer's earlier results' values fail to read
+    (_METHODS, 8, 15_841_500, "peer-fails-inside"),
+    # fz28e: from_struct_array of an int value beside a str: the peer's tensor of the int
+    (_METHODS, 8, 15_845_492, "peer-fails-inside"),
+    # fz28e: entry_class of a missing key of a TensorDictParams made of a file: NoneType
+    (_METHODS, 16, 15_865_109, "h5-files"),
     # fz28a: lazy_stack([x, x.clone()]) of a MetaData: the peer's clone with a device shares it
     (_FEATURES, 8, 15_600_031, "values-kept-shared"),
     # fz28a: attrs() of a lazy stack of records: the label's values kept (the peer's empty TD)

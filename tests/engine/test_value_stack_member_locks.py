@@ -169,3 +169,21 @@ def test_a_write_into_a_view_of_a_saved_collection_is_refused(tmp_path: Path) ->
     with pytest.raises(errors.LockedError, match="cannot write into an element"):
         view[0] = rows
     assert td.get("s").tolist() == ["a"]
+
+
+def test_a_write_into_a_view_of_no_element_of_a_saved_collection_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    # fuzzer program 15,851,395 (methods,index,shape,combine --length 12): x[:0] of a
+    # saved collection holding a stack of values, reshaped and squeezed, then
+    # x[...] = x[...].clone(): nothing to write, which the peer runs; tclass refused
+    td = TensorDict(a=torch.zeros(()), batch_size=[])
+    td.set_non_tensor("s", "a")
+    td = td.unsqueeze(0).memmap(tmp_path / "saved")  # (a stack of values)
+    view = td[:0].reshape([-1]).squeeze()  # (its values read from td's by index)
+    assert view.batch_size == torch.Size([0]) and view.is_locked
+    view[...] = view[...].clone().zero_()
+    assert view.get("s").tolist() == [] and td.get("s").tolist() == ["a"]
+    rows = td[:1]  # a view of an element: refused still, as above (and by the peer)
+    with pytest.raises(errors.LockedError, match="cannot write into an element"):
+        rows[...] = rows[...].clone().zero_()

@@ -12,8 +12,15 @@ import pytest
 import torch
 from torch import nn
 
-from tclass import MemoryMappedTensor, TensorDict, TensorDictParams, tensorclass
-from tclass.errors import LockedError
+from tclass import (
+    MemoryMappedTensor,
+    NonTensorData,
+    TensorDict,
+    TensorDictParams,
+    lazy_stack,
+    tensorclass,
+)
+from tclass.errors import LockedError, ShapeError
 
 
 def _saved(path: Path) -> None:
@@ -89,6 +96,41 @@ def test_params_keep_their_registered_objects_and_leave_the_folder_alone(
     params["extra"] = torch.zeros(1)  # a new entry stays in memory
     assert TensorDict.load_memmap(tmp_path / "c")["weight"].tolist() == [[1.0, 1.0]] * 2
     assert sorted(TensorDict.load_memmap(tmp_path / "c").keys()) == ["bias", "weight"]
+
+
+def test_a_lazy_stack_of_params_loads_into_its_members_registered_objects(
+    tmp_path: Path,
+) -> None:
+    """``load_memmap_`` into a lazy stack whose members are TensorDictParams: each member
+    loads as its own ``load_memmap_`` (the peer's loads too; it was "cannot walk a
+    TensorDictParams": differential program 15,861,119)."""
+    members = [TensorDictParams(TensorDict.from_module(nn.Linear(2, 2))) for _ in range(2)]
+    stack = lazy_stack(members, 0)
+    stack.apply(torch.ones_like).memmap(tmp_path / "s")
+    weight = members[0]["weight"]
+    out = stack.load_memmap_(tmp_path / "s")
+    assert out is stack and all(a is b for a, b in zip(out.tensordicts, members))
+    assert out.tensordicts[0]["weight"] is weight and isinstance(weight, nn.Parameter)
+    assert bool((out["weight"] == 1).all()) and not isinstance(weight, MemoryMappedTensor)
+    other = [TensorDictParams(TensorDict({"weight": torch.zeros(3, 2)}, [3])) for _ in range(2)]
+    with pytest.raises(ShapeError, match="batch size"):  # checked before anything is written
+        lazy_stack(other, 0).load_memmap_(tmp_path / "s")
+    assert not other[0]["weight"].any()
+
+
+def test_a_value_over_more_dims_than_its_parent_keeps_them(tmp_path: Path) -> None:
+    """A ``NonTensorData`` over dims its collection lacks (``from_tuple(..., batch_dims=2)``
+    of a record's values keeps the label's ``[1, 2]`` under a batch size ``[]``) is saved
+    without dims of its own and loads at its parent's; loaded into a collection holding
+    it, it keeps the dims it had, as the peer's (program 15,851,683 of
+    methods,index,shape,combine, --length 12, fz28e)."""
+    td = TensorDict({"a": torch.zeros(1, 2), "s": NonTensorData("x y", batch_size=[1, 2])}, [])
+    td.memmap(tmp_path / "v")
+    assert TensorDict.load_memmap(tmp_path / "v").get("s").batch_size == torch.Size([])
+    out = td.clone().load_memmap_(tmp_path / "v")
+    value = out.get("s")
+    assert type(value) is NonTensorData and value.batch_size == torch.Size([1, 2])
+    assert out["s"] == "x y" and isinstance(out["a"], MemoryMappedTensor)
 
 
 def test_a_locked_out_that_is_not_memory_mapped_is_refused_as_by_the_peer(

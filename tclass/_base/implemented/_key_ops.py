@@ -393,7 +393,7 @@ class KeyOps(TensorCollection):
             if path in paths[:i]
             and (lazy or not (len(path) > 1 and is_record(self.get(path[:-1]))))
         ]
-        if twice and not keep_entries and not self.is_locked:  # (locked: set refuses)
+        if twice and not keep_entries and not _set_refused(self):  # (locked: set refuses)
             msg = (
                 f"{op}: the key {twice[0]!r} is given twice, and without keep_entries each "
                 "key joined is removed: give it once, or pass keep_entries=True"
@@ -612,3 +612,12 @@ def _prune_emptied(root: TensorCollection, removed: Sequence[Path], keep_root: b
         child = holder._child(parent[-1])
         if child is not None and not child._is_leaf_node and not child._key_names():
             holder.del_(parent[-1])
+
+
+def _set_refused(node: Any) -> bool:
+    """Whether ``set`` of a new entry refuses ``node``: it is locked, or (a lazy stack)
+    one of its members is (a memory-mapped member of a lazy stack that is not locked)."""
+    storage = storage_of(node)
+    if storage.is_locked:
+        return True
+    return bool(storage._is_lazy) and any(_set_refused(m) for m in storage.tensordicts)
