@@ -36,6 +36,7 @@ from .allow_entries import (
 from .allow_features import (
     _attrs_of_a_record,
     _consolidated_key_order,
+    _consolidated_values_kept,
     _dict_cast_by_the_constructor,
     _feature_fails_inside,
 )
@@ -61,6 +62,8 @@ from .allow_h5 import (
     _h5_result_kept,
     _h5_rows_not_moved,
     _h5_value_not_dropped,
+    _stack_read_per_element,
+    _store_writes_grad_data,
 )
 from .allow_methods import (
     _method_fails_inside,
@@ -137,6 +140,7 @@ from .allow_records import (
     _params_saved,
     _ragged_lists_loaded,
     _records_restacked,
+    _refiled_not_written,
     _saved_empty_lists_kept,
     _state_dict_values_kept,
     _tolist_lists_fields,
@@ -401,7 +405,9 @@ ENTRIES: list[Entry] = [
             _loaded_is_memmap,
             _nothing_mapped,
             _consolidated_on_cpu,
+            _refiled_not_written,
             _consolidated_key_order,
+            _consolidated_values_kept,
         ),
     ),
     Entry(
@@ -509,6 +515,8 @@ ENTRIES: list[Entry] = [
             _h5_value_not_dropped,
             _h5_repeated_rows_written,
             _h5_memmap_saved_path,
+            _store_writes_grad_data,
+            _stack_read_per_element,
         ),
     ),
     Entry(
