@@ -59,12 +59,13 @@ class MathOps(UnaryMathOps):
         the two key sets where they differ (``without_tensors``: see ``without_empty``)."""
         if default is not None and isinstance(other, TensorCollection):
             mine, theirs = _align_keys(self, other, default)
-            return cast(
-                Self,
-                mine._binary(
-                    foreach, each, theirs, None, kwargs, operation, without_tensors=without_tensors
-                ),
+            out = mine._binary(
+                foreach, each, theirs, None, kwargs, operation, without_tensors=without_tensors
             )
+            # locked as this collection, as without ``default`` (the peer's rule): the
+            # aligned copy it was computed on is a new, unlocked collection
+            locked = self._lock_state() and not out.is_locked
+            return cast(Self, out.lock_() if locked else out)
         # As the peer: nested collections holding nothing are left out of the result.
         return self._pointwise(
             foreach,
