@@ -162,6 +162,27 @@ def _dict_cast_by_the_constructor(finding: Finding, facts: Facts, peer: Any, min
     return all(_DICT_FIELD.match(line) for line in finding.detail)
 
 
+_JOINED_KIND = re.compile(r"^result\.kind: peer 'TensorDict', tclass '(\w+)'$")
+_VALUE_OF_RECORD = re.compile(
+    r"^result(?:\['[^']*'\])+: peer nontensor \(\('value', .*, tclass py \("
+)
+
+
+def _joined_into_the_record(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``record.cat_tensors(...)`` / ``stack_tensors(...)`` into a field: tclass writes in
+    place and returns the record, as a TensorDict's returns the TensorDict in both; the
+    peer's record returns its TensorDict, whose Python values read as nodes (program
+    15,826,009 L12 of methods,index,shape,combine, fz28c)."""
+    if finding.kind != "result" or finding.step.op not in ("cat_tensors", "stack_tensors"):
+        return False
+    if not finding.detail or not finding.step.src.startswith("x."):
+        return False
+    kind = _JOINED_KIND.match(finding.detail[0])
+    if kind is None or kind[1] != type(mine.value).__name__:
+        return False
+    return all(_VALUE_OF_RECORD.match(line) for line in finding.detail[1:])
+
+
 _RECORD_KIND = re.compile(r"^result(?:\['[^']*'\])*\.kind: peer '\w+', tclass 'TensorDict'$")
 _VALUE_READ = re.compile(r"^result(?:\['[^']*'\])+: peer py \(.*\), tclass nontensor \(\('value', ")
 _KEYS = re.compile(r"^result(?:\['[^']*'\])*: keys: peer (\[.*\]), tclass (\[.*\])$")

@@ -105,7 +105,9 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     into a lazy stack of their (zeroed) clones writes the parameters in place, where the
     peer raises torch's leaf-variable error (program 10,805,075 of entries,combine --length
     6, inv20e); ``load_memmap_`` (``load_``) into one, a clone too, keeps its entries
-    parameters (the peer's become plain tensors it no longer registers)."""
+    parameters (the peer's become plain tensors it no longer registers); its
+    ``share_memory_()`` locks it, as a TensorDict's in both (the peer's stays unlocked:
+    program 15,826,341 of methods,index,shape,combine L12, fz28c)."""
     if not any("TensorDictParams(" in line for line in finding.lines):
         return False
     locked = "Cannot modify locked" in str(peer.error)
@@ -125,7 +127,7 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         return text is not None and text in str(peer.error)
     if finding.kind != "result":
         return False
-    if finding.step.op == "torch.empty_like":
+    if finding.step.op in ("torch.empty_like", "share_memory_"):
         return all(_LOCKED_LIKE.match(line) for line in finding.detail)
     if finding.step.op in _HALF_LOCKED_VIEWS:  # locked as its TensorDict, as other views
         return all(line == "result.is_locked: peer False, tclass True" for line in finding.detail)

@@ -470,6 +470,18 @@ def _refiled_not_written(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     return False
 
 
+def _shared_on_files(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``share_memory_()`` of a memory-mapped collection: tclass leaves its tensors on
+    their files (torch's file mappings, which count as shared) and returns it; the peer
+    refuses ("memmap and shared memory are mutually exclusive features"; program
+    15,824,202 L8 of methods,index,shape,combine, fz28c)."""
+    if finding.kind != "peer-raises" or finding.step.op != "share_memory_":
+        return False
+    if "memmap and shared memory are mutually exclusive" not in str(peer.error):
+        return False
+    return mine.value is not None and bool(mine.value.is_memmap())
+
+
 def _refiled(finding: Finding) -> bool:
     """The result of a ``consolidate`` line, consolidated again into a file by a later
     line before ``x`` changed: tclass's is a new collection over the file, the peer's

@@ -39,6 +39,7 @@ from .allow_features import (
     _consolidated_values_kept,
     _dict_cast_by_the_constructor,
     _feature_fails_inside,
+    _joined_into_the_record,
 )
 from .allow_fields import (
     _cast_to_the_field,
@@ -142,6 +143,7 @@ from .allow_records import (
     _records_restacked,
     _refiled_not_written,
     _saved_empty_lists_kept,
+    _shared_on_files,
     _state_dict_values_kept,
     _tolist_lists_fields,
     _value_field_not_a_leaf,
@@ -406,6 +408,7 @@ ENTRIES: list[Entry] = [
             _nothing_mapped,
             _consolidated_on_cpu,
             _refiled_not_written,
+            _shared_on_files,
             _consolidated_key_order,
             _consolidated_values_kept,
         ),
@@ -445,6 +448,7 @@ ENTRIES: list[Entry] = [
             _nested_record_written_in_place,
             _value_field_not_a_leaf,
             _attrs_of_a_record,
+            _joined_into_the_record,
         ),
     ),
     Entry(
