@@ -200,7 +200,7 @@ def consolidate(
     standalone = not trailer.startswith(b'{"tree": null')
     result = rebuild(views, Target(target, filename is not None))  # a file's nodes: on cpu
     # the lock is consolidate()'s own unless the user had locked ``node`` (then it travels)
-    own_lock = not node.is_locked
+    own_lock = not storage_of(node).is_locked  # (a record's field may hide is_locked)
     state = Consolidated(buffer, _Leaves().of(result), layout, rebuild, standalone, own_lock)
     _attach(result, state)
     storage_of(result).lock_()  # (a record's field may hide lock_: shadow=True)
