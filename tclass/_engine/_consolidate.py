@@ -100,7 +100,8 @@ class Consolidated:
     layout: list[tuple[torch.dtype, torch.Size, int]]  # per buffer leaf: dtype, shape, offset
     rebuild: Rebuild
     standalone: bool = True  # the trailer describes the tree (all Python values are JSON)
-    # consolidate() locked the node: no user's lock, and no pickle keeps it (as the peer's)
+    # consolidate() locked the node, which the user had not: no pickle keeps that lock
+    # (as the peer's, which keeps the user's)
     own_lock: bool = False
 
     def __getitem__(self, key: str) -> torch.Tensor:
@@ -174,6 +175,7 @@ def consolidate(
     if pin_memory:
         _require_pinning()
     flatten = _Flatten()
+    flatten.locks = True
     rebuild, description = flatten.visit(node)
     leaves = flatten.leaves
     chosen = as_device(device) if device is not None else None
@@ -197,7 +199,9 @@ def consolidate(
         wait_for_device_copies()
     standalone = not trailer.startswith(b'{"tree": null')
     result = rebuild(views, Target(target, filename is not None))  # a file's nodes: on cpu
-    state = Consolidated(buffer, _Leaves().of(result), layout, rebuild, standalone, True)
+    # the lock is consolidate()'s own unless the user had locked ``node`` (then it travels)
+    own_lock = not storage_of(node).is_locked  # (a record's field may hide is_locked)
+    state = Consolidated(buffer, _Leaves().of(result), layout, rebuild, standalone, own_lock)
     _attach(result, state)
     storage_of(result).lock_()  # (a record's field may hide lock_: shadow=True)
     if options.get("inplace"):
@@ -383,6 +387,15 @@ class _Flatten(NodeVisitor[Description]):
         # transpose, tensors built over one offsets) share them again when rebuilt, and
         # so keep torch's one ragged size, which lets them be combined.
         self.shared: dict[int, int] = {}
+        # Whether the tree records which nodes are locked: a file or buffer that
+        # ``consolidate`` writes does, so that ``from_consolidated`` (and the pickle of
+        # the result) locks what the user had locked, as the peer's metadata does.
+        self.locks = False
+
+    def locked(self, node: Any, tree: dict[str, Any]) -> None:
+        """Mark ``tree`` locked when ``node`` is and the locks are recorded."""
+        if self.locks and node.is_locked:
+            tree["locked"] = True
 
     def visit_record(self, record: Any) -> Description:
         content, inner = self.visit(record._tensordict)
@@ -407,6 +420,7 @@ class _Flatten(NodeVisitor[Description]):
         tree: dict[str, Any] = {"lazy": dim, "members": [d for _, d in parts]}
         if name is not None:
             tree["name"] = name
+        self.locked(stack, tree)
         return rebuild, tree
 
     def visit_value(self, node: NonTensorData) -> Description:
@@ -470,6 +484,7 @@ class _Flatten(NodeVisitor[Description]):
         tree = {"batch": list(batch), "device": keeps_device, "entries": entries}
         if names is not None:
             tree["names"] = list(names)
+        self.locked(td, tree)
         return rebuild_td, tree
 
     def visit_leaf(self, tensor: torch.Tensor) -> tuple[int | Rebuild, Any]:
@@ -481,7 +496,9 @@ class _Flatten(NodeVisitor[Description]):
         """A kind of its own (a PersistentTensorDict, a TensorDictParams): its entries as
         the TensorDict ``to_tensordict`` gives, what the peer consolidates them into."""
         if isinstance(node, TensorDictBase) and not isinstance(node, TensorDict):
-            return self.visit_tensordict(node.to_tensordict())
+            rebuild, tree = self.visit_tensordict(node.to_tensordict())
+            self.locked(node, tree)
+            return rebuild, tree
         return super().visit_other(node)
 
     def jagged(self, key: str, tensor: torch.Tensor) -> Description:
@@ -622,11 +639,12 @@ def _rebuild_lazy(tree: dict[str, Any], known: Mapping[str, type]) -> Rebuild:
     members = [rebuild_from_description(member, None, known) for member in tree["members"]]
     dim = tree["lazy"]
     if "batch" not in tree:  # a consolidation trailer: the batch size follows the members
+        name, locked = tree.get("name"), tree.get("locked", False)
 
         def rebuild_stack(views: Sequence[torch.Tensor], target: Target) -> LazyStackedTensorDict:
             out = LazyStackedTensorDict(*(m(views, target) for m in members), stack_dim=dim)
-            out._stack_dim_name = tree.get("name")
-            return out
+            out._stack_dim_name = name
+            return out.lock_() if locked else out
 
         return rebuild_stack
     batch, name, locked = torch.Size(tree["batch"]), tree.get("name"), tree.get("locked", False)

@@ -93,8 +93,8 @@ def reduce_out_of_band(node: Any, protocol: int) -> tuple[Any, ...] | None:
     state = consolidation_of(node)
     if state is not None and type(state.buffer) not in _PLAIN_LEAVES:
         return None  # consolidated into a file: the buffer pickles as a file reference
-    # a consolidated collection comes back unlocked, as from the peer's pickle and from
-    # the pickling of old (its lock is consolidate()'s, not the user's)
+    # a consolidated collection comes back unlocked when its lock is consolidate()'s, and
+    # locked when the user had locked its source, as from the peer's pickle
     flatten = _Describe(locks=state is None or not state.own_lock)
     try:
         _, tree = flatten.visit(node)
@@ -189,8 +189,6 @@ class _Describe(_Flatten):
         cls = type(td)
         if cls is not TensorDict:  # a TypedTensorDict: the walk takes no other subclass
             tree["class"] = self._name_of(cls, f"{cls.__module__}.{cls.__qualname__}")
-        if td.is_locked and self.locks:
-            tree["locked"] = True
         return rebuild, tree
 
     def visit_lazy(self, stack: LazyStackedTensorDict) -> Description:
@@ -200,8 +198,6 @@ class _Describe(_Flatten):
         tree["batch"] = list(stack.batch_size)
         if stack._stack_dim_name is not None:
             tree["name"] = stack._stack_dim_name
-        if stack.is_locked and self.locks:
-            tree["locked"] = True
         return rebuild, tree
 
     def visit_value(self, node: NonTensorData) -> Description:

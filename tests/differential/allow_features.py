@@ -6,8 +6,11 @@ of its entry covers it."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from typing import TYPE_CHECKING, Any
+
+from .allow_values import _empty_values_rebuilt
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -32,7 +35,9 @@ _FEATURE_FAILS_INSIDE = {
     # (``from_dataclass(loaded, as_tensorclass=True)``: the same deepcopy; 15,810,320 L8, fz28b)
     "from_dataclass": "The default implementation of __deepcopy__() for non-wrapper subclasses",
     "from_csv": "If using all scalar values, you must pass an index",
-    "from_pandas": "If using all scalar values, you must pass an index",
+    # (and its frame of columns of different lengths over no rows: pandas' "All arrays
+    # must be of the same length"; tclass's frame has no rows: program 15,828,093 L12, fz28c)
+    "from_pandas": ("If using all scalar values, you must pass an index", "All arrays must be of"),
     **dict.fromkeys(
         (
             "named_parameters",
@@ -54,8 +59,8 @@ def _feature_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     features,index,shape,combine)."""
     if finding.kind != "peer-raises":
         return False
-    text = _FEATURE_FAILS_INSIDE.get(finding.step.op)
-    return text is not None and text in str(peer.error)
+    texts = _FEATURE_FAILS_INSIDE.get(finding.step.op, ())
+    return any(text in str(peer.error) for text in ((texts,) if isinstance(texts, str) else texts))
 
 
 # (a lazy stack's members too: ``result.<members>[0][1]``)
@@ -81,6 +86,68 @@ def _consolidated_key_order(finding: Finding, facts: Facts, peer: Any, mine: Any
     return True
 
 
+_META_KEPT = re.compile(
+    r"^result(?:\['[^']*'\]|\.<members>|\[\d+\])+: peer value (\(.*\)), tclass meta \1$"
+)
+
+
+def _consolidated_values_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``TensorDict.from_consolidated(file)`` of a collection holding Python values that
+    the peer's file does not give back as they were: a ``MetaData``, which tclass reads
+    back a ``MetaData``, as ``consolidate()`` and ``load_memmap`` keep it in both
+    libraries, where the peer's is a ``NonTensorData`` of the same value (which then
+    stacks into a value per element; programs 15,600,562 L8 / 15,630,515 L12 of
+    features,index,shape,combine, fz28c), or per-element values over no elements,
+    which keep their batch size (``_empty_values_rebuilt``: the peer's lose the dims
+    after the one of size 0). The peer lists them first, by kind
+    (``_consolidated_key_order``)."""
+    if finding.kind != "result" or finding.step.op != "from_consolidated":
+        return False
+    rest = []
+    for line in finding.detail:
+        found = _KEY_ORDER.match(line)
+        if found is None:
+            rest.append(line)
+        elif sorted(ast.literal_eval(found[1]), key=repr) != sorted(
+            ast.literal_eval(found[2]), key=repr
+        ):
+            return False
+    if not rest:
+        return False  # (the order alone: ``_consolidated_key_order``)
+    if all(_META_KEPT.match(line) or _meta_over_stack(line, peer, mine) for line in rest):
+        return True
+    return _empty_values_rebuilt(dataclasses.replace(finding, detail=rest), facts, peer, mine)
+
+
+_META_READ = re.compile(r"^result((?:\['[^']*'\])+): peer ")
+
+
+def _meta_over_stack(line: str, peer: Any, mine: Any) -> bool:
+    """A line about a key of a lazy stack whose members hold a ``MetaData``: tclass's
+    stack reads it as that ``MetaData``, the peer's members' ``NonTensorData`` stack into
+    a value per element, each the value (program 15,822,046 L12 of
+    features,index,shape,combine, fz28c)."""
+    found = _META_READ.match(line)
+    if found is None:
+        return False
+    key = tuple(re.findall(r"\['([^']*)'\]", found[1]))
+    try:
+        ours, theirs = mine.value.get(key), peer.value.get(key)
+    except (KeyError, AttributeError):
+        return False
+    if type(ours).__name__ != "MetaData" or type(theirs).__name__ != "NonTensorStack":
+        return False
+    return theirs.batch_size == ours.batch_size and all(
+        value == ours.data for value in _flat(theirs.tolist())
+    )
+
+
+def _flat(values: Any) -> list[Any]:
+    if isinstance(values, list):
+        return [item for inner in values for item in _flat(inner)]
+    return [values]
+
+
 _DICT_FIELD = re.compile(r"^result\['inner'\]: peer dict \(.*, tclass Inner\(batch_size=", re.S)
 
 
@@ -97,6 +164,27 @@ def _dict_cast_by_the_constructor(finding: Finding, facts: Facts, peer: Any, min
     if op != "ctor" and not (op == "from_dataclass" and "as_tensorclass=True" in src):
         return False
     return all(_DICT_FIELD.match(line) for line in finding.detail)
+
+
+_JOINED_KIND = re.compile(r"^result\.kind: peer 'TensorDict', tclass '(\w+)'$")
+_VALUE_OF_RECORD = re.compile(
+    r"^result(?:\['[^']*'\])+: peer nontensor \(\('value', .*, tclass py \("
+)
+
+
+def _joined_into_the_record(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``record.cat_tensors(...)`` / ``stack_tensors(...)`` into a field: tclass writes in
+    place and returns the record, as a TensorDict's returns the TensorDict in both; the
+    peer's record returns its TensorDict, whose Python values read as nodes (program
+    15,826,009 L12 of methods,index,shape,combine, fz28c)."""
+    if finding.kind != "result" or finding.step.op not in ("cat_tensors", "stack_tensors"):
+        return False
+    if not finding.detail or not finding.step.src.startswith("x."):
+        return False
+    kind = _JOINED_KIND.match(finding.detail[0])
+    if kind is None or kind[1] != type(mine.value).__name__:
+        return False
+    return all(_VALUE_OF_RECORD.match(line) for line in finding.detail[1:])
 
 
 _RECORD_KIND = re.compile(r"^result(?:\['[^']*'\])*\.kind: peer '\w+', tclass 'TensorDict'$")

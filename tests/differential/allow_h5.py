@@ -77,6 +77,7 @@ _PEER_REFUSES = (
 _LOADED_MAPPED = re.compile(
     r": peer Tensor\[([\w.]+, shape \[[\d, ]*\])\], tclass MemoryMappedTensor\[\1\]$"
 )
+_LOADS_INTO = ("load_memmap_", "load_")
 _RESULT_LINES = (
     re.compile(r"\.kind: peer 'PersistentTensorDict(View)?', tclass 'TensorDict'$"),
     re.compile(r": peer 'bytes', tclass 'str'$|: peer b'.*', tclass '.*'$"),
@@ -225,9 +226,10 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue  # a view of a file's rows is not contiguous, as the file (the peer's is)
         if op in ("cpu", "to") and _VIEW_KEPT.search(line):
             continue
-        if op == "load_memmap_" and ".clone()" in finding.step.src and _LOADED_MAPPED.search(line):
+        if op in _LOADS_INTO and ".clone()" in finding.step.src and _LOADED_MAPPED.search(line):
             continue  # the clone is in memory: it loads memory-mapped tensors (the peer's
-            # temporary file copies them; program 15,010,234 of methods,..., fz27a)
+            # temporary file copies them; program 15,010,234 of methods,..., fz27a; its
+            # load_, a name of load_memmap_: 15,510,334, fz28c)
         if op in ("setitem_key", "set", "update") and _RESHAPED.search(line):
             continue
         if op == "setitem_key" and (_RETYPED.search(line) or _STR_OVER_TENSOR.search(line)):
@@ -488,9 +490,17 @@ def _h5_memmap_saved_path(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     """``f.memmap(folder).saved_path`` of an HDF5 file (``to_h5`` made by a step or the
     world's): tclass's copy is saved in that folder, the peer's TensorDict says it is not
     (``saved_path`` ``None``; program 15,030,441 of methods,index,shape,combine, fz27a)."""
-    if finding.kind != "result" or finding.step.op != "saved_path":
+    if ".memmap(" not in finding.step.src:
         return False
-    if finding.detail != ["result: peer False, tclass True"] or ".memmap(" not in finding.step.src:
+    if finding.kind == "peer-raises" and finding.step.op == "memmap_refresh_":
+        # so ``f.memmap(folder).memmap_refresh_()`` reloads it, as a TensorDict's in both
+        # (the peer's: "Cannot refresh a TensorDict that is not memory mapped or has no
+        # path associated"; program 15,540,046 L16, fz28c)
+        if "Cannot refresh a TensorDict that is not memory mapped" not in str(peer.error):
+            return False
+    elif finding.kind != "result" or finding.step.op != "saved_path":
+        return False
+    elif finding.detail != ["result: peer False, tclass True"]:
         return False
     return bool(facts.h5) or any(".to_h5(" in line for line in finding.lines[:-1])
 
@@ -508,3 +518,59 @@ def _h5_params_missing_entry_class(finding: Finding, facts: Facts, peer: Any, mi
     made = [i for i, line in enumerate(finding.lines) if ".to_h5(" in line or "h5" in line]
     wrapped = [i for i, line in enumerate(finding.lines) if _WRAPS_X.search(line)]
     return bool(made) and bool(wrapped) and made[0] < wrapped[-1] and mine.value == "NoneType"
+
+
+_STORE_ROUND_TRIPS = ("from_zarr", "from_h5")
+_GRAD_REFUSED = "Cannot set a tensor that has requires_grad=True"
+
+
+def _store_writes_grad_data(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``to_zarr`` / ``to_h5`` of tensors that require grad (``requires_grad_()``,
+    parameters): tclass writes their values (README: "`to_h5` of tensors that require
+    grad save their values"), as ``memmap``, ``save`` and ``consolidate(filename=...)``
+    do in both libraries; the peer's store refuses each such tensor ("Cannot set a
+    tensor that has requires_grad=True") and leaves an empty store behind (programs
+    15,630,231 / 15,630,418 L12 of features,index,shape,combine, fz28c). A write into
+    an open store refuses them in both."""
+    if finding.kind != "peer-raises" or finding.step.op not in _STORE_ROUND_TRIPS:
+        return False
+    src = finding.step.src
+    return (".to_zarr(" in src or ".to_h5(" in src) and _GRAD_REFUSED in str(peer.error)
+
+
+# a line of a value read back from a store: ``result['k']...: peer ...``
+_STORE_VALUE_LINE = re.compile(r"^result((?:\['[^']*'\])+): peer (value|py) ")
+
+
+def _flat(values: Any) -> list[Any]:
+    if isinstance(values, list):
+        return [item for inner in values for item in _flat(inner)]
+    return [values]
+
+
+def _stack_read_per_element(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``from_zarr(x.to_zarr(path))`` of a ``NonTensorStack`` whose elements are equal (a
+    str field of records stacked, ``NonTensorStack("a")``): tclass reads it back one
+    value per element, as both libraries load it from a folder (README: "A
+    `NonTensorStack` is written one value per element, in HDF5 files and zarr stores");
+    the peer's store writes its one value, read back as a ``NonTensorData`` of the batch
+    size (programs 15,610,223 L12 / 15,620,244 L8 of features,index,shape,combine,
+    fz28c). Each line is about such an entry: the peer's value is every one of tclass's."""
+    if finding.kind != "result" or finding.step.op not in _STORE_ROUND_TRIPS:
+        return False
+    for line in finding.detail:
+        found = _STORE_VALUE_LINE.match(line)
+        if found is None:
+            return False
+        key = tuple(re.findall(r"\['([^']*)'\]", found[1]))
+        try:
+            theirs, ours = peer.value.get(key), mine.value.get(key)
+        except (KeyError, AttributeError):
+            return False
+        if type(theirs).__name__ != "NonTensorData" or type(ours).__name__ != "NonTensorStack":
+            return False
+        if theirs.batch_size != ours.batch_size or not ours.batch_size.numel():
+            return False
+        if any(value != theirs.data for value in _flat(ours.tolist())):
+            return False
+    return bool(finding.detail)

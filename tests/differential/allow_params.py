@@ -105,8 +105,10 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     op (the peer's a new TensorDict: program 2,827 of math, inv19a); ``load_state_dict``
     into a lazy stack of their (zeroed) clones writes the parameters in place, where the
     peer raises torch's leaf-variable error (program 10,805,075 of entries,combine --length
-    6, inv20e); ``share_memory_()`` locks it with its TensorDict (the peer's top level
-    stays unlocked: program 15,861,175 of methods,index,shape,combine, fz28e)."""
+    6, inv20e); ``load_memmap_`` (``load_``) into one, a clone too, keeps its entries
+    parameters (the peer's become plain tensors it no longer registers); its
+    ``share_memory_()`` locks it, as a TensorDict's in both (the peer's stays unlocked:
+    program 15,826,341 of methods,index,shape,combine L12, fz28c; 15,861,175, fz28e)."""
     if not any("TensorDictParams(" in line for line in finding.lines):
         return False
     locked = "Cannot modify locked" in str(peer.error)
@@ -126,7 +128,7 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         return text is not None and text in str(peer.error)
     if finding.kind != "result":
         return False
-    if finding.step.op == "torch.empty_like":
+    if finding.step.op in ("torch.empty_like", "share_memory_"):
         return all(_LOCKED_LIKE.match(line) for line in finding.detail)
     if finding.step.op in _HALF_LOCKED_VIEWS:  # locked as its TensorDict, as other views
         return all(line == "result.is_locked: peer False, tclass True" for line in finding.detail)
@@ -148,6 +150,10 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         for line in finding.detail
     ):
         return any("PersistentTensorDict" in line for line in finding.lines)  # (2,827)
+    if finding.step.op in ("load_memmap_", "load_") and all(
+        _PARAMS_MEMBER_LEAF.search(line) for line in finding.detail
+    ):
+        return True  # loaded as parameters, still registered (15,826,016 L12, fz28c)
     if re.search(r"\.to\(", finding.step.src) and _members_kept(finding.detail):
         return True  # a lazy stack's ``to`` keeps its TensorDictParams members
     return all(_PARAMS_KIND.match(line) for line in finding.detail) and not _holds_tensors(

@@ -455,6 +455,35 @@ def _consolidated_on_cpu(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     return all(_NO_DEVICE.match(line) for line in finding.detail)
 
 
+def _refiled_not_written(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``from_consolidated`` of what ``consolidate(filename=...)`` wrote of a collection
+    consolidated before (a ``from_consolidated`` or ``consolidate`` result): tclass wrote
+    the file; the peer's ``consolidate`` writes nothing ("writes nothing: the tensordict
+    is already consolidated", a warning) and returns the source, so the peer cannot find
+    the file (a ``FileNotFoundError``; program 15,820,047 L8 of
+    features,index,shape,combine, fz28c)."""
+    if finding.kind != "peer-raises" or finding.step.op != "from_consolidated":
+        return False
+    if not isinstance(peer.error, FileNotFoundError):
+        return False
+    for line in reversed(finding.lines[:-1]):
+        if line.startswith("x = "):
+            return ".consolidate(" in line
+    return False
+
+
+def _shared_on_files(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``share_memory_()`` of a memory-mapped collection: tclass leaves its tensors on
+    their files (torch's file mappings, which count as shared) and returns it; the peer
+    refuses ("memmap and shared memory are mutually exclusive features"; program
+    15,824,202 L8 of methods,index,shape,combine, fz28c)."""
+    if finding.kind != "peer-raises" or finding.step.op != "share_memory_":
+        return False
+    if "memmap and shared memory are mutually exclusive" not in str(peer.error):
+        return False
+    return mine.value is not None and bool(mine.value.is_memmap())
+
+
 def _refiled(finding: Finding) -> bool:
     """The result of a ``consolidate`` line, consolidated again into a file by a later
     line before ``x`` changed: tclass's is a new collection over the file, the peer's
@@ -621,13 +650,16 @@ _PARAMS_SAVE_REFUSED = {
     "load": "Cannot modify locked TensorDict",
     "load_memmap": "Cannot modify locked TensorDict",
     "consolidate": "Failed to convert the metadata to json",
+    "from_consolidated": "Failed to convert the metadata to json",  # (of a lazy stack)
     "memmap_": "'_is_memmap' of 'TensorDictParams' object has no setter",  # (a member)
 }
 
 
 def _params_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A TensorDictParams saved (README: "`TensorDictParams` registers what it holds"):
-    a locked one with ``save`` / ``dumps``, any one consolidated into a file, ``memmap_``
+    a locked one with ``save`` / ``dumps``, any one consolidated into a file (a lazy
+    stack holding one too, then read back by ``from_consolidated``: program 15,600,181
+    L8 of features,index,shape,combine, fz28c), ``memmap_``
     of a lazy stack of them; tclass
     writes them (a TensorDict, as the peer's ``consolidate()`` without a file gives),
     where the peer raises."""

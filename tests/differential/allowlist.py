@@ -38,8 +38,10 @@ from .allow_features import (
     _attrs_values_kept,
     _clone_copies_values,
     _consolidated_key_order,
+    _consolidated_values_kept,
     _dict_cast_by_the_constructor,
     _feature_fails_inside,
+    _joined_into_the_record,
     _record_values_kept_per_element,
     _replaced_values_not_nodes,
 )
@@ -67,6 +69,8 @@ from .allow_h5 import (
     _h5_result_kept,
     _h5_rows_not_moved,
     _h5_value_not_dropped,
+    _stack_read_per_element,
+    _store_writes_grad_data,
 )
 from .allow_methods import (
     _devices_set_through_a_view,
@@ -146,7 +150,9 @@ from .allow_records import (
     _params_saved,
     _ragged_lists_loaded,
     _records_restacked,
+    _refiled_not_written,
     _saved_empty_lists_kept,
+    _shared_on_files,
     _state_dict_values_kept,
     _tolist_lists_fields,
     _value_field_not_a_leaf,
@@ -426,7 +432,10 @@ ENTRIES: list[Entry] = [
             _loaded_is_memmap,
             _nothing_mapped,
             _consolidated_on_cpu,
+            _refiled_not_written,
+            _shared_on_files,
             _consolidated_key_order,
+            _consolidated_values_kept,
         ),
     ),
     Entry(
@@ -466,6 +475,7 @@ ENTRIES: list[Entry] = [
             _attrs_of_a_record,
             _record_values_kept_per_element,
             _replaced_values_not_nodes,
+            _joined_into_the_record,
         ),
     ),
     Entry(
@@ -538,6 +548,8 @@ ENTRIES: list[Entry] = [
             _h5_repeated_rows_written,
             _h5_memmap_saved_path,
             _h5_params_missing_entry_class,
+            _store_writes_grad_data,
+            _stack_read_per_element,
         ),
     ),
     Entry(

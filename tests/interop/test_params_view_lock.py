@@ -137,3 +137,18 @@ def test_grad_of_a_module_ensemble_is_locked_as_the_peer() -> None:
     params["weight"].sum().backward()
     assert params.grad.is_locked
     assert torch.equal(params.grad["weight"], torch.ones(2, 2, 3))
+
+
+@pytest.mark.parametrize("no_convert", [True, False])
+def test_share_memory_locks_as_a_tensordicts(no_convert: bool) -> None:
+    """``share_memory_()`` moves the tensors into shared memory and locks, as a
+    TensorDict's in both libraries, so an entry set afterwards cannot silently stay
+    private (the peer's TensorDictParams stays unlocked: program 15,826,341 of
+    methods,index,shape,combine L12)."""
+    data = TensorDict({"d": torch.zeros(()), "b": torch.zeros(2, dtype=torch.int64)}, [])
+    params = TensorDictParams(data, no_convert=no_convert)
+    shared = params.share_memory_()
+    assert shared is params and shared.is_locked and shared.is_shared()
+    with pytest.raises(LockedError, match="'new'"):
+        shared["new"] = torch.ones(())
+    assert isinstance(shared.unlock_(), TensorDictParams) and not shared.is_locked

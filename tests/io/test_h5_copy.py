@@ -2,7 +2,9 @@
 is the peer's ``clone(recurse=False)``: a new object over the same file (its nested
 groups new objects too). ``copy.deepcopy`` is ``clone()``, which tclass reads into memory
 (a TensorDict; the peer copies the file to a temporary one, see README "Differences"):
-either way, writes into the deep copy leave the file alone."""
+either way, writes into the deep copy leave the file alone. So a clone (of a lazy stack
+of files too) loads a folder as a TensorDict does, and so does ``memmap(folder)``'s copy
+of a file refresh from its folder."""
 
 from __future__ import annotations
 
@@ -85,3 +87,43 @@ def test_replace_of_a_record_over_a_file_leaves_the_file_alone(tmp_path: Path) -
         assert whole.inner.y.eq(2).all()
     again = _Outer.from_h5(tmp_path / "f.h5")
     assert not again.x.any() and not again.inner.z.any() and not again.inner.y.any()
+
+
+@pytest.mark.parametrize("load", ["load_memmap_", "load_"])
+def test_a_clone_of_a_lazy_stack_of_files_loads_a_folder(tmp_path: Path, load: str) -> None:
+    """``x.clone().load_memmap_(folder)`` (``load_``: its other name) of a lazy stack of
+    files: the clone's members are in memory, so they take the folder's memory-mapped
+    tensors, as a TensorDict's do in both (the peer's clone copies each file to a
+    temporary one and copies the folder in; programs 15,510,204 / 15,510,334 of
+    methods,index,shape,combine L12), and the files keep their values."""
+    files = [
+        tclass.PersistentTensorDict.from_dict(
+            tclass.TensorDict({"c": torch.full((1, 3), float(i))}, []), tmp_path / f"w{i}.h5"
+        )
+        for i in range(2)
+    ]
+    stack = tclass.lazy_stack(files, 0)
+    saved = stack.memmap(tmp_path / "folder")
+    clone = stack.clone()
+    assert all(type(member) is tclass.TensorDict for member in clone.tensordicts)
+    clone.apply_(torch.zeros_like)
+    out = getattr(clone, load)(tmp_path / "folder")
+    assert out is clone and torch.equal(out["c"], saved["c"])
+    for member in out.tensordicts:
+        assert type(member) is tclass.TensorDict
+        assert isinstance(member["c"], tclass.MemoryMappedTensor)
+    assert torch.equal(files[1]["c"], torch.ones(1, 3))  # the file as it was
+
+
+def test_a_files_memmap_copy_refreshes_from_its_folder(tmp_path: Path) -> None:
+    """``f.memmap(folder)`` of a file is a TensorDict saved in that folder, so its
+    ``memmap_refresh_()`` reloads it, as a TensorDict's in both (the peer's copy says it
+    has no folder and refuses: program 15,540,046 of methods,index,shape,combine L16)."""
+    source = tclass.TensorDict({"a": torch.arange(8.0).reshape(4, 2)}, [4])
+    ptd = source.to_h5(tmp_path / "w.h5")
+    saved = ptd.memmap(tmp_path / "folder")
+    assert type(saved) is tclass.TensorDict and saved.saved_path == tmp_path / "folder"
+    refreshed = saved.memmap_refresh_()
+    assert refreshed is saved and refreshed.is_locked and refreshed.is_memmap()
+    assert isinstance(refreshed["a"], tclass.MemoryMappedTensor)
+    assert torch.equal(refreshed["a"], source["a"])

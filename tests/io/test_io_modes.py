@@ -771,3 +771,17 @@ def test_loaded_leaves_stay_on_their_files_when_shared(
     loaded["x"][1] = 7.0
     on_disk = torch.from_file(str(tmp_path / "td" / "x.memmap"), size=4, dtype=torch.float32)
     assert on_disk.tolist() == [0.0, 7.0, 0.0, 0.0]
+
+
+def test_share_memory_of_a_saved_collection_keeps_its_files(tmp_path: Path) -> None:
+    """``td.memmap(folder).share_memory_()``: the files are already shared between
+    processes, so the collection comes back itself, memory-mapped, writing its files
+    (the peer refuses: "memmap and shared memory are mutually exclusive features";
+    program 15,824,202 of methods,index,shape,combine L8)."""
+    saved = TensorDict({"x": torch.zeros(4)}, [4]).memmap(tmp_path / "td")
+    shared = saved.share_memory_()
+    assert shared is saved and shared.is_memmap() and shared.is_locked
+    assert isinstance(shared["x"], MemoryMappedTensor) and shared["x"].is_shared()
+    shared["x"][2] = 5.0
+    on_disk = torch.from_file(str(tmp_path / "td" / "x.memmap"), size=4, dtype=torch.float32)
+    assert on_disk.tolist() == [0.0, 0.0, 5.0, 0.0]

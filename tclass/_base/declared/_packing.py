@@ -113,9 +113,10 @@ class PackingOps(TensorCollection):
     @classmethod
     def from_consolidated(cls, filename: str | os.PathLike[str]) -> Self:
         """The collection a ``consolidate(filename=...)`` file holds; its tensors are views
-        of one copy-on-write mapping of the file (writes stay in memory), unlocked. On a
-        tensorclass, a record of that class; on ``TensorDict``, what the file holds (a record's
-        file: its TensorDict, as the peer's).
+        of one copy-on-write mapping of the file (writes stay in memory). Locked where the
+        collection consolidated was locked (``lock_()``, ``memmap``), at every level, as the
+        peer's; unlocked otherwise. On a tensorclass, a record of that class; on
+        ``TensorDict``, what the file holds (a record's file: its TensorDict, as the peer's).
 
         Raises:
             MissingFileError: (a ``FileNotFoundError``) no such file.
