@@ -38,6 +38,7 @@ from .allow_features import (
     _consolidated_key_order,
     _dict_cast_by_the_constructor,
     _feature_fails_inside,
+    _size_kept_a_size,
 )
 from .allow_fields import (
     _cast_to_the_field,
@@ -188,6 +189,7 @@ from .allow_writes import (
     _dims_in_batch,
     _equal_value_rewritten,
     _number_written_around_values,
+    _stacked_value_stacks_copied,
     _stacked_values_copied,
     _too_many_indices,
     _values_written_in_place,
@@ -282,6 +284,7 @@ ENTRIES: list[Entry] = [
             _empty_values_cut_short,
             _saved_empty_lists_kept,
             _stacked_values_copied,
+            _stacked_value_stacks_copied,
             _empty_gives_new_nodes,
             _separated_from_value_node,
             _stack_of_values_not_empty,
@@ -296,6 +299,7 @@ ENTRIES: list[Entry] = [
             _equal_value_rewritten,
             _shared_str_kept,
             _value_stack_reshaped_in_place,
+            _size_kept_a_size,
         ),
     ),
     Entry(
