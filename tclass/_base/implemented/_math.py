@@ -244,6 +244,7 @@ class MathOps(UnaryMathOps):
             operation="clamp",
             lock=one_bound,
             arithmetic=True,
+            extra=True,
         )
         if one_bound:
             result = without_empty(result, max if min is None else min)
@@ -263,7 +264,12 @@ class MathOps(UnaryMathOps):
     def lerp(self, end: Operand, weight: Operand) -> Self:
         """``self + weight * (end - self)``, tensor by tensor."""
         return self._pointwise(
-            torch._foreach_lerp, torch.lerp, (end, weight), operation="lerp", arithmetic=True
+            torch._foreach_lerp,
+            torch.lerp,
+            (end, weight),
+            operation="lerp",
+            arithmetic=True,
+            extra=True,
         )
 
     def lerp_(self, end: Operand, weight: Operand) -> Self:
@@ -282,6 +288,7 @@ class MathOps(UnaryMathOps):
             {"value": value},
             operation="addcmul",
             arithmetic=True,
+            extra=True,
         )
 
     def addcmul_(self, tensor1: Operand, tensor2: Operand, *, value: float = 1) -> Self:
@@ -304,6 +311,7 @@ class MathOps(UnaryMathOps):
             {"value": value},
             operation="addcdiv",
             arithmetic=True,
+            extra=True,
         )
 
     def addcdiv_(self, tensor1: Operand, tensor2: Operand, *, value: float = 1) -> Self:
