@@ -8,6 +8,7 @@ without touching data, and raises errors that name the shapes involved.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Any, NoReturn, SupportsIndex, TypeAlias, cast
 
@@ -442,11 +443,20 @@ def broadcasts_to(source: Sequence[int], target: Sequence[int]) -> bool:
     )
 
 
+# what :func:`index_error` says before torch's words
+_SAID = re.compile(r"index .+? is out of range for the batch size \[[\d, ]*\]: ")
+
+
 def index_error(index: object, batch_size: Sequence[int], error: IndexError) -> DimError:
     """The error for ``index``, which torch refused (``error``) for a tensor of the batch
     size: an ``IndexTypeError`` (also a ``TypeError``) for an index of a type that
-    indexes nothing (a set...), else a ``DimError`` (out of range, too many indices)."""
+    indexes nothing (a set...), else a ``DimError`` (out of range, too many indices).
+    ``error`` may be this error already, of a nested collection indexed with the same
+    index: torch's words are then taken from it, not repeated after its own."""
     text = str(error)
+    if isinstance(error, DimError):
+        while (said := _SAID.match(text)) is not None:
+            text = text[said.end() :]
     if "valid indices" in text or "tensors used as indices" in text:
         msg = f"Invalid index {_shown(index)} for the batch size {list(batch_size)}: {text}"
         return IndexTypeError(msg)

@@ -48,7 +48,7 @@ from tclass._base.implemented._lock_graph import LockGraph, Ref
 from tclass._core import _keys
 from tclass._core._batch import BatchSizeLike
 from tclass._core._memmap_args import Mode
-from tclass._core._method_names import name_methods_after
+from tclass._core._method_names import check_keywords, name_methods_after
 from tclass._core._names import DimName, Names
 from tclass._core._records import is_record, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -764,6 +764,7 @@ class TensorDictParams(ParamsStorage, LockBlocks, TensorDictBase, nn.Module):  #
         model with ``TensorDictParams(load_memmap(prefix))``, ``to_module`` or
         ``update_``. The parameters of a record save as a record of its class, as the
         peer's. Arguments as in ``TensorDict.memmap_``."""
+        check_keywords(options, SaveOptions, self, "memmap")  # (named for this class)
         return self._as_record(self._param_td).memmap(prefix, copy_existing, **options)  # type: ignore[no-any-return]
 
     def memmap_like(
@@ -773,6 +774,7 @@ class TensorDictParams(ParamsStorage, LockBlocks, TensorDictBase, nn.Module):  #
         **options: Unpack[SaveOptions],
     ) -> Self:
         """Like :meth:`memmap`, the files allocated and not filled (zeros)."""
+        check_keywords(options, SaveOptions, self, "memmap_like")  # (named for this class)
         return self._as_record(self._param_td).memmap_like(prefix, copy_existing, **options)  # type: ignore[no-any-return]
 
     def memmap_(
@@ -793,6 +795,7 @@ class TensorDictParams(ParamsStorage, LockBlocks, TensorDictBase, nn.Module):  #
             LockedError: a locked one (before any file is written or parameter moved).
         """
         self._writable()
+        check_keywords(options, SaveOptions, self, "memmap_")
         if options.get("return_early"):
             msg = (
                 "TensorDictParams.memmap_ does not take return_early=True: its parameters "

@@ -39,6 +39,13 @@ def _td() -> tclass.TensorDict:
             lambda: tclass.MemoryMappedTensor.from_tensor(torch.zeros(2), filenam=None),
             "MemoryMappedTensor.from_tensor()",
         ),
+        # the wrapped TensorDict's method does the saving: the params' name all the same
+        (lambda: tclass.TensorDictParams(_td()).memmap_(bogus=1), "TensorDictParams.memmap_()"),
+        (lambda: tclass.TensorDictParams(_td()).memmap(bogus=1), "TensorDictParams.memmap()"),
+        (
+            lambda: tclass.TensorDictParams(_td()).memmap_like(bogus=1),
+            "TensorDictParams.memmap_like()",
+        ),
     ],
 )
 def test_unexpected_keyword_names_the_public_class(call, named) -> None:

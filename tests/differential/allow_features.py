@@ -316,3 +316,26 @@ def _replaced_values_not_nodes(finding: Finding, facts: Facts, peer: Any, mine: 
         if not _holds_a_node(theirs) or _holds_a_node(ours):
             return False
     return True
+
+
+# ``result['c']['tgt_shape'][1][0]: peer tuple of 2, tclass size ([1, 3],)``
+_SIZE_AS_TUPLE = re.compile(r"^result[^:]*: peer tuple of (\d+), tclass size \(\[([\d, ]*)\],\)$")
+
+
+def _size_kept_a_size(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A ``torch.Size`` value (a ``TensorAttrs``' ``tgt_shape``, of ``attrs()``) in a
+    stack of Python values that is cloned or copied (``clone()``, ``copy.copy``, a
+    ``torch.stack`` of a clone): tclass's stays a ``torch.Size``, the peer's copy turns
+    it into a plain tuple of the same length (its pytree copy of the value; fz28d:
+    programs 15,610,218 and 15,610,171 of features,index,shape,combine ``--length
+    12``)."""
+    if finding.kind != "result":
+        return False
+    for line in finding.detail:
+        found = _SIZE_AS_TUPLE.match(line)
+        if found is None:
+            return False
+        sizes = [part for part in found[2].split(",") if part.strip()]
+        if int(found[1]) != len(sizes):
+            return False
+    return True

@@ -333,6 +333,38 @@ _VALUE_WRITTEN = re.compile(r"\.(update_|set_|set_at_|copy_)\(")
 _KEY_DIFFERS = re.compile(r"^result((?:\['\w+'\])+): peer (.+), tclass (.+)$")
 
 
+# ``x[...] = ...``: an indexed write (its value a dict, ``to_dict()``, or a collection)
+_INDEXED_WRITE = re.compile(r"^x\[.+\] = ")
+# ``result['s'][0][1][0]: peer Tensor[...], tclass py ('int', 0)``: an element of a value
+# stack that tclass keeps a Python value
+_ELEMENT_KEPT = re.compile(r"^result((?:\['\w+'\])+)(?:\[\d+\])*: peer .+, tclass py \(.+\)$")
+
+
+def _stacked_value_stacks_copied(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A collection holding a stack of Python values (a ``NonTensorStack``), stacked by
+    ``torch.stack`` or ``maybe_dense_stack``, whose values changed later in the peer
+    only: an indexed write into the stack (``x[idx] = x[idx].to_dict()``) reaches the
+    peer's stacked collections, whose value stacks its dense stack holds; tclass's stack
+    copies the values as it copies tensors (README, as ``_stacked_values_copied``;
+    fz28d: program 15,600,178 of features,index,shape,combine ``--length 8``)."""
+    found = re.fullmatch(r"<result of line (\d+)>", finding.step.src)
+    if finding.kind != "alias" or found is None or not hasattr(mine.value, "get"):
+        return False
+    later = finding.lines[int(found[1]) :]
+    stacked = [i for i, line in enumerate(later) if _DENSE_STACK.match(line)]
+    if not stacked or not any(_INDEXED_WRITE.match(line) for line in later[stacked[0] + 1 :]):
+        return False
+    for line in finding.detail:
+        kept = _ELEMENT_KEPT.match(line)
+        if kept is None:
+            return False
+        keys = tuple(re.findall(r"\['(\w+)'\]", kept[1]))
+        value = mine.value.get(keys[0] if len(keys) == 1 else keys, None)
+        if type(value).__name__ != "NonTensorStack":
+            return False
+    return True
+
+
 def _stacked_values_copied(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A collection stacked by ``torch.stack`` whose Python value changed later in the
     peer only: an in-place write of a value into the stack (``update_``, ``set_``,
@@ -359,8 +391,6 @@ def _stacked_values_copied(finding: Finding, facts: Facts, peer: Any, mine: Any)
     return True
 
 
-# ``x[...] = ...``: an indexed write (its value a dict, ``to_dict()``, or a collection)
-_INDEXED_WRITE = re.compile(r"^x\[.+\] = ")
 _EQUAL_KEPT = re.compile(
     r"^result((?:\['\w+'\])+)(?:\[\d+\])*: peer py \('(int|float|bool)', ([^)]+)\), "
     r"tclass Tensor\[torch\.\w+, shape \[(?:1(?:, 1)*)?\]\]$"

@@ -44,6 +44,7 @@ from .allow_features import (
     _joined_into_the_record,
     _record_values_kept_per_element,
     _replaced_values_not_nodes,
+    _size_kept_a_size,
 )
 from .allow_fields import (
     _cast_to_the_field,
@@ -206,6 +207,7 @@ from .allow_writes import (
     _equal_value_rewritten,
     _member_rows_written_per_element,
     _number_written_around_values,
+    _stacked_value_stacks_copied,
     _stacked_values_copied,
     _too_many_indices,
     _values_written_in_place,
@@ -306,6 +308,7 @@ ENTRIES: list[Entry] = [
             _empty_values_cut_short,
             _saved_empty_lists_kept,
             _stacked_values_copied,
+            _stacked_value_stacks_copied,
             _empty_gives_new_nodes,
             _separated_from_value_node,
             _stack_of_values_not_empty,
@@ -324,6 +327,7 @@ ENTRIES: list[Entry] = [
             _attrs_values_kept,
             _clone_copies_values,
             _stack_of_no_elements_kept,
+            _size_kept_a_size,
         ),
     ),
     Entry(

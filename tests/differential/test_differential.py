@@ -468,6 +468,11 @@ DECIDED = [
     (_FEATURES, 8, 15_600_062, "records-predictable"),
     # fz27f: from_dataclass(record, as_tensorclass=True): inner an Inner (the peer's a dict)
     (_FEATURES, 8, 15_620_137, "annotation-casts"),
+    # fz28d: copy.copy of a stack of attrs() records: tgt_shape stays a torch.Size (the
+    # peer's copy of the value stack turns it into a plain tuple)
+    (_FEATURES, 12, 15_610_171, "values-kept-shared"),
+    # fz28d: x[idx] = rows into a torch.stack of value stacks: the stacked ones keep theirs
+    (_FEATURES, 8, 15_600_178, "values-kept-shared"),
     # fz28e: lerp(end, torch.tensor(0.5)) of a float16 0-d entry (nested lazy stacks of
     # members without batch dims): torch.lerp's float32, the peer's fused kernel's float16
     (_METHODS, 12, 15_850_282, "math-beyond-the-peer"),

@@ -902,3 +902,19 @@ def test_python_values_devices_and_masked_select_of_a_lazy_stack() -> None:
         picked = stack.exclude("word").masked_select(mask)
         assert type(picked) is TensorDict and type(picked["n"]) is LazyStackedTensorDict
         assert torch.equal(picked["a"], dense["a"][mask]) and picked.batch_size == (6,)
+
+
+def test_a_lazy_stacks_device_is_read_from_its_members() -> None:
+    """As the peer's: a member's device set through another stack or a view that holds
+    it (``auto_device_``) shows in every stack over it (fz28d, program 15,520,329 of
+    methods,index,shape,combine: ``auto_device_`` of ``x[...]`` after ``torch.stack``)."""
+    members = [TensorDict(x=torch.zeros(2), batch_size=[2]) for _ in range(2)]
+    stack = tclass.lazy_stack(members)
+    outer = torch.stack([stack], 1)
+    assert stack.device is None and outer.device is None
+    stack[...].auto_device_()  # a view over the same members
+    assert stack.device == torch.device("cpu") and outer.device is None  # (copied members)
+    members[1].clear_device_()
+    assert stack.device is None
+    empty = LazyStackedTensorDict(stack_dim=0, device="cpu")
+    assert empty.device == torch.device("cpu")

@@ -75,3 +75,48 @@ def test_tensordict_member_keeps_non_tensor_data() -> None:
 def test_matches_peer(index: Any, value_batch: list[int], expected: list[int]) -> None:
     peer = pytest.importorskip("tensordict")
     assert _written(peer, index, value_batch) == expected
+
+
+def _uint64_written(lib: Any, index: Any) -> tuple[list[Any], list[Any]]:
+    """``stack[index] = value`` into a lazy stack of uint64 tensors and a Python value,
+    ``index`` one list and ``None`` items (fuzz program 15,500,473 of
+    methods,index,shape,combine ``--length 8``): torch has no uint64 ``index_put``."""
+    members = [
+        lib.TensorDict(a=(torch.arange(6).reshape(2, 3) + 10 * i).to(torch.uint64), s="x")
+        for i in range(3)
+    ]
+    for member in members:
+        member.batch_size = [2]
+    stack = lib.lazy_stack(members, 0)
+    value = stack[index].clone()
+    value["a"] = (torch.arange(value["a"].numel()) + 100).reshape(value["a"].shape)
+    value["a"] = value["a"].to(torch.uint64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        stack[index] = value
+    kinds = [type(m.get("s")).__name__ for m in stack.tensordicts]
+    return [m["a"].tolist() for m in stack.tensordicts], [m["s"] for m in stack.tensordicts] + kinds
+
+
+UINT64_INDICES = [
+    ([2, 0, 0], None),  # member 0 picked twice: the last part wins
+    ([0, 2, 0], None),
+    (None, [1, 0]),
+    ([1], None, slice(None)),
+    (torch.tensor([True, False, True]), None),
+]
+
+
+@pytest.mark.parametrize("index", UINT64_INDICES)
+def test_a_list_and_none_write_whole_uint64_members_as_the_peer(index: Any) -> None:
+    tensors, values = _uint64_written(tclass, index)
+    assert values == ["x"] * 3 + ["NonTensorData"] * 3  # one value each, kept
+    assert any(row[0][0] >= 100 for row in tensors)  # written
+    peer = pytest.importorskip("tensordict")
+    assert (tensors, values) == _uint64_written(peer, index)
+
+
+def test_a_member_picked_twice_takes_its_last_part() -> None:
+    tensors, _ = _uint64_written(tclass, ([2, 0, 0], None))
+    assert tensors[0] == [[112, 113, 114], [115, 116, 117]]  # the third part (rows 12..17)
+    assert tensors[2] == [[100, 101, 102], [103, 104, 105]]

@@ -56,3 +56,17 @@ def test_the_constructor_takes_non_blocking_and_lock_by_position_as_the_peers() 
     assert not TensorDict({"a": torch.zeros(3)}, [3], None, None, True).is_locked
     with pytest.raises(TypeError, match="takes from 1 to 7 positional arguments"):
         TensorDict({"a": torch.zeros(3)}, [3], None, None, False, True, 7)  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("index", [(7,), ([0, 7],)])
+def test_an_index_out_of_range_is_said_once_with_a_nested_collection_first(index: object) -> None:
+    """The nested collection refuses the index first (its entry comes first): its error
+    is not wrapped in the same words again ("index 7 is out of range ...: index 7 ...")."""
+    inner = TensorDict({"m": {"a": torch.zeros(3, 2)}}, [3])
+    td = TensorDict({"n": inner, "b": torch.zeros(3)}, [3])
+    with pytest.raises(DimError) as info:
+        td[index]
+    message = str(info.value)
+    assert message.count("is out of range") == 1, message
+    assert message.endswith("index 7 is out of bounds for dimension 0 with size 3")
+    assert isinstance(info.value, IndexError)

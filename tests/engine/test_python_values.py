@@ -10,6 +10,7 @@ and the peer's switches (``set_list_to_stack``, ``set_capture_non_tensor_stack``
 
 from __future__ import annotations
 
+import copy as copy_module
 import pickle
 import warnings
 from collections.abc import Callable
@@ -693,3 +694,32 @@ def test_same_as_the_peer(name: str) -> None:
     peer = pytest.importorskip("tensordict")
     scenario = SCENARIOS[name]
     assert scenario(tclass) == scenario(peer)
+
+
+@pytest.mark.parametrize("copy_of", [lambda x: x.clone(), copy_module.copy, lambda x: x.copy()])
+def test_a_size_value_stays_a_size_through_a_copy(copy_of: Any) -> None:
+    """README ("Python values in collections"): the peer's copy of a stack of values
+    turns a ``torch.Size`` into a plain tuple (fz28d, programs 15,610,171 / 15,610,218
+    of features,index,shape,combine); tclass keeps the value as it is."""
+    td = tclass.TensorDict(c=torch.zeros(1, 3), d=torch.zeros(()))
+    stacked = torch.stack([td.attrs(), td.attrs().clone(), td.attrs()], 0)
+    copied = copy_of(stacked)
+    shapes = copied["c"].tgt_shape
+    assert [type(s) for s in shapes] == [torch.Size] * 3 and shapes[0] == torch.Size([1, 3])
+    assert copied["d"].tgt_shape[2] == torch.Size([])
+    assert type(copy_of(tclass.NonTensorData(torch.Size([2]), batch_size=[2])).data) is torch.Size
+
+
+@pytest.mark.parametrize("stack", [torch.stack, tclass.maybe_dense_stack])
+def test_an_indexed_write_into_a_stack_leaves_the_stacked_value_stacks(stack: Any) -> None:
+    """README (``torch.stack`` copies Python values): the peer's dense stack holds its
+    members' value stacks, so ``stack[i] = rows`` reaches them (fz28d, program 15,600,178
+    of features,index,shape,combine); tclass's members keep their values."""
+    one = tclass.TensorDict(s=tclass.NonTensorData(0, batch_size=[2]), t=torch.zeros(2))
+    one.batch_size = [2]
+    a = torch.stack([one, one.clone()], -1)  # "s": a stack of values
+    b = a.apply(torch.zeros_like)
+    stacked = stack([a, b])
+    stacked[:, 0] = stacked[:, 0].to_dict()  # "s": a tensor of the rows' values, in both
+    assert isinstance(stacked["s"][0][0][0], torch.Tensor)
+    assert a["s"] == [[0, 0], [0, 0]] and b["s"] == [[0, 0], [0, 0]]

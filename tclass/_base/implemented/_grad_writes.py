@@ -49,10 +49,16 @@ def refuse_grad_leaf_writes(
     node: TensorCollection,
     paths: Iterable[tuple[str, ...]],
     keys_to_update: Sequence[Any] | None = None,
+    *,
+    action: str = "update_",
+    member: tuple[int, ...] = (),
 ) -> None:
     """Refuses ``update_`` of ``node`` at the key ``paths`` (those ``keys_to_update``
     names or holds, when given) before it writes anything where autograd refuses the
-    copy (see the module docstring).
+    copy (see the module docstring). ``action`` names the write in the message, and
+    ``member`` the member of a lazy stack ``node`` is (an indexed write into a lazy
+    stack that selects no element: torch refuses it all the same, in each member the
+    index picks).
 
     Raises:
         InPlaceWriteError: (a RuntimeError, as the peer's) naming the entry (and the
@@ -68,7 +74,7 @@ def refuse_grad_leaf_writes(
             if not target.requires_grad:
                 continue
             if _refuses(target):
-                raise _refused(path, target.is_leaf, members)
+                raise _refused(path, target.is_leaf, (*member, *members), action=action)
 
 
 def refuse_grad_member_sets(
@@ -169,11 +175,12 @@ def _refused(
     if members:
         chain = "][".join(str(index) for index in members)
         held = f" (held by the lazy stack's member [{chain}]; nothing was written)"
-    own = ", even of its own values" if action == "update_" else ""
+    own = {"update_": ", even of its own values", "set_": ""}.get(action, ", even of no element")
     instead = "update() with new tensors" if action == "update_" else "set() a new tensor"
+    params = f" (as TensorDictParams.{action} does)" if action in ("update_", "set_") else ""
     msg = (
         f"Failed to update {key!r} in place ({action}): autograd refuses an in-place write "
         f"into {what} that requires grad (a parameter){held} under grad mode{own}; write "
-        f"under torch.no_grad() (as TensorDictParams.{action} does), or {instead}"
+        f"under torch.no_grad(){params}, or {instead}"
     )
     return InPlaceWriteError(msg)

@@ -123,7 +123,10 @@ class Gather:
     aligned with each tensor, and (for ``cast_filter``) each tensor's full key.
 
     ``subset``: a collection operand may hold only some of the keys (``copy_``); only
-    the tensors it has a counterpart for are gathered. ``values``: also collect each
+    the tensors it has a counterpart for are gathered. ``extra``: a collection operand
+    may hold more keys than the collection, which are not read (the peer's in-place
+    operations, ``lerp``, ``addcmul``, ``addcdiv`` and ``clamp`` read the collection's
+    own keys from it). ``values``: also collect each
     Python-value node with the operands' counterparts of it (``where`` picks values).
     ``guard``: an in-place write's walk, in which each record whose fields bound their
     values (``Spec(ge=0)``...) lists those fields' tensors in ``guards`` (see
@@ -136,8 +139,8 @@ class Gather:
     """
 
     __slots__ = (
-        "alignment", "guards", "leaves", "on_data", "operands", "paths", "subset", "values",
-        "written_back",
+        "alignment", "extra", "guards", "leaves", "on_data", "operands", "paths", "subset",
+        "values", "written_back",
     )  # fmt: skip
 
     def __init__(
@@ -147,6 +150,7 @@ class Gather:
         *,
         paths: bool = False,
         subset: bool = False,
+        extra: bool = False,
         values: bool = False,
         guard: bool = False,
         on_data: bool = False,
@@ -165,6 +169,7 @@ class Gather:
         self.values: list[tuple[Any, tuple[Any, ...]]] | None = [] if values else None
         self.alignment = alignment
         self.subset = subset
+        self.extra = extra
 
 
 def as_scalar(value: object) -> int | float | bool | complex | None:
@@ -282,7 +287,7 @@ class LeafWalkOps(TensorCollection):
                             into.operands[0].extend(pieces)
                             return
                     if mine.keys() != theirs.keys():
-                        check_same_keys(mine, theirs, prefix, False)
+                        check_same_keys(mine, theirs, prefix, False, extra=into.extra)
                     self._collect_pairs(mine, theirs, into, batch_dims, prefix)
                     return
         self._collect_entries(mine, into, operands, batch_dims, prefix)
@@ -328,7 +333,7 @@ class LeafWalkOps(TensorCollection):
         theirs = [op._entries() if isinstance(op, TensorCollection) else None for op in operands]
         for entries in theirs:
             if entries is not None:
-                check_same_keys(mine, entries, prefix, into.subset)
+                check_same_keys(mine, entries, prefix, into.subset, extra=into.extra)
         source = theirs[0] if into.subset else None
         leaves, paths, alignment = into.leaves, into.paths, into.alignment
         # One (pieces, operand, entries) column per operand: this loop runs per tensor.
@@ -415,6 +420,7 @@ class LeafWalkOps(TensorCollection):
         values: Callable[..., Any] | None = None,
         drop_empty: bool = False,
         without_tensors: bool = False,
+        extra: bool = False,
     ) -> Self:
         """A new collection holding ``each(tensor, *operand_pieces, **kwargs)`` for every
         tensor, computed by ``foreach`` on all of them at once where it takes the arguments.
@@ -426,7 +432,8 @@ class LeafWalkOps(TensorCollection):
         makes each Python-value node ``values(node, *counterparts)``; else nodes are kept.
         ``drop_empty``: binary arithmetic, whose result leaves out the nested collections
         that hold nothing (:func:`without_empty` with the one operand; the flat forms
-        build no such collection); ``without_tensors``: see :func:`without_empty`.
+        build no such collection); ``without_tensors``: see :func:`without_empty`;
+        ``extra``: see :class:`Gather`.
         """
         try:
             flat = None
@@ -439,7 +446,7 @@ class LeafWalkOps(TensorCollection):
             else:
                 base = self._broadcast_for(operands, alignment)
                 gather, args, batch = base._gathered(
-                    operands, alignment, operation, each, values=values is not None
+                    operands, alignment, operation, each, values=values is not None, extra=extra
                 )
                 leaves = gather.leaves
                 results = run_leafwise(foreach, each, leaves, args, kwargs or _NO_KWARGS)
@@ -567,7 +574,14 @@ class LeafWalkOps(TensorCollection):
             name = _out_of(operation or getattr(each, "__name__", "in-place operation"))
             raise _grown_in_place(name, own, batch)
         gather, args, _ = self._gathered(
-            operands, alignment, operation, each, subset=subset, guard=True, on_data=on_data
+            operands,
+            alignment,
+            operation,
+            each,
+            subset=subset,
+            extra=True,
+            guard=True,
+            on_data=on_data,
         )
         kwargs = kwargs or _NO_KWARGS
         if alignment == "batch" and check == "all" and not promote_0d:
@@ -629,7 +643,7 @@ class LeafWalkOps(TensorCollection):
             )
             return OperandError(msg)
         walked = tuple(op for op in operands if isinstance(op, (TensorCollection, _Tensor)))
-        into = Gather(len(walked), alignment, paths=True, subset=subset)
+        into = Gather(len(walked), alignment, paths=True, subset=subset, extra=True)
         self._collect(into, walked, len(self.batch_size), ())
         path = cast("list[tuple[str, ...]]", into.paths)[refusal.position]
         key = path[0] if len(path) == 1 else path
@@ -659,6 +673,7 @@ class LeafWalkOps(TensorCollection):
         each: Callable[..., Any],
         *,
         subset: bool = False,
+        extra: bool = False,
         values: bool = False,
         guard: bool = False,
         on_data: bool = False,
@@ -683,6 +698,7 @@ class LeafWalkOps(TensorCollection):
             len(walked),
             alignment,
             subset=subset,
+            extra=extra,
             values=values,
             guard=guard,
             on_data=on_data,

@@ -243,6 +243,7 @@ class MathOps(UnaryMathOps):
             operation="clamp",
             lock=one_bound,
             arithmetic=True,
+            extra=not one_bound,  # (one bound: clamp_min / clamp_max, keys matched)
         )
         if one_bound:
             result = without_empty(result, max if min is None else min)
@@ -262,7 +263,12 @@ class MathOps(UnaryMathOps):
     def lerp(self, end: Operand, weight: Operand) -> Self:
         """``self + weight * (end - self)``, tensor by tensor."""
         return self._pointwise(
-            torch._foreach_lerp, torch.lerp, (end, weight), operation="lerp", arithmetic=True
+            torch._foreach_lerp,
+            torch.lerp,
+            (end, weight),
+            operation="lerp",
+            arithmetic=True,
+            extra=True,
         )
 
     def lerp_(self, end: Operand, weight: Operand) -> Self:
@@ -281,6 +287,7 @@ class MathOps(UnaryMathOps):
             {"value": value},
             operation="addcmul",
             arithmetic=True,
+            extra=True,
         )
 
     def addcmul_(self, tensor1: Operand, tensor2: Operand, *, value: float = 1) -> Self:
@@ -303,6 +310,7 @@ class MathOps(UnaryMathOps):
             {"value": value},
             operation="addcdiv",
             arithmetic=True,
+            extra=True,
         )
 
     def addcdiv_(self, tensor1: Operand, tensor2: Operand, *, value: float = 1) -> Self:

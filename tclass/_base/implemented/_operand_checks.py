@@ -19,18 +19,31 @@ _Tensor = torch.Tensor
 
 
 def check_same_keys(
-    mine: Mapping[str, Any], theirs: Mapping[str, Any], prefix: tuple[str, ...], subset: bool
+    mine: Mapping[str, Any],
+    theirs: Mapping[str, Any],
+    prefix: tuple[str, ...],
+    subset: bool,
+    *,
+    extra: bool = False,
 ) -> None:
     """Raises KeyNotFoundError naming the keys (Python values aside) that only one side
-    has (with ``subset``, only the right one's extra keys count)."""
+    has (with ``subset``, only the right one's extra keys count; with ``extra``, only
+    the left one's: the operand may hold more, as the peer's in-place math reads the
+    collection's own keys from it)."""
     if mine.keys() == theirs.keys():
         return
     only_left = [] if subset else [k for k, v in mine.items() if k not in theirs and _data(v)]
-    only_right = [k for k, v in theirs.items() if k not in mine and _data(v)]
+    only_right = [] if extra else [k for k, v in theirs.items() if k not in mine and _data(v)]
     if not (only_left or only_right):
         return
     where = f" under {prefix!r}" if prefix else ""
-    if subset:
+    if extra:
+        msg = (
+            f"the operand lacks the keys {sorted(only_left)}{where} of the collection it "
+            "is combined with (each entry reads its counterpart in the operand; extra "
+            "keys of the operand are not read): give an operand holding these keys"
+        )
+    elif subset:
         msg = f"keys {sorted(only_right)}{where} of the source are not in the destination"
     else:
         msg = (

@@ -15,7 +15,8 @@ import torch
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._entry_ops import EntryWrites
-from tclass._core import _batch
+from tclass._base.implemented._grad_writes import refuse_grad_leaf_writes
+from tclass._core import _batch, _keys
 from tclass._engine._lazy._index import (
     _ALL,
     _items,
@@ -45,7 +46,7 @@ from tclass.errors import BatchSizeError, InPlaceWriteError
 if TYPE_CHECKING:
     from tclass._engine._lazy._stack import LazyStackedTensorDict
 
-__all__ = ["member_writes", "write_lazy"]
+__all__ = ["member_writes", "refuse_empty_grad_write", "write_lazy"]
 
 _Plan = list[tuple[int, Any, Any, Any]]  # (number, member, where, part): member[where] = part
 
@@ -86,7 +87,7 @@ def write_lazy(
     if (
         -1 not in stack._batch_size  # (a ragged stack writes each member: below)
         and any(item is None for item in items)
-        and all(item is None or type(item) in (int, slice) for item in items)
+        and (_basic(items) or _one_tensor(items))
     ):
         items, value = _without_none(stack, items, value)
     if -1 in stack._batch_size:  # (...: all)
@@ -275,19 +276,12 @@ def _check_no_element_write(
     another dtype even for no element (as the peer raises, and a TensorDict in both);
     and a collection value is checked against each member it reaches (see
     :func:`_check_no_element_shapes`)."""
-    d, consumed, picked, reaches = stack._stack_dim, 0, _ALL, False
-    for item in items:
-        dims = 0 if item is None else _batch.index_dims_consumed(item)
-        if consumed == d and dims == 1:
-            picked = item
-        elif isinstance(item, torch.Tensor) and consumed <= d < consumed + dims:
-            return  # a mask over the stack dim and others: not split among the members
-        elif isinstance(item, torch.Tensor):
-            reaches = True
-        consumed += dims
-    numbers = _members_picked(stack, picked) if stack._members else []
+    numbers, reaches = _no_element_picks(stack, items)
+    if numbers is None:
+        return  # a mask over the stack dim and others: not split among the members
     if isinstance(value, TensorDictBase):
         _check_no_element_shapes(stack, numbers, value, index)
+    refuse_grad_members(stack, numbers, value)
     if not reaches or not numbers:
         return
     member = stack._members[0]
@@ -303,6 +297,53 @@ def _check_no_element_write(
                     f".to({entry.dtype})"
                 )
                 raise InPlaceWriteError(msg)
+
+
+def _no_element_picks(
+    stack: LazyStackedTensorDict, items: tuple[Any, ...]
+) -> tuple[list[int] | None, bool]:
+    """The members an index that selects no element still writes into, as the peer
+    splits it (None for a tensor over the stack dim and others, which it does not
+    split), and whether a tensor item falls on the members' own dims."""
+    d, consumed, picked, reaches = stack._stack_dim, 0, _ALL, False
+    for item in items:
+        dims = 0 if item is None else _batch.index_dims_consumed(item)
+        if consumed == d and dims == 1:
+            picked = item
+        elif isinstance(item, torch.Tensor) and consumed <= d < consumed + dims:
+            return None, reaches
+        elif isinstance(item, torch.Tensor):
+            reaches = True
+        consumed += dims
+    return (_members_picked(stack, picked) if stack._members else []), reaches
+
+
+def refuse_empty_grad_write(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
+    """``stack[index] = value`` where ``index`` selects no element: refused as
+    :func:`refuse_grad_members` says, for the members the index picks."""
+    items = _items(stack, index) if index is not Ellipsis else (Ellipsis,)
+    numbers, _ = _no_element_picks(stack, _members_backwards(stack, items))
+    if numbers:
+        refuse_grad_members(stack, numbers, value)
+
+
+def refuse_grad_members(stack: LazyStackedTensorDict, numbers: list[int], value: Any) -> None:
+    """A write that selects no element of the members ``numbers`` still writes into
+    each one in the peer, and autograd refuses that in-place write (of no element too)
+    into a leaf tensor that requires grad, or a view of one, under grad mode: refused
+    before anything is written, naming the entry and the member. ``value``'s keys say
+    the entries written (a tensor without keys: every entry).
+
+    Raises:
+        InPlaceWriteError: (a ``RuntimeError``, as torch's in the peer).
+    """
+    paths = {path for path, _ in _tensor_parts(value, ())}
+    for number in numbers:
+        member = stack._members[number]
+        written = paths
+        if () in paths:
+            written = {_keys.key_path(key) for key in member.keys(True, True)}
+        refuse_grad_leaf_writes(member, written, action="a write at an index", member=(number,))
 
 
 def _check_no_element_shapes(
@@ -365,19 +406,40 @@ def _tensor_parts(value: Any, prefix: tuple[str, ...]) -> Any:
             yield from _tensor_parts(sub, (*prefix, key))
 
 
+def _basic(items: tuple[Any, ...]) -> bool:
+    return all(item is None or type(item) in (int, slice) for item in items)
+
+
+def _one_tensor(items: tuple[Any, ...]) -> bool:
+    """Whether ``items`` (with ``None`` items) holds one tensor of one dim, with slices
+    and ``None`` only: torch keeps the tensor's dim where it stands (no other advanced
+    index to move it in front), so the selection is the one without the ``None`` items
+    plus their unit dims."""
+    tensors = [item for item in items if isinstance(item, torch.Tensor)]
+    return (
+        len(tensors) == 1
+        and tensors[0].ndim == 1
+        and all(item is None or type(item) is slice or item is tensors[0] for item in items)
+    )
+
+
 def _without_none(
     stack: LazyStackedTensorDict, items: tuple[Any, ...], value: Any
 ) -> tuple[tuple[Any, ...], Any]:
     """A basic index with ``None`` items (``stack[None, 0] = v``) as the same index
     without them, and ``value`` without the unit dims they add to the selection: then
     written member by member as a basic index, where a value of another dtype is cast
-    (as torch and the peer write it; an advanced index would refuse it)."""
+    (as torch and the peer write it; an advanced index would refuse it). An index of one
+    1-d tensor besides (``stack[[2, 0], None] = v``, see :func:`_one_tensor`) keeps its
+    dim in place: written as the peer writes it without the ``None`` (into whole members
+    where the tensor picks them, so a dtype torch cannot index, such as ``uint64``,
+    is written, as in the peer)."""
     selected = _selected_shape(stack, items)
     at: list[Any] = []
     for item in items:
         if item is None:
             at.append(0)
-        elif type(item) is slice:
+        elif type(item) is slice or isinstance(item, torch.Tensor):
             at.append(_ALL)
     kept = tuple(item for item in items if item is not None)
     return kept, _part_of(value, tuple(at), selected)

@@ -16,7 +16,11 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _keys, _names
 from tclass._core._names import DimName
 from tclass._core._unbatched import UnbatchedTensor
-from tclass._engine._lazy._index_writes import member_writes, write_lazy
+from tclass._engine._lazy._index_writes import (
+    member_writes,
+    refuse_empty_grad_write,
+    write_lazy,
+)
 from tclass._engine._lazy._ops import LazyStackOps
 from tclass._engine._lazy._parts import (
     remove_dim,
@@ -127,6 +131,8 @@ class LazyMemberEntries(LazyStackOps):
         writes = [
             (member, where) for _, member, where, _ in member_writes(cast(Any, self), index, value)
         ]
+        if not writes:  # no element selected: the members picked are written all the same
+            refuse_empty_grad_write(cast(Any, self), index, {path: value})
         for member, where in writes:
             entry = member.get(path) if not isinstance(member, LazyStackOps) else None
             if isinstance(entry, torch.Tensor):

@@ -147,7 +147,7 @@ class LazyStackedTensorDict(LazyLocking, LazyWrites, Generic[M]):
         "_members",
         "_stack_dim",
         "_batch_size",
-        "_device",
+        "_own_device",
         "_locked",
         "_lock_context",
         "_lock_stack",
@@ -161,7 +161,7 @@ class LazyStackedTensorDict(LazyLocking, LazyWrites, Generic[M]):
 
     _members: list[Any]
     _batch_size: torch.Size
-    _device: torch.device | None
+    _own_device: torch.device | None  # an empty stack's (members: theirs, read live)
     # For checkers only: typing.get_type_hints, which must run, would read `int` and `bool`
     # as the methods of those names, and Consolidated is imported for checkers only.
     if TYPE_CHECKING:
@@ -275,8 +275,19 @@ class LazyStackedTensorDict(LazyLocking, LazyWrites, Generic[M]):
 
     @property
     def device(self) -> torch.device | None:
-        """The members' common device, or ``None`` if they differ or have none."""
+        """The members' common device, or ``None`` if they differ or have none; read
+        from the members each time, as the peer's, so that a member whose device is set
+        through another stack or a view that holds it (``auto_device_``) shows here."""
         return self._device
+
+    @property
+    def _device(self) -> torch.device | None:
+        members = self._members
+        return common_device(members) if members else self._own_device
+
+    @_device.setter
+    def _device(self, device: torch.device | None) -> None:
+        self._own_device = device  # (members: their own devices are read)
 
     @property
     def _tensors(self) -> StackedEntries:

@@ -1,0 +1,95 @@
+"""A write into a lazy stack at an index that selects no element still writes into the
+members the index picks, in the peer (each member's ``member[where] = part``), and
+autograd refuses an in-place write into a leaf that requires grad, or a view of one,
+even of no element: tclass refuses it too, naming the entry and the member
+(``refuse_grad_members`` in ``tclass/_engine/_lazy/_index_writes.py``), whichever way
+the write is spelled; an index that picks no such member, or a mask over the stack dim
+and others (which the peer does not split among the members), writes nothing and
+passes, as in the peer. Fuzz program 15,620,291 (features,index,shape,combine
+``--length 8``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+
+import tclass
+from tclass import errors
+
+tensordict = pytest.importorskip("tensordict")
+
+NONE = torch.tensor([False, False])
+
+
+def _stacks(lib: Any) -> tuple[Any, Any]:
+    """Two lazy stacks (dims 1 and 0) of a member whose leaf requires grad and one
+    whose leaf does not."""
+    grad = lib.TensorDict({"b": torch.ones(2, 3, requires_grad=True)}, [2])
+    plain = lib.TensorDict({"b": torch.ones(2, 3)}, [2])
+    return lib.lazy_stack([grad, plain], 1), lib.lazy_stack([grad, plain], 0)
+
+
+def _rows(stack: Any, index: Any) -> Any:
+    return stack[index].clone().detach()
+
+
+WRITES: list[Any] = [
+    pytest.param(lambda s1, s0: s1.update_at_(_rows(s1, (NONE, 0)), (NONE, 0)), True, id="mask-0"),
+    pytest.param(lambda s1, s0: s1.update_at_(_rows(s1, (NONE, 1)), (NONE, 1)), False, id="mask-1"),
+    pytest.param(
+        lambda s1, s0: s1.update_at_(_rows(s1, slice(0, 0)), slice(0, 0)), True, id="empty-slice"
+    ),
+    pytest.param(
+        lambda s1, s0: s0.update_at_(_rows(s0, (0, NONE)), (0, NONE)), True, id="stack-dim-0"
+    ),
+    pytest.param(
+        lambda s1, s0: s0.update_at_(_rows(s0, (1, NONE)), (1, NONE)), False, id="other-member"
+    ),
+    pytest.param(
+        lambda s1, s0: s1.__setitem__((NONE, 0), _rows(s1, (NONE, 0))), True, id="setitem"
+    ),
+    pytest.param(lambda s1, s0: s1.set_at_("b", torch.zeros(0, 3), (NONE, 0)), True, id="set_at_"),
+    pytest.param(
+        lambda s1, s0: s1.copy_at_(_rows(s1, (NONE, 0)), (NONE, 0), fast=False), True, id="copy_at_"
+    ),
+    pytest.param(
+        lambda s1, s0: s1.update_at_(
+            _rows(s1, torch.zeros(2, 2, dtype=torch.bool)), torch.zeros(2, 2, dtype=torch.bool)
+        ),
+        False,
+        id="mask-over-stack-dim",
+    ),
+]
+
+
+@pytest.mark.parametrize(("write", "refused"), WRITES)
+def test_a_write_of_no_element_is_refused_where_the_peer_raises(
+    write: Callable[[Any, Any], Any], refused: bool
+) -> None:
+    try:
+        write(*_stacks(tensordict))
+        peer_raises = False
+    except RuntimeError:
+        peer_raises = True
+    assert peer_raises is refused
+    if not refused:
+        write(*_stacks(tclass))
+        return
+    with pytest.raises(
+        errors.InPlaceWriteError, match=r"'b'.*member \[0\].*torch\.no_grad"
+    ) as info:
+        write(*_stacks(tclass))
+    assert isinstance(info.value, RuntimeError)
+
+
+def test_a_write_of_no_element_passes_without_grad_mode_or_from_a_non_leaf() -> None:
+    s1, _ = _stacks(tclass)
+    with torch.no_grad():
+        s1.update_at_(_rows(s1, (NONE, 0)), (NONE, 0))
+    member = tclass.TensorDict({"b": torch.ones(2, 3, requires_grad=True) * 2}, [2])
+    stack = tclass.lazy_stack([member, member.clone()], 1)
+    stack.update_at_(_rows(stack, (NONE, 0)), (NONE, 0))  # not a leaf: autograd lets it
+    assert stack[:, 0]["b"].grad_fn is not None
