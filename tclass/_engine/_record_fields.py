@@ -230,11 +230,14 @@ def tensor_field_setter(
     other fields, batch dims included), a tensor it refuses goes to ``slow`` too, which
     says why."""
 
+    # ``type(x)``, not ``x.__class__``: no look-up in CPython 3.11's type-attribute
+    # cache, where ``Tensor.__class__`` may share a slot with a record class's attribute
+    # hooks and each write then misses twice
     def setter(record: Any, value: Any) -> None:
         td = record._tensordict
         if (
-            value.__class__ is not _Tensor
-            or td.__class__ is not TensorDict  # a lazy stack: locked if a member is
+            type(value) is not _Tensor
+            or type(td) is not TensorDict  # a lazy stack: locked if a member is
             or td._locked
             or td._saved_at is not None
         ):

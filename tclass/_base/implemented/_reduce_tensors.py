@@ -202,7 +202,7 @@ def _all_true(leaves: list[torch.Tensor]) -> bool:
     bytes_readable = not tracing()
     for leaf in leaves:
         if leaf.is_cpu:
-            if bytes_readable and leaf.__class__ is _Tensor and leaf.dtype is _BOOL:
+            if bytes_readable and type(leaf) is _Tensor and leaf.dtype is _BOOL:
                 found = _zero_byte(leaf)
                 if found is not None:
                     if found:
