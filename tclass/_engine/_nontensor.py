@@ -263,6 +263,8 @@ class _NonTensorNode(NodeState):
         if isinstance(self, NonTensorData) and isinstance(other, NonTensorData):
             equal = same_value(self.data, other.data)
             shape = batch_shapes(self._batch_size, other._batch_size)
+            if self._device is None:  # (a keyword argument costs torch a sixth of the call)
+                return torch.full(shape, equal != negate)
             return torch.full(shape, equal != negate, device=self._device)
         if isinstance(other, _NonTensorNode):
             shape = batch_shapes(self.batch_size, other.batch_size)

@@ -113,44 +113,76 @@ def record_parts(record: Any) -> list[tuple[Mapping[str, Value], int]]:
     return parts
 
 
-def field_getter(name: str, values: bool, nodes: bool = False) -> Callable[[Any], Any]:
+def field_getter(
+    name: str, values: bool, nodes: bool = False, first: type = _Tensor
+) -> Callable[[Any], Any]:
     """The getter of the record field ``name``: its entry, ``None`` when absent, and
     with ``values`` a Python value's data instead of its node. Without ``values``, a
     node found in a field declared for tensors or collections (put there by
     ``rename_key_``) reads as its value, unless ``nodes`` (a ``tensor_only`` class: its
-    fields give the entries as stored, nodes included)."""
+    fields give the entries as stored, nodes included). ``first`` is the class the field
+    is expected to hold (a plain tensor, or its one record class), looked for first.
 
-    # ``type(value)``, not ``value.__class__``: a nested record's ``__class__`` goes through
-    # its class's ``__getattr__`` hook (about 30 ns); a tensor is looked for first.
+    A record's fields are read far more often than anything else it does, so the getter
+    subscripts the entries (no method call): what a TensorDict's ``dict`` holds is the
+    field's entry, and a missing key or a mapping that does not answer (a lazy stack
+    whose members differ) is read again through the mapping's ``get``, as is a value of
+    another class from a lazy stack's or a file's mapping (whose ``get`` may differ from
+    its subscript). ``type(value)``, not ``value.__class__``: a nested record's
+    ``__class__`` goes through its class's ``__getattr__`` hook."""
+
+    def stored(record: Any) -> Any:  # the entry as stored, through any mapping
+        try:
+            return record._tensordict._tensors.get(name)
+        except HeterogeneousEntryError:  # a lazy stack some of whose members lack it
+            return _MEMBERS
+
+    def read(record: Any, value: Any) -> Any:  # a Python value's data, or the entry
+        kind = type(value)
+        if kind is NonTensorData:
+            return value._data
+        if value is None and record._tensordict._is_lazy:  # (set in a nested stack's members)
+            return members_field(record._tensordict, name)
+        if value is _MEMBERS:
+            return members_field(record._tensordict, name)
+        return value._read() if kind in _OTHER_NODES else value
+
+    def entry(record: Any, value: Any) -> Any:  # a field declared for tensors or collections
+        if value is None and record._tensordict._is_lazy:
+            return members_field(record._tensordict, name)
+        if value is _MEMBERS:
+            return members_field(record._tensordict, name)
+        if not nodes and type(value) in _VALUE_NODES:
+            return value._read()
+        return value
+
     def getter(record: Any) -> Any:
         try:
-            value = record._tensordict._tensors.get(name)
-        except HeterogeneousEntryError:  # a lazy stack some of whose members lack it
-            return members_field(record._tensordict, name)
+            entries = record._tensordict._tensors
+            value = entries[name]
+        except Exception:  # absent, or a lazy stack's entry that does not stack: as stored
+            return read(record, stored(record))
         kind = type(value)
         if kind is NonTensorData:  # the common case: one value, read as an attribute
             return value._data
         if kind is _Tensor:
             return value
-        if value is None and record._tensordict._is_lazy:  # (set in a nested stack's members)
-            return members_field(record._tensordict, name)
-        return value._read() if kind in _OTHER_NODES else value
+        return read(record, value if type(entries) is dict else stored(record))
 
-    def entry_getter(record: Any) -> Any:  # a field declared for tensors or collections
+    def entry_getter(record: Any) -> Any:
         try:
-            value = record._tensordict._tensors.get(name)
-        except HeterogeneousEntryError:
-            return members_field(record._tensordict, name)
-        kind = type(value)
-        if kind is _Tensor:
+            entries = record._tensordict._tensors
+            value = entries[name]
+        except Exception:
+            return entry(record, stored(record))
+        if type(value) is first:
             return value
-        if value is None and record._tensordict._is_lazy:
-            return members_field(record._tensordict, name)
-        if not nodes and kind in _VALUE_NODES:
-            return value._read()
-        return value
+        return entry(record, value if type(entries) is dict else stored(record))
 
     return getter if values else entry_getter
+
+
+_MEMBERS: Any = object()  # read member by member
 
 
 def members_field(stack: Any, name: str) -> Any:
@@ -198,11 +230,14 @@ def tensor_field_setter(
     other fields, batch dims included), a tensor it refuses goes to ``slow`` too, which
     says why."""
 
+    # ``type(x)``, not ``x.__class__``: no look-up in CPython 3.11's type-attribute
+    # cache, where ``Tensor.__class__`` may share a slot with a record class's attribute
+    # hooks and each write then misses twice
     def setter(record: Any, value: Any) -> None:
         td = record._tensordict
         if (
-            value.__class__ is not _Tensor
-            or td.__class__ is not TensorDict  # a lazy stack: locked if a member is
+            type(value) is not _Tensor
+            or type(td) is not TensorDict  # a lazy stack: locked if a member is
             or td._locked
             or td._saved_at is not None
         ):

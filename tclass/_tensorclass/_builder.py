@@ -464,7 +464,14 @@ def _attach_property(cls: type, info: ClassInfo, name: str) -> None:
     def deleter(self: Any) -> None:
         store(self, None)
 
-    get = field_getter(name, values=not entries_only, nodes=bool(info.options["tensor_only"]))
+    # the one collection class a nested field holds is looked for first, else a tensor
+    held = rule.convert_to if rule is not None and not rule.tensor else None
+    get = field_getter(
+        name,
+        values=not entries_only,
+        nodes=bool(info.options["tensor_only"]),
+        first=torch.Tensor if held is None else held,
+    )
     inline = info._specs.inline if info._specs is not None else None
     check = inline.assign.get(name) if inline is not None else None
     spec = rule.spec if rule is not None else None

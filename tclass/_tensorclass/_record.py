@@ -32,6 +32,7 @@ from tclass._engine._consolidate import Consolidated, consolidation_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._record_fields import (
+    dense_entries,
     members_field,
     record_batch_size,
     record_entries,
@@ -242,8 +243,12 @@ class TensorClass(
     # (_record_primitives.py) -------------------------------------------------------------
 
     def _absent_fields(self) -> Sequence[str]:
+        names = self.__tclass_info__.field_names
+        entries = dense_entries(self)  # over one TensorDict: its dict, looked up as it is
+        if entries is not None:
+            return [name for name in names if name not in entries]
         present = set(self._tensordict._key_names())
-        return [name for name in self.__tclass_info__.field_names if name not in present]
+        return [name for name in names if name not in present]
 
     # --- entries by key ------------------------------------------------------------------
 

@@ -573,7 +573,7 @@ class ApplyOps(TensorCollection):
             try:  # as many keys on both sides: a key of mine missing there is a KeyError
                 for key, value in mine.items():
                     piece = pairs[key]
-                    if value.__class__ is _Tensor and piece.__class__ is _Tensor:  # per leaf
+                    if type(value) is _Tensor and type(piece) is _Tensor:  # per leaf
                         out[key] = leaf_op(value, piece)
                     else:
                         out[key] = _compared(op, value, piece)

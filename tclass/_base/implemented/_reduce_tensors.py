@@ -23,7 +23,6 @@ LeafDims: TypeAlias = tuple[int, ...] | None
 _Tensor = torch.Tensor
 _BOOL = torch.bool
 _STRIDED = torch.strided
-_ZERO = b"\0"
 T_co = TypeVar("T_co", covariant=True)
 
 
@@ -203,7 +202,7 @@ def _all_true(leaves: list[torch.Tensor]) -> bool:
     bytes_readable = not tracing()
     for leaf in leaves:
         if leaf.is_cpu:
-            if bytes_readable and leaf.__class__ is _Tensor and leaf.dtype is _BOOL:
+            if bytes_readable and type(leaf) is _Tensor and leaf.dtype is _BOOL:
                 found = _zero_byte(leaf)
                 if found is not None:
                     if found:
@@ -238,7 +237,9 @@ def _zero_byte(leaf: torch.Tensor) -> bool | None:
         address = leaf.data_ptr()
     except RuntimeError:  # no storage of its own (vmap, functionalization)
         return None
-    return _ZERO in ctypes.string_at(address, n)  # bool elements are one byte each
+    # bool elements are one byte each; an int operand of ``in`` is one memchr (a bytes
+    # operand is a substring search: 5x as long)
+    return 0 in ctypes.string_at(address, n)
 
 
 def _any_true(leaves: list[torch.Tensor]) -> bool:
