@@ -25,24 +25,29 @@ if TYPE_CHECKING:
 # peer's ``load_memmap`` of an unsqueezed record makes one): its constructor refuses it
 # ("Using a LazyStackedTensorDict within a TensorDictParams isn't permitted"), tclass's
 # registers the members' tensors (program 15,600,059).
+# (fz28f) The same module methods of ``TensorDictParams(x.to_tensordict())`` of a locked
+# ``x`` holding a Python value: the peer's copy shares the locked value node, so its
+# constructor cannot unlock it ("part of a locked graph"); tclass's copy is its own
+# (programs 15,881,914 L12 / 15,891,179 L16). A peer that fails so where tclass raises
+# what the peer raises on a dense collection (``get_parameter`` of an integer buffer,
+# "is not an nn.Parameter": 15,890,223 L16 / 15,881,030 L12) is one too ("family").
 _PARAMS_OF_LAZY = "Using a LazyStackedTensorDict within a TensorDictParams isn't permitted"
+_PARAMS_OF_LOCKED = "Cannot unlock a tensordict that is part of a locked graph"
+_MODULE_OPS = (
+    "named_parameters",
+    "named_buffers",
+    "parameters",
+    "buffers",
+    "train",
+    "children",
+    "get_parameter",
+)
 _FEATURE_FAILS_INSIDE = {
     "grad": "Expected a TensorDictBase instance but got <class 'NoneType'>",
     "asdict": "The default implementation of __deepcopy__() for non-wrapper subclasses",
     "from_csv": "If using all scalar values, you must pass an index",
     "from_pandas": "If using all scalar values, you must pass an index",
-    **dict.fromkeys(
-        (
-            "named_parameters",
-            "named_buffers",
-            "parameters",
-            "buffers",
-            "train",
-            "children",
-            "get_parameter",
-        ),
-        _PARAMS_OF_LAZY,
-    ),
+    **dict.fromkeys(_MODULE_OPS, _PARAMS_OF_LAZY),
 }
 
 
@@ -50,10 +55,15 @@ def _feature_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     """The peer raised one of ``_FEATURE_FAILS_INSIDE``'s errors for its op, where
     tclass answered (fz27e: programs 15,600,xxx-15,630,xxx of
     features,index,shape,combine)."""
-    if finding.kind != "peer-raises":
+    if finding.kind not in ("peer-raises", "family"):
         return False
-    text = _FEATURE_FAILS_INSIDE.get(finding.step.op)
-    return text is not None and text in str(peer.error)
+    op, error = finding.step.op, str(peer.error)
+    if op in _MODULE_OPS and _PARAMS_OF_LOCKED in error:
+        return "TensorDictParams(x.to_tensordict())" in finding.step.src
+    if finding.kind == "family":
+        return op in _MODULE_OPS and _PARAMS_OF_LAZY in error
+    text = _FEATURE_FAILS_INSIDE.get(op)
+    return text is not None and text in error
 
 
 # (a lazy stack's members too: ``result.<members>[0][1]``)
@@ -94,7 +104,56 @@ def _dict_cast_by_the_constructor(finding: Finding, facts: Facts, peer: Any, min
     op, src = finding.step.op, finding.step.src
     if op != "ctor" and not (op == "from_dataclass" and "as_tensorclass=True" in src):
         return False
-    return all(_DICT_FIELD.match(line) for line in finding.detail)
+    lines = finding.detail
+    return any(_DICT_FIELD.match(line) for line in lines) and all(
+        _DICT_FIELD.match(line) or _kept_in_str_field(line, finding) for line in lines
+    )
+
+
+# (fz28f) A value a ``str`` field (``label``, ``s``) keeps as given where the peer casts
+# it: a number (the peer's 0-d tensor, with its FutureWarning announcing Python values in
+# 0.17); nested lists three deep (a value stack of 2 or more batch dims that
+# ``dataclasses.replace`` passes at batch size ``[]``, or the class
+# ``from_dataclass(record, as_tensorclass=True)`` makes: the peer holds a list of its
+# value stacks); empty nested lists there (the peer's float tensor with no elements).
+_NUMBER_IN_STR = re.compile(
+    r"^result\['(label|s)'\]: peer Tensor\[torch\.(int64|float32|bool), shape \[\]\], "
+    r"tclass py \('(int|float|bool)', "
+)
+_NUMBER_GIVEN = re.compile(
+    r"""\.set\(['"](label|s)['"], (L\.MetaData\()?(-?[\d.]+|True|False)\b"""
+    r"""|\.(label|s) = (-?[\d.]+|True|False)$|\.update\(\{['"](label|s)['"]: -?[\d.]"""
+)
+_STACKS_IN_LIST = re.compile(
+    r"^result\['(label|s)'\](\[\d+\])+: peer values \(.*, tclass list of \d+$"
+)
+_EMPTY_LISTS = re.compile(
+    r"^result\['(label|s)'\]: peer Tensor\[torch\.float32, shape \[[^\]]*\b0\]\], "
+    r"tclass list of \d+$"
+)
+_GIVEN_WHOLE = re.compile(r"dataclasses\"\)\.replace\(|\.from_dataclass\(.*as_tensorclass=True")
+
+
+def _kept_in_str_field(line: str, finding: Finding) -> bool:
+    if _NUMBER_IN_STR.match(line):
+        return any(_NUMBER_GIVEN.search(src) for src in finding.lines)
+    if _STACKS_IN_LIST.match(line) or _EMPTY_LISTS.match(line):
+        return _GIVEN_WHOLE.search(finding.step.src) is not None
+    return False
+
+
+def _value_kept_in_str_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A ``str`` field keeps a number or nested lists as given (README: "A number given
+    to a `str` field"), where the peer casts them (programs 15,870,710 L8 ``set``;
+    15,870,012 L8 / 15,880,887 L12 ``dataclasses.replace``; 15,890,595 L16
+    ``from_dataclass``)."""
+    if finding.kind == "peer-raises":  # the peer's 0-d tensor does not span the batch
+        message = finding.detail[0]
+        about = "0-dim tensors" in message and re.search(r"for key '(label|s)'", message)
+        return bool(about) and _NUMBER_GIVEN.search(finding.step.src) is not None
+    if finding.kind != "result" or not finding.detail:
+        return False
+    return all(_kept_in_str_field(line, finding) for line in finding.detail)
 
 
 _RECORD_KIND = re.compile(r"^result(?:\['[^']*'\])*\.kind: peer '\w+', tclass 'TensorDict'$")

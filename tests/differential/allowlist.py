@@ -38,6 +38,7 @@ from .allow_features import (
     _consolidated_key_order,
     _dict_cast_by_the_constructor,
     _feature_fails_inside,
+    _value_kept_in_str_field,
 )
 from .allow_fields import (
     _cast_to_the_field,
@@ -424,6 +425,7 @@ ENTRIES: list[Entry] = [
             _dict_kept_in_value_field,
             _kept_as_annotated,
             _dict_cast_by_the_constructor,
+            _value_kept_in_str_field,
         ),
     ),
     Entry(
