@@ -43,6 +43,7 @@ from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._ragged_values import stack_of_lists
 from tclass._engine._td import TensorDict
+from tclass._interop._params import TensorDictParams
 from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
@@ -627,6 +628,8 @@ def from_dict_instance(
     )
     if is_record(template):
         return cast(TensorDict, cast(Any, type(template))._from_plain(td))
+    if isinstance(template, TensorDictParams):  # leaves kept as built, as the peer's
+        return cast(TensorDict, template._wrap(td, record=None))
     return td
 
 
