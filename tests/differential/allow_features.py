@@ -45,10 +45,28 @@ _MODULE_OPS = (
 _FEATURE_FAILS_INSIDE = {
     "grad": "Expected a TensorDictBase instance but got <class 'NoneType'>",
     "asdict": "The default implementation of __deepcopy__() for non-wrapper subclasses",
+    # (fz28f: ``from_dataclass(record, as_tensorclass=True)`` of a memory-mapped record
+    # deep-copies it too: program 15,880,663 L12)
+    "from_dataclass": "The default implementation of __deepcopy__() for non-wrapper subclasses",
     "from_csv": "If using all scalar values, you must pass an index",
     "from_pandas": "If using all scalar values, you must pass an index",
     **dict.fromkeys(_MODULE_OPS, _PARAMS_OF_LAZY),
 }
+
+
+# (fz28f) ``x.from_dict_instance(x.to_dict(), ...)`` of a collection holding a
+# ``MetaData`` of a dict: the peer rebuilds the MetaData with the dict's items as
+# keywords (a TypeError from inside); tclass reads the dict as a nested collection
+_METADATA_OF_DICT = "MetaData.__init__() got an unexpected keyword argument"
+# (fz28f) ``from_pandas(x.to_pandas())`` of an ``attrs()`` result: the peer's
+# ``to_pandas`` reads its TensorAttrs as a nested collection (asking for a separator),
+# with one its shape's numbers spread over rows (pandas' refusal of columns of other
+# lengths); tclass's is a record, one cell per row as the peer's records (programs
+# 15,880,744 L12 / 15,890,554 L16)
+_ATTRS_AS_COLUMNS = (
+    "requires a separator parameter to flatten to DataFrame columns",
+    "All arrays must be of the same length",
+)
 
 
 def _feature_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -60,8 +78,12 @@ def _feature_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     op, error = finding.step.op, str(peer.error)
     if op in _MODULE_OPS and _PARAMS_OF_LOCKED in error:
         return "TensorDictParams(x.to_tensordict())" in finding.step.src
+    if finding.kind == "family" and op == "from_dict_instance":  # (15,891,752 L16, fz28f)
+        return _METADATA_OF_DICT in error  # tclass's own error about the dict it reads
     if finding.kind == "family":
         return op in _MODULE_OPS and _PARAMS_OF_LAZY in error
+    if op == "from_pandas" and any(".attrs()" in line for line in finding.lines):
+        return any(text in error for text in _ATTRS_AS_COLUMNS)
     text = _FEATURE_FAILS_INSIDE.get(op)
     return text is not None and text in error
 
@@ -157,7 +179,9 @@ def _value_kept_in_str_field(finding: Finding, facts: Facts, peer: Any, mine: An
 
 
 _RECORD_KIND = re.compile(r"^result(?:\['[^']*'\])*\.kind: peer '\w+', tclass 'TensorDict'$")
-_VALUE_READ = re.compile(r"^result(?:\['[^']*'\])+: peer py \(.*\), tclass nontensor \(\('value', ")
+_VALUE_READ = re.compile(
+    r"^result(?:\['[^']*'\])+: peer (py|size) \(.*\), tclass nontensor \(\('value', "
+)
 _KEYS = re.compile(r"^result(?:\['[^']*'\])*: keys: peer (\[.*\]), tclass (\[.*\])$")
 
 
@@ -169,7 +193,9 @@ def _attrs_of_a_record(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     features,index,shape,combine)."""
     if finding.kind != "result" or finding.step.op != "attrs" or not finding.detail:
         return False
-    if not _RECORD_KIND.match(finding.detail[0]) or not finding.detail[0].startswith("result.kind"):
+    # (``attrs()`` of ``attrs()``: each tensor's TensorAttrs record a TensorDict too,
+    # 15,891,283 L16, fz28f)
+    if not _RECORD_KIND.match(finding.detail[0]):
         return False
     for line in finding.detail[1:]:
         keys = _KEYS.match(line)
