@@ -48,6 +48,7 @@ _FEATURE_FAILS_INSIDE = {
     # (fz28f: ``from_dataclass(record, as_tensorclass=True)`` of a memory-mapped record
     # deep-copies it too: program 15,880,663 L12)
     "from_dataclass": "The default implementation of __deepcopy__() for non-wrapper subclasses",
+    "astuple": "The default implementation of __deepcopy__() for non-wrapper subclasses",
     "from_csv": "If using all scalar values, you must pass an index",
     "from_pandas": "If using all scalar values, you must pass an index",
     **dict.fromkeys(_MODULE_OPS, _PARAMS_OF_LAZY),
@@ -58,6 +59,9 @@ _FEATURE_FAILS_INSIDE = {
 # ``MetaData`` of a dict: the peer rebuilds the MetaData with the dict's items as
 # keywords (a TypeError from inside); tclass reads the dict as a nested collection
 _METADATA_OF_DICT = "MetaData.__init__() got an unexpected keyword argument"
+# (fz28f) ``select(strict=False)`` of the TensorDictParams ``from_modules(...,
+# as_module=True)`` gives: the peer's select writes into its locked copy and refuses
+_PARAMS_SELECT_LOCKED = "Cannot modify locked TensorDict"
 # (fz28f) ``from_pandas(x.to_pandas())`` of an ``attrs()`` result: the peer's
 # ``to_pandas`` reads its TensorAttrs as a nested collection (asking for a separator),
 # with one its shape's numbers spread over rows (pandas' refusal of columns of other
@@ -82,6 +86,8 @@ def _feature_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) 
         return _METADATA_OF_DICT in error  # tclass's own error about the dict it reads
     if finding.kind == "family":
         return op in _MODULE_OPS and _PARAMS_OF_LAZY in error
+    if op == "select" and "as_module=True" in " ".join(finding.lines):  # (15,905,008 L12)
+        return _PARAMS_SELECT_LOCKED in error
     if op == "from_pandas" and any(".attrs()" in line for line in finding.lines):
         return any(text in error for text in _ATTRS_AS_COLUMNS)
     text = _FEATURE_FAILS_INSIDE.get(op)
