@@ -43,6 +43,7 @@ from tclass._engine._nontensor import NonTensorData, _NonTensorNode
 from tclass._engine._pyvalues import stored_value
 from tclass._engine._ragged_values import stack_of_lists
 from tclass._engine._td import TensorDict
+from tclass._interop._params import TensorDictParams
 from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
@@ -635,9 +636,12 @@ def from_dict_instance(
     if is_record(template):
         return cast(TensorDict, cast(Any, type(template)).from_dict(given, **options, names=names))
     tree = _numbers_as_tensors(normalize(given, "from_dict"))
-    return _typed_like(
+    td = _typed_like(
         template, _from_tree(tree, auto_batch_size, batch_size, device, batch_dims, names)
     )
+    if isinstance(template, TensorDictParams):  # leaves kept as built, as the peer's
+        return cast(TensorDict, template._wrap(td, record=None))
+    return td
 
 
 def _records_built(

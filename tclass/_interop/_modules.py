@@ -219,7 +219,7 @@ def swap_into_module(
     # returned, are built before anything changes, so that any error leaves the module be.
     olds = [(write.path, write.old) for write in writes if write.old is not None]
     if inplace and return_swap:
-        olds = [(path, old.detach().clone()) for path, old in olds]
+        olds = [(path, old.clone()) for path, old in olds]  # in its graph, as the peer's
     result = as_collection(type(params), _tree(olds), "to_module") if return_swap else None
     if inplace:  # every slot holds a tensor: _check_fits refuses None slots
         _copy_into(writes, [write.new for write in writes], non_blocking)

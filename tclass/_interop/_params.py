@@ -232,6 +232,12 @@ class TensorDictParams(ParamsStorage, LockBlocks, TensorDictBase, nn.Module):  #
         out._install_views()
         return out
 
+    @classmethod
+    def _from_plain(cls, td: TensorDict) -> Self:
+        """``TensorDictParams.from_dict(...)`` and the like: the TensorDict built, wrapped
+        (its float tensors made parameters), as the peer's."""
+        return cls(td)
+
     def _as_record(self, td: Any) -> Any:
         """A result of the wrapped TensorDict as the peer's: in the record class wrapped
         (``td`` itself when none, or when it is not a TensorDict)."""

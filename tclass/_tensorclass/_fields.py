@@ -144,6 +144,8 @@ class FieldRule:
                 tensor = tensor.to(device)
             return self._check_batch(tensor, batch)
         if isinstance(value, TensorCollection):
+            if type(value) is NonTensorData and value.data is None and not self.value_field:
+                return None  # the unset field ``to_tensordict(retain_none=True)`` kept
             return self._store_collection(value, batch, device)
         check = self.check_value
         if self.any_value or (check is not None and check(value)):

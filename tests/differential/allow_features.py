@@ -28,39 +28,75 @@ if TYPE_CHECKING:
 # peer's ``load_memmap`` of an unsqueezed record makes one): its constructor refuses it
 # ("Using a LazyStackedTensorDict within a TensorDictParams isn't permitted"), tclass's
 # registers the members' tensors (program 15,600,059).
+# (fz28f) The same module methods of ``TensorDictParams(x.to_tensordict())`` of a locked
+# ``x`` holding a Python value: the peer's copy shares the locked value node, so its
+# constructor cannot unlock it ("part of a locked graph"); tclass's copy is its own
+# (programs 15,881,914 L12 / 15,891,179 L16). A peer that fails so where tclass raises
+# what the peer raises on a dense collection (``get_parameter`` of an integer buffer,
+# "is not an nn.Parameter": 15,890,223 L16 / 15,881,030 L12) is one too ("family").
 _PARAMS_OF_LAZY = "Using a LazyStackedTensorDict within a TensorDictParams isn't permitted"
+_PARAMS_OF_LOCKED = "Cannot unlock a tensordict that is part of a locked graph"
+_MODULE_OPS = (
+    "named_parameters",
+    "named_buffers",
+    "parameters",
+    "buffers",
+    "train",
+    "children",
+    "get_parameter",
+)
 _FEATURE_FAILS_INSIDE = {
     "grad": "Expected a TensorDictBase instance but got <class 'NoneType'>",
     "asdict": "The default implementation of __deepcopy__() for non-wrapper subclasses",
-    # (``from_dataclass(loaded, as_tensorclass=True)``: the same deepcopy; 15,810,320 L8, fz28b)
+    # (``from_dataclass(loaded, as_tensorclass=True)``: the same deepcopy; 15,810,320 L8,
+    # fz28b; of a memory-mapped record too: program 15,880,663 L12, fz28f)
     "from_dataclass": "The default implementation of __deepcopy__() for non-wrapper subclasses",
+    "astuple": "The default implementation of __deepcopy__() for non-wrapper subclasses",
     "from_csv": "If using all scalar values, you must pass an index",
     # (and its frame of columns of different lengths over no rows: pandas' "All arrays
     # must be of the same length"; tclass's frame has no rows: program 15,828,093 L12, fz28c)
     "from_pandas": ("If using all scalar values, you must pass an index", "All arrays must be of"),
-    **dict.fromkeys(
-        (
-            "named_parameters",
-            "named_buffers",
-            "parameters",
-            "buffers",
-            "train",
-            "children",
-            "get_parameter",
-        ),
-        _PARAMS_OF_LAZY,
-    ),
+    **dict.fromkeys(_MODULE_OPS, _PARAMS_OF_LAZY),
 }
+
+
+# (fz28f) ``x.from_dict_instance(x.to_dict(), ...)`` of a collection holding a
+# ``MetaData`` of a dict: the peer rebuilds the MetaData with the dict's items as
+# keywords (a TypeError from inside); tclass reads the dict as a nested collection
+_METADATA_OF_DICT = "MetaData.__init__() got an unexpected keyword argument"
+# (fz28f) ``select(strict=False)`` of the TensorDictParams ``from_modules(...,
+# as_module=True)`` gives: the peer's select writes into its locked copy and refuses
+_PARAMS_SELECT_LOCKED = "Cannot modify locked TensorDict"
+# (fz28f) ``from_pandas(x.to_pandas())`` of an ``attrs()`` result: the peer's
+# ``to_pandas`` reads its TensorAttrs as a nested collection (asking for a separator),
+# with one its shape's numbers spread over rows (pandas' refusal of columns of other
+# lengths); tclass's is a record, one cell per row as the peer's records (programs
+# 15,880,744 L12 / 15,890,554 L16)
+_ATTRS_AS_COLUMNS = (
+    "requires a separator parameter to flatten to DataFrame columns",
+    "All arrays must be of the same length",
+)
 
 
 def _feature_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """The peer raised one of ``_FEATURE_FAILS_INSIDE``'s errors for its op, where
     tclass answered (fz27e: programs 15,600,xxx-15,630,xxx of
     features,index,shape,combine)."""
-    if finding.kind != "peer-raises":
+    if finding.kind not in ("peer-raises", "family"):
         return False
-    texts = _FEATURE_FAILS_INSIDE.get(finding.step.op, ())
-    return any(text in str(peer.error) for text in ((texts,) if isinstance(texts, str) else texts))
+    op, error = finding.step.op, str(peer.error)
+    if op in _MODULE_OPS and _PARAMS_OF_LOCKED in error:
+        return "TensorDictParams(x.to_tensordict())" in finding.step.src
+    if finding.kind == "family" and op == "from_dict_instance":  # (15,891,752 L16, fz28f)
+        return _METADATA_OF_DICT in error  # tclass's own error about the dict it reads
+    if finding.kind == "family":
+        return op in _MODULE_OPS and _PARAMS_OF_LAZY in error
+    if op == "select" and "as_module=True" in " ".join(finding.lines):  # (15,905,008 L12)
+        return _PARAMS_SELECT_LOCKED in error
+    if op == "from_pandas" and any(".attrs()" in line for line in finding.lines):
+        return any(text in error for text in _ATTRS_AS_COLUMNS)
+    texts = _FEATURE_FAILS_INSIDE.get(op, ())
+    return any(text in error for text in ((texts,) if isinstance(texts, str) else texts))
 
 
 # (a lazy stack's members too: ``result.<members>[0][1]``)
@@ -163,7 +199,56 @@ def _dict_cast_by_the_constructor(finding: Finding, facts: Facts, peer: Any, min
     op, src = finding.step.op, finding.step.src
     if op != "ctor" and not (op == "from_dataclass" and "as_tensorclass=True" in src):
         return False
-    return all(_DICT_FIELD.match(line) for line in finding.detail)
+    lines = finding.detail
+    return any(_DICT_FIELD.match(line) for line in lines) and all(
+        _DICT_FIELD.match(line) or _kept_in_str_field(line, finding) for line in lines
+    )
+
+
+# (fz28f) A value a ``str`` field (``label``, ``s``) keeps as given where the peer casts
+# it: a number (the peer's 0-d tensor, with its FutureWarning announcing Python values in
+# 0.17); nested lists three deep (a value stack of 2 or more batch dims that
+# ``dataclasses.replace`` passes at batch size ``[]``, or the class
+# ``from_dataclass(record, as_tensorclass=True)`` makes: the peer holds a list of its
+# value stacks); empty nested lists there (the peer's float tensor with no elements).
+_NUMBER_IN_STR = re.compile(
+    r"^result\['(label|s)'\]: peer Tensor\[torch\.(int64|float32|bool), shape \[\]\], "
+    r"tclass py \('(int|float|bool)', "
+)
+_NUMBER_GIVEN = re.compile(
+    r"""\.set\(['"](label|s)['"], (L\.MetaData\()?(-?[\d.]+|True|False)\b"""
+    r"""|\.(label|s) = (-?[\d.]+|True|False)$|\.update\(\{['"](label|s)['"]: -?[\d.]"""
+)
+_STACKS_IN_LIST = re.compile(
+    r"^result\['(label|s)'\](\[\d+\])+: peer values \(.*, tclass list of \d+$"
+)
+_EMPTY_LISTS = re.compile(
+    r"^result\['(label|s)'\]: peer Tensor\[torch\.float32, shape \[[^\]]*\b0\]\], "
+    r"tclass list of \d+$"
+)
+_GIVEN_WHOLE = re.compile(r"dataclasses\"\)\.replace\(|\.from_dataclass\(.*as_tensorclass=True")
+
+
+def _kept_in_str_field(line: str, finding: Finding) -> bool:
+    if _NUMBER_IN_STR.match(line):
+        return any(_NUMBER_GIVEN.search(src) for src in finding.lines)
+    if _STACKS_IN_LIST.match(line) or _EMPTY_LISTS.match(line):
+        return _GIVEN_WHOLE.search(finding.step.src) is not None
+    return False
+
+
+def _value_kept_in_str_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A ``str`` field keeps a number or nested lists as given (README: "A number given
+    to a `str` field"), where the peer casts them (programs 15,870,710 L8 ``set``;
+    15,870,012 L8 / 15,880,887 L12 ``dataclasses.replace``; 15,890,595 L16
+    ``from_dataclass``)."""
+    if finding.kind == "peer-raises":  # the peer's 0-d tensor does not span the batch
+        message = finding.detail[0]
+        about = "0-dim tensors" in message and re.search(r"for key '(label|s)'", message)
+        return bool(about) and _NUMBER_GIVEN.search(finding.step.src) is not None
+    if finding.kind != "result" or not finding.detail:
+        return False
+    return all(_kept_in_str_field(line, finding) for line in finding.detail)
 
 
 _JOINED_KIND = re.compile(r"^result\.kind: peer 'TensorDict', tclass '(\w+)'$")
@@ -188,7 +273,9 @@ def _joined_into_the_record(finding: Finding, facts: Facts, peer: Any, mine: Any
 
 
 _RECORD_KIND = re.compile(r"^result(?:\['[^']*'\])*\.kind: peer '\w+', tclass 'TensorDict'$")
-_VALUE_READ = re.compile(r"^result(?:\['[^']*'\])+: peer py \(.*\), tclass nontensor \(\('value', ")
+_VALUE_READ = re.compile(
+    r"^result(?:\['[^']*'\])+: peer (py|size) \(.*\), tclass nontensor \(\('value', "
+)
 _KEYS = re.compile(r"^result(?:\['[^']*'\])*: keys: peer (\[.*\]), tclass (\[.*\])$")
 # a stack of Python values that the peer's attrs() reads as a collection without tensors
 _VALUES_AS_EMPTY = re.compile(
@@ -207,7 +294,9 @@ def _attrs_of_a_record(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     (:func:`_attrs_values_kept`; fz28a: 15,610,183 L12)."""
     if finding.kind != "result" or finding.step.op != "attrs" or not finding.detail:
         return False
-    if not _RECORD_KIND.match(finding.detail[0]) or not finding.detail[0].startswith("result.kind"):
+    # (``attrs()`` of ``attrs()``: each tensor's TensorAttrs record a TensorDict too,
+    # 15,891,283 L16, fz28f)
+    if not _RECORD_KIND.match(finding.detail[0]):
         return False
     for line in finding.detail[1:]:
         keys = _KEYS.match(line)

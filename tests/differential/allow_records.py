@@ -555,7 +555,7 @@ def _contains_a_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
 
 # the records' fields that hold Python values (``Rec.label``, ``Auto.s`` / ``n`` / ``lst``...)
 _VALUE_FIELDS = frozenset({"label", "s", "n", "lst", "v"})
-_LEAVES_AT_THE_TOP = re.compile(r"\.keys\((include_nested=)?False, (leaves_only=)?True\)")
+_LEAVES_AT_THE_TOP = re.compile(r"\.(valid_)?keys\((include_nested=)?False, (leaves_only=)?True\)")
 _STACKED_LAZILY = re.compile(r"LazyStackedTensorDict|lazy_stack\(|to_lazystack\(")
 
 
@@ -565,8 +565,10 @@ def _value_field_not_a_leaf(finding: Finding, facts: Facts, peer: Any, mine: Any
     peer's lists a Python-value field too (its first member's ``get`` gives the value,
     not a node), which its ``items(leaves_only=True)`` and ``keys(include_nested=True,
     leaves_only=True)`` leave out (program 15,320,258 of the six families ``--length
-    16``, fz26e)."""
-    if finding.kind != "result" or finding.step.op != "keys" or facts.kind != "record":
+    16``, fz26e); ``valid_keys`` too, the same listing (15,881,423 L12, fz28f)."""
+    if finding.kind != "result" or finding.step.op not in ("keys", "valid_keys"):
+        return False
+    if facts.kind != "record":
         return False
     if not _LEAVES_AT_THE_TOP.search(finding.step.src):
         return False

@@ -45,6 +45,7 @@ from .allow_features import (
     _record_values_kept_per_element,
     _replaced_values_not_nodes,
     _size_kept_a_size,
+    _value_kept_in_str_field,
 )
 from .allow_fields import (
     _cast_to_the_field,
@@ -462,6 +463,7 @@ ENTRIES: list[Entry] = [
             _dict_kept_in_value_field,
             _kept_as_annotated,
             _dict_cast_by_the_constructor,
+            _value_kept_in_str_field,
         ),
     ),
     Entry(

@@ -468,6 +468,15 @@ DECIDED = [
     (_FEATURES, 8, 15_600_062, "records-predictable"),
     # fz27f: from_dataclass(record, as_tensorclass=True): inner an Inner (the peer's a dict)
     (_FEATURES, 8, 15_620_137, "annotation-casts"),
+    # fz28f: TensorDictParams(x.to_tensordict()).get_parameter of an integer leaf over a
+    # peer's lazy stack: its constructor refuses the stack, tclass's "not an nn.Parameter"
+    (_FEATURES, 16, 15_890_223, "peer-fails-inside"),
+    # fz28f: the same of a locked x holding a str: the peer's copy cannot be unlocked
+    (_FEATURES, 16, 15_891_179, "peer-fails-inside"),
+    # fz28f: set('label', 3) of a loaded record: the str field keeps the number (the
+    # peer's 0-d tensor); dataclasses.replace of a stack of records: the label's lists
+    (_FEATURES, 8, 15_870_710, "annotation-casts"),
+    (_FEATURES, 8, 15_870_012, "annotation-casts"),
     # fz28d: copy.copy of a stack of attrs() records: tgt_shape stays a torch.Size (the
     # peer's copy of the value stack turns it into a plain tuple)
     (_FEATURES, 12, 15_610_171, "values-kept-shared"),

@@ -379,3 +379,48 @@ def test_set_nested_value_off_the_batch_locked_is_a_batch_error() -> None:
     assert isinstance(raised.value, RuntimeError)
     assert list(stack.keys(True)) == ["d"]
     assert stack["d"].tolist() == [0.0, 1.0]
+
+
+# --- a Python number written (fz28f) --------------------------------------------------------
+
+
+def _lazy_and_dense() -> tuple[LazyStackedTensorDict, TensorDict]:
+    members = [TensorDict({"a": torch.zeros(()), "n": {"b": torch.zeros(())}}) for _ in range(3)]
+    return lazy_stack(members), torch.stack([m.clone() for m in members])
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda x: x.set("md", 3),
+        lambda x: x.set(("n", "md"), 3.5),
+        lambda x: x.set("a", True),
+        lambda x: x.update({"md": 3}),
+        lambda x: x.update({"n": {"b": 3}}),
+        lambda x: x.__setitem__("md", 2),
+    ],
+)
+def test_number_spans_no_batch_as_in_a_tensordict(write: Any) -> None:
+    """A Python number is a 0-d tensor: a lazy stack refuses it as the dense stack does
+    (and the peer), nothing written, where it used to give each member a copy."""
+    lazy, dense = _lazy_and_dense()
+    for target in (dense, lazy):
+        with pytest.raises(
+            errors.BatchMismatchError, match=r"its shape \[\] does not start"
+        ) as err:
+            write(target)
+        assert isinstance(err.value, RuntimeError) and err.value.batch_size == (3,)
+    assert "md" not in lazy.keys(True) and ("n", "md") not in lazy.keys(True)
+    assert torch.equal(lazy["a"], torch.zeros(3)) and torch.equal(lazy["n", "b"], torch.zeros(3))
+
+
+def test_number_fills_an_existing_entry_in_place() -> None:
+    """In place into an existing entry (``set_``, ``set(..., inplace=True)``,
+    ``update_``), a number fills every member, as a TensorDict's fills its tensor."""
+    lazy, dense = _lazy_and_dense()
+    for target in (dense, lazy):
+        target.set_("a", 2)
+        target.set(("n", "b"), 4, inplace=True)
+        target.update_({"a": 5})
+        assert torch.equal(target["a"], torch.full((3,), 5.0))
+        assert torch.equal(target["n", "b"], torch.full((3,), 4.0))

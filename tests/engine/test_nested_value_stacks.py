@@ -183,6 +183,23 @@ def test_ops_that_pick_elements_make_each_a_member(op: str) -> None:
         assert kept.reshape(1, 1)["s"] == "p"
 
 
+@pytest.mark.parametrize("counts", [(2, 1), (1, 3), (2, 3)])
+def test_repeat_keeps_the_stack_dims(counts: tuple[int, int]) -> None:
+    """``repeat`` keeps every dim in its place: the stack of an unsqueezed value repeats
+    its members (each still one value over the other dims), so a row of it reads one
+    value, as the peer's (fz28f, program 15,881,429); a stack of two values too."""
+    td = TensorDict(s="p", n=TensorDict(s="q", batch_size=[2, 3]), batch_size=[2])
+    out = td.unsqueeze(0).repeat(*counts)
+    node = out.get("s")
+    assert node.stack_dim == 0 and node.batch_size == torch.Size([counts[0], 2 * counts[1]])
+    assert all(type(member) is NonTensorData for member in node.tensordicts)
+    assert type(out[0].get("s")) is NonTensorData and out[-1]["s"] == "p"
+    assert type(out[0].get(("n", "s"))) is NonTensorData and out[0]["n", "s"] == "q"
+    two = torch.stack([TensorDict(s=s, batch_size=[2]) for s in "ab"]).repeat(*counts)
+    assert [m.data for m in two.get("s").tensordicts] == ["a", "b"] * counts[0]
+    assert two["s"] == [["a"] * 2 * counts[1], ["b"] * 2 * counts[1]] * counts[0]
+
+
 @pytest.mark.parametrize("shape", [[1, 1], [2, 1], [1, 2], [2, 3]])
 def test_transpose_moves_the_stack_dim_over_dims_of_size_one(shape: list[int]) -> None:
     # a transpose of size-1 dims keeps the elements in order, as a reshape, yet moves the

@@ -318,6 +318,20 @@ def test_inplace_copies_into_the_modules_tensors_and_restores_their_values() -> 
     assert bool((linear.weight == 1).all())
 
 
+def test_inplace_swap_is_a_clone_in_the_parameters_graph() -> None:
+    """The values ``to_module(inplace=True)`` returns are ``param.clone()``, as the
+    peer's (fz28f, program 15,881,813): a gradient through them reaches the parameter,
+    and they hold no ``grad`` of their own."""
+    linear = nn.Linear(3, 4)
+    original = linear.weight.detach().clone()
+    swap = TensorDict({"weight": torch.zeros(4, 3)}).to_module(linear, inplace=True)
+    old = swap["weight"]
+    assert torch.equal(old, original) and old.requires_grad and old.grad_fn is not None
+    assert old.data_ptr() != linear.weight.data_ptr()
+    (old * 2).sum().backward()
+    assert linear.weight.grad is not None and bool((linear.weight.grad == 2).all())
+
+
 def test_return_swap_false_returns_none_and_keeps_the_swap() -> None:
     linear = nn.Linear(3, 4)
     ones = torch.ones(4, 3, requires_grad=True)

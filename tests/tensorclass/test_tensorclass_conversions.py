@@ -642,3 +642,23 @@ class TestCompile:
         expected = fn(rec)
         got = torch.compile(fn, fullgraph=True, backend="inductor")(rec)
         assert_same_rec(got, expected.obs, expected.inner.x)
+
+
+@tclass.tensorclass
+class _WithOptional:
+    x: torch.Tensor
+    opt: torch.Tensor | None = None
+    label: str | None = None
+
+
+def test_from_tensordict_reads_a_kept_none_as_unset() -> None:
+    """``to_tensordict(retain_none=True)`` keeps an unset field as a ``None`` value;
+    ``from_tensordict`` of it gives the field unset again, a tensor field too (it refused
+    the value node: fz28f, program 15,890,402), as the peer's."""
+    rec = _WithOptional(x=torch.zeros(2, 1), batch_size=[2])
+    td = rec.to_tensordict(retain_none=True)
+    assert type(td.get("opt")) is NonTensorData and td.get("opt").data is None
+    back = _WithOptional.from_tensordict(td)
+    assert back.opt is None and back.label is None and torch.equal(back.x, rec.x)
+    with pytest.raises(errors.FieldTypeError, match=r"opt is annotated"):
+        _WithOptional.from_tensordict(TensorDict(x=torch.zeros(2), opt="no", batch_size=[2]))

@@ -211,7 +211,9 @@ class ShapeOps(ReshapeOps):
         new = torch.Size(size * count for size, count in zip(self.batch_size, counts))
         if picks:
             return self._map_batch(PicksElements(lambda v: _tiled(v, counts, nb)), new)
-        return self._map_batch(lambda v: _repeated(v, counts, nb), new)
+        # every dim in its place: a stack of Python values keeps its stack dims, as the
+        # peer's stack repeats its members (each a value over the other dims)
+        return self._map_batch(KeepsDims(lambda v: _repeated(v, counts, nb)), new)
 
     def repeat_interleave(
         self,

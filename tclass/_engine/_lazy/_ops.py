@@ -219,7 +219,7 @@ class LazyStackOps(TensorDictBase):
         or files alike)."""
         path = _keys.key_path(key)
         if len(path) > 1:
-            split_operand(value, self, key)  # a value that does not fit the batch: that first
+            split_operand(value, self, key, fill=True)  # a value that does not fit: first
         if len(path) == 1 or path[0] in self:
             error = self._absent(key)
             if type(error) is KeyNotFoundError:  # the peer's words first, which code matches

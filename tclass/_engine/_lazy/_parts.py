@@ -405,12 +405,20 @@ def split_tensor(value: torch.Tensor, dim: int, count: int) -> list[torch.Tensor
     return list(value.unbind(dim))
 
 
-def split_operand(value: Any, stack: Any, key: object) -> list[Any]:
-    """``value`` cut along the stack dim, one part per member, for a write at ``key``."""
+_NUMBERS = (bool, int, float, complex, np.bool_, np.number)
+
+
+def split_operand(value: Any, stack: Any, key: object, *, fill: bool = False) -> list[Any]:
+    """``value`` cut along the stack dim, one part per member, for a write at ``key``.
+    A Python number is a 0-d tensor, as a TensorDict stores it, so it spans no batch:
+    a ``BatchMismatchError``, unless ``fill`` (an in-place write into an existing
+    entry, which every member fills with it)."""
     count = len(stack._members)
     dim = stack._stack_dim
     batch = stack._batch_size
     ndim = len(batch)
+    if isinstance(value, _NUMBERS) and not fill and ndim:
+        raise BatchMismatchError(key, (), batch)
     if isinstance(value, (list, tuple, np.ndarray)):
         try:
             value = torch.as_tensor(value)

@@ -74,7 +74,7 @@ class LazyWrites(LazyDevices):
         if not inplace and self._lock_state() and not self._can_fill(key):
             self._check_not_through_tensor(key)  # (as a TensorDict checks first)
             raise LockedError(_LOCKED_MSG.format(action=f"set {key!r} in"))
-        parts = split_operand(value, self, key)
+        parts = split_operand(value, self, key, fill=inplace and key in self)
         for member, part in zip(self._members, parts):
             member.set(key, part, inplace=inplace)
         return self
@@ -134,7 +134,7 @@ class LazyWrites(LazyDevices):
                     "(an in-place write keeps the entry's kind: use set() to replace it)"
                 )
                 raise InPlaceWriteError(msg)
-        parts = split_operand(value, self, key)
+        parts = split_operand(value, self, key, fill=True)
         refuse_grad_member_sets(self._members, key, parts)  # before any member is written
         for member, part in zip(self._members, parts):
             member.set_(key, part)
