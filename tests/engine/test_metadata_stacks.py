@@ -39,7 +39,8 @@ def _copies(lib: ModuleType) -> Any:
         s.flip(0)[0], s.permute(1, 0)[:, 0], s.expand(2, 2, 3)[0, 0], s.view(-1),
         pickle.loads(pickle.dumps(s))[0],
     ]  # fmt: skip
-    return [_kind(node) for node in picked], [_kind(part) for part in s.split(1, 0)]
+    parts = [*s.split(1, 0), *s.tensor_split(2, 0), *s.tensor_split([1], 1)]
+    return [_kind(node) for node in picked], [_kind(part) for part in parts]
 
 
 def _in_collections(lib: ModuleType) -> Any:
@@ -52,6 +53,9 @@ def _in_collections(lib: ModuleType) -> Any:
     return (
         _kind(stacked.get("m")), _kind(stacked[0].get("m")), _kind(stacked[:, 1].get("m")),
         [_kind(part.get("m")) for part in stacked.split(1, 0)], _kind(lazy[1].get("m")),
+        [_kind(part.get("m")) for part in stacked.tensor_split(2, 0)],
+        [_kind(part.get("m")) for part in torch.tensor_split(stacked, [1], 0)],
+        [_kind(part.get("m")) for part in stacked.tensor_split([1, 0], 0)],
         _kind(lazy.get("m")[0]), _kind(stacked.consolidate().get("m")[1]),
         _kind(indexed.get(("n", "md"))), indexed.get(("n", "md")).data,
     )  # fmt: skip
@@ -102,6 +106,9 @@ def test_a_stack_of_copies_indexes_back_to_metadata() -> None:
     assert type(s[:, 0]) is NonTensorStack  # one element of each member: two objects
     assert [type(m) for m in s.tensordicts] == [MetaData, MetaData]
     assert [type(p) for p in s.split(1, 0)] == [NonTensorStack, NonTensorStack]
+    # tensor_split's pieces that tile the dim are split's: stacks of one member
+    assert [type(p) for p in s.tensor_split(2, 0)] == [NonTensorStack, NonTensorStack]
+    assert [type(p) for p in torch.tensor_split(s, [1], 0)] == [NonTensorStack] * 2
     # a stack of NonTensorData keeps giving NonTensorData
     b = NonTensorData({"lr": 0.1}, batch_size=[3])
     assert type(torch.stack([b, b.clone()])[0]) is NonTensorData

@@ -299,6 +299,9 @@ class ShapeOps(ReshapeOps):
         nb = self.batch_dims
         d = _batch.normalize_dim(dim, nb, op="tensor_split")
         bounds = _section_bounds(indices_or_sections, self.batch_size[d])
+        sizes = _tiling_sizes(bounds, self.batch_size[d])
+        if sizes is not None:  # pieces that tile the dim: split's (as the peer's)
+            return tuple(self._carry(p, None) for p in self._split_by_sizes(sizes, d))
         lead = (slice(None),) * d
         pieces = [self[lead + (slice(start, stop),)] for start, stop in bounds]
         # a wrapper's index of all of it (a TensorDictParams) is itself: split's piece then
@@ -358,6 +361,19 @@ def _section_bounds(
     firsts: list[int | None] = [None, *cuts]
     lasts: list[int | None] = [*cuts, None]
     return list(zip(firsts, lasts))
+
+
+def _tiling_sizes(bounds: list[tuple[int | None, int | None]], length: int) -> list[int] | None:
+    """The sizes of ``tensor_split``'s pieces when they tile the dim in order (no index
+    smaller than the one before: then they are ``split``'s pieces), else None."""
+    cuts = [0]
+    for start, _ in bounds[1:]:
+        assert start is not None
+        start = start + length if start < 0 else start
+        cuts.append(min(max(start, 0), length))
+    cuts.append(length)
+    sizes = [stop - start for start, stop in itertools.pairwise(cuts)]
+    return sizes if all(size >= 0 for size in sizes) else None
 
 
 def _repeated(value: Any, counts: tuple[int, ...], nb: int) -> Any:
