@@ -11,6 +11,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from .allow_values import _empty_values_rebuilt
+from .compare import flat_values
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -174,14 +175,8 @@ def _meta_over_stack(line: str, peer: Any, mine: Any) -> bool:
     if type(ours).__name__ != "MetaData" or type(theirs).__name__ != "NonTensorStack":
         return False
     return theirs.batch_size == ours.batch_size and all(
-        value == ours.data for value in _flat(theirs.tolist())
+        value == ours.data for value in flat_values(theirs.tolist())
     )
-
-
-def _flat(values: Any) -> list[Any]:
-    if isinstance(values, list):
-        return [item for inner in values for item in _flat(inner)]
-    return [values]
 
 
 _DICT_FIELD = re.compile(r"^result\['inner'\]: peer dict \(.*, tclass Inner\(batch_size=", re.S)
@@ -345,12 +340,6 @@ def _clone_copies_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -
 _ONE_VALUE_OF_LIST = re.compile(r"^result((?:\['[^']*'\])+): peer py \((.*)\), tclass list of \d+$")
 
 
-def _flat(value: Any) -> list[Any]:
-    if isinstance(value, list):
-        return [item for part in value for item in _flat(part)]
-    return [value]
-
-
 def _record_values_kept_per_element(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``record.from_dict_instance(record.to_dict(), ...)`` of a record whose Python
     value is a stack (one value per element, unsqueezed, expanded or stacked): tclass's
@@ -371,7 +360,7 @@ def _record_values_kept_per_element(finding: Finding, facts: Facts, peer: Any, m
             node = getattr(node, key, None)
         if isinstance(node, list) and node and isinstance(node[0], list):
             node = node[0]  # (the peer's ``.data`` of a stack of stacks: its first row's)
-        values = _flat(node) if isinstance(node, list) else []
+        values = flat_values(node) if isinstance(node, list) else []
         theirs = peer.value
         for key in re.findall(r"\['([^']*)'\]", found.group(1)):
             theirs = getattr(theirs, key, None)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .allow_names import _stack_dim_name_kept
 from .allow_ops import _MEMORY_MAPPED, _fewer_in_order, _keys_of
+from .compare import flat_values
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -427,7 +428,7 @@ def _value_more_unit_dims(line: str, peer: Any, mine: Any) -> bool:
     if both is None:
         return False
     theirs, ours = both
-    return _depth(theirs) > _depth(ours) and _flat(theirs) == _flat(ours) != []
+    return _depth(theirs) > _depth(ours) and flat_values(theirs) == flat_values(ours) != []
 
 
 def _field_values(pattern: str, line: str, peer: Any, mine: Any) -> tuple[Any, Any] | None:
@@ -445,12 +446,6 @@ def _field_values(pattern: str, line: str, peer: Any, mine: Any) -> tuple[Any, A
 
 def _depth(value: Any) -> int:
     return 1 + _depth(value[0]) if isinstance(value, list) and value else 0
-
-
-def _flat(value: Any) -> list[Any]:
-    if not isinstance(value, list):
-        return [value]
-    return [leaf for item in value for leaf in _flat(item)]
 
 
 def _source_shaped(line: str, nb: int) -> bool:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from .compare import flat_values
+
 if TYPE_CHECKING:
     from .engine import Finding
     from .world import Facts
@@ -542,12 +544,6 @@ def _store_writes_grad_data(finding: Finding, facts: Facts, peer: Any, mine: Any
 _STORE_VALUE_LINE = re.compile(r"^result((?:\['[^']*'\])+): peer (value|py) ")
 
 
-def _flat(values: Any) -> list[Any]:
-    if isinstance(values, list):
-        return [item for inner in values for item in _flat(inner)]
-    return [values]
-
-
 def _stack_read_per_element(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``from_zarr(x.to_zarr(path))`` of a ``NonTensorStack`` whose elements are equal (a
     str field of records stacked, ``NonTensorStack("a")``): tclass reads it back one
@@ -571,6 +567,6 @@ def _stack_read_per_element(finding: Finding, facts: Facts, peer: Any, mine: Any
             return False
         if theirs.batch_size != ours.batch_size or not ours.batch_size.numel():
             return False
-        if any(value != theirs.data for value in _flat(ours.tolist())):
+        if any(value != theirs.data for value in flat_values(ours.tolist())):
             return False
     return bool(finding.detail)

@@ -26,6 +26,7 @@ from .allow_structure import (
     _VALUE_LIST_DEEPER,
     _VALUE_ONE_DEEPER,
 )
+from .compare import flat_values
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -506,7 +507,7 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         theirs, ours = (_read_value(side.value, found.group(1)) for side in (peer, mine))
         if finding.step.op in _DEEPER and _depth(theirs) <= len(peer.value.batch_size):
             return False
-        values = _flat(theirs) + _flat(ours)
+        values = flat_values(theirs) + flat_values(ours)
         if not values or any(value != values[0] for value in values):
             return False
     return True
@@ -536,7 +537,7 @@ def _squeezed_over_none(path: str, peer: Any, mine: Any, storage: bool = False) 
         return False
     size = list(ours.batch_size)
     listed = theirs.tolist()
-    return 0 in size and size == list(theirs.batch_size) and not _flat(listed)
+    return 0 in size and size == list(theirs.batch_size) and not flat_values(listed)
 
 
 # ops after which the peer lists a record's kept value node deeper than its batch dims
@@ -569,7 +570,7 @@ def _part_value_as_one(line: str, theirs: Any, ours: Any) -> bool:
     except Exception:  # noqa: BLE001 (a read that fails is no shared value)
         return False
     one = getattr(one, "data", one)
-    return isinstance(listed, list) and bool(listed) and all(v == one for v in _flat(listed))
+    return isinstance(listed, list) and bool(listed) and all(v == one for v in flat_values(listed))
 
 
 _MEMBER_VALUE = re.compile(
@@ -591,7 +592,7 @@ def _member_value_as_one(line: str, theirs: Any, ours: Any) -> bool:
     except Exception:  # noqa: BLE001 (a read that fails is no shared value)
         return False
     one = getattr(one, "data", one)
-    return isinstance(listed, list) and bool(listed) and all(v == one for v in _flat(listed))
+    return isinstance(listed, list) and bool(listed) and all(v == one for v in flat_values(listed))
 
 
 def _read_value(collection: Any, path: str) -> Any:
@@ -608,12 +609,6 @@ def _read_value(collection: Any, path: str) -> Any:
 
 def _depth(value: Any) -> int:
     return 1 + _depth(value[0]) if isinstance(value, list) and value else 0
-
-
-def _flat(value: Any) -> list[Any]:
-    if isinstance(value, list):
-        return [item for part in value for item in _flat(part)]
-    return [] if value is None else [value]
 
 
 def _longer_value_node(line: str) -> bool:
@@ -651,7 +646,7 @@ def _shared_value_read(line: str, peer: Any, mine: Any) -> bool:
         theirs, ours = (side.value[path] for side in (peer, mine))
     except Exception:  # a read that fails is no shared value
         return False
-    values = _flat(theirs)
+    values = flat_values(theirs)
     return not isinstance(ours, list) and bool(values) and all(v == ours for v in values)
 
 
@@ -910,12 +905,8 @@ def _first_row_none(value: Any) -> bool:
     None and that holds something else later."""
     if not isinstance(value, list) or not value or not isinstance(value[0], list):
         return False
-    first, rest = _flat(value[0]), _flat(value[1:])
+    first, rest = flat_values(value[0]), flat_values(value[1:])
     return all(item is None for item in first) and any(item is not None for item in rest)
-
-
-def _flat(value: Any) -> list[Any]:
-    return [leaf for item in value for leaf in _flat(item)] if isinstance(value, list) else [value]
 
 
 # a str (or a number: program 15,520,535, fz27g) the peer's ``share_memory_()`` made a

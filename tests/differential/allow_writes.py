@@ -15,6 +15,7 @@ import torch
 from .allow_ragged import (
     _about_values,
 )
+from .compare import flat_values
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -133,7 +134,7 @@ def _member_rows_written_per_element(finding: Finding, facts: Facts, peer: Any, 
             expected = ast.literal_eval(found.group(3))
         except Exception:  # noqa: BLE001 (a read that fails is no value written)
             return False
-        flat = _flat_values(values)
+        flat = flat_values(values)
         if not flat or any(v != expected for v in flat):
             return False
     return True
@@ -399,13 +400,6 @@ _EQUAL_KEPT = re.compile(
 _JOINED = re.compile(r"^x = (torch\.(stack|cat)|L\.(maybe_dense_stack|cat))\(\[")
 
 
-def _flat_values(value: Any) -> list[Any]:
-    """The elements of a nested list, flat."""
-    if isinstance(value, list):
-        return [item for part in value for item in _flat_values(part)]
-    return [value]
-
-
 def _equal_value_rewritten(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """An indexed write into a dense stack (``torch.stack``) whose number equals the one a
     member holds (``x[-62] = x[-62].to_dict()`` of a stack of collections holding
@@ -430,7 +424,7 @@ def _equal_value_rewritten(finding: Finding, facts: Facts, peer: Any, mine: Any)
         stack = mine.value.get(keys[0] if len(keys) == 1 else keys, None)
         if stack is None or not hasattr(stack, "tolist"):
             return False
-        tensors = [v for v in _flat_values(stack.tolist()) if isinstance(v, torch.Tensor)]
+        tensors = [v for v in flat_values(stack.tolist()) if isinstance(v, torch.Tensor)]
         literal = {"True": True, "False": False}.get(found[3], None)
         expected = float(found[3]) if literal is None else literal
         if not tensors or any(t.numel() != 1 or t.item() != expected for t in tensors):

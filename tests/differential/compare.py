@@ -69,6 +69,13 @@ def _kind(value: Any) -> str:
     return RECORD_KINDS.get(name, FILE_VIEWS.get(name, name))
 
 
+def flat_values(value: Any) -> list[Any]:
+    """The elements of a nested list, flat (anything else: itself, alone)."""
+    if isinstance(value, list):
+        return [item for part in value for item in flat_values(part)]
+    return [value]
+
+
 def is_collection(value: Any) -> bool:
     return not isinstance(value, torch.Tensor) and hasattr(value, "batch_size")
 
