@@ -1312,3 +1312,17 @@ def test_where_of_a_locked_collection_gives_an_unlockable_result() -> None:
     assert out["x"].tolist() == [1.0, 0.0, 1.0] and out["s"] == "text"
     out["s"] = "other"
     assert td["s"] == "text"
+
+
+@pytest.mark.parametrize("stacked", [False, True])
+def test_default_of_a_locked_collection_holding_nothing_is_unlocked(stacked: bool) -> None:
+    """As ``x.pow(y)`` of a collection without entries and the peer's (program 15,910,879
+    of methods,features,entries,records): ``default=`` gives a new unlocked collection."""
+
+    def make() -> TensorDict:
+        return TensorDict({}, batch_size=[3])
+
+    x = lazy_stack([make(), make()], 1) if stacked else make()
+    x.lock_()
+    assert not x.pow(x.clone()).is_locked
+    assert not x.pow(x.clone(), default=1).is_locked

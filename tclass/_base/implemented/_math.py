@@ -62,8 +62,10 @@ class MathOps(UnaryMathOps):
             out = mine._binary(
                 foreach, each, theirs, None, kwargs, operation, without_tensors=without_tensors
             )
-            # locked like ``self``, as without ``default`` (the aligned copy is not locked)
-            return cast(Self, out.lock_() if self._results_locked() and not out.is_locked else out)
+            # locked like ``self``, as without ``default`` (the aligned copy is not locked);
+            # of a collection holding nothing, a new unlocked one (``_leaf_walk._unlocks``)
+            locked = self._results_locked() and not out.is_locked and not self.is_empty()
+            return cast(Self, out.lock_() if locked else out)
         # As the peer: nested collections holding nothing are left out of the result.
         return self._pointwise(
             foreach,
