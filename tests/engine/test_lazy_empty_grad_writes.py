@@ -93,3 +93,43 @@ def test_a_write_of_no_element_passes_without_grad_mode_or_from_a_non_leaf() -> 
     stack = tclass.lazy_stack([member, member.clone()], 1)
     stack.update_at_(_rows(stack, (NONE, 0)), (NONE, 0))  # not a leaf: autograd lets it
     assert stack[:, 0]["b"].grad_fn is not None
+
+
+def _nested(lib: Any) -> Any:
+    """The lazy stack of fuzz program 15,830,725 (features,index,shape,combine
+    ``--length 8``): one leaf requiring grad held three times, reshaped to ``[1, 1, 3]``,
+    so that the stack's member is itself a lazy stack (of a lazy stack, in both)."""
+    member = lib.TensorDict({"b": torch.zeros(2)}, [])
+    stack = lib.LazyStackedTensorDict(member, stack_dim=0)[[0, 0, 0]].reshape((1, 1, 3))
+    stack.float().requires_grad_()
+    return stack
+
+
+EMPTY = torch.tensor([], dtype=torch.long)
+NESTED: list[Any] = [
+    pytest.param((EMPTY, slice(None, 1), None), False, id="empty-tensor-slice-none"),
+    pytest.param((EMPTY,), False, id="empty-tensor"),
+    pytest.param((slice(0, 0),), False, id="empty-slice"),
+    pytest.param((0, 0, EMPTY), False, id="ints-then-empty-tensor"),
+    pytest.param((slice(None), slice(None), slice(0, 0)), False, id="empty-slice-last"),
+    pytest.param((0, 0, slice(None)), True, id="whole-innermost"),
+]
+
+
+@pytest.mark.parametrize(("index", "refused"), NESTED)
+def test_a_member_that_is_a_lazy_stack_takes_the_rest_of_the_index(
+    index: Any, refused: bool
+) -> None:
+    """The nested stack writes only into the members the rest of the index picks (none
+    for an empty slice or tensor on its stack dim), as the peer's nested setitem does."""
+    for lib in (tensordict, tclass):
+        stack = _nested(lib)
+        value = stack[index].clone().detach()
+        if not refused:
+            stack[index] = value
+            continue
+        with pytest.raises(RuntimeError) as info:
+            stack[index] = value
+    if refused:
+        assert isinstance(info.value, errors.InPlaceWriteError)
+        assert "'b'" in str(info.value) and "torch.no_grad" in str(info.value)

@@ -281,7 +281,7 @@ def _check_no_element_write(
         return  # a mask over the stack dim and others: not split among the members
     if isinstance(value, TensorDictBase):
         _check_no_element_shapes(stack, numbers, value, index)
-    refuse_grad_members(stack, numbers, value)
+    refuse_grad_members(stack, numbers, value, items)
     if not reaches or not numbers:
         return
     member = stack._members[0]
@@ -324,26 +324,70 @@ def refuse_empty_grad_write(stack: LazyStackedTensorDict, index: Any, value: Any
     items = _items(stack, index) if index is not Ellipsis else (Ellipsis,)
     numbers, _ = _no_element_picks(stack, _members_backwards(stack, items))
     if numbers:
-        refuse_grad_members(stack, numbers, value)
+        refuse_grad_members(stack, numbers, value, _members_backwards(stack, items))
 
 
-def refuse_grad_members(stack: LazyStackedTensorDict, numbers: list[int], value: Any) -> None:
+def refuse_grad_members(
+    stack: LazyStackedTensorDict,
+    numbers: list[int],
+    value: Any,
+    items: tuple[Any, ...] | None = None,
+    prefix: tuple[int, ...] = (),
+) -> None:
     """A write that selects no element of the members ``numbers`` still writes into
     each one in the peer, and autograd refuses that in-place write (of no element too)
     into a leaf tensor that requires grad, or a view of one, under grad mode: refused
     before anything is written, naming the entry and the member. ``value``'s keys say
-    the entries written (a tensor without keys: every entry).
+    the entries written (a tensor without keys: every entry). A member that is itself a
+    lazy stack takes the rest of the index ``items`` (see :func:`_member_items`) and
+    writes only into the members that picks, as the peer's nested setitem does (an
+    empty slice or tensor on its stack dim picks none: nothing refused); ``prefix`` is
+    the member numbers above ``stack``, for the message.
 
     Raises:
         InPlaceWriteError: (a ``RuntimeError``, as torch's in the peer).
     """
     paths = {path for path, _ in _tensor_parts(value, ())}
+    inner = None if items is None else _member_items(stack, items)
     for number in numbers:
         member = stack._members[number]
+        if inner is not None and isinstance(member, LazyStackOps):
+            nested = cast("LazyStackedTensorDict", member)
+            member_items = _members_backwards(nested, inner)
+            picked, _ = _no_element_picks(nested, member_items)
+            if picked is not None:
+                refuse_grad_members(nested, picked, value, member_items, (*prefix, number))
+                continue
         written = paths
         if () in paths:
             written = {_keys.key_path(key) for key in member.keys(True, True)}
-        refuse_grad_leaf_writes(member, written, action="a write at an index", member=(number,))
+        refuse_grad_leaf_writes(
+            member, written, action="a write at an index", member=(*prefix, number)
+        )
+
+
+def _member_items(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The index each member picked by ``items`` takes, as the peer passes it on: the
+    items without the one on the stack dim (all of them where none reaches it); None
+    where the peer does not pass the rest on as it is (a tensor on the stack dim beside
+    other tensors, a slice there between tensors, a mask over the stack dim and others),
+    for the caller to treat the member as written whole."""
+    d, consumed = stack._stack_dim, 0
+    tensors = [
+        p for p, item in enumerate(items) if isinstance(item, torch.Tensor) or type(item) is bool
+    ]
+    for position, item in enumerate(items):
+        dims = 0 if item is None else _batch.index_dims_consumed(item)
+        if consumed == d and dims == 1:
+            if isinstance(item, torch.Tensor) and tensors != [position]:
+                return None
+            if type(item) is slice and tensors and tensors[0] < position < tensors[-1]:
+                return None
+            return (*items[:position], *items[position + 1 :])
+        if consumed <= d < consumed + dims:
+            return None
+        consumed += dims
+    return items
 
 
 def _check_no_element_shapes(
