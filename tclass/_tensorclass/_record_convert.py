@@ -22,6 +22,7 @@ from tclass._core._names import DimName
 from tclass._core._records import is_record, is_record_class, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._interop._constructors import infer_batch_size, resolve_batch_options, to_dict
 from tclass._interop._params import TensorDictParams
@@ -315,7 +316,8 @@ class RecordConversions(TensorDictBase):
         size is ``[]`` (the peer's default) unless ``auto_batch_size=True``,
         ``batch_dims`` or ``names`` asks for the largest leading shape the tensors share
         (at most ``batch_dims`` or as many dims as ``names``), as ``TensorDict.from_dict``
-        infers it; a list or array given to a tensor field counts as the tensor it becomes.
+        infers it; a list or array given to a tensor field counts as the tensor it becomes,
+        a list a Python-value field keeps one value per element as that stack.
 
         Raises:
             UnknownFieldError: for a key that is not a field.
@@ -473,7 +475,9 @@ def _in_key_order(record: Any, data: Mapping[str, Any]) -> None:
 def _with_array_tensors(cls: type[Any], data: Mapping[str, Any]) -> dict[str, Any]:
     """``data`` with each array-like given to a field that makes it a tensor replaced by
     that tensor, so that its shape counts when ``from_dict`` infers the batch size (the
-    peer's ``from_dict`` makes tensors of lists first: ``{"a": [[1, 2]]}`` gives ``[1]``)."""
+    peer's ``from_dict`` makes tensors of lists first: ``{"a": [[1, 2]]}`` gives ``[1]``);
+    a list that a Python-value field keeps one value per element counts as that stack
+    (``{"label": []}`` under tensors of ``[0, 2]`` gives ``[0]``, as the peer's stack of it)."""
     rules = cls.__tclass_info__.rules
     out = dict(data)
     for key, value in data.items():
@@ -487,6 +491,10 @@ def _with_array_tensors(cls: type[Any], data: Mapping[str, Any]) -> dict[str, An
         tensor = rule.array_tensor(value)
         if tensor is not None:
             out[key] = tensor
+        elif type(value) is list:
+            stack = rule.store(value, torch.Size(), None)  # (at no batch: nothing checked)
+            if isinstance(stack, NonTensorStack):
+                out[key] = stack
     return out
 
 

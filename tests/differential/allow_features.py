@@ -417,3 +417,33 @@ def _size_kept_a_size(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
         if int(found[1]) != len(sizes):
             return False
     return True
+
+
+_LIST_CAST_BY_PEER = re.compile(
+    r"^result\['(label|s)'\]: peer Tensor\[torch\.\w+, shape \[[\d, ]*\]\], tclass list of \d+$"
+)
+
+
+def _list_read_into_str_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``record.from_dict_instance(record.to_dict(), ...)`` (built by the class's
+    ``from_dict`` since fz28b) of a record whose ``str`` field's dict value is a list of
+    numbers (a ``MetaData([1, 2])`` written there) or nested empty lists (a value stack
+    over no elements): the field reads the list's values, one per element, as the
+    constructor and ``Rec.from_dict`` read them, where the peer's ``from_dict`` makes
+    them a tensor (README: "``from_dict`` and ``from_tensordict`` cast as the constructor
+    does"; programs 15,830,615 L8 and 15,890,742 L16 of features,index,shape,combine,
+    rg28b). The batch size is the peer's (its tensor's shape counts, the stack's here)."""
+    if finding.kind != "result" or finding.step.op != "from_dict_instance":
+        return False
+    if not finding.detail:
+        return False
+    for line in finding.detail:
+        found = _LIST_CAST_BY_PEER.match(line)
+        if found is None:
+            return False
+        ours, theirs = getattr(mine.value, found[1], None), getattr(peer.value, found[1], None)
+        if not isinstance(ours, list) or not hasattr(theirs, "tolist"):
+            return False
+        if flat_values(ours) != flat_values(theirs.tolist()):
+            return False
+    return True

@@ -42,6 +42,7 @@ from .allow_features import (
     _dict_cast_by_the_constructor,
     _feature_fails_inside,
     _joined_into_the_record,
+    _list_read_into_str_field,
     _record_values_kept_per_element,
     _replaced_values_not_nodes,
     _size_kept_a_size,
@@ -464,6 +465,7 @@ ENTRIES: list[Entry] = [
             _kept_as_annotated,
             _dict_cast_by_the_constructor,
             _value_kept_in_str_field,
+            _list_read_into_str_field,
         ),
     ),
     Entry(

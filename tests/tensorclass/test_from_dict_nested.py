@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from tclass import TensorDict, tensorclass
+from tclass.errors import BatchMismatchError
 
 
 @tensorclass
@@ -178,6 +179,36 @@ def test_auto_batch_size_leaves_python_values_out_of_the_inference() -> None:
     rec = ListPair.from_dict({"a": [[1, 2]], "b": [[3, 4]], "tags": ["x"]}, auto_batch_size=True)
     assert rec.batch_size == torch.Size([1, 2])  # the list in a list[str] field is a value
     assert rec.tags == ["x"]
+
+
+@tensorclass
+class Labelled:
+    x: torch.Tensor
+    label: str
+
+
+@pytest.mark.parametrize(
+    ("label", "batch"),
+    [(["a"], [1]), ([["a", "b"]], [1, 2]), ([[]], [1]), ([], [])],
+)
+def test_auto_batch_size_reads_a_per_element_list_of_values(label: Any, batch: list[int]) -> None:
+    # a list a str field keeps one value per element counts as that stack, as the peer's
+    # from_dict counts the stack (or tensor) it makes of it: no BatchMismatchError (rg28b)
+    rec = Labelled.from_dict({"x": torch.zeros(1, 2, 3), "label": label}, auto_batch_size=True)
+    assert rec.batch_size == torch.Size(batch) and rec.label == label
+    assert rec.x.shape == (1, 2, 3)
+
+
+def test_from_dict_instance_of_values_over_no_elements() -> None:
+    # to_dict() of a record unsqueezed over a zero-size dim gives its label as []: read
+    # back over [0], the size the peer infers too (program 15,830,615 of
+    # features,index,shape,combine, L8: tclass raised BatchMismatchError for 'label')
+    rec = Labelled(x=torch.zeros(0, 2, 3, 1), label="pong", batch_size=[0, 2, 3]).unsqueeze(2)
+    back = rec.from_dict_instance(rec.to_dict(), auto_batch_size=True)
+    assert type(back) is Labelled and back.batch_size == torch.Size([0])
+    assert back.label == [] and back.x.shape == (0, 2, 1, 3, 1)
+    with pytest.raises(BatchMismatchError, match="'label'"):  # the list's [0] is its shape
+        Labelled.from_dict(rec.to_dict(), batch_size=[0, 2])
 
 
 @tensorclass
