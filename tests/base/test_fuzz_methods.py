@@ -117,6 +117,30 @@ def test_a_key_joined_twice_in_a_lazy_stack_with_a_locked_member_is_refused_as_l
 
 
 @pytest.mark.parametrize("name", ["cat_tensors", "stack_tensors"])
+def test_a_join_meeting_a_locked_nested_parent_of_a_member_is_refused_unchanged(
+    name: str,
+) -> None:
+    """``exclude`` of a locked member gives an unlocked copy whose nested collection is
+    still the locked one: the peer removes the keys in order and meets that lock before a
+    key's second removal (its ``RuntimeError``, then every entry put back), or the key
+    given twice first (its ``KeyError``) (program 15,912,850 of
+    methods,features,entries,records, --length 8, rg28c)."""
+    rec = TensorDict(
+        {"a": torch.zeros(2, 1), "x": torch.zeros(2), "n": {"y": torch.ones(2, 1)}}, [2]
+    )
+    stack = lazy_stack([rec.lock_(), rec.clone()], 0).exclude("x")
+    assert not stack.is_locked and stack.tensordicts[0]["n"].is_locked
+    for keys in [(("n", "y"), ("n", "y")), ("a", ("n", "y"), "a"), ("a", ("n", "y"))]:
+        with pytest.raises(RuntimeError, match="locked"):
+            getattr(stack, name)(*keys, out_key="o", dim=-1)
+        assert set(stack.keys(True, True)) == {"a", ("n", "y")}
+        assert stack["n", "y"].shape == (2, 2, 1)
+    with pytest.raises(KeyError, match="given twice"):  # the key's second removal first
+        getattr(stack, name)("a", "a", ("n", "y"), out_key="o", dim=-1)
+    assert set(stack.keys(True, True)) == {"a", ("n", "y")}
+
+
+@pytest.mark.parametrize("name", ["cat_tensors", "stack_tensors"])
 def test_a_records_join_into_a_field_returns_the_record(name: str) -> None:
     """Written in place, as a TensorDict's join returns the TensorDict (the peer's record
     returns its TensorDict: program 15,826,009 of methods,index,shape,combine L12)."""

@@ -388,21 +388,30 @@ class KeyOps(TensorCollection):
         # but not across a lazy stack's members (the peer's raises there too: fz28b)
         lazy = storage_of(self)._is_lazy
         twice = [
-            path
+            i
             for i, path in enumerate(paths)
             if path in paths[:i]
             and (lazy or not (len(path) > 1 and is_record(self.get(path[:-1]))))
         ]
-        if twice and not keep_entries and not _set_refused(self):  # (locked: set refuses)
+        # the peer removes the keys in order: a lock met before the key's second removal
+        # (self's, a member's of a lazy stack, or a nested parent's, which exclude keeps
+        # locked in an unlocked copy) is its error, the key given twice comes after
+        if (
+            twice
+            and not keep_entries
+            and not any(_removal_refused(self, path) for path in paths[: twice[0]])
+        ):
             msg = (
-                f"{op}: the key {twice[0]!r} is given twice, and without keep_entries each "
-                "key joined is removed: give it once, or pass keep_entries=True"
+                f"{op}: the key {paths[twice[0]]!r} is given twice, and without "
+                "keep_entries each key joined is removed: give it once, or pass "
+                "keep_entries=True"
             )
             raise KeyConflictError(msg)
         if not keep_entries and not self.is_locked:  # (locked: set refuses, as the peer's)
             # before the new entry is written: a view of a file's rows (or a record or a
             # lazy stack over one) refuses to delete entries, every row of them
             storage_of(self)._check_removable(op, dropped)
+            _check_parents_unlocked(self, op, dropped)
         self.set(out_key, joined)
         if not keep_entries:
             self._drop_paths(dropped)
@@ -612,6 +621,27 @@ def _prune_emptied(root: TensorCollection, removed: Sequence[Path], keep_root: b
         child = holder._child(parent[-1])
         if child is not None and not child._is_leaf_node and not child._key_names():
             holder.del_(parent[-1])
+
+
+def _check_parents_unlocked(node: Any, op: str, paths: Sequence[Any]) -> None:
+    """Raises the lock error the removal of ``paths`` (present) from ``node`` (not
+    locked) would meet, before anything is written: a nested parent locked, in ``node``
+    or in a member of a lazy stack (the peer removes first and puts everything back)."""
+    for path in paths:
+        if _removal_refused(node, path):
+            msg = (
+                f"Cannot modify locked TensorDict: {op} cannot remove {path!r}, whose parent "
+                "is a locked collection (a nested or a lazy stack member's): unlock it "
+                "first (unlock_()), or pass keep_entries=True"
+            )
+            raise LockedError(msg)
+
+
+def _removal_refused(node: Any, key: Any) -> bool:
+    """Whether a lock refuses removing the entry at ``key`` (present) of ``node``: its
+    parent is locked, or (a lazy stack) one of the parent's members is."""
+    path = key_path(key)
+    return _set_refused(node.get(path[:-1]) if len(path) > 1 else node)
 
 
 def _set_refused(node: Any) -> bool:
