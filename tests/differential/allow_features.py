@@ -11,7 +11,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from .allow_values import _empty_values_rebuilt
-from .compare import flat_values
+from .compare import flat_values, read_both
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -167,11 +167,10 @@ def _meta_over_stack(line: str, peer: Any, mine: Any) -> bool:
     found = _META_READ.match(line)
     if found is None:
         return False
-    key = tuple(re.findall(r"\['([^']*)'\]", found[1]))
-    try:
-        ours, theirs = mine.value.get(key), peer.value.get(key)
-    except (KeyError, AttributeError):
+    both = read_both(found[1], peer, mine)
+    if both is None:
         return False
+    theirs, ours = both
     if type(ours).__name__ != "MetaData" or type(theirs).__name__ != "NonTensorStack":
         return False
     return theirs.batch_size == ours.batch_size and all(

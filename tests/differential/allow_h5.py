@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from .compare import flat_values
+from .compare import flat_values, read_both
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -558,11 +558,10 @@ def _stack_read_per_element(finding: Finding, facts: Facts, peer: Any, mine: Any
         found = _STORE_VALUE_LINE.match(line)
         if found is None:
             return False
-        key = tuple(re.findall(r"\['([^']*)'\]", found[1]))
-        try:
-            theirs, ours = peer.value.get(key), mine.value.get(key)
-        except (KeyError, AttributeError):
+        both = read_both(found[1], peer, mine)
+        if both is None:
             return False
+        theirs, ours = both
         if type(theirs).__name__ != "NonTensorData" or type(ours).__name__ != "NonTensorStack":
             return False
         if theirs.batch_size != ours.batch_size or not ours.batch_size.numel():

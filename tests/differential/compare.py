@@ -20,6 +20,7 @@ place. It is made only of tuples, lists, Python scalars and cloned tensors:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -74,6 +75,16 @@ def flat_values(value: Any) -> list[Any]:
     if isinstance(value, list):
         return [item for part in value for item in flat_values(part)]
     return [value]
+
+
+def read_both(path: str, peer: Any, mine: Any) -> tuple[Any, Any] | None:
+    """The entries at the keys ``['a']['b']...`` of ``path`` (a finding line's head) in
+    the peer's and tclass's results of a step, in that order; None where either lacks it."""
+    key = tuple(re.findall(r"\['([^']*)'\]", path))
+    try:
+        return peer.value.get(key), mine.value.get(key)
+    except (KeyError, AttributeError):
+        return None
 
 
 def is_collection(value: Any) -> bool:
