@@ -870,3 +870,63 @@ def _grown_in_a_copy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
             if len(theirs) <= len(ours) or theirs[: len(ours)] != ours:
                 return False
     return True
+
+
+_REPLACED = re.compile(r"__import__\(\"dataclasses\"\)\.replace\(")
+_ORDER_LINE = re.compile(
+    r"^result(?:\['[^']*'\]|\[\d+\])*: key order: peer (\[.*\]), tclass (\[.*\])$"
+)
+
+
+def _replaced_fields(lines: list[str]) -> list[str] | None:
+    """The fields the last ``dataclasses.replace(x, ...)`` of a program gave, in order."""
+    for line in reversed(lines):
+        if _REPLACED.search(line) is None:
+            continue
+        try:
+            tree = ast.parse(line.strip())
+        except SyntaxError:
+            return None
+        for node in ast.walk(tree):
+            func = getattr(node, "func", None)
+            if isinstance(node, ast.Call) and getattr(func, "attr", "") == "replace":
+                return [kw.arg for kw in node.keywords if kw.arg is not None]
+        return None
+    return None
+
+
+def _fields_moved_first(theirs: list[Any], ours: list[Any], fields: list[str]) -> bool:
+    """Whether ``theirs`` is ``ours`` with the keys under ``fields`` first, in that order
+    (the other keys, nested ones under their field, as they were)."""
+
+    def rank(key: Any) -> int:
+        top = key[0] if isinstance(key, tuple) else key
+        return fields.index(top) if top in fields else len(fields)
+
+    return theirs != ours and sorted(ours, key=rank) == theirs
+
+
+def _replaced_fields_first(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """Keys after ``dataclasses.replace(x, f=...)`` of a record: tclass's come in the
+    fields' declaration order, as the constructor (which ``replace`` calls) stores them
+    whatever the keywords' order; the peer's constructor stores them in the keywords'
+    order, and ``replace`` passes the changed fields first (fz29h: program 15,905,445 of
+    features,entries,math,records L12, ``list(x.keys(True, False))``)."""
+    if finding.kind != "result" or not finding.detail:
+        return False
+    fields = _replaced_fields(finding.lines[:-1])
+    if not fields:
+        return False
+    if finding.step.op == "keys":
+        theirs, ours = peer.value, mine.value
+        if not isinstance(theirs, list) or not isinstance(ours, list):
+            return False
+        return _fields_moved_first(theirs, ours, fields)
+    for line in finding.detail:
+        found = _ORDER_LINE.match(line)
+        if found is None:
+            return False
+        theirs, ours = ast.literal_eval(found[1]), ast.literal_eval(found[2])
+        if not _fields_moved_first(theirs, ours, fields):
+            return False
+    return True
