@@ -548,10 +548,13 @@ DECIDED = [
     (_FEATURES, 8, 15_830_760, "annotation-casts"),
     # fz29h: keys after dataclasses.replace stay in the fields' order
     ("features,entries,math,records", 12, 15_905_445, "records-predictable"),
+    (_FEATURES, 8, 16_020_137, "records-predictable"),  # lazy_stack: the key order
     # fz29h: set_non_tensor(field, None) of a lazy stack of records unsets it in each
     (_METHODS, 16, 15_865_803, "none-field-unset"),
     # fz29h: a value set into a lazy stack of a file and a TensorDict (the peer's read fails)
     (_FEATURES, 8, 15_800_755, "h5-files"),
+    # fz29h: from_dict_instance of a record whose str field holds a dict (a MetaData of one)
+    ("features,entries,math,records", 12, 16_025_848, "annotation-casts"),
 ]
 
 
