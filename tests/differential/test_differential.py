@@ -549,6 +549,7 @@ DECIDED = [
     # fz29h: keys after dataclasses.replace stay in the fields' order
     ("features,entries,math,records", 12, 15_905_445, "records-predictable"),
     (_FEATURES, 8, 16_020_137, "records-predictable"),  # lazy_stack: the key order
+    ("features,entries,math,records", 8, 16_028_588, "records-predictable"),  # values()
     # fz29h: set_non_tensor(field, None) of a lazy stack of records unsets it in each
     (_METHODS, 16, 15_865_803, "none-field-unset"),
     # fz29h: a value set into a lazy stack of a file and a TensorDict (the peer's read fails)
