@@ -541,6 +541,13 @@ DECIDED = [
     # fz28a: from_nontensordata / maybe_to_stack over [0, 1, 3]: the peer's stack is [0]
     (_FEATURES, 12, 15_610_455, "values-kept-shared"),
     (_FEATURES, 8, 15_600_576, "values-kept-shared"),
+    # fz29a: from_dict_instance / x[::2] = x[::2].to_dict() of a MetaData of a dict: the
+    # peer passes the dict's items to MetaData as keywords (TypeError)
+    ("features,math,index", 12, 15_921_132, "peer-fails-inside"),
+    ("features,math,index", 12, 15_922_129, "peer-fails-inside"),
+    # fz29a: a list value set into a lazy stack of HDF5 files: the peer reads a numpy array
+    ("methods,features,entries,records", 12, 15_911_261, "h5-files"),
+    (_METHODS, 8, 15_831_908, "h5-files"),
 ]
 
 
