@@ -372,7 +372,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         stack of the members), a stack of ``MetaData`` members."""
         if type(node) is NonTensorStack:
             values, dims = node._values, node._stack_dims
-            if self._meta is PADDED and all(value is None for value in values):
+            if self._meta is PADDED and values and all(value is None for value in values):
                 return node  # the pad's new members only (none of them a MetaData)
             if parts or (
                 any(value is not values[0] for value in values)

@@ -50,7 +50,9 @@ def _pad(lib: ModuleType) -> Any:
     # and 15,822,827 (x[-4] after pad, --length 12) of features,index,shape,combine
     x = _collection(lib)
     p = lib.pad(x, [2, 0]).get(("n", "md"))
-    picked = [p, p[0], p[:2], p[1:3], p[2:], p[-1], p[-4], p[2:].unsqueeze(0)[0, 1]]
+    picked = [p, p[0], p[:2], p[1:3], p[2:], p[-1], p[-4], p[2:].unsqueeze(0)[0, 1], p[:0]]
+    picked += [p.flip(0)[0], p.flip(0)[1], torch.cat([p, p])[4], torch.stack([p, p])[0, 2]]
+    picked += [p.unsqueeze(1)[0, 0], p.clone()[3], lib.pad(x, [0, -1]).get(("n", "md"))]
     again = lib.pad(lib.pad(x, [0, 1]), [1, 0]).get(("n", "md"))
     stacked = lib.pad(torch.stack([x, x.clone()]), [0, 0, 0, 1]).get(("n", "md"))
     return (
