@@ -548,6 +548,8 @@ DECIDED = [
     # fz29a: a list value set into a lazy stack of HDF5 files: the peer reads a numpy array
     ("methods,features,entries,records", 12, 15_911_261, "h5-files"),
     (_METHODS, 8, 15_831_908, "h5-files"),
+    # fz29a: cat_tensors of a Python value and a tensor: the peer's AttributeError inside
+    ("methods,features,entries,records", 12, 15_954_320, "peer-fails-inside"),
 ]
 
 
