@@ -65,8 +65,12 @@ _FEATURE_FAILS_INSIDE = {
 
 # (fz28f) ``x.from_dict_instance(x.to_dict(), ...)`` of a collection holding a
 # ``MetaData`` of a dict: the peer rebuilds the MetaData with the dict's items as
-# keywords (a TypeError from inside); tclass reads the dict as a nested collection
-_METADATA_OF_DICT = "MetaData.__init__() got an unexpected keyword argument"
+# keywords (a TypeError from inside); tclass reads the dict as a nested collection (and
+# fz29a: of a NonTensorData too, the peer's message naming it; tclass answering, where it
+# reads the dict as a nested collection: program 15,921,132 L12 of features,math,index;
+# ``x[i] = x[i].to_dict()``, which tclass writes as a nested collection that the value's
+# batch size refuses, a ``BatchMismatchError``: program 15,922,129 L12)
+_METADATA_OF_DICT = "Data.__init__() got an unexpected keyword argument"
 # (fz28f) ``select(strict=False)`` of the TensorDictParams ``from_modules(...,
 # as_module=True)`` gives: the peer's select writes into its locked copy and refuses
 _PARAMS_SELECT_LOCKED = "Cannot modify locked TensorDict"
@@ -90,8 +94,10 @@ def _feature_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     op, error = finding.step.op, str(peer.error)
     if op in _MODULE_OPS and _PARAMS_OF_LOCKED in error:
         return "TensorDictParams(x.to_tensordict())" in finding.step.src
-    if finding.kind == "family" and op == "from_dict_instance":  # (15,891,752 L16, fz28f)
-        return _METADATA_OF_DICT in error  # tclass's own error about the dict it reads
+    if op == "from_dict_instance":  # (15,891,752 L16, fz28f; 15,921,132 L12, fz29a)
+        return _METADATA_OF_DICT in error  # tclass reads the dict (or its error about it)
+    if finding.kind == "family" and op == "setitem" and ".to_dict()" in finding.step.src:
+        return _METADATA_OF_DICT in error and type(mine.error).__name__ == "BatchMismatchError"
     if finding.kind == "family":
         return op in _MODULE_OPS and _PARAMS_OF_LAZY in error
     if op == "select" and "as_module=True" in " ".join(finding.lines):  # (15,905,008 L12)

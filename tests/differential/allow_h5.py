@@ -84,6 +84,10 @@ _RESULT_LINES = (
     re.compile(r"\.kind: peer 'PersistentTensorDict(View)?', tclass 'TensorDict'$"),
     re.compile(r": peer 'bytes', tclass 'str'$|: peer b'.*', tclass '.*'$"),
     re.compile(r": peer other \('(int|float)64',\), tclass py \('\1', "),  # a number
+    # a list of numbers written as a value: the peer's file reads back a numpy array of
+    # them (``iter``; its numbers the line above), tclass's JSON the list (fz29a: programs
+    # 15,911,261 L12 of methods,features,entries,records, 15,831,908 L8 of methods,...)
+    re.compile(r": peer 'iter', tclass 'list'$"),
     re.compile(r": peer error \('IndexError'.*, tclass Tensor\[[\w.]+, shape \[0[,\]]"),
 )
 

@@ -556,6 +556,15 @@ DECIDED = [
     (_FEATURES, 8, 15_800_755, "h5-files"),
     # fz29h: from_dict_instance of a record whose str field holds a dict (a MetaData of one)
     ("features,entries,math,records", 12, 16_025_848, "annotation-casts"),
+    # fz29a: from_dict_instance / x[::2] = x[::2].to_dict() of a MetaData of a dict: the
+    # peer passes the dict's items to MetaData as keywords (TypeError)
+    ("features,math,index", 12, 15_921_132, "peer-fails-inside"),
+    ("features,math,index", 12, 15_922_129, "peer-fails-inside"),
+    # fz29a: a list value set into a lazy stack of HDF5 files: the peer reads a numpy array
+    ("methods,features,entries,records", 12, 15_911_261, "h5-files"),
+    (_METHODS, 8, 15_831_908, "h5-files"),
+    # fz29a: cat_tensors of a Python value and a tensor: the peer's AttributeError inside
+    ("methods,features,entries,records", 12, 15_954_320, "peer-fails-inside"),
 ]
 
 
