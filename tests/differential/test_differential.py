@@ -541,6 +541,13 @@ DECIDED = [
     # fz28a: from_nontensordata / maybe_to_stack over [0, 1, 3]: the peer's stack is [0]
     (_FEATURES, 12, 15_610_455, "values-kept-shared"),
     (_FEATURES, 8, 15_600_576, "values-kept-shared"),
+    # fz29d: from_pandas(to_pandas(attrs())) without batch dims: one row (the peer's frame
+    # spreads each tgt_shape's numbers over rows)
+    (_FEATURES, 8, 15_810_799, "peer-fails-inside"),
+    # fz29d: to_pandas of a collection of 0-d values (pandas refuses the peer's frame)
+    ("features,math,index", 12, 15_920_433, "peer-fails-inside"),
+    # fz29d: attrs() of a loaded record: a TensorDict in the loaded keys' order
+    ("methods,features,entries,records", 12, 15_911_200, "records-predictable"),
 ]
 
 
