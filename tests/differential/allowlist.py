@@ -35,6 +35,7 @@ from .allow_entries import (
 )
 from .allow_features import (
     _attrs_of_a_record,
+    _attrs_shape_not_rows,
     _attrs_values_kept,
     _clone_copies_values,
     _consolidated_key_order,
@@ -378,6 +379,7 @@ ENTRIES: list[Entry] = [
             _padded_value_names_mismatch,
             _method_fails_inside,
             _feature_fails_inside,
+            _attrs_shape_not_rows,
             _struct_array_values_read_back,
             _struct_array_list_read_back,
             _nested_lists_not_read_as_pairs,

@@ -565,6 +565,13 @@ DECIDED = [
     (_METHODS, 8, 15_831_908, "h5-files"),
     # fz29a: cat_tensors of a Python value and a tensor: the peer's AttributeError inside
     ("methods,features,entries,records", 12, 15_954_320, "peer-fails-inside"),
+    # fz29d: from_pandas(to_pandas(attrs())) without batch dims: one row (the peer's frame
+    # spreads each tgt_shape's numbers over rows)
+    (_FEATURES, 8, 15_810_799, "peer-fails-inside"),
+    # fz29d: to_pandas of a collection of 0-d values (pandas refuses the peer's frame)
+    ("features,math,index", 12, 15_920_433, "peer-fails-inside"),
+    # fz29d: attrs() of a loaded record: a TensorDict in the loaded keys' order
+    ("methods,features,entries,records", 12, 15_911_200, "records-predictable"),
 ]
 
 
