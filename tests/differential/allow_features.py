@@ -10,6 +10,8 @@ import dataclasses
 import re
 from typing import TYPE_CHECKING, Any
 
+import torch
+
 from .allow_values import _empty_values_rebuilt
 from .compare import flat_values, read_both
 
@@ -195,7 +197,7 @@ def _dict_cast_by_the_constructor(finding: Finding, facts: Facts, peer: Any, min
         return False
     lines = finding.detail
     return any(_DICT_FIELD.match(line) for line in lines) and all(
-        _DICT_FIELD.match(line) or _kept_in_str_field(line, finding) for line in lines
+        _DICT_FIELD.match(line) or _kept_in_str_field(line, finding, peer, mine) for line in lines
     )
 
 
@@ -223,12 +225,15 @@ _EMPTY_LISTS = re.compile(
 _GIVEN_WHOLE = re.compile(r"dataclasses\"\)\.replace\(|\.from_dataclass\(.*as_tensorclass=True")
 
 
-def _kept_in_str_field(line: str, finding: Finding) -> bool:
+def _kept_in_str_field(line: str, finding: Finding, peer: Any, mine: Any) -> bool:
     if _NUMBER_IN_STR.match(line):
         return any(_NUMBER_GIVEN.search(src) for src in finding.lines)
     if _STACKS_IN_LIST.match(line) or _EMPTY_LISTS.match(line):
-        return _GIVEN_WHOLE.search(finding.step.src) is not None
-    return False
+        if _GIVEN_WHOLE.search(finding.step.src) is not None:
+            return True
+    # (fz29h) a list of numbers, or nested empty lists, given whole to the field: set,
+    # replace, the constructor of ``**rec.to_dict()``
+    return finding.step.op in _LIST_GIVEN_BY and _list_kept(line, peer, mine)
 
 
 def _value_kept_in_str_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -242,7 +247,7 @@ def _value_kept_in_str_field(finding: Finding, facts: Facts, peer: Any, mine: An
         return bool(about) and _NUMBER_GIVEN.search(finding.step.src) is not None
     if finding.kind != "result" or not finding.detail:
         return False
-    return all(_kept_in_str_field(line, finding) for line in finding.detail)
+    return all(_kept_in_str_field(line, finding, peer, mine) for line in finding.detail)
 
 
 _JOINED_KIND = re.compile(r"^result\.kind: peer 'TensorDict', tclass '(\w+)'$")
@@ -423,6 +428,29 @@ _LIST_CAST_BY_PEER = re.compile(
 )
 
 
+# the ops that give a ``str`` field a list whole, which it keeps (fz29h: ``set``,
+# ``dataclasses.replace``, the constructor; ``setattr`` and ``update`` as ``set``)
+_LIST_GIVEN_BY = ("from_dict_instance", "set", "setattr", "update", "replace", "ctor")
+
+
+def _list_kept(line: str, peer: Any, mine: Any) -> bool:
+    """A ``str`` field's list (of numbers, or nested empty lists) that the peer made a
+    tensor of the same values."""
+    found = _LIST_CAST_BY_PEER.match(line)
+    if found is None:
+        return False
+    ours, theirs = getattr(mine.value, found[1], None), getattr(peer.value, found[1], None)
+    if not isinstance(ours, list) or not isinstance(theirs, torch.Tensor):
+        return False
+    flat = flat_values(ours)
+    if any(isinstance(value, str) for value in flat):
+        return False
+    try:  # compared in the peer's dtype (a float32 tensor of 0.1)
+        return torch.tensor(flat, dtype=theirs.dtype).tolist() == flat_values(theirs.tolist())
+    except (TypeError, ValueError, RuntimeError):
+        return False
+
+
 def _list_read_into_str_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``record.from_dict_instance(record.to_dict(), ...)`` (built by the class's
     ``from_dict`` since fz28b) of a record whose ``str`` field's dict value is a list of
@@ -431,18 +459,14 @@ def _list_read_into_str_field(finding: Finding, facts: Facts, peer: Any, mine: A
     constructor and ``Rec.from_dict`` read them, where the peer's ``from_dict`` makes
     them a tensor (README: "``from_dict`` and ``from_tensordict`` cast as the constructor
     does"; programs 15,830,615 L8 and 15,890,742 L16 of features,index,shape,combine,
-    rg28b). The batch size is the peer's (its tensor's shape counts, the stack's here)."""
-    if finding.kind != "result" or finding.step.op != "from_dict_instance":
+    rg28b). The batch size is the peer's (its tensor's shape counts, the stack's here).
+    (fz29h) The same list given whole to the field, ``set('label', [1, 2])`` or
+    ``dataclasses.replace`` of a record holding one (at batch size ``[]``: programs
+    15,910,541 / 15,913,442 of features,math,index L8, 15,830,760 of
+    features,index,shape,combine L8): the field keeps it, as it keeps a number
+    (``_value_kept_in_str_field``), where the peer makes it a tensor."""
+    if finding.kind != "result" or finding.step.op not in _LIST_GIVEN_BY:
         return False
     if not finding.detail:
         return False
-    for line in finding.detail:
-        found = _LIST_CAST_BY_PEER.match(line)
-        if found is None:
-            return False
-        ours, theirs = getattr(mine.value, found[1], None), getattr(peer.value, found[1], None)
-        if not isinstance(ours, list) or not hasattr(theirs, "tolist"):
-            return False
-        if flat_values(ours) != flat_values(theirs.tolist()):
-            return False
-    return True
+    return all(_list_kept(line, peer, mine) for line in finding.detail)

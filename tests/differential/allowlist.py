@@ -154,6 +154,7 @@ from .allow_records import (
     _ragged_lists_loaded,
     _records_restacked,
     _refiled_not_written,
+    _replaced_fields_first,
     _saved_empty_lists_kept,
     _shared_on_files,
     _state_dict_values_kept,
@@ -488,6 +489,7 @@ ENTRIES: list[Entry] = [
             _record_values_kept_per_element,
             _replaced_values_not_nodes,
             _joined_into_the_record,
+            _replaced_fields_first,
         ),
     ),
     Entry(

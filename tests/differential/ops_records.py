@@ -329,6 +329,8 @@ def reads(c: Chooser, info: Info, facts: Facts) -> Step:
     fields = [name for name, _ in FIELDS.get(info.cls, ())] or list(info.top) or ["x"]
     name = c.choice(fields)
     pick = c.integer(0, 5)
+    if not name.isidentifier() and pick in (0, 1, 4):
+        pick = 2  # a key such as "0" (of attrs()'s tgt_shape) is no attribute: get it
     if pick < 2:
         return step(f"x.{name}", "getattr", FAMILY, "eval")
     if pick == 2:

@@ -541,6 +541,21 @@ DECIDED = [
     # fz28a: from_nontensordata / maybe_to_stack over [0, 1, 3]: the peer's stack is [0]
     (_FEATURES, 12, 15_610_455, "values-kept-shared"),
     (_FEATURES, 8, 15_600_576, "values-kept-shared"),
+    # fz29h: a str field keeps a list given whole: Rec(**x.to_dict()) over a zero-size
+    # dim (nested empty lists), set('label', [1, 2]), dataclasses.replace of one
+    (_FEATURES, 8, 15_820_290, "annotation-casts"),
+    ("features,math,index", 8, 15_910_541, "annotation-casts"),
+    (_FEATURES, 8, 15_830_760, "annotation-casts"),
+    # fz29h: keys after dataclasses.replace stay in the fields' order
+    ("features,entries,math,records", 12, 15_905_445, "records-predictable"),
+    (_FEATURES, 8, 16_020_137, "records-predictable"),  # lazy_stack: the key order
+    ("features,entries,math,records", 8, 16_028_588, "records-predictable"),  # values()
+    # fz29h: set_non_tensor(field, None) of a lazy stack of records unsets it in each
+    (_METHODS, 16, 15_865_803, "none-field-unset"),
+    # fz29h: a value set into a lazy stack of a file and a TensorDict (the peer's read fails)
+    (_FEATURES, 8, 15_800_755, "h5-files"),
+    # fz29h: from_dict_instance of a record whose str field holds a dict (a MetaData of one)
+    ("features,entries,math,records", 12, 16_025_848, "annotation-casts"),
 ]
 
 
