@@ -343,3 +343,18 @@ def test_a_files_collection_pickles_and_its_buffer_rebuilds_it(tmp_path: Path) -
         ):
             assert _summary(again.clear_device_()) == _summary(td)
             assert type(again.get("m")) is MetaData
+
+
+def test_consolidate_keeps_each_nodes_device(tmp_path: Path) -> None:
+    """Decided (program 15,912,879 L12 of methods,features,entries,records): in memory,
+    each nested collection keeps its device, as ``clone()`` does; the peer's gives every
+    node the root's device (its clone and the pickle of its result keep each node's)."""
+    inner = _Inner(x=torch.zeros(2), batch_size=[2], device="cpu")
+    td = TensorDict(
+        r=inner, n=TensorDict(a=torch.zeros(2), batch_size=[2], device="cpu"), batch_size=[2]
+    )
+    consolidated = td.consolidate()
+    assert td.device is None and consolidated.device is None
+    assert consolidated["r"].device == consolidated["n"].device == torch.device("cpu")
+    on_file = td.consolidate(filename=str(tmp_path / "f.bin"))  # a file's: all on cpu
+    assert on_file.device == on_file["n"].device == torch.device("cpu")
