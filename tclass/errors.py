@@ -30,6 +30,7 @@ __all__ = [
     "ClassMismatchError",
     "ClassResolutionError",
     "ClosedFileError",
+    "ConsolidatedFileError",
     "DeviceError",
     "DeviceUnavailableError",
     "DimError",
@@ -511,6 +512,12 @@ class PickleRefusedError(TclassError, RuntimeError):
 
 class NotSerializableError(TclassError, TypeError):
     """A Python value cannot be saved as JSON (and pickling it was not allowed)."""
+
+
+class ConsolidatedFileError(NotSerializableError, RuntimeError):
+    """``consolidate(filename=...)`` cannot describe the collection in the file: a Python
+    value that is not JSON, a sub-collection under a key the file's description uses for
+    itself. Nothing was written. A ``RuntimeError`` too, as the peer raises."""
 
 
 class NotSerializableWriteError(NotSerializableError, RuntimeError):

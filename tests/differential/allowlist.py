@@ -134,6 +134,7 @@ from .allow_ragged import (
     _padded_values,
 )
 from .allow_records import (
+    _consolidated_keeps_devices,
     _consolidated_on_cpu,
     _contains_a_field,
     _exclusive_keys_refused,
@@ -445,6 +446,7 @@ ENTRIES: list[Entry] = [
             _loaded_is_memmap,
             _nothing_mapped,
             _consolidated_on_cpu,
+            _consolidated_keeps_devices,
             _refiled_not_written,
             _shared_on_files,
             _consolidated_key_order,

@@ -572,6 +572,12 @@ DECIDED = [
     ("features,math,index", 12, 15_920_433, "peer-fails-inside"),
     # fz29d: attrs() of a loaded record: a TensorDict in the loaded keys' order
     ("methods,features,entries,records", 12, 15_911_200, "records-predictable"),
+    # fz29c: consolidate(filename=) of a collection zero_() kept consolidated (not written)
+    ("methods,features,entries,records", 12, 15_910_631, "memmap-by-data"),
+    # fz29c: consolidate() in memory keeps each nested collection's device
+    ("methods,features,entries,records", 12, 15_912_879, "memmap-by-data"),
+    # fz29c: consolidate(filename=) of a from_consolidated result: locked, on cpu
+    ("methods,features,entries,records", 8, 15_970_822, "memmap-by-data"),
 ]
 
 
