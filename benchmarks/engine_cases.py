@@ -9,7 +9,6 @@ lambda overhead on every side. ``run.py`` times them side by side.
 
 from __future__ import annotations
 
-import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,7 +63,9 @@ def _consolidated_files(ns: dict[str, Any], peer: ModuleType | None) -> None:
     generator = torch.Generator().manual_seed(2)
     leaves = {f"k{i}": torch.randn(BATCH, 4, generator=generator) for i in range(10)}
     nested = {f"n{i}": torch.randn(BATCH, 2, generator=generator) for i in range(10)}
-    prefix = str(Path(tempfile.gettempdir()) / f"tclass-bench-{os.getpid()}")
+    folder = tempfile.TemporaryDirectory(prefix="tclass-bench-")  # removed at exit
+    ns["_files"] = folder  # (held: the folder lives as long as the namespace)
+    prefix = str(Path(folder.name) / "cons")
     for name, lib in (("t", tclass), ("p", peer)):
         if lib is not None:
             cons = lib.TensorDict({**leaves, "nested": dict(nested)}, batch_size=[BATCH])
