@@ -69,6 +69,7 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "PickleRefusedError": (RuntimeError,),
     "NotSerializableError": (TypeError,),
     "NotSerializableWriteError": (TypeError, RuntimeError),
+    "ConsolidatedFileError": (TypeError, RuntimeError),
     "UnpicklableError": (TypeError,),
     "UnsupportedError": (NotImplementedError,),
     "StoreDtypeError": (NotImplementedError, TypeError),
