@@ -185,6 +185,7 @@ from .allow_values import (
     _empty_values_shaped,
     _first_row_none_kept,
     _loaded_is_memmap,
+    _memmap_lock_beside_empty_values,
     _nested_names_kept,
     _nothing_mapped,
     _ragged_dim,
@@ -442,6 +443,7 @@ ENTRIES: list[Entry] = [
         "**`is_memmap()` looks at the data.**",
         _any_of(
             _memmap_by_data,
+            _memmap_lock_beside_empty_values,
             _mapped_files_shared,
             _loaded_is_memmap,
             _nothing_mapped,

@@ -167,7 +167,6 @@ DECIDED = [
     ("shape,combine", 4, 66_874, "peer-fails-inside"),  # stack: a value node's stale name
     ("shape,combine", 4, 14_449, "peer-fails-inside"),  # transpose of values over no elements
     ("shape,combine", 4, 68_631, "peer-fails-inside"),  # to_padded_tensor without leaves
-    ("shape,combine", 4, 18_034, "checked-as-torch"),  # reshape after the peer's fliplr
     ("shape,combine", 4, 14_517, "stacking-keeps"),  # expand_as of a memory-mapped lazy stack
     ("index,entries,shape,combine,math", 4, 63_772, "checked-as-torch"),  # squeeze() names
     ("index,entries,shape,combine,math", 4, 17_255, "peer-fails-inside"),  # separates: empty kept
@@ -218,7 +217,6 @@ DECIDED = [
     ("index,entries,records", 8, 8_305_880, "stacking-keeps"),  # split_keys, from_dict's None
     ("shape,combine,math", 6, 8_403_514, "math-beyond-the-peer"),  # == of a stacked ragged stack
     ("shape,combine,math", 6, 8_405_363, "peer-fails-inside"),  # tensor_split(1), ragged dim
-    (_FIVE + ",records", 4, 8_203_299, "checked-as-torch"),  # unbind after tile: one value
     # fz18c
     (_FIVE + ",records", 4, 9_302_004, "values-kept-shared"),  # empty(True): nested lock
     ("records,entries", 4, 9_201_843, "none-field-unset"),  # rename_key_ of inner.z
@@ -349,8 +347,6 @@ DECIDED = [
     # fz23g: LazyStackedTensorDict(x, x.clone(), x.apply(fn)) over none: the peer's apply
     # drops the label stack, so its lazy stack lists the shared keys only
     ("index,shape,combine", 12, 12_810_485, "peer-fails-inside"),
-    # fz23i: unbind(0) after the peer's fliplr() of a lazy stack: its parts list the value
-    ("index,shape,combine", 12, 13_010_125, "checked-as-torch"),
     # fz24a: separates() of a lazy stack of lazy stacks holding an empty node: the peer's
     # filter_empty_() drops it from an earlier result's members' members too
     (_FIVE + ",records", 12, 13_400_414, "peer-fails-inside"),
@@ -372,13 +368,9 @@ DECIDED = [
     # fz25c
     ("index,shape,combine", 12, 14_210_116, "stacking-keeps"),  # is_contiguous after narrow
     ("index,shape,combine", 12, 14_210_396, "peer-fails-inside"),  # cat after repeat of none
-    # fz26b: unbind(0) after the peer's flipud() of a lazy stack: its parts list the value
-    ("index,shape,combine", 12, 14_810_470, "checked-as-torch"),
     # fz26e: x.where(mask, 0) of a lazy stack of a consolidated TD and its clone: the
     # peer's member where keeps the consolidated member locked, tclass's the stack's lock
     (_FIVE + ",records", 16, 15_200_429, "lock-follows-sharing"),
-    # fz26e: to_lazystack(0) after the peer's tile of a lazy stack: its members list the value
-    (_FIVE + ",records", 16, 15_300_093, "checked-as-torch"),
     # fz26e: load_memmap of its own memmap of a record whose label holds a dict of tensors
     (_FIVE + ",records", 16, 15_310_501, "values-kept-shared"),
     # fz26e: keys(False, True) of a lazy stack of records: the peer lists the label too
@@ -437,8 +429,6 @@ DECIDED = [
     # fz27d: x[..., :-1] = ... after uint32() of a padded record over no elements: the
     # peer's cast leaves its value stack at [0]
     ("methods,index,shape,combine", 16, 15_540_591, "peer-fails-inside"),
-    # fz27d: x[1, None] after the peer's tile of a lazy stack of records: the label listed
-    ("methods,index,shape,combine", 12, 15_510_046, "checked-as-torch"),
     # fz27c: set_non_tensor(("inner", "y"), v) of a stack of records: the record's field
     # annotation refuses a Python value, as for one record (the value spans the batch now)
     (_METHODS, 8, 15_000_457, "annotation-casts"),
