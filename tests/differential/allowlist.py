@@ -126,6 +126,7 @@ from .allow_ops import (
     _written_back,
 )
 from .allow_params import (
+    _grad_leaves_loaded,
     _params_as_modules,
 )
 from .allow_ragged import (
@@ -517,6 +518,11 @@ ENTRIES: list[Entry] = [
         "apply-keeps-fitting-values",
         "**`apply(fn, batch_size=...)` keeps the Python values that fit.**",
         _values_through_apply,
+    ),
+    Entry(
+        "state-dict-loads-grad-leaves",
+        "or any leaf that requires grad (`requires_grad_()`)\n  writes their data outside autograd",
+        _grad_leaves_loaded,
     ),
     Entry(
         "state-dict-keys-skipped",
