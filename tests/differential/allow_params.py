@@ -109,7 +109,9 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     parameters (the peer's become plain tensors it no longer registers); its
     ``share_memory_()`` locks it, as a TensorDict's in both (the peer's stays unlocked:
     program 15,826,341 of methods,index,shape,combine L12, fz28c; 15,861,175, fz28e)."""
-    if not any("TensorDictParams(" in line for line in finding.lines):
+    if not any(
+        "TensorDictParams(" in line or "as_module=True" in line for line in finding.lines
+    ):  # (``from_modules(..., as_module=True)`` gives one: program 15,911,703 L12, fz29g)
         return False
     locked = "Cannot modify locked" in str(peer.error)
     if finding.kind == "family" and finding.step.op in ("select", "split_keys") and locked:
