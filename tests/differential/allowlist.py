@@ -520,14 +520,11 @@ ENTRIES: list[Entry] = [
         _values_through_apply,
     ),
     Entry(
-        "state-dict-loads-grad-leaves",
-        "or any leaf that requires grad (`requires_grad_()`)\n  writes their data outside autograd",
-        _grad_leaves_loaded,
-    ),
-    Entry(
-        "state-dict-keys-skipped",
+        # (and ``load_state_dict`` into leaves that require grad: README "or any leaf that
+        # requires grad (`requires_grad_()`) writes their data outside autograd", fz29g)
+        "state-dict-as-nn-module",
         "and with `strict=False` skips keys only one side has, as `nn.Module`",
-        _state_dict_keys_skipped,
+        _any_of(_state_dict_keys_skipped, _grad_leaves_loaded),
     ),
     Entry(
         "record-fields-are-declared",

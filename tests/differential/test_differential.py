@@ -543,7 +543,7 @@ DECIDED = [
     (_FEATURES, 12, 15_610_455, "values-kept-shared"),
     (_FEATURES, 8, 15_600_576, "values-kept-shared"),
     # fz29g: load_state_dict into leaves requiring grad (float().requires_grad_())
-    (_RECORDS4, 8, 15_910_051, "state-dict-loads-grad-leaves"),
+    (_RECORDS4, 8, 15_910_051, "state-dict-as-nn-module"),
     # fz29g: tolist after dataclasses.replace: the declared field order
     (_RECORDS4, 12, 15_912_064, "records-predictable"),
     # fz29g: dataclasses.astuple of a memory-mapped record moved to the cpu
