@@ -552,6 +552,8 @@ DECIDED = [
     (_RECORDS4, 12, 15_911_703, "params-write-their-data"),
     # fz29g: stack_tensors of a lazy stack into an out_key that does not fit the node
     (_METHODS, 16, 15_540_631, "checked-as-torch"),
+    # fz29g: rename_keys of an entry into a nested collection it does not fit
+    (_RECORDS4, 12, 16_011_185, "checked-as-torch"),
 ]
 
 
