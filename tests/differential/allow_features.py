@@ -51,6 +51,9 @@ _MODULE_OPS = (
 _DEEPCOPY_FAILS = "The default implementation of __deepcopy__() for "
 _FEATURE_FAILS_INSIDE = {
     "grad": "Expected a TensorDictBase instance but got <class 'NoneType'>",
+    # (the same read as the last part of a ``backward`` step: ``(y := ..., (y * 2).backward(...),
+    # y.grad)[2]`` of a record indexed to no elements: 16,014,665 L8 features, fz29g)
+    "backward": "Expected a TensorDictBase instance but got <class 'NoneType'>",
     "asdict": _DEEPCOPY_FAILS,
     # (``from_dataclass(loaded, as_tensorclass=True)``: the same deepcopy; 15,810,320 L8,
     # fz28b; of a memory-mapped record too: program 15,880,663 L12, fz28f)
