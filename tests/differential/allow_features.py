@@ -48,13 +48,19 @@ _MODULE_OPS = (
     "children",
     "get_parameter",
 )
+# (torch's error for a MemoryMappedTensor, and for the wrapper subclass ``to("cpu")`` of a
+# memory-mapped record leaves: ``astuple``, program 15,910,390 L8 / L12, fz29g)
+_DEEPCOPY_FAILS = "The default implementation of __deepcopy__() for "
 _FEATURE_FAILS_INSIDE = {
     "grad": "Expected a TensorDictBase instance but got <class 'NoneType'>",
-    "asdict": "The default implementation of __deepcopy__() for non-wrapper subclasses",
+    # (the same read as the last part of a ``backward`` step: ``(y := ..., (y * 2).backward(...),
+    # y.grad)[2]`` of a record indexed to no elements: 16,014,665 L8 features, fz29g)
+    "backward": "Expected a TensorDictBase instance but got <class 'NoneType'>",
+    "asdict": _DEEPCOPY_FAILS,
     # (``from_dataclass(loaded, as_tensorclass=True)``: the same deepcopy; 15,810,320 L8,
     # fz28b; of a memory-mapped record too: program 15,880,663 L12, fz28f)
-    "from_dataclass": "The default implementation of __deepcopy__() for non-wrapper subclasses",
-    "astuple": "The default implementation of __deepcopy__() for non-wrapper subclasses",
+    "from_dataclass": _DEEPCOPY_FAILS,
+    "astuple": _DEEPCOPY_FAILS,
     "from_csv": "If using all scalar values, you must pass an index",
     # (and its frame of columns of different lengths over no rows: pandas' "All arrays
     # must be of the same length"; tclass's frame has no rows: program 15,828,093 L12, fz28c)

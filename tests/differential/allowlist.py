@@ -127,6 +127,7 @@ from .allow_ops import (
     _written_back,
 )
 from .allow_params import (
+    _grad_leaves_loaded,
     _params_as_modules,
 )
 from .allow_ragged import (
@@ -531,9 +532,11 @@ ENTRIES: list[Entry] = [
         _values_through_apply,
     ),
     Entry(
-        "state-dict-keys-skipped",
+        # (and ``load_state_dict`` into leaves that require grad: README "or any leaf that
+        # requires grad (`requires_grad_()`) writes their data outside autograd", fz29g)
+        "state-dict-as-nn-module",
         "and with `strict=False` skips keys only one side has, as `nn.Module`",
-        _state_dict_keys_skipped,
+        _any_of(_state_dict_keys_skipped, _grad_leaves_loaded),
     ),
     Entry(
         "record-fields-are-declared",

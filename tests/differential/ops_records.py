@@ -328,7 +328,9 @@ def builds(c: Chooser, info: Info, facts: Facts) -> Step:
 
 def reads(c: Chooser, info: Info, facts: Facts) -> Step:
     """A field read: attribute, ``get``, through the dense TensorDict, at an index."""
-    fields = [name for name, _ in FIELDS.get(info.cls, ())] or list(info.top) or ["x"]
+    # (keys that are no identifier, as from_tuple's "0", cannot be read as attributes)
+    named = [key for key in info.top if key.isidentifier()]
+    fields = [name for name, _ in FIELDS.get(info.cls, ())] or named or ["x"]
     name = c.choice(fields)
     pick = c.integer(0, 5)
     if not name.isidentifier() or keyword.iskeyword(name):  # (a key '0': no attribute)

@@ -142,6 +142,7 @@ _FEATURES = "features,index,shape,combine"
 # Programs decided as the peer's inconsistencies (left46b): families, ops per program, the
 # program's number and the entry that covers its finding.
 _METHODS = "methods,index,shape,combine"
+_RECORDS4 = "methods,features,entries,records"
 DECIDED = [
     ("shape,combine", 4, 4_625, "stacking-keeps"),  # unflatten: a value list one level deeper
     ("shape,combine", 4, 7_753, "stacking-keeps"),  # torch.stack of lazy stacks of lazy stacks
@@ -568,6 +569,18 @@ DECIDED = [
     ("methods,features,entries,records", 12, 15_912_879, "memmap-by-data"),
     # fz29c: consolidate(filename=) of a from_consolidated result: locked, on cpu
     ("methods,features,entries,records", 8, 15_970_822, "memmap-by-data"),
+    # fz29g: load_state_dict into leaves requiring grad (float().requires_grad_())
+    (_RECORDS4, 8, 15_910_051, "state-dict-as-nn-module"),
+    # fz29g: tolist after dataclasses.replace: the declared field order
+    (_RECORDS4, 12, 15_912_064, "records-predictable"),
+    # fz29g: dataclasses.astuple of a memory-mapped record moved to the cpu
+    (_RECORDS4, 8, 15_910_390, "peer-fails-inside"),
+    # fz29g: memmap of the locked TensorDictParams from_modules(..., as_module=True) gives
+    (_RECORDS4, 12, 15_911_703, "params-write-their-data"),
+    # fz29g: stack_tensors of a lazy stack into an out_key that does not fit the node
+    (_METHODS, 16, 15_540_631, "checked-as-torch"),
+    # fz29g: rename_keys of an entry into a nested collection it does not fit
+    (_RECORDS4, 12, 16_011_185, "checked-as-torch"),
 ]
 
 
