@@ -9,6 +9,8 @@ lambda overhead on every side. ``run.py`` times them side by side.
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,9 +65,9 @@ def _consolidated_files(ns: dict[str, Any], peer: ModuleType | None) -> None:
     generator = torch.Generator().manual_seed(2)
     leaves = {f"k{i}": torch.randn(BATCH, 4, generator=generator) for i in range(10)}
     nested = {f"n{i}": torch.randn(BATCH, 2, generator=generator) for i in range(10)}
-    folder = tempfile.TemporaryDirectory(prefix="tclass-bench-")  # removed at exit
-    ns["_files"] = folder  # (held: the folder lives as long as the namespace)
-    prefix = str(Path(folder.name) / "cons")
+    folder = tempfile.mkdtemp(prefix="tclass-bench-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)  # removed at exit
+    prefix = str(Path(folder) / "cons")
     for name, lib in (("t", tclass), ("p", peer)):
         if lib is not None:
             cons = lib.TensorDict({**leaves, "nested": dict(nested)}, batch_size=[BATCH])
