@@ -17,6 +17,7 @@ from .allow_entries import (
     _batch_past_unset_field,
     _dotted_keys_loaded,
     _h5_separated_removed,
+    _list_values_loaded_whole,
     _locked_record_updated_at,
     _nested_lists_stacked_whole,
     _new_entry_copied,
@@ -72,6 +73,7 @@ from .allow_h5 import (
     _h5_result_kept,
     _h5_rows_not_moved,
     _h5_value_not_dropped,
+    _ragged_batch_refused,
     _stack_read_per_element,
     _store_writes_grad_data,
 )
@@ -319,6 +321,7 @@ ENTRIES: list[Entry] = [
             _saved_later,
             _key_below_a_value,
             _nested_lists_stacked_whole,
+            _list_values_loaded_whole,
             _not_json_refused,
             _value_fits_its_new_node,
             _first_row_none_kept,
@@ -558,6 +561,7 @@ ENTRIES: list[Entry] = [
             _h5_params_missing_entry_class,
             _store_writes_grad_data,
             _stack_read_per_element,
+            _ragged_batch_refused,
         ),
     ),
     Entry(
