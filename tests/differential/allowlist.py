@@ -254,12 +254,21 @@ def _names_through_saved_nested(
 def _h5_set_returns_self(finding: Finding, facts: Facts, peer: Outcome, mine: Outcome) -> bool:
     """``file.set_(("m", "c"), v)`` and ``file.set(("m", "c"), v)``: tclass returns the
     file, as ``set`` / ``set_`` return the collection they were called on, where the
-    peer's file returns the nested group."""
-    if not facts.h5 or finding.kind != "result" or finding.step.op not in ("set", "set_"):
+    peer's file returns the nested group; also of a file an earlier step made
+    (``PersistentTensorDict.from_dict``, ``to_h5``), where the group's batch size and
+    names differ too (program 15,966,963 L8 of methods,features,entries,records, fz29b)."""
+    if finding.kind != "result" or finding.step.op not in ("set", "set_"):
         return False
-    return finding.detail[0].startswith("result: keys:") and f"{finding.step.op}((" in (
-        finding.step.src
-    )
+    if f"{finding.step.op}((" not in finding.step.src:
+        return False
+    if facts.h5 and finding.detail[0].startswith("result: keys:"):
+        return True
+    made = any(_MADE_FILE.search(line) for line in finding.lines[:-1])
+    return made and all(line.startswith(_RETURNED_GROUP) for line in finding.detail)
+
+
+_MADE_FILE = re.compile(r"PersistentTensorDict\.from_dict\(|\.to_h5\(|from_h5\(")
+_RETURNED_GROUP = ("result: keys:", "result.batch_size:", "result.names:")
 
 
 def _new_batch_named(finding: Finding, facts: Facts, peer: Outcome, mine: Outcome) -> bool:
