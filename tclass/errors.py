@@ -86,6 +86,7 @@ __all__ = [
     "NotProvidedError",
     "NotSavedError",
     "NotSerializableError",
+    "NotSerializableWriteError",
     "OperandError",
     "PickleRefusedError",
     "ReadOnlyError",
@@ -510,6 +511,13 @@ class PickleRefusedError(TclassError, RuntimeError):
 
 class NotSerializableError(TclassError, TypeError):
     """A Python value cannot be saved as JSON (and pickling it was not allowed)."""
+
+
+class NotSerializableWriteError(NotSerializableError, RuntimeError):
+    """A Python value written in place into a collection saved in a folder (which tclass
+    writes through to the folder) that cannot be saved as JSON; also a ``RuntimeError``,
+    as the peer refuses an in-place write of another value into a memory-mapped
+    collection. Nothing was written, in memory or in the folder."""
 
 
 class UnpicklableError(TclassError, TypeError):

@@ -47,7 +47,7 @@ from tclass._core._registry import resolve_class
 from tclass._core._safe_globals import allow_unpickling
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import MetaData, NonTensorData
+from tclass._engine._nontensor import PADDED, Meta, MetaData, NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
@@ -443,7 +443,7 @@ class _Flatten(NodeVisitor[Description]):
             tree["held"] = list(held)
         meta = node._meta  # MetaData members, which an index gives back as the peer's
         if meta:
-            tree["meta"] = True
+            tree["meta"] = meta  # (PADDED: a pad's, whose new members are NonTensorData)
         keeps = node.device is not None
         return (
             lambda views, target: _values_at(array, _device(target, keeps), dims, held, meta)
@@ -549,7 +549,7 @@ def _values_at(
     device: torch.device | None,
     dims: Any,
     held: tuple[Any, ...],
-    meta: bool = False,
+    meta: Meta = False,
 ) -> NonTensorStack:
     """A stack of ``array``'s values on ``device``, holding ``held`` over no elements
     (of ``MetaData`` members: ``meta``)."""
@@ -610,7 +610,7 @@ def rebuild_from_description(
         fill_array(shaped, tree["values"], list(batch), "the consolidated buffer")
         dims = _stack_dims_of(tree, batch)
         held = tuple(tree.get("held", ()))[:1] if not shaped.size else ()
-        meta = tree.get("meta") is True
+        meta: Meta = PADDED if tree.get("meta") == PADDED else tree.get("meta") is True
         return lambda views, target: _values_at(shaped, target.device, dims, held, meta)
     parts = {
         key: (entry if isinstance(entry, int) else rebuild_from_description(entry, None, known))

@@ -25,7 +25,7 @@ import dataclasses
 import math
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, cast, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, Literal, cast, overload
 
 import numpy as np
 import torch
@@ -51,6 +51,7 @@ from tclass._engine._value_positions import (
     copy_containers,
     copy_value,
     same_value,
+    unchanged_by,
 )
 from tclass.errors import (
     BatchMismatchError,
@@ -68,6 +69,8 @@ if TYPE_CHECKING:
     from tclass._engine._nontensor_stack import NonTensorStack
 
 __all__ = [
+    "PADDED",
+    "Meta",
     "MetaData",
     "NonTensorData",
     "is_non_tensor",
@@ -75,6 +78,11 @@ __all__ = [
 ]
 
 _new_instance = object.__new__
+
+# A stack's ``_meta`` (whether its members are ``MetaData``): ``PADDED`` for a pad's
+# result, whose new members (``None``) are ``NonTensorData`` (see ``NonTensorStack``).
+PADDED: Final = "padded"
+Meta = bool | Literal["padded"]
 
 
 @dataclasses.dataclass
@@ -177,7 +185,7 @@ class _NonTensorNode(NodeState):
         device = options.get("device", ...)
         device = self._device if device is ... else as_device(device)
         if isinstance(self, NonTensorData):  # its one value, over no elements too
-            return NonTensorData._make(self.data, shape, device)
+            return type(self)._make(self.data, shape, device)  # a MetaData kept (the peer's)
         values = self._flat()
         node = NonTensorData._make(values[0] if values else None, shape, device)
         return node.maybe_to_stack()
@@ -607,7 +615,7 @@ class NonTensorData(_NonTensorNode):
         if isinstance(value, ENGINE.NonTensorStack):  # kept when it holds only this value
             if all(same_value(item, self.data) for item in value._flat()):
                 return self
-        elif same_value(
+        elif unchanged_by(
             value.data if isinstance(value, NonTensorData) else value, self.data
         ) and not self._widened_by(index, value, target):
             return self  # the value it already holds (a node, or a plain value broadcast)
@@ -782,7 +790,7 @@ def _rebuild_values(
     held: Any = (),  # the one value held over no elements: ``(value,)`` or ``()``
     saved: bool = False,  # saved in a folder and locked (older pickles lack them)
     locked: bool = False,
-    meta: bool = False,  # its members are MetaData (older pickles lack it)
+    meta: Meta = False,  # its members are MetaData (older pickles lack it)
 ) -> NonTensorStack:
     if type(values) is not list or len(values) != math.prod(shape):
         msg = f"a pickle of a NonTensorStack of shape {shape!r} does not hold one value per element"
@@ -800,7 +808,7 @@ def _rebuild_values(
         )
         raise PickleRefusedError(msg)
     stack = ENGINE.NonTensorStack._make(values, shape, device, dims)
-    stack._held, stack._meta = held, meta is True
+    stack._held, stack._meta = held, PADDED if meta == PADDED else meta is True
     return cast("NonTensorStack", kept(stack, saved, locked))
 
 

@@ -43,6 +43,8 @@ from tclass._engine._gathered_values import (
     traced_rows,
 )
 from tclass._engine._nontensor import (
+    PADDED,
+    Meta,
     MetaData,
     NonTensorData,
     _NonTensorNode,
@@ -135,10 +137,12 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
     _held: tuple[Any, ...]
     # Whether the members are ``MetaData`` (copies holding equal values, which stack to
     # one value per member): what gives one member back gives a ``MetaData``, as the
-    # peer's stack, which holds the members themselves (see :meth:`_of_members`). For
+    # peer's stack, which holds the members themselves (see :meth:`_of_members`);
+    # ``PADDED`` (a pad's result): the members holding ``None`` are the ``NonTensorData``
+    # the pad added, the others ``MetaData``, as the peer's pad stacks them. For
     # checkers only: typing.get_type_hints would read `bool` as the method of that name.
     if TYPE_CHECKING:
-        _meta: bool
+        _meta: Meta
     # ``()`` while one value is held once (``_list`` is None), the numbers of other
     # stacks' values while those are (``_list`` is None too), else None (a list).
     _gather: Gather | tuple[()] | None
@@ -368,19 +372,29 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         stack of the members), a stack of ``MetaData`` members."""
         if type(node) is NonTensorStack:
             values, dims = node._values, node._stack_dims
+            if self._meta is PADDED and values and all(value is None for value in values):
+                return node  # the pad's new members only (none of them a MetaData)
             if parts or (
                 any(value is not values[0] for value in values)
                 if values
                 else not (node._held and dims and all(node._shape[d] == 1 for d in dims))
             ):
-                node._meta = True
+                node._meta = self._meta
                 return node
             data = values[0] if values else node._held[0]
         elif type(node) is NonTensorData:
             data = node.data
         else:
             return node
-        return MetaData._make(data, node.batch_size, node._device)
+        return self._kind_of(data)._make(data, node.batch_size, node._device)
+
+    def _kind_of(self, value: Any) -> type[NonTensorData]:
+        """The class of a node giving back ``value``, one member's (or elements of one
+        member's): ``MetaData`` for a stack of ``MetaData`` members but for a pad's new
+        members (``None``, see ``_meta``)."""
+        if not self._meta or (self._meta is PADDED and value is None):
+            return NonTensorData
+        return MetaData
 
     def _rebatched(self, batch_size: torch.Size) -> Self:
         values = self._values
@@ -534,7 +548,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         turn into Python values when the op depends on tensor data (a gather index)."""
         value = self._held[0] if self._known_in_trace() else self._values[0]
         if not shape or stack_dims == ():
-            return (MetaData if self._meta else NonTensorData)._make(value, shape, device)
+            return self._kind_of(value)._make(value, shape, device)
         node = NonTensorStack._repeated(value, shape, device, stack_dims)
         node._meta = self._meta
         return node
@@ -555,8 +569,8 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             # no element, but ints at the stack dims pick a member: its value, as the peer
             at = member_element(index, self._stack_dims, self._shape)
             if at is not None:
-                kind = MetaData if self._meta else NonTensorData
-                node = kind._make(self._values[at], shape, self._device)
+                value = self._values[at]
+                node = self._kind_of(value)._make(value, shape, self._device)
         if type(node) is NonTensorStack and copies_members(index) and not self._copy_shared(index):
             return node  # a copy, unlocked, whose writes reach no member: the peer's clone
         if dims == () and self._indexes_past_member(index):
@@ -646,8 +660,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             out = self._make(list(self._values), out.batch_size, out._device, dims)
         if dims == () and (out._values or self._held):
             value = out._values[0] if out._values else self._held[0]
-            kind = MetaData if self._meta else NonTensorData
-            return kind._make(value, out._shape, out._device)
+            return self._kind_of(value)._make(value, out._shape, out._device)
         out._stack_dims, out._held = dims or None, self._held
         return self._of_members(out) if self._meta else out
 
@@ -827,7 +840,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         state = (self._values, self._shape, self._device, self._stack_dims)
         kept = (self._is_saved(), self._locked)  # as the peer's pickle keeps them
         if self._meta:  # (MetaData members: last, which older pickles lack)
-            return (_rebuild_values, (*state, self._held, *kept, True))
+            return (_rebuild_values, (*state, self._held, *kept, self._meta))
         if any(kept):
             return (_rebuild_values, (*state, self._held, *kept))
         # the value held over no elements, only when there is one (older pickles lack it)
@@ -863,15 +876,18 @@ def join_non_tensor(
             ):
                 break
             if op == "stack":
-                if part._batch_size != batch:
-                    break
+                if part._batch_size != batch and not (
+                    by_identity and len(part._batch_size) == len(batch)
+                ):
+                    break  # (one MetaData over parts of other sizes: a lazy stack's, ragged)
             else:
                 total += part._batch_size[dim]
         else:
-            size = list(batch)
             if op == "stack":
+                size = _ragged_size([part._batch_size for part in parts])
                 size.insert(dim, len(parts))
             else:
+                size = list(batch)
                 size[dim] = total
             node: _NonTensorNode = kind._make(data, torch.Size(size), device)
             return node
@@ -880,6 +896,12 @@ def join_non_tensor(
         if stacked is not None:
             return stacked
     return _join_values(parts, op, dim, path)
+
+
+def _ragged_size(sizes: list[torch.Size]) -> list[int]:
+    """The batch size the parts of a stack (of one ``MetaData``) share, ``-1`` along the
+    dims where they differ, as the peer's lazy stack of them."""
+    return [size if all(s[i] == size for s in sizes) else -1 for i, size in enumerate(sizes[0])]
 
 
 def _stack_values(parts: Sequence[Any]) -> NonTensorStack | None:
@@ -949,12 +971,16 @@ def _join_values(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...])
     return stack
 
 
-def _all_meta(parts: Sequence[Any]) -> bool:
+def _all_meta(parts: Sequence[Any]) -> Meta:
     """Whether ``parts`` (at least one) are ``MetaData`` or stacks of ``MetaData``
-    members: their stack holds ``MetaData`` members (see ``NonTensorStack._meta``)."""
-    return bool(parts) and all(
-        type(part) is MetaData or getattr(part, "_meta", False) for part in parts
-    )
+    members: their stack holds ``MetaData`` members (see ``NonTensorStack._meta``;
+    ``PADDED`` when a part is a pad's stack)."""
+    if not parts:
+        return False
+    kinds = [True if type(part) is MetaData else getattr(part, "_meta", False) for part in parts]
+    if not all(kinds):
+        return False
+    return PADDED if PADDED in kinds else True
 
 
 ENGINE.NonTensorStack = NonTensorStack

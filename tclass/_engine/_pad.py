@@ -29,7 +29,7 @@ from tclass._core._records import storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._parts import stacked_size
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import NonTensorData, _NonTensorNode
+from tclass._engine._nontensor import PADDED, Meta, MetaData, NonTensorData, _NonTensorNode
 from tclass._engine._nontensor_stack import NonTensorStack, join_non_tensor
 from tclass._engine._ragged_values import RaggedNonTensorStack
 from tclass._engine._value_positions import StackDims
@@ -259,8 +259,8 @@ def _pad_lazy_in_place(stack: LazyStackedTensorDict, pairs: _Pairs, fill: float)
 def _pad_node(node: _NonTensorNode, pairs: _Pairs) -> _NonTensorNode:
     shape = _padded_shape(node.batch_size, pairs)
     if not any(amount for pair in pairs for amount in pair):  # a copy, nested as the node
-        if isinstance(node, NonTensorData):
-            return NonTensorData._make(node.data, shape, node.device)
+        if isinstance(node, NonTensorData):  # (a MetaData kept, as the peer's)
+            return type(node)._make(node.data, shape, node.device)
         return node.clone(recurse=False)
     if isinstance(node, RaggedNonTensorStack):
         return _pad_ragged(node, pairs)
@@ -279,7 +279,19 @@ def _pad_node(node: _NonTensorNode, pairs: _Pairs) -> _NonTensorNode:
         dst.append(slice(max(0, left), max(0, left) + max(0, stop - start)))
     out = np.empty(tuple(shape), dtype=object)
     out[tuple(dst)] = source[tuple(src)]
-    return NonTensorStack._from_array(out, node.device, _padded_stack_dims(node, pairs))
+    stack = NonTensorStack._from_array(out, node.device, _padded_stack_dims(node, pairs))
+    stack._meta = _padded_meta(node, pairs)
+    return stack
+
+
+def _padded_meta(node: _NonTensorNode, pairs: _Pairs) -> Meta:
+    """Whether the pad of ``node`` holds ``MetaData`` members (see ``NonTensorStack.
+    _meta``): the peer's pad stacks the kept ones (a ``MetaData``'s elements are) beside
+    new ``NonTensorData`` holding ``None`` (``PADDED``)."""
+    meta = type(node) is MetaData or getattr(node, "_meta", False)
+    if not meta or not any(amount > 0 for pair in pairs for amount in pair):
+        return meta  # (a crop adds no member)
+    return PADDED
 
 
 def _pad_ragged(node: RaggedNonTensorStack, pairs: _Pairs) -> _NonTensorNode:

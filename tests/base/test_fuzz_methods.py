@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from tclass import TensorDict, lazy_stack, tensorclass
+from tclass.errors import StackError
 
 
 def test_auto_device_reaches_python_values_and_empty_nodes() -> None:
@@ -162,3 +163,17 @@ def test_a_records_join_into_a_field_returns_the_record(name: str) -> None:
     out = getattr(rec, name)(("inner", "y"), ("inner", "y"), out_key=("inner", "y"), dim=1)
     assert out is rec and out.label == "a"
     assert out.inner.y.shape == ((2, 4) if name == "cat_tensors" else (2, 2, 2))
+
+
+@pytest.mark.parametrize("name", ["cat_tensors", "stack_tensors"])
+@pytest.mark.parametrize("lazy", [False, True])
+def test_joining_a_python_value_with_a_tensor_names_both_keys(name: str, lazy: bool) -> None:
+    """A Python value and a tensor do not join: a ``StackError`` naming both keys, and
+    nothing changes (the peer fails inside, an ``AttributeError``; fz29a: program
+    15,954,320 of methods,features,entries,records, where tclass named the key ``()``)."""
+    td = TensorDict({"a": torch.zeros(2)}, [2])
+    td.set_non_tensor(("zz", "a"), "x y")
+    x = lazy_stack([td, td.clone()]) if lazy else td
+    with pytest.raises(StackError, match=r"\('zz', 'a'\) holds a Python value and 'a' a Tensor"):
+        getattr(x, name)(("zz", "a"), "a", out_key="o", dim=-1)
+    assert "o" not in x.keys() and "a" in x.keys()

@@ -10,6 +10,8 @@ import dataclasses
 import re
 from typing import TYPE_CHECKING, Any
 
+import torch
+
 from .allow_values import _empty_values_rebuilt
 from .compare import flat_values, read_both
 
@@ -57,14 +59,23 @@ _FEATURE_FAILS_INSIDE = {
     # (and its frame of columns of different lengths over no rows: pandas' "All arrays
     # must be of the same length"; tclass's frame has no rows: program 15,828,093 L12, fz28c)
     "from_pandas": ("If using all scalar values, you must pass an index", "All arrays must be of"),
+    # (fz29d: ``to_pandas`` and ``to_parquet`` of one too, the same frame: programs
+    # 15,920,433 L12 of features,math,index; 15,911,587 L12 of methods,features,entries,
+    # records and 15,920,393 L12 of features,math,index)
+    "to_pandas": "If using all scalar values, you must pass an index",
+    "from_parquet": "If using all scalar values, you must pass an index",
     **dict.fromkeys(_MODULE_OPS, _PARAMS_OF_LAZY),
 }
 
 
 # (fz28f) ``x.from_dict_instance(x.to_dict(), ...)`` of a collection holding a
 # ``MetaData`` of a dict: the peer rebuilds the MetaData with the dict's items as
-# keywords (a TypeError from inside); tclass reads the dict as a nested collection
-_METADATA_OF_DICT = "MetaData.__init__() got an unexpected keyword argument"
+# keywords (a TypeError from inside); tclass reads the dict as a nested collection (and
+# fz29a: of a NonTensorData too, the peer's message naming it; tclass answering, where it
+# reads the dict as a nested collection: program 15,921,132 L12 of features,math,index;
+# ``x[i] = x[i].to_dict()``, which tclass writes as a nested collection that the value's
+# batch size refuses, a ``BatchMismatchError``: program 15,922,129 L12)
+_METADATA_OF_DICT = "Data.__init__() got an unexpected keyword argument"
 # (fz28f) ``select(strict=False)`` of the TensorDictParams ``from_modules(...,
 # as_module=True)`` gives: the peer's select writes into its locked copy and refuses
 _PARAMS_SELECT_LOCKED = "Cannot modify locked TensorDict"
@@ -77,6 +88,9 @@ _ATTRS_AS_COLUMNS = (
     "requires a separator parameter to flatten to DataFrame columns",
     "All arrays must be of the same length",
 )
+# (fz29d) the same through ``to_csv`` / ``to_parquet`` and back, and ``to_pandas``
+# itself (program 15,912,558 L12 of methods,features,entries,records)
+_TABLE_OPS = ("from_pandas", "from_csv", "from_parquet", "to_pandas")
 
 
 def _feature_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -88,13 +102,15 @@ def _feature_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     op, error = finding.step.op, str(peer.error)
     if op in _MODULE_OPS and _PARAMS_OF_LOCKED in error:
         return "TensorDictParams(x.to_tensordict())" in finding.step.src
-    if finding.kind == "family" and op == "from_dict_instance":  # (15,891,752 L16, fz28f)
-        return _METADATA_OF_DICT in error  # tclass's own error about the dict it reads
+    if op == "from_dict_instance":  # (15,891,752 L16, fz28f; 15,921,132 L12, fz29a)
+        return _METADATA_OF_DICT in error  # tclass reads the dict (or its error about it)
+    if finding.kind == "family" and op == "setitem" and ".to_dict()" in finding.step.src:
+        return _METADATA_OF_DICT in error and type(mine.error).__name__ == "BatchMismatchError"
     if finding.kind == "family":
         return op in _MODULE_OPS and _PARAMS_OF_LAZY in error
     if op == "select" and "as_module=True" in " ".join(finding.lines):  # (15,905,008 L12)
         return _PARAMS_SELECT_LOCKED in error
-    if op == "from_pandas" and any(".attrs()" in line for line in finding.lines):
+    if op in _TABLE_OPS and any(".attrs()" in line for line in finding.lines):
         return any(text in error for text in _ATTRS_AS_COLUMNS)
     texts = _FEATURE_FAILS_INSIDE.get(op, ())
     return any(text in error for text in ((texts,) if isinstance(texts, str) else texts))
@@ -195,7 +211,7 @@ def _dict_cast_by_the_constructor(finding: Finding, facts: Facts, peer: Any, min
         return False
     lines = finding.detail
     return any(_DICT_FIELD.match(line) for line in lines) and all(
-        _DICT_FIELD.match(line) or _kept_in_str_field(line, finding) for line in lines
+        _DICT_FIELD.match(line) or _kept_in_str_field(line, finding, peer, mine) for line in lines
     )
 
 
@@ -223,12 +239,15 @@ _EMPTY_LISTS = re.compile(
 _GIVEN_WHOLE = re.compile(r"dataclasses\"\)\.replace\(|\.from_dataclass\(.*as_tensorclass=True")
 
 
-def _kept_in_str_field(line: str, finding: Finding) -> bool:
+def _kept_in_str_field(line: str, finding: Finding, peer: Any, mine: Any) -> bool:
     if _NUMBER_IN_STR.match(line):
         return any(_NUMBER_GIVEN.search(src) for src in finding.lines)
     if _STACKS_IN_LIST.match(line) or _EMPTY_LISTS.match(line):
-        return _GIVEN_WHOLE.search(finding.step.src) is not None
-    return False
+        if _GIVEN_WHOLE.search(finding.step.src) is not None:
+            return True
+    # (fz29h) a list of numbers, or nested empty lists, given whole to the field: set,
+    # replace, the constructor of ``**rec.to_dict()``
+    return finding.step.op in _LIST_GIVEN_BY and _list_kept(line, peer, mine)
 
 
 def _value_kept_in_str_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -242,7 +261,7 @@ def _value_kept_in_str_field(finding: Finding, facts: Facts, peer: Any, mine: An
         return bool(about) and _NUMBER_GIVEN.search(finding.step.src) is not None
     if finding.kind != "result" or not finding.detail:
         return False
-    return all(_kept_in_str_field(line, finding) for line in finding.detail)
+    return all(_kept_in_str_field(line, finding, peer, mine) for line in finding.detail)
 
 
 _JOINED_KIND = re.compile(r"^result\.kind: peer 'TensorDict', tclass '(\w+)'$")
@@ -283,7 +302,10 @@ def _attrs_of_a_record(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     unsupported"), the peer's a record of its class; so its nested records are
     TensorDicts, its Python values nodes (the peer's fields read them) and its fields set
     to ``None`` no keys (programs 15,600,062 L8 / 15,610,008 L12 of
-    features,index,shape,combine); a stack of values it holds (a lazy stack of records'
+    features,index,shape,combine); of a loaded record, whose keys come in the order
+    ``load_memmap`` gives them (the tensors first), the TensorDict keeps that order,
+    where the peer's record lists its fields in their order (fz29d: program 15,911,200
+    L12 of methods,features,entries,records); a stack of values it holds (a lazy stack of records'
     ``label``) keeps them, which the peer's reads as an empty collection
     (:func:`_attrs_values_kept`; fz28a: 15,610,183 L12)."""
     if finding.kind != "result" or finding.step.op != "attrs" or not finding.detail:
@@ -294,8 +316,12 @@ def _attrs_of_a_record(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         return False
     for line in finding.detail[1:]:
         keys = _KEYS.match(line)
+        order = _KEY_ORDER.match(line)
         if keys is not None:
             if not set(ast.literal_eval(keys[2])) < set(ast.literal_eval(keys[1])):
+                return False
+        elif order is not None:  # (a loaded record's keys: the TensorDict keeps their order)
+            if set(ast.literal_eval(order[1])) != set(ast.literal_eval(order[2])):
                 return False
         elif not (
             _RECORD_KIND.match(line) or _VALUE_READ.match(line) or _VALUES_AS_EMPTY.match(line)
@@ -423,6 +449,29 @@ _LIST_CAST_BY_PEER = re.compile(
 )
 
 
+# the ops that give a ``str`` field a list whole, which it keeps (fz29h: ``set``,
+# ``dataclasses.replace``, the constructor; ``setattr`` and ``update`` as ``set``)
+_LIST_GIVEN_BY = ("from_dict_instance", "set", "setattr", "update", "replace", "ctor")
+
+
+def _list_kept(line: str, peer: Any, mine: Any) -> bool:
+    """A ``str`` field's list (of numbers, or nested empty lists) that the peer made a
+    tensor of the same values."""
+    found = _LIST_CAST_BY_PEER.match(line)
+    if found is None:
+        return False
+    ours, theirs = getattr(mine.value, found[1], None), getattr(peer.value, found[1], None)
+    if not isinstance(ours, list) or not isinstance(theirs, torch.Tensor):
+        return False
+    flat = flat_values(ours)
+    if any(isinstance(value, str) for value in flat):
+        return False
+    try:  # compared in the peer's dtype (a float32 tensor of 0.1)
+        return torch.tensor(flat, dtype=theirs.dtype).tolist() == flat_values(theirs.tolist())
+    except (TypeError, ValueError, RuntimeError):
+        return False
+
+
 def _list_read_into_str_field(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``record.from_dict_instance(record.to_dict(), ...)`` (built by the class's
     ``from_dict`` since fz28b) of a record whose ``str`` field's dict value is a list of
@@ -431,18 +480,35 @@ def _list_read_into_str_field(finding: Finding, facts: Facts, peer: Any, mine: A
     constructor and ``Rec.from_dict`` read them, where the peer's ``from_dict`` makes
     them a tensor (README: "``from_dict`` and ``from_tensordict`` cast as the constructor
     does"; programs 15,830,615 L8 and 15,890,742 L16 of features,index,shape,combine,
-    rg28b). The batch size is the peer's (its tensor's shape counts, the stack's here)."""
-    if finding.kind != "result" or finding.step.op != "from_dict_instance":
+    rg28b). The batch size is the peer's (its tensor's shape counts, the stack's here).
+    (fz29h) The same list given whole to the field, ``set('label', [1, 2])`` or
+    ``dataclasses.replace`` of a record holding one (at batch size ``[]``: programs
+    15,910,541 / 15,913,442 of features,math,index L8, 15,830,760 of
+    features,index,shape,combine L8): the field keeps it, as it keeps a number
+    (``_value_kept_in_str_field``), where the peer makes it a tensor."""
+    if finding.kind != "result" or finding.step.op not in _LIST_GIVEN_BY:
         return False
     if not finding.detail:
         return False
-    for line in finding.detail:
-        found = _LIST_CAST_BY_PEER.match(line)
-        if found is None:
-            return False
-        ours, theirs = getattr(mine.value, found[1], None), getattr(peer.value, found[1], None)
-        if not isinstance(ours, list) or not hasattr(theirs, "tolist"):
-            return False
-        if flat_values(ours) != flat_values(theirs.tolist()):
-            return False
-    return True
+    return all(_list_kept(line, peer, mine) for line in finding.detail)
+
+
+# a column of an ``attrs()`` result's TensorAttrs (``"b.tgt_shape"``), or the rows
+_ATTRS_COLUMN = re.compile(
+    r"^result(?:\.batch_size: |\['[^']*tgt_(?:shape|dtype|device)'\][^:]*: )"
+)
+
+
+def _attrs_shape_not_rows(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``to_pandas`` (``to_csv``, ``to_parquet`` and back) of an ``attrs()`` result
+    without batch dims: tclass writes one row, each ``TensorAttrs`` one cell per field;
+    the peer's frame spreads the numbers of each ``tgt_shape`` over rows, its device and
+    dtype repeated, where pandas does not refuse it (one tensor's shape, or shapes of
+    the same length): a shape of 4 dims gives 4 rows (fz29d: programs 15,810,799 L8 of
+    features,index,shape,combine, 15,912,878 L12 of methods,features,entries,records,
+    15,920,143 L12 of features,math,index)."""
+    if finding.kind != "result" or finding.step.op not in _TABLE_OPS or not finding.detail:
+        return False
+    if not any(".attrs()" in line for line in finding.lines):
+        return False
+    return all(_ATTRS_COLUMN.match(line) for line in finding.detail)

@@ -38,6 +38,9 @@ _METHOD_FAILS_INSIDE = {
 # skips it and ``torch._foreach_pow`` fails on the lengths, where its ``pow`` of
 # collections with different tensors raises a ``KeyError``, as tclass's always does
 _POW_LENGTHS = "Tensor list must have same number of elements as scalar list"
+# ``cat_tensors`` / ``stack_tensors`` of a Python value and a tensor: the peer reads the
+# tensor as a collection
+_VALUE_WITH_TENSOR = re.compile(r"'Tensor' object has no attribute '(batch_dims|_tensordict)'")
 
 
 def _method_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -45,9 +48,16 @@ def _method_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     tclass answered (fz26d: programs 15,000,xxx of methods,index,shape,combine); or its
     ``pow`` failed on the lengths of no tensors, where tclass names the keys the other
     collection lacks (``KeyNotFoundError``, a ``KeyError``: fz27b, ``x.pow(x.select())``,
-    programs 15,010,388 and 15,020,224 of methods,index,shape,combine)."""
+    programs 15,010,388 and 15,020,224 of methods,index,shape,combine); or its
+    ``cat_tensors`` / ``stack_tensors`` of a value and a tensor failed inside (fz29a)."""
     if finding.kind == "family" and finding.step.op == "pow":
         return _POW_LENGTHS in str(peer.error) and type(mine.error).__name__ == ("KeyNotFoundError")
+    if finding.kind == "family" and finding.step.op in ("cat_tensors", "stack_tensors"):
+        # a Python value joined with a tensor: tclass's StackError names both keys (fz29a:
+        # program 15,954,320 L12 of methods,features,entries,records)
+        return _VALUE_WITH_TENSOR.search(str(peer.error)) is not None and (
+            "holds a Python value and" in str(mine.error)
+        )
     if finding.kind != "peer-raises":
         return False
     texts = _METHOD_FAILS_INSIDE.get(finding.step.op, ())

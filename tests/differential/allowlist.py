@@ -36,6 +36,7 @@ from .allow_entries import (
 )
 from .allow_features import (
     _attrs_of_a_record,
+    _attrs_shape_not_rows,
     _attrs_values_kept,
     _clone_copies_values,
     _consolidated_key_order,
@@ -156,6 +157,7 @@ from .allow_records import (
     _ragged_lists_loaded,
     _records_restacked,
     _refiled_not_written,
+    _replaced_fields_first,
     _saved_empty_lists_kept,
     _shared_on_files,
     _state_dict_values_kept,
@@ -211,6 +213,8 @@ from .allow_writes import (
     _equal_value_rewritten,
     _member_rows_written_per_element,
     _number_written_around_values,
+    _row_dict_of_one_list,
+    _setitem_fails_inside,
     _stacked_value_stacks_copied,
     _stacked_values_copied,
     _too_many_indices,
@@ -336,6 +340,7 @@ ENTRIES: list[Entry] = [
             _first_row_none_kept,
             _equal_value_rewritten,
             _member_rows_written_per_element,
+            _row_dict_of_one_list,
             _shared_str_kept,
             _value_stack_reshaped_in_place,
             _attrs_values_kept,
@@ -369,6 +374,7 @@ ENTRIES: list[Entry] = [
         "**Where the peer fails inside, tclass answers.**",
         _any_of(
             _peer_fails_inside,
+            _setitem_fails_inside,
             _stacked_past_apply_drop,
             _mixed_field_refused,
             _separated_once,
@@ -389,6 +395,7 @@ ENTRIES: list[Entry] = [
             _padded_value_names_mismatch,
             _method_fails_inside,
             _feature_fails_inside,
+            _attrs_shape_not_rows,
             _struct_array_values_read_back,
             _struct_array_list_read_back,
             _nested_lists_not_read_as_pairs,
@@ -496,6 +503,7 @@ ENTRIES: list[Entry] = [
             _record_values_kept_per_element,
             _replaced_values_not_nodes,
             _joined_into_the_record,
+            _replaced_fields_first,
         ),
     ),
     Entry(

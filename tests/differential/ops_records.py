@@ -13,6 +13,8 @@ Its ops also run on the other families' worlds.
 
 from __future__ import annotations
 
+import keyword
+
 from .chooser import Chooser
 from .engine import Step
 from .info import Info
@@ -329,6 +331,8 @@ def reads(c: Chooser, info: Info, facts: Facts) -> Step:
     fields = [name for name, _ in FIELDS.get(info.cls, ())] or list(info.top) or ["x"]
     name = c.choice(fields)
     pick = c.integer(0, 5)
+    if not name.isidentifier() or keyword.iskeyword(name):  # (a key '0': no attribute)
+        pick = 2 if pick < 2 or pick == 4 else pick
     if pick < 2:
         return step(f"x.{name}", "getattr", FAMILY, "eval")
     if pick == 2:

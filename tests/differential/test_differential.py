@@ -541,6 +541,37 @@ DECIDED = [
     # fz28a: from_nontensordata / maybe_to_stack over [0, 1, 3]: the peer's stack is [0]
     (_FEATURES, 12, 15_610_455, "values-kept-shared"),
     (_FEATURES, 8, 15_600_576, "values-kept-shared"),
+    # fz29h: a str field keeps a list given whole: Rec(**x.to_dict()) over a zero-size
+    # dim (nested empty lists), set('label', [1, 2]), dataclasses.replace of one
+    (_FEATURES, 8, 15_820_290, "annotation-casts"),
+    ("features,math,index", 8, 15_910_541, "annotation-casts"),
+    (_FEATURES, 8, 15_830_760, "annotation-casts"),
+    # fz29h: keys after dataclasses.replace stay in the fields' order
+    ("features,entries,math,records", 12, 15_905_445, "records-predictable"),
+    (_FEATURES, 8, 16_020_137, "records-predictable"),  # lazy_stack: the key order
+    ("features,entries,math,records", 8, 16_028_588, "records-predictable"),  # values()
+    # fz29h: set_non_tensor(field, None) of a lazy stack of records unsets it in each
+    (_METHODS, 16, 15_865_803, "none-field-unset"),
+    # fz29h: a value set into a lazy stack of a file and a TensorDict (the peer's read fails)
+    (_FEATURES, 8, 15_800_755, "h5-files"),
+    # fz29h: from_dict_instance of a record whose str field holds a dict (a MetaData of one)
+    ("features,entries,math,records", 12, 16_025_848, "annotation-casts"),
+    # fz29a: from_dict_instance / x[::2] = x[::2].to_dict() of a MetaData of a dict: the
+    # peer passes the dict's items to MetaData as keywords (TypeError)
+    ("features,math,index", 12, 15_921_132, "peer-fails-inside"),
+    ("features,math,index", 12, 15_922_129, "peer-fails-inside"),
+    # fz29a: a list value set into a lazy stack of HDF5 files: the peer reads a numpy array
+    ("methods,features,entries,records", 12, 15_911_261, "h5-files"),
+    (_METHODS, 8, 15_831_908, "h5-files"),
+    # fz29a: cat_tensors of a Python value and a tensor: the peer's AttributeError inside
+    ("methods,features,entries,records", 12, 15_954_320, "peer-fails-inside"),
+    # fz29d: from_pandas(to_pandas(attrs())) without batch dims: one row (the peer's frame
+    # spreads each tgt_shape's numbers over rows)
+    (_FEATURES, 8, 15_810_799, "peer-fails-inside"),
+    # fz29d: to_pandas of a collection of 0-d values (pandas refuses the peer's frame)
+    ("features,math,index", 12, 15_920_433, "peer-fails-inside"),
+    # fz29d: attrs() of a loaded record: a TensorDict in the loaded keys' order
+    ("methods,features,entries,records", 12, 15_911_200, "records-predictable"),
 ]
 
 

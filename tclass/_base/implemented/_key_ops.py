@@ -30,6 +30,7 @@ from tclass.errors import (
     KeyThroughTensorError,
     LockedError,
     ShapeError,
+    StackError,
     UpdateArgumentError,
 )
 
@@ -405,6 +406,7 @@ class KeyOps(TensorCollection):
             values.append(value)
         out = unravel_key(out_key)
         dropped = [path for path in paths if path != out]
+        _check_one_kind(op, paths, values)
         joined = join(values, dim)  # (a join that fails raises first, as the peer's)
         # the peer's second del_ of a key given twice raises its KeyError; a nested
         # record's field is set to None instead (removed twice, as tclass's record does),
@@ -496,6 +498,20 @@ class KeyOps(TensorCollection):
         for path, tensor in tensors:
             self.set_at_(path, tensor, idx, non_blocking=non_blocking)
         return self
+
+
+def _check_one_kind(op: str, paths: Sequence[Any], values: Sequence[Any]) -> None:
+    """Refuses to join a Python value with a tensor, naming both keys (torch's join of
+    the two would name none; the peer fails inside, an ``AttributeError``)."""
+    kinds = [isinstance(value, TensorCollection) and value._is_value_node for value in values]
+    if any(kinds) and not all(kinds):
+        other = kinds.index(False)
+        msg = (
+            f"{op}: the entry {paths[kinds.index(True)]!r} holds a Python value "
+            f"and {paths[other]!r} a {type(values[other]).__name__}, which do "
+            "not join; join Python values with Python values and tensors with tensors"
+        )
+        raise StackError(msg)
 
 
 def _locked(action: str, collection: TensorCollection) -> LockedError:
