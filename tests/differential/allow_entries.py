@@ -14,7 +14,7 @@ from torch.utils._pytree import tree_leaves
 
 from .allow_fields import _nested_none_kept
 from .allow_structure import _fields_line
-from .compare import is_collection
+from .compare import is_collection, read_both
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -546,6 +546,35 @@ def _nested_lists_stacked_whole(finding: Finding, facts: Facts, peer: Any, mine:
         if not isinstance(entry, list) or not _stacks_in_lists(entry):
             return False
     return True
+
+
+# a line about an entry's value read back from a folder: ``result['k']...: ...``
+_LOADED_VALUE_LINE = re.compile(r"^result((?:\['[^']*'\])+)")
+_FOLDER_LOADS = ("load_memmap", "load_memmap_", "load", "load_")
+
+
+def _list_values_loaded_whole(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A stack of Python values that are lists (``set_non_tensor("b", [1, 2])``, then
+    stacked) loaded back from a folder: tclass's keeps the batch size it was saved with,
+    one list per element, where the peer's reads each list's items as one more stack
+    dim (``[2, 2, 2]`` for ``[2, 2]``): the same nested lists either way (program
+    15,831,984 L8 of methods,index,shape,combine, fz29b)."""
+    if finding.kind != "result" or finding.step.op not in _FOLDER_LOADS:
+        return False
+    for line in finding.detail:
+        found = _LOADED_VALUE_LINE.match(line)
+        both = None if found is None else read_both(found[1], peer, mine)
+        if both is None:
+            return False
+        theirs, ours = both
+        if {type(theirs).__name__, type(ours).__name__} != {"NonTensorStack"}:
+            return False
+        dims = len(ours.batch_size)
+        if len(theirs.batch_size) <= dims or theirs.batch_size[:dims] != ours.batch_size:
+            return False
+        if theirs.tolist() != ours.tolist():
+            return False
+    return bool(finding.detail)
 
 
 def _stacks_in_lists(value: Any) -> bool:

@@ -506,18 +506,23 @@ def _not_json_refused(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     x[idx].to_dict()`` after ``load``), where the peer changes memory only. A ``load`` /
     ``load_memmap`` of what its own step saves (``Rec.load_memmap((x.memmap(D), D)[1])``)
     is such a save (program 15,310,501 of the six families ``--length 16``, fz26e: a dict
-    of tensors set into ``label``)."""
+    of tensors set into ``label``), and so is a ``from_zarr`` / ``from_h5`` of what its
+    step writes (``from_zarr((x.to_zarr(path), path)[1])`` of a numpy array value that
+    ``from_pandas`` put in ``label``: the peer's zarr store pickles it; program 15,920,144
+    L12 of features,math,index, fz29b)."""
     if finding.kind != "tclass-raises" or not _not_serializable(mine.error):
         return False
-    saved_inside = finding.step.op in ("load", "load_memmap") and _SAVED_INSIDE.search(
-        finding.step.src
-    )
+    saved_inside = (
+        finding.step.op in ("load", "load_memmap")
+        and _SAVED_INSIDE.search(finding.step.src) is not None
+    ) or (finding.step.op in ("from_zarr", "from_h5") and _STORED_INSIDE.search(finding.step.src))
     if finding.step.op not in _SAVES and not saved_inside:
         return _WRITTEN_THROUGH.match(str(mine.error)) is not None
     return "allow_pickle" not in finding.step.src
 
 
 _SAVED_INSIDE = re.compile(r"\(x\.(save|memmap)\(")  # the step's load reads what it saves
+_STORED_INSIDE = re.compile(r"\.to_(zarr|h5)\(")  # the step's from_zarr reads what it writes
 
 
 # the saved folder's rewrite of a value node (tclass/_io/memmap/_saved_folder.py)

@@ -573,6 +573,22 @@ def _store_writes_grad_data(finding: Finding, facts: Facts, peer: Any, mine: Any
     return (".to_zarr(" in src or ".to_h5(" in src) and _GRAD_REFUSED in str(peer.error)
 
 
+def _ragged_batch_refused(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``from_zarr(x.to_zarr(path))`` (``to_h5``) of a lazy stack whose members differ in
+    shape and hold no tensor (a batch size with ``-1``): tclass refuses to write it (a
+    ``HeterogeneousEntryError``, as for such a stack's tensors in both); the peer's store
+    records the ``-1``, read back as a batch size no collection can have (program
+    15,830,852 L8 of features,index,shape,combine, fz29b)."""
+    if finding.kind != "tclass-raises" or finding.step.op not in _STORE_ROUND_TRIPS:
+        return False
+    if type(mine.error).__name__ != "HeterogeneousEntryError":
+        return False
+    src = finding.step.src
+    if ".to_zarr(" not in src and ".to_h5(" not in src:
+        return False
+    return any(size < 0 for size in getattr(peer.value, "batch_size", ()))
+
+
 # a line of a value read back from a store: ``result['k']...: peer ...``
 _STORE_VALUE_LINE = re.compile(r"^result((?:\['[^']*'\])+): peer (value|py) ")
 
@@ -584,7 +600,10 @@ def _stack_read_per_element(finding: Finding, facts: Facts, peer: Any, mine: Any
     `NonTensorStack` is written one value per element, in HDF5 files and zarr stores");
     the peer's store writes its one value, read back as a ``NonTensorData`` of the batch
     size (programs 15,610,223 L12 / 15,620,244 L8 of features,index,shape,combine,
-    fz28c). Each line is about such an entry: the peer's value is every one of tclass's."""
+    fz28c), or of its parent's batch size where the stack has dims of its own (a record's
+    ``label`` stack of ``[2]`` in a collection of batch size ``[]``: the peer's read back
+    loses them, program 15,891,400 L16 of features,index,shape,combine, fz29b). Each line
+    is about such an entry: the peer's value is every one of tclass's."""
     if finding.kind != "result" or finding.step.op not in _STORE_ROUND_TRIPS:
         return False
     for line in finding.detail:
@@ -597,7 +616,8 @@ def _stack_read_per_element(finding: Finding, facts: Facts, peer: Any, mine: Any
         theirs, ours = both
         if type(theirs).__name__ != "NonTensorData" or type(ours).__name__ != "NonTensorStack":
             return False
-        if theirs.batch_size != ours.batch_size or not ours.batch_size.numel():
+        mine_dims = ours.batch_size
+        if mine_dims[: len(theirs.batch_size)] != theirs.batch_size or not mine_dims.numel():
             return False
         if any(value != theirs.data for value in flat_values(ours.tolist())):
             return False

@@ -748,11 +748,15 @@ def _fewer_in_order(fewer: list[Any], more: list[Any]) -> bool:
 def _empty_tensors_have_no_file(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A memory-mapped collection saved elsewhere without ``copy_existing=True``: tclass
     answers only when its file-backed tensors have no elements (no file), where the peer
-    refuses any tensor that has a file, an empty one included."""
+    refuses any tensor that has a file, an empty one included; also where another step
+    reads what it saves (``x.memmap(other).memmap_refresh_()``, ``x.memmap(other).
+    saved_path``: programs 15,817,439 L12 of methods,index,shape,combine, 15,910,929
+    L8/L12 and 15,961,671 L12 of methods,features,entries,records, fz29b)."""
+    saves = ("memmap", "memmap_like", "load_memmap", "save", "dumps", "load", "load_")
+    refreshed = ".memmap(" in finding.step.src
     return (
         finding.kind == "peer-raises"
-        and finding.step.op
-        in ("memmap", "memmap_like", "load_memmap", "save", "dumps", "load", "load_")
+        and (finding.step.op in saves or refreshed)
         and "already has a file associated" in str(peer.error)
     )
 

@@ -895,7 +895,8 @@ def _first_row_none(value: Any) -> bool:
 # ``multiprocessing`` shared value
 _SHARED_STR = re.compile(
     r": peer other (\('SynchronizedString',\), tclass py \('str', "
-    r"|\('Synchronized',\), tclass py \('(int|float|bool)', )"
+    r"|\('Synchronized',\), tclass py \('(int|float|bool)', "
+    r"|\('ListProxy',\), tclass list of )"  # a list (15,965,623, fz29b)
 )
 
 
@@ -904,7 +905,8 @@ def _shared_str_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
     the peer's shares it as a ``multiprocessing`` ``SynchronizedString`` that an index by
     a list, or the values of a lazy stack over it, then hold (fz27b: programs 15,020,032
     and 15,020,472 of methods,index,shape,combine); a number as a ``Synchronized`` that a
-    ``reshape`` / ``flatten`` of an expanded value then holds (15,520,535, fz27g)."""
+    ``reshape`` / ``flatten`` of an expanded value then holds (15,520,535, fz27g); a list
+    as a ``ListProxy`` that ``unflatten`` then holds (15,965,623 L12, fz29b)."""
     if finding.kind != "result" or not any("share_memory_()" in line for line in finding.lines):
         return False
     return all(_SHARED_STR.search(line) for line in finding.detail)

@@ -17,6 +17,7 @@ from .allow_entries import (
     _batch_past_unset_field,
     _dotted_keys_loaded,
     _h5_separated_removed,
+    _list_values_loaded_whole,
     _locked_record_updated_at,
     _nested_lists_stacked_whole,
     _new_entry_copied,
@@ -73,6 +74,7 @@ from .allow_h5 import (
     _h5_result_kept,
     _h5_rows_not_moved,
     _h5_value_not_dropped,
+    _ragged_batch_refused,
     _stack_read_per_element,
     _store_writes_grad_data,
 )
@@ -259,12 +261,21 @@ def _names_through_saved_nested(
 def _h5_set_returns_self(finding: Finding, facts: Facts, peer: Outcome, mine: Outcome) -> bool:
     """``file.set_(("m", "c"), v)`` and ``file.set(("m", "c"), v)``: tclass returns the
     file, as ``set`` / ``set_`` return the collection they were called on, where the
-    peer's file returns the nested group."""
-    if not facts.h5 or finding.kind != "result" or finding.step.op not in ("set", "set_"):
+    peer's file returns the nested group; also of a file an earlier step made
+    (``PersistentTensorDict.from_dict``, ``to_h5``), where the group's batch size and
+    names differ too (program 15,966,963 L8 of methods,features,entries,records, fz29b)."""
+    if finding.kind != "result" or finding.step.op not in ("set", "set_"):
         return False
-    return finding.detail[0].startswith("result: keys:") and f"{finding.step.op}((" in (
-        finding.step.src
-    )
+    if f"{finding.step.op}((" not in finding.step.src:
+        return False
+    if facts.h5 and finding.detail[0].startswith("result: keys:"):
+        return True
+    made = any(_MADE_FILE.search(line) for line in finding.lines[:-1])
+    return made and all(line.startswith(_RETURNED_GROUP) for line in finding.detail)
+
+
+_MADE_FILE = re.compile(r"PersistentTensorDict\.from_dict\(|\.to_h5\(|from_h5\(")
+_RETURNED_GROUP = ("result: keys:", "result.batch_size:", "result.names:")
 
 
 def _new_batch_named(finding: Finding, facts: Facts, peer: Outcome, mine: Outcome) -> bool:
@@ -326,6 +337,7 @@ ENTRIES: list[Entry] = [
             _saved_later,
             _key_below_a_value,
             _nested_lists_stacked_whole,
+            _list_values_loaded_whole,
             _not_json_refused,
             _value_fits_its_new_node,
             _first_row_none_kept,
@@ -573,6 +585,7 @@ ENTRIES: list[Entry] = [
             _h5_params_missing_entry_class,
             _store_writes_grad_data,
             _stack_read_per_element,
+            _ragged_batch_refused,
         ),
     ),
     Entry(

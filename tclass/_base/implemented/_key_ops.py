@@ -27,6 +27,7 @@ from tclass.errors import (
     KeyConflictError,
     KeyNotFoundError,
     KeyRenameError,
+    KeyThroughTensorError,
     LockedError,
     ShapeError,
     StackError,
@@ -120,7 +121,29 @@ class KeyOps(TensorCollection):
 
     def _missing_entry_class(self, key: Any) -> type:
         """``entry_class`` of a key with no entry: ``type(None)``, as the peer's (the type
-        of its ``get``'s ``None``); a file's raises (see ``RowsInMemory``)."""
+        of its ``get``'s ``None``); a file's raises (see ``RowsInMemory``).
+
+        Raises:
+            KeyThroughTensorError: (a ``KeyError`` and the peer's ``ValueError``) the key
+                runs through a tensor (``("a", "x")`` where ``"a"`` is a tensor), as
+                ``get`` refuses it; through a Python value it is ``type(None)``, as the
+                peer's.
+        """
+        path = key_path(key)
+        node: TensorCollection = self
+        for depth, part in enumerate(path[:-1], 1):
+            if not node._has_entry(part):
+                break
+            if node._child_type(part) is None:
+                msg = (
+                    f"entry_class: key {path!r} not found: {path[:depth]!r} is a tensor, not "
+                    f"a collection, so it has no entry {path[depth]!r}"
+                )
+                raise KeyThroughTensorError(msg)
+            child = node._child(part)
+            if child is None or child._is_leaf_node:
+                break
+            node = child
         return type(None)
 
     def get_item_shape(self, key: Any) -> torch.Size:

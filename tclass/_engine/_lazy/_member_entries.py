@@ -220,12 +220,14 @@ class LazyMemberEntries(LazyStackOps):
 
     def _entry_class(self, key: str) -> type:
         """A tensor's class is the first member's (a ``MemoryMappedTensor`` of memory-mapped
-        members, as the peer's), found without stacking."""
+        members, as the peer's), found without stacking; of a first member that is a lazy
+        stack, the class its stacked value has (``torch.stack`` of ``MemoryMappedTensor``
+        or ``Parameter`` parts is a ``torch.Tensor``), as the peer reads that member's."""
         first = self._members[0] if self._members else None
         if isinstance(first, LazyStackOps):
             nested = first._entry_class(key)
             if issubclass(nested, torch.Tensor):
-                return nested  # (nothing stacked: nested members may differ in shape)
+                return _stacked_class(nested)  # (nothing stacked: members may be ragged)
         parts = self._parts(key)
         if isinstance(parts[0], torch.Tensor):
             return type(parts[0])
@@ -357,3 +359,11 @@ def _ellipsis_reaches_features(index: Any) -> bool:
     """Whether ``index`` has an Ellipsis with more after it (which torch reads on a
     tensor's every dim, so it may reach the dims after the batch dims)."""
     return isinstance(index, tuple) and any(part is Ellipsis for part in index[:-1])
+
+
+def _stacked_class(cls: type[torch.Tensor]) -> type[torch.Tensor]:
+    """The class ``torch.stack`` gives of tensors of class ``cls``: ``torch.Tensor`` for a
+    subclass that turns torch functions off (``MemoryMappedTensor``, ``Parameter``),
+    else ``cls``."""
+    disabled = torch._C._disabled_torch_function_impl
+    return torch.Tensor if cls.__torch_function__ is disabled else cls

@@ -312,6 +312,7 @@ class SavedFolder:
                 value, target, copy_existing=True, like=blank, allow_pickle=self.allow_pickle,
                 link=linker(self.allow_pickle),
             )  # fmt: skip
+            _keep_no_device(value, stored_value)
             if td.is_locked:
                 stored_value._lock_each()  # type: ignore[union-attr]
         with _locked(self.folder):
@@ -534,3 +535,18 @@ def _locked(folder: str) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def _keep_no_device(value: Any, saved: Any) -> None:
+    """A new collection written into the folder (``create_nested``, ``td["k"] = {}``)
+    keeps no device where it had none (nested ones too), as an entry set into a
+    collection that is not saved: the save's copy is on the CPU."""
+    source, copy = storage_of(value), storage_of(saved)
+    if not isinstance(source, TensorDict) or not isinstance(copy, TensorDict):
+        return
+    if source.device is None:
+        copy._assign_device(None)
+    kept = copy._entries()
+    for key, sub in source._entries().items():
+        if isinstance(sub, TensorCollection) and key in kept:
+            _keep_no_device(sub, kept[key])

@@ -65,7 +65,7 @@ from tclass._io.store._walk import (
     settle_batch,
     walk_file,
 )
-from tclass._io.store._writes import StoreWrites
+from tclass._io.store._writes import StoreWrites, refuse_ragged_batch
 from tclass.errors import (
     ArgumentError,
     ArgumentValueError,
@@ -329,6 +329,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         if isinstance(source, TensorDictBase) and not source._is_store and source.requires_grad:
             source = source.detach()  # a save writes the values (the peer refuses it)
         batch = source.batch_size if batch_size is None else torch.Size(batch_size)
+        refuse_ragged_batch(source, f"the {'zarr store' if backend == 'zarr' else 'HDF5 file'}")
         once = backend == "zarr" and _zarr.append_only(filename)
         staged = _zarr.staging_store() if once else filename
         out = cls(

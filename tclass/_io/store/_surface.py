@@ -26,6 +26,7 @@ from tclass._core._names import DimName, Names
 from tclass._core._options import OPTIONS
 from tclass._core._records import storage_of
 from tclass._engine._td import TensorDict
+from tclass._io.store._protocol import is_group
 from tclass._io.store._staged import applied, same_keys, stage_in_place
 from tclass.errors import InPlaceKeysError, UnsupportedError
 
@@ -138,9 +139,12 @@ class StoreSurface(LockBlocks):
         return self.to(target)
 
     def auto_device_(self) -> Self:
-        """Records the device entries are read onto (the CPU unless one was given), here
-        and in the groups, as the peer."""
-        self._set_devices(self._device or torch.device("cpu"))
+        """Records the device tensors are read onto (the CPU unless one was given), here
+        and in the groups, as the peer; ``None`` (here and in the groups) when the file
+        holds no tensor (only Python values or empty groups), as a TensorDict without
+        tensors answers in both."""
+        found = _holds_tensor(cast("PersistentTensorDict", self))
+        self._set_devices((self._device or torch.device("cpu")) if found else None)
         return self
 
     def clear_device_(self) -> Self:
@@ -334,6 +338,24 @@ def in_memory(value: Any) -> Any:
         return value
     read = cast("PersistentTensorDict", storage).to_tensordict()
     return read if storage is value else type(value)._from_tensordict_unchecked(read)
+
+
+def _holds_tensor(root: PersistentTensorDict) -> bool:
+    """Whether a group of the file (``root``'s or one opened under it, each once) holds an
+    array of tensor data; nothing is read."""
+    stack, seen = [root], set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        group = node._live()
+        for key in group.keys():
+            entry = group[key]
+            if not is_group(entry) and entry.dtype is not None:
+                return True
+        stack += node._nested.values()
+    return False
 
 
 class RowsInMemory(ShapeOps):

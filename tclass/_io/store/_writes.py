@@ -22,6 +22,7 @@ from tclass._core import _batch, _keys
 from tclass._core._batch import normalize_index
 from tclass._core._records import is_record, storage_of
 from tclass._engine._entry_values import fit_to_batch
+from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._pyvalues import stored_value
@@ -52,6 +53,7 @@ from tclass.errors import (
     BatchMismatchError,
     EntryReplacedWarning,
     EntryTypeError,
+    HeterogeneousEntryError,
     InPlaceWriteError,
     KeyNotFoundError,
     KeyThroughTensorError,
@@ -62,10 +64,40 @@ from tclass.errors import (
 if TYPE_CHECKING:
     from tclass._io.store._persistent import PersistentTensorDict
 
-__all__ = ["StoreWrites"]
+__all__ = ["StoreWrites", "refuse_ragged_batch"]
 
 _MISSING: Any = object()
 _T = TypeVar("_T")
+
+
+def refuse_ragged_batch(value: Any, label: str, where: tuple[str, ...] = ()) -> None:
+    """Refuses a collection (``value`` or one nested in it, a lazy stack's members' too)
+    whose batch size has a ragged dim (``-1``: a lazy stack of members of different
+    shapes), before anything is written: a group records one batch size, and the peer's
+    store writes the ``-1``, which reads back as a batch size no collection can have.
+
+    Raises:
+        HeterogeneousEntryError: (a ``RuntimeError``, as the peer's store raises for
+            such a stack's tensors) naming the key and the batch size.
+    """
+    node = storage_of(value)
+    if not isinstance(node, TensorCollection):
+        return
+    if any(size < 0 for size in node.batch_size):
+        at = f"key {where!r}" if where else "the root"
+        msg = (
+            f"cannot write a lazy stack of batch size {list(node.batch_size)} ({at}) to "
+            f"{label}: its members differ in shape along the dims of size -1, which a group "
+            "cannot record as a batch size; pad the members (tclass.pad_sequence) or save it "
+            "with memmap(), which keeps each member"
+        )
+        raise HeterogeneousEntryError(msg)
+    if isinstance(node, LazyStackedTensorDict):
+        for member in node.tensordicts:
+            refuse_ragged_batch(member, label, where)
+    elif isinstance(node, TensorDict):
+        for key, sub in node._entries().items():
+            refuse_ragged_batch(sub, label, (*where, key))
 
 
 class StoreWrites(TensorDictBase):
@@ -232,6 +264,7 @@ class StoreWrites(TensorDictBase):
         any batch size that holds no record, ``value`` is merged into the group entry by
         entry (the entries it lacks stay; each must fit the group's batch size), as the
         peer's file writes it."""
+        refuse_ragged_batch(value, f"the {self._label} {self._file_name!r}", (key,))
         if value.batch_size[: len(self._batch_size)] != self._batch_size:
             # a shorter batch size (built without one) becomes this one when the entries
             # fit, as a TensorDict stores it; else BatchMismatchError
