@@ -565,6 +565,17 @@ DECIDED = [
     (_METHODS, 8, 15_831_908, "h5-files"),
     # fz29a: cat_tensors of a Python value and a tensor: the peer's AttributeError inside
     ("methods,features,entries,records", 12, 15_954_320, "peer-fails-inside"),
+    # fz29i: the locked TensorDictParams from_modules(..., as_module=True) gives: the peer
+    # fails inside its empty() (its own lock), L.load(x.save()), memmap_ and consolidate
+    ("methods,features,entries,records", 12, 16_027_200, "peer-fails-inside"),  # empty()
+    ("methods,features,entries,records", 12, 16_027_960, "peer-fails-inside"),  # load
+    ("features,entries,math,records", 12, 16_025_039, "peer-fails-inside"),  # memmap_
+    (_FEATURES, 8, 16_020_404, "peer-fails-inside"),  # from_consolidated
+    # fz29i: Rec.load's is_memmap(); view(dtype) of a consolidated TensorDict locked; the
+    # memmap of a memmap_like record over a zero-size dim given as load_memmap_'s folder
+    ("methods,features,entries,records", 12, 16_027_557, "memmap-by-data"),
+    ("methods,features,entries,records", 12, 16_027_909, "lock-follows-sharing"),
+    ("methods,features,entries,records", 8, 16_026_097, "empty-tensors-have-no-file"),
 ]
 
 
