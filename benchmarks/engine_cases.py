@@ -9,7 +9,9 @@ lambda overhead on every side. ``run.py`` times them side by side.
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -54,6 +56,29 @@ def _containers(cls: Any, leaves: dict[str, torch.Tensor]) -> dict[str, Any]:
     }
 
 
+def _consolidated_files(ns: dict[str, Any], peer: ModuleType | None) -> None:
+    """A collection of 20 leaves (and a value) per library, as ``@cons``, and its
+    consolidated file ``@file`` (written here: ``from_consolidated`` reads it); the
+    baseline's flat leaves ``dcons`` and a file of their bytes ``dfile``."""
+    generator = torch.Generator().manual_seed(2)
+    leaves = {f"k{i}": torch.randn(BATCH, 4, generator=generator) for i in range(10)}
+    nested = {f"n{i}": torch.randn(BATCH, 2, generator=generator) for i in range(10)}
+    folder = tempfile.TemporaryDirectory(prefix="tclass-bench-")  # removed at exit
+    ns["_files"] = folder  # (held: the folder lives as long as the namespace)
+    prefix = str(Path(folder.name) / "cons")
+    for name, lib in (("t", tclass), ("p", peer)):
+        if lib is not None:
+            cons = lib.TensorDict({**leaves, "nested": dict(nested)}, batch_size=[BATCH])
+            cons["label"] = lib.NonTensorData("label", batch_size=[BATCH])
+            ns[f"{name}cons"], ns[f"{name}file"] = cons, f"{prefix}-{name}.bin"
+            cons.consolidate(filename=ns[f"{name}file"])
+    ns["dcons"] = [*leaves.values(), *nested.values()]
+    ns["dfile"] = f"{prefix}-d.bin"
+    flat = torch.cat([v.reshape(-1).view(torch.uint8) for v in ns["dcons"]])
+    flat.numpy().tofile(ns["dfile"])
+    ns["dsize"], ns["dsizes"] = flat.numel(), [v.numel() * 4 for v in ns["dcons"]]
+
+
 def namespace(peer: ModuleType | None) -> dict[str, Any]:
     """Globals for every statement: tclass objects as ``t*``, peer ``p*``, dicts ``d*``."""
     leaves = _leaves()
@@ -63,6 +88,7 @@ def namespace(peer: ModuleType | None) -> dict[str, Any]:
     ns["index"] = torch.randint(0, BATCH, (10,), generator=torch.Generator().manual_seed(1))
     ns["x"] = torch.randn(10)
     ns["plus_one"] = lambda v: v + 1
+    _consolidated_files(ns, peer)
     for prefix, cls in (("t", tclass.TensorDict), ("p", peer.TensorDict if peer else None)):
         if cls is not None:
             ns.update({prefix + name: obj for name, obj in _containers(cls, leaves).items()})
@@ -141,6 +167,18 @@ def engine_cases() -> list[Case]:
             "MemoryMappedTensor.from_tensor",
             "X.MemoryMappedTensor.from_tensor(x)",
             "x.clone().share_memory_()",
+            False,
+        ),
+        (
+            "consolidate(filename=) 20 leaves",
+            "_ = @cons.consolidate(filename=@file)",
+            "_ = torch.cat([v.reshape(-1).view(torch.uint8) for v in dcons]).numpy().tofile(dfile)",
+            False,
+        ),
+        (
+            "from_consolidated(file) 20 leaves",
+            "_ = X.TensorDict.from_consolidated(@file)",
+            "_ = torch.from_file(dfile, size=dsize, dtype=torch.uint8).split(dsizes)",
             False,
         ),
     ]

@@ -30,6 +30,7 @@ __all__ = [
     "ClassMismatchError",
     "ClassResolutionError",
     "ClosedFileError",
+    "ConsolidatedFileError",
     "DeviceError",
     "DeviceUnavailableError",
     "DimError",
@@ -86,6 +87,7 @@ __all__ = [
     "NotProvidedError",
     "NotSavedError",
     "NotSerializableError",
+    "NotSerializableWriteError",
     "OperandError",
     "PickleRefusedError",
     "ReadOnlyError",
@@ -510,6 +512,19 @@ class PickleRefusedError(TclassError, RuntimeError):
 
 class NotSerializableError(TclassError, TypeError):
     """A Python value cannot be saved as JSON (and pickling it was not allowed)."""
+
+
+class ConsolidatedFileError(NotSerializableError, RuntimeError):
+    """``consolidate(filename=...)`` cannot describe the collection in the file: a Python
+    value that is not JSON, a sub-collection under a key the file's description uses for
+    itself. Nothing was written. A ``RuntimeError`` too, as the peer raises."""
+
+
+class NotSerializableWriteError(NotSerializableError, RuntimeError):
+    """A Python value written in place into a collection saved in a folder (which tclass
+    writes through to the folder) that cannot be saved as JSON; also a ``RuntimeError``,
+    as the peer refuses an in-place write of another value into a memory-mapped
+    collection. Nothing was written, in memory or in the folder."""
 
 
 class UnpicklableError(TclassError, TypeError):

@@ -11,10 +11,13 @@ other side; it pickles as that one buffer; and :func:`from_consolidated` rebuild
 the buffer alone (the JSON trailer says everything).
 
 Layout of the buffer: ``[leaves, grouped by dtype, 16-byte aligned][JSON][length: 8 bytes,
-little-endian]``. A nested tensor of layout ``torch.jagged`` is stored as its parts (its
-values, offsets and, for one with holes, lengths), each a leaf of the buffer, and rebuilt
-over their views (``torch.nested.nested_tensor_from_jagged``), as the peer stores it; the
-strided layout is refused, as in the peer.
+little-endian]``. A file's JSON is tclass's followed by the peer's description, whose
+length ends the file, so that the peer reads it (see :mod:`._consolidate_peer`).
+
+A nested tensor of layout ``torch.jagged`` is stored as its parts (its values, offsets
+and, for one with holes, lengths), each a leaf of the buffer, and rebuilt over their views
+(``torch.nested.nested_tensor_from_jagged``), as the peer stores it; the strided layout
+is refused, as in the peer.
 """
 
 from __future__ import annotations
@@ -46,6 +49,14 @@ from tclass._core._records import is_record, is_record_class, storage_of
 from tclass._core._registry import resolve_class
 from tclass._core._safe_globals import allow_unpickling
 from tclass._core._unbatched import UnbatchedTensor
+from tclass._engine._consolidate_peer import (
+    encode,
+    is_peer_description,
+    name_of,
+    own_part_at,
+    peer_description,
+    tree_of_peer,
+)
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import PADDED, Meta, MetaData, NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
@@ -53,6 +64,7 @@ from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
 from tclass.errors import (
     BufferTypeError,
+    ConsolidatedFileError,
     DeviceError,
     KeyNotFoundError,
     MetadataError,
@@ -182,6 +194,9 @@ def consolidate(
     target = chosen if chosen is not None else _common_device(leaves)
     layout, end = _layout(leaves)
     trailer = _trailer(description, layout)
+    length = len(trailer)
+    if filename is not None:  # the peer's description last, where its reader looks
+        trailer, length = _file_trailer(trailer, description, layout)
     size = end + len(trailer) + _LENGTH.size
     buffer = _new_buffer(size, target, filename, pin_memory, options.get("share_memory", False))
     views = _views(buffer, layout)
@@ -193,7 +208,7 @@ def consolidate(
             list(zip(views, leaves)),
             options.get("num_threads", 0),
         )
-        tail = torch.frombuffer(bytearray(trailer + _LENGTH.pack(len(trailer))), dtype=torch.uint8)
+        tail = torch.frombuffer(bytearray(trailer + _LENGTH.pack(length)), dtype=torch.uint8)
         buffer[end:].copy_(tail)
     if non_blocking and target.type == "cpu":
         wait_for_device_copies()
@@ -708,25 +723,55 @@ def _trailer(
         return json.dumps({"tree": None, "leaves": records}).encode()
 
 
+def _file_trailer(
+    trailer: bytes,
+    description: dict[str, Any],
+    layout: Sequence[tuple[torch.dtype, torch.Size, int]],
+) -> tuple[bytes, int]:
+    """A file's trailer: tclass's description, then the peer's (see
+    :mod:`._consolidate_peer`), and the length of the peer's, which ends the file.
+
+    Raises:
+        ConsolidatedFileError: a Python value is not JSON (the peer refuses it too), or
+            a sub-collection's key is one the peer's description uses.
+    """
+    if trailer.startswith(b'{"tree": null'):
+        msg = (
+            "consolidate(filename=...) writes the collection's Python values as JSON, and "
+            "some are not JSON (the peer refuses them too); consolidate without a filename, "
+            "or save with memmap"
+        )
+        raise ConsolidatedFileError(msg)
+    peer = encode(peer_description(description, layout))
+    return trailer + peer, len(peer)
+
+
 def _leaf_records(layout: Sequence[tuple[torch.dtype, torch.Size, int]]) -> list[list[Any]]:
-    return [[str(dtype), list(shape), offset] for dtype, shape, offset in layout]
+    return [[name_of(dtype), list(shape), offset] for dtype, shape, offset in layout]
 
 
 def _read_trailer(buffer: torch.Tensor) -> dict[str, Any]:
     data = buffer.cpu() if buffer.device.type != "cpu" else buffer
-    total = data.numel()
+    raw = data.numpy()  # (a view: slices of it are read without torch's indexing)
+    total = raw.size
     if total < _LENGTH.size:
         raise MetadataError("the buffer is too short to be a consolidated collection")
-    (length,) = _LENGTH.unpack(bytes(data[total - _LENGTH.size :].tolist()))
+    (length,) = _LENGTH.unpack(raw[total - _LENGTH.size :].tobytes())
     if length > total - _LENGTH.size:
         raise MetadataError(
             "the buffer's trailer length is out of range: not a consolidated collection"
         )
-    raw = bytes(data[total - _LENGTH.size - length : total - _LENGTH.size].numpy().tobytes())
+    start = total - _LENGTH.size - length
+    # a file tclass wrote: its own part, found from the start of the peer's description
+    own = _own_part(raw, own_part_at(raw[start : start + 32].tobytes()), start)
+    if own is not None:
+        return own
     try:
-        description = json.loads(raw)
+        description = json.loads(raw[start : total - _LENGTH.size].tobytes())
     except ValueError as error:
         raise MetadataError(f"the buffer's trailer is not valid JSON ({error})") from None
+    if is_peer_description(description):
+        return tree_of_peer(description, start)
     if (
         not isinstance(description, dict)
         or "tree" not in description
@@ -734,6 +779,21 @@ def _read_trailer(buffer: torch.Tensor) -> dict[str, Any]:
     ):
         raise MetadataError("the buffer's trailer does not describe a collection")
     return description
+
+
+def _own_part(data: np.ndarray[Any, Any], end: int | None, start: int) -> dict[str, Any] | None:
+    """tclass's own description in a file that ends with the peer's: from ``end``, where
+    the leaves end, to ``start``, where the peer's begins; None where there is none (a
+    file the peer wrote)."""
+    if end is None or not 0 <= end < start:
+        return None
+    try:
+        own = json.loads(data[end:start].tobytes())
+    except ValueError:
+        return None
+    if isinstance(own, dict) and own.keys() == {"tree", "leaves"}:
+        return own
+    return None
 
 
 def _common_device(leaves: Sequence[torch.Tensor]) -> torch.device:

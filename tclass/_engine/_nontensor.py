@@ -51,6 +51,7 @@ from tclass._engine._value_positions import (
     copy_containers,
     copy_value,
     same_value,
+    unchanged_by,
 )
 from tclass.errors import (
     BatchMismatchError,
@@ -614,7 +615,7 @@ class NonTensorData(_NonTensorNode):
         if isinstance(value, ENGINE.NonTensorStack):  # kept when it holds only this value
             if all(same_value(item, self.data) for item in value._flat()):
                 return self
-        elif same_value(
+        elif unchanged_by(
             value.data if isinstance(value, NonTensorData) else value, self.data
         ) and not self._widened_by(index, value, target):
             return self  # the value it already holds (a node, or a plain value broadcast)

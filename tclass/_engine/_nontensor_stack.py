@@ -503,13 +503,13 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         moved = None if self._values else dims_after_view_op(self._shape, fn, self._stack_dims)
         if moved is not None:
             return moved
+        if isinstance(fn, PicksElements):  # (the peer's flip, roll, rot90, tile, gather:
+            return tuple(range(len(shape)))  # each element a member, nested along each dim)
         if (
             positions == list(range(len(positions)))
             and math.prod(shape) == len(self._values)
             and not permutes_dims(self._shape, fn)
         ):
-            if isinstance(fn, PicksElements):
-                return None  # (the peer's flip, roll, rot90, tile: each element a member)
             return dims_after_reshape(self._shape, shape, self._stack_dims)
         return dims_after_view_op(self._shape, fn, self._stack_dims)
 

@@ -311,6 +311,19 @@ def same_value(a: object, b: object) -> bool:
         return False
 
 
+def unchanged_by(new: object, old: object) -> bool:
+    """Whether writing ``new`` where ``old`` is held changes nothing, as the peer's write
+    asks: the same type and ``new != old`` false. A value that compares element by
+    element (an array) or raises, or is not equal to itself (``nan``), counts as a change
+    even when it is the very object held, so the write makes a stack of it."""
+    if type(new) is not type(old):
+        return False
+    try:
+        return not bool(new != old)
+    except Exception:  # an array's element-wise answer, or an __ne__ that raises
+        return False
+
+
 _ATOMIC = (str, int, float, bool, complex, bytes, type(None))
 
 

@@ -189,8 +189,9 @@ def _python(element: Any) -> Any:
 def to_struct_array(collection: TensorCollection) -> np.ndarray[Any, Any]:
     """The collection as a numpy structured array shaped like its batch size.
 
-    When the tensors are the fields of one record buffer (a collection built by
-    :func:`from_struct_array`), the result views that memory: writes go both ways.
+    When the tensors (two or more) are the fields of one record buffer (a collection
+    built by :func:`from_struct_array`), the result views that memory: writes go both
+    ways; a lone tensor's array is a copy, as the peer's.
     Otherwise each tensor becomes a field whose sub-array shape is its feature dims
     (detached and copied to the CPU); a nested collection becomes a nested structured
     field (its extra batch dims as the sub-array shape); a string value becomes a text

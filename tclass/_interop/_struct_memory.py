@@ -4,10 +4,13 @@ A structured array is a batch of records laid side by side: field ``f`` of eleme
 ``i`` lives at ``i * itemsize + offset(f)``. ``from_struct_array`` gives each numeric
 field as a strided view of the array's memory (the peer does so too), and
 ``to_struct_array`` gives back a structured array over the very same memory when a
-collection's tensors are such views of one buffer (the round trip shares memory both
-ways). Either falls back to copies when the layout does not allow a view: a field whose
-offset or strides are not a multiple of its element size, a non-contiguous or read-only
-array, tensors from different buffers.
+collection's tensors (two or more) are such views of one buffer (the round trip shares
+memory both ways). A lone tensor is no evidence of a record buffer (any contiguous tensor
+looks like a one-field one): its array is a copy, as the peer's ``to_struct_array`` always
+makes, so that writing into it leaves the collection as it was. Either falls back to
+copies when the layout does not allow a view: a field whose offset or strides are not a
+multiple of its element size, a non-contiguous or read-only array, tensors from different
+buffers.
 """
 
 from __future__ import annotations
@@ -55,12 +58,13 @@ def field_view(field: np.ndarray[Any, Any], storage: torch.UntypedStorage) -> to
 
 def shared_array(collection: TensorCollection) -> np.ndarray[Any, Any] | None:
     """A structured array over the memory of ``collection``'s tensors, when they are the
-    fields of one record buffer (as ``from_struct_array`` makes them); else None."""
+    fields of one record buffer (as ``from_struct_array`` makes them); else None (a
+    lone tensor too: see the module docstring)."""
     batch = tuple(collection.batch_size)
     if not batch or not math.prod(batch):
         return None
     leaves = _leaves(collection, ())
-    if not leaves:
+    if len(leaves) < 2:
         return None
     storage = leaves[0][1].untyped_storage()
     ptr = storage.data_ptr()

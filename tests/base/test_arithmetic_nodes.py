@@ -107,6 +107,47 @@ def test_the_same_nodes_as_the_peer(name: str) -> None:
             assert sorted(CALLS[name](build(tclass)).keys()) == expected, build.__name__
 
 
+def _attrs_of(lib: Any) -> Any:
+    """An ``attrs()`` result: records (``TensorAttrs``) without tensors beside an empty
+    nested collection, so a collection that holds no tensor at all."""
+    empty = lib.TensorDict({}, batch_size=[3])
+    return lib.TensorDict({"d": torch.ones(3, 2), "m": empty}, batch_size=[3]).attrs()
+
+
+# (fz29d: program 15,920,689 of features,math,index, --length 12: clamp_max of attrs())
+ATTRS_EXPECTED = {"and number", "and batch tensor", "mod number", "mod collection"}
+
+
+@pytest.mark.parametrize("name", list(CALLS))
+def test_records_without_tensors_leave_the_collection_without_tensors(name: str) -> None:
+    kept = ["d"] if name in ATTRS_EXPECTED or name.endswith(" mask") else ["d", "m"]
+    assert sorted(CALLS[name](_attrs_of(tclass)).keys()) == kept
+
+
+@tclass.tensorclass
+class _Point:
+    y: torch.Tensor | None = None
+    tag: str | None = None
+
+
+def test_a_record_holding_a_tensor_counts_as_one() -> None:
+    empty = TensorDict({}, batch_size=[3])
+    point = _Point(y=torch.ones(3), batch_size=[3])
+    assert sorted(TensorDict({"p": point, "m": empty}, [3]).clamp_max(0.5).keys()) == ["p"]
+    tagged = _Point(tag="a", batch_size=[3])  # no tensor: the empty node is kept
+    assert sorted(TensorDict({"p": tagged, "m": empty}, [3]).clamp_max(0.5).keys()) == ["m", "p"]
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize("name", list(CALLS))
+def test_attrs_results_keep_the_nodes_as_the_peer(name: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        peer = pytest.importorskip("tensordict")
+        expected = sorted(CALLS[name](_attrs_of(peer)).keys())
+    assert sorted(CALLS[name](_attrs_of(tclass)).keys()) == expected
+
+
 def test_a_lazy_stack_of_lazy_stacks_slices_a_tensor_down_to_its_members() -> None:
     """As the peer: each member of a lazy stack of lazy stacks of members without batch
     dims takes a 0-d slice of a tensor operand, a scalar to it, so the result keeps the

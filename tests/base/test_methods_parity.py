@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 import tclass
@@ -27,6 +28,31 @@ def test_rename_keys_to_itself_keeps_the_key_order() -> None:
     out = td.rename_keys({"c": "c", ("n", "b"): ("n", "b")})
     assert list(out.keys(True)) == [("n", "b"), "n", "c", "b"]
     assert list(td.rename_keys({"c": "c", "b": "q"}).keys()) == ["n", "c", "q"]
+
+
+@pytest.mark.parametrize("lib", ["tclass", "tensordict"])
+def test_rename_keys_onto_a_nested_collection_emptied_by_it(lib: str) -> None:
+    """A destination that is a nested collection whose every leaf (a Python value too)
+    is renamed away is written over, as the peer's (program 15,910,451 of
+    methods,features,entries,records L12, fz29g); one that keeps a leaf is refused."""
+    module = tclass if lib == "tclass" else pytest.importorskip("tensordict")
+    td = module.TensorDict({"c": torch.ones(1), "zz": {"y": {"a": torch.full((1,), 5.0)}}}, [1])
+    out = td.rename_keys({("zz", "y", "a"): "zz"})
+    assert list(out.keys(True)) == ["c", "zz"] and out["zz"].tolist() == [5.0]
+    assert list(td.rename_keys({("zz", "y", "a"): ("zz", "y")}).keys(True, True)) == [
+        "c",
+        ("zz", "y"),
+    ]
+    td.set(("zz", "y", "s"), "text")
+    with pytest.raises(ValueError, match="not renamed away"):
+        td.rename_keys({("zz", "y", "a"): "zz"})
+    both = td.rename_keys({("zz", "y", "a"): "zz", ("zz", "y", "s"): "s"})
+    assert list(both.keys()) == ["c", "zz", "s"] and both["s"] == "text"
+    valued = module.TensorDict({"c": torch.ones(1)}, [1])
+    valued.set(("zz", "a"), "")
+    assert list(valued.rename_keys({("zz", "a"): "zz"}).keys()) == ["c", "zz"]
+    with pytest.raises(ValueError, match="not renamed away"):
+        valued.rename_keys({"c": "zz"})
 
 
 def _lazy() -> LazyStackedTensorDict:

@@ -68,6 +68,8 @@ EXPECTED_BASES: dict[str, tuple[type[BaseException], ...]] = {
     "ClassMismatchError": (TypeError,),
     "PickleRefusedError": (RuntimeError,),
     "NotSerializableError": (TypeError,),
+    "NotSerializableWriteError": (TypeError, RuntimeError),
+    "ConsolidatedFileError": (TypeError, RuntimeError),
     "UnpicklableError": (TypeError,),
     "UnsupportedError": (NotImplementedError,),
     "StoreDtypeError": (NotImplementedError, TypeError),

@@ -48,17 +48,28 @@ _MODULE_OPS = (
     "children",
     "get_parameter",
 )
+# (torch's error for a MemoryMappedTensor, and for the wrapper subclass ``to("cpu")`` of a
+# memory-mapped record leaves: ``astuple``, program 15,910,390 L8 / L12, fz29g)
+_DEEPCOPY_FAILS = "The default implementation of __deepcopy__() for "
 _FEATURE_FAILS_INSIDE = {
     "grad": "Expected a TensorDictBase instance but got <class 'NoneType'>",
-    "asdict": "The default implementation of __deepcopy__() for non-wrapper subclasses",
+    # (the same read as the last part of a ``backward`` step: ``(y := ..., (y * 2).backward(...),
+    # y.grad)[2]`` of a record indexed to no elements: 16,014,665 L8 features, fz29g)
+    "backward": "Expected a TensorDictBase instance but got <class 'NoneType'>",
+    "asdict": _DEEPCOPY_FAILS,
     # (``from_dataclass(loaded, as_tensorclass=True)``: the same deepcopy; 15,810,320 L8,
     # fz28b; of a memory-mapped record too: program 15,880,663 L12, fz28f)
-    "from_dataclass": "The default implementation of __deepcopy__() for non-wrapper subclasses",
-    "astuple": "The default implementation of __deepcopy__() for non-wrapper subclasses",
+    "from_dataclass": _DEEPCOPY_FAILS,
+    "astuple": _DEEPCOPY_FAILS,
     "from_csv": "If using all scalar values, you must pass an index",
     # (and its frame of columns of different lengths over no rows: pandas' "All arrays
     # must be of the same length"; tclass's frame has no rows: program 15,828,093 L12, fz28c)
     "from_pandas": ("If using all scalar values, you must pass an index", "All arrays must be of"),
+    # (fz29d: ``to_pandas`` and ``to_parquet`` of one too, the same frame: programs
+    # 15,920,433 L12 of features,math,index; 15,911,587 L12 of methods,features,entries,
+    # records and 15,920,393 L12 of features,math,index)
+    "to_pandas": "If using all scalar values, you must pass an index",
+    "from_parquet": "If using all scalar values, you must pass an index",
     **dict.fromkeys(_MODULE_OPS, _PARAMS_OF_LAZY),
 }
 
@@ -83,6 +94,9 @@ _ATTRS_AS_COLUMNS = (
     "requires a separator parameter to flatten to DataFrame columns",
     "All arrays must be of the same length",
 )
+# (fz29d) the same through ``to_csv`` / ``to_parquet`` and back, and ``to_pandas``
+# itself (program 15,912,558 L12 of methods,features,entries,records)
+_TABLE_OPS = ("from_pandas", "from_csv", "from_parquet", "to_pandas")
 
 
 def _feature_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -102,7 +116,7 @@ def _feature_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) 
         return op in _MODULE_OPS and _PARAMS_OF_LAZY in error
     if op == "select" and "as_module=True" in " ".join(finding.lines):  # (15,905,008 L12)
         return _PARAMS_SELECT_LOCKED in error
-    if op == "from_pandas" and any(".attrs()" in line for line in finding.lines):
+    if op in _TABLE_OPS and any(".attrs()" in line for line in finding.lines):
         return any(text in error for text in _ATTRS_AS_COLUMNS)
     texts = _FEATURE_FAILS_INSIDE.get(op, ())
     return any(text in error for text in ((texts,) if isinstance(texts, str) else texts))
@@ -294,7 +308,10 @@ def _attrs_of_a_record(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     unsupported"), the peer's a record of its class; so its nested records are
     TensorDicts, its Python values nodes (the peer's fields read them) and its fields set
     to ``None`` no keys (programs 15,600,062 L8 / 15,610,008 L12 of
-    features,index,shape,combine); a stack of values it holds (a lazy stack of records'
+    features,index,shape,combine); of a loaded record, whose keys come in the order
+    ``load_memmap`` gives them (the tensors first), the TensorDict keeps that order,
+    where the peer's record lists its fields in their order (fz29d: program 15,911,200
+    L12 of methods,features,entries,records); a stack of values it holds (a lazy stack of records'
     ``label``) keeps them, which the peer's reads as an empty collection
     (:func:`_attrs_values_kept`; fz28a: 15,610,183 L12)."""
     if finding.kind != "result" or finding.step.op != "attrs" or not finding.detail:
@@ -305,8 +322,12 @@ def _attrs_of_a_record(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         return False
     for line in finding.detail[1:]:
         keys = _KEYS.match(line)
+        order = _KEY_ORDER.match(line)
         if keys is not None:
             if not set(ast.literal_eval(keys[2])) < set(ast.literal_eval(keys[1])):
+                return False
+        elif order is not None:  # (a loaded record's keys: the TensorDict keeps their order)
+            if set(ast.literal_eval(order[1])) != set(ast.literal_eval(order[2])):
                 return False
         elif not (
             _RECORD_KIND.match(line) or _VALUE_READ.match(line) or _VALUES_AS_EMPTY.match(line)
@@ -476,3 +497,24 @@ def _list_read_into_str_field(finding: Finding, facts: Facts, peer: Any, mine: A
     if not finding.detail:
         return False
     return all(_list_kept(line, peer, mine) for line in finding.detail)
+
+
+# a column of an ``attrs()`` result's TensorAttrs (``"b.tgt_shape"``), or the rows
+_ATTRS_COLUMN = re.compile(
+    r"^result(?:\.batch_size: |\['[^']*tgt_(?:shape|dtype|device)'\][^:]*: )"
+)
+
+
+def _attrs_shape_not_rows(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``to_pandas`` (``to_csv``, ``to_parquet`` and back) of an ``attrs()`` result
+    without batch dims: tclass writes one row, each ``TensorAttrs`` one cell per field;
+    the peer's frame spreads the numbers of each ``tgt_shape`` over rows, its device and
+    dtype repeated, where pandas does not refuse it (one tensor's shape, or shapes of
+    the same length): a shape of 4 dims gives 4 rows (fz29d: programs 15,810,799 L8 of
+    features,index,shape,combine, 15,912,878 L12 of methods,features,entries,records,
+    15,920,143 L12 of features,math,index)."""
+    if finding.kind != "result" or finding.step.op not in _TABLE_OPS or not finding.detail:
+        return False
+    if not any(".attrs()" in line for line in finding.lines):
+        return False
+    return all(_ATTRS_COLUMN.match(line) for line in finding.detail)

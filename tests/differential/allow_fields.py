@@ -96,21 +96,21 @@ def _dict_kept_in_value_field(finding: Finding, facts: Facts, peer: Any, mine: A
     TensorDict), and for ``rec.create_nested("label")``, which sets ``{}`` there (of a
     lazy stack of records: ``{}`` per element, the peer's an empty lazy stack)."""
     if finding.kind == "family" and finding.step.op == "set_":  # the peer's set_ refuses it
-        refused = type(mine.error).__name__ == "NotSerializableError"
+        refused = _not_serializable(mine.error)
         return refused and "_InplaceWriteError" in type(peer.error).__name__
     if finding.kind == "family" and finding.step.op == "update_":
-        refused = type(mine.error).__name__ == "NotSerializableError"
+        refused = _not_serializable(mine.error)
         looked_under = isinstance(peer.error, KeyError) and "was not found in the dest" in str(
             peer.error
         )
         return refused and looked_under and "is of type torch.Tensor" in str(mine.error)
     if finding.kind == "tclass-raises" and finding.step.op in _VALUE_WRITES:
-        refused = type(mine.error).__name__ == "NotSerializableError"
+        refused = _not_serializable(mine.error)
         return refused and "is of type torch.Tensor" in str(mine.error)
     if finding.kind == "tclass-raises" and finding.step.op in _SAVES:
         # saved later, a record holding such a dict (the peer saves its TensorDict):
         # program 5,100,440 of ``--families entries,records --length 6``, fz40c
-        refused = type(mine.error).__name__ == "NotSerializableError"
+        refused = _not_serializable(mine.error)
         given = any(_DICT_GIVEN.search(line) for line in finding.lines[:-1])
         return refused and given and "is of type torch.Tensor" in str(mine.error)
     if finding.kind == "peer-raises" and finding.step.op in ("update", "replace"):
@@ -416,9 +416,11 @@ def _record_written_at_none(finding: Finding, facts: Facts, peer: Any, mine: Any
     return all(": values differ: " in line for line in finding.detail)
 
 
+# (tclass's tensor a MemoryMappedTensor where the record was loaded: written in place,
+# the peer's a new tensor; program 15,826,624 of methods,index,shape,combine L12, fz29e)
 _SHAPES = re.compile(
     r"^result\S*: peer Tensor\[([\w.]+), shape \[([\d, ]*)\]\], "
-    r"tclass Tensor\[\1, shape \[([\d, ]*)\]\]$"
+    r"tclass (?:MemoryMapped)?Tensor\[\1, shape \[([\d, ]*)\]\]$"
 )
 _NOT_FITTING = re.compile(
     r"^set_at_\(.*\): cannot write a value of shape \[[\d, ]*\] into elements .* of the entry "
@@ -505,7 +507,7 @@ def _not_json_refused(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     ``load_memmap`` of what its own step saves (``Rec.load_memmap((x.memmap(D), D)[1])``)
     is such a save (program 15,310,501 of the six families ``--length 16``, fz26e: a dict
     of tensors set into ``label``)."""
-    if finding.kind != "tclass-raises" or type(mine.error).__name__ != "NotSerializableError":
+    if finding.kind != "tclass-raises" or not _not_serializable(mine.error):
         return False
     saved_inside = finding.step.op in ("load", "load_memmap") and _SAVED_INSIDE.search(
         finding.step.src
@@ -541,3 +543,9 @@ def _value_fits_its_new_node(finding: Finding, facts: Facts, peer: Any, mine: An
         return False
     deeper = len(theirs.batch_size) < len(theirs_node.batch_size)
     return deeper and tuple(ours.batch_size) == tuple(ours_node.batch_size)
+
+
+def _not_serializable(error: BaseException | None) -> bool:
+    """Whether ``error`` is tclass's ``NotSerializableError`` (or its
+    ``NotSerializableWriteError``, of a value written over a saved one in place)."""
+    return any(cls.__name__ == "NotSerializableError" for cls in type(error).__mro__)

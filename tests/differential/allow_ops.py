@@ -558,6 +558,10 @@ _NODE_LEFT_AT_0 = (
     "unsqueezing is allowed for dims comprised between",
     "for tensordict with shape torch.Size([0])",  # (roll's "Incompatible dim 1")
     "too many indices for a tensordict with batch size torch.Size([0])",  # (cat's)
+    # broadcast_to / expand: its members' expand of the node it left at [0] (program
+    # 15,845,455 of methods,index,shape,combine --length 8: after repeat of a lazy stack
+    # of records over no elements made dense by view([0, 3]))
+    "existing_shape = torch.Size([0])",
 )
 # a dtype cast, which leaves a value stack over no elements at [0] too (x[..., :-1] = ...
 # after it: program 15,540,591 of methods,index,shape,combine, fz27d)
@@ -678,17 +682,37 @@ def _read_fails_inside(value: Any, line: str) -> bool:
     """Whether reading the entry a detail line names (``result['n']['s']: peer error``)
     from the peer's ``value`` fails inside it (``_PEER_INTERNAL``)."""
     found = re.match(
-        r"result((?:\[1\]\[\d+\])*)((?:\['[^']*'\])+): (?:peer error \(|error: peer )", line
+        r"result((?:\[1\]\[\d+\]|\.<members>\[0\]\[\d+\])*)((?:\['[^']*'\])+): "
+        r"(?:peer error \(|error: peer )",
+        line,
     )
     if found is None:
         return False
-    try:
-        for index in re.findall(r"\[1\]\[(\d+)\]", found.group(1)):  # an item of a tuple
-            value = value[int(index)]
+    try:  # an item of a tuple, or a lazy stack's member
+        for item, member in re.findall(r"\[1\]\[(\d+)\]|\.<members>\[0\]\[(\d+)\]", found.group(1)):
+            value = value[int(item)] if item else value.tensordicts[int(member)]
         value.get(tuple(re.findall(r"'([^']*)'", found.group(2))))
     except Exception as error:  # noqa: BLE001  (the peer's error is the point)
         return any(text in str(error) for text in _PEER_INTERNAL)
     return False
+
+
+_NO_KEYS_LINE = re.compile(r"^result((?:\[1\]\[\d+\])*): keys: peer \[\], tclass \['")
+
+
+def _keys_lost_over_no_elements(line: str, theirs: Any, ours: Any) -> bool:
+    """The keys of a result (or an item of a tuple of them) over no elements that the
+    peer's has none of, where tclass's keeps its source's: beside its entries that fail
+    to read (a lazy stack of lazy stacks of no members: ``tensor_split`` of a lazy stack
+    of lazy stacks into a piece of size 0, program 15,826,917 of
+    methods,index,shape,combine --length 12; its dense stack's piece keeps the keys)."""
+    found = _NO_KEYS_LINE.match(line)
+    if found is None:
+        return False
+    for index in re.findall(r"\[1\]\[(\d+)\]", found.group(1)):
+        theirs, ours = theirs[int(index)], ours[int(index)]
+    size = getattr(theirs, "batch_size", None)
+    return size is not None and size.numel() == 0 and not list(theirs.keys())
 
 
 # Where the peer's memory-mapped flag and the data disagree: after loading, after views
@@ -852,7 +876,9 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     ):
         # the peer's result fails to read; its batch size and names show it broken too
         return all(
-            _read_fails_inside(peer.value, line) or _BROKEN_SIZE.match(line)
+            _read_fails_inside(peer.value, line)
+            or _BROKEN_SIZE.match(line)
+            or _keys_lost_over_no_elements(line, peer.value, mine.value)
             for line in finding.detail
         )
     if finding.kind == "alias" and ": error: peer " in finding.detail[0]:

@@ -136,7 +136,9 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     parameters (the peer's become plain tensors it no longer registers); its
     ``share_memory_()`` locks it, as a TensorDict's in both (the peer's stays unlocked:
     program 15,826,341 of methods,index,shape,combine L12, fz28c; 15,861,175, fz28e)."""
-    if not any("TensorDictParams(" in line for line in finding.lines):
+    if not any(
+        "TensorDictParams(" in line or "as_module=True" in line for line in finding.lines
+    ):  # (``from_modules(..., as_module=True)`` gives one: program 15,911,703 L12, fz29g)
         return False
     locked = "Cannot modify locked" in str(peer.error)
     if finding.kind == "family" and finding.step.op in ("select", "split_keys") and locked:
@@ -194,4 +196,29 @@ def _holds_tensors(value: Any) -> bool:
         for key in member.keys(True, True):
             if isinstance(member.get(key), torch.Tensor):
                 return True
+    return False
+
+
+_GRAD_LEAF_REFUSED = "a leaf Variable that requires grad is being used in an in-place operation"
+
+
+def _grad_leaves_loaded(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``load_state_dict`` into leaves that require grad (parameters: the swap
+    ``to_module`` returns; ``float().requires_grad_()``, which makes a float32 entry's
+    own tensor require grad): tclass writes their data outside autograd, as
+    ``nn.Module.load_state_dict`` does, where the peer's in-place update fails on the
+    first one (its ``_InplaceWriteError`` over autograd's error; programs 15,905,612 /
+    15,905,941 of features,entries,math,records L12, 15,910,051 / 15,910,724 (L8, L12)
+    and 15,912,181 (L12) of methods,features,entries,records, fz29g)."""
+    if finding.kind != "peer-raises" or finding.step.op != "load_state_dict":
+        return False
+    if mine.error is not None or type(peer.error).__name__ != "_InplaceWriteError":
+        return False
+    error: BaseException | None = peer.error
+    for _ in range(8):  # the error and those it was raised from
+        if error is None:
+            return False
+        if _GRAD_LEAF_REFUSED in str(error):
+            return True
+        error = error.__cause__ or error.__context__
     return False

@@ -322,21 +322,29 @@ def _tolist_lists_fields(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     """``record.tolist()``: each element is ``record[i].to_dict()`` in tclass, fields that
     are ``None`` listed as ``to_dict`` lists them in both libraries; the peer's ``tolist``
     leaves out the top-level ones; and so ``from_list(record.tolist())`` has them as keys
-    (the runner's seed 5,000: program 5,017, fz27a)."""
+    (the runner's seed 5,000: program 5,017, fz27a). After ``dataclasses.replace``, in
+    their declared order, where the peer's record lists them in the order of its
+    constructor's keywords, the changed fields first (program 15,912,064 of
+    methods,features,entries,records L12, fz29g; README "A record lists its fields")."""
     if finding.kind != "result":
         return False
     if finding.step.op != "tolist" and not (
         finding.step.op == "from_list" and ".tolist()" in finding.step.src
     ):
         return False
+    replaced = any(_REPLACED.search(line) for line in finding.lines)
     for line in finding.detail:
         found = _KEYS_LINE.match(line)
         if found is None:
             return False
         theirs, ours = ast.literal_eval(found.group(2)), ast.literal_eval(found.group(3))
-        if [key for key in ours if key in theirs] != theirs:
+        kept = [key for key in ours if key in theirs]
+        if kept != theirs and not (replaced and sorted(kept) == sorted(theirs)):
             return False
     return True
+
+
+_REPLACED = re.compile(r'__import__\("dataclasses"\)\.replace\(')
 
 
 _PLAIN_TUPLE = re.compile(
@@ -448,12 +456,41 @@ def _consolidated_on_cpu(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     """``consolidate(filename=...)`` of a collection consolidated before: tclass's result
     is on ``cpu``, where its tensors are (views of the file), as the peer's is for a
     collection not consolidated before; the peer's then keeps the source's no device (a
-    lazy stack's members and their nested collections too)."""
+    lazy stack's members and their nested collections too). tclass's is locked, as any
+    ``consolidate`` result, where the peer's source may not be (a ``from_consolidated``
+    result is not: program 15,970,822 L8 of methods,features,entries,records, fz29c)."""
     if finding.kind == "alias":
         return _refiled(finding)
     if finding.kind != "result" or "consolidate(filename=" not in finding.lines[-1]:
         return False
-    return all(_NO_DEVICE.match(line) for line in finding.detail)
+    return all(_NO_DEVICE.match(line) or _NO_LOCK.match(line) for line in finding.detail)
+
+
+_NO_LOCK = re.compile(
+    r"^result(?:\[[^\]]*\]|\.<members>(?:\[\d+\])+)*\.is_locked: peer False, tclass True$"
+)
+
+
+_NESTED_DEVICE = re.compile(
+    r"^result(?:\[[^\]]*\]|\.<members>(?:\[\d+\])+)+\.device: "
+    r"peer '(None|cpu)', tclass '(None|cpu)'$"
+)
+
+
+def _consolidated_keeps_devices(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``consolidate()`` (in memory) of a collection whose nested collections have a
+    device other than its own: tclass's result keeps each node's device, as ``clone()``
+    and the pickle of the peer's result do; the peer's gives every node the root's
+    device (``None`` for a root without one; program 15,912,879 L12 of
+    methods,features,entries,records, fz29c)."""
+    line = finding.lines[-1]
+    if finding.kind != "result" or ".consolidate(" not in line or "filename=" in line:
+        return False
+    for detail in finding.detail:
+        found = _NESTED_DEVICE.match(detail)
+        if found is None or found[1] == found[2]:
+            return False
+    return bool(finding.detail)
 
 
 def _refiled_not_written(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -462,15 +499,20 @@ def _refiled_not_written(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     the file; the peer's ``consolidate`` writes nothing ("writes nothing: the tensordict
     is already consolidated", a warning) and returns the source, so the peer cannot find
     the file (a ``FileNotFoundError``; program 15,820,047 L8 of
-    features,index,shape,combine, fz28c)."""
+    features,index,shape,combine, fz28c). In-place methods since (``x = x.zero_()``)
+    leave it consolidated in both (program 15,910,631 L12 of
+    methods,features,entries,records, fz29c)."""
     if finding.kind != "peer-raises" or finding.step.op != "from_consolidated":
         return False
     if not isinstance(peer.error, FileNotFoundError):
         return False
     for line in reversed(finding.lines[:-1]):
-        if line.startswith("x = "):
+        if line.startswith("x = ") and not _IN_PLACE.match(line):
             return ".consolidate(" in line
     return False
+
+
+_IN_PLACE = re.compile(r"^x = x\.\w+_\(")  # (returns x itself)
 
 
 def _shared_on_files(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

@@ -4,6 +4,7 @@ element, memory maps and state dicts (the shared helpers are in ``allow_ops``)."
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,7 @@ from .allow_ops import (
     _LOCK_LINE,
     _fewer_in_order,
     _keys_of,
+    _memmap_by_data,
 )
 from .allow_ragged import (
     _about_values,
@@ -70,6 +72,21 @@ def _empty_values_shaped(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     if finding.kind != "result" or not all(_EMPTY_LIST.search(d) for d in finding.detail):
         return False
     return _holds_empty_values(mine.value)
+
+
+def _memmap_lock_beside_empty_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """The lock of an index of a memory-mapped collection after an op the peer's flag
+    follows and the data does not (``_memmap_by_data``), beside the per-element Python
+    values over no elements that tclass lists as torch does (``_empty_values_shaped``:
+    ``[[]]`` for ``[1, 0]``, the peer's ``[]``): ``x[None]`` of ``x.flip(0)`` of a
+    memory-mapped record over no elements (program 15,870,291 of
+    features,index,shape,combine --length 8)."""
+    if finding.kind != "result" or not _holds_empty_values(mine.value):
+        return False
+    rest = [line for line in finding.detail if not _EMPTY_LIST.search(line)]
+    if not rest or len(rest) == len(finding.detail):
+        return False
+    return _memmap_by_data(dataclasses.replace(finding, detail=rest), facts, peer, mine)
 
 
 _NO_VALUES_LEFT = re.compile(r": peer py \('NoneType', None\), tclass list of 0$")
@@ -466,39 +483,21 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     its ``expand`` (``expand_as``, ``broadcast_to``, then ``maybe_dense_stack``: left43)
     or ``flatten`` (program 17,618 of shape, split19) or ``torch.stack`` (program 19,582);
     or written at an index over itself (``td[i] = td[i].to_dict()``), where the peer makes
-    it a value stack; or ``reshape`` after the peer's ``fliplr()`` of a lazy stack of one
-    member rebuilt the value as a stack of stacks (the reshape of its ``contiguous()``
-    gives the one value; program 18,034 of shape,combine); or ``unbind`` after the peer's
-    ``tile`` of a lazy stack rebuilt the value per element (its unbind of the stack itself
-    gives the one value, as tclass's after ``tile``; program 8,203,299 of the six
-    families, fz18a), or after its ``fliplr()`` of a lazy stack (a stack of stacks:
-    program 13,010,125 of index,shape,combine ``--length 12``, fz23i; or ``flipud()``:
-    program 14,810,470 there, fz26b); or ``to_lazystack(0)`` after its ``tile`` of a lazy
-    stack, whose members list the value (program 15,300,093 of the six families
-    ``--length 16``, fz26e), or an index of it (``x[1, None]``: program 15,510,046 of
-    methods,index,shape,combine ``--length 12``, fz27d). The same value
-    in every slot; over no elements, none in the peer's (``_squeezed_over_none``)."""
-    ops = ("squeeze", "setitem", "reshape", "unbind", "to_lazystack", "getitem", *_DEEPER)
+    it a value stack. The same value in every slot; over no elements, none in the peer's
+    (``_squeezed_over_none``), and a node the peer's ``squeeze()`` left past its
+    collection's batch size (``_node_left_past_its_parent``). (fz29f: ``reshape``,
+    ``unbind``, ``to_lazystack`` and an index after the peer's ``fliplr()`` / ``flipud()``
+    / ``tile`` of a lazy stack agree now: tclass's make each element a member too.)"""
+    ops = ("squeeze", "setitem", *_DEEPER)
     if finding.kind != "result" or finding.step.op not in ops:
-        return False
-    if finding.step.op == "getitem" and not (
-        any(".tile(" in line for line in finding.lines)
-        and any("lazy_stack(" in line for line in finding.lines)
-    ):
-        return False
-    if finding.step.op == "reshape" and not any(".fliplr()" in line for line in finding.lines):
         return False
     if finding.step.op == "stack" and not any(".squeeze()" in line for line in finding.lines):
         return False  # (torch.stack of a squeezed record: program 19,582 of shape,combine,math)
-    if finding.step.op in ("unbind", "to_lazystack"):
-        flips = (".tile(", ".fliplr()", ".flipud()")
-        if not any(flip in line for line in finding.lines for flip in flips):
-            return False
-        as_one = _part_value_as_one if finding.step.op == "unbind" else _member_value_as_one
-        return all(as_one(line, peer.value, mine.value) for line in finding.detail)
     for line in finding.detail:
         if _STACK_FOR_VALUE.match(line) and finding.step.op in _VALUE_LINE_OPS:
             continue  # (its values are compared by the line that lists them)
+        if finding.step.op == "squeeze" and _node_left_past_its_parent(line, peer, mine):
+            continue
         found = _VALUE_LISTED.match(line)
         if found is None:
             return False
@@ -511,6 +510,30 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         if not values or any(value != values[0] for value in values):
             return False
     return True
+
+
+_NODE_SIZE_LINE = re.compile(r"^result((?:\['\w+'\])+)\[1\]: length: peer (\d+), tclass (\d+)$")
+
+
+def _node_left_past_its_parent(line: str, peer: Any, mine: Any) -> bool:
+    """A Python value's node (``result['v'][1]``: its batch size) that the peer's
+    ``squeeze()`` left with more dims than its collection, which its batch size no longer
+    begins with (``[1, 0, 2]`` under ``[0, 2]``: a node that does not fit its parent),
+    where tclass's has its collection's batch size (program 15,829,583 of
+    methods,index,shape,combine --length 8: ``None`` over ``[1, 0, 2, 1]``)."""
+    found = _NODE_SIZE_LINE.match(line)
+    if found is None or int(found.group(2)) <= int(found.group(3)):
+        return False
+    keys = tuple(re.findall(r"\['(\w+)'\]", found.group(1)))
+    try:
+        sizes = []
+        for side in (peer.value, mine.value):
+            parent = side.get(keys[:-1]) if len(keys) > 1 else side
+            sizes.append((list(side.get(keys).batch_size), list(parent.batch_size)))
+    except Exception:  # noqa: BLE001  (a read that fails is no such node)
+        return False
+    (theirs, their_parent), (ours, our_parent) = sizes
+    return theirs[: len(their_parent)] != their_parent and ours == our_parent
 
 
 _VALUE_LINE_OPS = ("setitem", "squeeze", "unbind", "flatten")
@@ -552,47 +575,6 @@ _DEEPER = (
 )
 _VALUE_LISTED = re.compile(r"^result((?:\['\w+'\])+)(\[\d+\])*: peer list of \d+, tclass ")
 _STACK_FOR_VALUE = re.compile(r"^result(\['\w+'\])+: peer values \(.*, tclass value \(")
-
-
-_PART_VALUE = re.compile(r"^result\[1\]\[(\d+)\]((?:\['\w+'\])+): peer (?:list of|values \()")
-
-
-def _part_value_as_one(line: str, theirs: Any, ours: Any) -> bool:
-    """A line about a Python value of part ``i`` of an ``unbind``: the peer's values, each
-    tclass's one value."""
-    found = _PART_VALUE.match(line)
-    if found is None:
-        return False
-    keys = tuple(re.findall(r"\['(\w+)'\]", found.group(2)))
-    try:
-        listed = theirs[int(found.group(1))].get(keys).tolist()
-        one = ours[int(found.group(1))].get(keys)
-    except Exception:  # noqa: BLE001 (a read that fails is no shared value)
-        return False
-    one = getattr(one, "data", one)
-    return isinstance(listed, list) and bool(listed) and all(v == one for v in flat_values(listed))
-
-
-_MEMBER_VALUE = re.compile(
-    r"^result((?:\['\w+'\])*)\.<members>\[0\]\[(\d+)\]((?:\['\w+'\])+): peer (?:list of|values \()"
-)
-
-
-def _member_value_as_one(line: str, theirs: Any, ours: Any) -> bool:
-    """A line about a Python value of member ``i`` of a lazy stack (at the top or nested):
-    the peer's values, each tclass's one value."""
-    found = _MEMBER_VALUE.match(line)
-    if found is None:
-        return False
-    outer, inner = (tuple(re.findall(r"\['(\w+)'\]", found.group(g))) for g in (1, 3))
-    index = int(found.group(2))
-    try:
-        listed = (theirs.get(outer) if outer else theirs).tensordicts[index].get(inner).tolist()
-        one = (ours.get(outer) if outer else ours).tensordicts[index].get(inner)
-    except Exception:  # noqa: BLE001 (a read that fails is no shared value)
-        return False
-    one = getattr(one, "data", one)
-    return isinstance(listed, list) and bool(listed) and all(v == one for v in flat_values(listed))
 
 
 def _read_value(collection: Any, path: str) -> Any:

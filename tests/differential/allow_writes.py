@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import traceback
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -273,10 +274,20 @@ _CHECKED_AS_TORCH = {
     ),
     # (``cat_tensors`` of a lazy stack into an ``out_key`` whose joined shape does not fit
     # the node: the peer's members take it unchecked, its TensorDict raises; program
-    # 15,030,296 of ``--length 12`` methods,index,shape,combine, fz27c)
+    # 15,030,296 of ``--length 12`` methods,index,shape,combine, fz27c; ``stack_tensors``
+    # the same: 15,540,631 of ``--length 16`` methods,index,shape,combine, fz29g)
     "BatchMismatchError": tuple(
         (op, "does not start with the batch size")
-        for op in ("set", "setdefault", "setitem_key", "rename_key_", "update_", "cat_tensors")
+        for op in (
+            "set",
+            "setdefault",
+            "setitem_key",
+            "rename_key_",
+            "rename_keys",  # (the same: 16,011,185 L12 methods,features,entries,records)
+            "update_",
+            "cat_tensors",
+            "stack_tensors",
+        )
     ),
 }
 
@@ -430,3 +441,74 @@ def _equal_value_rewritten(finding: Finding, facts: Facts, peer: Any, mine: Any)
         if not tensors or any(t.numel() != 1 or t.item() != expected for t in tensors):
             return False
     return True
+
+
+# its squeeze() left a Python value's node with the squeezed dim of size 1, which the mask
+# then does not fit (the mask's shape, after a 1): program 15,610,993 L8 / L12
+_MASK_PAST_SQUEEZED = re.compile(
+    r"The shape of the mask \[([\d, ]*)\] at index 0 does not match the shape of the "
+    r"indexed tensor \[1, \1\] at index 0"
+)
+
+
+def _setitem_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``x[idx] = v`` where the peer fails inside (methods / features,index,shape,combine,
+    fz29e): a number 1.5 into uint64 entries (its own cast of the number); a record
+    after ``share_memory_()``; a mask into a record after its ``squeeze()``; and a
+    collection whose batch size does not fit the selection, which tclass refuses
+    (``BatchSizeError``, a ``RuntimeError`` as the peer's refusal of a TensorDict's) where
+    the peer copies the value first and that copy of a stack of Python values without
+    members fails (``IndexError: list assignment index out of range``: programs
+    15,540,922 L16 and 15,824,778 L8)."""
+    if finding.step.op != "setitem" or finding.kind not in ("peer-raises", "family"):
+        return False
+    message = str(peer.error)
+    if finding.kind == "family":
+        return (
+            type(mine.error).__name__ == "BatchSizeError"
+            and isinstance(peer.error, IndexError)
+            and "list assignment index out of range" in message
+            and _raised_in(peer.error, "_lazy.py", "_clone")
+        )
+    earlier = " ".join(finding.lines[:-1])
+    if _MASK_PAST_SQUEEZED.search(message):
+        return ".squeeze(" in earlier
+    if "should only be shared between processes through inheritance" in message:
+        # the clone of a record holding a str its ``share_memory_()`` made a
+        # ``SynchronizedString``, which pickling refuses: program 15,824,608 L8
+        return "share_memory_()" in earlier
+    # its own float-to-uint64 cast of the number (``torch.tensor(1.5, dtype=torch.uint64)``
+    # is a TypeError; torch's ``t[i] = 1.5`` writes 1): program 15,530,620 L12
+    return "an integer is required" in message and ".uint64()" in earlier
+
+
+def _raised_in(error: BaseException, file: str, function: str) -> bool:
+    """Whether ``error`` was raised in ``function`` of the peer's module ``file``."""
+    frames = traceback.extract_tb(error.__traceback__)
+    return bool(frames) and frames[-1].filename.endswith(file) and frames[-1].name == function
+
+
+_ROW_DICT = re.compile(r"^x\[(.+)\] = x\[\1\]\.to_dict\(\)$")
+_LIST_READ_AS_ENTRY = re.compile(r"for key '(\w+)': its shape \[(\d+)\] does not start with")
+
+
+def _row_dict_of_one_list(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``x[i] = x[i].to_dict()`` where the rows share one list value (``set_non_tensor(k,
+    [1, 2])``, then an op the peer rebuilds per element, ``roll``): tclass's rows hold the
+    one list, which the dict gives and the write reads as an entry of shape ``[2]`` under
+    the rows' batch, refused as the peer refuses that dict (``x[i] = {k: [1, 2]}``: its
+    "batch dimension mismatch"); the peer's rows list it per element, and its write makes
+    that nested list one tensor written into every element (program 15,845,120 of
+    methods,index,shape,combine L8, fz29e)."""
+    if finding.kind != "tclass-raises" or finding.step.op != "setitem":
+        return False
+    found = _LIST_READ_AS_ENTRY.search(str(mine.error))
+    if _ROW_DICT.match(finding.step.src) is None or found is None:
+        return False
+    key, length = found.groups()
+    listed = re.compile(rf"set_non_tensor\(\(?'{key}',?\)?, \[([^\[\]]*)\]\)")
+    for line in finding.lines[:-1]:
+        value = listed.search(line)
+        if value is not None and len(value.group(1).split(",")) == int(length):
+            return True
+    return False

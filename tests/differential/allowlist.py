@@ -35,6 +35,7 @@ from .allow_entries import (
 )
 from .allow_features import (
     _attrs_of_a_record,
+    _attrs_shape_not_rows,
     _attrs_values_kept,
     _clone_copies_values,
     _consolidated_key_order,
@@ -126,6 +127,7 @@ from .allow_ops import (
     _written_back,
 )
 from .allow_params import (
+    _grad_leaves_loaded,
     _params_as_modules,
     _params_from_modules_fail_inside,
 )
@@ -134,6 +136,7 @@ from .allow_ragged import (
     _padded_values,
 )
 from .allow_records import (
+    _consolidated_keeps_devices,
     _consolidated_on_cpu,
     _contains_a_field,
     _exclusive_keys_refused,
@@ -184,6 +187,7 @@ from .allow_values import (
     _empty_values_shaped,
     _first_row_none_kept,
     _loaded_is_memmap,
+    _memmap_lock_beside_empty_values,
     _nested_names_kept,
     _nothing_mapped,
     _ragged_dim,
@@ -211,6 +215,8 @@ from .allow_writes import (
     _equal_value_rewritten,
     _member_rows_written_per_element,
     _number_written_around_values,
+    _row_dict_of_one_list,
+    _setitem_fails_inside,
     _stacked_value_stacks_copied,
     _stacked_values_copied,
     _too_many_indices,
@@ -326,6 +332,7 @@ ENTRIES: list[Entry] = [
             _first_row_none_kept,
             _equal_value_rewritten,
             _member_rows_written_per_element,
+            _row_dict_of_one_list,
             _shared_str_kept,
             _value_stack_reshaped_in_place,
             _attrs_values_kept,
@@ -359,6 +366,7 @@ ENTRIES: list[Entry] = [
         "**Where the peer fails inside, tclass answers.**",
         _any_of(
             _peer_fails_inside,
+            _setitem_fails_inside,
             _stacked_past_apply_drop,
             _mixed_field_refused,
             _separated_once,
@@ -380,6 +388,7 @@ ENTRIES: list[Entry] = [
             _padded_value_names_mismatch,
             _method_fails_inside,
             _feature_fails_inside,
+            _attrs_shape_not_rows,
             _struct_array_values_read_back,
             _struct_array_list_read_back,
             _nested_lists_not_read_as_pairs,
@@ -437,10 +446,12 @@ ENTRIES: list[Entry] = [
         "**`is_memmap()` looks at the data.**",
         _any_of(
             _memmap_by_data,
+            _memmap_lock_beside_empty_values,
             _mapped_files_shared,
             _loaded_is_memmap,
             _nothing_mapped,
             _consolidated_on_cpu,
+            _consolidated_keeps_devices,
             _refiled_not_written,
             _shared_on_files,
             _consolidated_key_order,
@@ -523,9 +534,11 @@ ENTRIES: list[Entry] = [
         _values_through_apply,
     ),
     Entry(
-        "state-dict-keys-skipped",
+        # (and ``load_state_dict`` into leaves that require grad: README "or any leaf that
+        # requires grad (`requires_grad_()`) writes their data outside autograd", fz29g)
+        "state-dict-as-nn-module",
         "and with `strict=False` skips keys only one side has, as `nn.Module`",
-        _state_dict_keys_skipped,
+        _any_of(_state_dict_keys_skipped, _grad_leaves_loaded),
     ),
     Entry(
         "record-fields-are-declared",

@@ -13,6 +13,8 @@ Its ops also run on the other families' worlds.
 
 from __future__ import annotations
 
+import keyword
+
 from .chooser import Chooser
 from .engine import Step
 from .info import Info
@@ -326,11 +328,13 @@ def builds(c: Chooser, info: Info, facts: Facts) -> Step:
 
 def reads(c: Chooser, info: Info, facts: Facts) -> Step:
     """A field read: attribute, ``get``, through the dense TensorDict, at an index."""
-    fields = [name for name, _ in FIELDS.get(info.cls, ())] or list(info.top) or ["x"]
+    # (keys that are no identifier, as from_tuple's "0", cannot be read as attributes)
+    named = [key for key in info.top if key.isidentifier()]
+    fields = [name for name, _ in FIELDS.get(info.cls, ())] or named or ["x"]
     name = c.choice(fields)
     pick = c.integer(0, 5)
-    if not name.isidentifier() and pick in (0, 1, 4):
-        pick = 2  # a key such as "0" (of attrs()'s tgt_shape) is no attribute: get it
+    if not name.isidentifier() or keyword.iskeyword(name):  # (a key '0': no attribute)
+        pick = 2 if pick < 2 or pick == 4 else pick
     if pick < 2:
         return step(f"x.{name}", "getattr", FAMILY, "eval")
     if pick == 2:

@@ -142,6 +142,7 @@ _FEATURES = "features,index,shape,combine"
 # Programs decided as the peer's inconsistencies (left46b): families, ops per program, the
 # program's number and the entry that covers its finding.
 _METHODS = "methods,index,shape,combine"
+_RECORDS4 = "methods,features,entries,records"
 DECIDED = [
     ("shape,combine", 4, 4_625, "stacking-keeps"),  # unflatten: a value list one level deeper
     ("shape,combine", 4, 7_753, "stacking-keeps"),  # torch.stack of lazy stacks of lazy stacks
@@ -167,7 +168,6 @@ DECIDED = [
     ("shape,combine", 4, 66_874, "peer-fails-inside"),  # stack: a value node's stale name
     ("shape,combine", 4, 14_449, "peer-fails-inside"),  # transpose of values over no elements
     ("shape,combine", 4, 68_631, "peer-fails-inside"),  # to_padded_tensor without leaves
-    ("shape,combine", 4, 18_034, "checked-as-torch"),  # reshape after the peer's fliplr
     ("shape,combine", 4, 14_517, "stacking-keeps"),  # expand_as of a memory-mapped lazy stack
     ("index,entries,shape,combine,math", 4, 63_772, "checked-as-torch"),  # squeeze() names
     ("index,entries,shape,combine,math", 4, 17_255, "peer-fails-inside"),  # separates: empty kept
@@ -218,7 +218,6 @@ DECIDED = [
     ("index,entries,records", 8, 8_305_880, "stacking-keeps"),  # split_keys, from_dict's None
     ("shape,combine,math", 6, 8_403_514, "math-beyond-the-peer"),  # == of a stacked ragged stack
     ("shape,combine,math", 6, 8_405_363, "peer-fails-inside"),  # tensor_split(1), ragged dim
-    (_FIVE + ",records", 4, 8_203_299, "checked-as-torch"),  # unbind after tile: one value
     # fz18c
     (_FIVE + ",records", 4, 9_302_004, "values-kept-shared"),  # empty(True): nested lock
     ("records,entries", 4, 9_201_843, "none-field-unset"),  # rename_key_ of inner.z
@@ -349,8 +348,6 @@ DECIDED = [
     # fz23g: LazyStackedTensorDict(x, x.clone(), x.apply(fn)) over none: the peer's apply
     # drops the label stack, so its lazy stack lists the shared keys only
     ("index,shape,combine", 12, 12_810_485, "peer-fails-inside"),
-    # fz23i: unbind(0) after the peer's fliplr() of a lazy stack: its parts list the value
-    ("index,shape,combine", 12, 13_010_125, "checked-as-torch"),
     # fz24a: separates() of a lazy stack of lazy stacks holding an empty node: the peer's
     # filter_empty_() drops it from an earlier result's members' members too
     (_FIVE + ",records", 12, 13_400_414, "peer-fails-inside"),
@@ -372,13 +369,9 @@ DECIDED = [
     # fz25c
     ("index,shape,combine", 12, 14_210_116, "stacking-keeps"),  # is_contiguous after narrow
     ("index,shape,combine", 12, 14_210_396, "peer-fails-inside"),  # cat after repeat of none
-    # fz26b: unbind(0) after the peer's flipud() of a lazy stack: its parts list the value
-    ("index,shape,combine", 12, 14_810_470, "checked-as-torch"),
     # fz26e: x.where(mask, 0) of a lazy stack of a consolidated TD and its clone: the
     # peer's member where keeps the consolidated member locked, tclass's the stack's lock
     (_FIVE + ",records", 16, 15_200_429, "lock-follows-sharing"),
-    # fz26e: to_lazystack(0) after the peer's tile of a lazy stack: its members list the value
-    (_FIVE + ",records", 16, 15_300_093, "checked-as-torch"),
     # fz26e: load_memmap of its own memmap of a record whose label holds a dict of tensors
     (_FIVE + ",records", 16, 15_310_501, "values-kept-shared"),
     # fz26e: keys(False, True) of a lazy stack of records: the peer lists the label too
@@ -437,8 +430,6 @@ DECIDED = [
     # fz27d: x[..., :-1] = ... after uint32() of a padded record over no elements: the
     # peer's cast leaves its value stack at [0]
     ("methods,index,shape,combine", 16, 15_540_591, "peer-fails-inside"),
-    # fz27d: x[1, None] after the peer's tile of a lazy stack of records: the label listed
-    ("methods,index,shape,combine", 12, 15_510_046, "checked-as-torch"),
     # fz27c: set_non_tensor(("inner", "y"), v) of a stack of records: the record's field
     # annotation refuses a Python value, as for one record (the value spans the batch now)
     (_METHODS, 8, 15_000_457, "annotation-casts"),
@@ -565,6 +556,31 @@ DECIDED = [
     (_METHODS, 8, 15_831_908, "h5-files"),
     # fz29a: cat_tensors of a Python value and a tensor: the peer's AttributeError inside
     ("methods,features,entries,records", 12, 15_954_320, "peer-fails-inside"),
+    # fz29d: from_pandas(to_pandas(attrs())) without batch dims: one row (the peer's frame
+    # spreads each tgt_shape's numbers over rows)
+    (_FEATURES, 8, 15_810_799, "peer-fails-inside"),
+    # fz29d: to_pandas of a collection of 0-d values (pandas refuses the peer's frame)
+    ("features,math,index", 12, 15_920_433, "peer-fails-inside"),
+    # fz29d: attrs() of a loaded record: a TensorDict in the loaded keys' order
+    ("methods,features,entries,records", 12, 15_911_200, "records-predictable"),
+    # fz29c: consolidate(filename=) of a collection zero_() kept consolidated (not written)
+    ("methods,features,entries,records", 12, 15_910_631, "memmap-by-data"),
+    # fz29c: consolidate() in memory keeps each nested collection's device
+    ("methods,features,entries,records", 12, 15_912_879, "memmap-by-data"),
+    # fz29c: consolidate(filename=) of a from_consolidated result: locked, on cpu
+    ("methods,features,entries,records", 8, 15_970_822, "memmap-by-data"),
+    # fz29g: load_state_dict into leaves requiring grad (float().requires_grad_())
+    (_RECORDS4, 8, 15_910_051, "state-dict-as-nn-module"),
+    # fz29g: tolist after dataclasses.replace: the declared field order
+    (_RECORDS4, 12, 15_912_064, "records-predictable"),
+    # fz29g: dataclasses.astuple of a memory-mapped record moved to the cpu
+    (_RECORDS4, 8, 15_910_390, "peer-fails-inside"),
+    # fz29g: memmap of the locked TensorDictParams from_modules(..., as_module=True) gives
+    (_RECORDS4, 12, 15_911_703, "params-write-their-data"),
+    # fz29g: stack_tensors of a lazy stack into an out_key that does not fit the node
+    (_METHODS, 16, 15_540_631, "checked-as-torch"),
+    # fz29g: rename_keys of an entry into a nested collection it does not fit
+    (_RECORDS4, 12, 16_011_185, "checked-as-torch"),
     # fz29i: the locked TensorDictParams from_modules(..., as_module=True) gives: the peer
     # fails inside its empty() (its own lock), L.load(x.save()), memmap_ and consolidate
     ("methods,features,entries,records", 12, 16_027_200, "peer-fails-inside"),  # empty()

@@ -4,9 +4,9 @@ autograd refuses an in-place write into a leaf that requires grad, or a view of 
 even of no element: tclass refuses it too, naming the entry and the member
 (``refuse_grad_members`` in ``tclass/_engine/_lazy/_index_writes.py``), whichever way
 the write is spelled; an index that picks no such member, or a mask over the stack dim
-and others (which the peer does not split among the members), writes nothing and
-passes, as in the peer. Fuzz program 15,620,291 (features,index,shape,combine
-``--length 8``)."""
+and others that picks no position (the peer splits it among the members where it picks
+some: each member it picks is written), writes nothing and passes, as in the peer.
+Fuzz program 15,620,291 (features,index,shape,combine ``--length 8``)."""
 
 from __future__ import annotations
 
@@ -133,3 +133,46 @@ def test_a_member_that_is_a_lazy_stack_takes_the_rest_of_the_index(
     if refused:
         assert isinstance(info.value, errors.InPlaceWriteError)
         assert "'b'" in str(info.value) and "torch.no_grad" in str(info.value)
+
+
+def _empty_rows(lib: Any) -> Any:
+    """Batch [2, 2, 0]: a member whose leaf requires grad and one whose leaf does not,
+    stacked on dim 1, each of a dim of size 0 past the stack dim."""
+    grad = lib.TensorDict({"b": torch.ones(2, 0, 3, requires_grad=True)}, [2, 0])
+    plain = lib.TensorDict({"b": torch.ones(2, 0, 3)}, [2, 0])
+    return lib.lazy_stack([grad, plain], 1)
+
+
+GATHERS: list[Any] = [
+    pytest.param(torch.tensor([[True, False], [False, True]]), True, id="both-members"),
+    pytest.param(torch.tensor([[False, True], [False, True]]), False, id="plain-member"),
+    pytest.param(torch.tensor([[True, False], [False, False]]), True, id="grad-member"),
+    pytest.param((torch.tensor([1, 0]), torch.tensor([0, 0])), True, id="numbers"),
+]
+
+
+@pytest.mark.parametrize(("index", "refused"), GATHERS)
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_gather_over_the_stack_dim_of_no_element_writes_the_members_it_picks(
+    index: Any, refused: bool, nested: bool
+) -> None:
+    """Tensors over the stack dim and another dim, a dim of size 0 after them: no
+    element selected, but the peer writes each member they pick at its positions, and
+    autograd refuses it for the member whose leaf requires grad (program 15,822,487 of
+    features,index,shape,combine --length 12: a mask over a stack of stacks, fz29e)."""
+    where = index
+    if nested:
+        where = (slice(None), *(index if isinstance(index, tuple) else (index,)))
+    for lib in (tensordict, tclass):
+        stack = _empty_rows(lib)
+        if nested:  # a stack of that stack and a copy (whose leaf is no leaf)
+            stack = lib.lazy_stack([stack, stack.apply(lambda t: t * 1)], 0)[:1]
+        value = stack[where].clone().detach()
+        if not refused:
+            stack.update_at_(value, where)
+            continue
+        with pytest.raises(RuntimeError) as info:
+            stack.update_at_(value, where)
+        if lib is tclass:
+            assert isinstance(info.value, errors.InPlaceWriteError)
+            assert "'b'" in str(info.value) and "torch.no_grad" in str(info.value)

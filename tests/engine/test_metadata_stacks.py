@@ -85,9 +85,30 @@ def _lazy_mask(lib: ModuleType) -> Any:
     )  # fmt: skip
 
 
+def _masked_fill_copies(lib: ModuleType) -> Any:
+    # fuzzer program 15,822,920 (--length 12): masked_fill is a clone filled in place, so
+    # its Python values are copies, as clone's; a MetaData that a lazy stack's members
+    # share (one object, one value) becomes one copy per member, a stack of them
+    value, meta = [1, 2], {"k": 1}
+    a = lib.TensorDict(
+        a=torch.zeros(2),
+        v=lib.NonTensorData(value, batch_size=[2]),
+        m=lib.MetaData(meta, batch_size=[2]),
+        batch_size=[2],
+    )
+    x = lib.lazy_stack([a[0], a[1], a[1]], 0)
+    mask = torch.tensor([True, False, True])
+    filled, dense = x.masked_fill(mask, 1), a.masked_fill(mask[:2], 1)
+    return (
+        _kind(x.get("m")), _kind(filled.get("m")), _kind(x.clone().get("m")),
+        filled.get("m").tolist(), dense["v"] is value, dense.get("m").data is meta,
+        dense["v"] == value, dense.get("m").data == meta,
+    )  # fmt: skip
+
+
 SCENARIOS: dict[str, Scenario] = {
     "copies": _copies, "in_collections": _in_collections, "over_no_elements": _over_no_elements,
-    "lazy_mask": _lazy_mask,
+    "lazy_mask": _lazy_mask, "masked_fill_copies": _masked_fill_copies,
 }  # fmt: skip
 
 

@@ -506,7 +506,31 @@ def test_one_element_of_each_member_keeps_its_value_one_value() -> None:
     assert parts == tree[3] and value == "w1"
 
 
+def _picked_then_indexed(lib: ModuleType) -> Any:
+    """Each element a member after flip / roll / tile, every dim a stack dim: a mask over
+    them with a new dim gives members of one element each, and an int taking one of them
+    its one value (program 15,803,399 of features,index,shape,combine --length 12); a lazy
+    stack's flip / roll / tile, run on its members and made dense, nests its values so
+    too (program 15,831,059 of methods,index,shape,combine --length 8)."""
+    td = lib.TensorDict({"s": "a", "b": torch.zeros(2)}, [2]).expand(1, 2)
+    mask = torch.tensor([[True, True]])
+    out = [_tree(td.flip(1)[mask, None][0].get("s"))]
+    member = lib.TensorDict({"s": "a", "b": torch.zeros(1)}, [1])
+    lazy = lib.lazy_stack([member, member.clone()], 0)
+    ops = (
+        lambda x: x.flip(0),
+        lambda x: x.flip(1),
+        lambda x: x.roll(1, 0),
+        lambda x: x.tile([2, 2]),
+    )
+    for op in ops:
+        picked = op(lazy)
+        out += [_tree(picked.get("s")), _tree(picked[0, ..., ::3].get("s"))]
+    return out
+
+
 SCENARIOS: dict[str, Scenario] = {
+    "picked-then-indexed": _picked_then_indexed,
     "unsqueezed": _unsqueezed, "stacked": _stacked, "regrouped": _regrouped, "grown": _grown,
     "picked": _picked,
     "reordered": _reordered,

@@ -69,3 +69,22 @@ def test_a_write_of_no_element_by_a_2d_tensor_at_the_stack_dim_writes_nothing() 
     stack = tclass.lazy_stack([tclass.TensorDict({"a": torch.zeros(2)}, [2]) for _ in range(2)])
     stack[torch.tensor([[1]]), 2:] = tclass.TensorDict({"a": torch.ones(1, 1, 0)}, [1, 1, 0])
     assert not any(m["a"].any() for m in stack.tensordicts)
+
+
+def _chunks(lib: ModuleType) -> Any:
+    """Batch size [3, -1, 2]: chunks [3, 2] and [3, 1] of a [3, 3] stacked along dim 2."""
+    td = lib.TensorDict({"c": torch.arange(9).reshape(3, 3)}, [3, 3])
+    return lib.lazy_stack(list(td.chunk(2, -1)), -1)
+
+
+@pytest.mark.parametrize("index", [(None, slice(0, 4)), (slice(None),), (slice(1, None),)])
+def test_a_stack_of_fewer_dims_broadcasts_member_by_member(index: Any) -> None:
+    # x[None, :4] = x[None, 2].clone(): the source's stack dim lines up with the
+    # selection's from the end, each member's part broadcast over the leading dims
+    # (fz29e: tclass read the source's dense value, which its members' widths lack)
+    expected, stack = _chunks(peer), _chunks(tclass)
+    expected[index] = expected[None, 2].clone()
+    stack[index] = stack[None, 2].clone()
+    assert [m["c"].tolist() for m in stack.tensordicts] == [
+        m["c"].tolist() for m in expected.tensordicts
+    ]

@@ -4,8 +4,10 @@ stack's ``write_lazy`` check before writing."""
 from __future__ import annotations
 
 import re
+import warnings
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 
@@ -234,3 +236,44 @@ def test_a_nested_bool_list_index_is_refused_as_by_the_peer() -> None:
     td = TensorDict({"a": torch.zeros(3, 2)}, batch_size=[3, 2])
     with pytest.raises(IndexError):
         td[[[True, False, True]]]
+
+
+# (fz29d: program 15,822,212 of features,index,shape,combine, --length 12: an object
+# column of from_pandas, one numpy array for all rows, written back into its first row)
+WRITTEN_BACK = {
+    "an array": lambda: np.array(["s", "s", "s"], dtype=object),
+    "nan": lambda: float("nan"),
+    "a str": lambda: "s",
+    "an array of one": lambda: np.array([5]),
+    "an object": lambda: _Tag(),
+}
+# the peer asks whether `new != old`: an array's element-wise answer, or nan, is a change
+STACKED = {"an array", "nan"}
+
+
+class _Tag:
+    """An object compared by identity."""
+
+
+def _written_back(lib: Any, value: Any) -> Any:
+    x = lib.TensorDict({"a": torch.zeros(3), "b": lib.NonTensorData(value, batch_size=[3])}, [3])
+    x[0] = x[0].apply(torch.ones_like)
+    return x
+
+
+@pytest.mark.parametrize("name", list(WRITTEN_BACK))
+def test_a_value_written_over_itself_stacks_where_it_is_not_equal(name: str) -> None:
+    value = WRITTEN_BACK[name]()
+    out = _written_back(tclass, value).get("b")
+    assert type(out).__name__ == ("NonTensorStack" if name in STACKED else "NonTensorData")
+    assert all(item is value for item in out.tolist()) if name in STACKED else out.data is value
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize("name", list(WRITTEN_BACK))
+def test_a_value_written_over_itself_as_the_peer(name: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        peer = pytest.importorskip("tensordict")
+        expected = type(_written_back(peer, WRITTEN_BACK[name]()).get("b")).__name__
+    assert type(_written_back(tclass, WRITTEN_BACK[name]()).get("b")).__name__ == expected

@@ -170,6 +170,23 @@ class TestToStructArray:
         np.testing.assert_array_equal(back["c"]["e"], array["c"]["e"])
         assert back["u"].tolist() == ["ab", "cd", "ef"] and back.dtype["u"].kind == "U"
 
+    @pytest.mark.parametrize("lib", ["tclass", "tensordict"])
+    def test_a_lone_tensor_is_copied(self, lib: str) -> None:
+        # a one-field collection is no evidence of a record buffer: its array is a copy,
+        # as the peer's (program 15,530,113 of methods,index,shape,combine L8: a result
+        # before from_struct_array(x.to_struct_array()) changed with a later write)
+        module = tclass if lib == "tclass" else pytest.importorskip("tensordict")
+        for td in (
+            module.TensorDict({"b": torch.ones(1, 2, 3, 1)}, [1, 2, 3]),
+            module.TensorDict.from_struct_array(np.zeros(3, dtype=[("b", "<f4", (1,))])),
+        ):
+            array = td.to_struct_array()
+            array["b"][...] = 7
+            assert not (td["b"] == 7).any()
+            back = module.TensorDict.from_struct_array(td.to_struct_array())
+            back["b"].fill_(5)
+            assert not (td["b"] == 5).any()
+
     def test_nested_batch_dims_become_sub_arrays(self) -> None:
         td = TensorDict(
             {

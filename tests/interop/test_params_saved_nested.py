@@ -47,3 +47,16 @@ def test_memmap_in_place_of_a_lazy_stack_keeps_the_parameters(tmp_path: Path) ->
     with torch.no_grad():
         weights[1].add_(10.0)  # written through the parameter: into the file
     assert tclass.load_memmap(tmp_path / "s")[1]["w"].tolist() == [[10.0, 11.0], [12.0, 13.0]]
+
+
+def test_memmap_of_a_locked_params_of_stacked_modules(tmp_path: Path) -> None:
+    # decided (README "`memmap` of a locked one"): saved, where the peer's memmap writes
+    # into the locked TensorDictParams and raises (program 15,911,703 of
+    # methods,features,entries,records L12, fz29g)
+    modules = [torch.nn.Linear(2, 3), torch.nn.Linear(2, 3)]
+    params = TensorDict.from_modules(*modules, as_module=True)
+    assert isinstance(params, TensorDictParams) and params.is_locked
+    saved = params.memmap(tmp_path / "p", num_threads=2)
+    assert saved.is_memmap() and saved.batch_size == (2,)
+    assert torch.equal(saved["weight"], torch.stack([m.weight.detach() for m in modules]))
+    assert torch.equal(tclass.load_memmap(tmp_path / "p")["bias"], params["bias"].detach())

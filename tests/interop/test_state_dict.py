@@ -569,3 +569,22 @@ def test_load_state_dict_into_a_locked_record_with_per_element_values(tmp_path: 
     new = td.clone()
     new["s"] = "b"
     assert td.load_state_dict(new.state_dict())["s"] == "b" and td.is_locked
+
+
+def test_load_state_dict_writes_leaves_that_require_grad() -> None:
+    # decided (README "or any leaf that requires grad"): written outside autograd, as
+    # nn.Module.load_state_dict; the peer's update fails on the first one (fz29g,
+    # programs 15,910,051 / 15,910,724 of methods,features,entries,records)
+    td = TensorDict({"b": torch.ones(2, 1), "n": {"c": torch.ones(2)}}, [2]).requires_grad_()
+    zeros = td.detach().apply(torch.zeros_like).state_dict()
+    out = td.load_state_dict(zeros)
+    assert out is td and td["b"].requires_grad and td["b"].is_leaf
+    assert not td["b"].any() and not td["n", "c"].any()
+    module = torch.nn.Linear(2, 3)
+    swap = TensorDict.from_module(module).apply(torch.zeros_like).to_module(module)
+    swap.load_state_dict(swap.clone().apply(torch.ones_like).state_dict())
+    assert isinstance(swap["weight"], torch.nn.Parameter) and bool(swap["weight"].eq(1).all())
+    peer = pytest.importorskip("tensordict")
+    theirs = peer.TensorDict({"b": torch.ones(2, 1)}, [2]).requires_grad_()
+    with pytest.raises(ValueError, match="Failed to update 'b'"):
+        theirs.load_state_dict(theirs.detach().apply(torch.zeros_like).state_dict())

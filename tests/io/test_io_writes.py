@@ -31,7 +31,13 @@ from tclass import (
     TensorDict,
 )
 from tclass._io.memmap._read import load_tree
-from tclass.errors import FolderWriteError, LockedError, NotSerializableError, UnsupportedError
+from tclass.errors import (
+    FolderWriteError,
+    LockedError,
+    NotSerializableError,
+    NotSerializableWriteError,
+    UnsupportedError,
+)
 
 
 @tclass.tensorclass
@@ -228,6 +234,24 @@ def test_value_that_is_not_json_is_refused_and_memory_unchanged(tmp_path: Path) 
         td[0] = {"s": NonTensorData(object())}
     assert td.get("s").data == "x"
     assert TensorDict.load_memmap(tmp_path / "td").get("s").data == "x"
+
+
+def test_rows_written_back_into_a_saved_number_are_refused_as_the_peer(tmp_path: Path) -> None:
+    # x[i] = x[i].to_dict() of a saved NonTensorData number: the dict's number is written
+    # as a tensor (as in memory, in both), which the folder cannot hold as JSON; refused
+    # with a RuntimeError too, as the peer refuses the shared in-place write (program
+    # 15,822,229 of features,index,shape,combine L12, fz29e), saying where the tensor is from
+    td = TensorDict({"v": NonTensorData(4, batch_size=[3])}, [3]).memmap(tmp_path / "td")
+    with pytest.raises(NotSerializableWriteError, match=r"'v'.*held there as a tensor") as info:
+        td[-3,] = td[-3,].to_dict()
+    assert isinstance(info.value, RuntimeError) and isinstance(info.value, TypeError)
+    assert td.get("v").tolist() == [4, 4, 4]
+    assert TensorDict.load_memmap(tmp_path / "td").get("v").tolist() == [4, 4, 4]
+    peer = pytest.importorskip("tensordict")
+    theirs = peer.TensorDict({"v": peer.NonTensorData(4, batch_size=[3])}, [3])
+    theirs = theirs.memmap(tmp_path / "peer")
+    with pytest.raises(RuntimeError):
+        theirs[-3,] = theirs[-3,].to_dict()
 
 
 @pytest.mark.parametrize("how", ["set", "setattr", "update"])

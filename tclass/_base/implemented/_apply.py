@@ -11,6 +11,7 @@ from __future__ import annotations
 import operator
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from copy import copy as shallow_copy
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, cast, overload
 
 import torch
@@ -23,7 +24,7 @@ from tclass._base.implemented._leaf_kernels import mismatched_operands
 from tclass._base.implemented._leaf_rules import unnamed
 from tclass._core import _batch, _names
 from tclass._core._jagged import leaf_shape
-from tclass._core._names import DimName
+from tclass._core._names import DimName, Names
 from tclass._core._records import field_names_of, storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import (
@@ -49,6 +50,7 @@ PairFn = Callable[[_Tensor, _Tensor], _Tensor | None]
 # Otherwise (more others, a default, call_on_nested, is_leaf): values of any kind.
 AnyFn = Callable[..., _Tensor | TensorCollection | None]
 _O = TypeVar("_O", bound=Mapping[str, Any])
+_C = TypeVar("_C", bound=TensorCollection)
 
 
 def _known_options(method: str, options: _O, known: type[_O]) -> _O:
@@ -238,7 +240,7 @@ class ApplyOps(TensorCollection):
                         raise BatchMismatchError(path, shape, batch_size)
                     result = result._with_batch_size(batch_size)
             out[key] = result
-        return self._new_like(out, batch_size, _result_device(self.device, out))
+        return _named_from_nested(self, out, batch_size)
 
     @overload
     def named_apply(
@@ -380,7 +382,7 @@ class ApplyOps(TensorCollection):
                     raise BatchMismatchError(path if prefix else key, shape, batch_size)
                 result = result._with_batch_size(batch_size)
             out[key] = result
-        return self._new_like(out, batch_size, _result_device(self.device, out))
+        return _named_from_nested(self, out, batch_size)
 
     def _applies_at(self, batch_size: torch.Size) -> bool:
         """Whether ``apply`` with a new batch size keeps this nested collection (a
@@ -522,7 +524,11 @@ class ApplyOps(TensorCollection):
             else value.clone()
             for key, value in self._items()
         }
-        return cast("TensorDict", self._new_like(values, self.batch_size, self.device))
+        names = names_from_nested(self, values, self.batch_dims)  # (as the peer's)
+        out = cast("TensorDict", self._new_like(values, self.batch_size, self.device))
+        if names is not None:
+            out._rename_all(names)
+        return out
 
     # --- in-place fills ------------------------------------------------------------------
 
@@ -787,6 +793,50 @@ def _write_refused(key: str, value: torch.Tensor, error: RuntimeError) -> InPlac
             "collection first (td.clone()) or use inplace=False"
         )
     return InPlaceWriteError(msg)
+
+
+def _named_from_nested(source: _C, out: dict[str, Any], batch_size: torch.Size) -> _C:
+    """The result of ``apply`` built from ``out`` (see :func:`names_from_nested`)."""
+    names = names_from_nested(source, out, len(batch_size))
+    result = source._new_like(out, batch_size, _result_device(source.device, out))
+    if names is not None:
+        result._rename_all(names)
+    return result
+
+
+def names_from_nested(source: TensorCollection, out: dict[str, Any], n: int) -> Names:
+    """The names a result built from ``out`` (its entries: ``apply``, ``to_tensordict``,
+    ``filter_non_tensor_data``) takes over the unnamed ``source``: those of the first
+    nested result that names one of the ``n`` dims they share, as a TensorDict built
+    from those entries does (the peer's results set each entry so). The other nested
+    results in ``out`` become copies named so too. None when nothing is taken: a named
+    ``source`` (the result carries its names), no nested names, or a nested result that
+    names a shared dim otherwise (where the peer raises inside itself)."""
+    own = source._dim_names
+    if not n or (own is not None and any(name is not None for name in own)):
+        return None
+    nested = {
+        key: value
+        for key, value in out.items()
+        if isinstance(value, TensorCollection) and not value._is_leaf_node
+    }
+    found = [value._dim_names for value in nested.values()]
+    wanted = next(
+        (names[:n] for names in found if names and any(x is not None for x in names[:n])), None
+    )
+    if wanted is None:
+        return None
+    for names in found:
+        if names is not None and any(b not in (None, a) for a, b in zip(wanted, names[:n])):
+            return None  # a nested result names a shared dim otherwise: none taken
+    for key, value in nested.items():
+        names = value._dim_names
+        if names is None or names[:n] != wanted:
+            copy = shallow_copy(value)  # (fn may give back a collection of the caller's)
+            extra = (None,) * (value.batch_dims - n) if names is None else names[n:]
+            copy._rename_all(wanted + extra)
+            out[key] = copy
+    return wanted
 
 
 def _python_result(

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 import torch
 from typing_extensions import Self, Unpack
 
+from tclass._base.implemented._apply import names_from_nested
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._entry_walk import (
     _as_numpy,
@@ -575,7 +576,11 @@ class EntryOps(TensorCollection):
                 if not value._is_leaf_node:
                     value = value.filter_non_tensor_data()
             values[key] = value
-        return self._named_like_self(self._new_like(values, self.batch_size, self.device))
+        names = names_from_nested(self, values, self.batch_dims)  # (as the peer's)
+        out = self._named_like_self(self._new_like(values, self.batch_size, self.device))
+        if names is not None:
+            out._rename_all(names)
+        return out
 
     def filter_empty_(self) -> Self:
         """Removes the nested collections that hold no leaf, in place (a lazy stack's

@@ -601,6 +601,8 @@ def _rename_plan(
     for dest in dests:
         if dest in moved or any(dest[: len(src)] == src for src in sources):
             continue
+        if _emptied_by_the_renaming(collection, dest, moved):
+            continue  # a nested collection whose every leaf moves away, as the peer's
         if (dest[0] if len(dest) == 1 else dest) in collection:
             msg = (
                 f"rename_keys: the destination {dest!r} is already an entry and is not "
@@ -608,6 +610,28 @@ def _rename_plan(
             )
             raise KeyRenameError(msg)
     return pairs
+
+
+def _emptied_by_the_renaming(collection: TensorCollection, dest: Path, moved: set[Path]) -> bool:
+    """Whether ``dest`` is a nested collection holding leaves, every one of them a source
+    (``{("n", "a"): "n"}`` of an ``n`` holding only ``a``): nothing is lost where the
+    renaming writes over it, as the peer's ``rename_keys`` takes it."""
+    node = collection.get(dest[0] if len(dest) == 1 else dest, None)
+    if not isinstance(node, TensorCollection) or node._is_leaf_node:
+        return False
+    leaves = _leaf_paths(node, dest)
+    return bool(leaves) and all(leaf in moved for leaf in leaves)
+
+
+def _leaf_paths(node: TensorCollection, prefix: Path) -> list[Path]:
+    """The paths of every tensor and Python value below ``node`` (at ``prefix``)."""
+    found: list[Path] = []
+    for key, value in node._items():
+        if isinstance(value, TensorCollection) and not value._is_leaf_node:
+            found.extend(_leaf_paths(value, (*prefix, key)))
+        else:
+            found.append((*prefix, key))
+    return found
 
 
 def _refuse_nesting(paths: Sequence[Path], what: str) -> None:

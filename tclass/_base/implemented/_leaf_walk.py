@@ -865,10 +865,19 @@ def _empty_nested(node: TensorCollection, prefix: tuple[str, ...]) -> tuple[list
                 paths.append(prefix + (key,))
                 continue
             paths += inner
-        elif value is True or isinstance(value, torch.Tensor) or is_record(value):
+        elif value is True or isinstance(value, torch.Tensor):
             tensors = True
+        elif is_record(value):
+            tensors = tensors or _holds_tensor(value)
         kept += 1
     return paths, not kept, tensors
+
+
+def _holds_tensor(record: Any) -> bool:
+    """Whether ``record`` holds a tensor at any depth: as in the peer, a record without
+    one (``attrs()``'s ``TensorAttrs``, a record of Python values) leaves its collection
+    without tensors, whose empty nested collections the arithmetic keeps."""
+    return any(isinstance(leaf, torch.Tensor) for leaf in record.values(True, True))
 
 
 FlatSplit: TypeAlias = tuple[list[torch.Tensor], list[torch.Tensor], list[str], dict[str, Any]]

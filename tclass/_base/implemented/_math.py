@@ -367,7 +367,8 @@ class MathOps(UnaryMathOps):
 
     def masked_fill(self, mask: TensorCollection | torch.Tensor, value: float | bool) -> Self:
         """A copy where ``mask`` (over the leading batch dims, or a bool collection) is
-        true set to ``value``."""
+        true set to ``value``; its Python values are copies, as :meth:`clone` gives them
+        (the peer's masked_fill is a clone filled in place)."""
         return self._pointwise(
             None,
             _masked_filled,
@@ -375,6 +376,7 @@ class MathOps(UnaryMathOps):
             alignment="mask",
             operation="masked_fill",
             lock=False,
+            values=_cloned_node,
         )
 
     def masked_fill_(self, mask: TensorCollection | torch.Tensor, value: float | bool) -> Self:
@@ -504,6 +506,13 @@ def _masked_filled(tensor: torch.Tensor, mask: Any, value: Any) -> torch.Tensor:
     if tensor.is_contiguous() or _transforms_active():
         return torch.masked_fill(tensor, mask, value)
     return tensor.clone().masked_fill_(mask, value)
+
+
+def _cloned_node(node: Any, *_: Any) -> Any:
+    """A Python-value node of a ``masked_fill`` result: ``node`` copied as ``clone``
+    copies it (the values themselves too: the peer's ``MetaData`` of a lazy stack's
+    members then reads as one per member, a stack)."""
+    return node.clone()
 
 
 def _where_value(node: Any, condition: Any, other: Any) -> Any:

@@ -30,7 +30,13 @@ from tclass._base.implemented._reshape_ops import ReshapeOps, Span
 from tclass._core import _batch, _names
 from tclass._core._jagged import split_rows
 from tclass._core._shape_op import KeepsDims, PicksElements
-from tclass.errors import ArgumentValueError, DimError, ShapeError, UnsupportedError
+from tclass.errors import (
+    ArgumentValueError,
+    DimError,
+    DimNameError,
+    ShapeError,
+    UnsupportedError,
+)
 
 __all__ = ["ShapeOps", "Span"]
 
@@ -105,7 +111,11 @@ class ShapeOps(ReshapeOps):
         except RuntimeError:
             _batch.check_gather_bounds(index, batch_size, d)  # an index out of the batch
             raise
-        result = self._carry(result, self._dim_names, lock=False)
+        try:
+            names = self._dim_names
+        except DimNameError:  # a lazy stack's members name their dims otherwise
+            names = None  # (the peer's gather gives an unnamed TensorDict there)
+        result = self._carry(result, names, lock=False)
         if out is not None:
             refuse_out_with_grad(result, "gather")
             out.update_(result)

@@ -277,8 +277,9 @@ def _check_no_element_write(
     and a collection value is checked against each member it reaches (see
     :func:`_check_no_element_shapes`)."""
     numbers, reaches = _no_element_picks(stack, items)
-    if numbers is None:
-        return  # a mask over the stack dim and others: not split among the members
+    if numbers is None:  # a tensor over the stack dim and others: a gather
+        _refuse_gathered(stack, items, value)
+        return
     if isinstance(value, TensorDictBase):
         _check_no_element_shapes(stack, numbers, value, index)
     refuse_grad_members(stack, numbers, value, items)
@@ -318,13 +319,36 @@ def _no_element_picks(
     return (_members_picked(stack, picked) if stack._members else []), reaches
 
 
-def refuse_empty_grad_write(stack: LazyStackedTensorDict, index: Any, value: Any) -> None:
+def refuse_empty_grad_write(
+    stack: LazyStackedTensorDict, index: Any, value: Any, prefix: tuple[int, ...] = ()
+) -> None:
     """``stack[index] = value`` where ``index`` selects no element: refused as
-    :func:`refuse_grad_members` says, for the members the index picks."""
+    :func:`refuse_grad_members` says, for the members the index picks (``prefix``: the
+    member numbers above ``stack``)."""
     items = _items(stack, index) if index is not Ellipsis else (Ellipsis,)
-    numbers, _ = _no_element_picks(stack, _members_backwards(stack, items))
-    if numbers:
-        refuse_grad_members(stack, numbers, value, _members_backwards(stack, items))
+    items = _members_backwards(stack, items)
+    numbers, _ = _no_element_picks(stack, items)
+    if numbers is None:
+        _refuse_gathered(stack, items, value, prefix)
+    elif numbers:
+        refuse_grad_members(stack, numbers, value, items, prefix)
+
+
+def _refuse_gathered(
+    stack: LazyStackedTensorDict, items: tuple[Any, ...], value: Any, prefix: tuple[int, ...] = ()
+) -> None:
+    """A write at tensors over the stack dim and other dims that selects no element (a
+    dim of size 0 past them): the peer still writes each member they pick at its
+    positions (``True`` at the stack dim), which autograd refuses as for
+    :func:`refuse_grad_members`; a member that is a lazy stack is checked at its
+    positions alike."""
+    for number, where, _ in split_ragged(stack, items).parts:
+        member = stack._members[number]
+        if where is not None and isinstance(member, LazyStackOps):
+            nested = cast("LazyStackedTensorDict", member)
+            refuse_empty_grad_write(nested, where, value, (*prefix, number))
+        else:
+            refuse_grad_members(stack, [number], value, prefix=prefix)
 
 
 def refuse_grad_members(
@@ -355,9 +379,11 @@ def refuse_grad_members(
             nested = cast("LazyStackedTensorDict", member)
             member_items = _members_backwards(nested, inner)
             picked, _ = _no_element_picks(nested, member_items)
-            if picked is not None:
+            if picked is None:  # a gather over its stack dim and others
+                _refuse_gathered(nested, member_items, value, (*prefix, number))
+            else:
                 refuse_grad_members(nested, picked, value, member_items, (*prefix, number))
-                continue
+            continue
         written = paths
         if () in paths:
             written = {_keys.key_path(key) for key in member.keys(True, True)}
@@ -604,7 +630,7 @@ def _write_members(
     is written); a collection is parted along the selection's dims that run over the
     members where it spans them (:func:`_ragged_parts`), else written whole into each."""
     split = split_ragged(stack, items)
-    parts = _ragged_parts(split, value)
+    parts = _ragged_parts(split, value, stack._members)
     writes = [
         (number, stack._members[number], ... if where is None else where, part)
         for (number, where, _), part in zip(split.parts, parts, strict=True)
@@ -615,21 +641,37 @@ def _write_members(
     _write_planned(value, writes, check_only, plan)
 
 
-def _ragged_parts(split: RaggedSplit, value: Any) -> list[Any]:
+def _missing_dims(split: RaggedSplit, members: list[Any], size: torch.Size) -> int:
+    """How many leading dims of the selection a collection of batch size ``size`` lacks
+    (it broadcasts over them, as the peer expands it to the selection's batch size), for
+    a ``STACK`` split: the selection has a member's part's dims and the stack dim."""
+    number, where, _ = split.parts[0]
+    batch = members[number].batch_size
+    if where is not None:
+        try:  # (a ragged member's -1 read as a size of 1: only the dims count)
+            batch = _batch.indexed_shape(torch.Size(max(n, 1) for n in batch), where)
+        except (IndexError, RuntimeError):
+            return 0  # an index past a ragged member's dim: lined up from the start
+    return max(len(batch) + (not split.keep) - len(size), 0)
+
+
+def _ragged_parts(split: RaggedSplit, value: Any, members: list[Any]) -> list[Any]:
     """Each member's part of ``value`` for ``split``: a collection with one part per
     member along the stack dim's dim (a slice there; with its dim of size 1 kept where
-    the member's index keeps one), or with the block's shape where a tensor picks the
-    members (each member's positions; without other tensors, its last one, as torch
-    writes the last); anything else whole."""
+    the member's index keeps one; its batch lined up with the selection's last dims),
+    or with the block's shape where a tensor picks the members (each member's
+    positions; without other tensors, its last one, as torch writes the last); anything
+    else whole."""
     count = len(split.parts)
-    if not isinstance(value, TensorCollection) or split.kind == MEMBER:
+    if not isinstance(value, TensorCollection) or split.kind == MEMBER or not count:
         return [value] * count
     size = value.batch_size
     if split.kind == STACK:
-        if len(size) <= split.dim or size[split.dim] != count:
+        dim = split.dim - _missing_dims(split, members, size)
+        if not 0 <= dim < len(size) or size[dim] != count:
             return [value] * count
-        pieces: list[Any] = list(value.unbind(split.dim))
-        return [piece.unsqueeze(split.dim) for piece in pieces] if split.keep else pieces
+        pieces: list[Any] = list(value.unbind(dim))
+        return [piece.unsqueeze(dim) for piece in pieces] if split.keep else pieces
     if tuple(size[split.dim : split.dim + len(split.shape)]) != tuple(split.shape):
         return [value] * count
     out = []

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 from typing_extensions import Self
 
 from tclass._base._tensordict_base import TensorDictBase
+from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._shape_ops import Span, _section_bounds
 from tclass._core import _batch
 from tclass._core._batch import format_shape
@@ -24,9 +25,12 @@ from tclass._core._shape_op import ShapeOp
 from tclass._engine._lazy._member_entries import LazyMemberEntries
 from tclass._engine._lazy._parts import check_regular, stacked_size
 from tclass._engine._lazy._roll import roll_in_place
+from tclass._engine._nontensor_stack import NonTensorStack
 from tclass.errors import DimError, HeterogeneousEntryError, ShapeError
 
 __all__ = ["LazyReshapeOps"]
+
+_R = TypeVar("_R")
 
 
 class LazyReshapeOps(LazyMemberEntries):
@@ -198,6 +202,7 @@ class LazyReshapeOps(LazyMemberEntries):
         if d in flat:
             members.reverse()
         out = self._densified(self._carry(self._restacked(members), self._dim_names))
+        out = _each_element_a_member(out)
         return self._carry(out, None, lock=False, inverse=lambda r: r.flip(flat))
 
     def roll(
@@ -213,8 +218,16 @@ class LazyReshapeOps(LazyMemberEntries):
         if inplace:
             roll_in_place(self, shifts, dims)
             return self
+        return self._rolled(shifts, dims, nested=True)
+
+    def _rolled(
+        self, shifts: int | Sequence[int], dims: int | Sequence[int] | None, *, nested: bool
+    ) -> Self:
+        """:meth:`roll` (not in place); ``nested``: each element of its Python-value
+        stacks a member (see ``_each_element_a_member``), else the members' values as the
+        member-wise roll moved them (what ``roll_in_place`` writes back into them)."""
         if dims is None:  # a TensorDict, also over records (as the peer's)
-            rolled = TensorDictBase.roll(self, shifts, dims, inplace=inplace)
+            rolled = TensorDictBase.roll(self, shifts, dims, inplace=False)
             return self._densified(storage_of(rolled))
         flat = _dims(dims, len(self._batch_size), "roll")
         amounts = [shifts] if isinstance(shifts, int) else list(shifts)
@@ -231,6 +244,7 @@ class LazyReshapeOps(LazyMemberEntries):
             turn %= len(members)
             members = members[-turn:] + members[:-turn]
         out = self._densified(self._carry(self._restacked(members), self._dim_names))
+        out = _each_element_a_member(out) if nested else out
         back = [-a for a in amounts]
         return self._carry(out, None, lock=False, inverse=lambda r: r.roll(back, flat))
 
@@ -255,7 +269,7 @@ class LazyReshapeOps(LazyMemberEntries):
     def tile(self, dims: int | Sequence[int]) -> Self:
         """:meth:`repeat` as ``torch.tile`` (see ``TensorDictBase.tile``); the names stay
         when the dims do, as the peer's lazy stack keeps them."""
-        out = self._densified(TensorDictBase.tile(self, dims))
+        out = _each_element_a_member(self._densified(TensorDictBase.tile(self, dims)))
         if out.batch_dims == len(self._batch_size):  # as the peer's: the names, per dim
             out._rename_all(self._dim_names)
         return out
@@ -360,3 +374,20 @@ class LazyReshapeOps(LazyMemberEntries):
 def _dims(dims: int | Sequence[int], ndim: int, op: str) -> list[int]:
     flat = [dims] if isinstance(dims, int) else list(dims)
     return [_batch.normalize_dim(d, ndim, op=op) for d in flat]
+
+
+def _each_element_a_member(out: _R) -> _R:
+    """``out``, the dense result of a lazy stack's ``flip`` / ``roll`` / ``tile`` run
+    member by member, with each element of its stacks of Python values a member of its
+    own (nested along every dim), as the peer's, which runs these ops on its dense stack
+    and picks each element anew (``PicksElements``); the members' grouping kept by the
+    member-wise op is dropped. A result left lazy (members that differ) is as it is."""
+    storage = storage_of(out)
+    if storage._is_lazy:
+        return out
+    for value in storage._entries().values():
+        if type(value) is NonTensorStack and not value._meta and value._stack_dims is not None:
+            value._stack_dims = tuple(range(len(value._shape)))
+        elif isinstance(value, TensorCollection) and not value._is_leaf_node:
+            _each_element_a_member(value)
+    return out

@@ -39,7 +39,7 @@ def roll_in_place(
         )
         raise LockedError(msg)
     members = list(stack.tensordicts)
-    pieces = list(stack.roll(shifts, dims).unbind(stack.stack_dim))
+    pieces = list(stack._rolled(shifts, dims, nested=False).unbind(stack.stack_dim))
     writes: list[_Write] = []
     _plan(members, pieces, list(stack.keys()), writes)
     _write_all(writes)

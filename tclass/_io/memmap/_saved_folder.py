@@ -62,6 +62,7 @@ from tclass.errors import (
     FolderWriteError,
     MetadataError,
     NotSerializableError,
+    NotSerializableWriteError,
     UnsupportedError,
 )
 
@@ -254,7 +255,13 @@ class SavedFolder:
                 key=(key,),
             )
         except NotSerializableError as error:
-            raise NotSerializableError(f"writing {key!r} into {self.folder!r}: {error}") from None
+            msg = f"writing {key!r} into {self.folder!r}: {error}"
+            if "of type torch.Tensor" in msg:
+                msg += (
+                    ". A number written at rows of a Python value is held there as a tensor, "
+                    "as in memory (x[i] = x[i].to_dict() writes its numbers as tensors)"
+                )
+            raise NotSerializableWriteError(msg) from None
         if type(current) is not type(value):
             # The parent's entry names the kind. Readers go by the node's own meta.json,
             # so this goes first: if the node's write then fails, nothing read changed.
