@@ -95,6 +95,8 @@ _SPLIT_COPIES = re.compile(r"^x\.split_keys\((?!.*inplace=True)")
 _FROM_MODULES_FAILS_INSIDE = {
     "empty": "Cannot modify locked TensorDict",  # 16,027,200 L12 (methods,features,...)
     "load": "Cannot modify locked TensorDict",  # L.load(x.save(folder)): 16,027,960 L12
+    # y.load_memmap_((x.memmap(folder), folder)[1]): its memmap (16,027,813 L12)
+    "load_memmap_": "Cannot modify locked TensorDict",
     "memmap_": "Cannot build a memmap TensorDict in-place",  # clone().memmap_(): 16,025,039
     "from_consolidated": "Failed to convert the metadata to json",  # 16,020,404 L8
 }
@@ -103,9 +105,9 @@ _FROM_MODULES_FAILS_INSIDE = {
 def _params_from_modules_fail_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """An op of the TensorDictParams ``from_modules(..., as_module=True)`` gives where
     the peer fails inside (``_FROM_MODULES_FAILS_INSIDE``) and tclass answers: the empty
-    copy, the saved one loaded back, its clone memory-mapped in place, its consolidated
-    file read back (programs 16,027,200 / 16,027,960 / 16,025,039 L12 and 16,020,404 L8
-    of the fz29h windows; README: "peer fails inside")."""
+    copy, the saved one loaded back (into its clone too), its clone memory-mapped in place,
+    its consolidated file read back (programs 16,027,200 / 16,027,960 / 16,025,039 /
+    16,027,813 L12 and 16,020,404 L8 of the fz29h windows; README: "peer fails inside")."""
     if finding.kind != "peer-raises" or mine.error is not None:
         return False
     text = _FROM_MODULES_FAILS_INSIDE.get(finding.step.op)

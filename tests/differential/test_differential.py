@@ -587,6 +587,7 @@ DECIDED = [
     ("methods,features,entries,records", 12, 16_027_960, "peer-fails-inside"),  # load
     ("features,entries,math,records", 12, 16_025_039, "peer-fails-inside"),  # memmap_
     (_FEATURES, 8, 16_020_404, "peer-fails-inside"),  # from_consolidated
+    ("methods,features,entries,records", 12, 16_027_813, "peer-fails-inside"),  # load_memmap_
     # fz29i: Rec.load's is_memmap(); view(dtype) of a consolidated TensorDict locked; the
     # memmap of a memmap_like record over a zero-size dim given as load_memmap_'s folder
     ("methods,features,entries,records", 12, 16_027_557, "memmap-by-data"),
