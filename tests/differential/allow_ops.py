@@ -745,20 +745,26 @@ def _fewer_in_order(fewer: list[Any], more: list[Any]) -> bool:
     return set(fewer) < set(more) and [key for key in more if key in fewer] == fewer
 
 
+_SAVES = ("memmap", "memmap_like", "load_memmap", "save", "dumps", "load", "load_")
+
+
 def _empty_tensors_have_no_file(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A memory-mapped collection saved elsewhere without ``copy_existing=True``: tclass
     answers only when its file-backed tensors have no elements (no file), where the peer
     refuses any tensor that has a file, an empty one included; also where another step
     reads what it saves (``x.memmap(other).memmap_refresh_()``, ``x.memmap(other).
     saved_path``: programs 15,817,439 L12 of methods,index,shape,combine, 15,910,929
-    L8/L12 and 15,961,671 L12 of methods,features,entries,records, fz29b)."""
-    saves = ("memmap", "memmap_like", "load_memmap", "save", "dumps", "load", "load_")
-    refreshed = ".memmap(" in finding.step.src
-    return (
-        finding.kind == "peer-raises"
-        and (finding.step.op in saves or refreshed)
-        and "already has a file associated" in str(peer.error)
-    )
+    L8/L12 and 15,961,671 L12 of methods,features,entries,records, fz29b) or the step's
+    argument saves it (``y.load_memmap_((x.memmap(folder), folder)[1])``: program
+    16,026,097 L8 of methods,features,entries,records, a record over a zero-size dim
+    given ``memmap_like``, fz29i)."""
+    if finding.kind != "peer-raises" or "already has a file associated" not in str(peer.error):
+        return False
+    if finding.step.op in _SAVES:
+        return True
+    if ".memmap(" not in finding.step.src:
+        return False
+    return finding.step.op != "load_memmap_" or mine.error is None
 
 
 def _memmap_by_data(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

@@ -86,6 +86,35 @@ _LOCKED_LIKE = re.compile(r"^result(\['[^']*'\])*\.is_locked: peer False, tclass
 _SPLIT_COPIES = re.compile(r"^x\.split_keys\((?!.*inplace=True)")
 
 
+# What the peer raises inside an op of the locked TensorDictParams that
+# ``TensorDict.from_modules(..., as_module=True)`` gives, by op: its ``empty()`` writes into
+# its own locked copy (and so do ``save`` / ``memmap``, which build on it), its ``memmap_``
+# refuses every TensorDictParams, and ``consolidate(filename=)`` cannot write its class
+# into the metadata; tclass answers each as for a TensorDictParams over an unlocked
+# TensorDict, whose ``empty()`` the peer gives too (fz29i)
+_FROM_MODULES_FAILS_INSIDE = {
+    "empty": "Cannot modify locked TensorDict",  # 16,027,200 L12 (methods,features,...)
+    "load": "Cannot modify locked TensorDict",  # L.load(x.save(folder)): 16,027,960 L12
+    # y.load_memmap_((x.memmap(folder), folder)[1]): its memmap (16,027,813 L12)
+    "load_memmap_": "Cannot modify locked TensorDict",
+    "memmap_": "Cannot build a memmap TensorDict in-place",  # clone().memmap_(): 16,025,039
+    "from_consolidated": "Failed to convert the metadata to json",  # 16,020,404 L8
+}
+
+
+def _params_from_modules_fail_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An op of the TensorDictParams ``from_modules(..., as_module=True)`` gives where
+    the peer fails inside (``_FROM_MODULES_FAILS_INSIDE``) and tclass answers: the empty
+    copy, the saved one loaded back (into its clone too), its clone memory-mapped in place,
+    its consolidated file read back (programs 16,027,200 / 16,027,960 / 16,025,039 /
+    16,027,813 L12 and 16,020,404 L8 of the fz29h windows; README: "peer fails inside")."""
+    if finding.kind != "peer-raises" or mine.error is not None:
+        return False
+    text = _FROM_MODULES_FAILS_INSIDE.get(finding.step.op)
+    made = any("from_modules(" in line and "as_module=True" in line for line in finding.lines)
+    return made and text is not None and text in str(peer.error)
+
+
 def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A program with a TensorDictParams: rows written at an index, ``apply_`` through a
     lazy stack, ``load_state_dict`` into views of parameters and ``memmap`` of a locked

@@ -73,7 +73,10 @@ def _lock_follows_sharing(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     drop; an index of a shared collection after a shape op the peer's shared flag does not
     pass on (``x.share_memory_().squeeze()[-1]``: fz27b, program 15,000,265 of
     methods,index,shape,combine), and unlocked for an index of a copy made after it
-    (``torch.flip``), which the peer's flag goes with (fz28e: 15,841,465)."""
+    (``torch.flip``), which the peer's flag goes with (fz28e: 15,841,465). A
+    ``consolidate()`` result is locked in both, with or without a file: its
+    ``view(dtype)`` shares its storage, locked in tclass (the peer's unlocked, as of any
+    locked TensorDict: program 16,027,909 L12 of methods,features,entries,records, fz29i)."""
     renamed = finding.step.op in ("rename", "refine_names")  # a view of the same data
     if finding.kind == "result" and finding.step.op == "getitem":
         shares = [n for n, line in enumerate(finding.lines) if line.endswith(".share_memory_()")]
@@ -91,7 +94,7 @@ def _lock_follows_sharing(finding: Finding, facts: Facts, peer: Any, mine: Any) 
         finding.step.family not in ("shape", "records") and not renamed
     ):
         return False
-    saved = re.compile(r"memmap|lock_\(\)|\.save\(|\.dumps\(|consolidate\(filename")
+    saved = re.compile(r"memmap|lock_\(\)|\.save\(|\.dumps\(|consolidate\(")
     if not (facts.memmap or any(saved.search(line) for line in finding.lines)):
         return False
     return all(_LOCK_LINE.search(line) for line in finding.detail)

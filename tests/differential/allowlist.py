@@ -131,6 +131,7 @@ from .allow_ops import (
 from .allow_params import (
     _grad_leaves_loaded,
     _params_as_modules,
+    _params_from_modules_fail_inside,
 )
 from .allow_ragged import (
     _padded_slots_per_element,
@@ -392,6 +393,7 @@ ENTRIES: list[Entry] = [
             _dotted_keys_loaded,
             _locked_record_updated_at,
             _params_nested_read_locked,
+            _params_from_modules_fail_inside,
             _popped_as_stored,
             _params_value_attribute,
             _ragged_lists_loaded,

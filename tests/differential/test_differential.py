@@ -581,6 +581,18 @@ DECIDED = [
     (_METHODS, 16, 15_540_631, "checked-as-torch"),
     # fz29g: rename_keys of an entry into a nested collection it does not fit
     (_RECORDS4, 12, 16_011_185, "checked-as-torch"),
+    # fz29i: the locked TensorDictParams from_modules(..., as_module=True) gives: the peer
+    # fails inside its empty() (its own lock), L.load(x.save()), memmap_ and consolidate
+    ("methods,features,entries,records", 12, 16_027_200, "peer-fails-inside"),  # empty()
+    ("methods,features,entries,records", 12, 16_027_960, "peer-fails-inside"),  # load
+    ("features,entries,math,records", 12, 16_025_039, "peer-fails-inside"),  # memmap_
+    (_FEATURES, 8, 16_020_404, "peer-fails-inside"),  # from_consolidated
+    ("methods,features,entries,records", 12, 16_027_813, "peer-fails-inside"),  # load_memmap_
+    # fz29i: Rec.load's is_memmap(); view(dtype) of a consolidated TensorDict locked; the
+    # memmap of a memmap_like record over a zero-size dim given as load_memmap_'s folder
+    ("methods,features,entries,records", 12, 16_027_557, "memmap-by-data"),
+    ("methods,features,entries,records", 12, 16_027_909, "lock-follows-sharing"),
+    ("methods,features,entries,records", 8, 16_026_097, "empty-tensors-have-no-file"),
 ]
 
 

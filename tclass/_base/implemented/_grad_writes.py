@@ -138,9 +138,13 @@ def _itself(value: Any) -> Any:
 
 def _refuses(target: torch.Tensor) -> bool:
     """Whether autograd refuses an in-place copy into ``target`` (which requires grad):
-    a leaf, or a view of a leaf that requires grad."""
+    a leaf, or a view of a leaf that requires grad. A view whose base does not require
+    grad is one of a leaf view given ``requires_grad_()`` (a memory-mapped tensor over
+    no elements is a view of a plain one): autograd refuses it as a view of that leaf."""
     base = target._base
-    return target.is_leaf or (base is not None and base.is_leaf and base.requires_grad)
+    if target.is_leaf or base is None:
+        return target.is_leaf
+    return not base.requires_grad or base.is_leaf
 
 
 def _targets(node: Any, path: tuple[str, ...]) -> Iterator[tuple[torch.Tensor, tuple[int, ...]]]:
