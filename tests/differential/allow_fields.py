@@ -12,7 +12,13 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from .allow_names import _stack_dim_name_kept
-from .allow_ops import _MEMORY_MAPPED, _fewer_in_order, _keys_of
+from .allow_ops import (
+    _MEMORY_MAPPED,
+)
+from .allow_saved import (
+    _fewer_in_order,
+    _keys_of,
+)
 from .compare import flat_values
 
 if TYPE_CHECKING:

@@ -12,9 +12,11 @@ from .allow_fields import _nested_none_kept
 from .allow_names import _NAMES_LINE, _nested_names_dropped
 from .allow_ops import (
     _EMPTY_LAZY,
-    _LOCK_LINE,
     _REDUCTIONS,
     _VALUES_DROPPED,
+)
+from .allow_saved import (
+    _LOCK_LINE,
 )
 
 if TYPE_CHECKING:

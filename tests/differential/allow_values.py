@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from .allow_names import _names_of
-from .allow_ops import (
+from .allow_ragged import (
+    _about_values,
+)
+from .allow_saved import (
     _KEYS_LINE,
     _LOCK_LINE,
     _fewer_in_order,
     _keys_of,
     _memmap_by_data,
-)
-from .allow_ragged import (
-    _about_values,
 )
 from .allow_structure import (
     _NESTED_DIM_OPS,

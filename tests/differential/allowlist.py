@@ -107,10 +107,8 @@ from .allow_ops import (
     _broadcast_as_torch,
     _changed_in_place_later,
     _empty_gives_new_nodes,
-    _empty_tensors_have_no_file,
     _in_place_all_or_nothing,
     _kept_in_place,
-    _memmap_by_data,
     _memory_mapped_as_indexed,
     _names_read_live,
     _nested_batch_dims_kept,
@@ -166,6 +164,10 @@ from .allow_records import (
     _state_dict_values_kept,
     _tolist_lists_fields,
     _value_field_not_a_leaf,
+)
+from .allow_saved import (
+    _empty_tensors_have_no_file,
+    _memmap_by_data,
 )
 from .allow_structure import (
     _contains_as_dense,
