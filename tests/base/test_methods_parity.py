@@ -55,6 +55,33 @@ def test_rename_keys_onto_a_nested_collection_emptied_by_it(lib: str) -> None:
         valued.rename_keys({"c": "zz"})
 
 
+@pytest.mark.parametrize("lib", ["tclass", "tensordict"])
+def test_rename_keys_onto_a_nested_record_with_a_none_field(lib: str) -> None:
+    """A nested record whose field is ``None`` is not emptied by renaming its other
+    fields away: the peer's record holds the ``None``, and refuses the destination
+    (program 15,950,972 of methods,features,entries,records L8); one whose every field
+    is set and renamed away is a collection emptied by it, as a TensorDict's."""
+    module = tclass if lib == "tclass" else pytest.importorskip("tensordict")
+
+    @module.tensorclass  # type: ignore[misc]
+    class Inner:
+        y: torch.Tensor
+        z: torch.Tensor | None = None
+
+    @module.tensorclass  # type: ignore[misc]
+    class Outer:
+        x: torch.Tensor
+        inner: Inner
+
+    rec = Outer(x=torch.ones(1), inner=Inner(y=torch.ones(1), batch_size=[1]), batch_size=[1])
+    with pytest.raises(ValueError, match="not renamed away"):
+        rec.rename_keys({("inner", "y"): "inner"}, strict=False)
+    with pytest.raises(ValueError, match="not renamed away"):
+        rec.to_tensordict().set(("inner", "s"), torch.ones(1)).rename_keys(
+            {("inner", "y"): "inner"}
+        )
+
+
 def _lazy() -> LazyStackedTensorDict:
     a = TensorDict({"a": torch.tensor([2.0]), "b": torch.tensor([[1.0, 2.0]])}, [])
     b = TensorDict({"a": torch.tensor([3.0]), "b": torch.tensor([[3.0, 4.0]])}, [])

@@ -21,7 +21,7 @@ from typing_extensions import Self
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import convert_ellipsis_to_idx
 from tclass._core._keys import key_path, lies_inside, unravel_key
-from tclass._core._records import is_record, storage_of
+from tclass._core._records import field_names_of, is_record, storage_of
 from tclass.errors import (
     IgnoredValuesWarning,
     KeyConflictError,
@@ -647,13 +647,17 @@ def _emptied_by_the_renaming(collection: TensorCollection, dest: Path, moved: se
 
 
 def _leaf_paths(node: TensorCollection, prefix: Path) -> list[Path]:
-    """The paths of every tensor and Python value below ``node`` (at ``prefix``)."""
+    """The paths of every tensor and Python value below ``node`` (at ``prefix``), and of
+    a record's fields left ``None`` (which the peer's record holds as values)."""
     found: list[Path] = []
+    keys = set()
     for key, value in node._items():
+        keys.add(key)
         if isinstance(value, TensorCollection) and not value._is_leaf_node:
             found.extend(_leaf_paths(value, (*prefix, key)))
         else:
             found.append((*prefix, key))
+    found.extend((*prefix, name) for name in sorted(field_names_of(node) - keys))
     return found
 
 

@@ -33,6 +33,7 @@ from tclass._engine._tensor_write import (
     check_tensor_write,
     fits_every_dtype,
 )
+from tclass._engine._walk import NodeVisitor
 from tclass._io._schema import check_values_to_save, check_written_values, record_schema
 from tclass._io.store._datasets import (
     RepeatedRow,
@@ -80,24 +81,45 @@ def refuse_ragged_batch(value: Any, label: str, where: tuple[str, ...] = ()) -> 
         HeterogeneousEntryError: (a ``RuntimeError``, as the peer's store raises for
             such a stack's tensors) naming the key and the batch size.
     """
-    node = storage_of(value)
-    if not isinstance(node, TensorCollection):
-        return
-    if any(size < 0 for size in node.batch_size):
-        at = f"key {where!r}" if where else "the root"
-        msg = (
-            f"cannot write a lazy stack of batch size {list(node.batch_size)} ({at}) to "
-            f"{label}: its members differ in shape along the dims of size -1, which a group "
-            "cannot record as a batch size; pad the members (tclass.pad_sequence) or save it "
-            "with memmap(), which keeps each member"
-        )
-        raise HeterogeneousEntryError(msg)
-    if isinstance(node, LazyStackedTensorDict):
-        for member in node.tensordicts:
-            refuse_ragged_batch(member, label, where)
-    elif isinstance(node, TensorDict):
-        for key, sub in node._entries().items():
-            refuse_ragged_batch(sub, label, (*where, key))
+    _RaggedBatches(label).visit(value, where)
+
+
+class _RaggedBatches(NodeVisitor[None]):
+    """The walk of :func:`refuse_ragged_batch` (``where``: the key it has reached)."""
+
+    action = "write"
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+
+    def visit_tensordict(self, td: TensorDict, where: tuple[str, ...]) -> None:
+        self.visit_other(td, where)
+        for key, sub in td._entries().items():
+            self.visit(sub, (*where, key))
+
+    def visit_lazy(self, stack: LazyStackedTensorDict, where: tuple[str, ...]) -> None:
+        self.visit_other(stack, where)
+        for member in stack.tensordicts:
+            self.visit(member, where)
+
+    def visit_value(self, node: NonTensorData, where: tuple[str, ...]) -> None:
+        return None
+
+    def visit_values(self, node: NonTensorStack, where: tuple[str, ...]) -> None:
+        return None
+
+    def visit_other(self, node: Any, where: tuple[str, ...]) -> None:
+        """A tensor (nothing to check), or a collection of another kind (a file, a
+        ``TensorDictParams``): its own batch size only."""
+        if isinstance(node, TensorCollection) and any(size < 0 for size in node.batch_size):
+            at = f"key {where!r}" if where else "the root"
+            msg = (
+                f"cannot write a lazy stack of batch size {list(node.batch_size)} ({at}) to "
+                f"{self.label}: its members differ in shape along the dims of size -1, which "
+                "a group cannot record as a batch size; pad the members "
+                "(tclass.pad_sequence) or save it with memmap(), which keeps each member"
+            )
+            raise HeterogeneousEntryError(msg)
 
 
 class StoreWrites(TensorDictBase):
