@@ -17,16 +17,7 @@ import torch
 import tclass
 from tclass import MetaData, NonTensorData, NonTensorStack, TensorDict
 
-from peer_scenarios import Scenario, scenario_tests  # noqa: E402
-
-
-def _kind(node: Any) -> Any:
-    """A node's class and batch size; a stack's with its members' classes."""
-    name = type(node).__name__
-    if name == "NonTensorStack":
-        members = tuple(type(member).__name__ for member in node.tensordicts)
-        return (name, tuple(node.batch_size), members)
-    return (name, tuple(node.batch_size))
+from peer_scenarios import Scenario, node_kind, scenario_tests  # noqa: E402
 
 
 def _collection(lib: ModuleType) -> Any:
@@ -42,7 +33,7 @@ def _new_filled(lib: ModuleType) -> Any:
         x.new_zeros(3), x.new_ones(3), x.new_empty(3), x.new_full((3,), 1),
         x.new_tensor([0.0, 0.0]), x[:0].new_zeros(3), x.new_zeros([]),
     ]  # fmt: skip
-    return [(_kind(y.get(("n", "md"))), y.get(("n", "md")).data) for y in made]
+    return [(node_kind(y.get(("n", "md"))), y.get(("n", "md")).data) for y in made]
 
 
 def _pad(lib: ModuleType) -> Any:
@@ -56,12 +47,12 @@ def _pad(lib: ModuleType) -> Any:
     again = lib.pad(lib.pad(x, [0, 1]), [1, 0]).get(("n", "md"))
     stacked = lib.pad(torch.stack([x, x.clone()]), [0, 0, 0, 1]).get(("n", "md"))
     return (
-        [_kind(node) for node in picked], p[-1].data, p[0].data,
-        _kind(lib.pad(x[:0], [0, 0]).get(("n", "md"))),
-        _kind(lib.pad(x[:0], [0, 2]).get(("n", "md"))),
-        _kind(lib.pad(x, [0, 2])[:1].get(("n", "md"))),
-        [_kind(again[i]) for i in range(4)],
-        [_kind(node) for node in (stacked[0], stacked[:, 2], stacked[0, :2])],
+        [node_kind(node) for node in picked], p[-1].data, p[0].data,
+        node_kind(lib.pad(x[:0], [0, 0]).get(("n", "md"))),
+        node_kind(lib.pad(x[:0], [0, 2]).get(("n", "md"))),
+        node_kind(lib.pad(x, [0, 2])[:1].get(("n", "md"))),
+        [node_kind(again[i]) for i in range(4)],
+        [node_kind(node) for node in (stacked[0], stacked[:, 2], stacked[0, :2])],
     )  # fmt: skip
 
 
@@ -73,8 +64,8 @@ def _lazy_chunks(lib: ModuleType) -> Any:
     y = lib.lazy_stack(list(x.chunk(2, -1)), -1)
     node = y.get(("n", "md"))
     return (
-        tuple(y.batch_size), _kind(node), y["n", "md"], _kind(node[0]),
-        _kind(y[:, :, 0].get(("n", "md"))), _kind(node.clone()),
+        tuple(y.batch_size), node_kind(node), y["n", "md"], node_kind(node[0]),
+        node_kind(y[:, :, 0].get(("n", "md"))), node_kind(node.clone()),
     )  # fmt: skip
 
 

@@ -17,16 +17,7 @@ import torch
 import tclass
 from tclass import MetaData, NonTensorData, NonTensorStack, TensorDict
 
-from peer_scenarios import Scenario, scenario_tests  # noqa: E402
-
-
-def _kind(node: Any) -> Any:
-    """A node's class and batch size; a stack's with its members' classes."""
-    name = type(node).__name__
-    if name == "NonTensorStack":
-        members = tuple(type(member).__name__ for member in node.tensordicts)
-        return (name, tuple(node.batch_size), members)
-    return (name, tuple(node.batch_size))
+from peer_scenarios import Scenario, node_kind, scenario_tests  # noqa: E402
 
 
 def _copies(lib: ModuleType) -> Any:
@@ -40,7 +31,7 @@ def _copies(lib: ModuleType) -> Any:
         pickle.loads(pickle.dumps(s))[0],
     ]  # fmt: skip
     parts = [*s.split(1, 0), *s.tensor_split(2, 0), *s.tensor_split([1], 1)]
-    return [_kind(node) for node in picked], [_kind(part) for part in parts]
+    return [node_kind(node) for node in picked], [node_kind(part) for part in parts]
 
 
 def _in_collections(lib: ModuleType) -> Any:
@@ -51,19 +42,21 @@ def _in_collections(lib: ModuleType) -> Any:
     empty = td[:0].set(("n", "md"), lib.MetaData([1, 2], batch_size=[0]))
     indexed = torch.stack([empty, empty.clone()], 1)[..., torch.zeros(0, dtype=torch.bool), 1]
     return (
-        _kind(stacked.get("m")), _kind(stacked[0].get("m")), _kind(stacked[:, 1].get("m")),
-        [_kind(part.get("m")) for part in stacked.split(1, 0)], _kind(lazy[1].get("m")),
-        [_kind(part.get("m")) for part in stacked.tensor_split(2, 0)],
-        [_kind(part.get("m")) for part in torch.tensor_split(stacked, [1], 0)],
-        [_kind(part.get("m")) for part in stacked.tensor_split([1, 0], 0)],
-        _kind(lazy.get("m")[0]), _kind(stacked.consolidate().get("m")[1]),
-        _kind(indexed.get(("n", "md"))), indexed.get(("n", "md")).data,
+        node_kind(stacked.get("m")),
+        node_kind(stacked[0].get("m")),
+        node_kind(stacked[:, 1].get("m")),
+        [node_kind(part.get("m")) for part in stacked.split(1, 0)], node_kind(lazy[1].get("m")),
+        [node_kind(part.get("m")) for part in stacked.tensor_split(2, 0)],
+        [node_kind(part.get("m")) for part in torch.tensor_split(stacked, [1], 0)],
+        [node_kind(part.get("m")) for part in stacked.tensor_split([1, 0], 0)],
+        node_kind(lazy.get("m")[0]), node_kind(stacked.consolidate().get("m")[1]),
+        node_kind(indexed.get(("n", "md"))), indexed.get(("n", "md")).data,
     )  # fmt: skip
 
 
 def _over_no_elements(lib: ModuleType) -> Any:
     e = torch.stack([lib.MetaData([1], batch_size=[0]), lib.MetaData([1], batch_size=[0])])
-    return _kind(e), _kind(e[1]), _kind(e[1:]), _kind(e[:, :]), e[1:].data
+    return node_kind(e), node_kind(e[1]), node_kind(e[1:]), node_kind(e[:, :]), e[1:].data
 
 
 def _lazy_mask(lib: ModuleType) -> Any:
@@ -80,7 +73,7 @@ def _lazy_mask(lib: ModuleType) -> Any:
     mask = torch.tensor([[True, False, True, False], [True, True, False, False]])
     y = x[mask]
     return (
-        _kind(y.get("m")), y.get("m").data is meta,
+        node_kind(y.get("m")), y.get("m").data is meta,
         [item is value for item in y.get("v").tolist()],
     )  # fmt: skip
 
@@ -100,7 +93,7 @@ def _masked_fill_copies(lib: ModuleType) -> Any:
     mask = torch.tensor([True, False, True])
     filled, dense = x.masked_fill(mask, 1), a.masked_fill(mask[:2], 1)
     return (
-        _kind(x.get("m")), _kind(filled.get("m")), _kind(x.clone().get("m")),
+        node_kind(x.get("m")), node_kind(filled.get("m")), node_kind(x.clone().get("m")),
         filled.get("m").tolist(), dense["v"] is value, dense.get("m").data is meta,
         dense["v"] == value, dense.get("m").data == meta,
     )  # fmt: skip

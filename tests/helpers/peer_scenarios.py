@@ -34,3 +34,13 @@ def scenario_tests(
         assert scenarios[name](tclass) == scenarios[name](peer)
 
     return test_scenario_on_tclass, test_same_as_the_peer
+
+
+def node_kind(node: Any) -> Any:
+    """A node's class name and batch size; a stack's with its members' class names (the
+    kind of a Python-value node, compared between the two libraries)."""
+    name = type(node).__name__
+    if name == "NonTensorStack":
+        members = tuple(type(member).__name__ for member in node.tensordicts)
+        return (name, tuple(node.batch_size), members)
+    return (name, tuple(node.batch_size))
