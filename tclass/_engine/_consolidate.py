@@ -23,6 +23,7 @@ is refused, as in the peer.
 from __future__ import annotations
 
 import json
+import math
 import os
 import struct
 from collections.abc import Callable, Mapping, Sequence
@@ -42,7 +43,7 @@ from tclass._core._batch import row_major_strides
 from tclass._core._device import as_device, wait_for_device_copies
 from tclass._core._dtypes import dtype_named
 from tclass._core._future import TensorDictFuture
-from tclass._core._memmap import MemoryMappedTensor
+from tclass._core._memmap import FileRewrite, MemoryMappedTensor, maps_file
 from tclass._core._nested import fill_array
 from tclass._core._readonly import ReadOnlyTensor
 from tclass._core._records import is_record, is_record_class, storage_of
@@ -197,21 +198,13 @@ def consolidate(
     length = len(trailer)
     if filename is not None:  # the peer's description last, where its reader looks
         trailer, length = _file_trailer(trailer, description, layout)
-    size = end + len(trailer) + _LENGTH.size
-    buffer = _new_buffer(size, target, filename, pin_memory, options.get("share_memory", False))
-    views = _views(buffer, layout)
-    non_blocking = options.get("non_blocking", False)
-    with torch.no_grad():
-        _map_threads(
-            # detached: grad mode is per thread, and the views share one base
-            lambda pair: pair[0].copy_(pair[1].detach(), non_blocking=non_blocking),
-            list(zip(views, leaves)),
-            options.get("num_threads", 0),
-        )
-        tail = torch.frombuffer(bytearray(trailer + _LENGTH.pack(length)), dtype=torch.uint8)
-        buffer[end:].copy_(tail)
-    if non_blocking and target.type == "cpu":
-        wait_for_device_copies()
+    tail = trailer + _LENGTH.pack(length)
+    size = end + len(tail)
+    if filename is None:
+        buffer = _new_buffer(size, target, pin_memory, options.get("share_memory", False))
+        views = _fill(buffer, layout, leaves, tail, options)
+    else:
+        buffer, views = _fill_file(filename, size, target, layout, leaves, tail, options)
     standalone = not trailer.startswith(b'{"tree": null')
     result = rebuild(views, Target(target, filename is not None))  # a file's nodes: on cpu
     # the lock is consolidate()'s own unless the user had locked ``node`` (then it travels)
@@ -254,25 +247,78 @@ def _check_return_early(options: ConsolidateOptions) -> None:
 
 
 def _new_buffer(
-    size: int,
-    device: torch.device,
-    filename: str | os.PathLike[str] | None,
-    pin_memory: bool,
-    share_memory: bool,
+    size: int, device: torch.device, pin_memory: bool, share_memory: bool
 ) -> torch.Tensor:
-    """The consolidation buffer: in a file (``filename``), pinned, shared or plain; the
-    padding between leaves is zeros, so equal collections give equal buffers."""
-    if filename is not None:
-        if device.type != "cpu":
-            msg = f"consolidate(filename=...) writes a CPU buffer, but the leaves are on {device}"
-            raise DeviceError(msg)
-        return MemoryMappedTensor.empty(size, dtype=torch.uint8, filename=filename, existsok=True)
+    """The in-memory consolidation buffer: pinned, shared or plain; the padding between
+    leaves is zeros, so equal collections give equal buffers."""
     buffer = torch.zeros(
         size, dtype=torch.uint8, device=device, pin_memory=pin_memory and device.type == "cpu"
     )
     if share_memory:
         share(buffer)
     return buffer
+
+
+def _fill_file(
+    filename: str | os.PathLike[str],
+    size: int,
+    device: torch.device,
+    layout: Sequence[tuple[torch.dtype, torch.Size, int]],
+    leaves: Sequence[torch.Tensor],
+    tail: bytes,
+    options: ConsolidateOptions,
+) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """The buffer of ``consolidate(filename=...)`` and its views, written: the file is
+    rewritten in place, as the peer's, unless a leaf maps a file (it may be this one,
+    whose bytes the copies would overwrite before reading them): then a new file is
+    moved over it once written, and the leaves keep the old one. The padding is zeroed
+    (the old file's bytes stay there otherwise), so equal collections give equal files."""
+    if device.type != "cpu":
+        msg = f"consolidate(filename=...) writes a CPU buffer, but the leaves are on {device}"
+        raise DeviceError(msg)
+    staged = any(maps_file(leaf) for leaf in leaves)
+    with FileRewrite(filename, size, staged) as buffer:
+        views = _fill(buffer, layout, leaves, tail, options)
+        for start, stop in _padding(layout):
+            buffer[start:stop].zero_()
+    return buffer, views
+
+
+def _fill(
+    buffer: torch.Tensor,
+    layout: Sequence[tuple[torch.dtype, torch.Size, int]],
+    leaves: Sequence[torch.Tensor],
+    tail: bytes,
+    options: ConsolidateOptions,
+) -> list[torch.Tensor]:
+    """Copy ``leaves`` into ``buffer`` at ``layout``'s offsets, and ``tail`` (the
+    description and its length) at its end; the leaves' views of the buffer."""
+    views = _views(buffer, layout)
+    non_blocking = options.get("non_blocking", False)
+    with torch.no_grad():
+        _map_threads(
+            # detached: grad mode is per thread, and the views share one base
+            lambda pair: pair[0].copy_(pair[1].detach(), non_blocking=non_blocking),
+            list(zip(views, leaves)),
+            options.get("num_threads", 0),
+        )
+        buffer[buffer.numel() - len(tail) :].copy_(
+            torch.frombuffer(bytearray(tail), dtype=torch.uint8)
+        )
+    if non_blocking and buffer.device.type == "cpu":
+        wait_for_device_copies()
+    return views
+
+
+def _padding(layout: Sequence[tuple[torch.dtype, torch.Size, int]]) -> list[tuple[int, int]]:
+    """The byte ranges between the leaves (each leaf's end to the next aligned offset)."""
+    gaps = []
+    for dtype, shape, offset in layout:
+        stop = offset + math.prod(shape) * dtype.itemsize
+        aligned = -(-stop // _ALIGN) * _ALIGN
+        if aligned > stop:
+            gaps.append((stop, aligned))
+    return gaps
 
 
 def pinned(node: Any, num_threads: int) -> Any:
