@@ -329,7 +329,8 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         if isinstance(source, TensorDictBase) and not source._is_store and source.requires_grad:
             source = source.detach()  # a save writes the values (the peer refuses it)
         batch = source.batch_size if batch_size is None else torch.Size(batch_size)
-        refuse_ragged_batch(source, f"the {'zarr store' if backend == 'zarr' else 'HDF5 file'}")
+        label = f"the {'zarr store' if backend == 'zarr' else 'HDF5 file'}"
+        refuse_ragged_batch(source, label, replaced=filename)
         once = backend == "zarr" and _zarr.append_only(filename)
         staged = _zarr.staging_store() if once else filename
         out = cls(

@@ -7,6 +7,7 @@ renames; writes into what the store already holds (``set_`` and ``update_``, ``p
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
@@ -54,6 +55,7 @@ from tclass.errors import (
     BatchMismatchError,
     EntryReplacedWarning,
     EntryTypeError,
+    FileBusyError,
     HeterogeneousEntryError,
     InPlaceWriteError,
     KeyNotFoundError,
@@ -71,17 +73,34 @@ _MISSING: Any = object()
 _T = TypeVar("_T")
 
 
-def refuse_ragged_batch(value: Any, label: str, where: tuple[str, ...] = ()) -> None:
+def refuse_ragged_batch(
+    value: Any, label: str, where: tuple[str, ...] = (), replaced: Any = None
+) -> None:
     """Refuses a collection (``value`` or one nested in it, a lazy stack's members' too)
     whose batch size has a ragged dim (``-1``: a lazy stack of members of different
     shapes), before anything is written: a group records one batch size, and the peer's
     store writes the ``-1``, which reads back as a batch size no collection can have.
+    ``replaced``: the file or store (a path or a store object) a new one replaces; a
+    node read from it (or from a store inside it, or holding it) is refused too, since
+    creating the new one clears what it would read (the peer's zarr writes the zeros
+    of the cleared arrays, and h5py refuses to truncate an open file).
 
     Raises:
         HeterogeneousEntryError: (a ``RuntimeError``, as the peer's store raises for
             such a stack's tensors) naming the key and the batch size.
+        FileBusyError: (a ``BlockingIOError``) a node is read from ``replaced``.
     """
-    _RaggedBatches(label).visit(value, where)
+    _RaggedBatches(label, replaced).visit(value, where)
+
+
+def _same_store(one: Any, other: Any) -> bool:
+    """Whether the stores ``one`` and ``other`` (paths or store objects) are one, or one
+    holds the other (a folder and a store inside it)."""
+    if isinstance(one, (str, os.PathLike)) and isinstance(other, (str, os.PathLike)):
+        first, second = os.path.realpath(one), os.path.realpath(other)
+        inside = first.startswith(second + os.sep) or second.startswith(first + os.sep)
+        return first == second or inside
+    return one is other
 
 
 class _RaggedBatches(NodeVisitor[None]):
@@ -89,8 +108,9 @@ class _RaggedBatches(NodeVisitor[None]):
 
     action = "write"
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, replaced: Any) -> None:
         self.label = label
+        self.replaced = replaced
 
     def visit_tensordict(self, td: TensorDict, where: tuple[str, ...]) -> None:
         self.visit_other(td, where)
@@ -110,7 +130,18 @@ class _RaggedBatches(NodeVisitor[None]):
 
     def visit_other(self, node: Any, where: tuple[str, ...]) -> None:
         """A tensor (nothing to check), or a collection of another kind (a file, a
-        ``TensorDictParams``): its own batch size only."""
+        ``TensorDictParams``): its own batch size only, and a file's location."""
+        replaced = self.replaced
+        if replaced is not None and isinstance(node, StoreWrites):
+            source = cast("PersistentTensorDict", node)._group.file.target
+            if _same_store(source, replaced):
+                at = f"key {where!r}" if where else "the collection"
+                msg = (
+                    f"cannot write {self.label} {replaced!r}: {at} is read from {source!r}, "
+                    "which creating it clears first (its values would be lost); write to "
+                    "another path, or read it into memory first (td.to_tensordict())"
+                )
+                raise FileBusyError(msg)
         if isinstance(node, TensorCollection) and any(size < 0 for size in node.batch_size):
             at = f"key {where!r}" if where else "the root"
             msg = (
