@@ -64,6 +64,7 @@ from .allow_fields import (
     _values_through_apply,
 )
 from .allow_h5 import (
+    _h5_cast_as_torch,
     _h5_keys_listed,
     _h5_memmap_saved_path,
     _h5_missing_renamed,
@@ -182,6 +183,7 @@ from .allow_structure import (
     _records_kept,
     _stays_lazy,
     _write_into_locked_slices,
+    _written_through_expanded_view,
 )
 from .allow_values import (
     _empty_set_under_node,
@@ -218,6 +220,7 @@ from .allow_writes import (
     _dims_in_batch,
     _equal_value_rewritten,
     _member_rows_written_per_element,
+    _number_into_keys_some_members_hold,
     _number_written_around_values,
     _row_dict_of_one_list,
     _setitem_fails_inside,
@@ -364,6 +367,7 @@ ENTRIES: list[Entry] = [
             _lazy_batch_size_set,
             _stays_lazy,
             _narrowed_stack_contiguous,
+            _written_through_expanded_view,
             _records_kept,
             _pad_sequence_unnamed,
             _pad_keeps_names,
@@ -373,6 +377,7 @@ ENTRIES: list[Entry] = [
             _records_restacked,
             _nested_records_kept,
             _written_node_kept,
+            _number_into_keys_some_members_hold,
         ),
     ),
     Entry(
@@ -590,6 +595,7 @@ ENTRIES: list[Entry] = [
             _store_writes_grad_data,
             _stack_read_per_element,
             _ragged_batch_refused,
+            _h5_cast_as_torch,
         ),
     ),
     Entry(

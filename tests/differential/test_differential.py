@@ -593,6 +593,13 @@ DECIDED = [
     ("methods,features,entries,records", 12, 16_027_557, "memmap-by-data"),
     ("methods,features,entries,records", 12, 16_027_909, "lock-follows-sharing"),
     ("methods,features,entries,records", 8, 16_026_097, "empty-tensors-have-no-file"),
+    # fz30c: row writes (setitem / set_)
+    (_FEATURES, 8, 15_983_003, "stacking-keeps"),  # a number into keys some members hold
+    (_METHODS, 8, 16_022_285, "stacking-keeps"),  # reshape of an expanded narrowed stack
+    (_RECORDS4, 8, 16_022_963, "h5-files"),  # set_ of negative ints into a uint8 dataset
+    (_FEATURES, 12, 15_953_732, "peer-fails-inside"),  # x[i] = x[i].to_dict(): MetaData(k=1)
+    (_FEATURES, 12, 15_984_873, "peer-fails-inside"),  # the same at x[[]]
+    ("features,math,index", 12, 15_961_449, "values-kept-shared"),  # tensors in values
 ]
 
 
