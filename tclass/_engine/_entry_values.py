@@ -102,7 +102,10 @@ def raise_write_error(key: str, entry: Value, index: Any, value: Any, error: Exc
 
 def _fits_at(entry: Value, index: Any, value: Any) -> bool:
     """Whether tensor ``value`` broadcasts to ``entry[index]``'s shape (read again on the
-    error path only), so a failed write was not a shape mismatch (memory overlap)."""
+    error path only), so a failed write was not a shape mismatch (memory overlap); a
+    Python number fits any selection (autograd's refusal of a leaf that requires grad)."""
+    if type(value) in (int, float, bool, complex) and isinstance(entry, _Tensor):
+        return True
     if not isinstance(value, _Tensor) or not isinstance(entry, _Tensor):
         return False
     try:
