@@ -52,6 +52,7 @@ def _number_written_around_values(finding: Finding, facts: Facts, peer: Any, min
     return all(
         _about_values(line)
         or re.search(r": peer Tensor\[[^\]]*\]\], tclass py \(", line)
+        or _ATTRS_SIZE_KEPT.match(line)
         or _MEMMAP_KEPT.search(line)
         or _tensor_kept_in_values(line, mine.value)
         for line in finding.detail
@@ -76,6 +77,13 @@ def _tensor_kept_in_values(line: str, mine: Any) -> bool:
     except (AttributeError, KeyError, RuntimeError, TypeError):
         return False
     return type(node).__name__ in ("NonTensorData", "NonTensorStack")
+
+
+# an ``attrs()`` row's shape (a ``torch.Size`` value) the number leaves as it is (program
+# 15,984,733 of features,math,index L8: ``x[None, ...] = True``, fz30c)
+_ATTRS_SIZE_KEPT = re.compile(
+    r"^result(?:\['\w+'\])*\['tgt_shape'\]: peer Tensor\[[^\]]*\]\], tclass size \("
+)
 
 
 # ``x[idx] = 0`` (the fuzzer's numbers) of a locked collection
@@ -580,5 +588,35 @@ def _number_into_keys_some_members_hold(
     for line in finding.detail:
         found = _MEMBER_LEAF.match(line)
         if found is None or tuple(re.findall(r"'(\w+)'", found.group(1))) in shared:
+            return False
+    return True
+
+
+# result['s']: the first key path of a detail line
+_DETAIL_KEYS = re.compile(r"^result((?:\['\w+'\])+)(?:\[\d+\])*: ")
+
+
+def _metadata_rows_written(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``x[i] = x[i].to_dict()`` (or another row's dict) of a collection holding a
+    ``MetaData``: tclass writes the row's value, the node becoming a ``NonTensorStack``
+    of its values (the dict's number a 0-d tensor there), as both do for a
+    ``NonTensorData``; the peer's ``MetaData`` keeps its one value and drops the written
+    one, a different one too, without a word (program 15,983,945 of features,math,index
+    L12, fz30c)."""
+    if finding.kind != "result" or finding.step.op != "setitem" or not finding.detail:
+        return False
+    if not any("L.MetaData(" in line for line in finding.lines[:-1]):
+        return False
+    for line in finding.detail:
+        found = _DETAIL_KEYS.match(line)
+        if found is None:
+            return False
+        keys = tuple(re.findall(r"\['(\w+)'\]", found[1]))
+        key = keys[0] if len(keys) == 1 else keys
+        try:
+            theirs, ours = peer.value.get(key), mine.value.get(key)
+        except (AttributeError, KeyError, RuntimeError, TypeError):
+            return False
+        if (type(theirs).__name__, type(ours).__name__) != ("MetaData", "NonTensorStack"):
             return False
     return True

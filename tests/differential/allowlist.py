@@ -131,6 +131,7 @@ from .allow_params import (
     _grad_leaves_loaded,
     _params_as_modules,
     _params_from_modules_fail_inside,
+    _params_stack_value_dropped,
 )
 from .allow_ragged import (
     _padded_slots_per_element,
@@ -220,6 +221,7 @@ from .allow_writes import (
     _dims_in_batch,
     _equal_value_rewritten,
     _member_rows_written_per_element,
+    _metadata_rows_written,
     _number_into_keys_some_members_hold,
     _number_written_around_values,
     _row_dict_of_one_list,
@@ -348,6 +350,7 @@ ENTRIES: list[Entry] = [
             _value_fits_its_new_node,
             _first_row_none_kept,
             _equal_value_rewritten,
+            _metadata_rows_written,
             _member_rows_written_per_element,
             _row_dict_of_one_list,
             _shared_str_kept,
@@ -400,6 +403,7 @@ ENTRIES: list[Entry] = [
             _dotted_keys_loaded,
             _locked_record_updated_at,
             _params_nested_read_locked,
+            _params_stack_value_dropped,
             _params_from_modules_fail_inside,
             _popped_as_stored,
             _params_value_attribute,

@@ -600,6 +600,11 @@ DECIDED = [
     (_FEATURES, 12, 15_953_732, "peer-fails-inside"),  # x[i] = x[i].to_dict(): MetaData(k=1)
     (_FEATURES, 12, 15_984_873, "peer-fails-inside"),  # the same at x[[]]
     ("features,math,index", 12, 15_961_449, "values-kept-shared"),  # tensors in values
+    (_METHODS, 16, 16_029_467, "peer-fails-inside"),  # set_non_tensor: params members
+    (_RECORDS4, 8, 15_962_188, "none-field-unset"),  # set_non_tensor(('inner',), None)
+    (_METHODS, 8, 16_002_810, "none-field-unset"),  # set_non_tensor(('opt',), None)
+    ("features,math,index", 12, 15_983_945, "values-kept-shared"),  # rows of a MetaData
+    ("features,math,index", 8, 15_984_733, "values-kept-shared"),  # True into attrs()
 ]
 
 
