@@ -620,3 +620,38 @@ def _metadata_rows_written(finding: Finding, facts: Facts, peer: Any, mine: Any)
         if (type(theirs).__name__, type(ours).__name__) != ("MetaData", "NonTensorStack"):
             return False
     return True
+
+
+# x.set(('n', 'md'), ...): a value set at a nested key
+_NESTED_SET = re.compile(
+    r"^x\.set\((\(['\"]\w+['\"](?:, ['\"]\w+['\"])+\)), L\.(MetaData|NonTensorStack)\("
+)
+
+
+def _value_spans_member_nodes(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``lazy.set(('n', 'md'), NonTensorStack(...))`` (or a ``MetaData``) where each
+    member's node ``n`` has batch dims past the member's: tclass's value spans each
+    member's node (one value per element over its dims, as a value set there in the
+    member itself), the peer's member nodes get a value of fewer dims than their own
+    (its stack then reads a flat list; programs 15,951,161 and 15,984,092 of
+    features,index,shape,combine, 15,952,145 of features,math,index L12, fz30c)."""
+    if finding.kind != "result" or finding.step.op != "set":
+        return False
+    found = _NESTED_SET.match(finding.step.src.strip())
+    if found is None:
+        return False
+    key = ast.literal_eval(found[1])
+    theirs = getattr(peer.value, "tensordicts", None)
+    ours = getattr(mine.value, "tensordicts", None)
+    if not theirs or not ours or len(theirs) != len(ours):
+        return False
+    try:
+        for peer_member, member in zip(theirs, ours):
+            node, value = peer_member.get(key[:-1]), peer_member.get(key)
+            if len(value.batch_size) >= len(node.batch_size):
+                return False
+            if member.get(key).batch_size != member.get(key[:-1]).batch_size:
+                return False
+    except (AttributeError, KeyError, RuntimeError, TypeError):
+        return False
+    return True

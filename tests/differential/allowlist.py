@@ -229,6 +229,7 @@ from .allow_writes import (
     _stacked_value_stacks_copied,
     _stacked_values_copied,
     _too_many_indices,
+    _value_spans_member_nodes,
     _values_written_in_place,
     _written_as_torch,
 )
@@ -351,6 +352,7 @@ ENTRIES: list[Entry] = [
             _first_row_none_kept,
             _equal_value_rewritten,
             _metadata_rows_written,
+            _value_spans_member_nodes,
             _member_rows_written_per_element,
             _row_dict_of_one_list,
             _shared_str_kept,

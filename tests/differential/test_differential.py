@@ -605,6 +605,9 @@ DECIDED = [
     (_METHODS, 8, 16_002_810, "none-field-unset"),  # set_non_tensor(('opt',), None)
     ("features,math,index", 12, 15_983_945, "values-kept-shared"),  # rows of a MetaData
     ("features,math,index", 8, 15_984_733, "values-kept-shared"),  # True into attrs()
+    (_FEATURES, 12, 15_951_161, "values-kept-shared"),  # a value set past the members' dims
+    (_FEATURES, 12, 15_984_092, "values-kept-shared"),  # the same, a MetaData
+    ("features,math,index", 12, 15_952_145, "values-kept-shared"),  # the same, loaded
 ]
 
 
