@@ -484,7 +484,8 @@ def _setitem_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     """``x[idx] = v`` where the peer fails inside (methods / features,index,shape,combine,
     fz29e): a number 1.5 into uint64 entries (its own cast of the number); a
     ``MetaData``'s dict written back (:func:`_metadata_dict_fails_inside`); a record
-    after ``share_memory_()``; a mask into a record after its ``squeeze()``; and a
+    (or a TensorDict holding a str) after ``share_memory_()``; a mask into a record after
+    its ``squeeze()``; and a
     collection whose batch size does not fit the selection, which tclass refuses
     (``BatchSizeError``, a ``RuntimeError`` as the peer's refusal of a TensorDict's) where
     the peer copies the value first and that copy of a stack of Python values without
@@ -508,6 +509,10 @@ def _setitem_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     if "should only be shared between processes through inheritance" in message:
         # the clone of a record holding a str its ``share_memory_()`` made a
         # ``SynchronizedString``, which pickling refuses: program 15,824,608 L8
+        return "share_memory_()" in earlier
+    if "'SynchronizedString' object has no attribute" in message:
+        # the same str, a TensorDict's: its rows' copy fails on it (program 16,071,590 of
+        # methods,index,shape,combine L8, fz30c)
         return "share_memory_()" in earlier
     # its own float-to-uint64 cast of the number (``torch.tensor(1.5, dtype=torch.uint64)``
     # is a TypeError; torch's ``t[i] = 1.5`` writes 1): program 15,530,620 L12
