@@ -608,6 +608,7 @@ DECIDED = [
     (_FEATURES, 12, 15_951_161, "values-kept-shared"),  # a value set past the members' dims
     (_FEATURES, 12, 15_984_092, "values-kept-shared"),  # the same, a MetaData
     ("features,math,index", 12, 15_952_145, "values-kept-shared"),  # the same, loaded
+    (_FEATURES, 12, 16_070_170, "values-kept-shared"),  # the same, a MetaData list
     (_METHODS, 8, 16_071_590, "peer-fails-inside"),  # rows after share_memory_() of a str
 ]
 
