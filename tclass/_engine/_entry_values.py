@@ -17,6 +17,7 @@ from tclass.errors import (
     BatchMismatchError,
     BatchSizeError,
     EntryTypeError,
+    InPlaceKernelError,
     InPlaceWriteError,
     ReadOnlyError,
     SourceTypeError,
@@ -84,6 +85,9 @@ def raise_write_error(key: str, entry: Value, index: Any, value: Any, error: Exc
     if isinstance(error, NotImplementedError) and isinstance(entry, _Tensor):
         # no kernel for the dtype (a write the checks before it did not try)
         raise kernel_refused(key, entry.dtype, entry.shape, index, error, written=True) from None
+    if isinstance(error, InPlaceKernelError):  # a nested entry's: still no kernel (the peer's)
+        msg = f"cannot write into {key!r} (shape {list(entry.shape)}) at index {index!r}: {error}"
+        raise InPlaceKernelError(msg) from None
     shape = list(value.shape) if isinstance(value, (_Tensor, TensorCollection)) else value
     if _fits_at(entry, index, value):  # the shapes agree: torch refused for its own reason
         msg = f"cannot write into {key!r} (shape {list(entry.shape)}) at index {index!r}: {error}"
@@ -98,7 +102,10 @@ def raise_write_error(key: str, entry: Value, index: Any, value: Any, error: Exc
 
 def _fits_at(entry: Value, index: Any, value: Any) -> bool:
     """Whether tensor ``value`` broadcasts to ``entry[index]``'s shape (read again on the
-    error path only), so a failed write was not a shape mismatch (memory overlap)."""
+    error path only), so a failed write was not a shape mismatch (memory overlap); a
+    Python number fits any selection (autograd's refusal of a leaf that requires grad)."""
+    if type(value) in (int, float, bool, complex) and isinstance(entry, _Tensor):
+        return True
     if not isinstance(value, _Tensor) or not isinstance(entry, _Tensor):
         return False
     try:

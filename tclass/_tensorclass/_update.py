@@ -148,8 +148,10 @@ def _planned(
             raise record._unknown_field(name)  # before the lock, as the peer's update
         if value.__class__ is torch.Tensor:  # (the usual value: it merges into nothing)
             fields[key] = value.clone() if clone else value
-        elif isinstance(value, NonTensorData):
+        elif isinstance(value, NonTensorData) and len(value.batch_size) <= len(record.batch_size):
             fields[key] = value.data  # (a per-element stack is set as it is)
+        elif isinstance(value, NonTensorData):  # dims past the record's: kept, as the peer's
+            fields[key] = value.clone() if clone else value
         elif merges_into(partial(_field, record, key), value, is_leaf):
             merges.append((key, value, below))
             continue

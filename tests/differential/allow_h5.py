@@ -622,3 +622,32 @@ def _stack_read_per_element(finding: Finding, facts: Facts, peer: Any, mine: Any
         if any(value != theirs.data for value in flat_values(ours.tolist())):
             return False
     return bool(finding.detail)
+
+
+# result['c']: values differ: peer [0, 0], tclass [253, 253] (short lists of ints only)
+_INT_VALUES = re.compile(
+    r"^result(?:\['\w+'\])+: values differ: peer \[([-\d, ]*)\], tclass \[([-\d, ]*)\]$"
+)
+_SIGNED_INTO = re.compile(r"^x\.set_\(.*t\(\[[\d, ]*\], 'int(8|16|32|64)'")
+
+
+def _h5_cast_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``f.set_('c', ints)`` of negative signed ints into a file's ``uint8`` dataset:
+    tclass casts them as torch's ``copy_`` does (-3 is 253), as a TensorDict's ``set_``
+    does in both libraries; the peer's file casts them through HDF5, which clips them
+    (0) (program 16,022,963 of methods,features,entries,records L8, fz30c)."""
+    if finding.kind != "result" or _SIGNED_INTO.match(finding.step.src) is None:
+        return False
+    made = ("PersistentTensorDict.from_dict(", ".to_h5(")
+    if not facts.h5 and not any(m in line for line in finding.lines[:-1] for m in made):
+        return False
+    for line in finding.detail:
+        found = _INT_VALUES.match(line)
+        if found is None:
+            return False
+        theirs, ours = ([int(n) for n in part.split(",") if n.strip()] for part in found.groups())
+        if len(theirs) != len(ours):
+            return False
+        if any(p != m and not (p == 0 and 252 <= m <= 255) for p, m in zip(theirs, ours)):
+            return False  # (t()'s ints are in [-4, 4]: -4..-1 wrap to 252..255)
+    return True

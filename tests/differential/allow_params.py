@@ -224,3 +224,27 @@ def _grad_leaves_loaded(finding: Finding, facts: Facts, peer: Any, mine: Any) ->
             return True
         error = error.__cause__ or error.__context__
     return False
+
+
+# x.set_non_tensor(('n', 'zz'), v).get_non_tensor(('n', 'zz')): a new nested key set, read
+_NESTED_VALUE_SET_READ = re.compile(
+    r"^x\.set_non_tensor\((\(['\"]\w+['\"](?:, ['\"]\w+['\"])+\)), .*\)\.get_non_tensor\(\1\)$"
+)
+
+
+def _params_stack_value_dropped(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``set_non_tensor(('n', 'zz'), v)`` of a lazy stack of ``TensorDictParams`` at a new
+    nested key: the peer's members get an empty ``n`` (the value written into a copy it
+    drops: a tensor set there is kept), so its ``get_non_tensor`` raises ``KeyError``;
+    tclass writes and reads the value (program 16,029,467 of methods,index,shape,combine
+    L16, fz30c)."""
+    if finding.kind != "peer-raises" or finding.step.op != "set_non_tensor":
+        return False
+    if not isinstance(peer.error, KeyError) or mine.error is not None:
+        return False
+    if _NESTED_VALUE_SET_READ.match(finding.step.src.strip()) is None:
+        return False
+    lines = finding.lines[:-1]
+    return any("L.TensorDictParams(" in line for line in lines) and any(
+        "lazy_stack(" in line for line in lines
+    )

@@ -282,6 +282,43 @@ def _narrowed_stack_contiguous(finding: Finding, facts: Facts, peer: Any, mine: 
 
 # x = x.narrow(...) / x = torch.narrow(x, ...): the line that narrows the result
 _NARROW = re.compile(r"^\s*x = (?:x\.narrow\(|torch\.narrow\(x, )")
+_EXPANDS = re.compile(r"^\s*x = (?:x\.expand\(|torch\.broadcast_to\(x, |x\.broadcast_to\()")
+_RESHAPES = re.compile(r"^\s*x = (?:x\.(?:reshape|view|flatten)\(|torch\.(?:reshape|flatten)\(x, )")
+
+
+def _written_through_expanded_view(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``x[i] = v`` after ``narrow`` of a lazy stack, ``expand`` and ``reshape``: tclass's
+    narrowed stack is contiguous (:func:`_narrowed_stack_contiguous`), so the reshape of
+    its expand is a view of the expanded memory (a stride of 0, as torch's ``reshape`` of
+    such a tensor), and the write reaches every row that memory is; the peer's narrowed
+    stack is strided, its reshape a copy, and the write reaches the rows written only
+    (program 16,022,285 of methods,index,shape,combine L8, fz30c)."""
+    if finding.kind != "result" or finding.step.op != "setitem":
+        return False
+    if not all("values differ" in line for line in finding.detail):
+        return False
+    lines = finding.lines[:-1]
+    lazy = [i for i, line in enumerate(lines) if "lazy_stack(" in line]
+    narrowed = [i for i, line in enumerate(lines) if _NARROW.search(line)]
+    if not lazy or not narrowed or narrowed[-1] < lazy[0]:
+        return False
+    after = lines[narrowed[-1] + 1 :]
+    expanded = [i for i, line in enumerate(after) if _EXPANDS.search(line)]
+    reshaped = [i for i, line in enumerate(after) if _RESHAPES.search(line)]
+    if not expanded or not reshaped or reshaped[-1] < expanded[0]:
+        return False
+    return _has_stride_0(mine.value) and not _has_stride_0(peer.value)
+
+
+def _has_stride_0(value: Any) -> bool:
+    """Whether a tensor of collection ``value`` repeats its memory along a dim."""
+    try:
+        leaves = list(value.values(True, True))
+    except (AttributeError, RuntimeError, TypeError, ValueError):
+        return False
+    return any(
+        hasattr(leaf, "stride") and leaf.numel() > 1 and 0 in leaf.stride() for leaf in leaves
+    )
 
 
 def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

@@ -52,9 +52,38 @@ def _number_written_around_values(finding: Finding, facts: Facts, peer: Any, min
     return all(
         _about_values(line)
         or re.search(r": peer Tensor\[[^\]]*\]\], tclass py \(", line)
+        or _ATTRS_SIZE_KEPT.match(line)
         or _MEMMAP_KEPT.search(line)
+        or _tensor_kept_in_values(line, mine.value)
         for line in finding.detail
     )
+
+
+# result['s'][0][1][0]: peer Tensor[...], tclass Tensor[...]: a tensor held in a value
+_TENSOR_IN_VALUE = re.compile(
+    r"^result\['(\w+)'\](?:\[\d+\])+: peer Tensor\[[^\]]*\]\], tclass Tensor\["
+)
+
+
+def _tensor_kept_in_values(line: str, mine: Any) -> bool:
+    """A tensor a Python value holds (``x[i] = x[i].to_dict()`` of a value stack wrote
+    one per element in both): the peer writes the number over it, tclass keeps it, as
+    any Python value (program 15,961,449 of features,math,index L12, fz30c)."""
+    found = _TENSOR_IN_VALUE.match(line)
+    if found is None:
+        return False
+    try:
+        node = mine.get(found.group(1))
+    except (AttributeError, KeyError, RuntimeError, TypeError):
+        return False
+    return type(node).__name__ in ("NonTensorData", "NonTensorStack")
+
+
+# an ``attrs()`` row's shape (a ``torch.Size`` value) the number leaves as it is (program
+# 15,984,733 of features,math,index L8: ``x[None, ...] = True``, fz30c)
+_ATTRS_SIZE_KEPT = re.compile(
+    r"^result(?:\['\w+'\])*\['tgt_shape'\]: peer Tensor\[[^\]]*\]\], tclass size \("
+)
 
 
 # ``x[idx] = 0`` (the fuzzer's numbers) of a locked collection
@@ -453,8 +482,10 @@ _MASK_PAST_SQUEEZED = re.compile(
 
 def _setitem_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``x[idx] = v`` where the peer fails inside (methods / features,index,shape,combine,
-    fz29e): a number 1.5 into uint64 entries (its own cast of the number); a record
-    after ``share_memory_()``; a mask into a record after its ``squeeze()``; and a
+    fz29e): a number 1.5 into uint64 entries (its own cast of the number); a
+    ``MetaData``'s dict written back (:func:`_metadata_dict_fails_inside`); a record
+    (or a TensorDict holding a str) after ``share_memory_()``; a mask into a record after
+    its ``squeeze()``; and a
     collection whose batch size does not fit the selection, which tclass refuses
     (``BatchSizeError``, a ``RuntimeError`` as the peer's refusal of a TensorDict's) where
     the peer copies the value first and that copy of a stack of Python values without
@@ -463,6 +494,8 @@ def _setitem_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     if finding.step.op != "setitem" or finding.kind not in ("peer-raises", "family"):
         return False
     message = str(peer.error)
+    if _METADATA_REBUILT in message:  # see _metadata_dict_fails_inside
+        return _metadata_dict_fails_inside(finding, mine)
     if finding.kind == "family":
         return (
             type(mine.error).__name__ == "BatchSizeError"
@@ -477,9 +510,31 @@ def _setitem_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) 
         # the clone of a record holding a str its ``share_memory_()`` made a
         # ``SynchronizedString``, which pickling refuses: program 15,824,608 L8
         return "share_memory_()" in earlier
+    if "'SynchronizedString' object has no attribute" in message:
+        # the same str, a TensorDict's: its rows' copy fails on it (program 16,071,590 of
+        # methods,index,shape,combine L8, fz30c)
+        return "share_memory_()" in earlier
     # its own float-to-uint64 cast of the number (``torch.tensor(1.5, dtype=torch.uint64)``
     # is a TypeError; torch's ``t[i] = 1.5`` writes 1): program 15,530,620 L12
     return "an integer is required" in message and ".uint64()" in earlier
+
+
+# the peer's MetaData rebuilt from a dict's keys: MetaData(k=1)
+_METADATA_REBUILT = "MetaData.__init__() got an unexpected keyword argument"
+
+
+def _metadata_dict_fails_inside(finding: Finding, mine: Any) -> bool:
+    """``x[i] = x[i].to_dict()`` of a collection holding a ``MetaData({'k': 1})``: the
+    peer's dict gives the MetaData's dict, and its write rebuilds a ``MetaData`` from that
+    dict's keys (``MetaData(k=1)``), a ``TypeError`` inside its own code; tclass writes
+    the dict into the node, or refuses it as any dict whose numbers do not fit the rows
+    (``BatchSizeError``: ``x[[]] = ...``, its ``'k'`` a scalar against no rows) (programs
+    15,953,732 and 15,984,873 of features,index,shape,combine L12, fz30c)."""
+    if ".to_dict()" not in finding.step.src:
+        return False
+    if not any("L.MetaData({" in line for line in finding.lines[:-1]):
+        return False
+    return finding.kind == "peer-raises" or type(mine.error).__name__ == "BatchSizeError"
 
 
 def _raised_in(error: BaseException, file: str, function: str) -> bool:
@@ -512,3 +567,96 @@ def _row_dict_of_one_list(finding: Finding, facts: Facts, peer: Any, mine: Any) 
         if value is not None and len(value.group(1).split(",")) == int(length):
             return True
     return False
+
+
+# x[...] = <a Python number>: the step that writes a number at an index
+_NUMBER_AT = re.compile(r"^x\[.*\] = (True|False|-?\d+(\.\d+)?)$")
+# result.<members>[i][j]['k']['l']: values differ: a leaf of a member of the lazy stack
+_MEMBER_LEAF = re.compile(r"^result\.<members>(?:\[\d+\])+((?:\['\w+'\])+): values differ")
+
+
+def _number_into_keys_some_members_hold(
+    finding: Finding, facts: Facts, peer: Any, mine: Any
+) -> bool:
+    """``lazy[idx] = 1.5`` of a lazy stack whose members hold different keys: tclass
+    fills each member's entries at ``idx``, those under a key only some members hold
+    too, as ``zero_()``, ``masked_fill_`` and ``apply_`` fill them in both; the peer's
+    index write fills the keys every member holds only and leaves the others as they
+    were (program 15,983,003 of features,index,shape,combine L8: the grads of a lazy
+    stack, ``None`` in two members, fz30c)."""
+    if finding.kind != "result" or finding.step.op != "setitem":
+        return False
+    stack = peer.value
+    if _NUMBER_AT.match(finding.step.src) is None or not hasattr(stack, "tensordicts"):
+        return False
+    shared = {(k,) if type(k) is str else tuple(k) for k in stack.keys(True, True)}
+    for line in finding.detail:
+        found = _MEMBER_LEAF.match(line)
+        if found is None or tuple(re.findall(r"'(\w+)'", found.group(1))) in shared:
+            return False
+    return True
+
+
+# result['s']: the first key path of a detail line
+_DETAIL_KEYS = re.compile(r"^result((?:\['\w+'\])+)(?:\[\d+\])*: ")
+
+
+def _metadata_rows_written(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``x[i] = x[i].to_dict()`` (or another row's dict) of a collection holding a
+    ``MetaData``: tclass writes the row's value, the node becoming a ``NonTensorStack``
+    of its values (the dict's number a 0-d tensor there), as both do for a
+    ``NonTensorData``; the peer's ``MetaData`` keeps its one value and drops the written
+    one, a different one too, without a word (program 15,983,945 of features,math,index
+    L12, fz30c)."""
+    if finding.kind != "result" or finding.step.op != "setitem" or not finding.detail:
+        return False
+    if not any("L.MetaData(" in line for line in finding.lines[:-1]):
+        return False
+    for line in finding.detail:
+        found = _DETAIL_KEYS.match(line)
+        if found is None:
+            return False
+        keys = tuple(re.findall(r"\['(\w+)'\]", found[1]))
+        key = keys[0] if len(keys) == 1 else keys
+        try:
+            theirs, ours = peer.value.get(key), mine.value.get(key)
+        except (AttributeError, KeyError, RuntimeError, TypeError):
+            return False
+        if (type(theirs).__name__, type(ours).__name__) != ("MetaData", "NonTensorStack"):
+            return False
+    return True
+
+
+# x.set(('n', 'md'), ...): a value set at a nested key
+_NESTED_SET = re.compile(
+    r"^x\.set\((\(['\"]\w+['\"](?:, ['\"]\w+['\"])+\)), L\.(MetaData|NonTensorStack)\("
+)
+
+
+def _value_spans_member_nodes(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``lazy.set(('n', 'md'), NonTensorStack(...))`` (or a ``MetaData``) where each
+    member's node ``n`` has batch dims past the member's: tclass's value spans each
+    member's node (one value per element over its dims, as a value set there in the
+    member itself), the peer's member nodes get a value of fewer dims than their own
+    (its stack then reads a flat list; programs 15,951,161 and 15,984,092 of
+    features,index,shape,combine, 15,952,145 of features,math,index L12, fz30c)."""
+    if finding.kind != "result" or finding.step.op != "set":
+        return False
+    found = _NESTED_SET.match(finding.step.src.strip())
+    if found is None:
+        return False
+    key = ast.literal_eval(found[1])
+    theirs = getattr(peer.value, "tensordicts", None)
+    ours = getattr(mine.value, "tensordicts", None)
+    if not theirs or not ours or len(theirs) != len(ours):
+        return False
+    try:
+        for peer_member, member in zip(theirs, ours):
+            node, value = peer_member.get(key[:-1]), peer_member.get(key)
+            if len(value.batch_size) >= len(node.batch_size):
+                return False
+            if member.get(key).batch_size != member.get(key[:-1]).batch_size:
+                return False
+    except (AttributeError, KeyError, RuntimeError, TypeError):
+        return False
+    return True

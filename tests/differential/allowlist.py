@@ -64,6 +64,7 @@ from .allow_fields import (
     _values_through_apply,
 )
 from .allow_h5 import (
+    _h5_cast_as_torch,
     _h5_keys_listed,
     _h5_memmap_saved_path,
     _h5_missing_renamed,
@@ -130,6 +131,7 @@ from .allow_params import (
     _grad_leaves_loaded,
     _params_as_modules,
     _params_from_modules_fail_inside,
+    _params_stack_value_dropped,
 )
 from .allow_ragged import (
     _padded_slots_per_element,
@@ -182,6 +184,7 @@ from .allow_structure import (
     _records_kept,
     _stays_lazy,
     _write_into_locked_slices,
+    _written_through_expanded_view,
 )
 from .allow_values import (
     _empty_set_under_node,
@@ -218,12 +221,15 @@ from .allow_writes import (
     _dims_in_batch,
     _equal_value_rewritten,
     _member_rows_written_per_element,
+    _metadata_rows_written,
+    _number_into_keys_some_members_hold,
     _number_written_around_values,
     _row_dict_of_one_list,
     _setitem_fails_inside,
     _stacked_value_stacks_copied,
     _stacked_values_copied,
     _too_many_indices,
+    _value_spans_member_nodes,
     _values_written_in_place,
     _written_as_torch,
 )
@@ -345,6 +351,8 @@ ENTRIES: list[Entry] = [
             _value_fits_its_new_node,
             _first_row_none_kept,
             _equal_value_rewritten,
+            _metadata_rows_written,
+            _value_spans_member_nodes,
             _member_rows_written_per_element,
             _row_dict_of_one_list,
             _shared_str_kept,
@@ -364,6 +372,7 @@ ENTRIES: list[Entry] = [
             _lazy_batch_size_set,
             _stays_lazy,
             _narrowed_stack_contiguous,
+            _written_through_expanded_view,
             _records_kept,
             _pad_sequence_unnamed,
             _pad_keeps_names,
@@ -373,6 +382,7 @@ ENTRIES: list[Entry] = [
             _records_restacked,
             _nested_records_kept,
             _written_node_kept,
+            _number_into_keys_some_members_hold,
         ),
     ),
     Entry(
@@ -395,6 +405,7 @@ ENTRIES: list[Entry] = [
             _dotted_keys_loaded,
             _locked_record_updated_at,
             _params_nested_read_locked,
+            _params_stack_value_dropped,
             _params_from_modules_fail_inside,
             _popped_as_stored,
             _params_value_attribute,
@@ -590,6 +601,7 @@ ENTRIES: list[Entry] = [
             _store_writes_grad_data,
             _stack_read_per_element,
             _ragged_batch_refused,
+            _h5_cast_as_torch,
         ),
     ),
     Entry(

@@ -593,6 +593,23 @@ DECIDED = [
     ("methods,features,entries,records", 12, 16_027_557, "memmap-by-data"),
     ("methods,features,entries,records", 12, 16_027_909, "lock-follows-sharing"),
     ("methods,features,entries,records", 8, 16_026_097, "empty-tensors-have-no-file"),
+    # fz30c: row writes (setitem / set_)
+    (_FEATURES, 8, 15_983_003, "stacking-keeps"),  # a number into keys some members hold
+    (_METHODS, 8, 16_022_285, "stacking-keeps"),  # reshape of an expanded narrowed stack
+    (_RECORDS4, 8, 16_022_963, "h5-files"),  # set_ of negative ints into a uint8 dataset
+    (_FEATURES, 12, 15_953_732, "peer-fails-inside"),  # x[i] = x[i].to_dict(): MetaData(k=1)
+    (_FEATURES, 12, 15_984_873, "peer-fails-inside"),  # the same at x[[]]
+    ("features,math,index", 12, 15_961_449, "values-kept-shared"),  # tensors in values
+    (_METHODS, 16, 16_029_467, "peer-fails-inside"),  # set_non_tensor: params members
+    (_RECORDS4, 8, 15_962_188, "none-field-unset"),  # set_non_tensor(('inner',), None)
+    (_METHODS, 8, 16_002_810, "none-field-unset"),  # set_non_tensor(('opt',), None)
+    ("features,math,index", 12, 15_983_945, "values-kept-shared"),  # rows of a MetaData
+    ("features,math,index", 8, 15_984_733, "values-kept-shared"),  # True into attrs()
+    (_FEATURES, 12, 15_951_161, "values-kept-shared"),  # a value set past the members' dims
+    (_FEATURES, 12, 15_984_092, "values-kept-shared"),  # the same, a MetaData
+    ("features,math,index", 12, 15_952_145, "values-kept-shared"),  # the same, loaded
+    (_FEATURES, 12, 16_070_170, "values-kept-shared"),  # the same, a MetaData list
+    (_METHODS, 8, 16_071_590, "peer-fails-inside"),  # rows after share_memory_() of a str
 ]
 
 

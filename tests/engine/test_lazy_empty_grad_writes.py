@@ -176,3 +176,36 @@ def test_a_gather_over_the_stack_dim_of_no_element_writes_the_members_it_picks(
         if lib is tclass:
             assert isinstance(info.value, errors.InPlaceWriteError)
             assert "'b'" in str(info.value) and "torch.no_grad" in str(info.value)
+
+
+@pytest.mark.parametrize("number", [1.5, 0, True])
+def test_a_number_written_at_no_element_is_refused_for_a_leaf_that_requires_grad(
+    number: Any,
+) -> None:
+    """``stack[::2] = 1.5`` of members of no element whose leaves require grad: the peer
+    writes the number into each member it picks, which autograd refuses; tclass refuses
+    it too, as for a tensor written there (program 15,954,147 of
+    features,index,shape,combine --length 8, fz30c)."""
+    for lib in (tensordict, tclass):
+        members = [lib.TensorDict({"b": torch.zeros(0, 4)}, [0]) for _ in range(3)]
+        stack = lib.lazy_stack(members, 0).float().requires_grad_()
+        with pytest.raises(RuntimeError) as info:
+            stack[::2] = number
+    assert isinstance(info.value, errors.InPlaceWriteError)
+    assert "'b'" in str(info.value) and "torch.no_grad" in str(info.value)
+    with torch.no_grad():
+        stack[::2] = number  # outside grad mode: nothing to write, nothing refused
+
+
+@pytest.mark.parametrize("rows", [3, 0])
+def test_a_number_written_into_a_leaf_that_requires_grad_is_autograds_refusal(
+    rows: int,
+) -> None:
+    """Not a shape mismatch: the ``InPlaceWriteError`` (a ``RuntimeError``, as torch's in
+    the peer) names the entry and gives autograd's message."""
+    td = tclass.TensorDict({"b": torch.zeros(rows, 4)}, [rows]).float().requires_grad_()
+    with pytest.raises(
+        errors.InPlaceWriteError, match="'b'.*leaf Variable that requires grad"
+    ) as info:
+        td[::2] = 1.5
+    assert not isinstance(info.value, errors.BatchSizeError)

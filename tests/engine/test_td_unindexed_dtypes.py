@@ -133,3 +133,19 @@ def test_a_lazy_stacks_dict_of_numbers_at_rows_is_refused_before_any_member_is_w
     with pytest.raises(InPlaceKernelError, match="member 0 of the lazy stack"):
         stack[[0, 1]] = {"a": 5.0, "m": {"b": 0}}
     assert stack["a"].tolist() == [[1.0, 1.0]] * 4
+
+
+@pytest.mark.parametrize("dtype", UNSIGNED)
+def test_a_lazy_stacks_write_at_a_mask_into_a_members_nested_entry_is_torchs_refusal(
+    dtype: torch.dtype,
+) -> None:
+    """Members stacked along their last dim, a mask over every dim: each member's nested
+    collection refuses the rows it is given (a ``NotImplementedError``, as the peer's),
+    not a shape mismatch (the fuzzer's program 16,021,065 of methods,index,shape,combine)."""
+    member = TensorDict({"m": {"b": torch.zeros(2, 2, 3).to(dtype)}, "a": torch.ones(2, 2)}, [2, 2])
+    stack = tclass.lazy_stack([member, member.clone()], 2)
+    mask = torch.tensor([[[True, False], [True, False]], [[False, False], [True, True]]])
+    with pytest.raises(NotImplementedError, match="not implemented for") as caught:
+        stack[mask] = stack[mask].clone()
+    assert isinstance(caught.value, InPlaceKernelError)
+    assert "'m'" in str(caught.value) and "'b'" in str(caught.value)

@@ -9,7 +9,16 @@ from typing import Annotated, Any
 import pytest
 import torch
 
-from tclass import NonTensorData, Spec, TensorClass, TensorDict, errors, lazy_stack, tensorclass
+from tclass import (
+    LazyStackedTensorDict,
+    NonTensorData,
+    Spec,
+    TensorClass,
+    TensorDict,
+    errors,
+    lazy_stack,
+    tensorclass,
+)
 
 
 class Step(TensorClass):
@@ -323,3 +332,30 @@ def test_a_locked_record_takes_update_of_none_and_refuses_one_of_itself() -> Non
         point.update({"x": torch.ones(3)}, keys_to_update=[])
     assert point.update(point, inplace=True) is point and (point.x == 0).all()
     assert Point(x=torch.zeros(3), batch_size=[3]).update(None).x.tolist() == [0.0] * 3
+
+
+def _with_wider_note() -> Step:
+    """A record of batch [1] whose ``note`` keeps the dims it had before the batch size
+    was cut ([1, 4]: one value per element there), as the peer's does."""
+    step = Step(torch.zeros(1, 4), torch.zeros(1, 4), "pong", batch_size=[1, 4])
+    step.batch_size = [1]
+    assert step._tensordict.get("note").batch_size == (1, 4)
+    return step
+
+
+def test_a_value_with_dims_past_the_batch_keeps_them_through_update() -> None:
+    step = _with_wider_note()
+    step.update(_with_wider_note().clone(), inplace=True)
+    assert step._tensordict.get("note").batch_size == (1, 4)
+    assert step._tensordict.get("note").tolist() == [["pong"] * 4]
+
+
+def test_a_lazy_stack_of_such_records_written_whole_keeps_them() -> None:
+    """``stack[...] = stack[...].clone()`` updates each member with its part (program
+    16,021,491 of features,index,shape,combine L12: the labels read one level
+    shallower after the write, fz30c)."""
+    stack = LazyStackedTensorDict(_with_wider_note(), _with_wider_note(), stack_dim=-1)
+    stack[...] = stack[...].clone().zero_()
+    notes = [member._tensordict.get("note").batch_size for member in stack.tensordicts]
+    assert notes == [(1, 4), (1, 4)]
+    assert stack.get("note").tolist() == [[["pong"] * 4, ["pong"] * 4]]

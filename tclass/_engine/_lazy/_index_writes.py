@@ -362,7 +362,7 @@ def refuse_grad_members(
     each one in the peer, and autograd refuses that in-place write (of no element too)
     into a leaf tensor that requires grad, or a view of one, under grad mode: refused
     before anything is written, naming the entry and the member. ``value``'s keys say
-    the entries written (a tensor without keys: every entry). A member that is itself a
+    the entries written (a tensor without keys, a number: every entry). A member that is itself a
     lazy stack takes the rest of the index ``items`` (see :func:`_member_items`) and
     writes only into the members that picks, as the peer's nested setitem does (an
     empty slice or tensor on its stack dim picks none: nothing refused); ``prefix`` is
@@ -372,6 +372,8 @@ def refuse_grad_members(
         InPlaceWriteError: (a ``RuntimeError``, as torch's in the peer).
     """
     paths = {path for path, _ in _tensor_parts(value, ())}
+    if type(value) in (int, float, bool, complex):
+        paths = {()}  # a number written into every entry, as a tensor without keys
     inner = None if items is None else _member_items(stack, items)
     for number in numbers:
         member = stack._members[number]
