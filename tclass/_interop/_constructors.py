@@ -79,7 +79,6 @@ __all__ = [
 ]
 
 _NUMBERS = (bool, int, float, complex, np.ndarray, np.generic)
-_NESTABLE = (torch.Tensor, TensorCollection, Mapping, tuple)  # a tuple of these nests
 _NO_DIMS = torch.Size([])
 _NOT_VALUES = (torch.Tensor, TensorCollection, Mapping, np.ndarray, tuple)
 
@@ -202,13 +201,13 @@ def _leaf(value: Any, where: str) -> Any:
         return stored
     if isinstance(value, (Real, np.bool_)):
         return Scalar(value)
-    if isinstance(value, (*_NUMBERS, tuple)):
+    if isinstance(value, tuple):  # (a torch.Size too) "0", "1", ... as from_tuple, as the peer
+        return normalize(_tuple_dict(value), where)
+    if isinstance(value, _NUMBERS):
         try:
             return torch.as_tensor(value)
         except (TypeError, ValueError, RuntimeError):
             pass  # strings, ragged lists, object arrays: one Python value
-    if type(value) is tuple and any(isinstance(item, _NESTABLE) for item in value):
-        return normalize(_tuple_dict(value), where)  # "0", "1", ... as from_tuple, as the peer
     return PyValue(value)
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch.utils._pytree import tree_leaves
 
+from .allow_features import size_as_tuple
 from .allow_fields import _nested_none_kept
 from .allow_structure import _fields_line
 from .compare import is_collection, read_both
@@ -82,7 +83,9 @@ def _separated_once(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     plain tensors. Another key's nested record that holds only the ``None`` values the
     peer stored through ``from_dict`` reads as ``none-field-unset`` has it (program
     8,301,445 of ``--length 8`` index,entries,records, fz18a), and a nested node's
-    batch size that ``split_keys`` keeps (8,303,496, as :func:`_split_parts_keep_nested_dims`).
+    batch size that ``split_keys`` keeps (8,303,496, as :func:`_split_parts_keep_nested_dims`),
+    and an ``attrs()`` shape beside it that the peer's copy made a plain tuple
+    (:func:`size_as_tuple`; fz30f: program 16,010,219 L8 of features,entries,math,records).
     The peer takes the keys in
     its set's order, so with some hash seeds it raises a ``KeyError`` for the key inside
     the other instead (program 6,001,168 of the six families)."""
@@ -120,6 +123,8 @@ def _separated_once(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
         elif not any(path[: len(key)] == key for key in later):
             if _nested_none_kept(finding, line, peer.value):
                 continue  # (none-field-unset's)
+            if size_as_tuple(line):
+                continue  # (an ``attrs()`` shape the peer's copy made a tuple: fz30f)
             if finding.step.op != "split_keys" or not _nested_dims_kept(line):
                 return False  # (split-parts-keep-nested-dims', below)
     return bool(later)

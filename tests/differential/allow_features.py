@@ -268,7 +268,34 @@ def _value_kept_in_str_field(finding: Finding, facts: Facts, peer: Any, mine: An
         return bool(about) and _NUMBER_GIVEN.search(finding.step.src) is not None
     if finding.kind != "result" or not finding.detail:
         return False
-    return all(_kept_in_str_field(line, finding, peer, mine) for line in finding.detail)
+    lines = _past_inferred_batch(finding)
+    return bool(lines) and all(_kept_in_str_field(line, finding, peer, mine) for line in lines)
+
+
+_INFERRED_BATCH = re.compile(r"^result\.batch_size: peer \(([\d, ]*)\), tclass \(([\d, ]*)\)$")
+
+
+def _past_inferred_batch(finding: Finding) -> list[str]:
+    """The lines of ``finding`` past its batch size and names lines where it is
+    ``record.from_dict_instance(d, auto_batch_size=True)`` and one batch size starts the
+    other: a field's value the two read differently counts for the inferred batch size
+    (the peer's 0-d tensor of a number stops it at ``[]``; its one value of a stack lets
+    the tensors' dims through), so those lines follow the value's (fz30f: programs
+    16,020,373 L8 of features,math,index, 15,951,119 L12 of
+    features,entries,math,records)."""
+    lines = list(finding.detail)
+    if finding.step.op != "from_dict_instance" or "auto_batch_size=True" not in finding.step.src:
+        return lines
+    found = _INFERRED_BATCH.match(lines[0])
+    if found is None:
+        return lines
+    theirs, ours = (
+        [int(part) for part in text.split(",") if part.strip()] for text in found.groups()
+    )
+    shorter, longer = sorted((theirs, ours), key=len)
+    if longer[: len(shorter)] != shorter or len(longer) == len(shorter):
+        return lines
+    return [line for line in lines[1:] if not line.startswith("result.names: ")]
 
 
 _JOINED_KIND = re.compile(r"^result\.kind: peer 'TensorDict', tclass '(\w+)'$")
@@ -294,8 +321,8 @@ def _joined_into_the_record(finding: Finding, facts: Facts, peer: Any, mine: Any
 
 _RECORD_KIND = re.compile(r"^result(?:\['[^']*'\])*\.kind: peer '\w+', tclass 'TensorDict'$")
 _VALUE_READ = re.compile(
-    r"^result(?:\['[^']*'\])+: peer (py|size) \(.*\), tclass nontensor \(\('value', "
-)
+    r"^result(?:\['[^']*'\])+: peer (py|size) \(.*\), tclass nontensor \(\('(?:value|meta)', "
+)  # (a MetaData's value: fz30f, program 16,102,456 L8 of features,index,shape,combine)
 _KEYS = re.compile(r"^result(?:\['[^']*'\])*: keys: peer (\[.*\]), tclass (\[.*\])$")
 # a stack of Python values that the peer's attrs() reads as a collection without tensors
 _VALUES_AS_EMPTY = re.compile(
@@ -319,9 +346,11 @@ def _attrs_of_a_record(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         return False
     # (``attrs()`` of ``attrs()``: each tensor's TensorAttrs record a TensorDict too,
     # 15,891,283 L16, fz28f)
-    if not _RECORD_KIND.match(finding.detail[0]):
+    # (fz30f) of a lazy stack of records, the record kind of its nested ``inner`` only
+    # (program 15,982,841 L8 of features,index,shape,combine)
+    if not any(_RECORD_KIND.match(line) for line in finding.detail):
         return False
-    for line in finding.detail[1:]:
+    for line in finding.detail:
         keys = _KEYS.match(line)
         order = _KEY_ORDER.match(line)
         if keys is not None:
@@ -369,7 +398,23 @@ def _clone_copies_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     return all(_ONE_VALUE_PER_ELEMENT.match(line) for line in finding.detail)
 
 
-_ONE_VALUE_OF_LIST = re.compile(r"^result((?:\['[^']*'\])+): peer py \((.*)\), tclass list of \d+$")
+_ONE_VALUE_OF_LIST = re.compile(
+    r"^result((?:\['[^']*'\])+)(?:\[\d+\])*: (?:peer py \(.*\), tclass list of \d+"
+    r"|peer 'tuple', tclass 'list'|length: peer \d+, tclass \d+)$"
+)  # (a shape's tuple: its items and length against the list's)
+
+
+def _field_value(node: Any, keys: list[str]) -> Any:
+    """The value under ``keys``: a record's field as its attribute reads it, a
+    TensorDict's entry as ``get`` reads it (a TensorDict of records, fz30f)."""
+    for key in keys:
+        if hasattr(node, "__dataclass_fields__"):
+            node = getattr(node, key, None)
+        elif hasattr(node, "get"):
+            node = node.get(key, None)
+        else:
+            return None
+    return node
 
 
 def _record_values_kept_per_element(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -380,22 +425,26 @@ def _record_values_kept_per_element(finding: Finding, facts: Facts, peer: Any, m
     method makes it the one value the elements share (its ``.data``; it raises
     ``AttributeError`` where they differ; of two stack dims or more, the one value of the
     first row, the others' ``None`` of a ``pad`` lost), so the round trip changes the
-    field (programs 15,600,174 L8 and 15,610,430 L12 of features,index,shape,combine)."""
+    field (programs 15,600,174 L8 and 15,610,430 L12 of features,index,shape,combine);
+    also of a TensorDict's ``from_dict_instance`` of the records it holds (``attrs()``
+    unsqueezed and repeated: each ``TensorAttrs`` built by its class's ``from_dict``),
+    where the peer's ``tgt_shape`` is the one shape as a tuple (fz30f: program
+    15,960,402 L8 of features,index,shape,combine)."""
     if finding.kind != "result" or finding.step.op != "from_dict_instance":
         return False
-    for line in finding.detail:
+    lines = _past_inferred_batch(finding)  # (the one value lets the tensors' dims through)
+    if not lines:
+        return False
+    for line in lines:
         found = _ONE_VALUE_OF_LIST.match(line)
         if found is None:
             return False
-        node = mine.value
-        for key in re.findall(r"\['([^']*)'\]", found.group(1)):
-            node = getattr(node, key, None)
+        keys = re.findall(r"\['([^']*)'\]", found.group(1))
+        node = _field_value(mine.value, keys)
         if isinstance(node, list) and node and isinstance(node[0], list):
             node = node[0]  # (the peer's ``.data`` of a stack of stacks: its first row's)
         values = flat_values(node) if isinstance(node, list) else []
-        theirs = peer.value
-        for key in re.findall(r"\['([^']*)'\]", found.group(1)):
-            theirs = getattr(theirs, key, None)
+        theirs = _field_value(peer.value, keys)
         if not values or any(value != theirs for value in values):
             return False
     return True
@@ -441,14 +490,16 @@ def _size_kept_a_size(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     12``)."""
     if finding.kind != "result":
         return False
-    for line in finding.detail:
-        found = _SIZE_AS_TUPLE.match(line)
-        if found is None:
-            return False
-        sizes = [part for part in found[2].split(",") if part.strip()]
-        if int(found[1]) != len(sizes):
-            return False
-    return True
+    return all(size_as_tuple(line) for line in finding.detail)
+
+
+def size_as_tuple(line: str) -> bool:
+    """A line of a ``torch.Size`` that the peer's copy made a plain tuple of its length."""
+    found = _SIZE_AS_TUPLE.match(line)
+    if found is None:
+        return False
+    sizes = [part for part in found[2].split(",") if part.strip()]
+    return int(found[1]) == len(sizes)
 
 
 _LIST_CAST_BY_PEER = re.compile(
@@ -519,3 +570,45 @@ def _attrs_shape_not_rows(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     if not any(".attrs()" in line for line in finding.lines):
         return False
     return all(_ATTRS_COLUMN.match(line) for line in finding.detail)
+
+
+_TUPLE_OF_RECORD = re.compile(r"^result(\[\d+\])*: peer 'tuple', tclass ['\"]namedtuple\(")
+_TUPLE_ITEM = re.compile(r"^result(\[\d+\])+: ")
+_REPLACED_RECORD = re.compile(r'__import__\("dataclasses"\)\.replace\(')
+
+
+def _namedtuple_in_field_order(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``record.to_namedtuple()`` of a record that ``dataclasses.replace(rec, inner=...)``
+    made: tclass's namedtuple lists the fields in their declared order (README: "A record
+    lists its fields ... in their declared order"), the peer's plain tuple in its
+    record's keys' order, the replaced field first; the items are the same (fz30f:
+    program 16,014,304 L8 of features,entries,math,records)."""
+    if finding.kind != "result" or finding.step.op != "to_namedtuple" or not finding.detail:
+        return False
+    if not any(_REPLACED_RECORD.search(line) for line in finding.lines[:-1]):
+        return False
+    if not _TUPLE_OF_RECORD.match(finding.detail[0]):
+        return False
+    if not all(_TUPLE_ITEM.match(line) for line in finding.detail[1:]):
+        return False
+    theirs, ours = _last_tuple(peer.value), _last_tuple(mine.value)
+    if theirs is None or ours is None or len(theirs) != len(ours):
+        return False
+    return sorted(map(_item_kind, theirs)) == sorted(map(_item_kind, ours))
+
+
+def _last_tuple(value: Any) -> tuple[Any, ...] | None:
+    """The namedtuple (or tuple) of fields in a result, itself or its last item."""
+    if hasattr(value, "_fields") or (isinstance(value, tuple) and not value):
+        return tuple(value)
+    if isinstance(value, tuple) and isinstance(value[-1], tuple):
+        return tuple(value[-1])
+    return tuple(value) if isinstance(value, tuple) else None
+
+
+def _item_kind(item: Any) -> str:
+    if isinstance(item, torch.Tensor):
+        return f"tensor {item.dtype} {list(item.shape)}"
+    if isinstance(item, tuple):
+        return f"tuple {len(item)}"
+    return type(item).__name__

@@ -568,3 +568,39 @@ def _not_serializable(error: BaseException | None) -> bool:
     """Whether ``error`` is tclass's ``NotSerializableError`` (or its
     ``NotSerializableWriteError``, of a value written over a saved one in place)."""
     return any(cls.__name__ == "NotSerializableError" for cls in type(error).__mro__)
+
+
+# ``result['a']['tgt_shape']: peer TensorDict(batch_size=[], keys=['0', '1']), tclass size
+# ([1, 4],)``: a record's shape field that the peer's update made a TensorDict of its numbers
+_SHAPE_AS_ENTRIES = re.compile(
+    r"^result((?:\['[^']*'\])+): peer TensorDict\(batch_size=\[\], keys=\[(.*)\]\), "
+    r"tclass size \(\[([\d, ]*)\],\)$"
+)
+
+
+def _shape_field_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``x.update(x.to_dict())`` of a TensorDict holding records (``attrs()``'s
+    ``TensorAttrs``): each record's Python-value field holding a ``torch.Size``
+    (``tgt_shape``) takes the size the dict gives, as an assignment or ``set`` writes it
+    in both, where the peer's record update reads the tuple as a collection, a TensorDict
+    of its numbers under ``'0'``, ``'1'``...
+    (fz30f: programs 16,027,127 L12 of methods,features,entries,records, 15,973,725 L12
+    of features,entries,math,records)."""
+    if finding.kind != "result" or finding.step.op != "update" or not finding.detail:
+        return False
+    for line in finding.detail:
+        found = _SHAPE_AS_ENTRIES.match(line)
+        if found is None:
+            return False
+        path = re.findall(r"\['([^']*)'\]", found[1])
+        record = mine.value.get(tuple(path[:-1])) if len(path) > 1 else mine.value
+        if path[-1] not in getattr(record, "__dataclass_fields__", {}):
+            return False  # (a record's field, not a TensorDict's entry)
+        sizes = [int(part) for part in found[3].split(",") if part.strip()]
+        keys = ast.literal_eval(f"[{found[2]}]")
+        if keys != [str(position) for position in range(len(sizes))]:
+            return False
+        theirs = peer.value.get(tuple(path))
+        if [int(theirs[key]) for key in keys] != sizes:
+            return False
+    return True

@@ -110,8 +110,8 @@ def _string_field_read(line: str, peer: Any) -> bool:
 # a list (or number) value of ``from_struct_array(x.to_struct_array())``: the peer's tensor
 _STRUCT_LIST_READ = re.compile(
     r"^result((?:\['\w+'\])+): peer Tensor\[torch\.\w+, shape \[[\d, ]*\]\], "
-    r"tclass nontensor \(\('value', \('(?:seq', 'list'|py', 'int'|py', 'float'), "
-)
+    r"tclass nontensor \(\('value', \('(?:seq', 'list'|py', 'int'|py', 'float'|size'), "
+)  # (a size: an ``attrs()`` shape, fz30f)
 
 
 def _struct_array_list_read_back(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -119,7 +119,9 @@ def _struct_array_list_read_back(finding: Finding, facts: Facts, peer: Any, mine
     numbers as one Python value (``set_non_tensor(key, [1, 2])``): tclass reads the list
     back as the value, the peer as a tensor with one more dim holding the numbers (fz28e:
     program 15,861,988 of methods,index,shape,combine, --length 16); a number alike, beside
-    strings read back (15,845,492, --length 8)."""
+    strings read back (15,845,492, --length 8); a ``torch.Size`` alike (an ``attrs()``
+    shape, beside its device and dtype read back: fz30f, program 16,101,819 L12 of
+    methods,features,entries,records)."""
     if finding.kind != "result" or finding.step.op != "from_struct_array":
         return False
     for line in finding.detail:
@@ -138,9 +140,11 @@ def _struct_array_list_read_back(finding: Finding, facts: Facts, peer: Any, mine
             if not isinstance(theirs, torch.Tensor) or not bool((theirs == value).all()):
                 return False
             continue
-        if not isinstance(theirs, torch.Tensor) or not isinstance(value, list) or not value:
+        if not isinstance(theirs, torch.Tensor) or not isinstance(value, (list, tuple)):
             return False
-        if theirs.shape[-1:] != (len(value),) or not bool((theirs == torch.tensor(value)).all()):
+        if not value or theirs.shape[-1:] != (len(value),):
+            return False
+        if not bool((theirs == torch.tensor(list(value))).all()):
             return False
     return True
 
@@ -198,3 +202,47 @@ def _devices_set_through_a_view(finding: Finding, facts: Facts, peer: Any, mine:
         else:
             return False
     return True
+
+
+_NESTED_DEVICE_DROPPED = re.compile(
+    r"^result((?:\['[^']*'\])+)\.device: peer 'None', tclass '(\w+)'$"
+)
+_DTYPE_CAST = re.compile(r"\.to\((?:dtype=)?torch\.\w+\)$")
+
+
+def _cast_keeps_devices(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``x.to(torch.int64)`` (a dtype only) of a collection without a device holding
+    nested collections on ``cpu``: tclass's result keeps each nested collection's device,
+    as ``float()`` / ``double()`` / ``clone()`` keep it in both; the peer's ``to(dtype)``
+    gives every nested node the root's device, ``None`` (fz30f: programs 15,966,607 L8
+    of features,math,index, 15,951,963 L12 of methods,features,entries,records)."""
+    if finding.kind != "result" or not _DTYPE_CAST.search(finding.step.src):
+        return False
+    if getattr(peer.value, "device", 0) is not None or mine.value.device is not None:
+        return False
+    for line in finding.detail:
+        found = _NESTED_DEVICE_DROPPED.match(line)
+        if found is None:
+            return False
+        node = mine.value.get(tuple(re.findall(r"\['([^']*)'\]", found[1])))
+        leaves = node.values(include_nested=True, leaves_only=True)
+        devices = {str(leaf.device) for leaf in leaves if isinstance(leaf, torch.Tensor)}
+        if devices - {found[2]}:
+            return False
+    return bool(finding.detail)
+
+
+def _device_set_on_a_file_view(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``auto_device_()`` of a view of a file's rows (``file[::2]`` of an HDF5
+    ``PersistentTensorDict``): tclass sets the device the view reads (its file's), as
+    the method promises; the peer's sets an attribute its view's ``device`` does not read
+    (it reads the file's), so its device stays ``None`` (fz30f: program 15,982,093 L8 of
+    methods,features,entries,records)."""
+    if finding.kind != "result" or finding.step.op != "auto_device_":
+        return False
+    if type(peer.value).__name__ != "_SubTensorDict" or finding.detail != [
+        f"result.device: peer 'None', tclass '{mine.value.device}'"
+    ]:
+        return False
+    leaves = mine.value.values(include_nested=True, leaves_only=True)
+    return {str(leaf.device) for leaf in leaves} == {str(mine.value.device)}

@@ -45,6 +45,7 @@ from .allow_features import (
     _feature_fails_inside,
     _joined_into_the_record,
     _list_read_into_str_field,
+    _namedtuple_in_field_order,
     _record_values_kept_per_element,
     _replaced_values_not_nodes,
     _size_kept_a_size,
@@ -60,6 +61,7 @@ from .allow_fields import (
     _none_field_unset,
     _not_json_refused,
     _record_written_at_none,
+    _shape_field_kept,
     _value_fits_its_new_node,
     _values_through_apply,
 )
@@ -80,6 +82,8 @@ from .allow_h5 import (
     _store_writes_grad_data,
 )
 from .allow_methods import (
+    _cast_keeps_devices,
+    _device_set_on_a_file_view,
     _devices_set_through_a_view,
     _mapped_files_shared,
     _method_fails_inside,
@@ -418,6 +422,7 @@ ENTRIES: list[Entry] = [
             _struct_array_list_read_back,
             _nested_lists_not_read_as_pairs,
             _devices_set_through_a_view,
+            _device_set_on_a_file_view,
         ),
     ),
     Entry(
@@ -477,6 +482,7 @@ ENTRIES: list[Entry] = [
             _nothing_mapped,
             _consolidated_on_cpu,
             _consolidated_keeps_devices,
+            _cast_keeps_devices,
             _refiled_not_written,
             _shared_on_files,
             _consolidated_key_order,
@@ -524,6 +530,8 @@ ENTRIES: list[Entry] = [
             _replaced_values_not_nodes,
             _joined_into_the_record,
             _replaced_fields_first,
+            _shape_field_kept,
+            _namedtuple_in_field_order,
         ),
     ),
     Entry(

@@ -610,6 +610,28 @@ DECIDED = [
     ("features,math,index", 12, 15_952_145, "values-kept-shared"),  # the same, loaded
     (_FEATURES, 12, 16_070_170, "values-kept-shared"),  # the same, a MetaData list
     (_METHODS, 8, 16_071_590, "peer-fails-inside"),  # rows after share_memory_() of a str
+    # fz30f: update(x.to_dict()) of attrs(): a record's Size field takes the size (the peer's
+    # record update makes a TensorDict of its numbers)
+    ("methods,features,entries,records", 12, 16_027_127, "records-predictable"),
+    ("features,entries,math,records", 12, 15_973_725, "records-predictable"),
+    # fz30f: attrs() of a lazy stack of records (its nested 'inner' a TensorDict)
+    (_FEATURES, 8, 15_982_841, "records-predictable"),
+    (_FEATURES, 8, 16_102_456, "records-predictable"),  # a MetaData value, loaded keys
+    # fz30f: a TensorDict's from_dict_instance of attrs() records: one value per element
+    (_FEATURES, 8, 15_960_402, "records-predictable"),
+    # fz30f: record.from_dict_instance(d, auto_batch_size=True): the value counts for the batch
+    ("features,math,index", 8, 16_020_373, "annotation-casts"),  # a number in a str field
+    ("features,entries,math,records", 12, 15_951_119, "records-predictable"),  # a value stack
+    # fz30f: to_namedtuple after dataclasses.replace: the declared field order
+    ("features,entries,math,records", 8, 16_014_304, "records-predictable"),
+    # fz30f: split_keys of a nested key, then its parent, beside an attrs() shape
+    ("features,entries,math,records", 8, 16_010_219, "peer-fails-inside"),
+    # fz30f: auto_device_() of an HDF5 file's view; to(dtype) keeps nested devices
+    ("methods,features,entries,records", 8, 15_982_093, "peer-fails-inside"),
+    ("features,math,index", 8, 15_966_607, "memmap-by-data"),
+    ("methods,features,entries,records", 12, 15_951_963, "memmap-by-data"),
+    # fz30f: from_struct_array(to_struct_array()) of attrs(): a shape read back as a Size
+    ("methods,features,entries,records", 12, 16_101_819, "peer-fails-inside"),
 ]
 
 

@@ -180,6 +180,25 @@ class TestFromDict:
         with pytest.raises(errors.BatchMismatchError, match="'a'"):
             TensorDict.from_dict({"v": 7, "a": torch.zeros(2)}, batch_size=[3])
 
+    def test_a_tuple_nests_under_its_positions_as_from_tuple(self) -> None:
+        # As the peer's from_dict (its from_any of each value) and tclass's from_any: a
+        # tuple, a torch.Size too, is a nested TensorDict under "0", "1"... of its items
+        # converted as from_dict converts values (attrs().to_dict()'s tgt_shape, fz30f).
+        td = TensorDict.from_dict(
+            {"shape": torch.Size([4, 3]), "pair": (1, 2.5), "s": ("p", "q"), "e": ()}
+        )
+        assert list(td["shape"].keys()) == ["0", "1"] and type(td["shape"]) is TensorDict
+        assert torch.equal(td["shape", "1"], torch.tensor(3))
+        assert td["pair", "1"].dtype == torch.float32 and td["s", "1"] == "q"
+        assert type(td["e"]) is TensorDict and not list(td["e"].keys())
+        assert td.to_dict()["shape"] == {"0": torch.tensor(4), "1": torch.tensor(3)}
+        attrs = TensorDict(a=torch.zeros(2, 3)).attrs()
+        back = TensorDict.from_dict(attrs.to_dict())
+        assert [int(v) for v in back["a", "tgt_shape"].values()] == [2, 3]
+        # the constructor and update keep a tuple of numbers one tensor, as the peer's
+        assert torch.equal(TensorDict({"s": (1, 2)})["s"], torch.tensor([1, 2]))
+        assert torch.equal(TensorDict().update({"s": (1, 2)})["s"], torch.tensor([1, 2]))
+
     def test_nested_python_values_take_the_parent_batch(self) -> None:
         td = TensorDict.from_dict(
             {"a": torch.zeros(4, 2), "meta": {"name": "x", "deep": {"k": None}}},
