@@ -22,7 +22,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core._keys import key_path
 from tclass._core._records import is_record, is_record_class, storage_of
 from tclass._engine._entry_values import keys_below
-from tclass._engine._nontensor import NonTensorData
+from tclass._engine._nontensor import MetaData, NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._tensorclass._writes import check_row_write, merges_into
@@ -149,7 +149,9 @@ def _planned(
         if value.__class__ is torch.Tensor:  # (the usual value: it merges into nothing)
             fields[key] = value.clone() if clone else value
         elif isinstance(value, NonTensorData):
-            fields[key] = value.data  # (a per-element stack is set as it is)
+            # (a per-element stack is set as it is; a MetaData too, whose value is one
+            # for the whole batch: a list in it is not one item per element)
+            fields[key] = value if isinstance(value, MetaData) else value.data
         elif merges_into(partial(_field, record, key), value, is_leaf):
             merges.append((key, value, below))
             continue

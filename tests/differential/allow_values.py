@@ -135,7 +135,10 @@ def _empty_values_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     with one keeps its operands as members (their keys differ: program 10,905,699 of
     index,combine --length 6) where tclass's, the keys alike, stacks them. The peer's
     ``memmap_like`` drops them too, and a nested collection that held only them
-    (program 13,600,433 of the six families --length 12, fz24c)."""
+    (program 13,600,433 of the six families --length 12, fz24c), and so does its binary
+    math (``mul``, ``clamp``, ``clamp_min`` by a number: a nested collection left holding
+    nothing is left out of its result; programs 16,022,209 / 16,022,522 L8 of
+    features,math,index, 15,966,655 L8 of features,entries,math,records)."""
     if finding.kind in ("peer-raises", "family"):
         return _keys_mismatch_over_no_elements(finding, peer, mine)
     if finding.kind != "result":
@@ -148,8 +151,8 @@ def _empty_values_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         if keys is not None:
             theirs, ours = (re.findall(r"'(\w+)'", side) for side in keys.groups())
             extra = set(ours) - set(theirs)
-            if finding.step.op == "memmap_like":  # its node left empty goes too (below)
-                kept = kept | _emptied_nodes(mine.value)
+            if finding.step.op == "memmap_like" or finding.step.family == "math":
+                kept = kept | _emptied_nodes(mine.value)  # its node left empty goes too
             if not extra or not set(theirs) <= set(ours) or not extra <= kept:
                 return False
             keyed = True

@@ -593,6 +593,14 @@ DECIDED = [
     ("methods,features,entries,records", 12, 16_027_557, "memmap-by-data"),
     ("methods,features,entries,records", 12, 16_027_909, "lock-follows-sharing"),
     ("methods,features,entries,records", 8, 16_026_097, "empty-tensors-have-no-file"),
+    # fz30h: .grad of a record whose nested record holds the peer's stored None values;
+    # binary math dropping a node that held only an empty value stack (peer only)
+    ("features,math,index", 8, 15_966_106, "none-field-unset"),
+    ("features,entries,math,records", 8, 15_970_697, "none-field-unset"),
+    ("methods,features,entries,records", 12, 15_953_576, "none-field-unset"),
+    ("features,math,index", 8, 16_022_209, "values-kept-shared"),  # mul
+    ("features,math,index", 8, 16_022_522, "values-kept-shared"),  # clamp
+    ("features,entries,math,records", 8, 15_966_655, "values-kept-shared"),  # clamp_min
 ]
 
 

@@ -9,7 +9,16 @@ from typing import Annotated, Any
 import pytest
 import torch
 
-from tclass import NonTensorData, Spec, TensorClass, TensorDict, errors, lazy_stack, tensorclass
+from tclass import (
+    MetaData,
+    NonTensorData,
+    Spec,
+    TensorClass,
+    TensorDict,
+    errors,
+    lazy_stack,
+    tensorclass,
+)
 
 
 class Step(TensorClass):
@@ -323,3 +332,24 @@ def test_a_locked_record_takes_update_of_none_and_refuses_one_of_itself() -> Non
         point.update({"x": torch.ones(3)}, keys_to_update=[])
     assert point.update(point, inplace=True) is point and (point.x == 0).all()
     assert Point(x=torch.zeros(3), batch_size=[3]).update(None).x.tolist() == [0.0] * 3
+
+
+class Tagged(TensorClass):
+    obs: torch.Tensor
+    tag: str | None = None
+
+
+@pytest.mark.parametrize("batch", [[0], [2]])
+def test_a_metadata_list_is_one_value_for_the_whole_batch(batch: list[int]) -> None:
+    """Program 15,982,891 (L8) of features,entries,math,records: ``update`` read a
+    ``MetaData``'s list as its value and stored it as one item per element, so the
+    update of a record over ``[0]`` from its own copy refused the list of 2
+    (BatchMismatchError), and over ``[2]`` each element read one item, where the peer
+    keeps the list for every element."""
+    rec = Tagged(torch.zeros(*batch), batch_size=batch)
+    rec.set("tag", MetaData([1, 2], batch_size=batch))
+    rec.update(rec.clone().apply(torch.zeros_like))
+    assert rec.tag == [1, 2]
+    assert [row.tag for row in rec] == [[1, 2]] * batch[0]
+    rec.update({"tag": MetaData([3, 4], batch_size=batch)})
+    assert rec.tag == [3, 4] and rec.to_dict()["tag"] == [3, 4]
