@@ -119,7 +119,10 @@ def _emptied_nodes(value: Any) -> set[str]:
     source = getattr(value, "_tensordict", value)
     found: set[str] = set()
     for key in getattr(source, "keys", list)():
-        child = source.get(key)
+        try:
+            child = source.get(key)
+        except Exception:  # noqa: BLE001  (a ragged lazy stack's entry: holds a tensor)
+            continue
         if hasattr(child, "keys") and type(child).__name__ != "NonTensorStack":
             keys = set(child.keys())
             if keys and keys <= _empty_value_keys(child) | _emptied_nodes(child):
@@ -151,7 +154,9 @@ def _empty_values_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         if keys is not None:
             theirs, ours = (re.findall(r"'(\w+)'", side) for side in keys.groups())
             extra = set(ours) - set(theirs)
-            if finding.step.op == "memmap_like" or finding.step.family == "math":
+            if not extra <= kept and (
+                finding.step.op == "memmap_like" or finding.step.family == "math"
+            ):
                 kept = kept | _emptied_nodes(mine.value)  # its node left empty goes too
             if not extra or not set(theirs) <= set(ours) or not extra <= kept:
                 return False

@@ -601,6 +601,9 @@ DECIDED = [
     ("features,math,index", 8, 16_022_209, "values-kept-shared"),  # mul
     ("features,math,index", 8, 16_022_522, "values-kept-shared"),  # clamp
     ("features,entries,math,records", 8, 15_966_655, "values-kept-shared"),  # clamp_min
+    # fz30h: the peer's ^= of attrs()' devices, |= of from_csv's object arrays
+    ("features,entries,math,records", 12, 15_965_586, "peer-fails-inside"),
+    ("features,math,index", 8, 15_964_143, "peer-fails-inside"),
 ]
 
 
