@@ -513,8 +513,9 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
         if inplace and key in self._tensors:
             return self.set_(key, value, non_blocking=non_blocking)
         if self._locked and not self._can_fill(key):
-            if self._tensors.get(key) is value:
+            if key in self._tensors and self._tensors[key] is value:
                 return self  # the entry itself (written in place): nothing to replace
+            # (not ``_tensors.get(key) is value``: a new key set to None is a new entry)
             raise self._refuse_set(key)
         stored = self._validate(key, value)
         if self._saved_at is not None:

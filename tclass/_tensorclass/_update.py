@@ -22,7 +22,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core._keys import key_path
 from tclass._core._records import is_record, is_record_class, storage_of
 from tclass._engine._entry_values import keys_below
-from tclass._engine._nontensor import NonTensorData
+from tclass._engine._nontensor import MetaData, NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._td import TensorDict
 from tclass._tensorclass._writes import check_row_write, merges_into
@@ -148,6 +148,8 @@ def _planned(
             raise record._unknown_field(name)  # before the lock, as the peer's update
         if value.__class__ is torch.Tensor:  # (the usual value: it merges into nothing)
             fields[key] = value.clone() if clone else value
+        elif isinstance(value, MetaData):  # one value for the whole batch: a list in it
+            fields[key] = value.clone() if clone else value  # is not one item per element
         elif isinstance(value, NonTensorData) and len(value.batch_size) <= len(record.batch_size):
             fields[key] = value.data  # (a per-element stack is set as it is)
         elif isinstance(value, NonTensorData):  # dims past the record's: kept, as the peer's

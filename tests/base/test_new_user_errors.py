@@ -108,3 +108,22 @@ def test_math_torch_refuses_on_a_ragged_lazy_stack_raises_torchs_error() -> None
         [[True, True]] * 3,
         [[True]] * 3,
     ]
+
+
+def test_softmax_of_an_integer_entry_beside_a_ragged_one_names_the_integer_one() -> None:
+    """Programs 15,964,515 / 15,984,311 (L8) of features,math,index: softmax of a lazy
+    stack holding an int64 entry and a ragged one (no dense value): the search for the
+    entry torch refused read the ragged one's dense value and raised
+    HeterogeneousEntryError (a RuntimeError) where torch's (and the peer's) error is a
+    NotImplementedError."""
+    members = [
+        TensorDict({"b": torch.ones(1, k), "i": torch.ones(1, dtype=torch.long)}, [1])
+        for k in (1, 2)
+    ]
+    x = tclass.lazy_stack(members, 0)
+    with pytest.raises(
+        tclass.errors.UnsupportedError, match=r"softmax: torch refuses the entry 'i'"
+    ) as info:
+        x.softmax(-1)
+    assert isinstance(info.value, NotImplementedError)
+    assert [m["b"].shape for m in x.exclude("i").softmax(-1).tensordicts] == [(1, 1), (1, 2)]

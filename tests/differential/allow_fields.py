@@ -193,17 +193,26 @@ def _none_field_kept_by_apply(finding: Finding, facts: Facts, peer: Any, mine: A
     the ``None`` value entry it stored (its other entries ``None`` too), and the record
     holding it (the whole result: tclass's ``None``) where nothing else is left. The same
     for ``filter_empty_()`` (the peer's keeps it for its ``None`` values, though it drops
-    the constructor's ``Inner(y=None, z=None)``: program 9,190,756 of records,entries)."""
-    if finding.kind != "result" or finding.step.op not in ("apply", "separates", "filter_empty_"):
+    the constructor's ``Inner(y=None, z=None)``: program 9,190,756 of records,entries).
+    The same for ``.grad`` (``x.float().requires_grad_().grad``), an ``apply`` of each
+    tensor's grad, none there: the peer's keeps the nested record for its ``None`` value
+    entry, stored through ``Rec.from_tensordict(x.to_tensordict(retain_none=True))`` too
+    (programs 15,966,106 L8 of features,math,index, 15,970,697 L8 of
+    features,entries,math,records, 15,953,576 L12 of methods,features,entries,records)."""
+    if finding.kind != "result" or finding.step.op not in _NONE_KEPT_OPS:
         return False
     return all(_nested_none_kept(finding, line, peer.value) for line in finding.detail)
 
 
+_NONE_KEPT_OPS = ("apply", "separates", "filter_empty_", "grad")
+_NONE_STORED = (".from_dict(", ".update(", "retain_none=True)")
+
+
 def _nested_none_kept(finding: Finding, line: str, result: Any) -> bool:
     """A line of :func:`_none_field_kept_by_apply`: the peer's nested record at its path
-    holds only ``None`` values (stored by an earlier ``from_dict`` / ``update``), where
-    tclass's is ``None``."""
-    if not any(".from_dict(" in src or ".update(" in src for src in finding.lines[:-1]):
+    holds only ``None`` values (stored by an earlier ``from_dict`` / ``update`` /
+    ``to_tensordict(retain_none=True)``), where tclass's is ``None``."""
+    if not any(any(made in src for made in _NONE_STORED) for src in finding.lines[:-1]):
         return False
     found = _NESTED_NONE_KEPT.match(line)
     if found is None:

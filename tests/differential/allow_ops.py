@@ -588,6 +588,8 @@ _PEER_INTERNAL = (
     "not supported between instances of 'tuple' and 'int'",
     "'str' and 'str'",  # a bitwise operator applied to a Python value (a record's str)
     "'NoneType' and 'NoneType'",  # the same, to a None value
+    "'torch.device' and 'torch.device'",  # the same, to attrs()' device (15,965,586, fz30h)
+    "can't convert np.ndarray of type numpy.object_",  # |= of from_csv's values (15,964,143)
     "'NoneType' object has no attribute",  # a record's missing key taken for a field
     "Only NestedKeys are supported",  # a tensor taken for a mapping of keys (set_, update_)
     "iteration over a 0-d tensor",  # the same, for a 0-d tensor

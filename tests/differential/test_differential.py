@@ -632,6 +632,17 @@ DECIDED = [
     ("methods,features,entries,records", 12, 15_951_963, "memmap-by-data"),
     # fz30f: from_struct_array(to_struct_array()) of attrs(): a shape read back as a Size
     ("methods,features,entries,records", 12, 16_101_819, "peer-fails-inside"),
+    # fz30h: .grad of a record whose nested record holds the peer's stored None values;
+    # binary math dropping a node that held only an empty value stack (peer only)
+    ("features,math,index", 8, 15_966_106, "none-field-unset"),
+    ("features,entries,math,records", 8, 15_970_697, "none-field-unset"),
+    ("methods,features,entries,records", 12, 15_953_576, "none-field-unset"),
+    ("features,math,index", 8, 16_022_209, "values-kept-shared"),  # mul
+    ("features,math,index", 8, 16_022_522, "values-kept-shared"),  # clamp
+    ("features,entries,math,records", 8, 15_966_655, "values-kept-shared"),  # clamp_min
+    # fz30h: the peer's ^= of attrs()' devices, |= of from_csv's object arrays
+    ("features,entries,math,records", 12, 15_965_586, "peer-fails-inside"),
+    ("features,math,index", 8, 15_964_143, "peer-fails-inside"),
 ]
 
 

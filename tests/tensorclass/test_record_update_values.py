@@ -11,6 +11,7 @@ import torch
 
 from tclass import (
     LazyStackedTensorDict,
+    MetaData,
     NonTensorData,
     Spec,
     TensorClass,
@@ -359,3 +360,24 @@ def test_a_lazy_stack_of_such_records_written_whole_keeps_them() -> None:
     notes = [member._tensordict.get("note").batch_size for member in stack.tensordicts]
     assert notes == [(1, 4), (1, 4)]
     assert stack.get("note").tolist() == [[["pong"] * 4, ["pong"] * 4]]
+
+
+class Tagged(TensorClass):
+    obs: torch.Tensor
+    tag: str | None = None
+
+
+@pytest.mark.parametrize("batch", [[0], [2]])
+def test_a_metadata_list_is_one_value_for_the_whole_batch(batch: list[int]) -> None:
+    """Program 15,982,891 (L8) of features,entries,math,records: ``update`` read a
+    ``MetaData``'s list as its value and stored it as one item per element, so the
+    update of a record over ``[0]`` from its own copy refused the list of 2
+    (BatchMismatchError), and over ``[2]`` each element read one item, where the peer
+    keeps the list for every element."""
+    rec = Tagged(torch.zeros(*batch), batch_size=batch)
+    rec.set("tag", MetaData([1, 2], batch_size=batch))
+    rec.update(rec.clone().apply(torch.zeros_like))
+    assert rec.tag == [1, 2]
+    assert [row.tag for row in rec] == [[1, 2]] * batch[0]
+    rec.update({"tag": MetaData([3, 4], batch_size=batch)})
+    assert rec.tag == [3, 4] and rec.to_dict()["tag"] == [3, 4]

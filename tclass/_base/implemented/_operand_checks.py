@@ -58,8 +58,23 @@ def check_same_keys(
 def _data(value: object) -> bool:
     """Whether an entry counts in the keys two collections must share: not a Python
     value, nor a nested collection holding nothing (as the peer's math pairs the
-    leaves: ``x.lerp(end, w)`` where ``w``'s arithmetic dropped ``x``'s empty node)."""
-    return not getattr(value, "_is_value_node", False) and not holds_nothing(value)
+    leaves: ``x.lerp(end, w)`` where ``w``'s arithmetic dropped ``x``'s empty node) or
+    only Python values (which the math keeps from the left collection, as a value at
+    the top level: ``x.pow(x.select())`` of ``{'n': {'s': value}}``)."""
+    return not getattr(value, "_is_value_node", False) and not _holds_no_tensor(value)
+
+
+def _holds_no_tensor(value: object) -> bool:
+    """Whether ``value`` is a nested collection (not a record) holding no tensor at any
+    depth: only Python values and such collections (a lazy stack: no key)."""
+    if not isinstance(value, TensorCollection) or value._is_leaf_node or is_record(value):
+        return False
+    if value._is_lazy:
+        return not value._key_names()
+    return all(
+        getattr(entry, "_is_value_node", False) or _holds_no_tensor(entry)
+        for entry in value._entries().values()
+    )
 
 
 def holds_nothing(value: object) -> bool:

@@ -50,7 +50,14 @@ from tclass._base.implemented._reduce_tensors import (
 from tclass._core._batch import format_shape
 from tclass._core._dispatch import implements
 from tclass._core._unbatched import UnbatchedTensor
-from tclass.errors import DimError, OperandError, ReductionError, TclassError, UnsupportedError
+from tclass.errors import (
+    DimError,
+    HeterogeneousEntryError,
+    OperandError,
+    ReductionError,
+    TclassError,
+    UnsupportedError,
+)
 
 __all__ = ["Along", "Dims", "ReductionOps", "ValuesIndices"]
 
@@ -207,8 +214,11 @@ class ReductionOps(MathOps):
         ``UnsupportedError`` (a ``NotImplementedError``) where torch's was one (no kernel
         for the dtype), else a ``ReductionError``."""
         kind = UnsupportedError if isinstance(error, NotImplementedError) else ReductionError
-        leaves: Any = self.items(include_nested=True, leaves_only=True)  # (Python values too)
-        for key, value in leaves:
+        for key in self.keys(include_nested=True, leaves_only=True):  # (Python values too)
+            try:
+                value = self.get(key)
+            except HeterogeneousEntryError:  # a lazy stack's ragged entry: no dense value
+                continue  # (to look at; the refused one is another, or the message says)
             if not isinstance(value, _Tensor):
                 continue
             try:
