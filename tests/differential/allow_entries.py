@@ -741,8 +741,15 @@ def _h5_separated_removed(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     ]
     if finding.step.op in ("items", "keys") and all(_LENGTH.search(d) for d in finding.detail):
         return _listed_without(peer.value, mine.value, finding.step.op, separated)
-    if finding.step.op == "get":  # a key separated: tclass's default None, the peer's entry
-        key = _separated_keys(finding.step.src.replace("x.get(", "x.separates(", 1))
+    if finding.step.op in ("get", "get_default"):  # a key separated: tclass's default None,
+        # the peer's entry (``x.get(key, None)`` too: 15,950,288 L8 of
+        # features,entries,math,records, fz30e)
+        src = finding.step.src
+        if finding.step.op == "get_default":
+            if not src.endswith(", None)"):
+                return False
+            src = src.removesuffix(", None)") + ")"
+        key = _separated_keys(src.replace("x.get(", "x.separates(", 1))
         return mine.value is None and key is not None and key[:1] == key and key[0] in separated
     listed = False
     for line in finding.detail:

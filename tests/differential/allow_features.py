@@ -70,6 +70,9 @@ _FEATURE_FAILS_INSIDE = {
     # records and 15,920,393 L12 of features,math,index)
     "to_pandas": "If using all scalar values, you must pass an index",
     "from_parquet": "If using all scalar values, you must pass an index",
+    # (fz30e: ``from_json(x.to_json(path))`` of the same: program 15,960,713 L8 of
+    # methods,features,entries,records)
+    "from_json": "If using all scalar values, you must pass an index",
     **dict.fromkeys(_MODULE_OPS, _PARAMS_OF_LAZY),
 }
 

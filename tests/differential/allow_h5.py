@@ -6,6 +6,7 @@ Each rule takes a finding and says whether that bullet covers it."""
 from __future__ import annotations
 
 import re
+import traceback
 from typing import TYPE_CHECKING, Any
 
 from .compare import flat_values, read_both
@@ -289,7 +290,8 @@ def _h5_result_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
             continue  # read into memory and shaped as a TensorDict, which drops them
         if op in _NEW_GROUP_OPS and _NEW_GROUP_NAMED.match(line):
             continue  # a new group takes the file's dim names, as in a TensorDict (replace:
-            # read into memory, program 10,300,305, fz19c)
+            # read into memory, program 10,300,305, fz19c; create_nested, which the peer's
+            # file leaves unnamed where its set names the group: 15,982,417 L12, fz30e)
         if op in ("get", "get_default", "getitem_key") and _NAMES_SAVED.search(line):
             continue  # a group nested twice keeps them too (the peer's reads [None, ...])
         keys = _KEYS.match(line)
@@ -313,7 +315,7 @@ _NESTED_RECORD = re.compile(
     r"^(result\S*)\.kind: peer 'PersistentTensorDict(View)?', "
     r"tclass '(Rec|Inner|Auto|NoCast|TOnly|Frozen)'$"
 )
-_NEW_GROUP_OPS = ("setitem_key", "set", "update", "rename_key_", "replace")
+_NEW_GROUP_OPS = ("setitem_key", "set", "update", "rename_key_", "replace", "create_nested")
 _KEY_ORDER = re.compile(r"^result(\['\w+'\])*: key order: peer \[.*\], tclass \[.*\]$")
 _KEYS = re.compile(r"^(result\S*): keys: peer \[(.*)\], tclass \[(.*)\]$")
 _PARAMETER = re.compile(r": peer Tensor\[([\w.]+), (shape [^\]]*\])\], tclass Parameter\[\1, \2\]$")
@@ -401,7 +403,10 @@ def _view_names_kept(finding: Finding, line: str) -> bool:
 
 
 _MEMBER_KEYS_KEPT = re.compile(
-    r"^result(?:\['\w+'\]|\.<members>(?:\[\d+\])+)*: keys: peer \[\], tclass \['\w+'\]$"
+    r"^result(?:\['\w+'\]|\.<members>(?:\[\d+\])+)*: keys: peer \[(.*)\], tclass \[(.*)\]$"
+)
+_NEW_NESTED_PAIR = re.compile(
+    r"x(\s*=\s*x)?\.(set_non_tensor|create_nested)\(\(['\"]\w+['\"], ['\"](\w+)['\"]\)"
 )
 
 
@@ -410,15 +415,16 @@ def _value_in_new_group_kept(finding: Finding, line: str) -> bool:
     key: tclass writes ``v`` into each member's new group ``k``, the peer makes the
     groups and drops ``v`` (fuzz35b: program 2,405,544 of index,entries; the peer's silent drop,
     decided by left35); ``lazy.create_nested(("k", "a"))``: the peer makes ``k`` and drops
-    the empty ``a`` below it (fz27d: program 15,540,236 of methods,index,shape,combine)."""
-    src = finding.step.src
-    return (
-        _MEMBER_KEYS_KEPT.match(line) is not None
-        and re.match(
-            r"x(\s*=\s*x)?\.(set_non_tensor|create_nested)\(\(['\"]\w+['\"], ", src.strip()
-        )
-        is not None
-        and any("lazy_stack(" in step for step in finding.lines)
+    the empty ``a`` below it (fz27d: program 15,540,236 of methods,index,shape,combine),
+    also where ``k`` is a group already (its other entries listed in both: fz30e, program
+    15,951,699 L12 of methods,features,entries,records). tclass's keys are the peer's and
+    ``a``."""
+    found, made = _MEMBER_KEYS_KEPT.match(line), _NEW_NESTED_PAIR.match(finding.step.src.strip())
+    if found is None or made is None:
+        return False
+    theirs, ours = (re.findall(r"'(\w+)'", found.group(n)) for n in (1, 2))
+    return sorted([*theirs, made.group(3)]) == sorted(ours) and any(
+        "lazy_stack(" in step for step in finding.lines
     )
 
 
@@ -589,6 +595,23 @@ def _ragged_batch_refused(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     return any(size < 0 for size in getattr(peer.value, "batch_size", ()))
 
 
+def _empty_stack_not_written(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``from_zarr(x.to_zarr(path))`` (``to_h5``) of a collection holding a
+    ``NonTensorStack`` over a dim of size 0 (a record's str field, stacked): the peer's
+    writer asks the stack for its one value, which reads its first element, an
+    ``IndexError`` inside its own code; tclass writes the stack of no elements and reads
+    it back (program 15,982,062 L8 of features,index,shape,combine, fz30e)."""
+    if finding.kind != "peer-raises" or finding.step.op not in _STORE_ROUND_TRIPS:
+        return False
+    src = finding.step.src
+    if (".to_zarr(" not in src and ".to_h5(" not in src) or mine.error is not None:
+        return False
+    if not isinstance(peer.error, IndexError) or "with size 0" not in str(peer.error):
+        return False
+    frames = traceback.extract_tb(peer.error.__traceback__)
+    return any(f.filename.endswith("persistent.py") and f.name == "_to_numpy" for f in frames)
+
+
 # a line of a value read back from a store: ``result['k']...: peer ...``
 _STORE_VALUE_LINE = re.compile(r"^result((?:\['[^']*'\])+): peer (value|py) ")
 
@@ -603,7 +626,15 @@ def _stack_read_per_element(finding: Finding, facts: Facts, peer: Any, mine: Any
     fz28c), or of its parent's batch size where the stack has dims of its own (a record's
     ``label`` stack of ``[2]`` in a collection of batch size ``[]``: the peer's read back
     loses them, program 15,891,400 L16 of features,index,shape,combine, fz29b). Each line
-    is about such an entry: the peer's value is every one of tclass's."""
+    is about such an entry: the peer's value is every one of tclass's, or, for a stack
+    of stacks (2 dims or more, whose ``.data`` the peer's writer takes without checking
+    every element), one of them: the peer's store keeps one and loses the others (a
+    pad's ``None`` after three ``6``, program 15,950,728 L8; a record's ``"pong"``
+    among the ``None`` of ``to_padded_tensor``, program 16,021,911 L12, both of
+    features,index,shape,combine; fz30e). A stack of no elements (a record's ``label``
+    over a dim of size 0) reads back with none, the peer's one value over the same
+    batch size holding no element either (programs 15,960,784 / 16,024,213 L8 of
+    methods,features,entries,records, fz30e)."""
     if finding.kind != "result" or finding.step.op not in _STORE_ROUND_TRIPS:
         return False
     for line in finding.detail:
@@ -617,9 +648,14 @@ def _stack_read_per_element(finding: Finding, facts: Facts, peer: Any, mine: Any
         if type(theirs).__name__ != "NonTensorData" or type(ours).__name__ != "NonTensorStack":
             return False
         mine_dims = ours.batch_size
-        if mine_dims[: len(theirs.batch_size)] != theirs.batch_size or not mine_dims.numel():
+        if mine_dims[: len(theirs.batch_size)] != theirs.batch_size:
             return False
-        if any(value != theirs.data for value in flat_values(ours.tolist())):
+        if not mine_dims.numel() and mine_dims != theirs.batch_size:
+            return False  # (no elements: the peer's one value over the same ones, none)
+        values = flat_values(ours.tolist())
+        if any(value != theirs.data for value in values) and (
+            len(mine_dims) < 2 or theirs.data not in values  # noqa: PLR2004
+        ):
             return False
     return bool(finding.detail)
 

@@ -5,11 +5,14 @@ a finding and says whether the README bullet of its entry covers it."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
+
+from .allow_fields import _none_field_unset
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -67,7 +70,7 @@ def _method_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -
 # a field of ``from_struct_array(x.to_struct_array())``, or its first row: the peer's numpy
 # array of strings (``iter``; nested empty ones too) where tclass reads the value back
 _STRUCT_FIELD_READ = re.compile(
-    r"^result((?:\['\w+'\])+)(?:\[\d+\])*: (?:peer iter of \d+, tclass py \("
+    r"^result((?:\['\w+'\])+)(?:\[\d+\])*: (?:peer iter of \d+, tclass (?:py|dict) \("
     r"|peer value \(\('seq', 'iter', .*, tclass values \(\('seq', 'list', "
     r"|peer 'iter', tclass 'list'$"
     r"|peer error \('TypeError', .*\), tclass py \("  # (iter of a 0-d array: fz28b)
@@ -86,10 +89,18 @@ def _struct_array_values_read_back(finding: Finding, facts: Facts, peer: Any, mi
     size ``[]`` a 0-d array, whose rows cannot be read (``TypeError``: 15,500,175); over no
     elements, a stack of values is a ``float64`` column there (numpy's empty list), which
     reads back as a float tensor with no elements, where tclass writes an object column
-    and reads back the (empty) values (15,520,057, 15,530,215; fz28b)."""
+    and reads back the (empty) values (15,520,057, 15,530,215; fz28b). A ``MetaData``
+    dict reads back as the dict (15,971,880 L12 of methods,features,entries,records);
+    beside a nested record's field set to ``None`` through ``update``, which tclass
+    does not set (the entry ``none-field-unset``: the peer's ``'None'`` column,
+    15,951,283 L12; fz30e)."""
     if finding.kind != "result" or finding.step.op != "from_struct_array":
         return False
-    return all(_string_field_read(line, peer) for line in finding.detail)
+    return all(
+        _string_field_read(line, peer)
+        or _none_field_unset(dataclasses.replace(finding, detail=[line]), facts, peer, mine)
+        for line in finding.detail
+    )
 
 
 def _string_field_read(line: str, peer: Any) -> bool:

@@ -66,6 +66,7 @@ from .allow_fields import (
     _values_through_apply,
 )
 from .allow_h5 import (
+    _empty_stack_not_written,
     _h5_cast_as_torch,
     _h5_keys_listed,
     _h5_memmap_saved_path,
@@ -276,10 +277,16 @@ def _h5_set_returns_self(finding: Finding, facts: Facts, peer: Outcome, mine: Ou
     file, as ``set`` / ``set_`` return the collection they were called on, where the
     peer's file returns the nested group; also of a file an earlier step made
     (``PersistentTensorDict.from_dict``, ``to_h5``), where the group's batch size and
-    names differ too (program 15,966,963 L8 of methods,features,entries,records, fz29b)."""
-    if finding.kind != "result" or finding.step.op not in ("set", "set_"):
+    names differ too (program 15,966,963 L8 of methods,features,entries,records, fz29b);
+    ``stack_tensors`` / ``cat_tensors`` with a nested ``out_key``, which the peer's file
+    writes through that ``set`` and returns (program 15,954,932 L12, fz30e)."""
+    if finding.kind != "result":
         return False
-    if f"{finding.step.op}((" not in finding.step.src:
+    op, src = finding.step.op, finding.step.src
+    if op in ("stack_tensors", "cat_tensors"):
+        if "out_key=(" not in src:
+            return False
+    elif op not in ("set", "set_") or f"{op}((" not in src:
         return False
     if facts.h5 and finding.detail[0].startswith("result: keys:"):
         return True
@@ -423,6 +430,7 @@ ENTRIES: list[Entry] = [
             _nested_lists_not_read_as_pairs,
             _devices_set_through_a_view,
             _device_set_on_a_file_view,
+            _empty_stack_not_written,
         ),
     ),
     Entry(

@@ -430,3 +430,36 @@ def test_to_pandas_without_batch_dims_repeats_python_values_along_a_tensor() -> 
     assert frame["e"].tolist() == [5, 5]
     one = TensorDict({"s": "q", "e": torch.tensor(5)}, batch_size=[]).to_pandas()
     assert one["s"].tolist() == ["q"] and one["e"].tolist() == [5]
+
+
+def test_to_pandas_without_batch_dims_gives_a_record_one_row_per_element() -> None:
+    # A record column holds the record's elements along its first dim, whatever the
+    # collection's batch (program 16,020,972 of features,index,shape,combine L8): a
+    # batchless collection holding a record of batch [2] has its rows, not the record whole
+    pytest.importorskip("pandas")
+    images = _Image(im=torch.arange(6.0).reshape(2, 3), batch_size=[2])
+    frame = TensorDict(p=images, a=torch.zeros(2), batch_size=[]).to_pandas(separator=".")
+    assert list(frame.columns) == ["p", "a"] and len(frame) == 2
+    assert frame["p"][1].batch_size == () and frame["p"][1].im.tolist() == [3.0, 4.0, 5.0]
+    back = TensorDict.from_pandas(frame)
+    assert back.batch_size == (2,) and back["p"].tolist()[0].batch_size == ()
+    with pytest.raises(ValueError, match="same length"):  # 1 row of records, 2 of `a`
+        TensorDict(p=images[:1], a=torch.zeros(2), batch_size=[]).to_pandas(separator=".")
+
+
+def test_to_pandas_without_batch_dims_gives_a_value_stack_one_row_per_element() -> None:
+    # A NonTensorStack (or NonTensorData) with dims of its own in a batchless collection
+    # gives its rows along its first dim, as the peer's frame does, not its one value
+    # (program 16,026,929 of methods,features,entries,records L8: a 2x2 stack of "x y")
+    pytest.importorskip("pandas")
+    inner = tclass.NonTensorStack("x y", "x y")
+    stack = tclass.NonTensorStack(inner, inner.clone())
+    frame = TensorDict({"md": stack}, batch_size=[]).to_pandas()
+    assert frame["md"].tolist() == [["x y", "x y"], ["x y", "x y"]]
+    back = TensorDict.from_pandas(frame, auto_batch_size=True)
+    assert back.batch_size == (2,)
+    data = tclass.NonTensorData("a", batch_size=[3])
+    frame = TensorDict({"md": data, "x": torch.zeros(3)}, batch_size=[]).to_pandas()
+    assert frame["md"].tolist() == ["a", "a", "a"] and len(frame) == 3
+    with pytest.raises(ValueError, match="same length"):
+        TensorDict({"md": stack, "x": torch.zeros(3)}, batch_size=[]).to_pandas()

@@ -296,3 +296,22 @@ def test_nested_keys_of_a_record_over_a_file_list_each_group_first(tmp_path: Pat
     loaded = Outer.from_h5(tmp_path / "r.h5")
     assert list(loaded.keys(True)) == ["a", "n", ("n", "c")]
     assert list(record.keys(True)) == ["a", ("n", "c"), "n"]
+
+
+def test_create_nested_over_a_group_replaces_it_with_an_empty_one(tmp_path: Path) -> None:
+    # As a TensorDict's (and the peer's file): the new node is empty, of the file's batch
+    # size, where a set would merge into the group (program 15,954,962 of
+    # methods,features,entries,records L12)
+    nested = TensorDict({"a": torch.ones(3, 1, 4)}, [3, 1, 4])
+    source = TensorDict({"m": nested, "c": torch.ones(3, 1)}, [3, 1], names=["i", None])
+    ptd = PersistentTensorDict.from_dict(source, filename=tmp_path / "c.h5")
+    assert ptd.create_nested("m") is ptd
+    assert list(ptd["m"].keys()) == [] and ptd["m"].batch_size == (3, 1)
+    assert ptd["m"].names == ["i", None]
+    ptd.create_nested(("m", "k"))  # a path through the new group adds below it
+    assert list(ptd["m"].keys()) == ["k"]
+    ptd.create_nested("c")  # a tensor is replaced too
+    assert list(ptd["c"].keys()) == []
+    ptd.close()
+    back = TensorDict.from_h5(tmp_path / "c.h5")
+    assert back["m"].batch_size == (3, 1) and list(back["m"].keys()) == ["k"]

@@ -572,3 +572,26 @@ def test_the_peer_reads_an_append_only_store_tclass_writes(tmp_path: Path) -> No
     theirs = tensordict.TensorDict.from_zarr(zarr.storage.ZipStore(tmp_path / "w.zip", mode="r"))
     assert torch.equal(theirs["obs"], sample()["obs"]) and theirs["env"] == "pong"
     theirs.close()
+
+
+def test_an_unnamed_store_takes_the_names_of_a_group_written_into_it(tmp_path: Path) -> None:
+    # As a TensorDict setting a named collection (and the peer's store): the dims they
+    # share take its names, recorded in the store. to_zarr of a collection without names
+    # holding a named lazy stack over its batch (from_tuple(..., auto_batch_size=True))
+    # reads the names back (program 15,981,543 of methods,features,entries,records L12)
+    member = TensorDict({"a": torch.zeros(3)}, [3], names=["q"])
+    inner = tclass.lazy_stack([member, member.clone()], 0)
+    source = TensorDict.from_tuple((inner,), auto_batch_size=True)  # a root left unnamed
+    assert source.names == [None, None] and source["0"].names == [None, "q"]
+    source.to_zarr(tmp_path / "s.zarr")
+    back = TensorDict.from_zarr(tmp_path / "s.zarr")
+    assert back.names == [None, "q"] and back["0"].names == [None, "q"]
+    store = PersistentTensorDict.from_dict(
+        TensorDict({"a": torch.zeros(2, 3)}, [2, 3]), tmp_path / "t.zarr", backend="zarr"
+    )
+    store["m"] = TensorDict({"b": torch.ones(2, 3)}, [2, 3], names=[None, "q"])
+    assert store.names == [None, "q"] and store["m"].names == [None, "q"]
+    assert TensorDict.from_zarr(tmp_path / "t.zarr").names == [None, "q"]
+    named = TensorDict({"b": torch.ones(2, 3)}, [2, 3], names=["r", None])
+    store["k"] = named  # a named store keeps its names
+    assert store.names == [None, "q"]

@@ -364,6 +364,8 @@ class KeyOps(TensorCollection):
                 child = node._child(part)
             assert child is not None
             node = child
+        if node._is_store and node._has_entry(path[-1]):
+            node.del_(path[-1])  # (a file's set merges into the group there: replace it)
         node.set(path[-1], {})
         return self
 

@@ -329,12 +329,12 @@ def to_columns(collection: Any, separator: str | None, *, broadcast: bool = Fals
                 raise ShapeError(msg)
             data[name] = value.detach().cpu().numpy()
         elif isinstance(value, (NonTensorData, NonTensorStack)):
-            if collection.batch_dims:
+            if value.batch_dims:  # one row per element along its first dim (as the peer)
                 data[name] = value.tolist()
             else:
                 data[name] = value.data if broadcast else [value.data] * rows
-        elif is_record(value):  # a column of records, one per row (as the peer)
-            data[name] = list(value.unbind(0)) if collection.batch_dims else [value]
+        elif is_record(value):  # a column of records, one per row along its first dim
+            data[name] = list(value.unbind(0)) if value.batch_dims else [value]
         else:
             data[name] = value
     return data

@@ -339,8 +339,8 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         )  # fmt: skip
         out._write_meta(schema)
         out.update(source)
-        if batch == source.batch_size:
-            out._rename_all(source._dim_names)
+        if batch == source.batch_size and source._dim_names is not None:
+            out._rename_all(source._dim_names)  # (else the names its groups gave, if any)
         if backend == "zarr":
             _zarr.consolidate(out._group.file)
         if once:

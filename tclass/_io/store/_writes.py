@@ -322,6 +322,7 @@ class StoreWrites(TensorDictBase):
             # a shorter batch size (built without one) becomes this one when the entries
             # fit, as a TensorDict stores it; else BatchMismatchError
             value = fit_to_batch(cast(Any, value), self._batch_size, key)
+        self._take_names_of(value)
         node = group[key] if key in group else None
         if node is not None and is_group(node) and record is None and key not in self._records:
             # merged whatever its batch size, as the peer's file updates the group: each
@@ -337,6 +338,17 @@ class StoreWrites(TensorDictBase):
         if record is not None:
             self._records[key] = type(record)
         child.update(value)
+
+    def _take_names_of(self, value: TensorCollection) -> None:
+        """An unnamed group takes the names that a collection written into it gives the
+        dims they share (recorded in the store), as a TensorDict setting it does, and
+        the peer's file."""
+        count = len(self._batch_size)
+        mine, own = self._dim_names, value._dim_names
+        if not count or own is None or (mine is not None and any(n is not None for n in mine)):
+            return
+        if any(name is not None for name in own[:count]):
+            self._rename_all(tuple(own[:count]))
 
     def _check_rows(self, key: str, shape: torch.Size) -> None:
         batch = self._batch_size
