@@ -888,3 +888,41 @@ def _written_node_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     if finding.kind != "result" or finding.step.op != "setitem":
         return False
     return bool(finding.detail) and all(_WRITTEN_NODE_KEPT.match(d) for d in finding.detail)
+
+
+_MISSING_AS_NONE = re.compile(
+    r"^result((?:\.<members>(?:\[\d+\])+|\['\w+'\])+)(?:\[\d+\])*: "
+    r"(?:peer py \('NoneType', None\), tclass list of \d+|length: peer \d+, tclass \d+)$"
+)
+
+
+def _missing_separated_spans_its_node(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``separates(("n", "zz"), strict=False)`` of a lazy stack whose members' ``n`` (of
+    more batch dims than the member) has no ``zz``: both results hold ``None`` there;
+    tclass's spans ``n``'s batch (one ``None`` per element), the peer's only the
+    member's, fewer dims than the collection holding it (fz30g: program 15,964,195 L8
+    of features,entries,math,records)."""
+    if finding.kind != "result" or finding.step.op != "separates":
+        return False
+    if "strict=False" not in finding.step.src:
+        return False
+    keys = _separated_keys(finding.step.src) or []
+    for line in finding.detail:
+        found = _MISSING_AS_NONE.match(line)
+        if found is None:
+            return False
+        path = tuple(re.findall(r"'(\w+)'", found[1]))
+        if path not in keys:
+            return False
+        value = mine.value.get(path, None) if is_collection(mine.value) else None
+        if value is None:
+            return False
+        if not _all_none(value.tolist() if hasattr(value, "tolist") else value):
+            return False
+    return True
+
+
+def _all_none(tree: Any) -> bool:
+    if isinstance(tree, list):
+        return all(_all_none(item) for item in tree)
+    return tree is None

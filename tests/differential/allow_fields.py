@@ -20,6 +20,7 @@ from .allow_saved import (
     _keys_of,
 )
 from .compare import flat_values
+from .libs import TCLASS
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -305,9 +306,24 @@ def _none_field_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
             return False
         kept = [(key, value) for key, value in theirs if value is not None]
         return len(kept) == len(ours) and [k for k, _ in kept] == [k for k, _ in ours]
-    if not any(".update(" in line or ".from_dict(" in line for line in finding.lines[:-1]):
+    if finding.kind == "tclass-raises" and (
+        _unset_field_named(finding, mine.error) or _unset_by_set_non_tensor(finding, mine.error)
+    ):
+        return True
+    # (``to_tensordict(retain_none=True)`` stores them too: keys and items of the
+    # record made from it, fz30g: programs 16,011,517 L12 of features,math,index and
+    # 16,028,277 L8 of features,entries,math,records)
+    retained = any("retain_none=True)" in line for line in finding.lines[:-1])
+    if not retained and not any(
+        ".update(" in line or ".from_dict(" in line for line in finding.lines[:-1]
+    ):
         return False
-    if finding.kind == "tclass-raises" and type(mine.error).__name__ == "KeyNotFoundError":
+    # (``rename_keys`` of that key: the peer's moves its ``None``, then raises for a
+    # destination taken, fz30g: program 15,964,497 L8 of methods,features,entries,records)
+    renamed = finding.kind == "family" and finding.step.op == "rename_keys"
+    if (finding.kind == "tclass-raises" or renamed) and type(
+        mine.error
+    ).__name__ == "KeyNotFoundError":
         # the key named alone or as the nested key's last name (program 9,201,843)
         missing = re.search(
             r"key (?:\('\w+', )*'(\w+)'\)?,? (?:which )?was not found", str(mine.error)
@@ -325,11 +341,45 @@ def _none_field_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     if finding.step.op != "keys" or not isinstance(peer.value, list):
         return False
     extra = [key for key in peer.value if key not in mine.value]
+    fields = {field.name for field in dataclasses.fields(TCLASS.rec)} if retained else set()
     return (
         bool(extra)
-        and all(isinstance(key, tuple) and len(key) > 1 for key in extra)
+        and all((isinstance(key, tuple) and len(key) > 1) or key in fields for key in extra)
         and ([key for key in peer.value if key in mine.value] == mine.value)
     )
+
+
+# tclass's error for a field of the record (``Rec`` / ``Inner``) that is not set
+_UNSET_FIELD = re.compile(r"^key '(\w+)' was not found in (Rec|Inner) with keys \[")
+
+
+def _unset_field_named(finding: Finding, error: Any) -> bool:
+    """``separates`` of a record's field that is ``None`` after
+    ``Rec.from_tensordict(x.to_tensordict(retain_none=True))``: not set in tclass (a
+    ``KeyNotFoundError``, as of an unset field), where the peer's record holds a ``None``
+    value and separates it (fz30g: program 15,963,362 L12 of features,entries,math,records)."""
+    if type(error).__name__ != "KeyNotFoundError" or finding.step.op != "separates":
+        return False
+    found = _UNSET_FIELD.match(str(error))
+    if found is None or found[1] in re.findall(r"'(\w+)'", str(error).split(" with keys ")[1]):
+        return False
+    built = any("retain_none=True)" in line for line in finding.lines[:-1])
+    declared = {field.name for field in dataclasses.fields(TCLASS.classes()[found[2]])}
+    return built and found[1] in declared
+
+
+def _unset_by_set_non_tensor(finding: Finding, error: Any) -> bool:
+    """``is_non_tensor(key)`` after ``set_non_tensor(key, None)`` of a record's field
+    (``("inner", "y")``): the field is unset in tclass (a ``KeyNotFoundError``), where
+    the peer stores a ``None`` value (fz30g: program 16,025,336 L12 of
+    methods,index,shape,combine; see ``_none_field_set_read``)."""
+    if type(error).__name__ != "KeyNotFoundError" or finding.step.op != "is_non_tensor":
+        return False
+    found = re.fullmatch(r"x\.is_non_tensor\((.+)\)", finding.step.src.strip())
+    if found is None:
+        return False
+    unset = re.compile(rf"^x\.set_non_tensor\({re.escape(found[1])}, None\)")
+    return any(unset.match(line) for line in finding.lines[:-1])
 
 
 def _none_items_only(theirs: list[Any], ours: list[Any]) -> bool:
@@ -387,9 +437,23 @@ def _values_through_apply(finding: Finding, facts: Facts, peer: Any, mine: Any) 
             return False
         theirs, ours = keys
         extra = [key for key in ours if key not in theirs]
-        if line.startswith("result: ") and not all(mine.value.is_non_tensor(k) for k in extra):
+        if line.startswith("result: ") and not all(_values_only(mine.value, k) for k in extra):
             return False
     return True
+
+
+def _values_only(collection: Any, key: str) -> bool:
+    """Whether the entry ``key`` holds Python values: it is one, or a nested collection
+    whose every leaf is one (``set_non_tensor(("zz", "a"), ...)``: fz30g, program
+    15,953,908 L12 of methods,features,entries,records)."""
+    if collection.is_non_tensor(key):
+        return True
+    node = collection.get(key)
+    if not hasattr(node, "keys"):
+        return False
+    values = [k for k in node.keys(True) if node.is_non_tensor(k)]
+    tensors = [k for k in node.keys(True, True) if k not in values]
+    return bool(values) and not tensors
 
 
 def _record_written_at_none(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

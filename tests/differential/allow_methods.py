@@ -43,7 +43,10 @@ _METHOD_FAILS_INSIDE = {
 _POW_LENGTHS = "Tensor list must have same number of elements as scalar list"
 # ``cat_tensors`` / ``stack_tensors`` of a Python value and a tensor: the peer reads the
 # tensor as a collection
-_VALUE_WITH_TENSOR = re.compile(r"'Tensor' object has no attribute '(batch_dims|_tensordict)'")
+_VALUE_WITH_TENSOR = re.compile(
+    r"'Tensor' object has no attribute '(batch_dims|_tensordict)'"
+    r"|'dict' object has no attribute 'batch_size'"  # (a value with a collection: fz30g)
+)
 
 
 def _method_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -52,7 +55,10 @@ def _method_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     ``pow`` failed on the lengths of no tensors, where tclass names the keys the other
     collection lacks (``KeyNotFoundError``, a ``KeyError``: fz27b, ``x.pow(x.select())``,
     programs 15,010,388 and 15,020,224 of methods,index,shape,combine); or its
-    ``cat_tensors`` / ``stack_tensors`` of a value and a tensor failed inside (fz29a)."""
+    ``cat_tensors`` / ``stack_tensors`` of a value and a tensor failed inside (fz29a),
+    or of a value and a nested collection (``stack_tensors(("zz", "a"), "zz")``, fz30g:
+    programs 15,953,122 L12 of methods,index,shape,combine and 16,024,476 L8 of
+    methods,features,entries,records)."""
     if finding.kind == "family" and finding.step.op == "pow":
         return _POW_LENGTHS in str(peer.error) and type(mine.error).__name__ == ("KeyNotFoundError")
     if finding.kind == "family" and finding.step.op in ("cat_tensors", "stack_tensors"):

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from .allow_fields import _NONE_AS_LIST
 from .allow_structure import _RECORD_KIND_LINES, _fields_line
-from .compare import differences
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -912,88 +911,4 @@ def _grown_in_a_copy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
             theirs, ours = grown.group(1).split(", "), grown.group(2).split(", ")
             if len(theirs) <= len(ours) or theirs[: len(ours)] != ours:
                 return False
-    return True
-
-
-_REPLACED = re.compile(r"__import__\(\"dataclasses\"\)\.replace\(")
-_ORDER_LINE = re.compile(
-    r"^result(?:\['[^']*'\]|\[\d+\])*: key order: peer (\[.*\]), tclass (\[.*\])$"
-)
-
-
-def _replaced_fields(lines: list[str]) -> list[str] | None:
-    """The fields the last ``dataclasses.replace(x, ...)`` of a program gave, in order."""
-    for line in reversed(lines):
-        if _REPLACED.search(line) is None:
-            continue
-        try:
-            tree = ast.parse(line.strip())
-        except SyntaxError:
-            return None
-        for node in ast.walk(tree):
-            func = getattr(node, "func", None)
-            if isinstance(node, ast.Call) and getattr(func, "attr", "") == "replace":
-                return [kw.arg for kw in node.keywords if kw.arg is not None]
-        return None
-    return None
-
-
-def _fields_moved_first(theirs: list[Any], ours: list[Any], fields: list[str]) -> bool:
-    """Whether ``theirs`` is ``ours`` with the keys under ``fields`` first, in that order
-    (the other keys, nested ones under their field, as they were)."""
-
-    def rank(key: Any) -> int:
-        top = key[0] if isinstance(key, tuple) else key
-        return fields.index(top) if top in fields else len(fields)
-
-    return theirs != ours and sorted(ours, key=rank) == theirs
-
-
-def _entries_moved_first(theirs: Any, ours: Any, most: int) -> bool:
-    """Whether the list ``theirs`` (a snapshot) is ``ours`` with up to ``most`` of its
-    items moved to the front (``values()`` / ``items()``, whose keys are not at hand)."""
-    if not (isinstance(theirs, tuple) and isinstance(ours, tuple) and theirs[:2] == ours[:2]):
-        return False
-    if theirs[:2] != ("seq", "list") or len(theirs[2]) != len(ours[2]):
-        return False
-    for moved in range(1, most + 1):
-        rest = list(ours[2])
-        for item in theirs[2][:moved]:
-            found = [i for i, kept in enumerate(rest) if not any(differences(item, kept))]
-            if not found:
-                break
-            del rest[found[0]]
-        else:
-            later = theirs[2][moved:]
-            if all(not any(differences(a, b)) for a, b in zip(later, rest, strict=True)):
-                return True
-    return False
-
-
-def _replaced_fields_first(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """Keys after ``dataclasses.replace(x, f=...)`` of a record: tclass's come in the
-    fields' declaration order, as the constructor (which ``replace`` calls) stores them
-    whatever the keywords' order; the peer's constructor stores them in the keywords'
-    order, and ``replace`` passes the changed fields first (fz29h: program 15,905,445 of
-    features,entries,math,records L12, ``list(x.keys(True, False))``; ``values`` and
-    ``items`` follow the keys: 16,028,588 L8)."""
-    if finding.kind != "result" or not finding.detail:
-        return False
-    fields = _replaced_fields(finding.lines[:-1])
-    if not fields:
-        return False
-    if finding.step.op == "keys":
-        theirs, ours = peer.value, mine.value
-        if not isinstance(theirs, list) or not isinstance(ours, list):
-            return False
-        return _fields_moved_first(theirs, ours, fields)
-    if finding.step.op in ("values", "items"):
-        return _entries_moved_first(peer.snap, mine.snap, len(fields))
-    for line in finding.detail:
-        found = _ORDER_LINE.match(line)
-        if found is None:
-            return False
-        theirs, ours = ast.literal_eval(found[1]), ast.literal_eval(found[2])
-        if not _fields_moved_first(theirs, ours, fields):
-            return False
     return True

@@ -19,6 +19,7 @@ from .allow_entries import (
     _h5_separated_removed,
     _list_values_loaded_whole,
     _locked_record_updated_at,
+    _missing_separated_spans_its_node,
     _nested_lists_stacked_whole,
     _new_entry_copied,
     _params_value_attribute,
@@ -165,13 +166,13 @@ from .allow_records import (
     _ragged_lists_loaded,
     _records_restacked,
     _refiled_not_written,
-    _replaced_fields_first,
     _saved_empty_lists_kept,
     _shared_on_files,
     _state_dict_values_kept,
     _tolist_lists_fields,
     _value_field_not_a_leaf,
 )
+from .allow_replaced import _replaced_fields_first
 from .allow_saved import (
     _empty_tensors_have_no_file,
     _memmap_by_data,
@@ -351,6 +352,7 @@ ENTRIES: list[Entry] = [
             _stacked_value_stacks_copied,
             _empty_gives_new_nodes,
             _separated_from_value_node,
+            _missing_separated_spans_its_node,
             _stack_of_values_not_empty,
             _new_entries_saved,
             _new_entry_copied,

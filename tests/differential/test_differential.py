@@ -659,6 +659,23 @@ DECIDED = [
     (_RECORDS4, 12, 15_951_283, "peer-fails-inside"),
     ("features,entries,math,records", 8, 15_950_288, "peer-fails-inside"),
     (_RECORDS4, 8, 15_960_713, "peer-fails-inside"),
+    # fz30g: stack_tensors of a Python value and the collection holding it (the peer fails
+    # inside); separates(("n", "zz"), strict=False) of a lazy stack: the None spans n
+    ("methods,features,entries,records", 8, 16_024_476, "peer-fails-inside"),
+    ("methods,index,shape,combine", 12, 15_953_122, "peer-fails-inside"),
+    ("features,entries,math,records", 8, 15_964_195, "values-kept-shared"),
+    # fz30g: None fields the peer stores (update, to_tensordict(retain_none=True),
+    # set_non_tensor(key, None)): rename_keys, separates, keys, items, is_non_tensor
+    ("methods,features,entries,records", 8, 15_964_497, "none-field-unset"),
+    ("features,entries,math,records", 12, 15_963_362, "none-field-unset"),
+    ("features,math,index", 12, 16_011_517, "none-field-unset"),
+    ("features,entries,math,records", 8, 16_028_277, "none-field-unset"),
+    ("methods,index,shape,combine", 12, 16_025_336, "none-field-unset"),
+    # fz30g: the key order after dataclasses.replace: state_dict, to_tensordict
+    ("methods,features,entries,records", 12, 15_985_814, "records-predictable"),
+    ("features,entries,math,records", 12, 15_983_016, "records-predictable"),
+    # fz30g: apply(fn, batch_size=...) keeps a nested collection of Python values
+    ("methods,features,entries,records", 12, 15_953_908, "apply-keeps-fitting-values"),
 ]
 
 

@@ -21,7 +21,7 @@ from typing_extensions import Self
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._batch import convert_ellipsis_to_idx
 from tclass._core._keys import key_path, lies_inside, unravel_key
-from tclass._core._records import field_names_of, is_record, storage_of
+from tclass._core._records import is_record, storage_of
 from tclass.errors import (
     IgnoredValuesWarning,
     KeyConflictError,
@@ -90,8 +90,27 @@ class KeyOps(TensorCollection):
         path = key_path(key)
         holder = self._holder(path)
         if holder is None or not holder._has_entry(path[-1]):
-            raise self._missing_key(unravel_key(key))
+            raise self._absent_key(path)
         return holder, path[-1]
+
+    def _absent_key(self, path: Path) -> KeyNotFoundError | KeyThroughTensorError:
+        """The error for ``path``, which has no entry: ``KeyThroughTensorError`` (a
+        ``ValueError`` too, as the peer raises) where it runs through a tensor."""
+        node: TensorCollection = self
+        for depth, part in enumerate(path[:-1], 1):
+            if not node._has_entry(part):
+                break
+            if node._child_type(part) is None:
+                msg = (
+                    f"key {path!r} not found: {path[:depth]!r} is a tensor, not a "
+                    f"collection, so it has no entry {path[depth]!r}"
+                )
+                return KeyThroughTensorError(msg)
+            child = node._child(part)
+            if child is None or child._is_leaf_node:
+                break
+            node = child
+        return self._missing_key(path[0] if len(path) == 1 else path)
 
     def _holder(self, path: Path) -> KeyOps | None:
         """The collection holding the entry ``path`` (``None`` if the path breaks off)."""
@@ -404,7 +423,7 @@ class KeyOps(TensorCollection):
         for path in paths:
             value = self.get(path, _MISSING)
             if value is _MISSING:
-                raise self._missing_key(path)
+                raise self._absent_key(key_path(path))
             values.append(value)
         out = unravel_key(out_key)
         dropped = [path for path in paths if path != out]
@@ -437,11 +456,16 @@ class KeyOps(TensorCollection):
         if not keep_entries and not self.is_locked:  # (locked: set refuses, as the peer's)
             # before the new entry is written: a view of a file's rows (or a record or a
             # lazy stack over one) refuses to delete entries, every row of them
-            storage_of(self)._check_removable(op, dropped)
-            _check_parents_unlocked(self, op, dropped)
+            # (``out`` among the keys is removed too, then written last, as the peer's)
+            removed = [*dropped, out] if out in paths else dropped
+            storage_of(self)._check_removable(op, removed)
+            _check_parents_unlocked(self, op, removed)
         self.set(out_key, joined)
         if not keep_entries:
             self._drop_paths(dropped)
+            if out in paths:  # removed and written again: last in its parent, as the peer's
+                self._drop_paths([out])
+                self.set(out_key, joined)
         return self
 
     def _drop_paths(self, paths: Sequence[Any]) -> None:
@@ -579,7 +603,13 @@ def _source_leaves(source: Any, prefix: Path) -> Iterator[tuple[Path, Any, bool]
 
 def renamed(collection: C, mapping: Mapping[Any, Any], strict: bool, keep_root: bool) -> C:
     """``collection.rename_keys(mapping, strict=strict)``; with ``keep_root``, the
-    direct entries the renaming empties are kept (a record's storage keeps its fields)."""
+    direct entries the renaming empties are kept (a record's storage keeps its fields).
+
+    As the peer's: every source is read and removed, the nested collections that this
+    empties are removed, then each destination must be free (so one that held only
+    sources is, and a destination under an emptied collection makes a new one at the end
+    of its parent's keys), and the values are written without renaming the dims of the
+    collections they go into (the result has this collection's dim names)."""
     # a key renamed to itself stays where it is (checked with the others, not moved)
     pairs = [(src, dst) for src, dst in _rename_plan(collection, mapping, strict) if src != dst]
     # a new tree sharing the leaves, as the peer's ``_fast_apply``: a TensorDictParams
@@ -591,9 +621,13 @@ def renamed(collection: C, mapping: Mapping[Any, Any], strict: bool, keep_root: 
     values = [holder._entry(src[-1]) for holder, (src, _) in zip(holders, pairs)]
     for holder, (src, _) in zip(holders, pairs):
         holder.del_(src[-1])
+    _prune_emptied(out, [src for src, _ in pairs], keep_root)
+    named = [(node, node._dim_names) for node in _destination_parents(out, pairs)]
     for (_, dst), value in zip(pairs, values):
         out.set(dst if len(dst) > 1 else dst[0], value)
-    _prune_emptied(out, [src for src, _ in pairs], keep_root)
+    for node, names in named:
+        if node._dim_names != names:
+            node._assign_names(names)  # (the peer writes without renaming dims)
     return out
 
 
@@ -604,7 +638,8 @@ def _same_key(key: str) -> str:
 def _rename_plan(
     collection: TensorCollection, mapping: Mapping[Any, Any], strict: bool
 ) -> list[tuple[Path, Path]]:
-    """The ``(source, destination)`` paths of ``mapping`` to rename, checked."""
+    """The ``(source, destination)`` paths of ``mapping`` to rename, checked (the
+    destinations are checked once the sources are removed: ``_destination_parents``)."""
     pairs: list[tuple[Path, Path]] = []
     for src, dst in mapping.items():
         source, dest = key_path(src), key_path(dst)
@@ -613,54 +648,54 @@ def _rename_plan(
                 raise collection._missing_key(unravel_key(src))
             continue
         pairs.append((source, dest))
-    sources = [src for src, _ in pairs]
-    dests = [dst for _, dst in pairs]
     seen: set[Path] = set()
-    for dest in dests:
+    for _, dest in pairs:
         if dest in seen:
             raise KeyRenameError(f"rename_keys: {dest!r} is the destination of two sources")
         seen.add(dest)
-    _refuse_nesting(sources, "sources")
-    _refuse_nesting(dests, "destinations")
-    moved = set(sources)
-    for dest in dests:
-        if dest in moved or any(dest[: len(src)] == src for src in sources):
-            continue
-        if _emptied_by_the_renaming(collection, dest, moved):
-            continue  # a nested collection whose every leaf moves away, as the peer's
-        if (dest[0] if len(dest) == 1 else dest) in collection:
+    _refuse_nesting([src for src, _ in pairs], "sources")
+    _refuse_nesting([dst for _, dst in pairs], "destinations")
+    return pairs
+
+
+def _destination_parents(
+    out: TensorCollection, pairs: Sequence[tuple[Path, Path]]
+) -> list[TensorCollection]:
+    """``out`` and the collections already there that will hold a destination, once
+    the sources are removed from ``out``; checks that each destination is free.
+
+    Raises:
+        KeyRenameError: a destination is an entry (one not renamed away), or its path
+            runs through a Python value.
+        KeyThroughTensorError: (a ``ValueError`` too) its path runs through a tensor.
+    """
+    parents: list[TensorCollection] = [out]
+    for src, dest in pairs:
+        if (dest[0] if len(dest) == 1 else dest) in out:
             msg = (
                 f"rename_keys: the destination {dest!r} is already an entry and is not "
                 "renamed away; rename or remove it first"
             )
             raise KeyRenameError(msg)
-    return pairs
-
-
-def _emptied_by_the_renaming(collection: TensorCollection, dest: Path, moved: set[Path]) -> bool:
-    """Whether ``dest`` is a nested collection holding leaves, every one of them a source
-    (``{("n", "a"): "n"}`` of an ``n`` holding only ``a``): nothing is lost where the
-    renaming writes over it, as the peer's ``rename_keys`` takes it."""
-    node = collection.get(dest[0] if len(dest) == 1 else dest, None)
-    if not isinstance(node, TensorCollection) or node._is_leaf_node:
-        return False
-    leaves = _leaf_paths(node, dest)
-    return bool(leaves) and all(leaf in moved for leaf in leaves)
-
-
-def _leaf_paths(node: TensorCollection, prefix: Path) -> list[Path]:
-    """The paths of every tensor and Python value below ``node`` (at ``prefix``), and of
-    a record's fields left ``None`` (which the peer's record holds as values)."""
-    found: list[Path] = []
-    keys = set()
-    for key, value in node._items():
-        keys.add(key)
-        if isinstance(value, TensorCollection) and not value._is_leaf_node:
-            found.extend(_leaf_paths(value, (*prefix, key)))
+        node: TensorCollection = out
+        for depth, part in enumerate(dest[:-1], 1):
+            if not node._has_entry(part):
+                break
+            child = node._child(part)
+            if child is None or child._is_leaf_node:
+                what = "a tensor" if child is None else "a Python value"
+                msg = (
+                    f"rename_keys: the destination {dest!r} of {src!r} runs through "
+                    f"{dest[:depth]!r}, {what}, not a collection"
+                )
+                if child is None:
+                    raise KeyThroughTensorError(msg)
+                raise KeyRenameError(msg)
+            node = child
         else:
-            found.append((*prefix, key))
-    found.extend((*prefix, name) for name in sorted(field_names_of(node) - keys))
-    return found
+            if all(node is not seen for seen in parents):
+                parents.append(node)
+    return parents
 
 
 def _refuse_nesting(paths: Sequence[Path], what: str) -> None:
@@ -677,7 +712,8 @@ def _refuse_nesting(paths: Sequence[Path], what: str) -> None:
 
 def _prune_emptied(root: TensorCollection, removed: Sequence[Path], keep_root: bool) -> None:
     """Removes the nested collections (deepest first) that held a removed entry and are
-    now empty; a record's fields (and, with ``keep_root``, ``root``'s entries) are kept."""
+    now empty; records and a record's fields (and, with ``keep_root``, ``root``'s
+    entries) are kept, as the peer's (whose records list their ``None`` fields)."""
     parents = sorted({path[:end] for path in removed for end in range(1, len(path))}, key=len)
     for parent in reversed(parents):
         holder = root if len(parent) == 1 else root.get(parent[:-1], None)
@@ -688,7 +724,9 @@ def _prune_emptied(root: TensorCollection, removed: Sequence[Path], keep_root: b
         if not holder._has_entry(parent[-1]):
             continue
         child = holder._child(parent[-1])
-        if child is not None and not child._is_leaf_node and not child._key_names():
+        if child is None or child._is_leaf_node or is_record(child):
+            continue
+        if not child._key_names():
             holder.del_(parent[-1])
 
 
