@@ -518,6 +518,12 @@ class TensorClass(
     def chunk(self, chunks: int, dim: int = 0) -> tuple[Self, ...]:
         return self._results(self._tensordict.chunk(chunks, dim))
 
+    def tensor_split(
+        self, indices_or_sections: int | Sequence[int] | torch.Tensor, dim: int = 0
+    ) -> tuple[Self, ...]:
+        # the storage's pieces (a lazy stack's keep its members and their locks, as split's)
+        return self._results(self._tensordict.tensor_split(indices_or_sections, dim))
+
     def unbind(self, dim: int = 0) -> tuple[Self, ...]:
         return self._results(self._tensordict.unbind(dim))
 

@@ -1326,3 +1326,22 @@ def test_default_of_a_locked_collection_holding_nothing_is_unlocked(stacked: boo
     x.lock_()
     assert not x.pow(x.clone()).is_locked
     assert not x.pow(x.clone(), default=1).is_locked
+
+
+@pytest.mark.parametrize("stacked", [False, True])
+def test_default_of_a_locked_collection_of_python_values_is_unlocked(stacked: bool) -> None:
+    """The same for a collection holding Python values and no tensor, nested ones too:
+    ``default=`` gives a new unlocked collection, as without ``default`` and as the peer's
+    (program 16,025,096 L12 of methods,features,entries,records, fz30a); one that holds a
+    tensor keeps the lock (test above)."""
+
+    def make() -> TensorDict:
+        return TensorDict({"v": "x y", "n": {"s": "a"}}, batch_size=[3])
+
+    x = lazy_stack([make(), make()], 1) if stacked else make()
+    x.lock_()
+    for default in (1, "intersection"):
+        assert not x.pow(x.clone()).is_locked
+        out = x.pow(x.clone(), default=default)
+        assert not out.is_locked and sorted(out.keys()) == ["n", "v"]
+        out["w"] = torch.zeros(out.batch_size)  # a new entry: unlocked

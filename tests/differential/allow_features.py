@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 # "is not an nn.Parameter": 15,890,223 L16 / 15,881,030 L12) is one too ("family").
 _PARAMS_OF_LAZY = "Using a LazyStackedTensorDict within a TensorDictParams isn't permitted"
 _PARAMS_OF_LOCKED = "Cannot unlock a tensordict that is part of a locked graph"
+_NESTED_NAME = re.compile(r"\.get_parameter\('\w+\.")
 _MODULE_OPS = (
     "named_parameters",
     "named_buffers",
@@ -110,7 +111,10 @@ def _feature_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) 
         return False
     op, error = finding.step.op, str(peer.error)
     if op in _MODULE_OPS and _PARAMS_OF_LOCKED in error:
-        return "TensorDictParams(x.to_tensordict())" in finding.step.src
+        # (fz30a) or get_parameter of a nested name of a locked TensorDictParams: the peer
+        # wraps the nested collection in a new one, which cannot unlock it (15,982,617 L12)
+        nested = op == "get_parameter" and _NESTED_NAME.search(finding.step.src) is not None
+        return nested or "TensorDictParams(x.to_tensordict())" in finding.step.src
     if op == "from_dict_instance":  # (15,891,752 L16, fz28f; 15,921,132 L12, fz29a)
         return _METADATA_OF_DICT in error  # tclass reads the dict (or its error about it)
     if finding.kind == "family" and op == "setitem" and ".to_dict()" in finding.step.src:

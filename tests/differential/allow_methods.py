@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from .allow_fields import _none_field_unset
+from .allow_ops import _later_lines
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -69,14 +70,36 @@ def _method_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         )
     if finding.kind != "peer-raises":
         return False
+    if finding.step.op == "view_dtype" and _STRIDE_VIEW.search(str(peer.error)):
+        return _strided_over_no_elements(finding, mine)
     texts = _METHOD_FAILS_INSIDE.get(finding.step.op, ())
     return any(text in str(peer.error) for text in texts)
+
+
+# torch's refusal to view a tensor of a last stride other than 1 as a dtype of another size
+_STRIDE_VIEW = re.compile(r"stride\(-1\) must be 1 to view \w+ as \w+")
+
+
+def _strided_over_no_elements(finding: Finding, mine: Any) -> bool:
+    """``view(dtype)`` after ``masked_fill`` of a collection whose tensors have no
+    elements and a last stride other than 1 (an index ``x[1::3]`` over no elements): the
+    peer's ``masked_fill`` keeps those strides (a ``clone``), so torch refuses its
+    ``view(dtype)``; tclass's gives contiguous tensors, as ``torch.masked_fill`` does, and
+    views them (program 16,000,617 L8 of features,index,shape,combine, fz30a)."""
+    if not any(".masked_fill(" in line for line in finding.lines[:-1]):
+        return False
+    value = mine.value
+    if mine.error is not None or not hasattr(value, "keys"):
+        return False
+    leaves = [value.get(key) for key in value.keys(True, True)]
+    tensors = [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
+    return bool(tensors) and all(leaf.numel() == 0 for leaf in tensors)
 
 
 # a field of ``from_struct_array(x.to_struct_array())``, or its first row: the peer's numpy
 # array of strings (``iter``; nested empty ones too) where tclass reads the value back
 _STRUCT_FIELD_READ = re.compile(
-    r"^result((?:\['\w+'\])+)(?:\[\d+\])*: (?:peer iter of \d+, tclass (?:py|dict) \("
+    r"^result((?:\['[\w.]+'\])+)(?:\[\d+\])*: (?:peer iter of \d+, tclass (?:py|dict) \("
     r"|peer value \(\('seq', 'iter', .*, tclass values \(\('seq', 'list', "
     r"|peer 'iter', tclass 'list'$"
     r"|peer error \('TypeError', .*\), tclass py \("  # (iter of a 0-d array: fz28b)
@@ -116,7 +139,7 @@ def _string_field_read(line: str, peer: Any) -> bool:
     if found is None:
         return False
     node = peer.value
-    for key in re.findall(r"\['(\w+)'\]", found.group(1)):
+    for key in re.findall(r"\['([\w.]+)'\]", found.group(1)):  # ('n.zz': from_pandas)
         node = node.get(key, None) if hasattr(node, "get") else None
     if isinstance(node, torch.Tensor):  # (an empty stack's column: numpy makes it float64)
         return node.dtype is torch.float64 and node.numel() == 0
@@ -202,8 +225,11 @@ def _devices_set_through_a_view(finding: Finding, facts: Facts, peer: Any, mine:
     """``auto_device_()`` of an index of a stack of Python values: the peer sets the
     device of the value nodes its earlier results share, whose values then fail to read
     ("devices differ, got None and cpu"); tclass's earlier results read as before (fz28e:
-    program 15,841,500 of methods,index,shape,combine, --length 8)."""
-    if finding.kind != "alias" or not finding.lines[-1].strip().endswith(".auto_device_()"):
+    program 15,841,500 of methods,index,shape,combine, --length 8), also when other steps
+    follow it (15,962,386 of the same families, L8: stacks and a transpose, fz30a)."""
+    if finding.kind != "alias" or not any(
+        line.strip().endswith(".auto_device_()") for line in _later_lines(finding)
+    ):
         return False
     for line in finding.detail:
         found = _ALIAS_UNREAD.match(line)

@@ -881,34 +881,3 @@ def _saved_empty_lists_kept(finding: Finding, facts: Facts, peer: Any, mine: Any
         if not _only_empty_lists(value.tolist() if hasattr(value, "tolist") else value):
             return False
     return True
-
-
-# a nested collection's batch size (or names) in an earlier result, longer in the peer's
-_GROWN_NODE = re.compile(
-    r"^result(?:\['\w+'\])+\.(?:batch_size: peer \(([\d, ]*)\), tclass \(([\d, ]*)\)"
-    r"|names: peer \[.*\], tclass \[.*\])$"
-)
-_INFERRING_BUILD = re.compile(r"\.from_(dict|tuple|any)\(.*(auto_batch_size=True|batch_dims=)")
-
-
-def _grown_in_a_copy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """An alias finding: a nested TensorDict or record of an earlier result that a later
-    ``from_dict`` / ``from_tuple`` / ``from_any`` with an inferred batch size grows, in
-    the peer only: its ``auto_batch_size_`` grows the caller's in place, tclass's a
-    shallow copy (``from_tuple(tuple(rec.values()), auto_batch_size=True)``: program
-    15,020,592 of methods,index,shape,combine, fz27a)."""
-    if finding.kind != "alias":
-        return False
-    found = re.match(r"<result of line (\d+)>", finding.step.src)
-    later = finding.lines[int(found.group(1)) :] if found else []
-    if not any(_INFERRING_BUILD.search(line) for line in later):
-        return False
-    for line in finding.detail:
-        grown = _GROWN_NODE.match(line)
-        if grown is None:
-            return False
-        if grown.group(1) is not None:
-            theirs, ours = grown.group(1).split(", "), grown.group(2).split(", ")
-            if len(theirs) <= len(ours) or theirs[: len(ours)] != ours:
-                return False
-    return True

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 _FLAG_CHANGES = re.compile(
     r"load_memmap\(|\.(reshape|expand|expand_as|flatten|unflatten|tile|select|exclude)\("
     r"|\.(detach|copy|contiguous|squeeze)\(\)|\.clone\(False\)|\.data\b|\[[^\]]*\b[1-9]\d*:"
-    r"|\.(roll|flip|rot90)\("  # copies in memory that the peer flags as memory-mapped
+    r"|\.(roll|flip|fliplr|flipud|rot90)\("  # copies in memory the peer flags as memory-mapped
     r"|\.(float|double|half|bfloat16|int|long|bool|to)\("  # a cast to the dtype it has
 )
 _LOCK_LINE = re.compile(r"\.is_locked: peer (True|False), tclass (True|False)$")

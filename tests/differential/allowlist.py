@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .allow_aliases import _grown_in_a_copy, _saved_over_a_loaded_folder
 from .allow_entries import (
     _batch_past_unset_field,
     _dotted_keys_loaded,
@@ -150,7 +151,6 @@ from .allow_records import (
     _exclusive_keys_refused,
     _from_dict_batch_dims,
     _frozen_locked,
-    _grown_in_a_copy,
     _inferred_past_empty_dicts,
     _kept_as_annotated,
     _key_below_a_value,
@@ -497,6 +497,7 @@ ENTRIES: list[Entry] = [
             _shared_on_files,
             _consolidated_key_order,
             _consolidated_values_kept,
+            _saved_over_a_loaded_folder,  # (README 3, "Writes are crash-safe")
         ),
     ),
     Entry(

@@ -676,6 +676,33 @@ DECIDED = [
     ("features,entries,math,records", 12, 15_983_016, "records-predictable"),
     # fz30g: apply(fn, batch_size=...) keeps a nested collection of Python values
     ("methods,features,entries,records", 12, 15_953_908, "apply-keeps-fitting-values"),
+    # fz30a: auto_device_() of an index of a lazy stack of a saved record, other steps after
+    (_METHODS, 8, 15_962_386, "peer-fails-inside"),
+    # fz30a: x.dumps(folder) into the folder an earlier result was loaded from: the peer
+    # writes into the mapped files, tclass swaps a new tree in (the earlier data kept)
+    ("features,entries,math,records", 8, 16_010_505, "memmap-by-data"),
+    # fz30a: the peer's auto_batch_size_ grows the caller's nested nodes (from_dataclass; a
+    # node of one dim; a Python value's node; a value node of a grown node)
+    ("features,math,index", 8, 15_982_551, "records-predictable"),
+    ("methods,features,entries,records", 8, 15_952_859, "records-predictable"),
+    ("methods,features,entries,records", 12, 15_985_560, "records-predictable"),
+    ("methods,features,entries,records", 8, 16_024_755, "records-predictable"),
+    # fz30a: unbind of a reshape of a shared record: locked (the peer's reshape drops its
+    # shared flag); view(dtype) of from_modules' locked result: locked
+    (_METHODS, 12, 15_965_055, "lock-follows-sharing"),
+    (_FEATURES, 8, 15_982_499, "lock-follows-sharing"),
+    # fz30a: separates(filter_empty=False) of a saved collection: the peer's result holds
+    # the source's locked Python-value node
+    ("features,entries,math,records", 12, 15_963_434, "values-kept-shared"),
+    # fz30a: an index of fliplr() of a saved collection without tensors: the peer's flag
+    (_FEATURES, 12, 15_951_680, "memmap-by-data"),
+    # fz30a: view(dtype) after masked_fill over no elements: the peer's kept strides
+    (_FEATURES, 8, 16_000_617, "peer-fails-inside"),
+    # fz30a: get_parameter('n.v') of a locked TensorDictParams: the peer cannot unlock
+    ("methods,features,entries,records", 12, 15_982_617, "peer-fails-inside"),
+    # fz30a: from_struct_array(x.to_struct_array()) of from_pandas(separator="."): the
+    # peer's string arrays under a dotted key ('n.zz')
+    ("methods,features,entries,records", 12, 16_054_329, "peer-fails-inside"),
 ]
 
 

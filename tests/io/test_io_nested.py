@@ -497,3 +497,24 @@ def test_memmap_refresh_keeps_a_tensor_without_elements_memory_mapped(tmp_path: 
     assert refreshed.get(("n", "c")).shape == (0, 2, 3)
     assert refreshed.is_memmap() and refreshed.is_locked
     assert type(TensorDict.load_memmap(tmp_path / "w").get("a")) is torch.Tensor
+
+
+def test_memmap_refresh_keeps_nested_stacks_and_values_locked(tmp_path: Path) -> None:
+    """``memmap_refresh_()`` of a locked saved TensorDict keeps the nested lazy stack (and
+    its members) and Python-value nodes it reads back locked, as ``memmap()`` left them
+    and as the peer's refresh does; they were put back unlocked (fuzzer: program
+    16,021,871 L12 of methods,index,shape,combine, fz30a). ``unlock_()`` unlocks them all."""
+    members = [TensorDict({"a": torch.full((), float(i))}, []) for i in range(2)]
+    td = TensorDict(
+        {"c": torch.zeros(2), "s": "hi", "n": tclass.lazy_stack(members, 0)}, batch_size=[2]
+    )
+    saved = td.memmap(tmp_path / "w")
+    assert saved.memmap_refresh_() is saved
+    stack = saved.get("n")
+    assert saved.is_locked and stack.is_locked and saved.get("s").is_locked
+    assert all(member.is_locked for member in stack.tensordicts)
+    with pytest.raises(RuntimeError, match="locked"):
+        stack.tensordicts[0]["a"] = torch.ones(())
+    saved.unlock_()
+    assert not stack.is_locked and not stack.tensordicts[1].is_locked
+    assert not saved.get("s").is_locked

@@ -396,6 +396,21 @@ class TestShapeOps:
             if name != "split":
                 assert same_storage(got.obs, rec.obs)
 
+    def test_tensor_split_of_a_lazy_stack_keeps_its_members(self) -> None:
+        """``tensor_split`` along the stack dim of a lazy stack of records gives lazy
+        stacks of its members, each piece locked when its members are (a shared record),
+        as ``split`` / ``chunk`` and the peer's; it was a copy, unlocked (fuzzer: program
+        15,953,493 L12 of methods,index,shape,combine, fz30a)."""
+        shared = make((2,)).share_memory_()
+        stack = tclass.lazy_stack([shared, make((2,), offset=9)], 0)
+        for pieces in (stack.tensor_split(2, 0), stack.tensor_split([1], 0)):
+            assert [type(p) for p in pieces] == [Rec, Rec]
+            assert [p.is_locked for p in pieces] == [True, False]
+            assert pieces[0]._tensordict.tensordicts[0] is shared._tensordict
+            assert torch.equal(pieces[1].obs, stack.obs[1:])
+        assert [p.is_locked for p in stack.split(1, 0)] == [True, False]
+        assert [p.batch_size for p in stack.tensor_split([1, 1], 0)] == [(1, 2), (0, 2), (1, 2)]
+
     def test_where_with_records(self) -> None:
         a, b = make((2,), offset=0), make((2,), offset=50)
         got = torch.where(torch.tensor([True, False]), a, b)

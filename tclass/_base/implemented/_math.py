@@ -63,8 +63,10 @@ class MathOps(UnaryMathOps):
                 foreach, each, theirs, None, kwargs, operation, without_tensors=without_tensors
             )
             # locked like ``self``, as without ``default`` (the aligned copy is not locked);
-            # of a collection holding nothing, a new unlocked one (``_leaf_walk._unlocks``)
-            locked = self._results_locked() and not out.is_locked and not self.is_empty()
+            # of a collection holding no tensor (nothing, or Python values only), a new
+            # unlocked one (``_leaf_walk._unlocks``), as the peer's
+            holds_tensors = next(iter(self._tensor_leaves()), None) is not None
+            locked = self._results_locked() and not out.is_locked and holds_tensors
             return cast(Self, out.lock_() if locked else out)
         # As the peer: nested collections holding nothing are left out of the result.
         return self._pointwise(

@@ -18,6 +18,7 @@ from typing import Any, cast
 import torch
 
 from tclass._base._provided import IO
+from tclass._base.implemented._lock_graph import LockGraph
 from tclass._core._jagged import leaf_shape
 from tclass._core._keys import key_path
 from tclass._core._memmap import MemoryMappedTensor
@@ -225,6 +226,8 @@ class _Refresh(NodeVisitor[None]):
                 # mapped as the memmap() that saved it gave it (and as the peer's refresh)
                 td._put(key, MemoryMappedTensor.empty(value.shape, dtype=value.dtype))
             else:
+                if td.is_locked and isinstance(value, LockGraph):
+                    value._lock_each()  # (a lazy stack: locked as memmap() left it)
                 td._put(key, value)
         td._adopt(loaded)
 
