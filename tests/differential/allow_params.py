@@ -61,6 +61,11 @@ _PARAMS_MEMBER_UNLOCKED = re.compile(
 
 
 _PARAMS_MEMBER_LEAF = re.compile(r": peer Tensor(\[[^\]]*\]\]), tclass Parameter\1$")
+# a leaf ``load_memmap_`` loads into one: the peer's a MemoryMappedTensor (or a plain
+# tensor), tclass's the parameter (or buffer: an int64 leaf) it held, written in place
+_PARAMS_LOADED_LEAF = re.compile(
+    r": peer (?:MemoryMappedTensor|Tensor)(\[[^\]]*\]\]), tclass (?:Parameter|Tensor)\1$"
+)
 
 
 def _members_kept(lines: list[str]) -> bool:
@@ -182,9 +187,9 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     ):
         return any("PersistentTensorDict" in line for line in finding.lines)  # (2,827)
     if finding.step.op in ("load_memmap_", "load_") and all(
-        _PARAMS_MEMBER_LEAF.search(line) for line in finding.detail
-    ):
-        return True  # loaded as parameters, still registered (15,826,016 L12, fz28c)
+        _PARAMS_LOADED_LEAF.search(line) for line in finding.detail
+    ):  # loaded as parameters, still registered (15,826,016 L12, fz28c); the peer's
+        return True  # nested leaves MemoryMappedTensors (16,081,159 L8, fz30d)
     if re.search(r"\.to\(", finding.step.src) and _members_kept(finding.detail):
         return True  # a lazy stack's ``to`` keeps its TensorDictParams members
     return all(_PARAMS_KIND.match(line) for line in finding.detail) and not _holds_tensors(

@@ -598,6 +598,11 @@ DECIDED = [
     (_RECORDS4, 8, 15_972_218, "values-kept-shared"),
     (_RECORDS4, 12, 15_963_254, "values-kept-shared"),
     (_RECORDS4, 8, 15_964_872, "values-kept-shared"),
+    # fz30d: load_memmap_ into a TensorDictParams clone (the peer's nested leaves become
+    # MemoryMappedTensors); into the clone of a lazy stack the peer's unflatten densifies
+    (_METHODS, 8, 16_081_159, "params-write-their-data"),
+    (_RECORDS4, 12, 15_973_246, "params-write-their-data"),  # load_
+    (_METHODS, 12, 16_001_000, "stacking-keeps"),
 ]
 
 
