@@ -603,6 +603,11 @@ DECIDED = [
     (_METHODS, 8, 16_081_159, "params-write-their-data"),
     (_RECORDS4, 12, 15_973_246, "params-write-their-data"),  # load_
     (_METHODS, 12, 16_001_000, "stacking-keeps"),
+    # fz30d: memmap_refresh_ reads a value at its node's batch size (as a load in both);
+    # is_memmap() of a clone load_ (x.save) filled; load_ of stacked lists (fz29b's rule)
+    (_METHODS, 8, 16_012_132, "checked-as-torch"),
+    (_RECORDS4, 8, 16_020_759, "memmap-by-data"),
+    (_METHODS, 8, 15_992_429, "values-kept-shared"),
 ]
 
 
