@@ -537,3 +537,32 @@ def _members_mapped(stack: Any) -> bool:
             if isinstance(leaf, torch.Tensor) and type(leaf).__name__ != "MemoryMappedTensor":
                 return False
     return True
+
+
+# the ops after which tclass keeps a lazy stack where the peer's is dense (``_stays_lazy``)
+_KEPT_LAZY_BY = re.compile(r"\.(?:unflatten|expand|expand_as|reshape|view|flatten)\(")
+
+
+def _lazy_data_ptr_per_member(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``list(x.data_ptr().keys(True, True))`` of a collection tclass keeps a lazy stack
+    (of lazy stacks) where the peer's is dense (``_stays_lazy``: an ``unflatten`` of a
+    lazy stack): one pointer per member's leaf, under the members' indices, as a lazy
+    stack's in both, where the peer's dense one has one per leaf (program 16,021,857 of
+    methods,index,shape,combine L12, fz30d)."""
+    if finding.kind != "result" or finding.step.op != "data_ptr":
+        return False
+    if not isinstance(peer.value, list) or not isinstance(mine.value, list):
+        return False
+    if not any(_KEPT_LAZY_BY.search(line) for line in finding.lines[:-1]):
+        return False
+    theirs = [key if isinstance(key, tuple) else (key,) for key in peer.value]
+    ours = [key if isinstance(key, tuple) else (key,) for key in mine.value]
+    if any(key[0].isdigit() for key in theirs) or not all(key[0].isdigit() for key in ours):
+        return False
+    stripped = set()
+    for key in ours:
+        parts = list(key)
+        while parts and parts[0].isdigit():
+            parts.pop(0)
+        stripped.add(tuple(parts))
+    return stripped == set(theirs)

@@ -608,6 +608,7 @@ DECIDED = [
     (_METHODS, 8, 16_012_132, "checked-as-torch"),
     (_RECORDS4, 8, 16_020_759, "memmap-by-data"),
     (_METHODS, 8, 15_992_429, "values-kept-shared"),
+    (_METHODS, 12, 16_021_857, "stacking-keeps"),  # data_ptr of an unflatten kept lazy
 ]
 
 
