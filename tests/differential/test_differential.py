@@ -609,6 +609,14 @@ DECIDED = [
     (_RECORDS4, 8, 16_020_759, "memmap-by-data"),
     (_METHODS, 8, 15_992_429, "values-kept-shared"),
     (_METHODS, 12, 16_021_857, "stacking-keeps"),  # data_ptr of an unflatten kept lazy
+    # fz30d: the peer's memmap of a locked TensorDictParams inside the step's op (its
+    # save / dumps, a load of what it saved, make_memmap into its folder); consolidate
+    (_RECORDS4, 12, 15_982_736, "params-write-their-data"),  # L.TensorDict.load_memmap
+    (_RECORDS4, 8, 15_966_400, "params-write-their-data"),  # lock_(), load_memmap_
+    (_RECORDS4, 12, 15_953_896, "params-write-their-data"),  # make_memmap
+    (_RECORDS4, 8, 16_022_044, "params-write-their-data"),  # dumps
+    ("features,entries,math,records", 8, 16_012_097, "params-write-their-data"),  # save
+    (_RECORDS4, 12, 16_023_727, "peer-fails-inside"),  # consolidate(filename=)
 ]
 
 
