@@ -617,6 +617,10 @@ DECIDED = [
     (_RECORDS4, 8, 16_022_044, "params-write-their-data"),  # dumps
     ("features,entries,math,records", 8, 16_012_097, "params-write-their-data"),  # save
     (_RECORDS4, 12, 16_023_727, "peer-fails-inside"),  # consolidate(filename=)
+    (_RECORDS4, 12, 15_982_517, "memmap-by-data"),  # share_memory_ of a broadcast_to
+    # (memmap(folder2) of a collection memory-mapped before: its empty tensors)
+    (_RECORDS4, 12, 15_982_827, "empty-tensors-have-no-file"),
+    (_METHODS, 12, 15_993_641, "empty-tensors-have-no-file"),
 ]
 
 
