@@ -621,6 +621,11 @@ DECIDED = [
     # (memmap(folder2) of a collection memory-mapped before: its empty tensors)
     (_RECORDS4, 12, 15_982_827, "empty-tensors-have-no-file"),
     (_METHODS, 12, 15_993_641, "empty-tensors-have-no-file"),
+    # fz30d: consolidate(filename=) of a consolidated x, kept by load_state_dict / by a
+    # line giving no collection (to_module(return_swap=False), min(reduce=True))
+    (_RECORDS4, 8, 16_020_298, "memmap-by-data"),
+    (_RECORDS4, 8, 16_014_282, "memmap-by-data"),
+    ("features,entries,math,records", 12, 16_021_107, "memmap-by-data"),
 ]
 
 
