@@ -626,6 +626,7 @@ DECIDED = [
     (_RECORDS4, 8, 16_020_298, "memmap-by-data"),
     (_RECORDS4, 8, 16_014_282, "memmap-by-data"),
     ("features,entries,math,records", 12, 16_021_107, "memmap-by-data"),
+    (_RECORDS4, 12, 15_982_529, "memmap-by-data"),  # is_memmap() of a mixed lazy stack
 ]
 
 
