@@ -748,13 +748,18 @@ def _entry_text(entry: Mapping[str, Any], leaf: str) -> str:
     return f"{leaf} {entry.get('dtype')} {entry.get('shape')}"
 
 
+# the node types of a Python value in a folder's meta.json (a MetaData too: ``x.set("label",
+# MetaData(3))`` into a ``str`` field saves one, which loads back as the record held it)
+_VALUE_TYPES = ("NonTensorData", "NonTensorStack", "MetaData")
+
+
 def _entry_kind(entry: Mapping[str, Any] | None) -> str:
     if entry is None:
         return "value"
     kind = entry.get("type")
     if kind is None:
         return "tensor"
-    return "value" if kind in ("NonTensorData", "NonTensorStack") else "collection"
+    return "value" if kind in _VALUE_TYPES else "collection"
 
 
 def mismatch_error(root: str, differences: list[SchemaDifference]) -> SchemaMismatchError:

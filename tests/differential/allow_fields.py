@@ -596,19 +596,29 @@ def _not_json_refused(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     of tensors set into ``label``), and so is a ``from_zarr`` / ``from_h5`` of what its
     step writes (``from_zarr((x.to_zarr(path), path)[1])`` of a numpy array value that
     ``from_pandas`` put in ``label``: the peer's zarr store pickles it; program 15,920,144
-    L12 of features,math,index, fz29b)."""
+    L12 of features,math,index, fz29b). The same where the step's other ops read the folder
+    it saved (``x.memmap(D).memmap_refresh_()``, ``.saved_path``, ``.make_memmap(...)``,
+    ``load_memmap_``: fz30d,
+    programs 15,963,254 L12 and 15,972,218 L8 of methods,features,entries,records)."""
     if finding.kind != "tclass-raises" or not _not_serializable(mine.error):
         return False
     saved_inside = (
-        finding.step.op in ("load", "load_memmap")
-        and _SAVED_INSIDE.search(finding.step.src) is not None
+        finding.step.op in _READS_SAVED and _SAVED_INSIDE.search(finding.step.src) is not None
     ) or (finding.step.op in ("from_zarr", "from_h5") and _STORED_INSIDE.search(finding.step.src))
     if finding.step.op not in _SAVES and not saved_inside:
         return _WRITTEN_THROUGH.match(str(mine.error)) is not None
     return "allow_pickle" not in finding.step.src
 
 
-_SAVED_INSIDE = re.compile(r"\(x\.(save|memmap)\(")  # the step's load reads what it saves
+_SAVED_INSIDE = re.compile(r"(?:^|\()x\.(save|memmap)\(")  # the step reads what it saves
+# the ops of a step that saves first: ``x.clone().load_memmap_((x.memmap(D), D)[1])``,
+# ``x.memmap(D).memmap_refresh_()``, ``str(x.memmap(D).saved_path)``, ``x.memmap(D).
+# make_memmap(...)`` (fz30d: attrs() results, whose torch.device the peer pickles; a dict
+# of tensors set into ``label``)
+_READS_SAVED = (
+    *("load", "load_memmap", "load_memmap_", "load_", "memmap_refresh_", "saved_path"),
+    *("make_memmap", "make_memmap_from_tensor"),
+)
 _STORED_INSIDE = re.compile(r"\.to_(zarr|h5)\(")  # the step's from_zarr reads what it writes
 
 

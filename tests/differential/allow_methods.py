@@ -209,13 +209,22 @@ def _mapped_files_shared(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     tensors in their files (a file mapping is shared between processes already) and
     locks it, still memory-mapped, where the peer refuses while its memory-mapped flag is
     set ("memmap and shared memory are mutually exclusive"; fz28e: programs 15,841,360,
-    15,860,235, 15,861,489 and 15,861,957 of methods,index,shape,combine)."""
+    15,860,235, 15,861,489 and 15,861,957 of methods,index,shape,combine). And of the
+    result of an op over one whose tensors are new, in memory (``torch.broadcast_to`` of
+    a memory-mapped lazy stack): not memory-mapped in tclass (by its data), so shared,
+    where the peer's result keeps the flag (program 15,982,517 L12 of
+    methods,features,entries,records, fz30d)."""
     if finding.kind != "peer-raises" or finding.step.op != "share_memory_":
         return False
     if "memmap and shared memory are mutually exclusive" not in str(peer.error):
         return False
     value = mine.value
-    return bool(value.is_memmap()) and bool(value.is_locked)
+    if not value.is_memmap():
+        saved = any(re.search(r"\.memmap(?:_like|_)?\(", line) for line in finding.lines[:-1])
+        made = [line for line in finding.lines[:-1] if line.startswith("x = ")][-1:]
+        new = bool(made) and "broadcast_to(" in made[0]  # (its tensors new, in memory)
+        return saved and new and bool(value.is_shared())
+    return bool(value.is_locked)
 
 
 _ALIAS_UNREAD = re.compile(r"^result((?:\['\w+'\])+)(?:\[\d+\])*: peer error \('RuntimeError', ")

@@ -25,6 +25,14 @@ _PARAMS_PEER_RAISES = {
     "empty": "Cannot modify locked TensorDict",  # empty() / empty(batch_size=) of a locked one
     "memmap_": "Cannot build a memmap TensorDict in-place",
 }
+# The peer's ``memmap`` of a locked one inside another op: its other names (``save``,
+# ``dumps``), and the ops of a step that saves it first (``x.memmap(D).make_memmap(...)``,
+# ``y.load_memmap_((x.memmap(D), D)[1])``, ``L.load_memmap(...)``, ``load_((x.save(D)``:
+# programs 15,966,400 L8, 15,982,736 / 15,953,896 L12 of methods,features,entries,records,
+# fz30d)
+_PARAMS_SAVES = ("save", "dumps")
+_PARAMS_SAVED_FIRST = ("load", "load_memmap", "load_memmap_", "load_", "make_memmap")
+_SAVED_IN_STEP = re.compile(r"(?:^|\()x\.(?:memmap|save|dumps)\(")
 
 
 # ``x **= t`` and the other in-place operators (not ``==`` / ``!=`` / ``<=`` / ``>=``)
@@ -61,6 +69,11 @@ _PARAMS_MEMBER_UNLOCKED = re.compile(
 
 
 _PARAMS_MEMBER_LEAF = re.compile(r": peer Tensor(\[[^\]]*\]\]), tclass Parameter\1$")
+# a leaf ``load_memmap_`` loads into one: the peer's a MemoryMappedTensor (or a plain
+# tensor), tclass's the parameter (or buffer: an int64 leaf) it held, written in place
+_PARAMS_LOADED_LEAF = re.compile(
+    r": peer (?:MemoryMappedTensor|Tensor)(\[[^\]]*\]\]), tclass (?:Parameter|Tensor)\1$"
+)
 
 
 def _members_kept(lines: list[str]) -> bool:
@@ -99,6 +112,7 @@ _FROM_MODULES_FAILS_INSIDE = {
     "load_memmap_": "Cannot modify locked TensorDict",
     "memmap_": "Cannot build a memmap TensorDict in-place",  # clone().memmap_(): 16,025,039
     "from_consolidated": "Failed to convert the metadata to json",  # 16,020,404 L8
+    "consolidate": "Failed to convert the metadata to json",  # (filename=): 16,023,727 L12
 }
 
 
@@ -155,7 +169,12 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
             peer.error
         ):
             return True  # loaded into a lazy stack of their clones (10,805,075, inv20e)
-        text = _PARAMS_PEER_RAISES.get(finding.step.op)
+        op = finding.step.op
+        if op in _PARAMS_SAVES or (
+            op in _PARAMS_SAVED_FIRST and _SAVED_IN_STEP.search(finding.step.src)
+        ):
+            op = "memmap"  # (the peer's memmap of it, inside the step)
+        text = _PARAMS_PEER_RAISES.get(op)
         return text is not None and text in str(peer.error)
     if finding.kind != "result":
         return False
@@ -182,9 +201,9 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     ):
         return any("PersistentTensorDict" in line for line in finding.lines)  # (2,827)
     if finding.step.op in ("load_memmap_", "load_") and all(
-        _PARAMS_MEMBER_LEAF.search(line) for line in finding.detail
-    ):
-        return True  # loaded as parameters, still registered (15,826,016 L12, fz28c)
+        _PARAMS_LOADED_LEAF.search(line) for line in finding.detail
+    ):  # loaded as parameters, still registered (15,826,016 L12, fz28c); the peer's
+        return True  # nested leaves MemoryMappedTensors (16,081,159 L8, fz30d)
     if re.search(r"\.to\(", finding.step.src) and _members_kept(finding.detail):
         return True  # a lazy stack's ``to`` keeps its TensorDictParams members
     return all(_PARAMS_KIND.match(line) for line in finding.detail) and not _holds_tensors(

@@ -495,23 +495,24 @@ def _consolidated_keeps_devices(finding: Finding, facts: Facts, peer: Any, mine:
 def _refiled_not_written(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``from_consolidated`` of what ``consolidate(filename=...)`` wrote of a collection
     consolidated before (a ``from_consolidated`` or ``consolidate`` result): tclass wrote
-    the file; the peer's ``consolidate`` writes nothing ("writes nothing: the tensordict
-    is already consolidated", a warning) and returns the source, so the peer cannot find
-    the file (a ``FileNotFoundError``; program 15,820,047 L8 of
-    features,index,shape,combine, fz28c). In-place methods since (``x = x.zero_()``)
-    leave it consolidated in both (program 15,910,631 L12 of
-    methods,features,entries,records, fz29c)."""
-    if finding.kind != "peer-raises" or finding.step.op != "from_consolidated":
+    the file; the peer's ``consolidate`` writes nothing ("already consolidated", a
+    warning) and returns the source, so the peer cannot find the file (program 15,820,047
+    L8 of features,index,shape,combine, fz28c); in-place methods since (``x = x.zero_()``:
+    15,910,631 L12, fz29c), ``load_state_dict`` and lines giving no collection (x kept:
+    ``min(reduce=True)``; 16,020,298 / 16,014,282 L8, fz30d) leave it so in both."""
+    if (finding.kind, finding.step.op) != ("peer-raises", "from_consolidated"):
         return False
     if not isinstance(peer.error, FileNotFoundError):
         return False
     for line in reversed(finding.lines[:-1]):
-        if line.startswith("x = ") and not _IN_PLACE.match(line):
+        if line.startswith("x = ") and not _IN_PLACE.search(line):
             return ".consolidate(" in line
     return False
 
 
-_IN_PLACE = re.compile(r"^x = x\.\w+_\(")  # (returns x itself)
+_IN_PLACE = re.compile(  # returns x itself, or no collection (a tensor, None)
+    r"^x = x\.(?:\w+_|load_state_dict)\(|(?:reduce=True|return_swap=False)\)$"
+)
 
 
 def _shared_on_files(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

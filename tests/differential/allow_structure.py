@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+import torch
+
 from .allow_fields import _nested_none_kept
 from .allow_names import _NAMES_LINE, _nested_names_dropped
 from .allow_ops import (
@@ -545,3 +547,70 @@ def _records_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
         or _nested_none_kept(finding, d, peer.value)  # (none-field-unset's: 8,305,880)
         for d in finding.detail
     )
+
+
+# a leaf memory-mapped in the peer's result, a plain tensor of the same dtype and shape in
+# tclass's (as allow_ops's ``_MAPPED_THERE``)
+_LOADED_THERE = re.compile(r": peer MemoryMappedTensor(\[[^\]]*\]\]), tclass Tensor\1$")
+
+
+def _lazy_load_reads_stacked(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``x.clone().load_memmap_(folder)`` (``load_``) of a collection tclass keeps a lazy
+    stack where the peer's is dense (an ``unflatten`` of a lazy stack, ``_stays_lazy``):
+    each member's leaves are the folder's memory-mapped tensors, and a leaf read of the
+    stack is their stack, a plain tensor (as a lazy stack's read in both), where the
+    peer's dense result holds the MemoryMappedTensor (program 16,001,000 of
+    methods,index,shape,combine L12, fz30d)."""
+    if finding.kind != "result" or finding.step.op not in ("load_memmap_", "load_"):
+        return False
+    if not all(_LOADED_THERE.search(line) for line in finding.detail):
+        return False
+    ours = getattr(mine.value, "_tensordict", mine.value)
+    theirs = getattr(peer.value, "_tensordict", peer.value)
+    if not hasattr(ours, "tensordicts") or hasattr(theirs, "tensordicts"):
+        return False
+    return _members_mapped(ours)
+
+
+def _members_mapped(stack: Any) -> bool:
+    """Whether every tensor of the members of the lazy stack ``stack`` (of its nested lazy
+    stacks' members, through their members) is memory-mapped."""
+    for member in stack.tensordicts:
+        member = getattr(member, "_tensordict", member)
+        if hasattr(member, "tensordicts"):
+            if not _members_mapped(member):
+                return False
+            continue
+        for leaf in member.values(True, True):
+            if isinstance(leaf, torch.Tensor) and type(leaf).__name__ != "MemoryMappedTensor":
+                return False
+    return True
+
+
+# the ops after which tclass keeps a lazy stack where the peer's is dense (``_stays_lazy``)
+_KEPT_LAZY_BY = re.compile(r"\.(?:unflatten|expand|expand_as|reshape|view|flatten)\(")
+
+
+def _lazy_data_ptr_per_member(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``list(x.data_ptr().keys(True, True))`` of a collection tclass keeps a lazy stack
+    (of lazy stacks) where the peer's is dense (``_stays_lazy``: an ``unflatten`` of a
+    lazy stack): one pointer per member's leaf, under the members' indices, as a lazy
+    stack's in both, where the peer's dense one has one per leaf (program 16,021,857 of
+    methods,index,shape,combine L12, fz30d)."""
+    if finding.kind != "result" or finding.step.op != "data_ptr":
+        return False
+    if not isinstance(peer.value, list) or not isinstance(mine.value, list):
+        return False
+    if not any(_KEPT_LAZY_BY.search(line) for line in finding.lines[:-1]):
+        return False
+    theirs = [key if isinstance(key, tuple) else (key,) for key in peer.value]
+    ours = [key if isinstance(key, tuple) else (key,) for key in mine.value]
+    if any(key[0].isdigit() for key in theirs) or not all(key[0].isdigit() for key in ours):
+        return False
+    stripped = set()
+    for key in ours:
+        parts = list(key)
+        while parts and parts[0].isdigit():
+            parts.pop(0)
+        stripped.add(tuple(parts))
+    return stripped == set(theirs)

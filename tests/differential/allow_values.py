@@ -956,12 +956,36 @@ def _refreshed_values_as_loaded(finding: Finding, facts: Facts, peer: Any, mine:
     with dims past its batch size (a record's label of dims ``[1, 1, 3]`` after
     ``batch_size = []``): tclass's refreshed value has the batch dims, as a load gives
     them in both; the peer's refresh keeps the old dims, which its ``unsqueeze`` nests
-    (program 15,000,286 of methods,index,shape,combine, fz27a)."""
+    (program 15,000,286 of methods,index,shape,combine, fz27a); the refresh's result
+    itself too (a value of dims ``[1, 1, 1, 4, 2]`` under a batch ``[]``: 16,012,132 L8
+    of methods,index,shape,combine, fz30d)."""
     if finding.kind != "result" or not finding.detail:
         return False
+    if finding.step.op == "memmap_refresh_":
+        return all(_refreshed_at_its_node(line, peer, mine) for line in finding.detail)
     if not any(".memmap_refresh_()" in line for line in finding.lines[:-1]):
         return False
     peers = _peer_values_past_ours(finding, peer, mine, _VALUE_PER_ELEMENT)
     return peers is not None and all(
         len(_value_dims(theirs)) > len(peer.value.batch_size) for theirs in peers
     )
+
+
+_VALUE_SIZE_LINE = re.compile(r"^result((?:\['[^']*'\])+)\[1\]: length: peer \d+, tclass \d+$")
+
+
+def _refreshed_at_its_node(line: str, peer: Any, mine: Any) -> bool:
+    """A refreshed Python value (one, not a stack) of the same data whose batch size is
+    its node's in tclass and that plus more dims in the peer."""
+    found = _VALUE_SIZE_LINE.match(line)
+    key = () if found is None else tuple(re.findall(r"\['([^']*)'\]", found.group(1)))
+    try:
+        theirs, ours = peer.value.get(key), mine.value.get(key)
+        node = mine.value.get(key[:-1]) if len(key) > 1 else mine.value
+    except Exception:  # not a key both hold
+        return False
+    if {type(theirs).__name__, type(ours).__name__} != {"NonTensorData"}:
+        return False
+    size, past = list(ours.batch_size), list(theirs.batch_size)
+    grown = len(past) > len(size) and past[: len(size)] == size
+    return grown and size == list(node.batch_size) and theirs.data == ours.data

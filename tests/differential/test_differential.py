@@ -703,6 +703,40 @@ DECIDED = [
     # fz30a: from_struct_array(x.to_struct_array()) of from_pandas(separator="."): the
     # peer's string arrays under a dotted key ('n.zz')
     ("methods,features,entries,records", 12, 16_054_329, "peer-fails-inside"),
+    # fz30d: a value JSON cannot hold (attrs()'s torch.device, a dict of tensors) saved by
+    # the step before it reads the folder: load_memmap_, memmap_refresh_, saved_path
+    (_RECORDS4, 8, 15_972_218, "values-kept-shared"),
+    (_RECORDS4, 12, 15_963_254, "values-kept-shared"),
+    (_RECORDS4, 8, 15_964_872, "values-kept-shared"),
+    # fz30d: load_memmap_ into a TensorDictParams clone (the peer's nested leaves become
+    # MemoryMappedTensors); into the clone of a lazy stack the peer's unflatten densifies
+    (_METHODS, 8, 16_081_159, "params-write-their-data"),
+    (_RECORDS4, 12, 15_973_246, "params-write-their-data"),  # load_
+    (_METHODS, 12, 16_001_000, "stacking-keeps"),
+    # fz30d: memmap_refresh_ reads a value at its node's batch size (as a load in both);
+    # is_memmap() of a clone load_ (x.save) filled; load_ of stacked lists (fz29b's rule)
+    (_METHODS, 8, 16_012_132, "checked-as-torch"),
+    (_RECORDS4, 8, 16_020_759, "memmap-by-data"),
+    (_METHODS, 8, 15_992_429, "values-kept-shared"),
+    (_METHODS, 12, 16_021_857, "stacking-keeps"),  # data_ptr of an unflatten kept lazy
+    # fz30d: the peer's memmap of a locked TensorDictParams inside the step's op (its
+    # save / dumps, a load of what it saved, make_memmap into its folder); consolidate
+    (_RECORDS4, 12, 15_982_736, "params-write-their-data"),  # L.TensorDict.load_memmap
+    (_RECORDS4, 8, 15_966_400, "params-write-their-data"),  # lock_(), load_memmap_
+    (_RECORDS4, 12, 15_953_896, "params-write-their-data"),  # make_memmap
+    (_RECORDS4, 8, 16_022_044, "params-write-their-data"),  # dumps
+    ("features,entries,math,records", 8, 16_012_097, "params-write-their-data"),  # save
+    (_RECORDS4, 12, 16_023_727, "peer-fails-inside"),  # consolidate(filename=)
+    (_RECORDS4, 12, 15_982_517, "memmap-by-data"),  # share_memory_ of a broadcast_to
+    # (memmap(folder2) of a collection memory-mapped before: its empty tensors)
+    (_RECORDS4, 12, 15_982_827, "empty-tensors-have-no-file"),
+    (_METHODS, 12, 15_993_641, "empty-tensors-have-no-file"),
+    # fz30d: consolidate(filename=) of a consolidated x, kept by load_state_dict / by a
+    # line giving no collection (to_module(return_swap=False), min(reduce=True))
+    (_RECORDS4, 8, 16_020_298, "memmap-by-data"),
+    (_RECORDS4, 8, 16_014_282, "memmap-by-data"),
+    ("features,entries,math,records", 12, 16_021_107, "memmap-by-data"),
+    (_RECORDS4, 12, 15_982_529, "memmap-by-data"),  # is_memmap() of a mixed lazy stack
 ]
 
 

@@ -366,6 +366,17 @@ def test_a_collection_kept_in_a_tensor_field_loads_back(tmp_path: Path) -> None:
     assert HoldsAnything.load_memmap(tmp_path / "b").opt.batch_size == torch.Size([2])
 
 
+def test_a_metadata_set_into_a_value_field_loads_back(tmp_path: Path) -> None:
+    # ``set("env", MetaData(3))`` into a ``str`` field: the record holds it, its folder
+    # saves it as a MetaData node, which the load took for a collection and refused
+    # ("Step.env is annotated str; got a MetaData in the folder"); the peer loads it
+    rec = step()
+    rec.set("env", tclass.MetaData(3, batch_size=[2]))
+    rec.memmap(tmp_path / "s")
+    loaded = Step.load_memmap(tmp_path / "s")
+    assert loaded.env == 3 and "env: MetaData" in repr(loaded)  # kept a MetaData
+
+
 @pytest.mark.parametrize(
     "derive",
     [
