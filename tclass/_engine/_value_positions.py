@@ -300,11 +300,15 @@ def joined_shape(shapes: list[torch.Size], op: str, dim: int, path: tuple[str, .
 
 
 def same_value(a: object, b: object) -> bool:
-    """Whether two non-tensor values are interchangeable (same type, equal)."""
+    """Whether two non-tensor values are interchangeable (same type, equal; arrays of
+    one shape and dtype equal element by element, as the peer's ``cat`` compares them)."""
     if a is b:
         return True
     if type(a) is not type(b):
         return False
+    if isinstance(a, np.ndarray):
+        b = cast(np.ndarray, b)
+        return a.shape == b.shape and a.dtype == b.dtype and bool((a == b).all())
     try:
         return bool(a == b)
     except Exception:  # an __eq__ that returns arrays or raises: treat as different

@@ -120,6 +120,7 @@ class TensorDictParams(ParamsStorage, LockBlocks, TensorDictBase, nn.Module):  #
     _copies_without_grad: ClassVar[bool] = True  # copy_ writes the parameters' data
     _kept_by_update: ClassVar[bool] = True  # a parent's update merges into it
     _moves_as_data: ClassVar[bool] = True  # a parent's to() gives a TensorDict of it
+    _no_select_in_place = "the selected leaves would no longer be the module's parameters"
 
     def __init__(
         self,

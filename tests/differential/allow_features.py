@@ -189,6 +189,17 @@ def _consolidated_values_kept(finding: Finding, facts: Facts, peer: Any, mine: A
 _META_READ = re.compile(r"^result((?:\['[^']*'\])+): peer ")
 
 
+def _meta_kept_by_expand(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``expand`` (``expand_as``) of a lazy stack of one member along its stack dim,
+    whose member holds a ``MetaData``: tclass's members repeat that one (shared, as
+    ``expand`` shares), which stacks into that ``MetaData``; the peer copies the member
+    per new element, a new ``MetaData`` each, which stack into a value per element,
+    each the value (program 16,000,859 L8 of features,index,shape,combine, fz30b)."""
+    if finding.kind != "result" or finding.step.op not in ("expand", "expand_as"):
+        return False
+    return all(_meta_over_stack(line, peer, mine) for line in finding.detail)
+
+
 def _meta_over_stack(line: str, peer: Any, mine: Any) -> bool:
     """A line about a key of a lazy stack whose members hold a ``MetaData``: tclass's
     stack reads it as that ``MetaData``, the peer's members' ``NonTensorData`` stack into

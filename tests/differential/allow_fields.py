@@ -472,13 +472,19 @@ def _record_written_at_none(finding: Finding, facts: Facts, peer: Any, mine: Any
     is the ``ShapeError`` a TensorDict's ``update_at_`` raises in both (58,742; inv18b;
     ``I[..., None]`` reaching a feature dim of batch ``[]``: 8,303,409 of ``--length 8``
     index,entries,records, fz18a; a Python value's extra list level too: 12,000,549 of
-    ``--length 6`` index,entries,shape,combine,math,records, fz22g)."""
+    ``--length 6`` index,entries,shape,combine,math,records, fz22g), or a mask after
+    ``...`` that meets a feature dim of another size (``I[..., t([1], 'bool')]``): the
+    ``DimError`` (an ``IndexError``) a TensorDict's ``update_at_`` raises in both
+    (16,002,854 of methods,index,shape,combine L8, fz30b)."""
     if facts.kind != "record" or finding.step.op != "update_at_" and finding.kind != "alias":
         return False
     if finding.kind == "tclass-raises":  # the source has the entry's shape, not the index's
         message = str(mine.error)  # (or torch's broadcast fails, as a TensorDict's in both)
-        return _WHOLE_SOURCE.search(message) is not None or (
-            type(mine.error).__name__ == "ShapeError" and _NOT_FITTING.search(message) is not None
+        name = type(mine.error).__name__
+        return (
+            _WHOLE_SOURCE.search(message) is not None
+            or (name == "ShapeError" and _NOT_FITTING.search(message) is not None)
+            or (name == "DimError" and _MASK_AT_FEATURES.search(message) is not None)
         )
     if finding.kind == "result":
         at_none = re.search(r", I\[.*\bNone\b.*\]\)$", finding.step.src)  # I[None, t([-1])] too
@@ -512,6 +518,11 @@ _SHAPES = re.compile(
 _NOT_FITTING = re.compile(
     r"^set_at_\(.*\): cannot write a value of shape \[[\d, ]*\] into elements .* of the entry "
     r"of shape \[[\d, ]*\]: The expanded size of the tensor"
+)
+_MASK_AT_FEATURES = re.compile(
+    r"^set_at_\(.*, \(Ellipsis, tensor\(\[[a-zA-Z, ]*\]\)\)\): The shape of the mask "
+    r"\[[\d, ]*\] at index 0 does not match the shape of the indexed tensor .*; the index "
+    r"selects elements of the entry itself, its feature dims included$"
 )
 _WHOLE_SOURCE = re.compile(
     r"cannot write a value of shape (\[[\d, ]*\]) into elements .* of the entry of shape \1: "

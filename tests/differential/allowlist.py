@@ -47,6 +47,7 @@ from .allow_features import (
     _feature_fails_inside,
     _joined_into_the_record,
     _list_read_into_str_field,
+    _meta_kept_by_expand,
     _namedtuple_in_field_order,
     _record_values_kept_per_element,
     _replaced_values_not_nodes,
@@ -342,6 +343,7 @@ ENTRIES: list[Entry] = [
         "**Python values in collections.**",
         _any_of(
             _number_written_around_values,
+            _meta_kept_by_expand,
             _values_written_in_place,
             _values_kept(*_VALUES_DROPPED, *_NEW_LIKE),  # (new_full/ones/zeros: lazy stacks too)
             _through_a_value,

@@ -737,6 +737,17 @@ DECIDED = [
     (_RECORDS4, 8, 16_014_282, "memmap-by-data"),
     ("features,entries,math,records", 12, 16_021_107, "memmap-by-data"),
     (_RECORDS4, 12, 15_982_529, "memmap-by-data"),  # is_memmap() of a mixed lazy stack
+    # fz30b: a record's update_at_(v, I[..., mask]) whose mask meets a feature dim
+    ("methods,index,shape,combine", 8, 16_002_854, "index-beyond-batch"),
+    # fz30b: tile of a ragged stack with a nested node (the peer's -2 there too)
+    ("methods,index,shape,combine", 12, 16_003_696, "peer-fails-inside"),
+    # fz30b: the peer's value node left at [0] by a cast, stacked; its stack of an empty
+    # value stack and its clone (maybe_dense_stack falls back to a lazy stack)
+    ("methods,index,shape,combine", 8, 15_992_610, "peer-fails-inside"),
+    ("features,index,shape,combine", 8, 16_022_937, "peer-fails-inside"),
+    ("features,index,shape,combine", 12, 15_991_411, "peer-fails-inside"),  # pad names
+    ("methods,index,shape,combine", 12, 16_023_726, "stacking-keeps"),  # expand, shared
+    ("features,index,shape,combine", 8, 16_000_859, "values-kept-shared"),  # MetaData
 ]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given
@@ -288,3 +289,21 @@ def test_pad_sequence_gives_unnamed_dims_with_or_without_python_values() -> None
         td = TensorDict(entries, batch_size=[4, 2], names=["i", "j"])
         out = tclass.pad_sequence([td, td[:1]])
         assert out.batch_size == torch.Size([2, 4, 2]) and out.names == [None, None, None]
+
+
+def test_cat_keeps_one_array_value_that_every_part_holds_equal() -> None:
+    """``torch.cat`` of collections each holding an equal numpy array as one Python value
+    (a clone's copy too): one ``NonTensorData`` of it, as for equal strings and lists and
+    as the peer's, not a value per element; arrays that differ (or hold NaN) give a
+    ``NonTensorStack`` (program 15,981,503 of features,index,shape,combine L12)."""
+
+    def holding(value: Any) -> TensorDict:
+        return TensorDict({"s": tclass.NonTensorData(value, batch_size=[1, 3])}, [1, 3])
+
+    x = holding(np.array(["", "", ""], dtype=object))
+    out = torch.cat([x, x[:, :1], x.clone()], 1)
+    assert type(out.get("s")) is tclass.NonTensorData and out.batch_size == torch.Size([1, 7])
+    for other in (np.array(["", "", "a"], dtype=object), np.array(["", ""], dtype=object)):
+        assert type(torch.cat([x, holding(other)], 1).get("s")) is tclass.NonTensorStack
+    nan = holding(np.array([1.0, np.nan]))
+    assert type(torch.cat([nan, nan.clone()], 1).get("s")) is tclass.NonTensorStack

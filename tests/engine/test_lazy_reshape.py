@@ -13,7 +13,7 @@ from lazy_records import Agent, Inner  # noqa: E402
 
 import tclass
 from tclass import LazyStackedTensorDict, TensorDict
-from tclass.errors import UnsupportedError
+from tclass.errors import ShapeError, UnsupportedError
 
 
 def _records_stack() -> LazyStackedTensorDict:
@@ -166,3 +166,22 @@ def test_repeat_interleave_in_place_of_a_ragged_lazy_stack_is_refused_as_any() -
         assert isinstance(info.value, NotImplementedError)
         assert stack.batch_size == torch.Size([2]) and len(stack.tensordicts) == 2
     assert ragged.repeat_interleave(2, dim=0).batch_size == torch.Size([4])
+
+
+def test_reshape_of_a_ragged_lazy_stack_without_elements_gives_the_dense_empty_one() -> None:
+    """A ragged lazy stack with a dim of size 0 holds no element (its ``numel()`` is 1,
+    as the peer's): reshaped to a shape of no elements, it is the members' entries joined
+    and reshaped (a dense TensorDict, as the peer's), not a ``ShapeError`` counting one
+    element nor an ``IndexError`` for ``-1`` (program 16,022,075 of
+    features,index,shape,combine L8)."""
+    shapes = [(2, 4, 0), (1, 4, 0)]
+    for keys in (False, True):
+        members = [TensorDict({"a": torch.zeros(s)} if keys else {}, s) for s in shapes]
+        stack = tclass.lazy_stack(members, 0)
+        assert stack.batch_size == torch.Size([2, -1, 4, 0])
+        for shape, expected in (([0, 2], [0, 2]), ([-1], [0]), ([2, 1, 4, 0], [2, 1, 4, 0])):
+            out = stack.reshape(shape)
+            assert type(out) is TensorDict and out.batch_size == torch.Size(expected)
+            assert list(out.keys()) == (["a"] if keys else [])
+        with pytest.raises(ShapeError, match="0 elements"):
+            stack.reshape(2, 0, -1)

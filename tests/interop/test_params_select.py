@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from tclass import TensorDict, TensorDictParams
-from tclass.errors import KeyNotFoundError
+from tclass.errors import KeyNotFoundError, UnsupportedError
 
 
 def _locked() -> TensorDictParams:
@@ -45,3 +45,18 @@ def test_apply_in_place_writes_the_parameters() -> None:
     assert torch.equal(weight.detach(), torch.ones(2)) and torch.equal(
         params["n", "b"], 2 * torch.ones(2)
     )
+
+
+@pytest.mark.parametrize("mask", [torch.tensor([True, False]), torch.ones(3, dtype=torch.bool)])
+def test_masked_select_in_place_is_refused_whatever_the_mask(mask: torch.Tensor) -> None:
+    """``masked_select(mask, inplace=True)``: an ``UnsupportedError`` (a
+    ``NotImplementedError``, as the peer's) before the mask is checked, the parameters
+    left as they were (the selected copies would be no parameters of the module: program
+    15,992,673 of methods,index,shape,combine L8); ``inplace=False`` selects."""
+    params = TensorDictParams(TensorDict(w=torch.arange(2.0), batch_size=[2]))
+    with pytest.raises(UnsupportedError, match="inplace=False") as info:
+        params.masked_select(mask, inplace=True)
+    assert isinstance(info.value, NotImplementedError)
+    assert params.batch_size == torch.Size([2]) and isinstance(params["w"], nn.Parameter)
+    assert [name for name, _ in params.named_parameters()] == ["w"]
+    assert params.masked_select(torch.tensor([True, False]))["w"].tolist() == [0.0]

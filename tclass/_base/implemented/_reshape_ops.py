@@ -172,8 +172,11 @@ class ReshapeOps(TensorCollection):
                 raise ShapeError(msg)
             shape = (tuple(size),)
         batch_size = self.batch_size
-        # A ragged lazy stack (a -1 size) has numel() elements in no regular shape.
-        known = batch_size if -1 not in batch_size else torch.Size([self.numel()])
+        # A ragged lazy stack (a -1 size) has numel() elements in no regular shape (none
+        # with a size 0: numel() counts at least 1).
+        known = batch_size
+        if -1 in batch_size:
+            known = torch.Size([0 if 0 in batch_size else self.numel()])
         new = _batch.view_shape(_batch.shape_args(shape, "reshape"), known, "reshape")
         if new == batch_size:
             return self  # as the peer (and torch for a contiguous tensor): no copy

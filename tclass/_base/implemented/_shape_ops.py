@@ -52,6 +52,10 @@ class ShapeOps(ReshapeOps):
     # then stacked per element, as the peer); a value node's as reshape (one value kept)
     _repeats_one_value = False  # (no annotation: a record's type hints are its fields)
 
+    # why ``masked_select(inplace=True)`` is refused here, before the mask is checked
+    # (empty: it is not), as the peer refuses it on a lazy stack and a TensorDictParams
+    _no_select_in_place = ""
+
     # --- selecting elements --------------------------------------------------------------------
 
     def narrow(self, dim: int, start: int, length: int) -> Self:
@@ -132,7 +136,12 @@ class ShapeOps(ReshapeOps):
         Raises:
             DimError: (an ``IndexError``, as the peer's) a bool mask of another shape.
             ShapeError: a mask that is not a bool tensor.
+            UnsupportedError: (a ``NotImplementedError``, as the peer's) ``inplace=True``
+                of a lazy stack or a ``TensorDictParams`` (first, whatever the mask).
         """
+        if inplace and self._no_select_in_place:
+            msg = f"masked_select(inplace=True): {self._no_select_in_place}; use inplace=False"
+            raise UnsupportedError(msg)
         batch_size = self.batch_size
         while mask.dim() > len(batch_size) and mask.shape[-1] == 1:
             mask = mask.squeeze(-1)

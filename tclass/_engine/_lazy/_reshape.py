@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import torch
 from typing_extensions import Self
@@ -26,6 +26,7 @@ from tclass._engine._lazy._member_entries import LazyMemberEntries
 from tclass._engine._lazy._parts import check_regular, stacked_size
 from tclass._engine._lazy._roll import roll_in_place
 from tclass._engine._nontensor_stack import NonTensorStack
+from tclass._engine._ops import cat
 from tclass.errors import DimError, HeterogeneousEntryError, ShapeError
 
 __all__ = ["LazyReshapeOps"]
@@ -37,6 +38,8 @@ class LazyReshapeOps(LazyMemberEntries):
     """The reshaping and reordering half of ``LazyStackedTensorDict``'s member-wise ops."""
 
     __slots__ = ()
+
+    _no_select_in_place = "a LazyStackedTensorDict cannot change its batch size in place"
 
     # --- reshaping: regrouping the members where the shape allows it ---------------------
 
@@ -122,6 +125,8 @@ class LazyReshapeOps(LazyMemberEntries):
     def _reshaped(self, new: torch.Size, *, always: bool = False, span: Span | None = None) -> Self:
         # ``always`` is for dense leaves; a lazy stack regroups its members.
         if -1 in self._batch_size:  # ragged: only the flat stack of every element exists
+            if 0 in self._batch_size:
+                return self._no_elements(new)
             if len(new) != 1:
                 check_regular(self, range(len(self._batch_size)), f"reshape to {list(new)}")
             return self._lazily(self._elements_in_order(), 0, None)
@@ -129,6 +134,13 @@ class LazyReshapeOps(LazyMemberEntries):
         if regrouped is not None:
             return regrouped
         return self._dense("reshape()").reshape(new)  # type: ignore[no-any-return]
+
+    def _no_elements(self, new: torch.Size) -> Self:
+        """A ragged lazy stack without elements reshaped to ``new`` (no elements either):
+        the members' entries joined along their flattened batch, dense, as the peer's
+        dense copy reshaped (members whose entries differ raise, as joining them does)."""
+        flat = [member.reshape(-1) for member in self._members]
+        return cast(Self, cat(flat, 0).reshape(new))
 
     def _elements_in_order(self) -> list[Any]:
         """Every element of a ragged lazy stack, in row-major order of its batch dims:
