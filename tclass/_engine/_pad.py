@@ -85,6 +85,7 @@ def pad(
         tensor([-1.,  1.,  1.])
     """
     pairs = _pad_pairs(pad_size, collection.batch_size)
+    _check_ragged_crops(collection, pairs, pad_size)
     if inplace and isinstance(collection, NonTensorData):
         if any(amount for pair in pairs for amount in pair):
             msg = (
@@ -138,13 +139,35 @@ def _pad_pairs(pad_size: object, batch: torch.Size) -> _Pairs:
         )
     pairs = tuple(zip(amounts[0::2], amounts[1::2]))
     for dim, (left, right) in enumerate(pairs):
-        if batch[dim] + left + right < 0:
+        # A ragged dim (-1) has no one size: its members check their own sizes.
+        if batch[dim] != -1 and batch[dim] + left + right < 0:
             _bad_pad_size(
                 pad_size,
                 f"it crops batch dim {dim} (size {batch[dim]}) to a negative output size "
                 f"{batch[dim] + left + right}; crop at most {batch[dim]} elements from it",
             )
     return pairs
+
+
+def _check_ragged_crops(value: Any, pairs: _Pairs, pad_size: object) -> None:
+    """Along a ragged dim (``-1``) of a lazy stack, each member's own size must stand
+    the crop (checked before anything is padded, nested lazy stacks too)."""
+    storage = storage_of(value)
+    if not isinstance(storage, LazyStackedTensorDict) or -1 not in storage.batch_size:
+        return
+    d = storage.stack_dim
+    member_pairs = pairs[:d] + pairs[d + 1 :]
+    for position, member in enumerate(storage.tensordicts):
+        for dim, (left, right) in enumerate(member_pairs):
+            size = member.batch_size[dim]
+            if size != -1 and size + left + right < 0:
+                outer = dim if dim < d else dim + 1
+                _bad_pad_size(
+                    pad_size,
+                    f"it crops batch dim {outer} (ragged: member {position} has {size} "
+                    f"elements there) to a negative output size {size + left + right}",
+                )
+        _check_ragged_crops(member, member_pairs, pad_size)
 
 
 def _bad_pad_size(pad_size: object, why: str) -> NoReturn:

@@ -149,6 +149,9 @@ def _node_metadata(node: TensorCollection) -> dict[str, Any]:
         "batch_size": torch.Size(node.batch_size),  # as the peer (weights_only loads it)
         "device": None if node.device is None else str(node.device),
     }
+    shared = _one_metadata(node)
+    if shared is not None:
+        node = shared
     if isinstance(node, NonTensorData):
         entry["_type"] = "MetaData" if isinstance(node, MetaData) else "NonTensorData"
         entry["_non_tensor"] = {"data": node.data, "_metadata": None, "_is_non_tensor": True}
@@ -171,6 +174,21 @@ def _node_metadata(node: TensorCollection) -> dict[str, Any]:
         if per_element:  # beside _non_tensor, which the peer sets as one value each
             entry[PER_ELEMENT] = per_element
     return entry
+
+
+def _one_metadata(node: TensorCollection) -> MetaData | None:
+    """The one ``MetaData`` a stack of ``MetaData`` members holds (equal copies, as a
+    clone's or ``apply``'s members, which stack to one value per member), recorded as
+    that ``MetaData``: its per-element values would lose the value over no elements."""
+    if not isinstance(node, NonTensorStack) or node._meta is not True:
+        return None
+    members = node.tensordicts
+    if not members or any(type(member) is not MetaData for member in members):
+        return None
+    first = members[0]
+    if any(not same_value(member.data, first.data) for member in members[1:]):
+        return None
+    return cast("MetaData", MetaData._make(first.data, node.batch_size, node.device))
 
 
 def _nested_target(out: dict[str, Any], prefix: str, path: Path) -> dict[str, Any]:
@@ -513,7 +531,7 @@ def _set_value(collection: TensorCollection, path: Path, value: Any, strict: boo
     if isinstance(current, NonTensorStack) and isinstance(value, NonTensorStack):
         if current.batch_size == value.batch_size and same_value(current.tolist(), value.tolist()):
             return  # the same values per element (a locked record keeps them)
-    if isinstance(parent, TensorDict) and not isinstance(value, _NonTensorNode):
+    if _takes_value_nodes(parent) and not isinstance(value, _NonTensorNode):
         value = kind._make(value, parent.batch_size, parent.device)
     try:
         if isinstance(current, _NonTensorNode) and parent.is_locked:
@@ -530,6 +548,14 @@ def _set_value(collection: TensorCollection, path: Path, value: Any, strict: boo
             )
             raise StateDictKeyError(msg) from None
         # not a field of this tensorclass: a key only the state dict has, skipped
+
+
+def _takes_value_nodes(parent: TensorCollection) -> bool:
+    """Whether a Python value is set into ``parent`` as a node of its batch size: a
+    TensorDict, or a lazy stack that is not ragged (which would read a list as rows)."""
+    if isinstance(parent, LazyStackedTensorDict):
+        return -1 not in parent.batch_size
+    return isinstance(parent, TensorDict)
 
 
 def _value_stack(values: Any, batch: torch.Size, path: Path) -> NonTensorStack:

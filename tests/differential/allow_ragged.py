@@ -103,6 +103,18 @@ def _viewed_with_extra_dims(finding: Finding, peer: Any, mine: Any) -> bool:
     return kept == wanted and len(refused) > len(wanted) and refused[: len(wanted)] == wanted
 
 
+def _pad_dim_ragged_refused(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``pad_sequence`` of a member ragged at ``pad_dim`` (no one length to pad): tclass's
+    ``StackError``, where the peer's result is a TensorDict with a negative size in its
+    batch (program 16,062,313 of methods,index,shape,combine L12, fz30i)."""
+    if finding.kind != "tclass-raises" or finding.step.op != "pad_sequence":
+        return False
+    if type(mine.error).__name__ != "StackError" or "ragged (-1) at pad_dim" not in str(mine.error):
+        return False
+    peer_size = getattr(peer.value, "batch_size", ())
+    return type(peer.value).__name__ == "TensorDict" and any(size < 0 for size in peer_size)
+
+
 def _padded_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``pad_sequence`` of tensorclasses with masks, which the peer refuses (README,
     "Stacking keeps what can be kept")."""

@@ -142,6 +142,7 @@ from .allow_params import (
     _params_stack_value_dropped,
 )
 from .allow_ragged import (
+    _pad_dim_ragged_refused,
     _padded_slots_per_element,
     _padded_values,
 )
@@ -331,6 +332,7 @@ ENTRIES: list[Entry] = [
             _ragged_made_dense,
             _ragged_values_unread,
             _ragged_split_by_member,
+            _pad_dim_ragged_refused,
         ),
     ),
     Entry(

@@ -748,6 +748,10 @@ DECIDED = [
     ("features,index,shape,combine", 12, 15_991_411, "peer-fails-inside"),  # pad names
     ("methods,index,shape,combine", 12, 16_023_726, "stacking-keeps"),  # expand, shared
     ("features,index,shape,combine", 8, 16_000_859, "values-kept-shared"),  # MetaData
+    # fz30i: pad_sequence of a member ragged at pad_dim (the peer's TensorDict with a -1);
+    # pad of a ragged stack with a zero pair there (the peer's dense result with its -1)
+    (_METHODS, 12, 16_062_313, "ragged-dim-unsupported"),
+    (_METHODS, 12, 16_123_108, "stacking-keeps"),
 ]
 
 

@@ -115,3 +115,39 @@ def test_the_sources_batch_size_is_not_taken() -> None:
     dest = TensorDict(a=torch.zeros(3, 2), batch_size=[3])
     dest.load_state_dict(TensorDict(a=torch.ones(3, 2), batch_size=[3, 2]))
     assert dest.batch_size == (3,) and dest["a"].all()
+
+
+# --- a stack of MetaData copies (fz30i) ---------------------------------------------------
+
+
+def test_a_stack_of_metadata_copies_is_recorded_as_that_metadata() -> None:
+    # apply's members keep copies of the MetaData, which stack to one value per member:
+    # the state dict records the MetaData, so that a load keeps it, over no elements too
+    # (program 16,025,371 of methods,features,entries,records: the list was lost).
+    for rows in (0, 2):
+        x = tclass.lazy_stack([TensorDict({}, [rows]), TensorDict({}, [rows])], 1)
+        x = x.set("s", tclass.MetaData([1, 2], batch_size=[rows, 2]))
+        source = x.clone().apply(torch.zeros_like)
+        state = source.state_dict()
+        assert state._metadata["s"]["_type"] == "MetaData"
+        assert state._metadata["s"]["_non_tensor"]["data"] == [1, 2]
+        x = x.load_state_dict(state)
+        for member in x.tensordicts:
+            assert type(member._entries()["s"]) is tclass.MetaData
+            assert member._entries()["s"].data == [1, 2]
+        fresh = tclass.lazy_stack([TensorDict({}, [rows]), TensorDict({}, [rows])], 1)
+        fresh.load_state_dict(state)
+        assert fresh.tensordicts[1]._entries()["s"].data == [1, 2]
+
+
+def test_a_stack_of_different_values_stays_per_element() -> None:
+    x = tclass.lazy_stack(
+        [
+            TensorDict({"s": tclass.MetaData("a", batch_size=[2])}, [2]),
+            TensorDict({"s": tclass.MetaData("b", batch_size=[2])}, [2]),
+        ],
+        0,
+    )
+    entry = x.state_dict()._metadata["s"]
+    assert "_type" not in entry
+    assert entry["_non_tensor"] == {"_tclass_per_element": [["a", "a"], ["b", "b"]]}

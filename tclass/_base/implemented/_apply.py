@@ -53,6 +53,35 @@ _O = TypeVar("_O", bound=Mapping[str, Any])
 _C = TypeVar("_C", bound=TensorCollection)
 
 
+def _empty_grad_view(value: _Tensor) -> bool:
+    """A view with no element of a leaf that requires grad (``params[3:-1]``): torch
+    refuses an in-place write into it even of no element, as the peer's
+    ``apply(inplace=True)`` does, where a parameter without elements lets one pass."""
+    return value.numel() == 0 and value.requires_grad and value._is_view()
+
+
+def _refuse_grad_leaf_fill(key: Any, target: Any) -> None:
+    """``fill_`` of a leaf tensor that requires grad (a parameter) under grad mode, which
+    autograd refuses: an ``InPlaceWriteError`` (a ``RuntimeError``, as torch's, and the
+    ``ValueError`` the peer's lazy stacks raise) naming the entry, found before any
+    tensor of a nested collection is filled."""
+    if not torch.is_grad_enabled():
+        return
+    if isinstance(target, _Tensor):
+        leaves: list[Any] = [target]
+    elif isinstance(target, TensorCollection):
+        leaves = list(target.values(True, True))
+    else:
+        return
+    if any(isinstance(t, _Tensor) and t.requires_grad and t.is_leaf for t in leaves):
+        msg = (
+            f"Failed to update {key!r} in place (fill_): it holds a leaf tensor that "
+            "requires grad (a parameter), which autograd does not let an in-place "
+            "operation change; fill under torch.no_grad() or fill the tensor's .data"
+        )
+        raise InPlaceWriteError(msg)
+
+
 def _known_options(method: str, options: _O, known: type[_O]) -> _O:
     """``options`` without the keywords ``method`` does not know, which are ignored with a
     ``FutureWarning``, as the peer ignores them (its 0.17 raises a ``TypeError``)."""
@@ -431,7 +460,7 @@ class ApplyOps(TensorCollection):
             except ReadOnlyError:
                 raise
             except RuntimeError as error:
-                if _batch.writes_nothing(value, result):
+                if _batch.writes_nothing(value, result) and not _empty_grad_view(value):
                     continue  # no element to write (a parameter holding none, as the peer)
                 raise _write_refused(key, value, error) from None
         return self
@@ -542,6 +571,7 @@ class ApplyOps(TensorCollection):
         target = self.get(key, _MISSING)
         if target is _MISSING:
             raise self._missing_key(key)
+        _refuse_grad_leaf_fill(key, target)
         if isinstance(target, ApplyOps):
             target.apply_(lambda t: t.fill_(value))
         else:
