@@ -103,6 +103,36 @@ _ATTRS_AS_COLUMNS = (
 _TABLE_OPS = ("from_pandas", "from_csv", "from_parquet", "to_pandas")
 
 
+_LIST_ROWS_BATCH = re.compile(r"^result\.batch_size: peer \((\d+),\), tclass \(1,\)$")
+_LIST_ROWS_ENTRY = re.compile(
+    r"^result\['(\w+)'\]: peer Tensor\[torch\.\w+, shape \[(\d+)\]\], tclass nontensor "
+)
+
+
+def _list_read_as_rows(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``from_csv(x.to_csv(...))`` (or through pandas / parquet) of a collection without
+    batch dims holding a list value (``MetaData([1, 2])``): the peer's frame of scalars
+    takes the list as a column, its items as rows (the batch), repeating the other
+    entries; tclass writes one row, the list one cell read back as its text (fz30j:
+    program 16,059,236 L8 of methods,features,entries,records)."""
+    if finding.kind != "result" or finding.step.op not in _TABLE_OPS or not finding.detail:
+        return False
+    rows = _LIST_ROWS_BATCH.match(finding.detail[0])
+    if rows is None or int(rows[1]) < 2 or len(finding.detail) < 2:
+        return False
+    for line in finding.detail[1:]:
+        found = _LIST_ROWS_ENTRY.match(line)
+        if found is None or found[2] != rows[1]:
+            return False
+        cell = getattr(mine.value.get(found[1]), "data", None)  # (pandas' array of cells)
+        cell = cell.tolist() if hasattr(cell, "tolist") else cell
+        if not (isinstance(cell, list) and len(cell) == 1 and isinstance(cell[0], str)):
+            return False
+        if cell[0] != str(peer.value.get(found[1]).tolist()):
+            return False
+    return True
+
+
 def _feature_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """The peer raised one of ``_FEATURE_FAILS_INSIDE``'s errors for its op, where
     tclass answered (fz27e: programs 15,600,xxx-15,630,xxx of
