@@ -754,6 +754,8 @@ DECIDED = [
     ("methods,features,entries,records", 8, 16_059_236, "peer-fails-inside"),
     # fz30j: from_zarr of a stack of one list value: tclass reads it per element
     ("methods,features,entries,records", 12, 16_101_945, "h5-files"),
+    # fz30j: load_memmap_ of a lazy stack of lazy stacks holding a list value
+    ("methods,index,shape,combine", 12, 16_062_516, "values-kept-shared"),
 ]
 
 
