@@ -756,6 +756,8 @@ DECIDED = [
     ("methods,features,entries,records", 12, 16_101_945, "h5-files"),
     # fz30j: load_memmap_ of a lazy stack of lazy stacks holding a list value
     ("methods,index,shape,combine", 12, 16_062_516, "values-kept-shared"),
+    # fz30j: cat_from_tensordict after dataclasses.replace: the leaves in key order
+    ("features,math,index", 12, 16_072_585, "records-predictable"),
 ]
 
 
