@@ -758,6 +758,8 @@ DECIDED = [
     ("methods,index,shape,combine", 12, 16_062_516, "values-kept-shared"),
     # fz30j: cat_from_tensordict after dataclasses.replace: the leaves in key order
     ("features,math,index", 12, 16_072_585, "records-predictable"),
+    # fz30j: a mask's pick of a flipped stack of MetaData: tclass's flip shares the values
+    ("features,index,shape,combine", 12, 16_021_799, "values-kept-shared"),
 ]
 
 
