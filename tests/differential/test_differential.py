@@ -760,6 +760,8 @@ DECIDED = [
     ("features,math,index", 12, 16_072_585, "records-predictable"),
     # fz30j: a mask's pick of a flipped stack of MetaData: tclass's flip shares the values
     ("features,index,shape,combine", 12, 16_021_799, "values-kept-shared"),
+    # fz30j: a mask of a lazy stack of lazy stacks over no elements: members' grouping
+    ("methods,index,shape,combine", 12, 15_951_676, "stacking-keeps"),
 ]
 
 
