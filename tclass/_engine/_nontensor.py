@@ -615,9 +615,7 @@ class NonTensorData(_NonTensorNode):
         if isinstance(value, ENGINE.NonTensorStack):  # kept when it holds only this value
             if all(same_value(item, self.data) for item in value._flat()):
                 return self
-        elif unchanged_by(
-            value.data if isinstance(value, NonTensorData) else value, self.data
-        ) and not self._widened_by(index, value, target):
+        elif self._kept_by(index, value, target) and not self._widened_by(index, value, target):
             return self  # the value it already holds (a node, or a plain value broadcast)
         if (
             not self._batch_size
@@ -652,6 +650,21 @@ class NonTensorData(_NonTensorNode):
             )
             raise BatchSizeError(msg)
         return target
+
+    def _kept_by(self, index: Any, value: Any, target: torch.Size | None) -> bool:
+        """Whether writing ``value`` at ``index`` leaves the value held, as the peer's
+        write asks: it compares the lists of the selection's values, so over a selection
+        with dims the very object held is unchanged (Python's lists compare items by
+        identity first: a numpy array, ``nan``), where without dims the value is compared
+        with the one held (:func:`unchanged_by`: an array counts as a change)."""
+        new = value.data if isinstance(value, NonTensorData) else value
+        if unchanged_by(new, self.data):
+            return True
+        if new is not self.data:
+            return False
+        if target is None:
+            target = _batch.indexed_shape(self._batch_size, index)
+        return len(target) > 0
 
     def _widened_by(self, index: Any, value: Any, target: torch.Size | None = None) -> bool:
         """Whether ``value`` is a node with more batch dims than ``self[index]``: the

@@ -15,7 +15,7 @@ from torch.utils._pytree import tree_leaves
 from .allow_features import size_as_tuple
 from .allow_fields import _nested_none_kept
 from .allow_structure import _fields_line
-from .compare import is_collection, read_both
+from .compare import is_collection
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -565,7 +565,7 @@ def _nested_lists_stacked_whole(finding: Finding, facts: Facts, peer: Any, mine:
 
 
 # a line about an entry's value read back from a folder: ``result['k']...: ...``
-_LOADED_VALUE_LINE = re.compile(r"^result((?:\['[^']*'\])+)")
+_LOADED_VALUE_LINE = re.compile(r"^result((?:\.<members>\[0\]\[\d+\])*)((?:\['[^']*'\])+)")
 _FOLDER_LOADS = ("load_memmap", "load_memmap_", "load", "load_")
 
 
@@ -574,12 +574,13 @@ def _list_values_loaded_whole(finding: Finding, facts: Facts, peer: Any, mine: A
     stacked) loaded back from a folder: tclass's keeps the batch size it was saved with,
     one list per element, where the peer's reads each list's items as one more stack
     dim (``[2, 2, 2]`` for ``[2, 2]``): the same nested lists either way (program
-    15,831,984 L8 of methods,index,shape,combine, fz29b)."""
+    15,831,984 L8 of methods,index,shape,combine, fz29b); and in the members of a lazy
+    stack of lazy stacks (``load_memmap_``: 16,062,516 L12, fz30j)."""
     if finding.kind != "result" or finding.step.op not in _FOLDER_LOADS:
         return False
     for line in finding.detail:
         found = _LOADED_VALUE_LINE.match(line)
-        both = None if found is None else read_both(found[1], peer, mine)
+        both = None if found is None else _read_in_members(found[1], found[2], peer, mine)
         if both is None:
             return False
         theirs, ours = both
@@ -591,6 +592,20 @@ def _list_values_loaded_whole(finding: Finding, facts: Facts, peer: Any, mine: A
         if theirs.tolist() != ours.tolist():
             return False
     return bool(finding.detail)
+
+
+def _read_in_members(members: str, keys: str, peer: Any, mine: Any) -> tuple[Any, Any] | None:
+    """``keys`` read in both results (as ``compare.read_both``) in the members a line's
+    ``.<members>[0][i]`` parts name (a lazy stack of lazy stacks loaded back: fz30j,
+    program 16,062,516 L12 of methods,index,shape,combine), None where either lacks it."""
+    both = [peer.value, mine.value]
+    try:
+        for number in re.findall(r"\[0\]\[(\d+)\]", members):
+            both = [value.tensordicts[int(number)] for value in both]
+        key = tuple(re.findall(r"\['([^']*)'\]", keys))
+        return both[0].get(key), both[1].get(key)
+    except (KeyError, AttributeError, IndexError):
+        return None
 
 
 def _stacks_in_lists(value: Any) -> bool:

@@ -103,6 +103,36 @@ _ATTRS_AS_COLUMNS = (
 _TABLE_OPS = ("from_pandas", "from_csv", "from_parquet", "to_pandas")
 
 
+_LIST_ROWS_BATCH = re.compile(r"^result\.batch_size: peer \((\d+),\), tclass \(1,\)$")
+_LIST_ROWS_ENTRY = re.compile(
+    r"^result\['(\w+)'\]: peer Tensor\[torch\.\w+, shape \[(\d+)\]\], tclass nontensor "
+)
+
+
+def _list_read_as_rows(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``from_csv(x.to_csv(...))`` (or through pandas / parquet) of a collection without
+    batch dims holding a list value (``MetaData([1, 2])``): the peer's frame of scalars
+    takes the list as a column, its items as rows (the batch), repeating the other
+    entries; tclass writes one row, the list one cell read back as its text (fz30j:
+    program 16,059,236 L8 of methods,features,entries,records)."""
+    if finding.kind != "result" or finding.step.op not in _TABLE_OPS or not finding.detail:
+        return False
+    rows = _LIST_ROWS_BATCH.match(finding.detail[0])
+    if rows is None or int(rows[1]) < 2 or len(finding.detail) < 2:
+        return False
+    for line in finding.detail[1:]:
+        found = _LIST_ROWS_ENTRY.match(line)
+        if found is None or found[2] != rows[1]:
+            return False
+        cell = getattr(mine.value.get(found[1]), "data", None)  # (pandas' array of cells)
+        cell = cell.tolist() if hasattr(cell, "tolist") else cell
+        if not (isinstance(cell, list) and len(cell) == 1 and isinstance(cell[0], str)):
+            return False
+        if cell[0] != str(peer.value.get(found[1]).tolist()):
+            return False
+    return True
+
+
 def _feature_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """The peer raised one of ``_FEATURE_FAILS_INSIDE``'s errors for its op, where
     tclass answered (fz27e: programs 15,600,xxx-15,630,xxx of
@@ -195,12 +225,38 @@ def _meta_kept_by_expand(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     ``expand`` shares), which stacks into that ``MetaData``; the peer copies the member
     per new element, a new ``MetaData`` each, which stack into a value per element,
     each the value (program 16,000,859 L8 of features,index,shape,combine, fz30b)."""
-    if finding.kind != "result" or finding.step.op not in ("expand", "expand_as"):
+    if finding.kind != "result" or not finding.detail:
+        return False
+    if finding.step.op == "getitem":  # (after a flip: see _meta_picked_after_flip)
+        return _meta_picked_after_flip(finding, peer, mine)
+    if finding.step.op not in ("expand", "expand_as"):
         return False
     return all(_meta_over_stack(line, peer, mine) for line in finding.detail)
 
 
-def _meta_over_stack(line: str, peer: Any, mine: Any) -> bool:
+def _meta_picked_after_flip(finding: Finding, peer: Any, mine: Any) -> bool:
+    """``x.flip(dims)[..., mask]`` of a collection whose ``MetaData`` was stacked with
+    clones (``torch.stack([x, x.clone(), x.apply(torch.zeros_like)], 3)``): tclass's flip
+    moves the elements' values (shared, as it moves a tensor's), so the picked ones that
+    share one ``MetaData`` read as it; the peer's flip copies each element's value, which
+    then stack into a value per element, each the value (a list ``[1, 2]`` kept whole;
+    program 16,021,799 L12 of features,index,shape,combine, fz30j)."""
+    if not any(".flip(" in line for line in finding.lines[:-1]):
+        return False
+    seen: list[str] = []
+    for line in finding.detail:
+        found = _META_READ.match(line)
+        if found is None or any(found[1].startswith(f"{path}[") for path in seen):
+            if not any(line.startswith(f"result{path}[") for path in seen):
+                return False
+            continue  # (an item of a value checked above: "result['s'][1][0]: ...")
+        if not _meta_over_stack(line, peer, mine, whole=True):
+            return False
+        seen.append(found[1])
+    return True
+
+
+def _meta_over_stack(line: str, peer: Any, mine: Any, whole: bool = False) -> bool:
     """A line about a key of a lazy stack whose members hold a ``MetaData``: tclass's
     stack reads it as that ``MetaData``, the peer's members' ``NonTensorData`` stack into
     a value per element, each the value (program 15,822,046 L12 of
@@ -214,9 +270,11 @@ def _meta_over_stack(line: str, peer: Any, mine: Any) -> bool:
     theirs, ours = both
     if type(ours).__name__ != "MetaData" or type(theirs).__name__ != "NonTensorStack":
         return False
-    return theirs.batch_size == ours.batch_size and all(
-        value == ours.data for value in flat_values(theirs.tolist())
-    )
+    values = theirs.tolist()
+    for _ in range(len(theirs.batch_size) - 1 if whole else 0):  # (a list value kept whole)
+        values = [item for part in values for item in part]
+    values = values if whole else flat_values(values)
+    return theirs.batch_size == ours.batch_size and all(value == ours.data for value in values)
 
 
 _DICT_FIELD = re.compile(r"^result\['inner'\]: peer dict \(.*, tclass Inner\(batch_size=", re.S)

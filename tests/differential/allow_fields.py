@@ -180,6 +180,37 @@ def _none_field_unset(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     return True
 
 
+_NONE_SET_BEFORE = re.compile(r"^x\.set_non_tensor\((['\"])(\w+)\1, None\)")
+_NONE_LISTED_AT = re.compile(
+    r"^result\['(\w+)'\]: peer list of \d+, tclass py \('NoneType', None\)$"
+)
+
+
+def _none_field_set_then_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A record's field set to ``None`` by ``set_non_tensor`` at an earlier step (not
+    set in tclass: :func:`_none_field_set_read`), then an op that gives the peer's
+    stored ``None`` value dims (``torch.unsqueeze(x, 0)``): the peer reads a list of
+    ``None``, tclass the unset field's ``None`` (fz30j: program 16,123,011 of
+    methods,index,shape,combine L12)."""
+    if finding.kind != "result" or not finding.detail:
+        return False
+    unset = {
+        found[2] for line in finding.lines[:-1] if (found := _NONE_SET_BEFORE.match(line.strip()))
+    }
+    for line in finding.detail:
+        found = _NONE_LISTED_AT.match(line)
+        if found is None or found[1] not in unset:
+            return False
+        values = peer.value.get(found[1]) if hasattr(peer.value, "get") else None
+        values = values.tolist() if hasattr(values, "tolist") else values
+        flat = [values]
+        while any(isinstance(v, list) for v in flat):
+            flat = [item for v in flat for item in (v if isinstance(v, list) else [v])]
+        if not isinstance(values, list) or any(v is not None for v in flat):
+            return False
+    return True
+
+
 _NESTED_NONE_KEPT = re.compile(
     r"^result((?:\[1\]\[\d+\])?(?:\['\w+'\])*): peer \w+\(batch_size=\[[\d, ]*\], "
     r"keys=\[[^\]]*\]\), "

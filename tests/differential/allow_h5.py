@@ -9,7 +9,7 @@ import re
 import traceback
 from typing import TYPE_CHECKING, Any
 
-from .compare import flat_values, read_both
+from .compare import read_both
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -637,10 +637,15 @@ def _stack_read_per_element(finding: Finding, facts: Facts, peer: Any, mine: Any
     methods,features,entries,records, fz30e)."""
     if finding.kind != "result" or finding.step.op not in _STORE_ROUND_TRIPS:
         return False
+    seen: list[str] = []
+
     for line in finding.detail:
         found = _STORE_VALUE_LINE.match(line)
-        if found is None:
-            return False
+        if found is None:  # (an item of a list value checked above: "result['zz'][1]: ...")
+            if not any(line.startswith(f"result{path}[") for path in seen):
+                return False
+            continue
+        seen.append(found[1])
         both = read_both(found[1], peer, mine)
         if both is None:
             return False
@@ -652,12 +657,21 @@ def _stack_read_per_element(finding: Finding, facts: Facts, peer: Any, mine: Any
             return False
         if not mine_dims.numel() and mine_dims != theirs.batch_size:
             return False  # (no elements: the peer's one value over the same ones, none)
-        values = flat_values(ours.tolist())
+        values = _elements(ours.tolist(), len(mine_dims))  # (a list value kept whole)
         if any(value != theirs.data for value in values) and (
             len(mine_dims) < 2 or theirs.data not in values  # noqa: PLR2004
         ):
             return False
     return bool(finding.detail)
+
+
+def _elements(values: Any, dims: int) -> list[Any]:
+    """The elements of a stack's nested lists over its ``dims`` batch dims (a list value
+    an element holds stays whole: ``set_non_tensor("zz", [1, 2])``, program 16,101,945
+    L12 of methods,features,entries,records, fz30j)."""
+    for _ in range(dims - 1):
+        values = [item for part in values for item in part]
+    return values if dims else [values]
 
 
 # result['c']: values differ: peer [0, 0], tclass [253, 253] (short lists of ints only)

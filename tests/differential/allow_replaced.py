@@ -9,6 +9,8 @@ import ast
 import re
 from typing import TYPE_CHECKING, Any
 
+import torch
+
 from .allow_saved import _fewer_in_order, _keys_of
 from .compare import differences
 
@@ -54,6 +56,31 @@ def _fields_moved_first(
     return theirs != ours and sorted(ours, key=rank) == theirs
 
 
+# ``cat_from_tensordict`` / ``stack_from_tensordict``: the leaves joined in key order
+_JOINED_LEAVES = ("cat_from_tensordict", "stack_from_tensordict")
+_JOIN_DIM = re.compile(r"_from_tensordict\((?:dim=)?(-?\d+)")
+
+
+def _slices_reordered(src: str, theirs: Any, ours: Any) -> bool:
+    """Whether the tensors ``theirs`` and ``ours`` hold the same slices along the dim the
+    step joins the leaves along, in another order: the leaves joined in each library's
+    key order (fz30j: ``x.cat_from_tensordict(-1)`` after ``replace``, program
+    16,072,585 L12 of features,math,index)."""
+    if not isinstance(theirs, torch.Tensor) or not isinstance(ours, torch.Tensor):
+        return False
+    if theirs.shape != ours.shape or theirs.dtype != ours.dtype or not theirs.ndim:
+        return False
+    found = _JOIN_DIM.search(src)
+    dim = int(found[1]) if found else 0
+    if not -theirs.ndim <= dim < theirs.ndim:
+        return False
+
+    def slices(t: torch.Tensor) -> list[tuple[float, ...]]:
+        return sorted(tuple(row.reshape(-1).tolist()) for row in t.movedim(dim, 0))
+
+    return bool((theirs != ours).any()) and slices(theirs) == slices(ours)
+
+
 def _entries_moved_first(theirs: Any, ours: Any, most: int) -> bool:
     """Whether the list ``theirs`` (a snapshot) is ``ours`` with up to ``most`` of its
     items moved to the front (``values()`` / ``items()``, whose keys are not at hand)."""
@@ -81,7 +108,8 @@ def _replaced_fields_first(finding: Finding, facts: Facts, peer: Any, mine: Any)
     whatever the keywords' order; the peer's constructor stores them in the keywords'
     order, and ``replace`` passes the changed fields first (fz29h: program 15,905,445 of
     features,entries,math,records L12, ``list(x.keys(True, False))``; ``values`` and
-    ``items`` follow the keys: 16,028,588 L8)."""
+    ``items`` follow the keys: 16,028,588 L8; and ``cat_from_tensordict`` joins the
+    leaves in that order: 16,072,585 L12 of features,math,index, fz30j)."""
     if finding.kind != "result" or not finding.detail:
         return False
     dotted = finding.step.op == "state_dict"  # (its keys: "inner.y")
@@ -95,6 +123,8 @@ def _replaced_fields_first(finding: Finding, facts: Facts, peer: Any, mine: Any)
         return _fields_moved_first(theirs, ours, fields)
     if finding.step.op in ("values", "items"):
         return _entries_moved_first(peer.snap, mine.snap, len(fields))
+    if finding.step.op in _JOINED_LEAVES:
+        return _slices_reordered(finding.step.src, peer.value, mine.value)
     for line in finding.detail:
         found = _ORDER_LINE.match(line)
         if found is None:

@@ -334,6 +334,25 @@ def _has_stride_0(value: Any) -> bool:
     )
 
 
+_NO_ELEMENT_GROUPING = (
+    re.compile(r"\.kind: peer 'LazyStackedTensorDict', tclass 'TensorDict'$"),
+    re.compile(r"\.<members>: peer \d+ \(\[\('collection', 'TensorDict', \(0,\), .*, tclass None$"),
+)
+
+
+def _grouped_over_no_elements(finding: Finding, peer: Any, mine: Any) -> bool:
+    """``x[1:2:3, mask]`` of a lazy stack of lazy stacks that selects no element: the
+    peer's members stay lazy stacks of one member over no elements each, tclass's are
+    TensorDicts over the same (no) elements, with the same keys: only the grouping of
+    nothing differs (fz30j: program 15,951,676 L12 of methods,index,shape,combine)."""
+    if finding.kind != "result" or finding.step.op != "getitem" or not finding.detail:
+        return False
+    sizes = [getattr(value, "batch_size", None) for value in (peer.value, mine.value)]
+    if sizes[0] is None or sizes[0] != sizes[1] or sizes[0].numel():
+        return False
+    return all(any(p.search(d) for p in _NO_ELEMENT_GROUPING) for d in finding.detail)
+
+
 def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``unflatten`` along a lazy stack's stack dim, ``expand`` (``expand_as``) of a lazy
     stack, a ``reshape`` / ``view`` / ``flatten`` / ``unflatten`` that merges or splits
@@ -344,6 +363,8 @@ def _stays_lazy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     dim names its copy of a stack with elements keeps). An index (a mask) of a lazy stack
     of lazy stacks keeps their members' lazy stacks where the peer's are dense (of
     index,shape)."""
+    if _grouped_over_no_elements(finding, peer, mine):
+        return True
     if finding.kind == "result" and finding.step.op == "getitem":  # (7,801,035 agrees: inv20h)
         # (the members of a nested lazy stack kept lazy; x[None, mask], 8,706,712 of
         # index,shape, agrees since inv21g: the peer's block-path unbind, followed)

@@ -149,3 +149,21 @@ def test_a_lazy_stacks_write_at_a_mask_into_a_members_nested_entry_is_torchs_ref
         stack[mask] = stack[mask].clone()
     assert isinstance(caught.value, InPlaceKernelError)
     assert "'m'" in str(caught.value) and "'b'" in str(caught.value)
+
+
+@pytest.mark.parametrize("dtype", UNSIGNED)
+@pytest.mark.parametrize("value", ["rows", 0])
+def test_a_lazy_stacks_write_at_no_rows_of_its_members_is_torchs_refusal(
+    dtype: torch.dtype, value: Any
+) -> None:
+    # x[0, []] = ...: the member is written at a tensor index selecting no element, which
+    # torch's index_put refuses for these dtypes (as the peer, and a TensorDict at (0, []))
+    lazy = tclass.lazy_stack([_td(dtype).unsqueeze(0)], 0)
+    part = lazy[0, []].clone().zero_() if value == "rows" else value
+    with pytest.raises(NotImplementedError, match="index_put") as raised:
+        lazy[0, []] = part
+    assert isinstance(raised.value, InPlaceKernelError)
+    with pytest.raises(InPlaceKernelError):
+        TensorDict({"b": torch.zeros(1, 4, dtype=dtype)}, [1, 4])[0, []] = 0
+    lazy[0, :0] = part  # a slice: torch's basic write, for no element too
+    assert lazy["m", "b"].tolist() == [[[0, 1, 2, 3]]]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 
@@ -356,3 +357,29 @@ def test_a_row_written_into_a_view_reaches_the_source_values(
     write(td)
     assert td["a"].tolist() == numbers
     assert list(td["s"]) == strings
+
+
+@pytest.mark.parametrize(
+    "held", [np.array(["", "a"], dtype=object), np.array([1.0, 2.0]), float("nan")]
+)
+def test_the_value_held_written_back_over_a_selection_with_dims_is_kept(held: Any) -> None:
+    """The peer's write compares the lists of the selection's values, whose items compare
+    by identity first: the very object held written back over a selection with dims
+    (``x[::3, 6] = x[::3, 6]``) leaves one value, even an array or ``nan``; at one element
+    (no dims) the value itself is compared, which an array or ``nan`` counts a change."""
+    td = TensorDict({"a": torch.zeros(1, 7)}, batch_size=[1, 7])
+    td.set_non_tensor("s", held)
+    for index in [(slice(None, None, 3), 6), (0, slice(1, 3)), (slice(None), 2)]:
+        td[index] = td[index]
+        assert type(td.get("s")) is NonTensorData and td.get("s").data is held
+    td[0, 2] = td[0, 2]
+    assert type(td.get("s")) is NonTensorStack
+    assert td.get("s").tolist()[0][2] is held
+    other = TensorDict({"a": torch.zeros(1, 7)}, batch_size=[1, 7])
+    other.set_non_tensor("s", held)
+    other[0, 1:3] = {"s": NonTensorData(copy_of(held), batch_size=[2])}
+    assert type(other.get("s")) is NonTensorStack  # another array: a change
+
+
+def copy_of(value: Any) -> Any:
+    return value.copy() if isinstance(value, np.ndarray) else float("nan")

@@ -37,11 +37,14 @@ from tclass._engine._tensor_write import (
     check_number_write,
     check_tensor_write,
     fits_every_dtype,
+    indexes_every_way,
+    kernel_refused,
     leaf_dtypes,
+    probe_index_put,
     tensor_refused,
     tensor_targets,
 )
-from tclass.errors import BatchSizeError, InPlaceWriteError
+from tclass.errors import BatchSizeError, InPlaceKernelError, InPlaceWriteError
 
 if TYPE_CHECKING:
     from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -286,10 +289,17 @@ def _check_no_element_write(
     if not reaches or not numbers:
         return
     member = stack._members[0]
+    if isinstance(value, (int, float, complex)):  # torch's kernel for a number, as below
+        for key, entry in member.items(True, True):
+            if isinstance(entry, torch.Tensor) and not indexes_every_way(entry.dtype):
+                raise _no_kernel(key, entry, index)
     for path, tensor in _tensor_parts(value, ()):
         entries = list(member._tensor_leaves()) if not path else list(_entries_at(member, path))
         for entry in entries:
-            if isinstance(entry, torch.Tensor) and entry.dtype != tensor.dtype:
+            if isinstance(entry, torch.Tensor) and entry.dtype == tensor.dtype:
+                if not indexes_every_way(entry.dtype):  # (uint32): torch has no index_put
+                    raise _no_kernel(path, entry, index)
+            elif isinstance(entry, torch.Tensor):
                 where = f"entry {path if len(path) > 1 else path[0]!r}" if path else "an entry"
                 msg = (
                     f"cannot write a {tensor.dtype} tensor into {where} of dtype "
@@ -298,6 +308,18 @@ def _check_no_element_write(
                     f".to({entry.dtype})"
                 )
                 raise InPlaceWriteError(msg)
+
+
+def _no_kernel(key: Any, entry: torch.Tensor, index: Any) -> InPlaceKernelError:
+    """The refusal of a write at a tensor index into ``entry``, whose dtype torch has no
+    ``index_put`` for (``uint32``), even where the index selects no element: torch's,
+    the peer's and a TensorDict's (with torch's own words, from a one-element try)."""
+    try:
+        probe_index_put(torch.Size([1]), entry.dtype, torch.tensor([0]), 0)
+    except NotImplementedError as missing:
+        return kernel_refused(key or "an entry", entry.dtype, entry.shape, index, missing)
+    absent = NotImplementedError(f'"index_put" not implemented for {entry.dtype}')
+    return kernel_refused(key or "an entry", entry.dtype, entry.shape, index, absent)
 
 
 def _no_element_picks(
