@@ -92,6 +92,7 @@ from .allow_methods import (
     _mapped_files_shared,
     _method_fails_inside,
     _nested_lists_not_read_as_pairs,
+    _state_dict_fails_inside,
     _struct_array_list_read_back,
     _struct_array_values_read_back,
 )
@@ -99,12 +100,14 @@ from .allow_names import (
     _broadcast_index_unnamed,
     _broadcast_unnamed,
     _empty_nested_resized,
+    _lazy_flatten_names_kept,
     _masked_select_unnamed,
     _names_unique,
     _pad_keeps_names,
     _pad_sequence_unnamed,
     _padded_value_names_mismatch,
     _stack_dim_name_kept,
+    _value_node_names_unread,
 )
 from .allow_new import _NEW_LIKE, _lazy_names_reach_nested, _names_fit_the_batch
 from .allow_ops import (
@@ -431,6 +434,7 @@ ENTRIES: list[Entry] = [
             _ragged_lists_loaded,
             _padded_value_names_mismatch,
             _method_fails_inside,
+            _state_dict_fails_inside,
             _feature_fails_inside,
             _attrs_shape_not_rows,
             _struct_array_values_read_back,
@@ -467,6 +471,8 @@ ENTRIES: list[Entry] = [
             _broadcast_index_unnamed,
             _masked_select_unnamed,
             _broadcast_unnamed,
+            _value_node_names_unread,
+            _lazy_flatten_names_kept,
             _shaped_as_torch,
             _flattened_without_dims,
             _values_shaped_as_torch,

@@ -748,6 +748,17 @@ DECIDED = [
     ("features,index,shape,combine", 12, 15_991_411, "peer-fails-inside"),  # pad names
     ("methods,index,shape,combine", 12, 16_023_726, "stacking-keeps"),  # expand, shared
     ("features,index,shape,combine", 8, 16_000_859, "values-kept-shared"),  # MetaData
+    # fz30k: from_tuple of a named collection's values (its value node unnamed in tclass)
+    ("methods,features,entries,records", 8, 16_115_276, "checked-as-torch"),
+    ("methods,index,shape,combine", 8, 16_060_007, "checked-as-torch"),
+    ("methods,index,shape,combine", 8, 16_071_633, "checked-as-torch"),  # lazy flatten names
+    ("methods,index,shape,combine", 8, 16_060_084, "lock-follows-sharing"),  # unbind, shared
+    ("methods,index,shape,combine", 8, 16_055_702, "memmap-by-data"),  # a lazy stack's narrow
+    # fz30k: the peer's load of its own state dict (MetaData None, an empty value stack)
+    ("methods,features,entries,records", 8, 16_020_594, "peer-fails-inside"),
+    ("features,entries,math,records", 12, 16_104_548, "peer-fails-inside"),
+    ("features,entries,math,records", 8, 15_953_199, "peer-fails-inside"),
+    ("features,index,shape,combine", 8, 16_090_121, "peer-fails-inside"),  # ragged tensor_split
 ]
 
 
