@@ -759,6 +759,9 @@ DECIDED = [
     ("features,entries,math,records", 12, 16_104_548, "peer-fails-inside"),
     ("features,entries,math,records", 8, 15_953_199, "peer-fails-inside"),
     ("features,index,shape,combine", 8, 16_090_121, "peer-fails-inside"),  # ragged tensor_split
+    ("methods,features,entries,records", 8, 16_024_549, "params-write-their-data"),
+    ("features,entries,math,records", 8, 16_010_671, "records-predictable"),  # parameters()
+    ("methods,features,entries,records", 8, 16_105_774, "none-field-unset"),  # grad of None
 ]
 
 
