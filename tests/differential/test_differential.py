@@ -762,6 +762,8 @@ DECIDED = [
     ("methods,features,entries,records", 8, 16_024_549, "params-write-their-data"),
     ("features,entries,math,records", 8, 16_010_671, "records-predictable"),  # parameters()
     ("methods,features,entries,records", 8, 16_105_774, "none-field-unset"),  # grad of None
+    ("features,entries,math,records", 8, 16_092_389, "peer-fails-inside"),  # to_dict, separates
+    ("features,entries,math,records", 8, 16_126_422, "peer-fails-inside"),  # separates default
 ]
 
 
