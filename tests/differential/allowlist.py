@@ -58,6 +58,7 @@ from .allow_features import (
 from .allow_fields import (
     _cast_to_the_field,
     _dict_kept_in_value_field,
+    _empty_record_kept_in_math,
     _none_field_kept_by_apply,
     _none_field_listed,
     _none_field_not_written,
@@ -557,6 +558,7 @@ ENTRIES: list[Entry] = [
             _replaced_fields_first,
             _shape_field_kept,
             _namedtuple_in_field_order,
+            _empty_record_kept_in_math,
         ),
     ),
     Entry(

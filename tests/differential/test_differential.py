@@ -764,6 +764,7 @@ DECIDED = [
     ("methods,features,entries,records", 8, 16_105_774, "none-field-unset"),  # grad of None
     ("features,entries,math,records", 8, 16_092_389, "peer-fails-inside"),  # to_dict, separates
     ("features,entries,math,records", 8, 16_126_422, "peer-fails-inside"),  # separates default
+    ("features,entries,math,records", 12, 16_013_650, "records-predictable"),  # div, empty record
 ]
 
 
