@@ -276,3 +276,47 @@ def _empty_nested_resized(finding: Finding, facts: Facts, peer: Any, mine: Any) 
         if mine_size[: len(new)] != new:
             return False
     return True
+
+
+def _value_node_names_unread(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``TensorDict.from_tuple(tuple(x.values()), ...)`` of a named collection holding a
+    Python value: the peer's value node reads its parent's names and hands them to the new
+    collection, where tclass's value nodes carry no names (README: "Every collection is a
+    ``TensorDictBase``"), so its result is unnamed, as it is in both from plain tensors
+    (programs 16,115,276 L8 of methods,features,entries,records and 16,060,007 L8 of
+    methods,index,shape,combine, fz30k)."""
+    if finding.kind != "result" or finding.step.op != "from_tuple":
+        return False
+    parsed = [_names_of(line) for line in finding.detail]
+    if not all(p is not None and p[0] == "" and set(p[2]) == {"None"} for p in parsed):
+        return False
+    nodes = ("NonTensorData", "NonTensorStack", "MetaData")
+    theirs = [v for v in peer.value.values() if type(v).__name__ in nodes]
+    mine_named = [
+        v
+        for v in mine.value.values()
+        if hasattr(v, "names") and type(v).__name__ not in nodes and set(v.names) != {None}
+    ]
+    return not mine_named and any(list(v.names) == list(peer.value.names) for v in theirs)
+
+
+def _lazy_flatten_names_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``flatten`` of a lazy stack keeps the names of the dims it leaves alone (the merged
+    dim unnamed), as ``flatten`` of a TensorDict does in both and torch's of a named
+    tensor, where the peer's of a lazy stack (a TensorDict) drops every name
+    (``flatten(-3)`` of a stack of a ``[1, 0, 4]`` TensorDict named ``['i', None, 'k']``:
+    ``['i', None]``, the peer's ``[None, None]``; program 16,071,633 L8 of
+    methods,index,shape,combine, fz30k)."""
+    if finding.kind != "result" or finding.step.op != "flatten":
+        return False
+    if not (facts.kind == "lazy" or any(_LAZY_MADE.search(line) for line in finding.lines)):
+        return False
+    args = [int(a) for a in re.findall(r"-?\d+", finding.step.src.rsplit(".flatten(", 1)[-1])]
+    start, end = (args + [0, -1])[:2] if args else (0, -1)
+    for p in (_names_of(line) for line in finding.detail):
+        if p is None or p[0] != "" or set(p[1]) != {"None"} or len(p[1]) != len(p[2]):
+            return False
+        merged = start if start >= 0 else len(p[2]) + end if end < 0 else None
+        if merged is not None and (merged >= len(p[2]) or p[2][merged] != "None"):
+            return False
+    return True

@@ -58,6 +58,13 @@ _KEYS = re.compile(r"^result: keys: peer \[(.*)\], tclass \[(.*)\]$")
 _PARAMS_NESTED_WRAPPED = re.compile(
     r"^result(?:\['[^']*'\]){2,}: peer Tensor(\[[^\]]*\]\]), tclass Parameter\1$"
 )
+# the same in a TensorDictParams member of a lazy stack (``update`` of
+# ``lazy_stack([params, params.clone()])``: program 16,024,549 L8 of
+# methods,features,entries,records, fz30k), its nested entries two keys down or more
+_PARAMS_MEMBER_WRAPPED = re.compile(
+    r"^result(?:\.<members>\[\d+\]\[\d+\]|\['[^']*'\])*\.<members>\[\d+\]\[\d+\]"
+    r"(?:\.<members>\[\d+\]\[\d+\]|\['[^']*'\])*: peer Tensor(\[[^\]]*\]\]), tclass Parameter\1$"
+)
 
 
 # what comes with a kept member: unlocked, as its own ``to`` gives (the peer's TensorDict
@@ -140,7 +147,8 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     TensorDictParams); ``to`` of a locked one unlocks its nested TensorDicts too, and
     ``to`` of a lazy stack keeps its TensorDictParams members (the peer's are TensorDicts);
     ``update`` of plain tensors makes nested entries parameters as top-level ones (the
-    peer's nested ones are plain tensors, no longer registered); ``torch.empty_like`` of a
+    peer's nested ones are plain tensors, no longer registered; of a member of a lazy stack
+    too, fz30k); ``torch.empty_like`` of a
     locked one is locked as its ``zeros_like`` (the peer's alone unlocked: program 5,502,622),
     and so are its ``flatten`` / ``unflatten`` / ``roll`` / ``flip`` / ``narrow`` / ``rot90``
     over a locked TensorDict, as its other views (the peer's top level alone unlocked);
@@ -185,7 +193,9 @@ def _params_as_modules(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     if finding.step.op == "share_memory_":  # locked as the TensorDict it locks (15,861,175)
         return finding.detail == ["result.is_locked: peer False, tclass True"]
     if finding.step.op == "update" and all(
-        _PARAMS_NESTED_WRAPPED.match(line) for line in finding.detail
+        _PARAMS_NESTED_WRAPPED.match(line)
+        or (_PARAMS_MEMBER_WRAPPED.match(line) and line.split(":")[0].count("['") >= 2)
+        for line in finding.detail
     ):
         return True
     if finding.step.op == "set_":

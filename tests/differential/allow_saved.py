@@ -76,7 +76,10 @@ def _memmap_by_data(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     ``memmap_()`` without a folder, where nothing of it is mapped (program 5,802,115 of
     index,entries,records). Of a lazy stack of a memory-mapped member and one in memory,
     false in tclass, where the peer refuses ("tensordicts memmap status mismatch";
-    program 15,982,529 L12 of methods,features,entries,records, fz30d)."""
+    program 15,982,529 L12 of methods,features,entries,records, fz30d). ``narrow`` of a
+    memory-mapped lazy stack is a TensorDict copied into memory (locked in both): its
+    rows are unlocked in tclass, where the peer's flag follows the copy and locks them
+    (program 16,055,702 L8 of methods,index,shape,combine, fz30k)."""
     if finding.kind == "peer-raises" and finding.step.op == "x.is_memmap()":
         return "memmap status mismatch" in str(peer.error) and mine.value is False
     if finding.kind != "result":
@@ -98,7 +101,10 @@ def _memmap_by_data(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
         # later consolidate(filename=): program 5,200,270 of ``--families
         # index,shape,records --length 6``, fz40c)
         return True
-    return any(_FLAG_CHANGES.search(line) for line in finding.lines[saved + 1 :])
+    after = finding.lines[saved + 1 :]
+    if facts.kind == "lazy" and any(".narrow(" in line for line in after):
+        return True  # a lazy stack's narrow copies into memory; the peer's flag goes with it
+    return any(_FLAG_CHANGES.search(line) for line in after)
 
 
 _SAVING = re.compile(

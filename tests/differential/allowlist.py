@@ -28,6 +28,7 @@ from .allow_entries import (
     _restacked_by_member,
     _separated_from_value_node,
     _separated_once,
+    _separates_default_left,
     _separates_kept_empty,
     _softmax_on_ragged,
     _split_parts_keep_nested_dims,
@@ -58,6 +59,7 @@ from .allow_features import (
 from .allow_fields import (
     _cast_to_the_field,
     _dict_kept_in_value_field,
+    _empty_record_kept_in_math,
     _none_field_kept_by_apply,
     _none_field_listed,
     _none_field_not_written,
@@ -94,6 +96,7 @@ from .allow_methods import (
     _mapped_files_shared,
     _method_fails_inside,
     _nested_lists_not_read_as_pairs,
+    _state_dict_fails_inside,
     _struct_array_list_read_back,
     _struct_array_values_read_back,
 )
@@ -101,12 +104,14 @@ from .allow_names import (
     _broadcast_index_unnamed,
     _broadcast_unnamed,
     _empty_nested_resized,
+    _lazy_flatten_names_kept,
     _masked_select_unnamed,
     _names_unique,
     _pad_keeps_names,
     _pad_sequence_unnamed,
     _padded_value_names_mismatch,
     _stack_dim_name_kept,
+    _value_node_names_unread,
 )
 from .allow_new import _NEW_LIKE, _lazy_names_reach_nested, _names_fit_the_batch
 from .allow_ops import (
@@ -418,6 +423,7 @@ ENTRIES: list[Entry] = [
             _mixed_field_refused,
             _separated_once,
             _separates_kept_empty,
+            _separates_default_left,
             _h5_separated_removed,
             _split_parts_keep_nested_dims,
             _split_strict_on_lazy,
@@ -435,6 +441,7 @@ ENTRIES: list[Entry] = [
             _ragged_lists_loaded,
             _padded_value_names_mismatch,
             _method_fails_inside,
+            _state_dict_fails_inside,
             _feature_fails_inside,
             _list_read_as_rows,
             _attrs_shape_not_rows,
@@ -472,6 +479,8 @@ ENTRIES: list[Entry] = [
             _broadcast_index_unnamed,
             _masked_select_unnamed,
             _broadcast_unnamed,
+            _value_node_names_unread,
+            _lazy_flatten_names_kept,
             _shaped_as_torch,
             _flattened_without_dims,
             _values_shaped_as_torch,
@@ -554,6 +563,7 @@ ENTRIES: list[Entry] = [
             _replaced_fields_first,
             _shape_field_kept,
             _namedtuple_in_field_order,
+            _empty_record_kept_in_math,
         ),
     ),
     Entry(

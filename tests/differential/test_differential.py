@@ -766,6 +766,23 @@ DECIDED = [
     ("features,index,shape,combine", 12, 16_021_799, "values-kept-shared"),
     # fz30j: a mask of a lazy stack of lazy stacks over no elements: members' grouping
     ("methods,index,shape,combine", 12, 15_951_676, "stacking-keeps"),
+    # fz30k: from_tuple of a named collection's values (its value node unnamed in tclass)
+    ("methods,features,entries,records", 8, 16_115_276, "checked-as-torch"),
+    ("methods,index,shape,combine", 8, 16_060_007, "checked-as-torch"),
+    ("methods,index,shape,combine", 8, 16_071_633, "checked-as-torch"),  # lazy flatten names
+    ("methods,index,shape,combine", 8, 16_060_084, "lock-follows-sharing"),  # unbind, shared
+    ("methods,index,shape,combine", 8, 16_055_702, "memmap-by-data"),  # a lazy stack's narrow
+    # fz30k: the peer's load of its own state dict (MetaData None, an empty value stack)
+    ("methods,features,entries,records", 8, 16_020_594, "peer-fails-inside"),
+    ("features,entries,math,records", 12, 16_104_548, "peer-fails-inside"),
+    ("features,entries,math,records", 8, 15_953_199, "peer-fails-inside"),
+    ("features,index,shape,combine", 8, 16_090_121, "peer-fails-inside"),  # ragged tensor_split
+    ("methods,features,entries,records", 8, 16_024_549, "params-write-their-data"),
+    ("features,entries,math,records", 8, 16_010_671, "records-predictable"),  # parameters()
+    ("methods,features,entries,records", 8, 16_105_774, "none-field-unset"),  # grad of None
+    ("features,entries,math,records", 8, 16_092_389, "peer-fails-inside"),  # to_dict, separates
+    ("features,entries,math,records", 8, 16_126_422, "peer-fails-inside"),  # separates default
+    ("features,entries,math,records", 12, 16_013_650, "records-predictable"),  # div, empty record
 ]
 
 

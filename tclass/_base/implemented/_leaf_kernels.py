@@ -67,7 +67,7 @@ def run_leafwise(
             if not _mixes_grad_and_integers(leaves, operands):
                 raise
         else:
-            return leaves if results is None else results
+            return leaves if results is None else _grad_where_asked(leaves, operands, results)
     columns = [op if type(op) is list else itertools.repeat(op) for op in operands]
     if kwargs:
         results = [each(*args, **kwargs) for args in zip(leaves, *columns)]
@@ -94,13 +94,32 @@ def run_flat(
         else None
     )
     try:
-        return foreach(leaves, *(routed or args))  # type: ignore[no-any-return]
+        results = foreach(leaves, *(routed or args))
     except TypeError:  # no fused kernel takes these arguments: leaf by leaf
         return run_leafwise(None, each, leaves, args, _NO_KWARGS)
     except RuntimeError:  # autograd's refusal of a fused kernel (see run_leafwise)
         if not _mixes_grad_and_integers(leaves, args):
             raise
         return run_leafwise(None, each, leaves, args, _NO_KWARGS)
+    return cast("list[Any]", _grad_where_asked(leaves, args, results))
+
+
+def _grad_where_asked(leaves: list[torch.Tensor], operands: Sequence[Any], results: Any) -> Any:
+    """``results`` of a fused out-of-place kernel, each requiring grad only where its own
+    inputs do: autograd marks every output of a fused kernel once one input requires grad
+    (``params ** t``: an integer buffer's float result too, a non-leaf without a parameter
+    behind it), where torch's per-tensor operation marks that tensor's alone."""
+    if not isinstance(results, (list, tuple)) or not results or not results[0].requires_grad:
+        return results  # (outputs of one fused kernel require grad all or none)
+    if any(getattr(op, "requires_grad", False) for op in operands if type(op) is not list):
+        return results  # a tensor operand every output reads
+    columns = [op for op in operands if type(op) is list]
+    return [
+        out
+        if leaf.requires_grad or any(getattr(c[i], "requires_grad", False) for c in columns)
+        else out.detach()
+        for i, (leaf, out) in enumerate(zip(leaves, results))
+    ]
 
 
 _FOREACH_COPY = torch._foreach_copy_
