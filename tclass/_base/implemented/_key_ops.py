@@ -148,21 +148,9 @@ class KeyOps(TensorCollection):
                 ``get`` refuses it; through a Python value it is ``type(None)``, as the
                 peer's.
         """
-        path = key_path(key)
-        node: TensorCollection = self
-        for depth, part in enumerate(path[:-1], 1):
-            if not node._has_entry(part):
-                break
-            if node._child_type(part) is None:
-                msg = (
-                    f"entry_class: key {path!r} not found: {path[:depth]!r} is a tensor, not "
-                    f"a collection, so it has no entry {path[depth]!r}"
-                )
-                raise KeyThroughTensorError(msg)
-            child = node._child(part)
-            if child is None or child._is_leaf_node:
-                break
-            node = child
+        error = self._absent_key(key_path(key))
+        if isinstance(error, KeyThroughTensorError):
+            raise error
         return type(None)
 
     def get_item_shape(self, key: Any) -> torch.Size:

@@ -90,7 +90,7 @@ def refuse_ragged_batch(
             such a stack's tensors) naming the key and the batch size.
         FileBusyError: (a ``BlockingIOError``) a node is read from ``replaced``.
     """
-    _RaggedBatches(label, replaced).visit(value, where)
+    _WriteChecks(label, replaced).visit(value, where)
 
 
 def _same_store(one: Any, other: Any) -> bool:
@@ -103,8 +103,9 @@ def _same_store(one: Any, other: Any) -> bool:
     return one is other
 
 
-class _RaggedBatches(NodeVisitor[None]):
-    """The walk of :func:`refuse_ragged_batch` (``where``: the key it has reached)."""
+class _WriteChecks(NodeVisitor[None]):
+    """The walk of :func:`refuse_ragged_batch`: ragged batch sizes, and nodes read from
+    the store a new one replaces (``where``: the key it has reached)."""
 
     action = "write"
 
