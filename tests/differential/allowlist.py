@@ -74,6 +74,7 @@ from .allow_fields import (
 )
 from .allow_h5 import (
     _empty_stack_not_written,
+    _group_without_batch_inferred,
     _h5_cast_as_torch,
     _h5_keys_listed,
     _h5_memmap_saved_path,
@@ -241,6 +242,7 @@ from .allow_writes import (
     _metadata_rows_written,
     _number_into_keys_some_members_hold,
     _number_written_around_values,
+    _reshaped_past_a_ragged_dim,
     _row_dict_of_one_list,
     _setitem_fails_inside,
     _stacked_value_stacks_copied,
@@ -473,6 +475,7 @@ ENTRIES: list[Entry] = [
         _any_of(
             _checked_as_torch,
             _written_as_torch,
+            _reshaped_past_a_ragged_dim,
             _names_unique,
             _names_fit_the_batch,
             _lazy_names_reach_nested,
@@ -643,6 +646,7 @@ ENTRIES: list[Entry] = [
             _stack_read_per_element,
             _ragged_batch_refused,
             _h5_cast_as_torch,
+            _group_without_batch_inferred,
         ),
     ),
     Entry(

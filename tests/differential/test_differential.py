@@ -201,7 +201,6 @@ DECIDED = [
     ("math", 4, 4_834, "peer-fails-inside"),  # .pow(torch.tensor(0.5)): torch.pow's inf
     ("math", 4, 17_045, "math-beyond-the-peer"),  # max along a dim of size 0, lazy
     ("math", 4, 2_827, "params-write-their-data"),  # params **= t over a file: itself
-    ("math", 4, 3_465, "peer-fails-inside"),  # % of a locked TD without tensors: unlocked
     ("index,entries", 4, 51_918, "index-beyond-batch"),  # x[None, 0:0:3] = rows: nothing
     ("index,entries", 4, 61_552, "peer-fails-inside"),  # a record's update_at_, I[[-1, -1]]
     ("index,entries", 4, 113_056, "peer-fails-inside"),  # copy_at_ of a memmapped record
@@ -270,7 +269,6 @@ DECIDED = [
     # fz19c
     (_FIVE + ",records", 6, 10_300_305, "h5-files"),  # replace: a new group named, file kept
     (_FIVE + ",records", 6, 10_300_741, "checked-as-torch"),  # fliplr after a stack's reshape
-    ("records,math", 4, 10_401_798, "peer-fails-inside"),  # mod of a locked, no tensors
     ("records", 4, 1_909_802, "annotation-casts"),  # set of a list: lazy stack dim 1 (nu19c)
     ("records", 4, 1_911_215, "annotation-casts"),  # .v = a list: lazy stack dim 2 (nu19c)
     ("records", 4, 1_926_694, "annotation-casts"),  # stack of Auto: opt a list, a tensor
@@ -783,6 +781,12 @@ DECIDED = [
     ("features,entries,math,records", 8, 16_092_389, "peer-fails-inside"),  # to_dict, separates
     ("features,entries,math,records", 8, 16_126_422, "peer-fails-inside"),  # separates default
     ("features,entries,math,records", 12, 16_013_650, "records-predictable"),  # div, empty record
+    # ol31a: reshape of a ragged lazy stack into a shape no element count fits
+    ("features,index,shape,combine", 8, 16_053_669, "checked-as-torch"),
+    # ol31a: from_dict_instance of a nested dict whose first entry is an empty dict
+    ("features,entries,math,records", 8, 16_112_117, "records-predictable"),
+    # ol31a: from_zarr of flattened keys: the group "n" read with its arrays' shared batch
+    ("methods,features,entries,records", 8, 16_105_153, "h5-files"),
 ]
 
 
