@@ -185,6 +185,36 @@ def _beyond_the_peer(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
     return finding.kind == "result" and bool(tags & {"multi-dim", "values-indices"})
 
 
+_KEYS_OF = re.compile(r"^result((?:\['\w+'\])*): keys: peer \[([^\]]*)\], tclass \[([^\]]*)\]$")
+
+
+def _intersection_without_tensors(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``x.pow(y, default="intersection")`` (any binary math) of a collection holding no
+    tensor: tclass leaves out an empty nested collection that ``y`` lacks, as any key
+    ``y`` lacks, where the peer's math copies such a collection whatever the operand
+    (ol31a: program 16,013,886 L12 of methods,index,shape,combine)."""
+    if finding.kind != "result" or 'default="intersection"' not in finding.step.src:
+        return False
+    if not finding.detail or any(isinstance(leaf, torch.Tensor) for leaf in _leaves(mine.value)):
+        return False
+    for line in finding.detail:
+        found = _KEYS_OF.match(line)
+        if found is None:
+            return False
+        theirs, ours = (set(re.findall(r"'(\w+)'", side)) for side in found.group(2, 3))
+        node = peer.value
+        for key in re.findall(r"\['(\w+)'\]", found.group(1)):
+            node = node.get(key)
+        if not ours < theirs or any(list(node.get(k).keys(True, True)) for k in theirs - ours):
+            return False
+    return True
+
+
+def _leaves(value: Any) -> list[Any]:
+    keys = getattr(value, "keys", None)
+    return [] if keys is None else [value.get(key) for key in keys(True, True)]
+
+
 # What the peer says refusing a reduction tclass computes: a tuple of dims with
 # ``reduce=True``, a lazy stack of records.
 _REDUCTION_REFUSALS = (

@@ -787,6 +787,10 @@ DECIDED = [
     ("features,entries,math,records", 8, 16_112_117, "records-predictable"),
     # ol31a: from_zarr of flattened keys: the group "n" read with its arrays' shared batch
     ("methods,features,entries,records", 8, 16_105_153, "h5-files"),
+    # ol31a: pow(default="intersection") of a collection holding no tensor
+    ("methods,index,shape,combine", 12, 16_013_886, "math-beyond-the-peer"),
+    # ol31a: unflatten of a named lazy stack over no elements (the peer's unnamed)
+    ("methods,index,shape,combine", 12, 16_201_121, "checked-as-torch"),
 ]
 
 
