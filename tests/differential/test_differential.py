@@ -791,6 +791,10 @@ DECIDED = [
     ("methods,index,shape,combine", 12, 16_013_886, "math-beyond-the-peer"),
     # ol31a: unflatten of a named lazy stack over no elements (the peer's unnamed)
     ("methods,index,shape,combine", 12, 16_201_121, "checked-as-torch"),
+    # ol31a: view of a lazy stack merging dims of size 1: the members grouped otherwise
+    ("features,index,shape,combine", 8, 16_024_715, "stacking-keeps"),
+    # ol31a: unflatten into dims of size 1: a nested value stack loses two in the peer
+    ("methods,index,shape,combine", 12, 16_023_400, "checked-as-torch"),
 ]
 
 
