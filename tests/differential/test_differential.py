@@ -795,6 +795,8 @@ DECIDED = [
     ("features,index,shape,combine", 8, 16_024_715, "stacking-keeps"),
     # ol31a: unflatten into dims of size 1: a nested value stack loses two in the peer
     ("methods,index,shape,combine", 12, 16_023_400, "checked-as-torch"),
+    # ol31a: separates of a nested key then its parent, of a loaded lazy stack
+    ("methods,features,entries,records", 12, 16_101_206, "peer-fails-inside"),
 ]
 
 
