@@ -207,7 +207,8 @@ _SIZES = re.compile(
 def _nested_dim_kept(line: str) -> bool:
     """A nested collection's batch size, names or tensor shape with one more dim in
     tclass, of size 1 (the peer's dense ``unflatten`` of a lazy stack into dims of size 1
-    loses one of a nested collection's own dims)."""
+    loses one of a nested collection's own dims), or more (its ``reshape`` of a lazy
+    stack of one member stacked at 1 into five dims of size 1: ol31a, by hand)."""
     found = _SIZES.search(line)
     if found is None:
         return False
@@ -221,13 +222,22 @@ def _nested_dim_kept(line: str) -> bool:
     )
     peer_dims = [d.strip() for d in theirs.split(",") if d.strip()]
     my_dims = [d.strip() for d in mine.split(",") if d.strip()]
-    if len(my_dims) != len(peer_dims) + 1:
+    if len(my_dims) <= len(peer_dims):
         return False
     if ".names: " in line:
         return all(d == "None" for d in my_dims + peer_dims)
-    return any(
-        my_dims[:i] + my_dims[i + 1 :] == peer_dims for i, d in enumerate(my_dims) if d == "1"
-    )
+    return _ones_dropped(my_dims, peer_dims)
+
+
+def _ones_dropped(longer: list[str], shorter: list[str]) -> bool:
+    """Whether ``shorter`` is ``longer`` without some of its dims of size 1."""
+    if not shorter:
+        return all(d == "1" for d in longer)
+    if not longer:
+        return False
+    if longer[0] == shorter[0] and _ones_dropped(longer[1:], shorter[1:]):
+        return True
+    return longer[0] == "1" and _ones_dropped(longer[1:], shorter)
 
 
 def _front_dim_kept(line: str) -> bool:

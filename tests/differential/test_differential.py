@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 
 from . import allowlist
 from .chooser import DataChooser, RandomChooser
-from .engine import Finding, Stats, Step, run_program
+from .engine import Finding, Program, Stats, Step, run_program
 from .libs import Lib, libraries
 from .ops import FAMILIES, generators, world_of
+from .world import Facts
 
 pytestmark = pytest.mark.peer
 
@@ -812,3 +813,25 @@ def test_decided_programs_are_allowed(
     )
     assert finding is not None, "the peer and tclass agree now: drop the program here"
     assert finding.allowed == entry, finding.report()
+
+
+def test_reshape_of_a_lazy_stack_keeping_nested_dims_is_allowed(
+    libs: tuple[Lib, Lib], tmp_path: pathlib.Path
+) -> None:
+    """The OPEN line ``shape/reshape/result: result.kind`` made by hand (ol31a):
+    ``reshape`` of a lazy stack of one member stacked at 1 into five dims of size 1 stays
+    lazy in tclass, its nested collection keeping its own two dims of size 1, where the
+    peer's dense result drops both (``stacking-keeps``)."""
+    world = (
+        "L.lazy_stack([L.TensorDict({'a': torch.zeros(1, 2), 'n': L.TensorDict("
+        "{'c': torch.zeros(1, 1, 1)}, [1, 1, 1])}, [1])], 1)"
+    )
+    program, facts = Program(*libs, str(tmp_path / "p")), Facts(kind="lazy")
+    assert program.step(Step(world, "world", "world"), facts, Stats()) is None
+    tags = frozenset({"torch-shape=[1, 1, 1, 1, 1]"})
+    step = Step("x.reshape([1, 1, 1, 1, 1])", "reshape", "shape", tags=tags)
+    finding = program.step(step, facts, Stats())
+    assert isinstance(finding, Finding) and finding.allowed == "stacking-keeps", finding
+    assert "result['n'].batch_size: peer (1, 1, 1, 1, 1), tclass (1, 1, 1, 1, 1, 1, 1)" in (
+        finding.detail
+    )
