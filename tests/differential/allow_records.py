@@ -524,9 +524,20 @@ def _refiled_not_written(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     if not isinstance(peer.error, FileNotFoundError):
         return False
     for line in reversed(finding.lines[:-1]):
-        if line.startswith("x = ") and not _IN_PLACE.search(line):
+        if line.startswith("x = ") and not _IN_PLACE.search(line) and not _same_dims(line):
             return ".consolidate(" in line
     return False
+
+
+def _same_dims(line: str) -> bool:
+    """``x = torch.permute(x, [-1])``: a permutation that keeps every dim in place, which
+    the peer answers with the collection itself, still consolidated (ol31a: program
+    16,300,813 L8 of features,index,shape,combine)."""
+    found = re.fullmatch(r"x = (?:torch\.permute\(x, |x\.permute\()\[([-\d, ]*)\]\)", line)
+    if found is None:
+        return False
+    dims = [int(d) for d in found[1].split(",") if d.strip()]
+    return [d % len(dims) for d in dims] == list(range(len(dims))) if dims else False
 
 
 _IN_PLACE = re.compile(  # returns x itself, or no collection (a tensor, None)

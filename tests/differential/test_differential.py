@@ -798,6 +798,10 @@ DECIDED = [
     ("methods,index,shape,combine", 12, 16_023_400, "checked-as-torch"),
     # ol31a: separates of a nested key then its parent, of a loaded lazy stack
     ("methods,features,entries,records", 12, 16_101_206, "peer-fails-inside"),
+    # ol31a: from_consolidated after consolidate(filename=) of an identity permute's result
+    ("features,index,shape,combine", 8, 16_300_813, "memmap-by-data"),
+    # ol31a: a record's None field read by key after from_tensordict(retain_none=True)
+    ("methods,features,entries,records", 12, 16_302_047, "none-field-unset"),
 ]
 
 
