@@ -110,6 +110,8 @@ def _separated_once(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
         return any(path[: len(key)] == key or key[: len(path)] == path for key in later)
 
     for line in finding.detail:
+        if _MEMBER_MAPPED.search(line):
+            continue  # (beside keys lines too: ol31a, program 16,101,206 L12 of the records)
         path, listed = _path_of(line), _keys_of(line)
         if listed is not None and path not in later:
             _, theirs, ours = listed

@@ -355,6 +355,29 @@ def _written_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     return False
 
 
+_NO_SIZE_FITS = re.compile(
+    r"^(?:reshape|view): shape (\[[-\d, ]*\]) is invalid for a batch of (\d+) "
+)
+
+
+def _reshaped_past_a_ragged_dim(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``reshape`` / ``view`` of a ragged lazy stack (members of different sizes) into a
+    shape its elements do not fit (3 elements into ``[-1, 2]``): tclass's error, as torch
+    refuses that shape for a tensor of as many elements, where the peer counts the ragged
+    dim's ``-1`` as a size and returns a batch size with a ``-1`` in it."""
+    if finding.kind != "tclass-raises" or finding.step.op not in ("reshape", "view"):
+        return False
+    found = _NO_SIZE_FITS.search(str(mine.error))
+    peer_size = getattr(peer.value, "batch_size", None)
+    if found is None or peer_size is None or all(size >= 0 for size in peer_size):
+        return False
+    try:
+        torch.empty(int(found.group(2))).reshape(json.loads(found.group(1)))
+    except RuntimeError:
+        return True
+    return False
+
+
 def _absent_field_filled(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A field that is ``None`` assigned on a locked record saved in a folder
     (``saved.opt = t``): filled in tclass (written to the folder), refused by the peer's

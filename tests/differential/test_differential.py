@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 
 from . import allowlist
 from .chooser import DataChooser, RandomChooser
-from .engine import Finding, Stats, Step, run_program
+from .engine import Finding, Program, Stats, Step, run_program
 from .libs import Lib, libraries
 from .ops import FAMILIES, generators, world_of
+from .world import Facts
 
 pytestmark = pytest.mark.peer
 
@@ -201,7 +202,6 @@ DECIDED = [
     ("math", 4, 4_834, "peer-fails-inside"),  # .pow(torch.tensor(0.5)): torch.pow's inf
     ("math", 4, 17_045, "math-beyond-the-peer"),  # max along a dim of size 0, lazy
     ("math", 4, 2_827, "params-write-their-data"),  # params **= t over a file: itself
-    ("math", 4, 3_465, "peer-fails-inside"),  # % of a locked TD without tensors: unlocked
     ("index,entries", 4, 51_918, "index-beyond-batch"),  # x[None, 0:0:3] = rows: nothing
     ("index,entries", 4, 61_552, "peer-fails-inside"),  # a record's update_at_, I[[-1, -1]]
     ("index,entries", 4, 113_056, "peer-fails-inside"),  # copy_at_ of a memmapped record
@@ -270,7 +270,6 @@ DECIDED = [
     # fz19c
     (_FIVE + ",records", 6, 10_300_305, "h5-files"),  # replace: a new group named, file kept
     (_FIVE + ",records", 6, 10_300_741, "checked-as-torch"),  # fliplr after a stack's reshape
-    ("records,math", 4, 10_401_798, "peer-fails-inside"),  # mod of a locked, no tensors
     ("records", 4, 1_909_802, "annotation-casts"),  # set of a list: lazy stack dim 1 (nu19c)
     ("records", 4, 1_911_215, "annotation-casts"),  # .v = a list: lazy stack dim 2 (nu19c)
     ("records", 4, 1_926_694, "annotation-casts"),  # stack of Auto: opt a list, a tensor
@@ -783,6 +782,26 @@ DECIDED = [
     ("features,entries,math,records", 8, 16_092_389, "peer-fails-inside"),  # to_dict, separates
     ("features,entries,math,records", 8, 16_126_422, "peer-fails-inside"),  # separates default
     ("features,entries,math,records", 12, 16_013_650, "records-predictable"),  # div, empty record
+    # ol31a: reshape of a ragged lazy stack into a shape no element count fits
+    ("features,index,shape,combine", 8, 16_053_669, "checked-as-torch"),
+    # ol31a: from_dict_instance of a nested dict whose first entry is an empty dict
+    ("features,entries,math,records", 8, 16_112_117, "records-predictable"),
+    # ol31a: from_zarr of flattened keys: the group "n" read with its arrays' shared batch
+    ("methods,features,entries,records", 8, 16_105_153, "h5-files"),
+    # ol31a: pow(default="intersection") of a collection holding no tensor
+    ("methods,index,shape,combine", 12, 16_013_886, "math-beyond-the-peer"),
+    # ol31a: unflatten of a named lazy stack over no elements (the peer's unnamed)
+    ("methods,index,shape,combine", 12, 16_201_121, "checked-as-torch"),
+    # ol31a: view of a lazy stack merging dims of size 1: the members grouped otherwise
+    ("features,index,shape,combine", 8, 16_024_715, "stacking-keeps"),
+    # ol31a: unflatten into dims of size 1: a nested value stack loses two in the peer
+    ("methods,index,shape,combine", 12, 16_023_400, "checked-as-torch"),
+    # ol31a: separates of a nested key then its parent, of a loaded lazy stack
+    ("methods,features,entries,records", 12, 16_101_206, "peer-fails-inside"),
+    # ol31a: from_consolidated after consolidate(filename=) of an identity permute's result
+    ("features,index,shape,combine", 8, 16_300_813, "memmap-by-data"),
+    # ol31a: a record's None field read by key after from_tensordict(retain_none=True)
+    ("methods,features,entries,records", 12, 16_302_047, "none-field-unset"),
 ]
 
 
@@ -798,3 +817,25 @@ def test_decided_programs_are_allowed(
     )
     assert finding is not None, "the peer and tclass agree now: drop the program here"
     assert finding.allowed == entry, finding.report()
+
+
+def test_reshape_of_a_lazy_stack_keeping_nested_dims_is_allowed(
+    libs: tuple[Lib, Lib], tmp_path: pathlib.Path
+) -> None:
+    """The OPEN line ``shape/reshape/result: result.kind`` made by hand (ol31a):
+    ``reshape`` of a lazy stack of one member stacked at 1 into five dims of size 1 stays
+    lazy in tclass, its nested collection keeping its own two dims of size 1, where the
+    peer's dense result drops both (``stacking-keeps``)."""
+    world = (
+        "L.lazy_stack([L.TensorDict({'a': torch.zeros(1, 2), 'n': L.TensorDict("
+        "{'c': torch.zeros(1, 1, 1)}, [1, 1, 1])}, [1])], 1)"
+    )
+    program, facts = Program(*libs, str(tmp_path / "p")), Facts(kind="lazy")
+    assert program.step(Step(world, "world", "world"), facts, Stats()) is None
+    tags = frozenset({"torch-shape=[1, 1, 1, 1, 1]"})
+    step = Step("x.reshape([1, 1, 1, 1, 1])", "reshape", "shape", tags=tags)
+    finding = program.step(step, facts, Stats())
+    assert isinstance(finding, Finding) and finding.allowed == "stacking-keeps", finding
+    assert "result['n'].batch_size: peer (1, 1, 1, 1, 1), tclass (1, 1, 1, 1, 1, 1, 1)" in (
+        finding.detail
+    )
