@@ -1,5 +1,5 @@
 """Helpers of a ``PersistentTensorDict``'s writes (``_writes.py``): the refusal of
-tensors that require grad, the warning of an array replaced, and the reading of an
+tensors that require grad or hold no data, the warning of an array replaced, and the reading of an
 update's source (what it holds, its entries left out, the keys below a path, an index's
 ``...`` spelled out)."""
 
@@ -16,7 +16,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _keys
 from tclass._core._batch import normalize_index
 from tclass._core._records import is_record, storage_of
-from tclass._io.store._datasets import grad_refused
+from tclass._io.store._datasets import grad_refused, meta_refused
 from tclass._io.store._records import source_items
 from tclass.errors import EntryReplacedWarning
 
@@ -25,26 +25,34 @@ __all__ = [
     "dropped_entries",
     "holds_leaves",
     "paths_below",
-    "refuse_grad",
+    "refuse_unstorable",
     "warn_replaced",
 ]
 
 
-def refuse_grad(value: Any, where: str) -> None:
+def refuse_unstorable(value: Any, where: str, label: str) -> None:
     """Raises ``GradError`` if ``value`` (a tensor, a collection in memory, a record, a
-    mapping of them) holds a tensor that requires grad, naming its key under ``where``.
-    A collection over a store is not read: what a file holds never requires grad."""
+    mapping of them) holds a tensor that requires grad, and ``MetaTensorError`` if it
+    holds a meta tensor (no data), naming its key under ``where``, before anything is
+    written (``label``: the kind of file). A collection over a store is not read: what a
+    file holds never requires grad."""
     value = storage_of(value)
     if isinstance(value, torch.Tensor):
-        if value.requires_grad:
-            raise grad_refused(where, tuple(value.shape))
+        _refuse_tensor(value, where, label)
     elif isinstance(value, Mapping):
         for key, item in value.items():
-            refuse_grad(item, f"{where} (key {key!r})")
-    elif isinstance(value, TensorDictBase) and not value._is_store and value.requires_grad:
+            refuse_unstorable(item, f"{where} (key {key!r})", label)
+    elif isinstance(value, TensorDictBase) and not value._is_store:
         for key, leaf in value.items(include_nested=True, leaves_only=True):
-            if isinstance(leaf, torch.Tensor) and leaf.requires_grad:
-                raise grad_refused(f"{where} (key {key!r})", tuple(leaf.shape))
+            if isinstance(leaf, torch.Tensor):
+                _refuse_tensor(leaf, f"{where} (key {key!r})", label)
+
+
+def _refuse_tensor(tensor: torch.Tensor, where: str, label: str) -> None:
+    if tensor.requires_grad:
+        raise grad_refused(where, tuple(tensor.shape))
+    if tensor.is_meta:
+        raise meta_refused(tensor, label, where)
 
 
 def warn_replaced(where: str, in_place: bool = False) -> None:

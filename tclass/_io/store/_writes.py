@@ -54,7 +54,7 @@ from tclass._io.store._write_helpers import (
     dropped_entries,
     holds_leaves,
     paths_below,
-    refuse_grad,
+    refuse_unstorable,
     warn_replaced,
 )
 from tclass.errors import (
@@ -265,7 +265,7 @@ class StoreWrites(TensorDictBase):
             return self
         key = path[0]
         group = self._writable()
-        refuse_grad(value, self._where(key))  # before anything is written
+        refuse_unstorable(value, self._where(key), self._label)  # before anything is written
         if inplace and key in group:
             return self.set_(key, value)
         if self._locked:
@@ -427,7 +427,9 @@ class StoreWrites(TensorDictBase):
         if isinstance(index, str) or (isinstance(index, tuple) and _keys.is_key_tuple(index)):
             self._put(index, value, self._locked)
             return
-        refuse_grad(value, self._where())  # checked before any dataset is written
+        refuse_unstorable(
+            value, self._where(), self._label
+        )  # checked before any dataset is written
         if isinstance(value, TensorCollection):
             source = storage_of(value)  # (one without entries: the message says so)
             error = source_batch_error(self, index, source, empty=not list(source.keys()))
@@ -532,8 +534,10 @@ class StoreWrites(TensorDictBase):
             raise LockedError(msg)
         paths = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
         group = self._writable()
-        refuse_grad(source, self._where())  # before any entry is written
+        refuse_unstorable(source, self._where(), self._label)  # before any entry is written
         self._check_rows_into(source)
+        if inplace:  # the writes into the entries it holds, checked before the first
+            self._require_keys(source, (), paths, [], missing_ok=True)
         for key, value in source_items(source):
             path = _keys.key_path(key)
             below = None if paths is None else paths_below(path, paths)
@@ -783,10 +787,13 @@ class StoreWrites(TensorDictBase):
         prefix: tuple[str, ...],
         allowed: list[tuple[str, ...]] | None,
         skipped: list[tuple[str, ...]],
+        missing_ok: bool = False,
     ) -> None:
         """Raises the missing-key error of the first key of ``source`` (a mapping, a
-        collection or a record; under ``prefix``) this file does not hold; a missing key
-        whose value holds nothing to write is added to ``skipped``."""
+        collection or a record; under ``prefix``) this file does not hold (``missing_ok``:
+        passes it, for ``update(..., inplace=True)``, which sets it); a missing key whose
+        value holds nothing to write is added to ``skipped``. Each write into a key it
+        holds is checked as ``set_`` makes it."""
         for key, value in source_items(source):
             path = prefix + _keys.key_path(key)
             if allowed is not None and not any(
@@ -796,6 +803,8 @@ class StoreWrites(TensorDictBase):
             nested = is_record(value) or isinstance(value, (Mapping, TensorCollection))
             nested = nested and not isinstance(value, (NonTensorData, NonTensorStack))
             if path not in self:
+                if missing_ok:
+                    continue
                 if nested and not holds_leaves(value):
                     skipped.append(path)  # nothing to write (a TensorDict's update_ too)
                     continue
@@ -804,7 +813,7 @@ class StoreWrites(TensorDictBase):
             if nested and not holds_leaves(value) and not is_group(target):
                 skipped.append(path)  # nothing to write into the dataset (a TensorDict's too)
             elif nested and is_group(target):
-                self._require_keys(value, path, allowed, skipped)
+                self._require_keys(value, path, allowed, skipped, missing_ok)
             else:  # checked as set_ writes it, before any entry is (as the peer's file)
                 node._refuse_set_(name, target, value)
                 if not is_group(target) and target.dtype is not None:
