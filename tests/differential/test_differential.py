@@ -783,6 +783,8 @@ DECIDED = [
     ("features,entries,math,records", 8, 16_092_389, "peer-fails-inside"),  # to_dict, separates
     ("features,entries,math,records", 8, 16_126_422, "peer-fails-inside"),  # separates default
     ("features,entries,math,records", 12, 16_013_650, "records-predictable"),  # div, empty record
+    # fm31e: memmap_refresh_ of a saved stack of list values: one list per element kept
+    ("methods,index,shape,combine", 8, 16_952_539, "values-kept-shared"),
 ]
 
 

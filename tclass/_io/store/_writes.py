@@ -115,7 +115,7 @@ def _same_store(source: Any, replaced: Any) -> bool:
 
 # kinds whose tensors the walk visits itself, or that hold none mapped (a file's)
 def _walked(node: TensorDictBase) -> bool:
-    return isinstance(node, (TensorDict, LazyStackedTensorDict, StoreWrites))
+    return isinstance(node, (TensorDict, LazyStackedTensorDict)) or node._is_store
 
 
 class _WriteChecks(NodeVisitor[None]):
