@@ -67,6 +67,7 @@ from tclass.errors import (
     BufferTypeError,
     ConsolidatedFileError,
     DeviceError,
+    FileBusyError,
     KeyNotFoundError,
     MetadataError,
     MissingFileError,
@@ -204,6 +205,7 @@ def consolidate(
         buffer = _new_buffer(size, target, pin_memory, options.get("share_memory", False))
         views = _fill(buffer, layout, leaves, tail, options)
     else:
+        _refuse_store_read(node, filename)
         buffer, views = _fill_file(filename, size, target, layout, leaves, tail, options)
     standalone = not trailer.startswith(b'{"tree": null')
     result = rebuild(views, Target(target, filename is not None))  # a file's nodes: on cpu
@@ -217,6 +219,55 @@ def consolidate(
         _attach(node, state)
         return node.lock_()
     return result
+
+
+def _refuse_store_read(node: Any, filename: str | os.PathLike[str]) -> None:
+    """Refuse ``consolidate(filename=...)`` over a file that a node of ``node`` reads as a
+    store (its HDF5 file, a part of its zarr store), before it is written: the store would
+    then read the consolidated bytes (the file is rewritten in place, and an open HDF5
+    file's later writes would land in them). Files that leaves map are kept by staging."""
+    stores = _StoresRead()
+    stores.visit(node, ())
+    written = os.path.realpath(filename)
+    for where, path in stores.found:
+        read = os.path.realpath(path)
+        if read == written or (written.startswith(read + os.sep) and os.path.lexists(written)):
+            at = f"key {where!r}" if where else "the collection"
+            msg = (
+                f"cannot consolidate into {os.fspath(filename)!r}: {at} is read from {path!r}, "
+                "which writing the file would overwrite (its values would be lost); write to "
+                "another path, or read it into memory first (td.to_tensordict())"
+            )
+            raise FileBusyError(msg)
+
+
+class _StoresRead(NodeVisitor[None]):
+    """The files and stores a tree's nodes read (``found``: each node's key and path)."""
+
+    action = "consolidate"
+
+    def __init__(self) -> None:
+        self.found: list[tuple[tuple[str, ...], str]] = []
+
+    def visit_tensordict(self, td: TensorDict, where: tuple[str, ...]) -> None:
+        for key, value in td._items():
+            if not isinstance(value, torch.Tensor):
+                self.visit(value, (*where, key))
+
+    def visit_lazy(self, stack: LazyStackedTensorDict, where: tuple[str, ...]) -> None:
+        for member in stack.tensordicts:
+            self.visit(member, where)
+
+    def visit_value(self, node: NonTensorData, where: tuple[str, ...]) -> None:
+        return None
+
+    def visit_values(self, node: NonTensorStack, where: tuple[str, ...]) -> None:
+        return None
+
+    def visit_other(self, node: Any, where: tuple[str, ...]) -> None:
+        path = node._stored_in() if isinstance(node, TensorDictBase) else None
+        if path is not None:
+            self.found.append((where, path))
 
 
 def _consolidated_as_asked(node: Any, options: ConsolidateOptions) -> bool:

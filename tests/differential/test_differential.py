@@ -802,6 +802,8 @@ DECIDED = [
     ("features,index,shape,combine", 8, 16_300_813, "memmap-by-data"),
     # ol31a: a record's None field read by key after from_tensordict(retain_none=True)
     ("methods,features,entries,records", 12, 16_302_047, "none-field-unset"),
+    # fm31e: memmap_refresh_ of a saved stack of list values: one list per element kept
+    ("methods,index,shape,combine", 8, 16_952_539, "values-kept-shared"),
 ]
 
 
