@@ -64,8 +64,8 @@ def built(c: Chooser, info: Info, facts: Facts) -> Step:
         return step(src, "unpad_sequence", "extra")
     if pick == 2:
         return step(f"L.group_by(x, {key(c, info)})", "group_by", "extra")
-    name = c.choice(("make_tensordict", "make_tensordict"))
-    return step(f"L.{name}(x.to_dict(), batch_size=x.batch_size, device='cpu')", name, "extra")
+    src = "L.make_tensordict(x.to_dict(), batch_size=x.batch_size, device='cpu')"
+    return step(src, "make_tensordict", "extra")
 
 
 def losses(c: Chooser, info: Info, facts: Facts) -> Step:
