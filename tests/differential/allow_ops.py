@@ -604,7 +604,8 @@ _CAST_OVER_NONE = re.compile(r"^\s*x = x\.(u?int\d+|int|long|float|double|half|b
 # (five families, program 8,009, inv18a).
 _VALUES_OVER_NONE = re.compile(
     r"^batch dimension mismatch, got self\.batch_size=torch\.Size\(\[[\d, ]*\b0\b[\d, ]*\]\) "
-    r"and value\.shape=torch\.Size\(\[0\]\)"
+    r"and value\.shape=torch\.Size\(\[(?:1, )*0\]\)"  # ([1, 0] under [1, 0, 1, 2]: its
+    # list nests as the batch up to its 0; program 16,419,260 L12 of entries,index,combine)
     # (or its check of a tensor against those rows: ``x[None, mask] = rows.to_dict()`` of
     # a lazy stack's dense copy with an empty mask, program 15,840,636, fz28e)
     r"|^the Tensor \w+ has shape torch\.Size\(\[0\]\) which is incompatible with the "

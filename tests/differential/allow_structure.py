@@ -687,3 +687,26 @@ def _regrouped_by_view(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         return all(torch.equal(ours.get(key), theirs.get(key)) for key in keys)
     except (RuntimeError, TypeError, ValueError, KeyError, IndexError):
         return False
+
+
+_UINT_UNSUPPORTED = ("not implemented for 'UInt", "Promotion for uint16, uint32, uint64")
+
+
+def _lazy_uint_refused_per_member(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An operator that torch refuses for ``uint32`` / ``uint64`` entries (``x > torch.tensor(2)``)
+    of a record over a lazy stack that tclass's reshapes kept lazy (``_stays_lazy``) where
+    the peer's made it dense: both refuse; tclass's members' 0-d entries against the 0-d
+    operand are torch's promotion ``RuntimeError``, as the peer's own lazy stack raises,
+    where the peer's dense entry gives torch's ``NotImplementedError`` (fz31b: program
+    16,418,485 L12 of methods,math,shape)."""
+    if finding.kind != "family" or peer.error is None or mine.error is None:
+        return False
+    if not any("L.lazy_stack(" in line for line in finding.lines[:-1]):
+        return False
+    theirs, ours = str(peer.error), str(mine.error)
+    return (
+        type(peer.error).__name__ == "NotImplementedError"
+        and _UINT_UNSUPPORTED[0] in theirs
+        and isinstance(mine.error, RuntimeError)
+        and _UINT_UNSUPPORTED[1] in ours
+    )

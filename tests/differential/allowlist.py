@@ -37,6 +37,7 @@ from .allow_entries import (
     _written_into_no_elements,
     _written_node_kept,
 )
+from .allow_extra import _merge_of_lazy_fails_inside, _merged_in_order_of_holders
 from .allow_features import (
     _attrs_of_a_record,
     _attrs_shape_not_rows,
@@ -94,6 +95,8 @@ from .allow_methods import (
     _cast_keeps_devices,
     _device_set_on_a_file_view,
     _devices_set_through_a_view,
+    _first_row_none_read,
+    _lazy_operand_not_cast_first,
     _mapped_files_shared,
     _method_fails_inside,
     _nested_lists_not_read_as_pairs,
@@ -115,7 +118,12 @@ from .allow_names import (
     _stack_dim_name_kept,
     _value_node_names_unread,
 )
-from .allow_new import _NEW_LIKE, _lazy_names_reach_nested, _names_fit_the_batch
+from .allow_new import (
+    _NEW_LIKE,
+    _lazy_names_reach_nested,
+    _lazy_new_batch_named,
+    _names_fit_the_batch,
+)
 from .allow_ops import (
     _MAPPED_THERE,
     _REDUCTIONS,
@@ -196,6 +204,7 @@ from .allow_structure import (
     _lazy_batch_size_set,
     _lazy_data_ptr_per_member,
     _lazy_load_reads_stacked,
+    _lazy_uint_refused_per_member,
     _lock_follows_sharing,
     _members_lock_as_the_stack,
     _moved_nodes_keep_their_lock,
@@ -251,6 +260,7 @@ from .allow_writes import (
     _stacked_value_stacks_copied,
     _stacked_values_copied,
     _too_many_indices,
+    _value_kept_over_no_write,
     _value_spans_member_nodes,
     _values_written_in_place,
     _written_as_torch,
@@ -381,6 +391,7 @@ ENTRIES: list[Entry] = [
             _not_json_refused,
             _value_fits_its_new_node,
             _first_row_none_kept,
+            _first_row_none_read,
             _equal_value_rewritten,
             _metadata_rows_written,
             _value_spans_member_nodes,
@@ -402,6 +413,8 @@ ENTRIES: list[Entry] = [
             _no_members_taken,
             _lazy_batch_size_set,
             _stays_lazy,
+            _merged_in_order_of_holders,
+            _lazy_uint_refused_per_member,
             _lazy_load_reads_stacked,
             _lazy_data_ptr_per_member,
             _narrowed_stack_contiguous,
@@ -448,6 +461,7 @@ ENTRIES: list[Entry] = [
             _padded_value_names_mismatch,
             _method_fails_inside,
             _state_dict_fails_inside,
+            _merge_of_lazy_fails_inside,
             _feature_fails_inside,
             _list_read_as_rows,
             _attrs_shape_not_rows,
@@ -496,10 +510,13 @@ ENTRIES: list[Entry] = [
             _refreshed_values_as_loaded,
             _nested_names_kept,
             _shared_value_as_one,
+            _value_kept_over_no_write,
+            _lazy_operand_not_cast_first,
             _names_read_live,
             _stack_dim_name_kept,
             _empty_set_under_node,
             _new_batch_named,
+            _lazy_new_batch_named,
             _written_into_no_elements,
             _empty_nested_resized,
         ),

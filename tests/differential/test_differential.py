@@ -21,6 +21,7 @@ from .engine import Finding, Program, Stats, Step, run_program
 from .libs import Lib, libraries
 from .ops import FAMILIES, generators, world_of
 from .world import Facts
+from .ops import DEFAULT_FAMILIES, generators, world_of
 
 pytestmark = pytest.mark.peer
 
@@ -51,7 +52,7 @@ def _check(stats: Stats) -> None:
     assert not bugs, "\n\n".join(finding.report() for finding in bugs[:3])
 
 
-@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("family", sorted(DEFAULT_FAMILIES))
 def test_programs_of_one_family(family: str, libs: tuple[Lib, Lib]) -> None:
     gens = generators([family])
     build = world_of([family])
@@ -73,14 +74,14 @@ def test_programs_of_every_family(data: st.DataObject) -> None:
     if libs is None:
         pytest.skip("needs the peer library tensordict")
     stats = Stats()
-    run_program(DataChooser(data), libs, generators(sorted(FAMILIES)), stats, length=6)
+    run_program(DataChooser(data), libs, generators(sorted(DEFAULT_FAMILIES)), stats, length=6)
     _check(stats)
 
 
 def test_numbered_programs(libs: tuple[Lib, Lib]) -> None:
     """Programs 0..159 of the runner (all families, 4 ops each)."""
     stats = Stats()
-    gens = generators(list(FAMILIES))  # the runner's order: program n is the runner's n
+    gens = generators(DEFAULT_FAMILIES)  # the runner's order: program n is the runner's n
     for n in range(NUMBERED):
         run_program(RandomChooser(n), libs, gens, stats, length=4)
     assert stats.programs == NUMBERED and sum(stats.steps.values()) > 2 * NUMBERED
@@ -144,6 +145,7 @@ _FEATURES = "features,index,shape,combine"
 # program's number and the entry that covers its finding.
 _METHODS = "methods,index,shape,combine"
 _RECORDS4 = "methods,features,entries,records"
+_ALL = "index,entries,shape,combine,math,records,methods,features"  # the runner's default
 DECIDED = [
     ("shape,combine", 4, 4_625, "stacking-keeps"),  # unflatten: a value list one level deeper
     ("shape,combine", 4, 7_753, "stacking-keeps"),  # torch.stack of lazy stacks of lazy stacks
@@ -804,6 +806,18 @@ DECIDED = [
     ("methods,features,entries,records", 12, 16_302_047, "none-field-unset"),
     # fm31e: memmap_refresh_ of a saved stack of list values: one list per element kept
     ("methods,index,shape,combine", 8, 16_952_539, "values-kept-shared"),
+    # fz31b: fresh windows at --length 16 / 20 and new mixes; the extra family
+    (_METHODS, 16, 16_400_914, "peer-fails-inside"),  # auto_device_ of a file view, nested
+    (_RECORDS4, 16, 16_402_481, "peer-fails-inside"),  # its own state dict, a nested key
+    ("features,entries,math,records", 16, 16_404_085, "checked-as-torch"),  # lazy new_empty
+    (_FEATURES, 20, 16_406_778, "checked-as-torch"),  # a write over no elements
+    ("math,combine,records", 8, 16_412_383, "checked-as-torch"),  # lazy maximum_ operand
+    (_ALL, 12, 16_415_402, "records-predictable"),  # cat_tensors of a loaded record
+    (_ALL, 12, 16_415_819, "values-kept-shared"),  # .data of a None first row
+    ("methods,math,shape", 12, 16_418_485, "stacking-keeps"),  # uint32 of a kept lazy stack
+    ("entries,index,combine", 12, 16_419_260, "peer-fails-inside"),  # update_(to_dict()), none
+    ("extra", 4, 16_491_005, "stacking-keeps"),  # merge_tensordicts key order
+    ("extra", 4, 16_491_079, "peer-fails-inside"),  # merge_tensordicts of a lazy stack
 ]
 
 

@@ -371,12 +371,19 @@ class LazyStackOps(TensorDictBase):
         cut = [self._cut(other) for other in others]
         full = cast(ApplyOptions, {**options})
         member_options, member_size = self._member_options(full, "named_apply")
+        outs = self._out_members(full.get("out"))  # a ragged stack's out, member by member
         results = [
             member.named_apply(
-                fn, *(pieces[i] for pieces in cut), nested_keys=nested_keys, **member_options
+                fn,
+                *(pieces[i] for pieces in cut),
+                nested_keys=nested_keys,
+                **member_options,
+                **({} if outs is None else {"out": outs[i]}),
             )
             for i, member in enumerate(self._members)
         ]
+        if outs is not None:
+            full = cast(ApplyOptions, {k: v for k, v in full.items() if k != "out"})
         return self._restacked_results(results, full, member_size)
 
     def _dense_storage(self, action: str) -> TensorDict:
