@@ -19,9 +19,8 @@ from . import allowlist
 from .chooser import DataChooser, RandomChooser
 from .engine import Finding, Program, Stats, Step, run_program
 from .libs import Lib, libraries
-from .ops import FAMILIES, generators, world_of
-from .world import Facts
 from .ops import DEFAULT_FAMILIES, generators, world_of
+from .world import Facts
 
 pytestmark = pytest.mark.peer
 
