@@ -855,10 +855,8 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
         return self.__reduce__()
 
     def __reduce__(self) -> tuple[Any, ...]:
-        if self._consolidated is not None:  # one buffer instead of leaves
-            reduced = self._consolidated.reduce(self)
-            if reduced is not None:
-                return reduced
+        if self._consolidated is not None:  # one buffer instead of leaves (or a copy)
+            return self._consolidated.reduce(self)
         return (
             _rebuild,
             (

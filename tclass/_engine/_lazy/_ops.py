@@ -256,9 +256,15 @@ class LazyStackOps(TensorDictBase):
         """The members, each once, for a change of their keys: ``torch.cat([lazy,
         lazy[:1]])`` holds member 0 twice, and ``stack[[1, 1]][rows]`` two views of
         member 1 (a view's keys are its source's: a view of a file's rows, a lazy view,
-        each with a ``_source``), which one change reaches both."""
+        each with a ``_source``), which one change reaches both; through the lazy stacks
+        a reshape nests members in (``reshape(-1, 1, 1)`` of that ``cat``)."""
         distinct: dict[int, Any] = {}
-        for member in self._members:
+        pending = list(reversed(self._members))
+        while pending:
+            member = pending.pop()
+            if isinstance(member, LazyStackOps):  # a reshape nests members in lazy stacks
+                pending.extend(reversed(member._members))  # of their own, several over one
+                continue
             distinct.setdefault(id(getattr(member, "_source", member)), member)
         return list(distinct.values())
 

@@ -137,8 +137,25 @@ class _WriteChecks(NodeVisitor[None]):
 
     def visit_lazy(self, stack: LazyStackedTensorDict, where: tuple[str, ...]) -> None:
         self.visit_other(stack, where)
+        self._refuse_exclusive_keys(stack, where)
         for member in stack.tensordicts:
             self.visit(member, where)
+
+    def _refuse_exclusive_keys(self, stack: LazyStackedTensorDict, where: tuple[str, ...]) -> None:
+        """A group holds the entries every member holds: one only some members hold (a
+        record's optional field set in one) would be left out, as the peer's store does."""
+        keys = [set(storage_of(member).keys(include_nested=True)) for member in stack.tensordicts]
+        common = set.intersection(*keys) if keys else set()
+        extra = {i: _outermost(found - common) for i, found in enumerate(keys) if found - common}
+        if extra:
+            at = f"key {where!r}" if where else "the root"
+            shown = "; ".join(f"member {index}: {names}" for index, names in extra.items())
+            msg = (
+                f"cannot write a lazy stack ({at}) to {self.label}: some members hold entries "
+                f"the others lack ({shown}), which it would leave out; give every member "
+                "those entries, or save the stack with memmap(), which keeps each member"
+            )
+            raise HeterogeneousEntryError(msg)
 
     def visit_value(self, node: NonTensorData, where: tuple[str, ...]) -> None:
         return None
@@ -194,6 +211,13 @@ class _WriteChecks(NodeVisitor[None]):
                 "or read the collection into memory first (td.clone())"
             )
             raise FileBusyError(msg)
+
+
+def _outermost(keys: set[Any]) -> list[str]:
+    """``keys`` (strings and tuples) without those inside another one, dotted."""
+    paths = {(key,) if isinstance(key, str) else tuple(key) for key in keys}
+    kept = [p for p in paths if not any(p[:n] in paths for n in range(1, len(p)))]
+    return sorted(".".join(path) for path in kept)
 
 
 class StoreWrites(TensorDictBase):
