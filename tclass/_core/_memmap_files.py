@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import torch
+from typing_extensions import Buffer
 
 from tclass.errors import (
     FileConflictError,
@@ -51,6 +52,7 @@ __all__ = [
     "storage_file",
     "storage_from_file",
     "write_all",
+    "write_pieces",
 ]
 
 
@@ -114,18 +116,42 @@ def blank(dtype: torch.dtype) -> torch.Tensor:
     return proto.new()
 
 
-def write_all(fd: int, data: memoryview) -> None:
+def write_all(fd: int, data: memoryview, offset: int = 0) -> None:
+    """Write ``data`` at ``offset`` of the file, whole."""
     done = 0
     while done < len(data):  # one write moves at most ~2 GiB on Linux
-        done += os.pwrite(fd, data[done:], done)
+        done += os.pwrite(fd, data[done:], offset + done)
+
+
+_IOV_MAX = 1024  # the most buffers one pwritev takes (Linux's IOV_MAX)
+
+
+def write_pieces(fd: int, pieces: Sequence[Buffer], nbytes: int) -> None:
+    """Write ``pieces`` (buffers, ``nbytes`` in all) one after the other from the start
+    of the file, with one ``pwritev`` straight from their memory (no copy gathers them)
+    per 1,024 pieces."""
+    if len(pieces) <= _IOV_MAX and os.pwritev(fd, pieces, 0) == nbytes:
+        return
+    offset = 0  # more pieces than one call takes, or a short write (over ~2 GiB): in
+    for first in range(0, len(pieces), _IOV_MAX):  # batches, from the start again
+        batch = [memoryview(piece) for piece in pieces[first : first + _IOV_MAX]]
+        size = sum(view.nbytes for view in batch)
+        if os.pwritev(fd, batch, offset) != size:  # short: piece by piece, whole
+            at = offset
+            for view in batch:
+                if view.nbytes:  # (an empty one cannot be cast)
+                    write_all(fd, view.cast("B"), at)
+                    at += view.nbytes
+        offset += size
 
 
 def create_file(
     cls: type[_M], path: str, size: Sequence[int], dtype: torch.dtype, existsok: bool,
-    zero: bool, data: memoryview | None, name: str | None = None,
+    zero: bool, data: memoryview | list[Buffer] | None, name: str | None = None,
 ) -> _M:  # fmt: skip
-    """Create (or, with ``existsok``, resize) ``path``, write ``data``, map it as a
-    ``cls`` of ``size``. ``name``: the caller owns the new file's folder (a save's
+    """Create (or, with ``existsok``, resize) ``path``, write ``data`` (one buffer, or a
+    list of buffers that fill the file one after the other), map it as a ``cls`` of
+    ``size``. ``name``: the caller owns the new file's folder (a save's
     staging folder), and will move it to ``name``, which the tensor reports; torch then
     maps the file by its path (one lookup less than through /proc/self/fd)."""
     created = True
@@ -149,9 +175,11 @@ def create_file(
         nbytes = math.prod(size) * dtype.itemsize
         # A new file that the data fills is sized by the write itself: sizing it first
         # would make the write fill a hole (on ext4, a slower path for the same bytes).
-        if data is None or not created or len(data) != nbytes:
+        if data is None or not created or (not isinstance(data, list) and len(data) != nbytes):
             os.ftruncate(fd, nbytes)  # sparse: no blocks are written
-        if data is not None:
+        if isinstance(data, list):
+            write_pieces(fd, data, nbytes)
+        elif data is not None:
             write_all(fd, data)
         if name is not None and created:
             out = file_tensor(cls, -1, path, size, nbytes, dtype, "r+")
