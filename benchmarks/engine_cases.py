@@ -32,6 +32,8 @@ class Case:
     baseline: str | None
     # Whether the tensor work dominates, so the case is also held to 2x the baseline.
     tensor_bound: bool = False
+    # Whether it writes or reads files: each sample then starts with the writeback settled.
+    io: bool = False
 
 
 def _leaves() -> dict[str, torch.Tensor]:
@@ -187,5 +189,5 @@ def engine_cases() -> list[Case]:
     cases = []
     for name, stmt, baseline, tensor_bound in rows:
         ours, theirs = _both(stmt)
-        cases.append(Case(name, ours, theirs, baseline, tensor_bound))
+        cases.append(Case(name, ours, theirs, baseline, tensor_bound, io="consolidate" in name))
     return cases

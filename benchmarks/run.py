@@ -40,7 +40,7 @@ import algebra_cases  # noqa: E402
 import engine_cases  # noqa: E402
 import stacking_cases  # noqa: E402
 import tensorclass_cases  # noqa: E402
-from _common import load_peer, time_interleaved  # noqa: E402
+from _common import load_peer, settle_writeback, time_interleaved  # noqa: E402
 from engine_cases import Case  # noqa: E402
 
 PEER_TARGET = 0.5  # tclass at most half the peer's time, unless a case sets its own
@@ -109,7 +109,9 @@ def time_case(
         for name, stmt in impls.items()
         if stmt is not None
     }
-    samples = time_interleaved(live, repeat)
+    # a case of file I/O: each sample starts with the writeback of the last one done
+    settle = settle_writeback if getattr(case, "io", False) else None
+    samples = time_interleaved(live, repeat, settle)
     spread = None
     if "baseline" in samples:
         ratios = [t / b for t, b in zip(samples["tclass"], samples["baseline"]) if b > 0]

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 import torch
 
-from tclass import TensorDict
+from tclass import NonTensorData, TensorDict
 from tclass._core import _memmap_files
 from tclass._core._memmap import tensor_bytes
-from tclass.errors import MetadataError, MissingFileError, TclassError
+from tclass.errors import ConsolidatedFileError, MetadataError, MissingFileError, TclassError
 
 
 def _awkward() -> dict[str, torch.Tensor]:
@@ -151,6 +151,18 @@ def test_a_long_trailer_is_read_past_the_first_read(tmp_path: Path) -> None:
     assert os.path.getsize(path) - 800 * 16 > 32 << 10
     read = TensorDict.from_consolidated(path)
     assert list(read.keys()) == list(leaves) and read["a_rather_long_key_name_00799"].item() == 799
+
+
+def test_a_value_holding_itself_is_not_written(tmp_path: Path) -> None:
+    # not JSON: refused before the file is touched, as any value that is not JSON
+    loop: list[Any] = [1]
+    loop.append(loop)
+    source = TensorDict({"x": torch.zeros(2)}, [])
+    source["v"] = NonTensorData(loop)
+    assert source.consolidate().is_consolidated()  # in memory: kept beside the buffer
+    with pytest.raises(ConsolidatedFileError, match="not JSON"):
+        source.consolidate(filename=str(tmp_path / "c.bin"))
+    assert not os.listdir(tmp_path)
 
 
 def test_no_regular_file_is_a_missing_file(tmp_path: Path) -> None:
