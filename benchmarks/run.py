@@ -11,7 +11,8 @@ it is the time of the one thread); the table reports the median time per call, t
 ratios tclass/peer and tclass/baseline of the medians, and the spread of the
 tclass/baseline ratio over the repeats (each repeat's times divided): its quartiles,
 the middle half of the repeats (min..max on a shared machine is the noise's range;
-``--spread range`` shows min..max instead).
+``--spread range`` shows min..max instead). A case of file I/O (``io``: the consolidated
+file's) settles the kernel's writeback before each sample, untimed.
 
 On glibc, the allocator is told to keep freed memory in the process (``mallopt``: no
 trimming of the heap) for all three implementations alike.

@@ -17,6 +17,7 @@ import torch
 from tclass import NonTensorData, TensorDict
 from tclass._core import _memmap_files
 from tclass._core._memmap import tensor_bytes
+from tclass._core._readonly import read_only
 from tclass.errors import ConsolidatedFileError, MetadataError, MissingFileError, TclassError
 
 
@@ -36,6 +37,8 @@ def _awkward() -> dict[str, torch.Tensor]:
         "odd": torch.arange(3, dtype=torch.uint8),  # 3 bytes: padded to 16
         "empty": torch.empty(3, 0),
         "scalar_row": torch.arange(3, dtype=torch.int64),
+        "read_only": read_only(base.clone()),  # numpy() gives a read-only array
+        "read_only_t": read_only(base.clone()).t()[:3],
     }
 
 
