@@ -454,8 +454,12 @@ def tensor_bytes(tensor: torch.Tensor) -> np.ndarray[Any, Any]:
             return tensor.numpy()  # (it refuses each of the other cases)
         except (RuntimeError, TypeError):
             pass
-    plain = tensor.detach().resolve_conj().resolve_neg().cpu().contiguous()
-    return plain.reshape(-1).view(torch.uint8).numpy()
+    # a copy into a new flat tensor (torch calls a tensor contiguous whatever the strides
+    # of its size-1 dims, which a view as bytes refuses); copy_ reads any strides, device
+    # and lazy bit
+    out = torch.empty(tensor.numel(), dtype=tensor.dtype)
+    out.view(tensor.shape).copy_(tensor.detach())
+    return out.view(torch.uint8).numpy()
 
 
 def rewrite_file(
