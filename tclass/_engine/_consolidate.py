@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import struct
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -42,7 +41,7 @@ from tclass._core._batch import row_major_strides
 from tclass._core._device import as_device, wait_for_device_copies
 from tclass._core._dtypes import DTYPES, dtype_named
 from tclass._core._future import TensorDictFuture
-from tclass._core._memmap import maps_file, open_mapped, rewrite_file, tensor_bytes
+from tclass._core._memmap import maps_file, rewrite_file, tensor_bytes
 from tclass._core._memmap_files import blank
 from tclass._core._nested import fill_array
 from tclass._core._readonly import ReadOnlyTensor
@@ -52,12 +51,10 @@ from tclass._core._safe_globals import allow_unpickling
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._consolidate_peer import (
     encode,
-    is_peer_description,
     name_of,
-    own_part_at,
     peer_description,
-    tree_of_peer,
 )
+from tclass._engine._consolidate_trailer import LENGTH, mapped_file, memory_reader, read_trailer
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import PADDED, Meta, MetaData, NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
@@ -69,7 +66,6 @@ from tclass.errors import (
     DeviceError,
     KeyNotFoundError,
     MetadataError,
-    MissingFileError,
     NotSerializableError,
     PickleRefusedError,
     UnsupportedError,
@@ -89,7 +85,6 @@ __all__ = [
 ]
 
 _ALIGN = 16  # every leaf starts on a 16-byte boundary: any dtype's view is aligned
-_LENGTH = struct.Struct("<Q")
 _ZEROS = [bytes(n) for n in range(_ALIGN)]  # the padding after a leaf, by its length
 # json.dumps' separators, without its check for cycles (a fifth of its time)
 _ENCODER = json.JSONEncoder(check_circular=False)
@@ -201,7 +196,7 @@ def consolidate(
     length = len(trailer)
     if filename is not None:  # the peer's description last, where its reader looks
         trailer, length = _file_trailer(trailer, description, layout)
-    tail = trailer + _LENGTH.pack(length)
+    tail = trailer + LENGTH.pack(length)
     size = end + len(tail)
     if filename is None:
         buffer = _new_buffer(size, target, pin_memory, options.get("share_memory", False))
@@ -384,9 +379,9 @@ def from_consolidated(
         MetadataError: the tensor is not a consolidated buffer (no valid trailer).
     """
     if isinstance(buffer, (str, os.PathLike)):
-        buffer, description = _mapped_file(buffer)
+        buffer, description = mapped_file(buffer)
     elif isinstance(buffer, torch.Tensor) and buffer.dtype == torch.uint8 and buffer.dim() == 1:
-        description = _read_trailer(_memory_reader(buffer), buffer.numel())
+        description = read_trailer(memory_reader(buffer), buffer.numel())
     else:
         msg = (
             "from_consolidated expects the 1-d uint8 buffer of a consolidated "
@@ -408,25 +403,6 @@ def from_consolidated(
     rebuild = rebuild_from_description(description["tree"], cls)
     result = rebuild(_views(buffer, layout), Target(buffer.device, False))
     return _attach(result, Consolidated(buffer, _Leaves().of(result), layout, rebuild))
-
-
-def _mapped_file(path: str | os.PathLike[str]) -> tuple[torch.Tensor, dict[str, Any]]:
-    """The file at ``path`` mapped copy-on-write, and the description its trailer holds
-    (read with ``pread``, not through the map).
-
-    Raises:
-        MissingFileError: no regular file is at ``path``.
-    """
-    opened = open_mapped(path)
-    if opened is None:
-        msg = f"from_consolidated: no file {os.fspath(path)!r}; check the path"
-        raise MissingFileError(msg)
-    buffer, fd = opened
-    try:
-        total = buffer.numel()
-        return buffer, _read_trailer(_file_reader(fd, total), total)
-    finally:
-        os.close(fd)
 
 
 def _unpickle_buffer(buffer: torch.Tensor, storage_only: bool) -> Any:
@@ -813,78 +789,6 @@ def _file_trailer(
 
 def _leaf_records(layout: Sequence[tuple[torch.dtype, torch.Size, int]]) -> list[list[Any]]:
     return [[name_of(dtype), list(shape), offset] for dtype, shape, offset in layout]
-
-
-Read = Callable[[int, int], bytes]  # the bytes of a buffer from start to stop
-
-
-def _memory_reader(buffer: torch.Tensor) -> Read:
-    """Reads a (1-d uint8) buffer's bytes from its memory (a CPU copy of another
-    device's)."""
-    raw = (buffer.cpu() if buffer.device.type != "cpu" else buffer).numpy()
-    return lambda start, stop: raw[start:stop].tobytes()
-
-
-_TAIL = 16 << 10  # what one pread takes from a file's end: its trailer, as a rule
-
-
-def _file_reader(fd: int, total: int) -> Read:
-    """Reads the bytes of the file behind ``fd`` (of ``total`` bytes) with ``pread``,
-    its last bytes (where the trailer is) read once: through the map, each page read
-    takes a page fault."""
-    base = max(total - _TAIL, 0)
-    tail = os.pread(fd, total - base, base)
-
-    def read(start: int, stop: int) -> bytes:
-        if start >= base:
-            return tail[start - base : stop - base]
-        return os.pread(fd, stop - start, start)
-
-    return read
-
-
-def _read_trailer(read: Read, total: int) -> dict[str, Any]:
-    """The description at the end of a consolidated buffer of ``total`` bytes."""
-    if total < _LENGTH.size:
-        raise MetadataError("the buffer is too short to be a consolidated collection")
-    (length,) = _LENGTH.unpack(read(total - _LENGTH.size, total))
-    if length > total - _LENGTH.size:
-        raise MetadataError(
-            "the buffer's trailer length is out of range: not a consolidated collection"
-        )
-    start = total - _LENGTH.size - length
-    # a file tclass wrote: its own part, found from the start of the peer's description
-    own = _own_part(read, own_part_at(read(start, start + 32)), start)
-    if own is not None:
-        return own
-    try:
-        description = json.loads(read(start, total - _LENGTH.size))
-    except ValueError as error:
-        raise MetadataError(f"the buffer's trailer is not valid JSON ({error})") from None
-    if is_peer_description(description):
-        return tree_of_peer(description, start)
-    if (
-        not isinstance(description, dict)
-        or "tree" not in description
-        or "leaves" not in description
-    ):
-        raise MetadataError("the buffer's trailer does not describe a collection")
-    return description
-
-
-def _own_part(read: Read, end: int | None, start: int) -> dict[str, Any] | None:
-    """tclass's own description in a file that ends with the peer's: from ``end``, where
-    the leaves end, to ``start``, where the peer's begins; None where there is none (a
-    file the peer wrote)."""
-    if end is None or not 0 <= end < start:
-        return None
-    try:
-        own = json.loads(read(end, start))
-    except ValueError:
-        return None
-    if isinstance(own, dict) and own.keys() == {"tree", "leaves"}:
-        return own
-    return None
 
 
 def _common_device(leaves: Sequence[torch.Tensor]) -> torch.device:
