@@ -10,6 +10,7 @@ import os
 import time
 import timeit
 import warnings
+from collections.abc import Callable
 from types import ModuleType
 
 __all__ = ["calls_per_repeat", "load_peer", "memory", "settle_writeback", "time_interleaved"]
@@ -35,15 +36,20 @@ def calls_per_repeat(timer: timeit.Timer, budget: float = 0.02) -> int:
         number *= 4
 
 
-def time_interleaved(timers: dict[str, timeit.Timer], repeat: int) -> dict[str, list[float]]:
+def time_interleaved(
+    timers: dict[str, timeit.Timer], repeat: int, before: Callable[[], None] | None = None
+) -> dict[str, list[float]]:
     """Microseconds per call of each timer (``time.process_time`` ones: CPU time), one
-    sample per repeat, the implementations interleaved and their order rotating."""
+    sample per repeat, the implementations interleaved and their order rotating;
+    ``before`` runs before each sample, untimed (``settle_writeback`` for I/O)."""
     numbers = {name: calls_per_repeat(timer) for name, timer in timers.items()}
     samples: dict[str, list[float]] = {name: [] for name in timers}
     names = list(timers)
     for r in range(repeat):
         shift = r % len(names)
         for name in names[shift:] + names[:shift]:
+            if before is not None:
+                before()
             elapsed = timers[name].timeit(number=numbers[name])
             samples[name].append(elapsed / numbers[name] * 1e6)
     return samples

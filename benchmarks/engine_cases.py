@@ -12,7 +12,7 @@ from __future__ import annotations
 import atexit
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -32,6 +32,9 @@ class Case:
     baseline: str | None
     # Whether the tensor work dominates, so the case is also held to 2x the baseline.
     tensor_bound: bool = False
+    # Whether it writes or reads files: each sample then starts with the writeback
+    # settled (keyword-only: subclasses add positional fields).
+    io: bool = field(default=False, kw_only=True)
 
 
 def _leaves() -> dict[str, torch.Tensor]:
@@ -187,5 +190,5 @@ def engine_cases() -> list[Case]:
     cases = []
     for name, stmt, baseline, tensor_bound in rows:
         ours, theirs = _both(stmt)
-        cases.append(Case(name, ours, theirs, baseline, tensor_bound))
+        cases.append(Case(name, ours, theirs, baseline, tensor_bound, io="consolidate" in name))
     return cases

@@ -11,7 +11,8 @@ it is the time of the one thread); the table reports the median time per call, t
 ratios tclass/peer and tclass/baseline of the medians, and the spread of the
 tclass/baseline ratio over the repeats (each repeat's times divided): its quartiles,
 the middle half of the repeats (min..max on a shared machine is the noise's range;
-``--spread range`` shows min..max instead).
+``--spread range`` shows min..max instead). A case of file I/O (``io``: the consolidated
+file's) settles the kernel's writeback before each sample, untimed.
 
 On glibc, the allocator is told to keep freed memory in the process (``mallopt``: no
 trimming of the heap) for all three implementations alike.
@@ -40,7 +41,7 @@ import algebra_cases  # noqa: E402
 import engine_cases  # noqa: E402
 import stacking_cases  # noqa: E402
 import tensorclass_cases  # noqa: E402
-from _common import load_peer, time_interleaved  # noqa: E402
+from _common import load_peer, settle_writeback, time_interleaved  # noqa: E402
 from engine_cases import Case  # noqa: E402
 
 PEER_TARGET = 0.5  # tclass at most half the peer's time, unless a case sets its own
@@ -109,7 +110,9 @@ def time_case(
         for name, stmt in impls.items()
         if stmt is not None
     }
-    samples = time_interleaved(live, repeat)
+    # a case of file I/O: each sample starts with the writeback of the last one done
+    settle = settle_writeback if getattr(case, "io", False) else None
+    samples = time_interleaved(live, repeat, settle)
     spread = None
     if "baseline" in samples:
         ratios = [t / b for t, b in zip(samples["tclass"], samples["baseline"]) if b > 0]

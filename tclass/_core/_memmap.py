@@ -28,9 +28,10 @@ from collections.abc import Callable, Sequence
 from multiprocessing.reduction import ForkingPickler
 from typing import TYPE_CHECKING, Any, SupportsIndex
 
+import numpy as np
 import torch
 import torch.multiprocessing
-from typing_extensions import Self
+from typing_extensions import Buffer, Self
 
 from tclass._core import _memmap_files as _files
 from tclass._core._memmap_args import (
@@ -76,13 +77,15 @@ if TYPE_CHECKING:
     from torch._C import _Index
 
 __all__ = [
-    "FileRewrite",
     "MemoryMappedTensor",
     "check_file_size",
     "in_memory_map",
     "maps_file",
     "map_opened_file",
+    "open_mapped",
+    "rewrite_file",
     "save_new_file",
+    "tensor_bytes",
     "without_grad",
 ]
 
@@ -442,45 +445,52 @@ def save_new_file(tensor: torch.Tensor, path: str, name: str, blank: bool) -> Me
     return create_file(MemoryMappedTensor, path, shape, dtype, False, False, data, name)
 
 
-class FileRewrite:
-    """``with FileRewrite(path, nbytes, staged) as flat:`` a flat ``uint8``
-    MemoryMappedTensor of ``nbytes`` over ``path`` (created, or an existing regular file
-    replaced), which the block writes whole: its bytes are undefined until then.
+def tensor_bytes(tensor: torch.Tensor) -> np.ndarray[Any, Any]:
+    """The bytes of ``tensor``'s values in C order: an array over its own memory where
+    numpy reads it (a contiguous CPU tensor of a numpy dtype, not requiring grad, no lazy
+    conjugation or negation; about 0.6 us), else over a contiguous CPU copy."""
+    if tensor.is_contiguous():
+        try:
+            return tensor.numpy()  # (it refuses each of the other cases)
+        except (RuntimeError, TypeError):
+            pass
+    # a copy into a new flat tensor (torch calls a tensor contiguous whatever the strides
+    # of its size-1 dims, which a view as bytes refuses); copy_ reads any strides, device
+    # and lazy bit
+    out = torch.empty(tensor.numel(), dtype=tensor.dtype)
+    out.view(tensor.shape).copy_(tensor.detach())
+    return out.view(torch.uint8).numpy()
+
+
+def rewrite_file(
+    path: PathLike, pieces: list[Buffer], nbytes: int, staged: bool
+) -> MemoryMappedTensor:
+    """A flat ``uint8`` MemoryMappedTensor (``"r+"``) over ``path`` (created, or an
+    existing regular file replaced), once ``pieces`` (buffers, ``nbytes`` in all) are
+    written into it one after the other, with ``pwritev`` straight from their memory:
+    a fresh mapping written through takes a page fault per page, most of the cost of
+    rewriting a small file, as ``consolidate(filename=...)`` does every step.
 
     In place by default: an existing file is resized and keeps its pages in the page
-    cache until they are written over (truncating it would free them and fault in zeroed
-    ones, most of the cost of rewriting a small file, as ``consolidate(filename=...)``
-    does every step; the peer writes in place too). ``staged``: a new file beside
-    ``path``, moved over it when the block ends (removed if the block raises), for a
-    writer whose data may be read from the old file, whose maps keep it."""
-
-    def __init__(self, path: PathLike, nbytes: int, staged: bool) -> None:
-        self.path = abspath(path)
-        self.staging: str | None = None
-        if staged and os.path.lexists(self.path):
-            if os.path.islink(self.path) or os.path.isdir(self.path):
-                raise_open_error(self.path, FileExistsError(errno.EEXIST, "exists", self.path))
-            self.staging = f"{self.path}.{os.getpid()}-{secrets.token_hex(6)}.tmp"
-        size = (nbytes,)
-        if self.staging is None:
-            self.flat = create_file(
-                MemoryMappedTensor, self.path, size, torch.uint8, True, False, None
-            )
-        else:
-            staging = self.staging
-            self.flat = create_file(
-                MemoryMappedTensor, staging, size, torch.uint8, False, False, None, self.path
-            )
-
-    def __enter__(self) -> MemoryMappedTensor:
-        return self.flat
-
-    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
-        if self.staging is not None:
-            if kind is None:
-                os.replace(self.staging, self.path)
-            else:
-                os.unlink(self.staging)
+    cache (truncating it would free them; the peer writes in place too). ``staged``: a
+    new file beside ``path``, moved over it once written (removed if writing fails), for
+    a writer whose data may be read from the old file, whose maps keep it."""
+    path = abspath(path)
+    staging = None
+    if staged and os.path.lexists(path):
+        if os.path.islink(path) or os.path.isdir(path):
+            raise_open_error(path, FileExistsError(errno.EEXIST, "exists", path))
+        staging = f"{path}.{os.getpid()}-{secrets.token_hex(6)}.tmp"
+    size = (nbytes,)
+    if staging is None:
+        return create_file(MemoryMappedTensor, path, size, torch.uint8, True, False, pieces)
+    flat = create_file(MemoryMappedTensor, staging, size, torch.uint8, False, False, pieces, path)
+    try:
+        os.replace(staging, path)
+    except BaseException:
+        os.unlink(staging)
+        raise
+    return flat
 
 
 def map_opened_file(
@@ -519,6 +529,29 @@ def map_opened_file(
     out._filename = path
     out._mode = mode
     return out
+
+
+def open_mapped(path: PathLike) -> tuple[MemoryMappedTensor, int] | None:
+    """The regular file at ``path`` mapped whole, copy-on-write (``"r"``), as a flat
+    ``uint8`` MemoryMappedTensor, and the descriptor it was opened with, which the
+    caller may read through (``os.pread``: no page fault, as reading the map takes) and
+    closes; None where no regular file is at ``path``."""
+    path = abspath(path)
+    try:
+        fd = os.open(path, _files.OPEN_FLAGS | os.O_RDONLY)
+    except OSError as err:
+        if err.errno in (errno.ENOENT, errno.ENOTDIR):
+            return None
+        raise_open_error(path, err)
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            os.close(fd)
+            return None
+        return map_opened_file(fd, path, torch.uint8, (status.st_size,), "r"), fd
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 # --- pickling and multiprocessing ------------------------------------------------------

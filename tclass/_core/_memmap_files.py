@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import torch
+from typing_extensions import Buffer
 
 from tclass.errors import (
     FileConflictError,
@@ -51,6 +52,7 @@ __all__ = [
     "storage_file",
     "storage_from_file",
     "write_all",
+    "write_pieces",
 ]
 
 
@@ -114,44 +116,84 @@ def blank(dtype: torch.dtype) -> torch.Tensor:
     return proto.new()
 
 
-def write_all(fd: int, data: memoryview) -> None:
+def write_all(fd: int, data: memoryview, offset: int = 0) -> None:
+    """Write ``data`` at ``offset`` of the file, whole."""
     done = 0
     while done < len(data):  # one write moves at most ~2 GiB on Linux
-        done += os.pwrite(fd, data[done:], done)
+        done += os.pwrite(fd, data[done:], offset + done)
 
 
-def create_file(
-    cls: type[_M], path: str, size: Sequence[int], dtype: torch.dtype, existsok: bool,
-    zero: bool, data: memoryview | None, name: str | None = None,
-) -> _M:  # fmt: skip
-    """Create (or, with ``existsok``, resize) ``path``, write ``data``, map it as a
-    ``cls`` of ``size``. ``name``: the caller owns the new file's folder (a save's
-    staging folder), and will move it to ``name``, which the tensor reports; torch then
-    maps the file by its path (one lookup less than through /proc/self/fd)."""
-    created = True
+_IOV_MAX = 1024  # the most buffers one pwritev takes (Linux's IOV_MAX)
+
+
+def write_pieces(fd: int, pieces: Sequence[Buffer], nbytes: int) -> None:
+    """Write ``pieces`` (buffers, ``nbytes`` in all) one after the other from the start
+    of the file, with one ``pwritev`` straight from their memory (no copy gathers them)
+    per 1,024 pieces."""
+    if len(pieces) <= _IOV_MAX and os.pwritev(fd, pieces, 0) == nbytes:
+        return
+    offset = 0  # more pieces than one call takes, or a short write (over ~2 GiB): in
+    for first in range(0, len(pieces), _IOV_MAX):  # batches, from the start again
+        batch = [memoryview(piece) for piece in pieces[first : first + _IOV_MAX]]
+        size = sum(view.nbytes for view in batch)
+        if os.pwritev(fd, batch, offset) != size:  # short: piece by piece, whole
+            at = offset
+            for view in batch:
+                if view.nbytes:  # (an empty one cannot be cast)
+                    write_all(fd, view.cast("B"), at)
+                    at += view.nbytes
+        offset += size
+
+
+def _open_to_write(path: str, existsok: bool) -> tuple[int, bool]:
+    """A descriptor of ``path`` open for writing, and whether this created the file. With
+    ``existsok``, an existing file is opened first (a rewrite, the usual case then: one
+    open, where a refused create, its exception and two checks of the path cost ~10 us)."""
+    if existsok:
+        try:
+            return os.open(path, WRITE_FLAGS), False  # O_NOFOLLOW: a symlink fails
+        except (FileNotFoundError, NotADirectoryError):
+            pass  # created below (or its error told there)
+        except OSError as err:
+            raise_open_error(path, err)
     try:
-        fd = os.open(path, WRITE_FLAGS | os.O_CREAT | os.O_EXCL, 0o666)
+        return os.open(path, WRITE_FLAGS | os.O_CREAT | os.O_EXCL, 0o666), True
     except FileExistsError as err:
         if not existsok or os.path.islink(path) or os.path.isdir(path):
             raise_open_error(path, err)
-        created = False
-        fd = open_or_raise(path, WRITE_FLAGS)  # O_NOFOLLOW: a symlink fails
+        return open_or_raise(path, WRITE_FLAGS), False  # created since by another
     except OSError as err:
         if err.errno in (errno.ENOENT, errno.ENOTDIR):
             msg = f"cannot create {path!r}: its directory does not exist; create it first"
             raise MissingFolderError(msg) from err
         raise_open_error(path, err)
+
+
+def create_file(
+    cls: type[_M], path: str, size: Sequence[int], dtype: torch.dtype, existsok: bool,
+    zero: bool, data: memoryview | list[Buffer] | None, name: str | None = None,
+) -> _M:  # fmt: skip
+    """Create (or, with ``existsok``, resize) ``path``, write ``data`` (one buffer, or a
+    list of buffers that fill the file one after the other), map it as a ``cls`` of
+    ``size``. ``name``: the caller owns the new file's folder (a save's
+    staging folder), and will move it to ``name``, which the tensor reports; torch then
+    maps the file by its path (one lookup less than through /proc/self/fd)."""
+    fd, created = _open_to_write(path, existsok)
     try:
-        if not created:
-            check_regular(fd, path)
-            if zero:
-                os.ftruncate(fd, 0)  # drop old content; the regrown file reads as zeros
+        current = 0 if created else check_regular(fd, path)  # its size
+        if zero and not created:
+            os.ftruncate(fd, 0)  # drop old content; the regrown file reads as zeros
+            current = 0
         nbytes = math.prod(size) * dtype.itemsize
         # A new file that the data fills is sized by the write itself: sizing it first
         # would make the write fill a hole (on ext4, a slower path for the same bytes).
-        if data is None or not created or len(data) != nbytes:
+        # (A file of the size already is left as it is: ftruncate costs a few us even so.)
+        fills = isinstance(data, list) or (data is not None and len(data) == nbytes)
+        if (not fills or not created) and current != nbytes:
             os.ftruncate(fd, nbytes)  # sparse: no blocks are written
-        if data is not None:
+        if isinstance(data, list):
+            write_pieces(fd, data, nbytes)
+        elif data is not None:
             write_all(fd, data)
         if name is not None and created:
             out = file_tensor(cls, -1, path, size, nbytes, dtype, "r+")

@@ -23,9 +23,7 @@ is refused, as in the peer.
 from __future__ import annotations
 
 import json
-import math
 import os
-import struct
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -41,9 +39,10 @@ from tclass._base.declared._packing import ConsolidateOptions
 from tclass._base.implemented._device_ops import map_tensors, share
 from tclass._core._batch import row_major_strides
 from tclass._core._device import as_device, wait_for_device_copies
-from tclass._core._dtypes import dtype_named
+from tclass._core._dtypes import DTYPES, dtype_named
 from tclass._core._future import TensorDictFuture
-from tclass._core._memmap import FileRewrite, MemoryMappedTensor, maps_file
+from tclass._core._memmap import maps_file, rewrite_file, tensor_bytes
+from tclass._core._memmap_files import blank
 from tclass._core._nested import fill_array
 from tclass._core._readonly import ReadOnlyTensor
 from tclass._core._records import is_record, is_record_class, storage_of
@@ -52,12 +51,10 @@ from tclass._core._safe_globals import allow_unpickling
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._consolidate_peer import (
     encode,
-    is_peer_description,
     name_of,
-    own_part_at,
     peer_description,
-    tree_of_peer,
 )
+from tclass._engine._consolidate_trailer import LENGTH, mapped_file, memory_reader, read_trailer
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import PADDED, Meta, MetaData, NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
@@ -70,7 +67,6 @@ from tclass.errors import (
     FileBusyError,
     KeyNotFoundError,
     MetadataError,
-    MissingFileError,
     NotSerializableError,
     PickleRefusedError,
     UnsupportedError,
@@ -91,7 +87,9 @@ __all__ = [
 ]
 
 _ALIGN = 16  # every leaf starts on a 16-byte boundary: any dtype's view is aligned
-_LENGTH = struct.Struct("<Q")
+_ZEROS = [bytes(n) for n in range(_ALIGN)]  # the padding after a leaf, by its length
+# json.dumps' separators, without its check for cycles (a fifth of its time)
+_ENCODER = json.JSONEncoder(check_circular=False)
 Rebuild = Callable[[Sequence[torch.Tensor], "Target"], Any]
 Description = tuple[Rebuild, dict[str, Any]]  # how to rebuild a node, and its JSON tree
 
@@ -206,14 +204,14 @@ def consolidate(
     length = len(trailer)
     if filename is not None:  # the peer's description last, where its reader looks
         trailer, length = _file_trailer(trailer, description, layout)
-    tail = trailer + _LENGTH.pack(length)
+    tail = trailer + LENGTH.pack(length)
     size = end + len(tail)
     if filename is None:
         buffer = _new_buffer(size, target, pin_memory, options.get("share_memory", False))
         views = _fill(buffer, layout, leaves, tail, options)
     else:
         _refuse_store_read(node, filename)
-        buffer, views = _fill_file(filename, size, target, layout, leaves, tail, options)
+        buffer, views = _fill_file(filename, size, target, layout, leaves, tail)
     # a buffer rebuilds its collection alone when JSON gives its Python values back as
     # they are (a tuple would come back a list: such a collection pickles its values)
     standalone = flatten.exact and not trailer.startswith(b'{"tree": null')
@@ -326,22 +324,27 @@ def _fill_file(
     layout: Sequence[tuple[torch.dtype, torch.Size, int]],
     leaves: Sequence[torch.Tensor],
     tail: bytes,
-    options: ConsolidateOptions,
 ) -> tuple[torch.Tensor, list[torch.Tensor]]:
-    """The buffer of ``consolidate(filename=...)`` and its views, written: the file is
-    rewritten in place, as the peer's, unless a leaf maps a file (it may be this one,
-    whose bytes the copies would overwrite before reading them): then a new file is
-    moved over it once written, and the leaves keep the old one. The padding is zeroed
-    (the old file's bytes stay there otherwise), so equal collections give equal files."""
+    """The buffer of ``consolidate(filename=...)`` and its views, written: the leaves'
+    bytes (the padding between them zeros, so equal collections give equal files) and
+    ``tail`` go into the file with one ``pwritev`` from their memory, then it is mapped.
+    The file is rewritten in place, as the peer's, unless a leaf maps a file (it may be
+    this one, whose bytes the write would overwrite before reading them): then a new
+    file is moved over it once written, and the leaves keep the old one."""
     if device.type != "cpu":
         msg = f"consolidate(filename=...) writes a CPU buffer, but the leaves are on {device}"
         raise DeviceError(msg)
     staged = any(maps_file(leaf) for leaf in leaves)
-    with FileRewrite(filename, size, staged) as buffer:
-        views = _fill(buffer, layout, leaves, tail, options)
-        for start, stop in _padding(layout):
-            buffer[start:stop].zero_()
-    return buffer, views
+    pieces: list[Any] = []  # arrays (buffers, which numpy's stubs do not say) and bytes
+    for leaf in leaves:
+        data = tensor_bytes(leaf)
+        pieces.append(data)
+        gap = -data.nbytes % _ALIGN
+        if gap:
+            pieces.append(_ZEROS[gap])
+    pieces.append(tail)
+    buffer = rewrite_file(filename, pieces, size, staged)
+    return buffer, _views(buffer, layout)
 
 
 def _fill(
@@ -368,17 +371,6 @@ def _fill(
     if non_blocking and buffer.device.type == "cpu":
         wait_for_device_copies()
     return views
-
-
-def _padding(layout: Sequence[tuple[torch.dtype, torch.Size, int]]) -> list[tuple[int, int]]:
-    """The byte ranges between the leaves (each leaf's end to the next aligned offset)."""
-    gaps = []
-    for dtype, shape, offset in layout:
-        stop = offset + math.prod(shape) * dtype.itemsize
-        aligned = -(-stop // _ALIGN) * _ALIGN
-        if aligned > stop:
-            gaps.append((stop, aligned))
-    return gaps
 
 
 def pinned(node: Any, num_threads: int) -> Any:
@@ -447,19 +439,16 @@ def from_consolidated(
         MetadataError: the tensor is not a consolidated buffer (no valid trailer).
     """
     if isinstance(buffer, (str, os.PathLike)):
-        size = os.path.getsize(buffer) if os.path.isfile(buffer) else None
-        if size is None:
-            msg = f"from_consolidated: no file {os.fspath(buffer)!r}; check the path"
-            raise MissingFileError(msg)
-        buffer = MemoryMappedTensor.from_filename(buffer, torch.uint8, (size,), mode="r")
-    if not isinstance(buffer, torch.Tensor) or buffer.dtype != torch.uint8 or buffer.dim() != 1:
+        buffer, description = mapped_file(buffer)
+    elif isinstance(buffer, torch.Tensor) and buffer.dtype == torch.uint8 and buffer.dim() == 1:
+        description = read_trailer(memory_reader(buffer), buffer.numel())
+    else:
         msg = (
             "from_consolidated expects the 1-d uint8 buffer of a consolidated "
             "collection (td.consolidate()._consolidated buffer) or the file "
             f"consolidate(filename=...) wrote, not {_described(buffer)}"
         )
         raise BufferTypeError(msg)
-    description = _read_trailer(buffer)
     if description["tree"] is None:
         msg = (
             "this buffer's collection holds Python values that are not JSON, so the buffer "
@@ -467,7 +456,10 @@ def from_consolidated(
         )
         raise NotSerializableError(msg)
     where = "the consolidated buffer"
-    layout = [(dtype_named(d, where), torch.Size(s), o) for d, s, o in description["leaves"]]
+    layout = [
+        (DTYPES.get(d) or dtype_named(d, where), torch.Size(s), o)
+        for d, s, o in description["leaves"]
+    ]
     rebuild = rebuild_from_description(description["tree"], cls)
     result = rebuild(_views(buffer, layout), Target(buffer.device, False))
     return _attach(result, Consolidated(buffer, _Leaves().of(result), layout, rebuild))
@@ -827,18 +819,21 @@ def _views(
     views = []
     storage = buffer.untyped_storage()
     base = buffer.storage_offset()
-    flats: dict[torch.dtype, torch.Tensor] = {}
+    # per dtype: the flat view's as_strided and the dtype's size
+    flats: dict[torch.dtype, tuple[Callable[..., torch.Tensor], int]] = {}
     strides: dict[torch.Size, tuple[int, ...]] = {}
     for dtype, shape, offset in layout:
-        flat = flats.get(dtype)
-        if flat is None:
-            flat = torch.empty(0, dtype=dtype, device=buffer.device)
+        found = flats.get(dtype)
+        if found is None:
+            flat = (
+                blank(dtype) if buffer.is_cpu else torch.empty(0, dtype=dtype, device=buffer.device)
+            )
             flat.set_(storage, 0, (storage.nbytes() // dtype.itemsize,))  # type: ignore[call-overload]
-            flats[dtype] = flat
+            found = flats[dtype] = (flat.as_strided, dtype.itemsize)
         stride = strides.get(shape)
         if stride is None:
             stride = strides[shape] = row_major_strides(shape)
-        views.append(flat.as_strided(shape, stride, (base + offset) // dtype.itemsize))
+        views.append(found[0](shape, stride, (base + offset) // found[1]))
     return views
 
 
@@ -849,9 +844,9 @@ def _trailer(
     buffer then moves and pickles with its container, but cannot rebuild it alone)."""
     records = _leaf_records(layout)
     try:
-        return json.dumps({"tree": description, "leaves": records}).encode()
-    except (TypeError, ValueError):
-        return json.dumps({"tree": None, "leaves": records}).encode()
+        return _ENCODER.encode({"tree": description, "leaves": records}).encode()
+    except (TypeError, ValueError, RecursionError):  # (a value holding itself: the last)
+        return _ENCODER.encode({"tree": None, "leaves": records}).encode()
 
 
 def _file_trailer(
@@ -879,52 +874,6 @@ def _file_trailer(
 
 def _leaf_records(layout: Sequence[tuple[torch.dtype, torch.Size, int]]) -> list[list[Any]]:
     return [[name_of(dtype), list(shape), offset] for dtype, shape, offset in layout]
-
-
-def _read_trailer(buffer: torch.Tensor) -> dict[str, Any]:
-    data = buffer.cpu() if buffer.device.type != "cpu" else buffer
-    raw = data.numpy()  # (a view: slices of it are read without torch's indexing)
-    total = raw.size
-    if total < _LENGTH.size:
-        raise MetadataError("the buffer is too short to be a consolidated collection")
-    (length,) = _LENGTH.unpack(raw[total - _LENGTH.size :].tobytes())
-    if length > total - _LENGTH.size:
-        raise MetadataError(
-            "the buffer's trailer length is out of range: not a consolidated collection"
-        )
-    start = total - _LENGTH.size - length
-    # a file tclass wrote: its own part, found from the start of the peer's description
-    own = _own_part(raw, own_part_at(raw[start : start + 32].tobytes()), start)
-    if own is not None:
-        return own
-    try:
-        description = json.loads(raw[start : total - _LENGTH.size].tobytes())
-    except ValueError as error:
-        raise MetadataError(f"the buffer's trailer is not valid JSON ({error})") from None
-    if is_peer_description(description):
-        return tree_of_peer(description, start)
-    if (
-        not isinstance(description, dict)
-        or "tree" not in description
-        or "leaves" not in description
-    ):
-        raise MetadataError("the buffer's trailer does not describe a collection")
-    return description
-
-
-def _own_part(data: np.ndarray[Any, Any], end: int | None, start: int) -> dict[str, Any] | None:
-    """tclass's own description in a file that ends with the peer's: from ``end``, where
-    the leaves end, to ``start``, where the peer's begins; None where there is none (a
-    file the peer wrote)."""
-    if end is None or not 0 <= end < start:
-        return None
-    try:
-        own = json.loads(data[end:start].tobytes())
-    except ValueError:
-        return None
-    if isinstance(own, dict) and own.keys() == {"tree", "leaves"}:
-        return own
-    return None
 
 
 def _common_device(leaves: Sequence[torch.Tensor]) -> torch.device:

@@ -440,6 +440,27 @@ def test_symlinks_and_directories_refused(tmp_path: pathlib.Path, existsok: bool
     assert isinstance(info.value, OSError) and not isinstance(info.value, IsADirectoryError)
 
 
+def test_existsok_of_a_missing_folder_or_a_file_as_folder_is_a_missing_folder(
+    tmp_path: pathlib.Path,
+) -> None:
+    # existsok opens an existing file first: where there is none, the create tells why
+    (tmp_path / "file").write_bytes(b"x")
+    for path in (tmp_path / "none" / "x.memmap", tmp_path / "file" / "x.memmap"):
+        with pytest.raises(_errors.MissingFolderError, match="directory does not exist"):
+            MemoryMappedTensor.from_tensor(torch.ones(2), filename=path, existsok=True)
+    made = MemoryMappedTensor.from_tensor(torch.ones(2), filename=tmp_path / "new", existsok=True)
+    assert (tmp_path / "new").read_bytes() == torch.ones(2).numpy().tobytes() and made[1] == 1
+
+
+def test_existsok_rewrites_a_file_of_the_same_size_in_place(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "x.memmap"
+    first = MemoryMappedTensor.from_tensor(torch.arange(4.0), filename=path)
+    inode = path.stat().st_ino
+    again = MemoryMappedTensor.from_tensor(torch.ones(4), filename=path, existsok=True)
+    assert path.stat().st_ino == inode and path.read_bytes() == torch.ones(4).numpy().tobytes()
+    assert torch.equal(first, torch.ones(4)) and torch.equal(again, torch.ones(4))  # one file
+
+
 def test_non_regular_file_refused(tmp_path: pathlib.Path) -> None:
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)

@@ -1,5 +1,5 @@
 """``consolidate(filename=...)`` over an existing file (tclass/_engine/_consolidate.py,
-``FileRewrite`` in tclass/_core/_memmap.py): rewritten in place, or, where a leaf maps a
+``rewrite_file`` in tclass/_core/_memmap.py): rewritten in place, or, where a leaf maps a
 file, written beside it and moved over it, so that leaves read from that very file are
 not overwritten before they are copied."""
 
