@@ -484,13 +484,18 @@ _JSON_SCALARS = (str, int, float, bool, type(None))
 
 
 def exact_json(value: Any) -> bool:
-    """Whether JSON gives ``value`` back exactly (same types: no tuple, no subclass)."""
+    """Whether JSON gives ``value`` back exactly (same types: no tuple, no subclass; a
+    list or dict met twice is not: JSON would copy it, or never end if it holds itself)."""
     pending = [value]
+    seen: set[int] = set()
     while pending:
         item = pending.pop()
         kind = type(item)
         if kind in _JSON_SCALARS:
             continue
+        if id(item) in seen:
+            return False
+        seen.add(id(item))
         if kind is list:
             pending.extend(item)
         elif kind is dict and all(type(key) is str for key in item):

@@ -89,3 +89,19 @@ def test_json_values_still_travel_as_the_one_buffer() -> None:
     packed = td.consolidate()
     back = _pickle(packed)
     assert back["v"] == {"k": [1, 2.5, "s", None]} and back.is_consolidated()
+
+
+def test_a_value_holding_itself_pickles_whole() -> None:
+    # JSON cannot hold it (the exactness check ended only at a container met twice)
+    loop: list[Any] = [1]
+    loop.append(loop)
+    shared = [2]
+    td = TensorDict({"x": torch.arange(3.0)}, [3])
+    td["loop"] = NonTensorData(loop)
+    td["pair"] = NonTensorData([shared, shared])
+    back = pickle.loads(pickle.dumps(td.consolidate()))
+    value = back["loop"]
+    assert value[0] == 1 and value[1] is value
+    pair = back["pair"]
+    assert pair == [[2], [2]] and pair[0] is pair[1]
+    assert back["x"].tolist() == [0.0, 1.0, 2.0]
