@@ -451,7 +451,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
 
     def _become(self, other: Self) -> None:
         if self._locked:
-            raise LockedError(LOCKED_MSG.format(action="change the batch size of"))
+            raise LockedError(LOCKED_MSG.format(action="change the shape or the key layout of"))
         if self._saved_at is not None:
             msg = (
                 "an in-place shape change of a TensorDict saved in a folder would leave the "
