@@ -859,17 +859,12 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
             reduced = self._consolidated.reduce(self)
             if reduced is not None:
                 return reduced
-        return (
-            _rebuild,
-            (
-                type(self),
-                self._tensors,
-                self._batch_size,
-                self._device,
-                self._locked,
-                self._dim_names,
-            ),
-        )
+        state = (type(self), self._tensors, self._batch_size, self._device, self._locked)
+        if self._saved_at is not None:
+            # saved in a folder: the copy a worker unpickles maps the same files, and its
+            # Python values and new entries reach the folder too (not its memory only)
+            return (_rebuild, (*state, self._dim_names, self._saved_at))
+        return (_rebuild, (*state, self._dim_names))
 
     def _copy_top(self) -> Self:
         """A new TensorDict holding the same entries (nested collections shared): the
@@ -888,6 +883,7 @@ def _rebuild(
     device: torch.device | None,
     locked: bool,
     names: Names = None,
+    saved: SavedAt | None = None,
 ) -> TensorDict:
     checked_class(cls, TensorDict, "a TensorDict")
     if type(tensors) is not dict or not all(
@@ -899,6 +895,8 @@ def _rebuild(
     td = cls._new_unchecked(tensors, batch_size, device)
     td._assign_names(names)
     td._mark_unbatched_if_any()
+    if saved is not None:
+        td._attach_folder(saved)
     if locked:
         td.lock_()
     return td
