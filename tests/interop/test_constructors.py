@@ -977,3 +977,18 @@ def test_a_grown_copy_of_a_locked_node_is_locked() -> None:
     free = TensorDict({"b": torch.zeros(3, 2)}, batch_size=[3])
     grown = TensorDict.from_dict({"a": free, "c": torch.zeros(3)}, auto_batch_size=True)
     assert grown["a"].batch_size == (3, 2) and not grown["a"].is_locked
+
+
+@pytest.mark.parametrize("lib_name", ["tclass", "tensordict"])
+def test_from_dict_copies_numpy_arrays_torch_cannot_view(lib_name: str) -> None:
+    """An array with negative strides (``a[::-1]``, ``np.flip``, as environments hand back
+    frames) is a tensor entry, copied, as the constructor makes it; tclass's ``from_dict``
+    kept it as one Python value (a ``NonTensorData`` holding the array)."""
+    lib = pytest.importorskip(lib_name)
+    flipped = np.arange(6.0).reshape(3, 2)[::-1]
+    td = lib.from_dict({"obs": flipped, "n": {"r": np.arange(3)[::-1]}}, batch_size=[3])
+    assert type(td.get("obs")) is torch.Tensor and type(td.get(("n", "r"))) is torch.Tensor
+    assert td["obs"].tolist() == flipped.tolist() and td["n", "r"].tolist() == [2, 1, 0]
+    assert td[0]["obs"].tolist() == [4.0, 5.0]
+    strings = lib.from_dict({"s": np.array(["a", "b"])[::-1]}, batch_size=[2])
+    assert not isinstance(strings.get("s"), torch.Tensor)  # not numbers: a Python value
