@@ -38,6 +38,7 @@ from tclass._core._method_names import name_methods_after
 from tclass._core._names import DimName, Names
 from tclass._core._registry import collection_class_defined
 from tclass._core._safe_globals import allow_unpickling, checked_class
+from tclass._core._spec import viewable
 from tclass._core._tracing import tracing
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import (
@@ -732,7 +733,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
             )
             raise InPlaceWriteError(msg)
         try:
-            source = value if isinstance(value, _Tensor) else torch.as_tensor(value)
+            source = value if isinstance(value, _Tensor) else torch.as_tensor(viewable(value))
         except (TypeError, ValueError, RuntimeError) as error:
             msg = (
                 f"set_: a {type(value).__name__} cannot be copied into the tensor {key!r}: {error}"

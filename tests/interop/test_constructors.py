@@ -992,3 +992,23 @@ def test_from_dict_copies_numpy_arrays_torch_cannot_view(lib_name: str) -> None:
     assert td[0]["obs"].tolist() == [4.0, 5.0]
     strings = lib.from_dict({"s": np.array(["a", "b"])[::-1]}, batch_size=[2])
     assert not isinstance(strings.get("s"), torch.Tensor)  # not numbers: a Python value
+
+
+@pytest.mark.parametrize("lib_name", ["tclass", "tensordict"])
+def test_negative_stride_arrays_reach_fields_and_in_place_writes(lib_name: str) -> None:
+    """The same arrays given to a record's tensor field, ``set_``, ``update_`` and
+    ``load_state_dict``: copied into tensors, as the peer does; tclass refused them
+    (``FieldTypeError``, ``InPlaceWriteError``, torch's "negative strides" ``ValueError``)."""
+    lib = pytest.importorskip(lib_name)
+    namespace = {"__annotations__": {"x": torch.Tensor}, "__module__": __name__}
+    rec = lib.tensorclass(type("Flipped", (), namespace))
+    flipped = np.arange(3.0)[::-1]
+    assert rec(x=flipped, batch_size=[3]).x.tolist() == [2.0, 1.0, 0.0]
+    for write in (
+        lambda td: td.set_("x", flipped),
+        lambda td: td.update_({"x": flipped}),
+        lambda td: td.load_state_dict({"x": flipped}),
+    ):
+        td = lib.TensorDict({"x": torch.zeros(3, dtype=torch.float64)}, [3])
+        write(td)
+        assert td["x"].tolist() == [2.0, 1.0, 0.0]
