@@ -41,7 +41,8 @@ def merge_tensordicts(
     """A new TensorDict holding the keys of all ``tensordicts`` (nested ones merged
     key by key); the inputs are not changed and the leaves are shared, not copied.
 
-    The result has the first input's batch size and device. A key held by several
+    The result has the first input's batch size, device and dim names (a merged nested
+    collection its first holder's). A key held by several
     inputs takes the first one's value, unless ``callback_exist`` is given and every
     input holds that tensor: then it gets ``callback_exist(*values)``, in input order
     (a mapping from nested keys to callbacks applies only to those keys; the others
@@ -55,20 +56,17 @@ def merge_tensordicts(
     if not tensordicts:
         msg = "merge_tensordicts: give at least one collection to merge, got none"
         raise StackError(msg)
-    first = tensordicts[0]
     sources = list(tensordicts)
-    return _merge_level(sources, (), first.batch_size, first.device, callback_exist, len(sources))
+    return _merge_level(sources, (), callback_exist, len(sources))
 
 
 def _merge_level(
-    sources: list[TensorCollection],
-    path: tuple[str, ...],
-    batch: torch.Size,
-    device: torch.device | None,
-    callbacks: Callbacks,
-    count: int,
+    sources: list[TensorCollection], path: tuple[str, ...], callbacks: Callbacks, count: int
 ) -> TensorDict:
-    """One level of the merge; ``count``: how many inputs there are in all."""
+    """One level of the merge, with the batch size, device and dim names of its first
+    source; ``count``: how many inputs there are in all."""
+    first = sources[0]
+    batch = first.batch_size
     holders: dict[str, list[Any]] = {}
     for source in sources:
         for key, value in source._items():
@@ -79,10 +77,7 @@ def _merge_level(
         callback = _callback_for(callbacks, path + (key,))
         if len(nested) == len(values) and len(nested) > 1:
             # Nested collections merge key by key: the callback applies to their leaves.
-            sub = nested[0]
-            entries[key] = _merge_level(
-                nested, path + (key,), sub.batch_size, sub.device, callbacks, count
-            )
+            entries[key] = _merge_level(nested, path + (key,), callbacks, count)
         elif (
             len(values) == count
             and callback is not None
@@ -92,8 +87,11 @@ def _merge_level(
         else:
             entries[key] = values[0]
         _check_fits(entries[key], path + (key,), batch)
-    out = TensorDict._new_unchecked(entries, batch, device)
+    out = TensorDict._new_unchecked(entries, batch, first.device)
     out._mark_unbatched_if_any()
+    names = first._dim_names  # the first source's names, as its batch size
+    if names is not None:
+        out._assign_names(names)
     return out
 
 

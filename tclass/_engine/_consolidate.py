@@ -67,6 +67,7 @@ from tclass.errors import (
     BufferTypeError,
     ConsolidatedFileError,
     DeviceError,
+    FileBusyError,
     KeyNotFoundError,
     MetadataError,
     MissingFileError,
@@ -83,6 +84,7 @@ __all__ = [
     "consolidate",
     "consolidation_of",
     "describe",
+    "exact_json",
     "from_consolidated",
     "pinned",
     "rebuild_from_description",
@@ -149,12 +151,18 @@ class Consolidated:
         moved = _moved_buffer(node, self, buffer)
         return moved.lock_() if node.is_locked else moved  # locked as its source, as the peer
 
-    def reduce(self, node: Any) -> tuple[Any, ...] | None:
+    def reduce(self, node: Any) -> tuple[Any, ...]:
         """``__reduce__`` of ``node``: the one buffer (whose trailer rebuilds the rest);
-        None when it cannot (leaves replaced since, or Python values that are not JSON)."""
-        if not self.standalone or not self.is_current(node):
-            return None
-        return (_unpickle_buffer, (self.buffer, not is_record(node)))
+        when it cannot (leaves replaced since, or Python values that JSON would not give
+        back), a copy of ``node`` whose leaves each have a storage of their own: views
+        of one buffer at several dtypes are no storage ``torch.save`` can write (it
+        refuses them, or writes a file ``torch.load`` cannot read)."""
+        if self.standalone and self.is_current(node):
+            return (_unpickle_buffer, (self.buffer, not is_record(node)))
+        apart = node.clone()
+        if node.is_locked:
+            apart.lock_()
+        return apart.__reduce__()  # type: ignore[no-any-return]
 
 
 def consolidation_of(node: Any) -> Consolidated | None:
@@ -204,8 +212,11 @@ def consolidate(
         buffer = _new_buffer(size, target, pin_memory, options.get("share_memory", False))
         views = _fill(buffer, layout, leaves, tail, options)
     else:
+        _refuse_store_read(node, filename)
         buffer, views = _fill_file(filename, size, target, layout, leaves, tail, options)
-    standalone = not trailer.startswith(b'{"tree": null')
+    # a buffer rebuilds its collection alone when JSON gives its Python values back as
+    # they are (a tuple would come back a list: such a collection pickles its values)
+    standalone = flatten.exact and not trailer.startswith(b'{"tree": null')
     result = rebuild(views, Target(target, filename is not None))  # a file's nodes: on cpu
     # the lock is consolidate()'s own unless the user had locked ``node`` (then it travels)
     own_lock = not storage_of(node).is_locked  # (a record's field may hide is_locked)
@@ -217,6 +228,55 @@ def consolidate(
         _attach(node, state)
         return node.lock_()
     return result
+
+
+def _refuse_store_read(node: Any, filename: str | os.PathLike[str]) -> None:
+    """Refuse ``consolidate(filename=...)`` over a file that a node of ``node`` reads as a
+    store (its HDF5 file, a part of its zarr store), before it is written: the store would
+    then read the consolidated bytes (the file is rewritten in place, and an open HDF5
+    file's later writes would land in them). Files that leaves map are kept by staging."""
+    stores = _StoresRead()
+    stores.visit(node, ())
+    written = os.path.realpath(filename)
+    for where, path in stores.found:
+        read = os.path.realpath(path)
+        if read == written or (written.startswith(read + os.sep) and os.path.lexists(written)):
+            at = f"key {where!r}" if where else "the collection"
+            msg = (
+                f"cannot consolidate into {os.fspath(filename)!r}: {at} is read from {path!r}, "
+                "which writing the file would overwrite (its values would be lost); write to "
+                "another path, or read it into memory first (td.to_tensordict())"
+            )
+            raise FileBusyError(msg)
+
+
+class _StoresRead(NodeVisitor[None]):
+    """The files and stores a tree's nodes read (``found``: each node's key and path)."""
+
+    action = "consolidate"
+
+    def __init__(self) -> None:
+        self.found: list[tuple[tuple[str, ...], str]] = []
+
+    def visit_tensordict(self, td: TensorDict, where: tuple[str, ...]) -> None:
+        for key, value in td._items():
+            if not isinstance(value, torch.Tensor):
+                self.visit(value, (*where, key))
+
+    def visit_lazy(self, stack: LazyStackedTensorDict, where: tuple[str, ...]) -> None:
+        for member in stack.tensordicts:
+            self.visit(member, where)
+
+    def visit_value(self, node: NonTensorData, where: tuple[str, ...]) -> None:
+        return None
+
+    def visit_values(self, node: NonTensorStack, where: tuple[str, ...]) -> None:
+        return None
+
+    def visit_other(self, node: Any, where: tuple[str, ...]) -> None:
+        path = node._stored_in() if isinstance(node, TensorDictBase) else None
+        if path is not None:
+            self.found.append((where, path))
 
 
 def _consolidated_as_asked(node: Any, options: ConsolidateOptions) -> bool:
@@ -428,6 +488,26 @@ allow_unpickling(_unpickle_buffer)  # torch.load(f, weights_only=True)
 # --- the tree ------------------------------------------------------------------------------
 
 
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def exact_json(value: Any) -> bool:
+    """Whether JSON gives ``value`` back exactly (same types: no tuple, no subclass)."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        kind = type(item)
+        if kind in _JSON_SCALARS:
+            continue
+        if kind is list:
+            pending.extend(item)
+        elif kind is dict and all(type(key) is str for key in item):
+            pending.extend(item.values())
+        else:
+            return False
+    return True
+
+
 def describe(node: Any, leaves: list[torch.Tensor]) -> Description:
     """How to rebuild ``node`` over views of its leaves, and its JSON tree (classes by
     name, batch sizes, Python values); its leaves are appended to ``leaves`` in the
@@ -452,6 +532,9 @@ class _Flatten(NodeVisitor[Description]):
         # ``consolidate`` writes does, so that ``from_consolidated`` (and the pickle of
         # the result) locks what the user had locked, as the peer's metadata does.
         self.locks = False
+        # Whether JSON gives every Python value of the tree back as it is (no tuple, no
+        # dict with other keys than strings, no subclass of a JSON type).
+        self.exact = True
 
     def locked(self, node: Any, tree: dict[str, Any]) -> None:
         """Mark ``tree`` locked when ``node`` is and the locks are recorded."""
@@ -488,6 +571,7 @@ class _Flatten(NodeVisitor[Description]):
         batch, data = node.batch_size, node.data
         cls = MetaData if isinstance(node, MetaData) else NonTensorData
         tree: dict[str, Any] = {"value": data, "batch": list(batch)}
+        self.exact = self.exact and exact_json(data)
         if cls is MetaData:  # kept as the peer keeps it (it does not grow into a stack)
             tree["meta"] = True
         keeps = node.device is not None  # consolidate() gives no device to a value without
@@ -497,6 +581,7 @@ class _Flatten(NodeVisitor[Description]):
         array, dims = node._as_array(), node._stack_dims  # (nested as it was: the peer's
         # stack of stacks, which its index and unbind read as one value per stack)
         tree: dict[str, Any] = {"values": node.tolist(), "batch": list(node.batch_size)}
+        self.exact = self.exact and exact_json(tree["values"])
         if dims is not None:
             tree["stack_dims"] = list(dims)
         held = node._held  # the one value kept over no elements, as the peer's members

@@ -287,6 +287,11 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         """A stack of the values of a numpy object array, shaped like it."""
         return cls._make(list(array.reshape(-1)), torch.Size(array.shape), device, stack_dims)
 
+    def _nesting(self) -> StackDims:
+        """The batch dims the values were stacked along, outermost first (None: values
+        of their elements only), which an index along them reads one member's value."""
+        return self._stack_dims
+
     def _copy_on(self, device: torch.device | None) -> NonTensorStack:
         """A stack of the same values, nested as this one, sharing no list with it."""
         out = NonTensorStack._from_array(self._as_array(), device, self._stack_dims)

@@ -829,5 +829,6 @@ def _mask_of(mask: TensorDictBase | torch.Tensor, key: Any) -> torch.Tensor:
 
 def _kept(valid: torch.Tensor, pad_dim: int) -> torch.Tensor:
     """The positions along ``pad_dim`` where a member's mask holds data."""
-    along = valid.movedim(pad_dim, 0).reshape(valid.shape[pad_dim], -1).any(1)
+    moved = valid.movedim(pad_dim, 0)  # (sizes given whole: a reshape to -1 fails on none)
+    along = moved.reshape(moved.shape[0], math.prod(moved.shape[1:])).any(1)
     return along.nonzero().squeeze(1)

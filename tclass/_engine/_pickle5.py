@@ -58,6 +58,7 @@ from tclass._engine._consolidate import (
     _Leaves,
     _views,
     consolidation_of,
+    exact_json,
     rebuild_from_description,
 )
 from tclass._engine._lazy._legacy import LegacyLazyView
@@ -73,7 +74,6 @@ FORMAT = "tclass-pickle5"
 VERSION = 1
 _CPU = torch.device("cpu")
 _PLAIN_LEAVES = (torch.Tensor, ReadOnlyTensor)
-_JSON_SCALARS = (str, int, float, bool, type(None))
 Layout = list[tuple[torch.dtype, torch.Size, int]]
 
 
@@ -204,7 +204,7 @@ class _Describe(_Flatten):
         if type(node) not in (NonTensorData, MetaData):  # typed forms of MetaData
             raise _NotOneBuffer
         rebuild, tree = super().visit_value(node)
-        if not _is_json(tree["value"]):
+        if not exact_json(tree["value"]):
             tree["pickled_value"] = self._by_pickle(tree.pop("value"))
         return rebuild, tree
 
@@ -212,7 +212,7 @@ class _Describe(_Flatten):
         if type(node) is not NonTensorStack:
             raise _NotOneBuffer
         rebuild, tree = super().visit_values(node)
-        if not _is_json(tree["values"]):
+        if not exact_json(tree["values"]):
             tree["pickled_values"] = self._by_pickle(tree.pop("values"))
         return rebuild, tree
 
@@ -241,23 +241,6 @@ class _Describe(_Flatten):
         """Where the pickle stream holds ``value``, which the header cannot."""
         self.values.append(value)
         return len(self.values) - 1
-
-
-def _is_json(value: Any) -> bool:
-    """Whether JSON gives ``value`` back exactly (same types: no tuple, no subclass)."""
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        kind = type(item)
-        if kind in _JSON_SCALARS:
-            continue
-        if kind is list:
-            pending.extend(item)
-        elif kind is dict and all(type(key) is str for key in item):
-            pending.extend(item.values())
-        else:
-            return False
-    return True
 
 
 # --- the receiver --------------------------------------------------------------------------

@@ -856,10 +856,8 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
         return self.__reduce__()
 
     def __reduce__(self) -> tuple[Any, ...]:
-        if self._consolidated is not None:  # one buffer instead of leaves
-            reduced = self._consolidated.reduce(self)
-            if reduced is not None:
-                return reduced
+        if self._consolidated is not None:  # one buffer instead of leaves (or a copy)
+            return self._consolidated.reduce(self)
         state = (type(self), self._tensors, self._batch_size, self._device, self._locked)
         if self._saved_at is not None:
             # saved in a folder: the copy a worker unpickles maps the same files, and its

@@ -142,6 +142,8 @@ def plan_update(
         if below is None and value.__class__ is _Tensor:  # merges into nothing: set
             if type(path) is tuple and len(path) > 1:
                 _check_holder(td, path, value, inplace, is_leaf)
+            if type(path) is tuple or td.is_locked:
+                _refuse_locked_set(td, path, value, inplace)
             plan.append((td, path, deep_clone(value) if clone else value, SET))
             continue
         target = td.get(path, _MISSING)
@@ -172,8 +174,29 @@ def plan_update(
             # the peer's update(keys_to_update=) sets it.
             if below is None and type(path) is tuple and len(path) > 1:
                 _check_holder(td, path, value, inplace, is_leaf)
+            _refuse_locked_set(td, path, value, inplace)
             plan.append((td, path, deep_clone(value) if clone else value, SET))
     return plan
+
+
+def _refuse_locked_set(td: TensorCollection, path: Any, value: Any, inplace: bool) -> None:
+    """Refuses, as its ``set`` would, a planned set of ``value`` at ``path`` of ``td``
+    into a locked TensorDict (``td`` or the nested one holding the key, or the one a
+    missing nested key would be added to), before the writes planned ahead of it are
+    made (the peer writes them, then refuses)."""
+    keys = (path,) if type(path) is str else _keys.key_path(path)
+    node: Any = td
+    for depth, key in enumerate(keys):
+        if not isinstance(node, SetItemOps):
+            return  # a record, a lazy stack, a file: its own write checks it
+        entry = node._tensors.get(key, _MISSING)
+        last = depth == len(keys) - 1
+        if node._locked and not node._can_fill(key):
+            if entry is _MISSING or (last and entry is not value and not inplace):
+                raise node._refuse_set(key)
+        if entry is _MISSING:
+            return
+        node = entry
 
 
 def _check_holder(

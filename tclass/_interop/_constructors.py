@@ -85,12 +85,13 @@ _NOT_VALUES = (torch.Tensor, TensorCollection, Mapping, np.ndarray, tuple)
 
 class PyValue:
     """A Python value on its way into a ``NonTensorData`` node (once the node's batch
-    size is known)."""
+    size is known); ``kind``: the node's class (a given ``MetaData`` stays one)."""
 
-    __slots__ = ("value",)
+    __slots__ = ("kind", "value")
 
-    def __init__(self, value: Any) -> None:
+    def __init__(self, value: Any, kind: type[NonTensorData] = NonTensorData) -> None:
         self.value = value
+        self.kind = kind
 
 
 class Scalar:
@@ -177,7 +178,7 @@ def _leaf(value: Any, where: str) -> Any:
     if isinstance(value, torch.Tensor):
         return value
     if isinstance(value, NonTensorData):  # one with batch dims counts with them, as the peer
-        return value if value.batch_dims else PyValue(value.data)
+        return value if value.batch_dims else PyValue(value.data, type(value))
     if isinstance(value, TensorCollection):
         return value  # a collection (a per-element value stack included) is kept as is
     if isinstance(value, Mapping):
@@ -290,7 +291,9 @@ def _build_fixed(
     for key, value in tree.items():
         if isinstance(value, dict):
             entries[key] = _build_fixed(value, batch, device, path + (key,))
-        elif isinstance(value, PyValue) or (isinstance(value, Scalar) and batch):
+        elif isinstance(value, PyValue):
+            entries[key] = value.kind._make(value.value, batch, device)
+        elif isinstance(value, Scalar) and batch:
             entries[key] = NonTensorData._make(value.value, batch, device)
         elif isinstance(value, NonTensorData) and value.batch_size[: len(batch)] != batch:
             entries[key] = NonTensorData._make(value.data, batch, device)  # (the peer's)
@@ -318,7 +321,7 @@ def _build_inferred(
         if isinstance(value, dict):
             entries[key] = _build_inferred(value, cap, device, batch, path + (key,))
         elif isinstance(value, PyValue):
-            entries[key] = NonTensorData._make(value.value, batch, device)
+            entries[key] = value.kind._make(value.value, batch, device)
         elif isinstance(value, Scalar):  # its 0 dims gave the node no batch dims
             entries[key] = value.tensor()
         elif isinstance(value, NonTensorData) and cap is not None and value.batch_dims > cap:

@@ -41,6 +41,7 @@ from tclass.errors import (
     BatchSizeError,
     EntryTypeError,
     KeyConflictError,
+    MetaTensorError,
     StateDictDestinationError,
     StateDictKeyError,
     UnknownFieldError,
@@ -401,6 +402,15 @@ def _load_leaf(
 
 
 def _check_shape(path: Path, tensor: torch.Tensor, target: torch.Tensor) -> None:
+    """Refuses a tensor that cannot be copied into ``target``: another shape, or a meta
+    tensor (no data) into one with data, before anything is loaded."""
+    if tensor.is_meta and not target.is_meta:
+        msg = (
+            f"load_state_dict: {'.'.join(path)!r} is a meta tensor in the state dict (a shape "
+            "and a dtype, no data), which cannot be copied into the destination; nothing was "
+            "loaded. Load a state dict with values, or pass assign=True to replace the tensor"
+        )
+        raise MetaTensorError(msg)
     if target.shape != tensor.shape:
         msg = (
             f"load_state_dict: {'.'.join(path)!r} has shape {list(tensor.shape)} in the state "

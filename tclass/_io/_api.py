@@ -29,6 +29,7 @@ from tclass._engine._td import TensorDict
 from tclass._engine._walk import NodeVisitor
 from tclass._io._schema import check_loaded_values
 from tclass._io.memmap._archive import save_archive, wants_archive
+from tclass._io.memmap._format import TENSORCLASS_DIR
 from tclass._io.memmap._read import load_tree
 from tclass._io.memmap._saved_folder import linker
 from tclass._io.memmap._staging import stage_copy
@@ -205,13 +206,24 @@ def memmap_in_place(
     ``TensorDictFuture`` whose ``result()`` does that once the save is done."""
     _check_no_store(node)
     if prefix is None:  # a collection saved in a folder stays there, as in the peer
-        storage = storage_of(node)
-        if isinstance(storage, TensorDict) and storage._saved is not None:
-            prefix = storage._saved.folder
+        prefix = _saved_prefix(node)
     saved = saved_copy(node, prefix, copy_existing, like=False, mode="r+", **options)
     if isinstance(saved, TensorDictFuture):
         return TensorDictFuture(saved.future, then=lambda copy: _adopted(node, copy))  # type: ignore[return-value]
     return _adopted(node, saved)
+
+
+def _saved_prefix(node: Any) -> str | None:
+    """The folder ``node`` is saved in, or None: its storage's, but for a record saved as
+    one, whose storage is the ``_tensordict`` folder inside the record's folder (saving
+    the record there nested a second record in its own folder, which no load reads)."""
+    storage = storage_of(node)
+    if not isinstance(storage, TensorDict) or storage._saved is None:
+        return None
+    folder = storage._saved.folder
+    if is_record(node) and os.path.basename(folder) == TENSORCLASS_DIR:
+        return os.path.dirname(folder)
+    return folder
 
 
 def _check_no_store(node: Any) -> None:

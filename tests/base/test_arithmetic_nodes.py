@@ -270,3 +270,42 @@ def test_python_values_paired_beside_a_tensor_lock_as_the_peers(name: str) -> No
         for mine, theirs in zip(_values_only(tclass), _values_only(peer), strict=True):
             expected = call(theirs, theirs.apply(torch.ones_like)).is_locked
             assert call(mine, mine.apply(torch.ones_like)).is_locked is expected
+
+
+MASK_CALLS: dict[str, tuple[Callable[[Any], Any], bool]] = {
+    # name: (call with the bool collection x, locked result of one of Python values only)
+    "bitwise_and collection": (lambda x: x.bitwise_and(x.clone()), True),
+    "bitwise_and number": (lambda x: x.bitwise_and(True), True),
+    "bitwise_and 0-d tensor": (lambda x: x.bitwise_and(torch.tensor(True)), True),
+    "bitwise_and default": (lambda x: x.bitwise_and(x.clone(), default="intersection"), True),
+    "logical_and collection": (lambda x: x.logical_and(x.clone()), True),
+    "remainder collection": (lambda x: x.int() % x.int().clone(), True),
+    "add collection": (lambda x: x.int() + x.int().clone(), False),
+}
+
+
+@pytest.mark.parametrize("name", list(MASK_CALLS))
+def test_bitwise_and_and_remainder_of_python_values_keep_the_lock(name: str) -> None:
+    """As the peer (program 16,220,449 L8 of features,entries,math,records:
+    ``x.bool().bitwise_and(x.clone() != 0)``): ``bitwise_and``, ``logical_and`` and ``%``
+    of a locked collection holding Python values and no tensor are locked, as ``&`` is
+    and as they are of one holding tensors (``+`` gives an unlocked copy); a tensor
+    operand with dims unlocks a TensorDict's, and one holding nothing stays unlocked."""
+    call, locked = MASK_CALLS[name]
+    *holding, empty = _values_only(tclass)
+    for x in holding:
+        assert call(x.bool()).is_locked is locked, type(x).__name__
+    assert not call(empty.bool()).is_locked
+    dims = torch.ones(2, 3, dtype=torch.bool)
+    assert not holding[0].bool().bitwise_and(dims).is_locked
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize("name", list(MASK_CALLS))
+def test_bitwise_and_and_remainder_of_python_values_lock_as_the_peers(name: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        peer = pytest.importorskip("tensordict")
+        call = MASK_CALLS[name][0]
+        for mine, theirs in zip(_values_only(tclass)[:3], _values_only(peer)[:3], strict=True):
+            assert call(mine.bool()).is_locked is call(theirs.bool()).is_locked

@@ -110,6 +110,8 @@ def _separated_once(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
         return any(path[: len(key)] == key or key[: len(path)] == path for key in later)
 
     for line in finding.detail:
+        if _MEMBER_MAPPED.search(line):
+            continue  # (beside keys lines too: ol31a, program 16,101,206 L12 of the records)
         path, listed = _path_of(line), _keys_of(line)
         if listed is not None and path not in later:
             _, theirs, ours = listed
@@ -593,7 +595,7 @@ def _nested_lists_stacked_whole(finding: Finding, facts: Facts, peer: Any, mine:
 
 # a line about an entry's value read back from a folder: ``result['k']...: ...``
 _LOADED_VALUE_LINE = re.compile(r"^result((?:\.<members>\[0\]\[\d+\])*)((?:\['[^']*'\])+)")
-_FOLDER_LOADS = ("load_memmap", "load_memmap_", "load", "load_")
+_FOLDER_LOADS = ("load_memmap", "load_memmap_", "load", "load_", "memmap_refresh_")
 
 
 def _list_values_loaded_whole(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -602,7 +604,8 @@ def _list_values_loaded_whole(finding: Finding, facts: Facts, peer: Any, mine: A
     one list per element, where the peer's reads each list's items as one more stack
     dim (``[2, 2, 2]`` for ``[2, 2]``): the same nested lists either way (program
     15,831,984 L8 of methods,index,shape,combine, fz29b); and in the members of a lazy
-    stack of lazy stacks (``load_memmap_``: 16,062,516 L12, fz30j)."""
+    stack of lazy stacks (``load_memmap_``: 16,062,516 L12, fz30j); ``memmap_refresh_``,
+    which reads the folder again, likewise (16,952,539 L8, fm31e)."""
     if finding.kind != "result" or finding.step.op not in _FOLDER_LOADS:
         return False
     for line in finding.detail:

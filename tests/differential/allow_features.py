@@ -384,7 +384,9 @@ def _joined_into_the_record(finding: Finding, facts: Facts, peer: Any, mine: Any
     """``record.cat_tensors(...)`` / ``stack_tensors(...)`` into a field: tclass writes in
     place and returns the record, as a TensorDict's returns the TensorDict in both; the
     peer's record returns its TensorDict, whose Python values read as nodes (program
-    15,826,009 L12 of methods,index,shape,combine, fz28c)."""
+    15,826,009 L12 of methods,index,shape,combine, fz28c), and whose keys come in its
+    storage's order (a loaded record: the tensors first), where tclass's record lists
+    its fields in their order (fz31b: program 16,415,402 L12 of the six families)."""
     if finding.kind != "result" or finding.step.op not in ("cat_tensors", "stack_tensors"):
         return False
     if not finding.detail or not finding.step.src.startswith("x."):
@@ -392,7 +394,26 @@ def _joined_into_the_record(finding: Finding, facts: Facts, peer: Any, mine: Any
     kind = _JOINED_KIND.match(finding.detail[0])
     if kind is None or kind[1] != type(mine.value).__name__:
         return False
-    return all(_VALUE_OF_RECORD.match(line) for line in finding.detail[1:])
+    return all(
+        _VALUE_OF_RECORD.match(line) or _fields_in_their_order(line, mine.value)
+        for line in finding.detail[1:]
+    )
+
+
+def _fields_in_their_order(line: str, record: Any) -> bool:
+    """A top-level key order line where tclass lists the record's fields in their
+    declared order."""
+    found = _KEY_ORDER.match(line)
+    if found is None or not line.startswith("result: key order: "):
+        return False
+    try:
+        theirs, ours = (ast.literal_eval(side) for side in found.group(1, 2))
+    except (ValueError, SyntaxError):
+        return False
+    if not dataclasses.is_dataclass(record):
+        return False
+    order = [field.name for field in dataclasses.fields(record)]
+    return sorted(theirs) == sorted(ours) and ours == [name for name in order if name in ours]
 
 
 _RECORD_KIND = re.compile(r"^result(?:\['[^']*'\])*\.kind: peer '\w+', tclass 'TensorDict'$")

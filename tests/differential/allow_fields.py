@@ -359,6 +359,10 @@ def _none_field_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         missing = re.search(
             r"key (?:\('\w+', )*'(\w+)'\)?,? (?:which )?was not found", str(mine.error)
         )
+        if missing is not None and retained and f"['{missing.group(1)}']" in finding.step.src:
+            # a field of the record read by key, after ``consolidate`` too (ol31a: program
+            # 16,302,047 L12 of methods,features,entries,records)
+            return missing.group(1) in {field.name for field in dataclasses.fields(TCLASS.rec)}
         return missing is not None and f", '{missing.group(1)}')" in finding.step.src
     if finding.kind != "result":
         return False

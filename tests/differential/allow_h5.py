@@ -701,3 +701,46 @@ def _h5_cast_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
         if any(p != m and not (p == 0 and 252 <= m <= 255) for p, m in zip(theirs, ours)):
             return False  # (t()'s ints are in [-4, 4]: -4..-1 wrap to 252..255)
     return True
+
+
+_GROUP_SIZE_OR_NAMES = re.compile(
+    r"^result((?:\['[^']*'\])+)\.(?:batch_size: peer \(([\d, ]*)\), tclass \(([\d, ]*)\)"
+    r"|names: peer \[(None(?:, None)*)\], tclass \[(None(?:, None)*)\])$"
+)
+
+
+def _group_without_batch_inferred(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``from_zarr(x.to_zarr(path))`` of a collection of flattened keys (``"n/c"``),
+    whose ``/`` makes a zarr group ``n`` that never was a collection and so has no batch
+    size recorded: tclass reads it with the largest batch size its arrays share, as any
+    store or file without one (README: "a zarr group without a batch size"), where the
+    peer's store reads it with ``[]`` under its parent's, its ``to_tensordict()`` with
+    the parent's (ol31a: program 16,105,153 L8 of methods,features,entries,records)."""
+    if finding.kind != "result" or finding.step.op != "from_zarr" or not finding.detail:
+        return False
+    if not any('flatten_keys("/")' in line for line in finding.lines):
+        return False
+    for line in finding.detail:
+        found = _GROUP_SIZE_OR_NAMES.match(line)
+        if found is None:
+            return False
+        if found.group(2) is None:
+            continue  # unnamed dims, as many as the batch size's
+        theirs, ours = (
+            [int(s) for s in side.split(",") if s.strip()] for side in found.group(2, 3)
+        )
+        node = mine.value
+        for key in re.findall(r"\['([^']*)'\]", found.group(1)):
+            node = node.get(key, None) if hasattr(node, "get") else None
+        if node is None or not hasattr(node, "keys") or ours[: len(theirs)] != theirs:
+            return False
+        shapes = [list(node.get(k).shape) for k in node.keys(True, True)]
+        if (
+            not shapes
+            or len(ours) <= len(theirs)
+            or not all(s[: len(ours)] == ours for s in shapes)
+        ):
+            return False
+        if all(len(s) > len(ours) and s[len(ours)] == shapes[0][len(ours)] for s in shapes):
+            return False  # not the largest they share
+    return True

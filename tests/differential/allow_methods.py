@@ -14,6 +14,7 @@ import torch
 
 from .allow_fields import _none_field_unset
 from .allow_ops import _later_lines
+from .allow_values import _first_row_none
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -38,6 +39,10 @@ _METHOD_FAILS_INSIDE = {
     # split sizes computed from a ragged dim's -1 (fz30k: program 16,090,121 L8 of
     # features,index,shape,combine, a lazy stack of an HDF5 file's chunks)
     "tensor_split": ("split_sizes have only non-negative entries, but got split_sizes=[",),
+    # dense_stack_tds of a record over a lazy stack: the peer takes it for a list of
+    # collections and asks for a dim; tclass stacks along its stack dim (fz31b: the
+    # ``extra`` family, 16,491,000-16,491,399 L4)
+    "dense_stack": ("If a list of tensordicts is provided, stack_dim must not be None",),
 }
 
 
@@ -291,13 +296,18 @@ def _device_set_on_a_file_view(finding: Finding, facts: Facts, peer: Any, mine: 
     """``auto_device_()`` of a view of a file's rows (``file[::2]`` of an HDF5
     ``PersistentTensorDict``): tclass sets the device the view reads (its file's), as
     the method promises; the peer's sets an attribute its view's ``device`` does not read
-    (it reads the file's), so its device stays ``None`` (fz30f: program 15,982,093 L8 of
-    methods,features,entries,records)."""
+    (it reads the file's), so its device stays ``None``, and so do its nested views'
+    (fz30f: program 15,982,093 L8 of methods,features,entries,records; fz31b: a nested
+    node's line too, program 16,400,914 L16 of methods,index,shape,combine)."""
     if finding.kind != "result" or finding.step.op != "auto_device_":
         return False
-    if type(peer.value).__name__ != "_SubTensorDict" or finding.detail != [
-        f"result.device: peer 'None', tclass '{mine.value.device}'"
-    ]:
+    if type(peer.value).__name__ != "_SubTensorDict" or not finding.detail:
+        return False
+    device = re.escape(f"tclass '{mine.value.device}'")
+    line = re.compile(r"result(\['[^']*'\])*\.device: peer 'None', " + device)
+    if finding.detail[0] != f"result.device: peer 'None', tclass '{mine.value.device}'":
+        return False
+    if not all(line.fullmatch(text) for text in finding.detail):
         return False
     leaves = mine.value.values(include_nested=True, leaves_only=True)
     return {str(leaf.device) for leaf in leaves} == {str(mine.value.device)}
@@ -330,5 +340,57 @@ def _state_dict_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: An
         return False
     keys = re.findall(r"'([^']*)'", unmet.group(1))
     nodes = ("NonTensorData", "NonTensorStack", "MetaData")
-    values = [mine.value.get(key, None) for key in keys]
-    return bool(keys) and all(type(value).__name__ in nodes for value in values)
+    # the peer names a nested node by its last key (fz31b: ("n", "md"), program
+    # 16,402,481 L16 of methods,features,entries,records)
+    found = mine.value.items(include_nested=True, leaves_only=False)
+    named: dict[str, list[Any]] = {key: [] for key in keys}
+    for full, value in found:
+        last = full[-1] if isinstance(full, tuple) else full
+        if last in named:
+            named[last].append(value)
+    return bool(keys) and all(
+        named[key] and all(type(value).__name__ in nodes for value in named[key]) for key in keys
+    )
+
+
+_NARROW_VALUES = re.compile(r"^result((?:\['\w+'\])+): values differ: peer .*, tclass .*$")
+_NARROW = (torch.uint8, torch.int8, torch.int16, torch.int32)
+
+
+def _lazy_operand_not_cast_first(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``maximum_`` / ``minimum_`` of a lazy stack with an ``int64`` tensor: tclass
+    compares in the promoted dtype and casts the result back, as both libraries'
+    TensorDict do (a ``uint8`` 4 against -2 stays 4), where the peer's lazy stack casts
+    the operand to the member's dtype first (-2 becomes 254, the maximum; fz31b: program
+    16,412,383 L8 of math,combine,records)."""
+    if finding.kind != "result" or finding.step.op not in ("maximum_", "minimum_"):
+        return False
+    if "'int64'" not in finding.step.src or not finding.detail:
+        return False
+    for line in finding.detail:
+        if ".<members>" in line:
+            continue  # (the members' lines repeat the stack's)
+        found = _NARROW_VALUES.match(line)
+        if found is None:
+            return False
+        keys = tuple(re.findall(r"\['(\w+)'\]", found.group(1)))
+        try:
+            leaf = mine.value.get(keys)
+        except Exception:  # noqa: BLE001  (a read that fails is no such leaf)
+            return False
+        if getattr(leaf, "dtype", None) not in _NARROW:
+            return False
+    stacked = type(peer.value).__name__ == "LazyStackedTensorDict"
+    return stacked and any(".<members>" not in line for line in finding.detail)
+
+
+def _first_row_none_read(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``.data`` of a stack of per-element Python values whose first row holds only None
+    and a later one a value: tclass reads the values, where the peer's
+    ``NonTensorStack.data`` reads the common value of the first row only, None (as
+    ``_first_row_none_kept``; fz31b: program 16,415,819 L12 of the six families)."""
+    if finding.kind != "result" or finding.step.op != "value_read":
+        return False
+    if not finding.step.src.endswith(".data") or peer.snap != ("py", "NoneType", None):
+        return False
+    return _first_row_none(mine.value)

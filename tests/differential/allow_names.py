@@ -320,3 +320,21 @@ def _lazy_flatten_names_kept(finding: Finding, facts: Facts, peer: Any, mine: An
         if merged is not None and (merged >= len(p[2]) or p[2][merged] != "None"):
             return False
     return True
+
+
+def _empty_lazy_unflatten_named(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``unflatten`` of a lazy stack over no elements: tclass's result keeps the names
+    of the dims, as ``unflatten`` of a TensorDict and of a lazy stack with elements do in
+    both (the peer's quirk included: an unflattened dim's name goes to the last new dim),
+    where the peer's result over no elements (a TensorDict) has none (ol31a: program
+    16,201,121 L12 of methods,index,shape,combine)."""
+    if finding.kind != "result" or finding.step.op != "unflatten":
+        return False
+    if not (facts.kind == "lazy" or any(_LAZY_MADE.search(line) for line in finding.lines)):
+        return False
+    if 0 not in getattr(mine.value, "batch_size", ()):
+        return False
+    for p in (_names_of(line) for line in finding.detail):
+        if p is None or p[0] != "" or set(p[1]) != {"None"} or len(p[1]) != len(p[2]):
+            return False
+    return True

@@ -85,3 +85,32 @@ def _lazy_names_reach_nested(finding: Finding, facts: Facts, peer: Any, mine: An
         if any(theirs) or len(theirs) != len(kept) or kept[: len(top)] != top:
             return False
     return True
+
+
+_ANY_NAMES = re.compile(r"^result(?:\[[^\]]+\])*\.names: peer (\[.*\]), tclass (\[.*\])$")
+
+
+def _lazy_new_batch_named(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``new_empty`` / ``new_zeros`` / ``new_ones`` / ``new_full`` of a named lazy stack:
+    tclass names the new batch right-aligned with the old names (nested collections too),
+    as both libraries do for a TensorDict, where the peer's result from a lazy stack is
+    unnamed (fz31b: ``new_empty((3, 3))`` of a stack named ``['i']``, program 16,404,085
+    L16 of features,entries,math,records)."""
+    if finding.kind != "result" or finding.step.op not in _NEW_FILLED:
+        return False
+    if facts.kind != "lazy":
+        return False
+    for line in finding.detail:
+        found = _ANY_NAMES.match(line)
+        if found is None:
+            return False
+        try:
+            theirs, kept = (ast.literal_eval(side) for side in found.group(1, 2))
+        except (ValueError, SyntaxError):
+            return False
+        if any(theirs) or len(theirs) != len(kept) or not any(kept):
+            return False
+        named = [i for i, name in enumerate(kept) if name is not None]
+        if kept[: named[0]] != [None] * named[0]:
+            return False
+    return bool(finding.detail)

@@ -185,6 +185,36 @@ def _beyond_the_peer(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
     return finding.kind == "result" and bool(tags & {"multi-dim", "values-indices"})
 
 
+_KEYS_OF = re.compile(r"^result((?:\['\w+'\])*): keys: peer \[([^\]]*)\], tclass \[([^\]]*)\]$")
+
+
+def _intersection_without_tensors(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``x.pow(y, default="intersection")`` (any binary math) of a collection holding no
+    tensor: tclass leaves out an empty nested collection that ``y`` lacks, as any key
+    ``y`` lacks, where the peer's math copies such a collection whatever the operand
+    (ol31a: program 16,013,886 L12 of methods,index,shape,combine)."""
+    if finding.kind != "result" or 'default="intersection"' not in finding.step.src:
+        return False
+    if not finding.detail or any(isinstance(leaf, torch.Tensor) for leaf in _leaves(mine.value)):
+        return False
+    for line in finding.detail:
+        found = _KEYS_OF.match(line)
+        if found is None:
+            return False
+        theirs, ours = (set(re.findall(r"'(\w+)'", side)) for side in found.group(2, 3))
+        node = peer.value
+        for key in re.findall(r"\['(\w+)'\]", found.group(1)):
+            node = node.get(key)
+        if not ours < theirs or any(list(node.get(k).keys(True, True)) for k in theirs - ours):
+            return False
+    return True
+
+
+def _leaves(value: Any) -> list[Any]:
+    keys = getattr(value, "keys", None)
+    return [] if keys is None else [value.get(key) for key in keys(True, True)]
+
+
 # What the peer says refusing a reduction tclass computes: a tuple of dims with
 # ``reduce=True``, a lazy stack of records.
 _REDUCTION_REFUSALS = (
@@ -574,7 +604,8 @@ _CAST_OVER_NONE = re.compile(r"^\s*x = x\.(u?int\d+|int|long|float|double|half|b
 # (five families, program 8,009, inv18a).
 _VALUES_OVER_NONE = re.compile(
     r"^batch dimension mismatch, got self\.batch_size=torch\.Size\(\[[\d, ]*\b0\b[\d, ]*\]\) "
-    r"and value\.shape=torch\.Size\(\[0\]\)"
+    r"and value\.shape=torch\.Size\(\[(?:1, )*0\]\)"  # ([1, 0] under [1, 0, 1, 2]: its
+    # list nests as the batch up to its 0; program 16,419,260 L12 of entries,index,combine)
     # (or its check of a tensor against those rows: ``x[None, mask] = rows.to_dict()`` of
     # a lazy stack's dense copy with an empty mask, program 15,840,636, fz28e)
     r"|^the Tensor \w+ has shape torch\.Size\(\[0\]\) which is incompatible with the "
@@ -753,7 +784,6 @@ def _stacked_lazily_instead(finding: Finding, line: str, theirs: Any, ours: Any)
 
 
 _ZERO_DIM_UNBOUND = "Dimension specified as 0 but tensor has no dimensions"
-_MOD_LOCKED = re.compile(r"^result(\['\w+'\])*\.is_locked: peer True, tclass False$")
 
 
 def _chain(error: BaseException | None) -> list[BaseException]:
@@ -774,9 +804,8 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     operation on a collection without entries, or cannot read the Python values of a
     stack of members on a device and of none, or returned a result whose entries fail to
     read (its batch size and names wrong with them), or one without batch dims
-    (``to_padded_tensor`` of a ragged lazy stack without leaves), where tclass answers;
-    or whose ``%`` of a locked collection without tensors is locked (its ``+`` / ``*``
-    unlocked, as tclass's every operator's). ``fill_`` of an expanded ragged lazy stack
+    (``to_padded_tensor`` of a ragged lazy stack without leaves), where tclass answers.
+    ``fill_`` of an expanded ragged lazy stack
     (which the peer's ``expand`` keeps lazy): the peer copies a full tensor into each
     member's expanded one, torch's overlap error, where it fills an expanded TensorDict
     and torch an expanded tensor (program 10,601,418 of the six families, fz20b)."""
@@ -831,13 +860,6 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         return keys is not None and not list(keys(True, True))
     if finding.kind == "result" and _pow_as_torch(finding):
         return True
-    if (
-        finding.kind == "result"
-        and finding.step.op in ("%", "mod")
-        and all(_MOD_LOCKED.match(line) for line in finding.detail)
-    ):  # (program 3,465 of math, inv19a; `mod`, its nested nodes too: 10,401,798, fz19c)
-        leaves = [mine.value.get(key) for key in mine.value.keys(True, True)]
-        return not any(isinstance(leaf, torch.Tensor) for leaf in leaves)
     if finding.kind == "result" and finding.step.family == "math":  # the same, nested
         if all(_nested_without_leaves(mine.value, line) for line in finding.detail):
             return True

@@ -191,6 +191,14 @@ def _inferred_past_empty_dicts(finding: Finding, facts: Facts, peer: Any, mine: 
         return False
     if finding.detail[0].startswith("result.batch_size: peer (), tclass ("):
         return all(_INFERRED_PAST_EMPTY.match(line) for line in finding.detail)
+    first = _NESTED_INFERRED.match(finding.detail[0])
+    if first is not None and finding.step.op == "from_dict_instance":
+        # a nested dict whose first entry is an empty dict: the peer's node (and those
+        # below) stops at [], tclass's infers past it (ol31a: program 16,112,117 L8 of
+        # features,entries,math,records)
+        node = _node_at(mine.value, re.findall(r"\['(\w+)'\]", first.group(1)))
+        inferred = node is not None and _holds_empty(node)
+        return inferred and all(_INFERRED_PAST_EMPTY.match(line) for line in finding.detail)
     if "batch_dims=0" in finding.step.src:  # the peer's 0 is None: an empty one kept
         return all(_emptied_to_no_dims(line, mine.value) for line in finding.detail)
     # auto_batch_size_ of a collection whose empty nested one (first in its node) has a
@@ -203,6 +211,17 @@ def _inferred_past_empty_dicts(finding: Finding, facts: Facts, peer: Any, mine: 
         _longer_past_empty(line) or _empty_took_parents(line, mine.value, peer.value)
         for line in finding.detail
     )
+
+
+_NESTED_INFERRED = re.compile(r"^result((?:\['\w+'\])+)\.batch_size: peer \(\), tclass \(\d")
+
+
+def _node_at(top: Any, path: list[str]) -> Any:
+    """The nested collection of ``top`` at ``path``, or ``None``."""
+    node = top
+    for key in path:
+        node = node.get(key, None) if hasattr(node, "get") else None
+    return node if hasattr(node, "keys") else None
 
 
 _NO_DIMS_LEFT = re.compile(
@@ -505,9 +524,20 @@ def _refiled_not_written(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     if not isinstance(peer.error, FileNotFoundError):
         return False
     for line in reversed(finding.lines[:-1]):
-        if line.startswith("x = ") and not _IN_PLACE.search(line):
+        if line.startswith("x = ") and not _IN_PLACE.search(line) and not _same_dims(line):
             return ".consolidate(" in line
     return False
+
+
+def _same_dims(line: str) -> bool:
+    """``x = torch.permute(x, [-1])``: a permutation that keeps every dim in place, which
+    the peer answers with the collection itself, still consolidated (ol31a: program
+    16,300,813 L8 of features,index,shape,combine)."""
+    found = re.fullmatch(r"x = (?:torch\.permute\(x, |x\.permute\()\[([-\d, ]*)\]\)", line)
+    if found is None:
+        return False
+    dims = [int(d) for d in found[1].split(",") if d.strip()]
+    return [d % len(dims) for d in dims] == list(range(len(dims))) if dims else False
 
 
 _IN_PLACE = re.compile(  # returns x itself, or no collection (a tensor, None)

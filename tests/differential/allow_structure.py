@@ -207,7 +207,8 @@ _SIZES = re.compile(
 def _nested_dim_kept(line: str) -> bool:
     """A nested collection's batch size, names or tensor shape with one more dim in
     tclass, of size 1 (the peer's dense ``unflatten`` of a lazy stack into dims of size 1
-    loses one of a nested collection's own dims)."""
+    loses one of a nested collection's own dims), or more (its ``reshape`` of a lazy
+    stack of one member stacked at 1 into five dims of size 1: ol31a, by hand)."""
     found = _SIZES.search(line)
     if found is None:
         return False
@@ -221,13 +222,22 @@ def _nested_dim_kept(line: str) -> bool:
     )
     peer_dims = [d.strip() for d in theirs.split(",") if d.strip()]
     my_dims = [d.strip() for d in mine.split(",") if d.strip()]
-    if len(my_dims) != len(peer_dims) + 1:
+    if len(my_dims) <= len(peer_dims):
         return False
     if ".names: " in line:
         return all(d == "None" for d in my_dims + peer_dims)
-    return any(
-        my_dims[:i] + my_dims[i + 1 :] == peer_dims for i, d in enumerate(my_dims) if d == "1"
-    )
+    return _ones_dropped(my_dims, peer_dims)
+
+
+def _ones_dropped(longer: list[str], shorter: list[str]) -> bool:
+    """Whether ``shorter`` is ``longer`` without some of its dims of size 1."""
+    if not shorter:
+        return all(d == "1" for d in longer)
+    if not longer:
+        return False
+    if longer[0] == shorter[0] and _ones_dropped(longer[1:], shorter[1:]):
+        return True
+    return longer[0] == "1" and _ones_dropped(longer[1:], shorter)
 
 
 def _front_dim_kept(line: str) -> bool:
@@ -420,6 +430,17 @@ def _value_dim_kept(line: str) -> bool:
     if sizes is not None and int(sizes.group(2)) == int(sizes.group(1)) + 1:
         return True  # (else a list of one deeper down: program 4,625 of shape,combine)
     return _VALUE_ONE_DEEPER.search(line) is not None or _VALUE_LIST_DEEPER.search(line) is not None
+
+
+def _as_deep_as_its_node(line: str, dims: int, mine: Any) -> bool:
+    """Whether the value of ``result['n']['d'][1]: length: ...`` sits in a nested node
+    whose batch size has ``dims`` dims in tclass."""
+    keys = re.findall(r"\['(\w+)'\]", line.split(": ")[0])
+    node = mine
+    for key in keys[:-1]:
+        node = node.get(key, None) if hasattr(node, "get") else None
+    size = getattr(node, "batch_size", None)
+    return len(keys) > 1 and size is not None and len(size) == dims
 
 
 _NESTED_LOCK_KEPT = re.compile(r"^result\[.*\.is_locked: peer True, tclass False$")
@@ -638,3 +659,54 @@ def _lazy_data_ptr_per_member(finding: Finding, facts: Facts, peer: Any, mine: A
             parts.pop(0)
         stripped.add(tuple(parts))
     return stripped == set(theirs)
+
+
+_MEMBERS_LINE = re.compile(r"^result(\['\w+'\])*\.<members>: peer \d+ \(")
+
+
+def _regrouped_by_view(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``view`` / ``reshape`` of a lazy stack that merges dims of size 1 around its stack
+    dim: both results are lazy stacks of the same batch size and entries, equal, whose
+    members are grouped differently (the peer unbinds the dims of size 1 and stacks along
+    dim 0, tclass keeps the stack dim where the merged span puts it: program 16,024,715
+    L8 of features,index,shape,combine, fz30b / ol31a)."""
+    if finding.kind != "result" or finding.step.op not in ("view", "reshape"):
+        return False
+    ours, theirs = mine.value, peer.value
+    lazy = "LazyStackedTensorDict"
+    if not type(ours).__name__ == type(theirs).__name__ == lazy:
+        return False
+    if ours.batch_size != theirs.batch_size or -1 in ours.batch_size:
+        return False
+    if not finding.detail or not all(_MEMBERS_LINE.match(line) for line in finding.detail):
+        return False
+    try:
+        keys = list(ours.keys(include_nested=True, leaves_only=True))
+        if sorted(map(str, keys)) != sorted(map(str, theirs.keys(True, True))):
+            return False
+        return all(torch.equal(ours.get(key), theirs.get(key)) for key in keys)
+    except (RuntimeError, TypeError, ValueError, KeyError, IndexError):
+        return False
+
+
+_UINT_UNSUPPORTED = ("not implemented for 'UInt", "Promotion for uint16, uint32, uint64")
+
+
+def _lazy_uint_refused_per_member(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An operator that torch refuses for ``uint32`` / ``uint64`` entries (``x > torch.tensor(2)``)
+    of a record over a lazy stack that tclass's reshapes kept lazy (``_stays_lazy``) where
+    the peer's made it dense: both refuse; tclass's members' 0-d entries against the 0-d
+    operand are torch's promotion ``RuntimeError``, as the peer's own lazy stack raises,
+    where the peer's dense entry gives torch's ``NotImplementedError`` (fz31b: program
+    16,418,485 L12 of methods,math,shape)."""
+    if finding.kind != "family" or peer.error is None or mine.error is None:
+        return False
+    if not any("L.lazy_stack(" in line for line in finding.lines[:-1]):
+        return False
+    theirs, ours = str(peer.error), str(mine.error)
+    return (
+        type(peer.error).__name__ == "NotImplementedError"
+        and _UINT_UNSUPPORTED[0] in theirs
+        and isinstance(mine.error, RuntimeError)
+        and _UINT_UNSUPPORTED[1] in ours
+    )

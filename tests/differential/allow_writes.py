@@ -355,6 +355,29 @@ def _written_as_torch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     return False
 
 
+_NO_SIZE_FITS = re.compile(
+    r"^(?:reshape|view): shape (\[[-\d, ]*\]) is invalid for a batch of (\d+) "
+)
+
+
+def _reshaped_past_a_ragged_dim(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``reshape`` / ``view`` of a ragged lazy stack (members of different sizes) into a
+    shape its elements do not fit (3 elements into ``[-1, 2]``): tclass's error, as torch
+    refuses that shape for a tensor of as many elements, where the peer counts the ragged
+    dim's ``-1`` as a size and returns a batch size with a ``-1`` in it."""
+    if finding.kind != "tclass-raises" or finding.step.op not in ("reshape", "view"):
+        return False
+    found = _NO_SIZE_FITS.search(str(mine.error))
+    peer_size = getattr(peer.value, "batch_size", None)
+    if found is None or peer_size is None or all(size >= 0 for size in peer_size):
+        return False
+    try:
+        torch.empty(int(found.group(2))).reshape(json.loads(found.group(1)))
+    except RuntimeError:
+        return True
+    return False
+
+
 def _absent_field_filled(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A field that is ``None`` assigned on a locked record saved in a folder
     (``saved.opt = t``): filled in tclass (written to the folder), refused by the peer's
@@ -660,3 +683,45 @@ def _value_spans_member_nodes(finding: Finding, facts: Facts, peer: Any, mine: A
     except (AttributeError, KeyError, RuntimeError, TypeError):
         return False
     return True
+
+
+_OVER_NONE_LINE = re.compile(
+    r"^result((?:\.<members>\[0\]\[\d+\])*)((?:\['\w+'\])+): peer (?:values \(|list of \d+, )"
+)
+
+
+def _value_kept_over_no_write(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An indexed write over no elements (``x[...] = x[-2].clone()`` of a lazy stack of
+    batch ``[3, 2, 0]`` holding a ``MetaData``): the value every element shares stays
+    one value in tclass, the write having no element to write, where the peer makes it a
+    value stack over none, listing nested empty lists, its members too (fz31b: program
+    16,406,778 L20 of features,index,shape,combine)."""
+    if finding.kind != "result" or finding.step.op != "setitem":
+        return False
+    if 0 not in tuple(getattr(mine.value, "batch_size", (1,))) or not finding.detail:
+        return False
+    for line in finding.detail:
+        found = _OVER_NONE_LINE.match(line)
+        if found is None:
+            return False
+        keys = tuple(re.findall(r"\['(\w+)'\]", found.group(2)))
+        members = [int(i) for i in re.findall(r"\[0\]\[(\d+)\]", found.group(1))]
+        try:
+            theirs, ours = (_member(side.value, members).get(keys) for side in (peer, mine))
+        except Exception:  # noqa: BLE001  (a read that fails is no kept value)
+            return False
+        if type(theirs).__name__ != "NonTensorStack" or flat_values(theirs.tolist()):
+            return False
+        if type(ours).__name__ not in ("NonTensorData", "MetaData"):
+            return False
+        if list(ours.batch_size) != list(theirs.batch_size):
+            return False
+    return True
+
+
+def _member(collection: Any, path: list[int]) -> Any:
+    """The lazy stack member at ``path`` (indices into ``tensordicts``, nested; a finding
+    line's ``.<members>[0][i]``: the snapshot's members, then member ``i``)."""
+    for i in path:
+        collection = collection.tensordicts[i]
+    return collection

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .engine import Generator, World
 from .ops_entries import ENTRIES, ENTRY_FEATURES, ENTRY_METHODS, INDEX
+from .ops_extra import EXTRA
 from .ops_math import MATH, MATH_METHODS
 from .ops_records import RECORD_FEATURES, RECORDS, records_world
 from .ops_shape import COMBINE, SHAPE, SHAPE_FEATURES, SHAPE_METHODS
@@ -24,7 +25,15 @@ FAMILIES: dict[str, list[tuple[str, int, Generator]]] = {
     # leaves joined, record habits, value classes, modules; a family of its own again,
     # so that the programs ``methods``' OPEN lines and pins name keep their draws.
     "features": ENTRY_FEATURES + SHAPE_FEATURES + RECORD_FEATURES,
+    # Module functions users call beside the methods (fz31b, issue 27): merges, dense
+    # stacks, builders, losses, file round trips; opt-in (``OPT_IN``).
+    "extra": EXTRA,
 }
+# Families run only where named: the runner's default ``--families`` and the short pytest
+# run leave them out, so that the programs numbered over the default families and the
+# run's time stay as they were.
+OPT_IN = ("extra",)
+DEFAULT_FAMILIES = [name for name in FAMILIES if name not in OPT_IN]
 # Families with a world of their own; a run of several families starts from ``world``.
 WORLDS: dict[str, World] = {"records": records_world}
 

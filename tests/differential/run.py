@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from .chooser import RandomChooser
 from .engine import Finding, Stats, run_program
 from .libs import libraries
-from .ops import FAMILIES, generators, world_of
+from .ops import DEFAULT_FAMILIES, generators, world_of
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--examples", type=int, default=2000)
     parser.add_argument("--seconds", type=float, default=None, help="run until this long")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--families", default=",".join(FAMILIES))
+    parser.add_argument("--families", default=",".join(DEFAULT_FAMILIES))
     parser.add_argument("--length", type=int, default=4, help="ops per program")
     parser.add_argument("--replay", type=int, default=None, help="run one program, verbose")
     parser.add_argument("--show-allowed", action="store_true", help="and the open ones")

@@ -57,6 +57,22 @@ class TestMerge:
         assert merged["x"] is a["x"] and merged["y"] is b["y"] and merged.get("s").data == "a"
         assert merged.batch_size == torch.Size([3])
 
+    def test_first_inputs_names_kept(self) -> None:
+        """The result has the first input's names, as its batch size (a merged nested
+        collection its first holder's); unnamed first, unnamed result (fz31b)."""
+        named = TensorDict({"a": torch.zeros(3, 2), "n": {"b": torch.zeros(3, 2, 4)}}, [3, 2])
+        named.names = ["i", "j"]
+        named["n"].batch_size = [3, 2, 4]
+        named["n"].names = ["i", "j", "k"]
+        other = TensorDict({"c": torch.ones(3, 2), "n": {"d": torch.ones(3, 2, 4)}}, [3, 2])
+        merged = merge_tensordicts(named, other)
+        assert merged.names == ["i", "j"] and merged["n"].names == ["i", "j", "k"]
+        assert sorted(merged["n"].keys()) == ["b", "d"]
+        assert merge_tensordicts(other, named).names == [None, None]
+        lazy = tclass.lazy_stack([part.clone() for part in named.unbind(0)], 0)
+        lazy.names = ["s", "j"]
+        assert merge_tensordicts(lazy, other).names == ["s", "j"]
+
     def test_inputs_unchanged(self) -> None:
         a, b = _a(), _b()
         merge_tensordicts(a, b)

@@ -185,3 +185,26 @@ def test_reshape_of_a_ragged_lazy_stack_without_elements_gives_the_dense_empty_o
             assert list(out.keys()) == (["a"] if keys else [])
         with pytest.raises(ShapeError, match="0 elements"):
             stack.reshape(2, 0, -1)
+
+
+@pytest.mark.parametrize("op", ["view", "reshape"])
+@pytest.mark.parametrize(
+    ("count", "member", "shape"), [(1, [1, 1], [1, 1]), (2, [1, 1], [2, 1]), (2, [2, 3], [2, 6])]
+)
+def test_view_merging_dims_of_a_named_lazy_stack_is_unnamed(
+    op: str, count: int, member: list[int], shape: list[int]
+) -> None:
+    """As a TensorDict's view / reshape in both libraries and the peer's lazy stack's
+    (program 16,303,243 L12 of methods,index,shape,combine): merging or removing dims
+    gives unnamed dims, the stack and its members keep theirs; splitting a dim keeps
+    them, as ``unflatten``."""
+    members = [TensorDict({"a": torch.zeros(*member, 2)}, member) for _ in range(count)]
+    stack = tclass.lazy_stack(members, 0)
+    stack.names = ["j"] + [None] * len(member)
+    out = getattr(stack, op)(shape)
+    assert isinstance(out, LazyStackedTensorDict) and out.batch_size == torch.Size(shape)
+    assert out.names == [None] * len(shape)
+    assert stack.names == ["j"] + [None] * len(member)
+    assert all(m.names == [None] * len(member) for m in members)
+    split = stack.view(*stack.batch_size, 1)  # a dim split: the names kept
+    assert split.names == ["j"] + [None] * (len(member) + 1)

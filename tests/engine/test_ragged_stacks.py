@@ -743,6 +743,22 @@ def test_apply_out_of_a_ragged_stack_writes_each_member_of_out() -> None:
     assert [m["a"].tolist() for m in stack.tensordicts] == [[0.0, 0.0], [0.0, 0.0, 0.0]]
 
 
+def test_named_apply_out_of_a_ragged_stack_writes_each_member_of_out() -> None:
+    """fz31b (program 16,424,539 L16 of entries,index,combine): ``named_apply(fn,
+    out=...)`` of a ragged stack writes each member's result into ``out``'s member, as
+    its ``apply`` and the peer's (tclass raised a ``BatchMismatchError`` against the
+    ragged batch size)."""
+    stack = tclass.lazy_stack(
+        [TensorDict({"a": torch.zeros(2)}, [2]), TensorDict({"a": torch.zeros(3)}, [3])]
+    )
+    out = stack.clone()
+    result = stack.named_apply(lambda key, v: v + (key == "a"), out=out)
+    assert result.batch_size == torch.Size([2, -1])
+    assert [m["a"].tolist() for m in out.tensordicts] == [[1.0, 1.0], [1.0, 1.0, 1.0]]
+    assert [m["a"].tolist() for m in result.tensordicts] == [[1.0, 1.0], [1.0, 1.0, 1.0]]
+    assert [m["a"].tolist() for m in stack.tensordicts] == [[0.0, 0.0], [0.0, 0.0, 0.0]]
+
+
 def test_pad_sequence_of_ragged_python_values_stacks_them() -> None:
     """``pad_sequence`` of lazy stacks whose Python values are ragged (a ``-1`` batch
     dim, no array holds them) pads each as ``pad`` does and stacks them, as the peer's

@@ -469,3 +469,15 @@ def test_empty_of_a_lazy_stack_with_a_batch_size() -> None:
     stack = tclass.lazy_stack([_td(), _td()])
     out = stack.empty(batch_size=[5])  # a device not given is no device error
     assert out.batch_size == (5,) and list(out.keys()) == []
+
+
+def test_unpad_sequence_of_members_over_no_elements() -> None:
+    """fz31b (the extra family, program 16,435,153 L4): ``unpad_sequence`` of a padded
+    stack whose members have no elements (batch ``[0, 1]``) gives the members back, as
+    the peer's; tclass's mask reading reshaped no elements to ``[0, -1]`` and raised."""
+    x = TensorDict({"c": torch.zeros(0, 1), "b": torch.zeros(0, 1, 2)}, [0, 1])
+    padded = tclass.pad_sequence([x, x[:0]], return_mask=True)
+    parts = tclass.unpad_sequence(padded)
+    assert parts.batch_size == torch.Size([2, 0, 1])
+    assert [m.batch_size for m in parts.tensordicts] == [torch.Size([0, 1])] * 2
+    assert sorted(parts.tensordicts[0].keys()) == ["b", "c"]

@@ -979,6 +979,25 @@ def test_a_grown_copy_of_a_locked_node_is_locked() -> None:
     assert grown["a"].batch_size == (3, 2) and not grown["a"].is_locked
 
 
+def test_a_given_metadata_stays_one_through_from_dict_and_from_tuple() -> None:
+    """fz31b (program 16,432,978 L16 of methods,features,entries,records): a ``MetaData``
+    without batch dims given to ``from_dict`` / ``from_tuple`` / ``make_tensordict`` stays
+    a ``MetaData`` (of the node's batch size), as the constructor keeps it and as the
+    peer's; tclass made it a ``NonTensorData``. A plain value is a ``NonTensorData``."""
+    meta = tclass.MetaData({"k": 1}, batch_size=[])
+    built = [
+        TensorDict.from_dict({"a": torch.zeros(2), "m": meta, "s": "x"}, auto_batch_size=True),
+        TensorDict.from_dict({"a": torch.zeros(2), "m": meta, "s": "x"}, batch_size=[2]),
+        TensorDict.from_tuple((torch.zeros(2), meta)),
+        tclass.make_tensordict({"m": meta}, batch_size=[]),
+    ]
+    for td in built:
+        node = td.get("m" if "m" in td.keys() else "1")
+        assert type(node) is tclass.MetaData and node.data == {"k": 1}
+    assert type(built[0].get("s")) is tclass.NonTensorData
+    assert list(built[1].get("m").batch_size) == [2]
+
+
 @pytest.mark.parametrize("lib_name", ["tclass", "tensordict"])
 def test_from_dict_copies_numpy_arrays_torch_cannot_view(lib_name: str) -> None:
     """An array with negative strides (``a[::-1]``, ``np.flip``, as environments hand back

@@ -588,3 +588,14 @@ def test_load_state_dict_writes_leaves_that_require_grad() -> None:
     theirs = peer.TensorDict({"b": torch.ones(2, 1)}, [2]).requires_grad_()
     with pytest.raises(ValueError, match="Failed to update 'b'"):
         theirs.load_state_dict(theirs.detach().apply(torch.zeros_like).state_dict())
+
+
+def test_a_meta_tensor_in_the_state_dict_is_refused_before_anything_is_loaded() -> None:
+    td = TensorDict({"a": torch.zeros(3), "n": {"c": torch.zeros(3)}}, batch_size=[3])
+    state = {"a": torch.ones(3), "n.c": torch.ones(3, device="meta")}
+    with pytest.raises(errors.MetaTensorError, match="'n.c' is a meta tensor") as caught:
+        td.load_state_dict(state)
+    assert isinstance(caught.value, NotImplementedError)
+    assert torch.equal(td["a"], torch.zeros(3))  # nothing loaded (it copied "a" first)
+    td.load_state_dict({"a": torch.ones(3), "n.c": torch.ones(3)})
+    assert torch.equal(td["n", "c"], torch.ones(3))

@@ -566,3 +566,29 @@ def test_tclass_grows_a_folder_the_peer_wrote_and_the_peer_grows_one_of_tclass(
         tmp_path / "t", tensordict.TensorDict(reward=torch.ones(2), batch_size=[2])
     )
     assert TensorDict.load_memmap(tmp_path / "t")["reward"].tolist() == [0, 0, 1, 1]
+
+
+def test_an_append_keeps_the_saved_dim_names(tmp_path: Path) -> None:
+    """The grown folder names its dims as the saved one did (the peer's keeps them too), at
+    every level, and through a record's ``append_memmap_``."""
+    td = TensorDict(
+        x=torch.zeros(3, 2), n={"y": torch.zeros(3, 2)}, batch_size=[3, 2], names=["t", "e"]
+    )
+    td.memmap(tmp_path / "d")
+    more = TensorDict(x=torch.ones(1, 2), n={"y": torch.ones(1, 2)}, batch_size=[1, 2])
+    tclass.append_memmap(tmp_path / "d", more)
+    grown = TensorDict.load_memmap(tmp_path / "d")
+    assert grown.batch_size == torch.Size([4, 2])
+    assert grown.names == ["t", "e"] and grown["n"].names == ["t", "e"]
+
+    @tensorclass
+    class Named:
+        x: torch.Tensor
+        label: str = "a"
+
+    Named(x=torch.arange(4.0), batch_size=[4], names=["time"]).memmap(tmp_path / "r")
+    saved = Named.load_memmap(tmp_path / "r")
+    saved.append_memmap_(Named(x=torch.arange(2.0), batch_size=[2], names=["time"]))
+    assert saved.names == ["time"]
+    again = Named.load_memmap(tmp_path / "r")
+    assert again.batch_size == torch.Size([6]) and again.names == ["time"]

@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from tclass import PersistentTensorDict, TensorDict, tensorclass
-from tclass.errors import InPlaceWriteError, StoreShapeError, TclassError
+from tclass.errors import InPlaceWriteError, MetaTensorError, StoreShapeError, TclassError
 
 LIBRARIES = {"h5": "h5py", "zarr": "zarr"}
 
@@ -316,3 +316,32 @@ def test_update_at_of_a_views_rows_reads_each_entry_once(
     ptd.update_at_({"a": torch.ones(3), ("n", "x"): torch.tensor(3.0)}, 0)  # entry's
     assert reads == []  # class was read from a whole array per entry)
     assert ptd["n", "x"].tolist() == [3.0, 0.0, 2.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    ("part", "error"),
+    [
+        ({"a": torch.ones(4, 3), "b": torch.ones(4, 5, dtype=torch.int64)}, StoreShapeError),
+        ({"a": torch.ones(4, 3), "n": {"x": torch.ones(4), "y": torch.ones(5)}}, StoreShapeError),
+        ({"a": torch.ones(4, 3), "b": "hello"}, InPlaceWriteError),
+        ({"a": torch.ones(4, 3), "n": {"y": torch.ones(4, 2, device="meta")}}, MetaTensorError),
+    ],
+    ids=["shape", "nested shape", "string", "meta"],
+)
+def test_an_update_in_place_of_whole_entries_is_all_or_nothing(
+    ptd: PersistentTensorDict, part: dict[str, Any], error: type[Exception]
+) -> None:
+    # update(inplace=True) checks each write into an entry the file holds (as update_),
+    # and a meta tensor (no data) is refused before any is written, in place or not
+    with pytest.raises(error) as caught:
+        ptd.update(part, inplace=True)
+    assert isinstance(caught.value, TclassError)
+    _unchanged(ptd)
+    if error is MetaTensorError:
+        with pytest.raises(MetaTensorError):
+            ptd.update(part)
+        with pytest.raises(MetaTensorError):
+            ptd.load_state_dict(TensorDict(part, [4]).state_dict(), strict=False)
+        _unchanged(ptd)
+    ptd.update({"a": torch.ones(4, 3), "new": torch.ones(4)}, inplace=True)  # a new key: set
+    assert torch.equal(ptd["new"], torch.ones(4)) and torch.equal(ptd["a"], torch.ones(4, 3))

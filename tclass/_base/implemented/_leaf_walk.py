@@ -463,7 +463,8 @@ class LeafWalkOps(TensorCollection):
             if problem is None:
                 raise
             raise problem from error
-        if lock and self._lock_state() and not (arithmetic and _unlocks(base, leaves, operands)):
+        unlocks = arithmetic and _unlocks(base, leaves, operands, without_tensors)
+        if lock and self._lock_state() and not unlocks:
             out.lock_()
         if not drop_empty:
             return out
@@ -911,14 +912,20 @@ def flat_split(mine: Mapping[str, Any], theirs: Mapping[str, Any] | None) -> Fla
     return leaves, pieces, keys, entries
 
 
-def _unlocks(node: TensorCollection, leaves: Sequence[Any], operands: tuple[Any, ...]) -> bool:
+def _unlocks(
+    node: TensorCollection,
+    leaves: Sequence[Any],
+    operands: tuple[Any, ...],
+    without_tensors: bool = False,
+) -> bool:
     """As the peer's pointwise math: a collection without tensors, or a tensor operand
     with dims spread over the batch dims (:func:`_spread`), gives a new unlocked
     collection; a number or a 0-d tensor keeps the lock. A collection holding only
     Python values keeps it when a collection operand is paired key by key beside a
     tensor operand with dims (the peer's ``addcmul(t, td)``, ``lerp(td, t)``: its
-    ``apply`` with the lock)."""
-    if not leaves:
+    ``apply`` with the lock), and, for the ops ``without_tensors`` (``%``,
+    ``bitwise_and``, ``logical_and``), as one holding tensors does."""
+    if not leaves and (node.is_empty() or not without_tensors):
         return node.is_empty() or not _has_dims(operands) or not _paired(operands)
     return _spread(operands) and not _sliced_to_0d(node)
 

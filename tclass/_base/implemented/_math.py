@@ -64,9 +64,11 @@ class MathOps(UnaryMathOps):
             )
             # locked like ``self``, as without ``default`` (the aligned copy is not locked);
             # of a collection holding no tensor (nothing, or Python values only), a new
-            # unlocked one (``_leaf_walk._unlocks``), as the peer's
+            # unlocked one (``_leaf_walk._unlocks``), as the peer's (of Python values only,
+            # locked for the ops ``without_tensors``)
             holds_tensors = next(iter(self._tensor_leaves()), None) is not None
-            locked = self._results_locked() and not out.is_locked and holds_tensors
+            kept = holds_tensors or (without_tensors and not self.is_empty())
+            locked = self._results_locked() and not out.is_locked and kept
             return cast(Self, out.lock_() if locked else out)
         # As the peer: nested collections holding nothing are left out of the result.
         return self._pointwise(

@@ -256,9 +256,15 @@ class LazyStackOps(TensorDictBase):
         """The members, each once, for a change of their keys: ``torch.cat([lazy,
         lazy[:1]])`` holds member 0 twice, and ``stack[[1, 1]][rows]`` two views of
         member 1 (a view's keys are its source's: a view of a file's rows, a lazy view,
-        each with a ``_source``), which one change reaches both."""
+        each with a ``_source``), which one change reaches both; through the lazy stacks
+        a reshape nests members in (``reshape(-1, 1, 1)`` of that ``cat``)."""
         distinct: dict[int, Any] = {}
-        for member in self._members:
+        pending = list(reversed(self._members))
+        while pending:
+            member = pending.pop()
+            if isinstance(member, LazyStackOps):  # a reshape nests members in lazy stacks
+                pending.extend(reversed(member._members))  # of their own, several over one
+                continue
             distinct.setdefault(id(getattr(member, "_source", member)), member)
         return list(distinct.values())
 
@@ -371,12 +377,19 @@ class LazyStackOps(TensorDictBase):
         cut = [self._cut(other) for other in others]
         full = cast(ApplyOptions, {**options})
         member_options, member_size = self._member_options(full, "named_apply")
+        outs = self._out_members(full.get("out"))  # a ragged stack's out, member by member
         results = [
             member.named_apply(
-                fn, *(pieces[i] for pieces in cut), nested_keys=nested_keys, **member_options
+                fn,
+                *(pieces[i] for pieces in cut),
+                nested_keys=nested_keys,
+                **member_options,
+                **({} if outs is None else {"out": outs[i]}),
             )
             for i, member in enumerate(self._members)
         ]
+        if outs is not None:
+            full = cast(ApplyOptions, {k: v for k, v in full.items() if k != "out"})
         return self._restacked_results(results, full, member_size)
 
     def _dense_storage(self, action: str) -> TensorDict:

@@ -84,6 +84,7 @@ class LazyReshapeOps(LazyMemberEntries):
         if regrouped is self:
             return self
         batch_size = self._batch_size
+        regrouped = self._unnamed_regroup(regrouped, target)
         return self._carry(regrouped, None, inverse=lambda r: r.view(batch_size))
 
     def flatten(
@@ -132,7 +133,7 @@ class LazyReshapeOps(LazyMemberEntries):
             return self._lazily(self._elements_in_order(), 0, None)
         regrouped = self._regroup(new)  # by the shape alone, as the peer's (not ``span``)
         if regrouped is not None:
-            return regrouped
+            return regrouped if span is not None else self._unnamed_regroup(regrouped, new)
         return self._dense("reshape()").reshape(new)  # type: ignore[no-any-return]
 
     def _no_elements(self, new: torch.Size) -> Self:
@@ -195,6 +196,30 @@ class LazyReshapeOps(LazyMemberEntries):
                 current = self._lazily(list(current.chunk(shape[k], dim=k)), k, None)
             return current  # type: ignore[no-any-return]
         return None
+
+    def _unnamed_regroup(self, out: Self, shape: torch.Size) -> Self:
+        """``out``, the regrouping of a ``view`` / ``reshape`` into ``shape``, with no name
+        on the stack dims of the stacks it built where it merges or removes dims: unnamed,
+        as a TensorDict's view in both libraries and the peer's lazy stack's (which keeps
+        them where it splits a dim, as its ``unflatten``). The members keep their own
+        names: other stacks may share them."""
+        if out is self or len(shape) >= len(self._batch_size):
+            return out
+        originals: set[int] = set()  # this stack's members, at every depth
+        walk: list[Any] = list(self._members)
+        while walk:
+            node = walk.pop()
+            if id(node) not in originals:
+                originals.add(id(node))
+                walk.extend(node._members if node._is_lazy else ())
+        pending: list[Any] = [out]
+        while pending:
+            node = pending.pop()
+            if id(node) in originals or not node._is_lazy:
+                continue
+            node._stack_dim_name = None
+            pending.extend(node._members)
+        return out
 
     def _lazily(self, parts: list[Any], dim: int, size: torch.Size | None) -> Self:
         """A lazy stack of ``parts`` along ``dim`` (members of any kind)."""

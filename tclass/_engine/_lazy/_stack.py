@@ -778,10 +778,8 @@ class LazyStackedTensorDict(LazyLocking, LazyWrites, Generic[M]):
         return self.__reduce__()
 
     def __reduce__(self) -> tuple[Any, ...]:
-        if self._consolidated is not None:  # one buffer instead of leaves
-            reduced = self._consolidated.reduce(self)
-            if reduced is not None:
-                return reduced
+        if self._consolidated is not None:  # one buffer instead of leaves (or a copy)
+            return self._consolidated.reduce(self)
         return (
             _rebuild,
             (type(self), self._members, self._stack_dim, self._batch_size, self._stack_dim_name),

@@ -263,10 +263,13 @@ class _Grower(NodeVisitor[Build]):
                 )
                 raise AppendError(msg)
         batch = torch.Size((td.batch_size[0] + self.added, *td.batch_size[1:]))
+        dim_names = td._dim_names  # the grown folder keeps them, as a save would
 
         def build(written: list[torch.Tensor]) -> TensorDict:
             entries = {key: part(written) for key, part in parts}
-            return TensorDict._new_unchecked(entries, batch, td.device)
+            grown = TensorDict._new_unchecked(entries, batch, td.device)
+            grown._assign_names(dim_names)
+            return grown
 
         return build
 

@@ -36,6 +36,7 @@ __all__ = [
     "read_json_object",
     "read_meta",
     "checked_sizes",
+    "checked_stack_dims",
 ]
 
 _INT64 = 1 << 63  # sizes and element counts must stay below this (torch's int64)
@@ -224,6 +225,26 @@ def checked_sizes(value: object, where: str, what: str) -> list[int]:
     if not fits_int64(value):
         raise_too_large(where, f"{what} {value}, which")
     return value
+
+
+def checked_stack_dims(marker: dict[str, Any], dims: int, where: str) -> tuple[int, ...] | None:
+    """The stack dims tclass's marker records for a stack of values of ``dims`` batch
+    dims (None when it records none).
+
+    Raises:
+        MetadataError: they are not distinct batch dims (outermost first).
+    """
+    value = marker.get("stack_dims")
+    if value is None:
+        return None
+    if (
+        type(value) is not list
+        or not all(type(d) is int and 0 <= d < dims for d in value)
+        or len(set(value)) != len(value)
+    ):
+        msg = f"{where!r}: stack_dims must be distinct batch dims, got {value!r:.80}"
+        raise MetadataError(msg)
+    return tuple(value)
 
 
 def fits_int64(sizes: list[int]) -> bool:

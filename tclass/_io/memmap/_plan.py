@@ -299,6 +299,9 @@ class _Planner(NodeVisitor[Rebuild]):
             meta["data"] = "pickle.pkl"
             plan.files.append((_join(rel, "pickle.pkl"), dumps_pickle(values, where)))
         meta[TCLASS_FIELD] = {"batch_size": list(node.batch_size)}
+        nesting = node._nesting()  # a dense stack of records: one value per member
+        if nesting is not None:
+            meta[TCLASS_FIELD]["stack_dims"] = list(nesting)
         _add_meta(plan, rel, meta, options, compact=True)
         saved = _in_folder(node._copy_on(torch.device("cpu")), options, rel)  # nests as node
         return lambda written: saved

@@ -75,6 +75,7 @@ from tclass._io.memmap._meta_file import (
     check_depth,
     check_nested_batch,
     checked_sizes,
+    checked_stack_dims,
     decode_header,
     names_device,
     saved_marker,
@@ -914,7 +915,8 @@ def _load_values(
     items = flatten_values(data, shape, where)  # first: the data bounds what is allocated
     array = np.empty(shape, dtype=object)
     fill_flat(array, items)
-    return NonTensorStack._from_array(array, options.device or _CPU)
+    nesting = checked_stack_dims(saved_marker(meta, where), len(shape), where)
+    return NonTensorStack._from_array(array, options.device or _CPU, nesting)
 
 
 def _nested_shape(data: list[Any], dims: int | None) -> list[int]:

@@ -330,7 +330,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
             source = source.detach()  # a save writes the values (the peer refuses it)
         batch = source.batch_size if batch_size is None else torch.Size(batch_size)
         label = f"the {'zarr store' if backend == 'zarr' else 'HDF5 file'}"
-        refuse_ragged_batch(source, label, replaced=filename)
+        refuse_ragged_batch(source, label, replaced=filename, truncated=backend != "zarr")
         once = backend == "zarr" and _zarr.append_only(filename)
         staged = _zarr.staging_store() if once else filename
         out = cls(

@@ -8,7 +8,6 @@ renames; writes into what the store already holds (``set_`` and ``update_``, ``p
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -20,7 +19,7 @@ from typing_extensions import Self
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _keys
-from tclass._core._batch import normalize_index
+from tclass._core._mapped_paths import MappedFiles
 from tclass._core._records import is_record, storage_of
 from tclass._engine._entry_values import fit_to_batch
 from tclass._engine._lazy._stack import LazyStackedTensorDict
@@ -40,7 +39,6 @@ from tclass._io.store._datasets import (
     RepeatedRow,
     as_values,
     fill,
-    grad_refused,
     list_index,
     plan_rows,
     rows_shape,
@@ -51,9 +49,16 @@ from tclass._io.store._datasets import (
 from tclass._io.store._protocol import Node, StoreGroup, is_group
 from tclass._io.store._records import source_items
 from tclass._io.store._surface import in_memory
+from tclass._io.store._write_helpers import (
+    batch_index,
+    dropped_entries,
+    holds_leaves,
+    paths_below,
+    refuse_unstorable,
+    warn_replaced,
+)
 from tclass.errors import (
     BatchMismatchError,
-    EntryReplacedWarning,
     EntryTypeError,
     FileBusyError,
     HeterogeneousEntryError,
@@ -74,8 +79,9 @@ _T = TypeVar("_T")
 
 
 def refuse_ragged_batch(
-    value: Any, label: str, where: tuple[str, ...] = (), replaced: Any = None
-) -> None:
+    value: Any, label: str, where: tuple[str, ...] = (), replaced: Any = None,
+    truncated: bool = False,
+) -> None:  # fmt: skip
     """Refuses a collection (``value`` or one nested in it, a lazy stack's members' too)
     whose batch size has a ragged dim (``-1``: a lazy stack of members of different
     shapes), before anything is written: a group records one batch size, and the peer's
@@ -83,24 +89,33 @@ def refuse_ragged_batch(
     ``replaced``: the file or store (a path or a store object) a new one replaces; a
     node read from it (or from a store inside it, or holding it) is refused too, since
     creating the new one clears what it would read (the peer's zarr writes the zeros
-    of the cleared arrays, and h5py refuses to truncate an open file).
+    of the cleared arrays, and h5py refuses to truncate an open file). ``truncated``:
+    ``replaced`` is a file the write truncates (HDF5's), and a tensor mapping it is
+    refused too (it would read the new bytes before they are copied).
 
     Raises:
         HeterogeneousEntryError: (a ``RuntimeError``, as the peer's store raises for
             such a stack's tensors) naming the key and the batch size.
         FileBusyError: (a ``BlockingIOError``) a node is read from ``replaced``.
     """
-    _WriteChecks(label, replaced).visit(value, where)
+    _WriteChecks(label, replaced, truncated).visit(value, where)
 
 
-def _same_store(one: Any, other: Any) -> bool:
-    """Whether the stores ``one`` and ``other`` (paths or store objects) are one, or one
-    holds the other (a folder and a store inside it)."""
-    if isinstance(one, (str, os.PathLike)) and isinstance(other, (str, os.PathLike)):
-        first, second = os.path.realpath(one), os.path.realpath(other)
-        inside = first.startswith(second + os.sep) or second.startswith(first + os.sep)
-        return first == second or inside
-    return one is other
+def _same_store(source: Any, replaced: Any) -> bool:
+    """Whether writing the store ``replaced`` clears what the store ``source`` reads
+    (paths or store objects): the same one, a folder holding it, or a part of it (an
+    existing file or folder inside a zarr store; a new file beside its parts clears
+    nothing)."""
+    if isinstance(source, (str, os.PathLike)) and isinstance(replaced, (str, os.PathLike)):
+        read, written = os.path.realpath(source), os.path.realpath(replaced)
+        part = written.startswith(read + os.sep) and os.path.lexists(written)
+        return read == written or read.startswith(written + os.sep) or part
+    return source is replaced
+
+
+# kinds whose tensors the walk visits itself, or that hold none mapped (a file's)
+def _walked(node: TensorDictBase) -> bool:
+    return isinstance(node, (TensorDict, LazyStackedTensorDict)) or node._is_store
 
 
 class _WriteChecks(NodeVisitor[None]):
@@ -109,9 +124,11 @@ class _WriteChecks(NodeVisitor[None]):
 
     action = "write"
 
-    def __init__(self, label: str, replaced: Any) -> None:
+    def __init__(self, label: str, replaced: Any, truncated: bool = False) -> None:
         self.label = label
         self.replaced = replaced
+        is_file = isinstance(replaced, (str, os.PathLike)) and os.path.isfile(replaced)
+        self.mapped = MappedFiles(replaced) if truncated and is_file else None
 
     def visit_tensordict(self, td: TensorDict, where: tuple[str, ...]) -> None:
         self.visit_other(td, where)
@@ -120,8 +137,25 @@ class _WriteChecks(NodeVisitor[None]):
 
     def visit_lazy(self, stack: LazyStackedTensorDict, where: tuple[str, ...]) -> None:
         self.visit_other(stack, where)
+        self._refuse_exclusive_keys(stack, where)
         for member in stack.tensordicts:
             self.visit(member, where)
+
+    def _refuse_exclusive_keys(self, stack: LazyStackedTensorDict, where: tuple[str, ...]) -> None:
+        """A group holds the entries every member holds: one only some members hold (a
+        record's optional field set in one) would be left out, as the peer's store does."""
+        keys = [set(storage_of(member).keys(include_nested=True)) for member in stack.tensordicts]
+        common = set.intersection(*keys) if keys else set()
+        extra = {i: _outermost(found - common) for i, found in enumerate(keys) if found - common}
+        if extra:
+            at = f"key {where!r}" if where else "the root"
+            shown = "; ".join(f"member {index}: {names}" for index, names in extra.items())
+            msg = (
+                f"cannot write a lazy stack ({at}) to {self.label}: some members hold entries "
+                f"the others lack ({shown}), which it would leave out; give every member "
+                "those entries, or save the stack with memmap(), which keeps each member"
+            )
+            raise HeterogeneousEntryError(msg)
 
     def visit_value(self, node: NonTensorData, where: tuple[str, ...]) -> None:
         return None
@@ -133,6 +167,8 @@ class _WriteChecks(NodeVisitor[None]):
         """A tensor (nothing to check), or a collection of another kind (a file, a
         ``TensorDictParams``): its own batch size only, and a file's location."""
         replaced = self.replaced
+        if self.mapped is not None:
+            self._refuse_mapped(node, where)
         if replaced is not None and isinstance(node, StoreWrites):
             source = cast("PersistentTensorDict", node)._group.file.target
             if _same_store(source, replaced):
@@ -152,6 +188,36 @@ class _WriteChecks(NodeVisitor[None]):
                 "(tclass.pad_sequence) or save it with memmap(), which keeps each member"
             )
             raise HeterogeneousEntryError(msg)
+
+    def _refuse_mapped(self, node: Any, where: tuple[str, ...]) -> None:
+        """A tensor (or one of a kind's own, a ``TensorDictParams``') that maps the file
+        replaced: truncating it would change what the write then reads."""
+        assert self.mapped is not None
+        if isinstance(node, torch.Tensor):
+            found = [where] if self.mapped.maps(node) else []
+        elif isinstance(node, TensorDictBase) and not _walked(node):
+            found = [
+                (*where, *((key,) if isinstance(key, str) else key))
+                for key, value in node.items(include_nested=True, leaves_only=True)
+                if isinstance(value, torch.Tensor) and self.mapped.maps(value)
+            ]
+        else:
+            return
+        if found:
+            msg = (
+                f"cannot write {self.label} {self.replaced!r}: key {found[0]!r} maps that "
+                "file (a collection loaded from it, or saved there), and creating the new "
+                "file truncates it first (its values would be lost); write to another path, "
+                "or read the collection into memory first (td.clone())"
+            )
+            raise FileBusyError(msg)
+
+
+def _outermost(keys: set[Any]) -> list[str]:
+    """``keys`` (strings and tuples) without those inside another one, dotted."""
+    paths = {(key,) if isinstance(key, str) else tuple(key) for key in keys}
+    kept = [p for p in paths if not any(p[:n] in paths for n in range(1, len(p)))]
+    return sorted(".".join(path) for path in kept)
 
 
 class StoreWrites(TensorDictBase):
@@ -223,7 +289,7 @@ class StoreWrites(TensorDictBase):
             return self
         key = path[0]
         group = self._writable()
-        refuse_grad(value, self._where(key))  # before anything is written
+        refuse_unstorable(value, self._where(key), self._label)  # before anything is written
         if inplace and key in group:
             return self.set_(key, value)
         if self._locked:
@@ -262,7 +328,7 @@ class StoreWrites(TensorDictBase):
         if node.shape != array.shape or node.dtype != torch_dtype_of(array.dtype):
             return False
         if warn:
-            _warn_replaced(self._where(key), in_place=True)
+            warn_replaced(self._where(key), in_place=True)
         if array.size:
             node.write(..., array)
         return True
@@ -274,7 +340,7 @@ class StoreWrites(TensorDictBase):
         ``warn``, an ``EntryReplacedWarning`` if there is one)."""
         if key in group:
             if warn:
-                _warn_replaced(self._where(key))
+                warn_replaced(self._where(key))
             group.delete(key)
             self._nested.pop(key, None)
             self._records.pop(key, None)
@@ -385,7 +451,9 @@ class StoreWrites(TensorDictBase):
         if isinstance(index, str) or (isinstance(index, tuple) and _keys.is_key_tuple(index)):
             self._put(index, value, self._locked)
             return
-        refuse_grad(value, self._where())  # checked before any dataset is written
+        refuse_unstorable(
+            value, self._where(), self._label
+        )  # checked before any dataset is written
         if isinstance(value, TensorCollection):
             source = storage_of(value)  # (one without entries: the message says so)
             error = source_batch_error(self, index, source, empty=not list(source.keys()))
@@ -490,11 +558,13 @@ class StoreWrites(TensorDictBase):
             raise LockedError(msg)
         paths = None if keys_to_update is None else [_keys.key_path(k) for k in keys_to_update]
         group = self._writable()
-        refuse_grad(source, self._where())  # before any entry is written
+        refuse_unstorable(source, self._where(), self._label)  # before any entry is written
         self._check_rows_into(source)
+        if inplace:  # the writes into the entries it holds, checked before the first
+            self._require_keys(source, (), paths, [], missing_ok=True)
         for key, value in source_items(source):
             path = _keys.key_path(key)
-            below = None if paths is None else _paths_below(path, paths)
+            below = None if paths is None else paths_below(path, paths)
             if below == []:
                 continue  # neither this key nor anything under it was asked for
             inner = None if below is None or () in below else below
@@ -692,11 +762,11 @@ class StoreWrites(TensorDictBase):
         self._check_into_records(_keys.key_path(key), value)
         index = list_index(index)
         if not is_group(target) and target.dtype is not None:  # (a tensor's own dims)
-            index = _batch_index(index, torch.Size(target.shape or ()))
+            index = batch_index(index, torch.Size(target.shape or ()))
             where = node._where(name)
             plan.append(plan_rows(target, index, value, len(node._batch_size), self._label, where))
             return
-        index = _batch_index(index, self._batch_size)
+        index = batch_index(index, self._batch_size)
         if is_group(target):
             node._child_of(name, target)._plan_rows(index, value, True, plan)
         else:  # a Python value: through the group's rows, as ptd[index] = {...}; checked now
@@ -732,7 +802,7 @@ class StoreWrites(TensorDictBase):
         skipped: list[tuple[str, ...]] = []
         self._require_keys(source, (), allowed, skipped)
         if skipped:
-            source = _dropped(source, skipped, ())
+            source = dropped_entries(source, skipped, ())
         return self.update(source, clone=clone, inplace=True, keys_to_update=keys_to_update)
 
     def _require_keys(
@@ -741,10 +811,13 @@ class StoreWrites(TensorDictBase):
         prefix: tuple[str, ...],
         allowed: list[tuple[str, ...]] | None,
         skipped: list[tuple[str, ...]],
+        missing_ok: bool = False,
     ) -> None:
         """Raises the missing-key error of the first key of ``source`` (a mapping, a
-        collection or a record; under ``prefix``) this file does not hold; a missing key
-        whose value holds nothing to write is added to ``skipped``."""
+        collection or a record; under ``prefix``) this file does not hold (``missing_ok``:
+        passes it, for ``update(..., inplace=True)``, which sets it); a missing key whose
+        value holds nothing to write is added to ``skipped``. Each write into a key it
+        holds is checked as ``set_`` makes it."""
         for key, value in source_items(source):
             path = prefix + _keys.key_path(key)
             if allowed is not None and not any(
@@ -754,15 +827,17 @@ class StoreWrites(TensorDictBase):
             nested = is_record(value) or isinstance(value, (Mapping, TensorCollection))
             nested = nested and not isinstance(value, (NonTensorData, NonTensorStack))
             if path not in self:
-                if nested and not _holds_leaves(value):
+                if missing_ok:
+                    continue
+                if nested and not holds_leaves(value):
                     skipped.append(path)  # nothing to write (a TensorDict's update_ too)
                     continue
                 raise self._missing_key(path[0] if len(path) == 1 else path)
             node, _, name, target = self._existing(path)
-            if nested and not _holds_leaves(value) and not is_group(target):
+            if nested and not holds_leaves(value) and not is_group(target):
                 skipped.append(path)  # nothing to write into the dataset (a TensorDict's too)
             elif nested and is_group(target):
-                self._require_keys(value, path, allowed, skipped)
+                self._require_keys(value, path, allowed, skipped, missing_ok)
             else:  # checked as set_ writes it, before any entry is (as the peer's file)
                 node._refuse_set_(name, target, value)
                 if not is_group(target) and target.dtype is not None:
@@ -784,7 +859,7 @@ class StoreWrites(TensorDictBase):
     ) -> None:
         """:meth:`_write_rows`'s writes, each checked, added to ``plan``."""
         group = self._writable()
-        index = _batch_index(list_index(index), self._batch_size)
+        index = batch_index(list_index(index), self._batch_size)
         # checked first, as a TensorDict's rows are: a file with no arrays (or none that
         # an index out of range reaches, over no elements) writes nothing to refuse it
         rows_shape(self._batch_size, index)
@@ -886,79 +961,3 @@ class StoreWrites(TensorDictBase):
             elif node.dtype is not None and 0 not in (node.shape or ()):
                 fill(node, node.dtype, value)
         return self
-
-
-def refuse_grad(value: Any, where: str) -> None:
-    """Raises ``GradError`` if ``value`` (a tensor, a collection in memory, a record, a
-    mapping of them) holds a tensor that requires grad, naming its key under ``where``.
-    A collection over a store is not read: what a file holds never requires grad."""
-    value = storage_of(value)
-    if isinstance(value, torch.Tensor):
-        if value.requires_grad:
-            raise grad_refused(where, tuple(value.shape))
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            refuse_grad(item, f"{where} (key {key!r})")
-    elif isinstance(value, TensorDictBase) and not value._is_store and value.requires_grad:
-        for key, leaf in value.items(include_nested=True, leaves_only=True):
-            if isinstance(leaf, torch.Tensor) and leaf.requires_grad:
-                raise grad_refused(f"{where} (key {key!r})", tuple(leaf.shape))
-
-
-def _warn_replaced(where: str, in_place: bool = False) -> None:
-    done = (
-        f"wrote into {where} in place (same shape and dtype), as set(key, value, "
-        "inplace=True) does; pass inplace=True or use set_() to say so"
-        if in_place
-        else f"deleted {where} and wrote a new one, which is slower than writing into it, "
-        "and an HDF5 file keeps the old array's space. Write in place with set(key, value, "
-        "inplace=True) or set_() (same shape), or use a new key"
-    )
-    warnings.warn(
-        # the peer's opening words, which warning filters written for it match
-        f"Replacing an array with another one is inefficient: set(key, value) {done}",
-        EntryReplacedWarning,
-        stacklevel=5,
-    )
-
-
-def _holds_leaves(value: Any) -> bool:
-    """Whether the mapping, collection or record ``value`` holds a tensor or a Python
-    value at some depth (a nested collection without either writes nothing)."""
-    if is_record(value) or isinstance(value, TensorCollection):
-        return bool(list(storage_of(value).keys(True, True)))
-    if isinstance(value, Mapping):
-        return any(_holds_leaves(part) for part in value.values())
-    return True
-
-
-def _dropped(source: Any, paths: list[tuple[str, ...]], prefix: tuple[str, ...]) -> Any:
-    """``source`` as a dict without the entries at ``paths`` (under ``prefix``)."""
-    out: dict[Any, Any] = {}
-    for key, value in source_items(source):
-        path = prefix + _keys.key_path(key)
-        if path in paths:
-            continue
-        below = any(p[: len(path)] == path for p in paths)
-        out[key] = _dropped(value, paths, path) if below else value
-    return out
-
-
-def _batch_index(index: Any, batch: torch.Size) -> Any:
-    """``index`` with its ``...`` spelled out over the batch dims (``ptd[..., 0]`` is
-    the last batch dim's row 0, not the last dim of each array)."""
-    if type(index) is tuple and any(part is Ellipsis for part in index):
-        return normalize_index(index, len(batch))
-    return index
-
-
-def _paths_below(path: tuple[str, ...], wanted: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
-    """What ``update(keys_to_update=wanted)`` writes under ``path``: ``[()]`` for all of it
-    (a wanted key names it or lies above it), the wanted paths inside it, or nothing."""
-    below: list[tuple[str, ...]] = []
-    for key in wanted:
-        if path[: len(key)] == key:
-            return [()]
-        if key[: len(path)] == path:
-            below.append(key[len(path) :])
-    return below

@@ -1,0 +1,65 @@
+"""The rules of the deliberate differences (``allowlist.ENTRIES``) that the ``extra``
+family's module functions meet (``merge_tensordicts``...; ``ops_extra.py``). Each rule
+takes a finding and says whether the README bullet of its entry covers it."""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+if TYPE_CHECKING:
+    from .engine import Finding
+    from .world import Facts
+
+_ORDER = re.compile(r"^result((?:\['[^']*'\])*): key order: peer (\[.*\]), tclass (\[.*\])$")
+
+
+def _merged_in_order_of_holders(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``merge_tensordicts``: tclass lists the keys in the order the inputs first hold
+    them, where the peer lists the first input's nested collections and Python values
+    first (its result starts as the first input's ``empty(recurse=True)``), then the
+    tensors and nested collections of all, then the later inputs' Python values: the
+    tensors keep their order in both (fz31b: the ``extra`` family, 16,491,000-16,491,399
+    L4)."""
+    if finding.kind != "result" or finding.step.op != "merge_tensordicts":
+        return False
+    for line in finding.detail:
+        found = _ORDER.match(line)
+        if found is None:
+            return False
+        try:
+            theirs, ours = (ast.literal_eval(side) for side in found.group(2, 3))
+            path = tuple(re.findall(r"\['([^']*)'\]", found.group(1)))
+            node = mine.value.get(path) if path else mine.value
+        except (ValueError, SyntaxError, KeyError):
+            return False
+        tensors = [key for key in ours if isinstance(node.get(key), torch.Tensor)]
+        if sorted(theirs) != sorted(ours) or [k for k in theirs if k in tensors] != tensors:
+            return False
+    return bool(finding.detail)
+
+
+# the peer's merge of a lazy stack sets its members' entries into the stack it made with
+# ``empty(recurse=True)``, which refuses them
+_LAZY_MERGE_REFUSED = re.compile(
+    r"^batch dimension mismatch, got self\.batch_size=torch\.Size\(\[[\d, ]*\]\) and "
+    r"value\.shape=torch\.Size\(\[[\d, ]*\]\) for key "
+)
+
+
+def _merge_of_lazy_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``merge_tensordicts`` with a lazy stack first: the peer fails inside on the entries
+    of its own members ("batch dimension mismatch" of a member's entry against the stack's
+    batch size), where tclass merges the stacked entries into a TensorDict (fz31b: the
+    ``extra`` family)."""
+    if finding.kind != "peer-raises" or finding.step.op != "merge_tensordicts":
+        return False
+    if mine.error is not None or type(mine.value).__name__ != "TensorDict":
+        return False
+    made_lazy = ("L.lazy_stack(", "L.unpad_sequence(")  # (unpad_sequence: 16,435,153 L4)
+    return _LAZY_MERGE_REFUSED.match(str(peer.error)) is not None and (
+        any(text in " ".join(finding.lines) for text in made_lazy) or facts.kind == "lazy"
+    )
