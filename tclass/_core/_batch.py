@@ -29,6 +29,7 @@ from tclass.errors import (
 )
 
 __all__ = [
+    "as_int_arg",
     "advanced_block",
     "is_basic_item",
     "selects_first",
@@ -231,19 +232,34 @@ def normalize_split_dim(dim: int, ndim: int) -> int:
         raise DimError(msg) from None
 
 
+def as_int_arg(value: object) -> int | None:
+    """``value`` as the int torch reads it as, for a size or a dim: an int or a numpy
+    integer (``np.int64(2)``, what numpy code computes); None for anything else (a bool,
+    a float, a numpy bool, a sequence)."""
+    if type(value) is int:
+        return value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value)
+    return None
+
+
 def shape_args(args: tuple[object, ...], op: str) -> tuple[int, ...]:
-    """Accepts ``op(2, 3)``, ``op((2, 3))`` and ``op(torch.Size([2, 3]))`` alike."""
-    if len(args) == 1 and not isinstance(args[0], int):
+    """Accepts ``op(2, 3)``, ``op((2, 3))`` and ``op(torch.Size([2, 3]))`` alike; numpy
+    integers as ints, as torch does."""
+    if len(args) == 1 and as_int_arg(args[0]) is None and not isinstance(args[0], int):
         (only,) = args
         if not isinstance(only, Sequence):
             msg = f"{op}: expected ints or one sequence of ints, got {only!r}"
             raise ArgumentError(msg)
         args = tuple(only)
+    sizes = []
     for size in args:
-        if type(size) is not int:
+        value = as_int_arg(size)
+        if value is None:
             msg = f"{op}: sizes must be ints, got {size!r} in {args!r}"
             raise ArgumentError(msg)
-    return args  # type: ignore[return-value]
+        sizes.append(value)
+    return tuple(sizes)
 
 
 def permute_args(dims_list: tuple[object, ...], dims: Sequence[int] | None) -> tuple[int, ...]:

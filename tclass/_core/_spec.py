@@ -53,6 +53,7 @@ __all__ = [
     "Spec",
     "TensorSpec",
     "allocation_dtype",
+    "viewable",
     "allocation_shape",
     "array_type_of",
     "dtype_names",
@@ -349,6 +350,15 @@ def dtype_names(dtypes: frozenset[torch.dtype] | None) -> list[str] | None:
 
 
 # --- values that are not tensors yet ----------------------------------------------------
+
+
+def viewable(value: Any) -> Any:
+    """``value``, or where it is a numpy array torch cannot view (negative strides:
+    ``a[::-1]``, ``np.flip``) a contiguous copy of it, which ``torch.as_tensor`` takes
+    (as the peer copies such an array)."""
+    if isinstance(value, np.ndarray) and any(stride < 0 for stride in value.strides):
+        return np.ascontiguousarray(value)
+    return value
 
 
 def exact_tensor(value: object) -> torch.Tensor:

@@ -24,7 +24,7 @@ import torch.nn.functional as F
 
 from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase
-from tclass._core._batch import format_shape
+from tclass._core._batch import as_int_arg, format_shape
 from tclass._core._records import storage_of
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._parts import stacked_size
@@ -121,7 +121,7 @@ def _pad_pairs(pad_size: object, batch: torch.Size) -> _Pairs:
     """``pad_size`` as one ``(left, right)`` pair per padded batch dim, validated."""
     if isinstance(pad_size, (str, bytes)) or not isinstance(pad_size, Sequence):
         _bad_pad_size(pad_size, "it must be a sequence of ints")
-    amounts = list(pad_size)
+    amounts = [a if (value := as_int_arg(a)) is None else value for a in pad_size]
     if any(isinstance(a, bool) or not isinstance(a, int) for a in amounts):
         _bad_pad_size(pad_size, "every entry must be an int")
     if len(amounts) % 2:

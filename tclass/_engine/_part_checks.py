@@ -13,6 +13,7 @@ import torch
 
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch, _keys
+from tclass._core._spec import viewable
 from tclass._engine._nontensor import NonTensorData
 from tclass._engine._td_setitem import SetItemOps, direct_leaf_dtypes
 from tclass._engine._tensor_write import (
@@ -294,7 +295,7 @@ def _part_leaves(part: Any, prefix: _Path) -> Iterator[tuple[_Path, torch.Size |
             else:
                 yield from _part_leaves(sub, path)
     elif hasattr(part, "__array__") and not isinstance(part, (int, float, complex)):
-        tensor = torch.as_tensor(part)
+        tensor = torch.as_tensor(viewable(part))
         yield prefix, tensor.shape, tensor.dtype
 
 

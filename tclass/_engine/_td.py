@@ -38,6 +38,7 @@ from tclass._core._method_names import name_methods_after
 from tclass._core._names import DimName, Names
 from tclass._core._registry import collection_class_defined
 from tclass._core._safe_globals import allow_unpickling, checked_class
+from tclass._core._spec import viewable
 from tclass._core._tracing import tracing
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import (
@@ -451,7 +452,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
 
     def _become(self, other: Self) -> None:
         if self._locked:
-            raise LockedError(LOCKED_MSG.format(action="change the batch size of"))
+            raise LockedError(LOCKED_MSG.format(action="change the shape or the key layout of"))
         if self._saved_at is not None:
             msg = (
                 "an in-place shape change of a TensorDict saved in a folder would leave the "
@@ -732,7 +733,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
             )
             raise InPlaceWriteError(msg)
         try:
-            source = value if isinstance(value, _Tensor) else torch.as_tensor(value)
+            source = value if isinstance(value, _Tensor) else torch.as_tensor(viewable(value))
         except (TypeError, ValueError, RuntimeError) as error:
             msg = (
                 f"set_: a {type(value).__name__} cannot be copied into the tensor {key!r}: {error}"
@@ -857,17 +858,12 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
     def __reduce__(self) -> tuple[Any, ...]:
         if self._consolidated is not None:  # one buffer instead of leaves (or a copy)
             return self._consolidated.reduce(self)
-        return (
-            _rebuild,
-            (
-                type(self),
-                self._tensors,
-                self._batch_size,
-                self._device,
-                self._locked,
-                self._dim_names,
-            ),
-        )
+        state = (type(self), self._tensors, self._batch_size, self._device, self._locked)
+        if self._saved_at is not None:
+            # saved in a folder: the copy a worker unpickles maps the same files, and its
+            # Python values and new entries reach the folder too (not its memory only)
+            return (_rebuild, (*state, self._dim_names, self._saved_at))
+        return (_rebuild, (*state, self._dim_names))
 
     def _copy_top(self) -> Self:
         """A new TensorDict holding the same entries (nested collections shared): the
@@ -886,6 +882,7 @@ def _rebuild(
     device: torch.device | None,
     locked: bool,
     names: Names = None,
+    saved: SavedAt | None = None,
 ) -> TensorDict:
     checked_class(cls, TensorDict, "a TensorDict")
     if type(tensors) is not dict or not all(
@@ -897,6 +894,8 @@ def _rebuild(
     td = cls._new_unchecked(tensors, batch_size, device)
     td._assign_names(names)
     td._mark_unbatched_if_any()
+    if saved is not None:
+        td._attach_folder(saved)
     if locked:
         td.lock_()
     return td

@@ -209,6 +209,10 @@ def _leaf(value: Any, where: str) -> Any:
             return torch.as_tensor(value)
         except (TypeError, ValueError, RuntimeError):
             pass  # strings, ragged lists, object arrays: one Python value
+        if isinstance(value, np.ndarray) and value.dtype.kind in "biufc":
+            # negative strides (a[::-1], np.flip), which torch cannot view: a copy, as
+            # the constructor and the peer make
+            return torch.as_tensor(np.ascontiguousarray(value))
     return PyValue(value)
 
 

@@ -50,7 +50,9 @@ __all__ = ["register_collection"]
 
 
 class _Static:
-    """A Python-value node carried in a pytree context, compared by value."""
+    """A Python-value node carried in a pytree context, compared by value: one value
+    shared by the batch (a ``NonTensorData``) by that value and its number of batch dims
+    (as the collection's batch size, see ``_Batch``), values per element one by one."""
 
     __slots__ = ("node",)
 
@@ -61,14 +63,16 @@ class _Static:
         if not isinstance(other, _Static):
             return NotImplemented
         mine, theirs = self.node, other.node
-        return (
-            type(mine) is type(theirs)
-            and mine.batch_size == theirs.batch_size
-            and same_value(mine.tolist(), theirs.tolist())
-        )
+        if type(mine) is not type(theirs):
+            return False
+        if isinstance(mine, NonTensorData):
+            return len(mine.batch_size) == len(theirs.batch_size) and same_value(
+                mine.data, theirs.data
+            )
+        return mine.batch_size == theirs.batch_size and same_value(mine.tolist(), theirs.tolist())
 
     def __hash__(self) -> int:
-        return hash((type(self.node), self.node.batch_size))
+        return hash((type(self.node), len(self.node.batch_size)))
 
     def __repr__(self) -> str:
         return f"_Static({self.node!r})"
@@ -134,12 +138,34 @@ class _Meta:
         return f"_Meta({self.names!r}, locked={self.locked})"
 
 
+class _Batch:
+    """The batch size of a flattened collection and the dims of its first child (a
+    tensor's, a collection's batch dims; -1 for anything else). Only the number of batch
+    dims is part of its structure, as in the peer's: collections of one key set and
+    batch sizes ``[2]`` and ``[3]`` are one structure to ``tree_map(fn, a, b)`` (merging
+    batches: ``tree_map(lambda *x: torch.cat(x), *batches)``), ``[2]`` and ``[2, 3]`` two."""
+
+    __slots__ = ("rank", "size")
+
+    def __init__(self, size: torch.Size, rank: int) -> None:
+        self.size = size
+        self.rank = rank
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Batch) and len(other.size) == len(self.size)
+
+    def __hash__(self) -> int:
+        return len(self.size)
+
+    def __repr__(self) -> str:
+        return f"_Batch({list(self.size)}, rank={self.rank})"
+
+
 Context = tuple[
     tuple[str, ...],
     tuple[tuple[str, "_Static | _Whole | _Lazy"], ...],
-    torch.Size,
+    _Batch,
     "torch.device | None",
-    int,  # the dims of the first child (a tensor's, a collection's batch dims), or -1
     "_Meta",
 ]
 
@@ -170,8 +196,8 @@ def _flatten(collection: TensorCollection) -> tuple[list[Value], Context]:
             children.append(value)
     rank = _rank(children[0]) if children else -1
     meta = _Meta(collection._dim_names, collection.is_locked)
-    batch = collection.batch_size
-    return children, (tuple(keys), tuple(statics), batch, collection.device, rank, meta)
+    batch = _Batch(collection.batch_size, rank)
+    return children, (tuple(keys), tuple(statics), batch, collection.device, meta)
 
 
 def _lead(child: Any) -> torch.Size | None:
@@ -221,7 +247,7 @@ def _compiled_batch(children: list[Any], context: Context) -> torch.Size:
     more: the mapped dim back, read from the first child); anything else keeps
     ``batch``, as every pytree node must. Its inputs' ``in_dims`` are checked as
     outside ``torch.compile`` (see :func:`_past_batch`)."""
-    batch, rank = context[2], context[4]
+    batch, rank = context[2].size, context[2].rank
     step, now = vmap_step(), _rank(children[0])
     if step is None or now < 0 or rank < 0 or now - rank != (-1 if step.inputs else 1):
         return batch
@@ -258,7 +284,8 @@ def _static_node(node: _NonTensorNode, batch: torch.Size) -> _NonTensorNode:
 def _rebuilt(
     children: Iterable[Any], context: Context, cls: type[TensorDict] = TensorDict
 ) -> TensorDict:
-    keys, statics, flattened, device, rank, meta = context
+    keys, statics, shape, device, meta = context
+    flattened, rank = shape.size, shape.rank
     entries: dict[str, Value] = dict(zip(keys, children))
     batch = flattened
     first = next(iter(entries.values()), None)
@@ -325,8 +352,8 @@ def _check_mapped(entries: dict[str, Value], context: Context) -> bool:
     noted = step is not None and step.inputs and step.given is not None
     dims = _in_dims_of(step, context) if step is not None and noted else None
     if dims is None:  # another transform, a node not in vmap's tree
-        return _past_batch(mapped, context[2], _negative_in_dims())
-    return _past_batch(mapped, context[2], any(dim is not None and dim < 0 for dim in dims))
+        return _past_batch(mapped, context[2].size, _negative_in_dims())
+    return _past_batch(mapped, context[2].size, any(dim is not None and dim < 0 for dim in dims))
 
 
 def _past_batch(mapped: dict[int, str], batch: torch.Size, negative: bool = False) -> bool:

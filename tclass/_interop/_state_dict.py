@@ -32,6 +32,7 @@ import torch
 from tclass._base._provided import INTEROP
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._records import is_record
+from tclass._core._spec import viewable
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import MetaData, NonTensorData, _NonTensorNode, same_value
 from tclass._engine._nontensor_stack import NonTensorStack
@@ -343,7 +344,7 @@ def _as_leaf(path: Path, value: Any) -> torch.Tensor:
         return value
     if isinstance(value, (bool, int, float, complex, np.ndarray, np.generic, list, tuple)):
         try:
-            return torch.as_tensor(value)
+            return torch.as_tensor(viewable(value))
         except (TypeError, ValueError, RuntimeError):
             pass
     msg = (

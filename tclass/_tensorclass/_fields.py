@@ -69,7 +69,14 @@ from tclass._core._jagged import leaf_shape
 from tclass._core._linked_list import LinkedList, unlinked
 from tclass._core._options import OPTIONS
 from tclass._core._records import is_record, is_record_class
-from tclass._core._spec import TensorSpec, array_type_of, exact_tensor, inexact_value, spec_of
+from tclass._core._spec import (
+    TensorSpec,
+    array_type_of,
+    exact_tensor,
+    inexact_value,
+    spec_of,
+    viewable,
+)
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import fit_to_batch
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
@@ -284,6 +291,7 @@ class FieldRule:
         """
         dtypes = self.spec.dtypes if self.spec is not None else None
         dtype = next(iter(dtypes)) if dtypes is not None and len(dtypes) == 1 else None
+        value = viewable(value)
         try:
             if type(value) in (list, tuple) and value and all(type(v) is _Tensor for v in value):
                 value = torch.stack(value)  # tensors of one shape: their stack (the peer)

@@ -547,3 +547,27 @@ def test_a_mask_over_a_locked_stack_of_records_gives_a_locked_record(lib_name: s
         assert out.a.tolist() == [0.0, 1.0, 2.0, 3.0] * (1 + others)
     partial = stack[torch.tensor([[[True, False], [False, True]]] * 2)]
     assert partial.is_locked and partial.a.tolist() == [0.0, 3.0] * 2
+
+
+@pytest.mark.parametrize("lib_name", ["tclass", "tensordict"])
+def test_numpy_integer_indices_read_and_write_a_lazy_stack(lib_name: str) -> None:
+    """A numpy integer (``np.int64(2)``, what a replay buffer's numpy sampler gives) indexes
+    a lazy stack and a stack of Python values as an int does, alone or in a tuple, read and
+    written; tclass failed inside ("max() arg is an empty sequence")."""
+    lib = pytest.importorskip(lib_name)
+    np = pytest.importorskip("numpy")
+    dense = lib.TensorDict({"obs": torch.arange(24.0).view(4, 3, 2)}, [4, 3])
+    for stack_dim in (0, 1):
+        lazy = lib.lazy_stack(list(dense.clone().unbind(stack_dim)), stack_dim)
+        for index in (np.int64(2), np.int32(-1), (np.int64(1), np.int64(2)), (..., np.uint8(0))):
+            assert lazy[index].batch_size == dense[index].batch_size
+            assert torch.equal(lazy[index]["obs"], dense[index]["obs"])
+            lazy[index] = lazy[index].apply(lambda x: -x)
+            assert torch.equal(lazy[index]["obs"], -dense[index]["obs"])
+            lazy[index] = dense[index]
+    values = lib.NonTensorStack(
+        *[lib.NonTensorStack(*[lib.NonTensorData(f"{i}{j}") for j in range(3)]) for i in range(2)]
+    )
+    assert values[np.int64(1)].tolist() == ["10", "11", "12"]
+    values[np.int64(0), np.int64(2)] = "z"
+    assert values.tolist() == [["00", "01", "z"], ["10", "11", "12"]]

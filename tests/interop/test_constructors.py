@@ -996,3 +996,38 @@ def test_a_given_metadata_stays_one_through_from_dict_and_from_tuple() -> None:
         assert type(node) is tclass.MetaData and node.data == {"k": 1}
     assert type(built[0].get("s")) is tclass.NonTensorData
     assert list(built[1].get("m").batch_size) == [2]
+
+
+@pytest.mark.parametrize("lib_name", ["tclass", "tensordict"])
+def test_from_dict_copies_numpy_arrays_torch_cannot_view(lib_name: str) -> None:
+    """An array with negative strides (``a[::-1]``, ``np.flip``, as environments hand back
+    frames) is a tensor entry, copied, as the constructor makes it; tclass's ``from_dict``
+    kept it as one Python value (a ``NonTensorData`` holding the array)."""
+    lib = pytest.importorskip(lib_name)
+    flipped = np.arange(6.0).reshape(3, 2)[::-1]
+    td = lib.from_dict({"obs": flipped, "n": {"r": np.arange(3)[::-1]}}, batch_size=[3])
+    assert type(td.get("obs")) is torch.Tensor and type(td.get(("n", "r"))) is torch.Tensor
+    assert td["obs"].tolist() == flipped.tolist() and td["n", "r"].tolist() == [2, 1, 0]
+    assert td[0]["obs"].tolist() == [4.0, 5.0]
+    strings = lib.from_dict({"s": np.array(["a", "b"])[::-1]}, batch_size=[2])
+    assert not isinstance(strings.get("s"), torch.Tensor)  # not numbers: a Python value
+
+
+@pytest.mark.parametrize("lib_name", ["tclass", "tensordict"])
+def test_negative_stride_arrays_reach_fields_and_in_place_writes(lib_name: str) -> None:
+    """The same arrays given to a record's tensor field, ``set_``, ``update_`` and
+    ``load_state_dict``: copied into tensors, as the peer does; tclass refused them
+    (``FieldTypeError``, ``InPlaceWriteError``, torch's "negative strides" ``ValueError``)."""
+    lib = pytest.importorskip(lib_name)
+    namespace = {"__annotations__": {"x": torch.Tensor}, "__module__": __name__}
+    rec = lib.tensorclass(type("Flipped", (), namespace))
+    flipped = np.arange(3.0)[::-1]
+    assert rec(x=flipped, batch_size=[3]).x.tolist() == [2.0, 1.0, 0.0]
+    for write in (
+        lambda td: td.set_("x", flipped),
+        lambda td: td.update_({"x": flipped}),
+        lambda td: td.load_state_dict({"x": flipped}),
+    ):
+        td = lib.TensorDict({"x": torch.zeros(3, dtype=torch.float64)}, [3])
+        write(td)
+        assert td["x"].tolist() == [2.0, 1.0, 0.0]

@@ -93,6 +93,29 @@ def test_key_rewrites_out_of_place_read_a_tensordict(ptd: PersistentTensorDict) 
     assert set(flat.unflatten_keys().keys(True, True)) == {"a", ("n", "b")}
 
 
+@pytest.mark.parametrize("lib_name", ["tclass", "tensordict"])
+def test_unflatten_keys_reads_the_groups_it_keeps_whole(lib_name: str, tmp_path: Path) -> None:
+    """``ptd.unflatten_keys(".")`` reads every entry, the groups without the separator
+    too (as the peer, which unflattens a copy read from the file): writes into the result
+    stay in memory, and it outlives the file. tclass kept such a group as the file's
+    group, so writing into the result wrote the file and closing the file broke it."""
+    lib = pytest.importorskip(lib_name)
+    source = lib.TensorDict(
+        {"n": {"r": torch.arange(4), "m": {"q": torch.ones(4)}}, "a.b": torch.zeros(4)}, [4]
+    )
+    ptd = source.to_h5(tmp_path / "f.h5")
+    out = ptd.unflatten_keys(".")
+    assert type(out) is lib.TensorDict
+    assert type(out["n"]) is lib.TensorDict and type(out["n", "m"]) is lib.TensorDict
+    out["n", "r"][0] = 100
+    out["n"]["r"] = torch.zeros(4, dtype=torch.long)
+    out["n", "new"] = torch.zeros(4)
+    assert ptd["n", "r"].tolist() == [0, 1, 2, 3]
+    assert sorted(ptd["n"].keys()) == ["m", "r"]
+    ptd.close()
+    assert out["n", "m", "q"].tolist() == [1.0] * 4 and out["a", "b"].tolist() == [0.0] * 4
+
+
 def test_clone_into_a_new_file_is_a_persistent_copy(
     ptd: PersistentTensorDict, tmp_path: Path
 ) -> None:

@@ -47,7 +47,7 @@ from tclass._base.implemented._reduce_tensors import (
     _values_indices,
     _values_shared,
 )
-from tclass._core._batch import format_shape
+from tclass._core._batch import as_int_arg, format_shape
 from tclass._core._dispatch import implements
 from tclass._core._unbatched import UnbatchedTensor
 from tclass.errors import (
@@ -143,10 +143,10 @@ class ReductionOps(MathOps):
             return dim
         batch = self.batch_size
         ndim = len(batch)
-        if isinstance(dim, (tuple, list)):
-            given = list(dim)
-        elif isinstance(dim, int) and not isinstance(dim, bool):
-            given = [dim]
+        if isinstance(dim, (tuple, list)):  # numpy integers as ints, as torch reads them
+            given = [d if (value := as_int_arg(d)) is None else value for d in dim]
+        elif (one := as_int_arg(dim)) is not None:
+            given = [one]
         else:
             msg = (
                 f"{operation}: dim must be an int, a tuple of ints, 'feature' or None, got {dim!r}"
@@ -348,10 +348,11 @@ class ReductionOps(MathOps):
     def _scan_dim(self, dim: int, operation: str, reduce: bool | None = None) -> tuple[int]:
         """``dim`` checked as one batch dim: ``(dim,)``, non-negative; with ``reduce=True``
         a dim of the joined tensors, as given (``_joined_along`` checks it)."""
-        if not isinstance(dim, int) or isinstance(dim, bool):
+        one = as_int_arg(dim)
+        if one is None:
             msg = f"{operation}: dim must be one int, got {dim!r}"
             raise OperandError(msg)
-        dims = self._batch_dims_for(dim, operation, reduce)
+        dims = self._batch_dims_for(one, operation, reduce)
         assert isinstance(dims, tuple)
         return (dims[0],)
 

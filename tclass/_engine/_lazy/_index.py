@@ -39,10 +39,19 @@ __all__ = ["empty_selection", "index_lazy"]
 
 def _items(stack: LazyStackedTensorDict, index: Any) -> tuple[Any, ...]:
     items = index if type(index) is tuple else (index,)
-    items = tuple(
-        _as_index(item) if isinstance(item, (list, range, np.ndarray)) else item for item in items
-    )
+    items = tuple(_as_item(item) for item in items)
     return _batch.normalize_index(items, len(stack._batch_size), keys=True)
+
+
+def _as_item(item: Any) -> Any:
+    """One index item in the forms the lazy indexing reads: a list, range or array as a
+    tensor, a numpy integer (``np.int64(3)``, as a replay buffer's sampler gives) as an
+    int, as torch and a TensorDict read it."""
+    if isinstance(item, (list, range, np.ndarray)):
+        return _as_index(item)
+    if isinstance(item, np.integer):
+        return int(item)
+    return item
 
 
 def _as_index(item: list[Any] | range | np.ndarray[Any, Any]) -> torch.Tensor:

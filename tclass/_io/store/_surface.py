@@ -219,7 +219,13 @@ class StoreSurface(LockBlocks):
             InPlaceKeysError: (a ``ValueError``, as the peer raises) with ``inplace=True``.
         """
         self._refuse_keys_in_place("unflatten_keys", inplace)
-        return super().unflatten_keys(separator, False)  # type: ignore[misc, no-any-return]
+        nested = super().unflatten_keys(separator, False)  # type: ignore[misc]
+        # The groups it kept whole read too (as the peer's, which unflattens a copy read
+        # from the file): writes into the result stay in memory. ``with ptd.unflatten_keys()
+        # as td:`` still writes td's entries back into the file on exit, as the peer's.
+        out = _read(nested, deep=True)
+        out._call_on_exit(lambda: self.update(out.flatten_keys(separator)))
+        return out  # type: ignore[return-value]
 
     def _refuse_keys_in_place(self, method: str, inplace: bool) -> None:
         if inplace:
@@ -322,9 +328,13 @@ def _math(
     local._pointwise_(foreach, each, cut[:count], named, **options)
 
 
-def _read(td: TensorDict) -> TensorDict:
-    """``td`` with the groups it still holds (nested PersistentTensorDicts) read."""
-    entries = {key: in_memory(value) for key, value in td._items()}
+def _read(td: TensorDict, *, deep: bool = False) -> TensorDict:
+    """``td`` with the groups it still holds (nested PersistentTensorDicts) read; ``deep``:
+    those under its nested TensorDicts too."""
+    entries = {
+        key: _read(value, deep=True) if deep and type(value) is TensorDict else in_memory(value)
+        for key, value in td._items()
+    }
     out = TensorDict._new_unchecked(entries, td.batch_size, td.device)
     out._assign_names(td._dim_names)
     return out
