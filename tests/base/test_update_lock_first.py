@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from tclass import PersistentTensorDict, TensorDict, lazy_stack
-from tclass.errors import LockedError, NotAMappingError
+from tclass.errors import KeyThroughTensorError, LockedError, NotAMappingError
 
 
 def _memmap(tmp_path: Path) -> Any:
@@ -93,3 +93,19 @@ def test_an_unlocked_update_of_nothing_returns_the_collection(
 ) -> None:
     td = TensorDict(a=torch.zeros(3), batch_size=[3])
     assert nothing(td) is td and (td["a"] == 0).all()
+
+
+def test_a_key_through_a_tensor_of_a_locked_collection_is_refused_as_locked(
+    tmp_path: Path,
+) -> None:
+    # session 31 (og31h): tclass said the key passes through a tensor (a KeyError)
+    for td in (TensorDict({"a": torch.zeros(3)}, [3]).lock_(), _memmap(tmp_path)):
+        with pytest.raises(LockedError):
+            td.update({("a", "b"): {"q": torch.ones(3)}}, inplace=False)
+        assert isinstance(td.get("a"), torch.Tensor)
+
+
+def test_a_key_through_a_tensor_of_an_unlocked_collection_still_names_the_tensor() -> None:
+    td = TensorDict({"zz": torch.zeros(2)}, [2])
+    with pytest.raises(KeyThroughTensorError):
+        td.update({("zz", "a"): torch.ones(2)})

@@ -428,6 +428,10 @@ class TensorCollection(BatchFacts):
                 f"{type(source).__name__} {source!r:.80}; pass e.g. td.update({{'key': value}})"
             )
             raise NotAMappingError(msg)
+        if self.is_locked and not inplace and _passes_through_a_tensor(self, source):
+            # a locked collection refuses the new key before its path is checked, as the
+            # peer's (which says the collection is locked)
+            self._update_entries({}, clone, inplace, keys_to_update, is_leaf)
         if isinstance(source, TensorCollection):
             own, new = self.batch_size, source.batch_size
             if own[: len(new)] != new[: len(own)]:  # neither starts with the other
@@ -761,6 +765,24 @@ def _walk(
                 yield from _walk(value, path, include_nested, leaves_only)
         else:
             yield path, value
+
+
+def _passes_through_a_tensor(target: TensorCollection, source: Any) -> bool:
+    """Whether a nested key (a tuple) of the mapping ``source`` passes through a tensor
+    of ``target``: a key ``update`` could never add."""
+    if isinstance(source, TensorCollection):
+        return False
+    for key in source:
+        if type(key) is not tuple:
+            continue
+        node: Any = target
+        for part in key[:-1]:
+            if not isinstance(node, TensorCollection) or part not in node.keys():
+                break
+            node = node.get(part)
+            if isinstance(node, torch.Tensor):
+                return True
+    return False
 
 
 def _is_default_leaf(cls: type) -> bool:

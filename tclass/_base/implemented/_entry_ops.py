@@ -34,6 +34,7 @@ from tclass._base.implemented._entry_walk import (
     _nested_empty_size,
     _pairs,
     _ragged_rows,
+    values_as_numpy,
     written_paths,
 )
 from tclass._base.implemented._grad_writes import refuse_grad_leaf_writes
@@ -765,7 +766,7 @@ class EntryOps(TensorCollection):
                 if isinstance(read, torch.Tensor):
                     out[key] = _as_numpy(read)
                 elif not holds_none(read, value.batch_size.numel(), getattr(value, "data", read)):
-                    out[key] = unlinked(read)  # plain lists, as the peer's to_dict() gives
+                    out[key] = values_as_numpy(unlinked(read))  # plain lists, tensors as arrays
             else:
                 out[key] = value.numpy()
         return out

@@ -23,7 +23,7 @@ from tclass.errors import (
 if TYPE_CHECKING:
     from tclass._base._tensordict_base import TensorDictBase
 
-__all__ = ["written_paths"]
+__all__ = ["values_as_numpy", "written_paths"]
 
 
 def _fit_empty(node: TensorDictBase, batch_size: torch.Size) -> None:
@@ -219,6 +219,19 @@ def _as_numpy(tensor: torch.Tensor) -> Any:
     if tensor.is_nested:
         return tuple(part.numpy() for part in tensor.unbind())
     return tensor.numpy()
+
+
+def values_as_numpy(value: Any) -> Any:
+    """A Python value with every tensor in its lists, tuples and dicts (nested ones too)
+    as a numpy array, as ``numpy()`` gives a Python value node's value (a value stack's
+    elements written back as tensors become arrays)."""
+    if isinstance(value, torch.Tensor):
+        return _as_numpy(value)
+    if type(value) in (list, tuple):
+        return type(value)(values_as_numpy(item) for item in value)
+    if type(value) is dict:
+        return {key: values_as_numpy(item) for key, item in value.items()}
+    return value
 
 
 def written_paths(pairs: Iterable[tuple[tuple[str, ...], Any]]) -> Iterator[tuple[str, ...]]:
