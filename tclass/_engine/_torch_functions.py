@@ -118,10 +118,14 @@ def _where(condition: Any, input: Any, other: Any, *, out: Any = None) -> Any:
 def _loss(
     fn: Callable[..., torch.Tensor], input: Any, target: Any, reduction: str, **kw: Any
 ) -> Any:
-    """A loss tensor by tensor: per element (``"none"``), or reduced over each tensor."""
+    """A loss tensor by tensor: per element (``"none"``), or reduced over each tensor.
+    The result is a new collection: unlocked, whatever the inputs' locks, its empty
+    nested collections kept."""
     if not _is_collection(input):
         input, target = target, input  # a tensor target on the left: swap (losses commute)
-    each = input._binary(None, functools.partial(fn, reduction="none", **kw), target, None)
+    per_element = functools.partial(fn, reduction="none", **kw)
+    # empty nested collections kept (the peer's loss keeps them, unlike its binary ops)
+    each = input._pointwise(None, per_element, (target,), arithmetic=True, lock=False)
     if reduction == "none":
         return each
     if reduction in ("mean", "sum"):

@@ -185,6 +185,7 @@ def _inferred_past_empty_dicts(finding: Finding, facts: Facts, peer: Any, mine: 
         "from_tuple",  # (fz27a: an empty collection first among the values)
         "from_dict_instance",  # (fz28b: an empty nested dict first, its node's [] too)
         "auto_batch_size_",
+        "make_tensordict",  # (og31g: make_tensordict(d, auto_batch_size=True), extra L4)
     ):
         return False
     if not _holds_empty(mine.value):

@@ -37,7 +37,12 @@ from .allow_entries import (
     _written_into_no_elements,
     _written_node_kept,
 )
-from .allow_extra import _merge_of_lazy_fails_inside, _merged_in_order_of_holders
+from .allow_extra import (
+    _loss_fails_on_empty_node,
+    _loss_keeps_values,
+    _merge_of_lazy_fails_inside,
+    _merged_in_order_of_holders,
+)
 from .allow_features import (
     _attrs_of_a_record,
     _attrs_shape_not_rows,
@@ -403,6 +408,7 @@ ENTRIES: list[Entry] = [
             _clone_copies_values,
             _stack_of_no_elements_kept,
             _size_kept_a_size,
+            _loss_keeps_values,
         ),
     ),
     Entry(
@@ -462,6 +468,7 @@ ENTRIES: list[Entry] = [
             _method_fails_inside,
             _state_dict_fails_inside,
             _merge_of_lazy_fails_inside,
+            _loss_fails_on_empty_node,
             _feature_fails_inside,
             _list_read_as_rows,
             _attrs_shape_not_rows,

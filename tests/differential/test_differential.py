@@ -817,6 +817,10 @@ DECIDED = [
     ("entries,index,combine", 12, 16_419_260, "peer-fails-inside"),  # update_(to_dict()), none
     ("extra", 4, 16_491_005, "stacking-keeps"),  # merge_tensordicts key order
     ("extra", 4, 16_491_079, "peer-fails-inside"),  # merge_tensordicts of a lazy stack
+    # og31g: the extra family's losses and make_tensordict
+    ("extra", 4, 16_491_030, "values-kept-shared"),  # l1_loss keeps the Python values
+    ("extra", 4, 16_435_279, "peer-fails-inside"),  # l1_loss, an empty node in one operand
+    ("extra", 4, 16_435_083, "records-predictable"),  # make_tensordict infers past {}
 ]
 
 

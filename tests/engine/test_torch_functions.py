@@ -543,3 +543,27 @@ def test_like_functions_lock_the_result_only_as_a_whole(make: Callable[[Any], An
     assert locked.is_locked and locked.get("n").is_locked
     unlocked = TensorDict({"n": member.get("n")}, [2])  # a locked node under an unlocked one
     assert not make(unlocked).get("n").is_locked
+
+
+@pytest.mark.parametrize("loss", [F.l1_loss, F.mse_loss, F.smooth_l1_loss])
+def test_loss_of_locked_collection_is_unlocked(loss: Callable[..., Any]) -> None:
+    """A per-element loss of locked collections is a new collection: unlocked at every
+    node, the inputs left locked (as the peer's)."""
+    x = TensorDict({"n": {"c": torch.ones(())}, "d": torch.ones(3)}, batch_size=[])
+    x.lock_()
+    result = loss(x, x * 2, reduction="none")
+    assert not result.is_locked and not result["n"].is_locked
+    result["e"] = torch.zeros(())  # a new key: the result takes it
+    assert x.is_locked and x["n"].is_locked
+    assert torch.equal(result["d"], loss(torch.ones(3), torch.full((3,), 2.0), reduction="none"))
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_loss_keeps_empty_nested_collections(reduction: str) -> None:
+    """A loss keeps an empty nested collection of its input (as the peer's), also where
+    the target lacks it (``x * 2`` drops it: the peer's loss fails with a KeyError)."""
+    x = TensorDict({"m": {}, "a": torch.ones(3)}, batch_size=[3])
+    for target in (x.clone(), x * 2):
+        result = F.l1_loss(x, target, reduction=reduction)
+        assert list(result.keys()) == ["m", "a"] and result["m"].is_empty()
+    assert torch.equal(F.l1_loss(x, x * 2, reduction="sum")["a"], torch.tensor(3.0))
