@@ -117,7 +117,7 @@ def _fit_plainly(
 def _check_part(number: int | None, member: Any, where: Any, part: Any, passed: set[Any]) -> None:
     """One member's part (see :func:`check_parts`)."""
     advanced = _is_advanced(where)
-    parts = list(_part_leaves(part, ()))
+    parts = list(_part_leaves(part, (), where is Ellipsis))
     # (a Python number every dtype holds, the usual 0, is checked at a mask or rows only,
     # where torch may have no kernel for an entry's dtype: uint16's masked_fill)
     leaves = [leaf for leaf in parts if leaf[1] is not None or not fits_every_dtype(leaf[2])]
@@ -286,12 +286,15 @@ def _try(
         raise BatchSizeError(msg) from None
 
 
-def _part_leaves(part: Any, prefix: _Path) -> Iterator[tuple[_Path, torch.Size | None, Any]]:
+def _part_leaves(
+    part: Any, prefix: _Path, lists: bool = False
+) -> Iterator[tuple[_Path, torch.Size | None, Any]]:
     """The tensors of a member's part, as ``(path, shape, dtype)`` (``dtype`` None where
     reading it would stack a lazy stack), and its Python numbers as ``(path, None,
     number)`` (a ``bool``, an ``int`` or a ``float``, which the write keeps a number, as
     torch's ``entry[where] = 300``; a complex becomes a tensor, cast as torch casts one);
-    other Python values left out (the write's own rules)."""
+    a list at ``...`` (``lists``: ``update_``'s) as the tensor it becomes; other Python
+    values left out (the write's own rules)."""
     if type(part) in (bool, int, float):
         yield prefix, None, part
     elif isinstance(part, torch.Tensor):
@@ -306,11 +309,11 @@ def _part_leaves(part: Any, prefix: _Path) -> Iterator[tuple[_Path, torch.Size |
             if isinstance(sub, torch.Tensor):  # (the usual entry, without a nested call)
                 yield path, sub.shape, sub.dtype
             else:
-                yield from _part_leaves(sub, path)
+                yield from _part_leaves(sub, path, lists)
     elif hasattr(part, "__array__") and not isinstance(part, (int, float, complex)):
         tensor = torch.as_tensor(viewable(part))
         yield prefix, tensor.shape, tensor.dtype
-    elif type(part) in (list, tuple):
+    elif lists and type(part) in (list, tuple):  # (update_'s: an indexed write reads its own)
         try:
             tensor = torch.as_tensor(part)
         except (TypeError, ValueError, RuntimeError):
@@ -353,7 +356,7 @@ def _check_values(number: int | None, member: Any, where: Any, part: Any, prefix
             )
             raise MetaTensorError(msg)
         msg = (
-            f"cannot write a {type(sub).__name__} into the tensor {name!r} of "
+            f"a {type(sub).__name__} cannot be copied into the tensor {name!r} of "
             f"{_owner(number)} at index {where!r}; nothing was written"
         )
         raise (InPlaceWriteError if where is Ellipsis else EntryTypeError)(msg)
