@@ -331,8 +331,8 @@ def _check_values(number: int | None, member: Any, where: Any, part: Any, prefix
         InPlaceWriteError: (a ``ValueError``, as ``update_`` raised) a ``str`` at ``...``.
         EntryTypeError: (a ``TypeError``, as an indexed write raised) a ``str`` at an index.
     """
-    if not isinstance(part, Mapping):
-        return
+    if not isinstance(part, Mapping) or (isinstance(part, TensorCollection) and part._is_lazy):
+        return  # (a lazy stack's entries not read: its members may differ in shape)
     for key, sub in part.items():
         path = (*prefix, key) if type(key) is str else (*prefix, *_keys.key_path(key))
         if isinstance(sub, torch.Tensor):
