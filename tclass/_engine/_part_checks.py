@@ -24,7 +24,15 @@ from tclass._engine._tensor_write import (
     kernel_refused,
     probe_index_put,
 )
-from tclass.errors import BatchSizeError, DimError, IndexTypeError, InPlaceWriteError, LockedError
+from tclass.errors import (
+    BatchSizeError,
+    DimError,
+    EntryTypeError,
+    IndexTypeError,
+    InPlaceWriteError,
+    LockedError,
+    MetaTensorError,
+)
 
 __all__ = ["check_entries", "check_parts", "grouped_parts"]
 
@@ -91,11 +99,13 @@ def _fit_plainly(
     targets = td._entries()
     dims = len(td.batch_size)
     for key, sub in entries.items():
-        if sub.__class__ is NonTensorData:
-            continue
         entry = targets.get(key)
+        if sub.__class__ is NonTensorData and entry.__class__ is not torch.Tensor:
+            continue
         if sub.__class__ is not torch.Tensor or entry.__class__ is not torch.Tensor:
             return False
+        if sub.is_meta:
+            return False  # (no data to copy: check_parts refuses it, named)
         want = entry.shape[dims:]
         if sub.shape != (selected + want if selected else want):
             return False
@@ -107,13 +117,16 @@ def _fit_plainly(
 def _check_part(number: int | None, member: Any, where: Any, part: Any, passed: set[Any]) -> None:
     """One member's part (see :func:`check_parts`)."""
     advanced = _is_advanced(where)
-    parts = list(_part_leaves(part, ()))
+    parts = list(_part_leaves(part, (), where is Ellipsis))
     # (a Python number every dtype holds, the usual 0, is checked at a mask or rows only,
     # where torch may have no kernel for an entry's dtype: uint16's masked_fill)
     leaves = [leaf for leaf in parts if leaf[1] is not None or not fits_every_dtype(leaf[2])]
     if not leaves and not (advanced and parts):
+        if isinstance(part, Mapping):
+            _check_values(number, member, where, part, ())
         return
     targets = _leaves(member)
+    _check_values(number, member, where, part, ())
     if advanced and len(leaves) < len(parts):
         if not all(dtype is None or indexes_every_way(dtype) for _, dtype in targets.values()):
             leaves = parts
@@ -273,12 +286,15 @@ def _try(
         raise BatchSizeError(msg) from None
 
 
-def _part_leaves(part: Any, prefix: _Path) -> Iterator[tuple[_Path, torch.Size | None, Any]]:
+def _part_leaves(
+    part: Any, prefix: _Path, lists: bool = False
+) -> Iterator[tuple[_Path, torch.Size | None, Any]]:
     """The tensors of a member's part, as ``(path, shape, dtype)`` (``dtype`` None where
     reading it would stack a lazy stack), and its Python numbers as ``(path, None,
     number)`` (a ``bool``, an ``int`` or a ``float``, which the write keeps a number, as
     torch's ``entry[where] = 300``; a complex becomes a tensor, cast as torch casts one);
-    other Python values left out (the write's own rules)."""
+    a list at ``...`` (``lists``: ``update_``'s) as the tensor it becomes; other Python
+    values left out (the write's own rules)."""
     if type(part) in (bool, int, float):
         yield prefix, None, part
     elif isinstance(part, torch.Tensor):
@@ -293,10 +309,57 @@ def _part_leaves(part: Any, prefix: _Path) -> Iterator[tuple[_Path, torch.Size |
             if isinstance(sub, torch.Tensor):  # (the usual entry, without a nested call)
                 yield path, sub.shape, sub.dtype
             else:
-                yield from _part_leaves(sub, path)
+                yield from _part_leaves(sub, path, lists)
     elif hasattr(part, "__array__") and not isinstance(part, (int, float, complex)):
         tensor = torch.as_tensor(viewable(part))
         yield prefix, tensor.shape, tensor.dtype
+    elif lists and type(part) in (list, tuple):  # (update_'s: an indexed write reads its own)
+        try:
+            tensor = torch.as_tensor(part)
+        except (TypeError, ValueError, RuntimeError):
+            return  # (not a tensor's data: the write's own rules)
+        yield prefix, tensor.shape, tensor.dtype
+
+
+def _check_values(number: int | None, member: Any, where: Any, part: Any, prefix: _Path) -> None:
+    """Refuses, before anything is written, what no write of a tensor entry takes: a
+    meta tensor (no data) for an entry that is not one, and a ``str`` (or ``bytes``) for a
+    tensor entry (the peer writes the entries before it, or skips the key silently).
+
+    Raises:
+        MetaTensorError: (a ``NotImplementedError``, as torch's) a meta tensor.
+        InPlaceWriteError: (a ``ValueError``, as ``update_`` raised) a ``str`` at ``...``.
+        EntryTypeError: (a ``TypeError``, as an indexed write raised) a ``str`` at an index.
+    """
+    if not isinstance(part, Mapping) or (isinstance(part, TensorCollection) and part._is_lazy):
+        return  # (a lazy stack's entries not read: its members may differ in shape)
+    for key, sub in part.items():
+        path = (*prefix, key) if type(key) is str else (*prefix, *_keys.key_path(key))
+        if isinstance(sub, torch.Tensor):
+            if not sub.is_meta:
+                continue
+        elif isinstance(sub, Mapping):
+            _check_values(number, member, where, sub, path)
+            continue
+        elif sub.__class__ is NonTensorData and type(sub.data) in (str, bytes):
+            sub = sub.data  # (td[index] = {"c": "x"}: read as a Python value)
+        elif type(sub) not in (str, bytes):
+            continue
+        entry = member.get(path, None)
+        if not isinstance(entry, torch.Tensor) or (isinstance(sub, torch.Tensor) and entry.is_meta):
+            continue  # (a new key, a Python value's entry, a meta entry: the write's rules)
+        name = _keys.unravel_key(path)
+        if isinstance(sub, torch.Tensor):
+            msg = (
+                f"cannot write a meta tensor (no data) into {name!r} of {_owner(number)} at "
+                f"index {where!r}; nothing was written"
+            )
+            raise MetaTensorError(msg)
+        msg = (
+            f"a {type(sub).__name__} cannot be copied into the tensor {name!r} of "
+            f"{_owner(number)} at index {where!r}; nothing was written"
+        )
+        raise (InPlaceWriteError if where is Ellipsis else EntryTypeError)(msg)
 
 
 def _check_number(

@@ -12,7 +12,7 @@ place that converts is ``params``, whatever path wrote.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -60,6 +60,11 @@ class ParamsStorage:
         ``lock=True`` wrap too, as ``set``: the record checked this object's lock)."""
         converted: Any = convert_tensors(value, self._convert)
         return self._param_td._store_entry(key, converted, blank)
+
+    def _check_writes_at(self, writes: Sequence[tuple[tuple[str, ...], Any, Any]]) -> None:
+        """``update_``'s and ``update_at_``'s writes checked by the wrapped TensorDict
+        before the first is made (one refused leaves every parameter as it was)."""
+        self._param_td._check_writes_at(writes)
 
     def _remove_entry(self, key: str) -> Value:
         """Removes a record's field (set to None, deleted)."""

@@ -29,7 +29,7 @@ from tclass._base.implemented._leaf_walk import without_empty, writing_out_of
 from tclass._base.implemented._unary_math import UnaryMathOps
 from tclass._core._dispatch import implements
 from tclass._core._records import storage_of
-from tclass.errors import GradError, OperandError
+from tclass.errors import GradError, MetaTensorError, OperandError
 
 __all__ = ["Operand", "MathOps", "into_out", "refuse_out_with_grad"]
 
@@ -408,6 +408,8 @@ class MathOps(UnaryMathOps):
                 raise self._missing_key(path[0] if len(path) == 1 else path)
         if values:  # records' Python values checked before the tensors are written
             cast(Any, self)._check_nested_writes(list(values.items()), ..., "copy_")
+        if any(tensor.is_meta for tensor in src._tensor_leaves()):
+            _refuse_meta(self, src)
         self._pointwise_(
             torch._foreach_copy_,
             _Tensor.copy_,
@@ -644,3 +646,16 @@ def _grad_leaves(out: Any) -> bool:
     if not torch.is_grad_enabled() or out._copies_without_grad:
         return False
     return any(t.requires_grad and t.is_leaf for t in out._tensor_leaves())
+
+
+def _refuse_meta(td: TensorCollection, src: TensorCollection) -> None:
+    """Refuses ``td.copy_(src)`` where ``src`` holds a meta tensor (no data) for an entry
+    of ``td`` that is not one, before anything is written (the peer copies the entries
+    before it)."""
+    for key, tensor in src.items(True, True):
+        if not isinstance(tensor, torch.Tensor) or not tensor.is_meta:
+            continue
+        entry = td.get(key, None)
+        if isinstance(entry, torch.Tensor) and not entry.is_meta:
+            msg = f"copy_: cannot copy a meta tensor (no data) into {key!r}; nothing was written"
+            raise MetaTensorError(msg)
