@@ -28,16 +28,10 @@ def _merged_in_order_of_holders(finding: Finding, facts: Facts, peer: Any, mine:
     L4)."""
     if finding.kind != "result" or finding.step.op != "merge_tensordicts":
         return False
-    for line in finding.detail:
-        found = _ORDER.match(line)
-        if found is None:
-            return False
-        try:
-            theirs, ours = (ast.literal_eval(side) for side in found.group(2, 3))
-            path = tuple(re.findall(r"\['([^']*)'\]", found.group(1)))
-            node = mine.value.get(path) if path else mine.value
-        except (ValueError, SyntaxError, KeyError):
-            return False
+    lines = _key_lines(finding, _ORDER, mine)
+    if lines is None:
+        return False
+    for theirs, ours, node in lines:
         tensors = [key for key in ours if isinstance(node.get(key), torch.Tensor)]
         if sorted(theirs) != sorted(ours) or [k for k in theirs if k in tensors] != tensors:
             return False
@@ -79,16 +73,10 @@ def _loss_keeps_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     programs 16,491,030 / 16,491,285 L4)."""
     if finding.kind != "result" or finding.step.op not in _LOSSES:
         return False
-    for line in finding.detail:
-        found = _LOSS_KEYS.match(line)
-        if found is None:
-            return False
-        try:
-            theirs, ours = (ast.literal_eval(side) for side in found.group(2, 3))
-            path = tuple(re.findall(r"\['([^']*)'\]", found.group(1)))
-            node = mine.value.get(path) if path else mine.value
-        except (ValueError, SyntaxError, KeyError):
-            return False
+    lines = _key_lines(finding, _LOSS_KEYS, mine)
+    if lines is None:
+        return False
+    for theirs, ours, node in lines:
         more = [key for key in ours if key not in theirs]
         if not more or any(key not in ours for key in theirs):
             return False
@@ -129,3 +117,24 @@ def _empty_node_named(node: Any, key: str) -> bool:
         ):
             return True
     return False
+
+
+def _key_lines(
+    finding: Finding, pattern: re.Pattern[str], mine: Any
+) -> list[tuple[list[str], list[str], Any]] | None:
+    """Each detail line of ``finding`` matched by ``pattern`` (a node's path, then the
+    peer's and tclass's key lists) as ``(theirs, ours, tclass's node)``; None where a line
+    does not match or cannot be read."""
+    out = []
+    for line in finding.detail:
+        found = pattern.match(line)
+        if found is None:
+            return None
+        try:
+            theirs, ours = (ast.literal_eval(side) for side in found.group(2, 3))
+            path = tuple(re.findall(r"\['([^']*)'\]", found.group(1)))
+            node = mine.value.get(path) if path else mine.value
+        except (ValueError, SyntaxError, KeyError):
+            return None
+        out.append((theirs, ours, node))
+    return out
