@@ -268,6 +268,7 @@ from .allow_writes import (
     _value_kept_over_no_write,
     _value_spans_member_nodes,
     _values_written_in_place,
+    _values_written_through_a_permute,
     _written_as_torch,
 )
 from .open_findings import OPEN
@@ -382,6 +383,7 @@ ENTRIES: list[Entry] = [
             _empty_values_cut_short,
             _saved_empty_lists_kept,
             _stacked_values_copied,
+            _values_written_through_a_permute,
             _stacked_value_stacks_copied,
             _empty_gives_new_nodes,
             _separated_from_value_node,

@@ -821,6 +821,10 @@ DECIDED = [
     ("extra", 4, 16_491_030, "values-kept-shared"),  # l1_loss keeps the Python values
     ("extra", 4, 16_435_279, "peer-fails-inside"),  # l1_loss, an empty node in one operand
     ("extra", 4, 16_435_083, "records-predictable"),  # make_tensordict infers past {}
+    # og32b: OPEN lines decided
+    ("features,entries,math,records", 16, 16_434_045, "values-kept-shared"),  # exclude() copy
+    (_FEATURES, 8, 31_410_434, "values-kept-shared"),  # a write into a permute reaches values
+    (_FEATURES, 8, 31_410_013, "peer-fails-inside"),  # expand of a repeat_interleave over none
 ]
 
 
