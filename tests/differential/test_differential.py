@@ -825,6 +825,8 @@ DECIDED = [
     ("features,entries,math,records", 16, 16_434_045, "values-kept-shared"),  # exclude() copy
     (_FEATURES, 8, 31_410_434, "values-kept-shared"),  # a write into a permute reaches values
     (_FEATURES, 8, 31_410_013, "peer-fails-inside"),  # expand of a repeat_interleave over none
+    (_RECORDS4, 8, 16_311_759, "params-write-their-data"),  # memmap of locked params, then
+    (_RECORDS4, 8, 16_310_652, "h5-files"),  # update of params over a file: a new group
 ]
 
 
