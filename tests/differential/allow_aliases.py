@@ -44,24 +44,42 @@ def _grown_in_a_copy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
     auto_batch_size=True)``: program 15,020,592 of methods,index,shape,combine, fz27a;
     ``from_dataclass(rec, auto_batch_size=True)``, and a node of one dim, ``(1,)``, grown:
     fz30a, programs 15,982,551 L8 of features,math,index, 15,952,859 L8 of
+    methods,features,entries,records). An entry of such a node that a later write into
+    the result replaced (``x[("2", "y")] = t``) changes with it in the peer only, the
+    node being the caller's there (og32b: program 16,311,647 L8 of
     methods,features,entries,records)."""
     line_number = _result_line(finding)
     if finding.kind != "alias" or line_number is None:
         return False
     if not any(_INFERS_BATCH.search(line) for line in finding.lines[line_number:]):
         return False
+    nodes = set()
     for line in finding.detail:
         grown = _GROWN_NODE.match(line)
         if grown is None:
             continue
+        nodes.add(grown.group(1))
         if grown.group(2) is not None:
             theirs, ours = re.findall(r"\d+", grown.group(2)), re.findall(r"\d+", grown.group(3))
             if len(theirs) <= len(ours) or theirs[: len(ours)] != ours:
                 return False
     return all(
-        _GROWN_NODE.match(line) is not None or _value_grown(line, peer.value)
+        _GROWN_NODE.match(line) is not None
+        or _value_grown(line, peer.value)
+        or _entry_of(line, nodes)
         for line in finding.detail
     )
+
+
+# an entry of a nested node: ``result['inner']['y']: peer Tensor[...], tclass Tensor[...]``
+_NODE_ENTRY = re.compile(r"^result((?:\['\w+'\])+)\['\w+'\]: peer Tensor\[.*, tclass Tensor\[")
+
+
+def _entry_of(line: str, nodes: set[str]) -> bool:
+    """Whether ``line`` is a tensor entry (its dtype or shape) of one of the ``nodes``
+    (their key paths, ``['inner']``)."""
+    found = _NODE_ENTRY.match(line)
+    return found is not None and found.group(1) in nodes
 
 
 def _value_grown(line: str, result: Any) -> bool:
