@@ -120,3 +120,41 @@ def _saved_over_a_loaded_folder(finding: Finding, facts: Facts, peer: Any, mine:
     if not any((found := _SAVED_INTO.search(line)) and found[1] == mapped[1] for line in later):
         return False
     return all(": values differ: " in line for line in finding.detail)
+
+
+# ``x = torch.unflatten(x, 0, [-1])`` / ``x = x.unflatten(0, [4])``: one size for one dim
+_ONE_SIZE_UNFLATTEN = re.compile(
+    r"^x = (?:torch\.unflatten\(x, |x\.unflatten\()-?\d+, \[-?\d+\]\)$"
+)
+# a stack of one dim longer in tclass: its batch size, an entry's first dim, its members
+_GROWN_STACK = (
+    re.compile(r"^result\.batch_size: peer \((?P<peer>\d+),\), tclass \((?P<mine>\d+),\)$"),
+    re.compile(
+        r"^result\['\w+'\]: peer Tensor\[(?P<dtype>[\w.]+), shape \[(?P<peer>\d+)(?P<rest>.*)\]\], "
+        r"tclass Tensor\[(?P=dtype), shape \[(?P<mine>\d+)(?P=rest)\]\]$"
+    ),
+    re.compile(r"^result\.<members>\[0\]: length: peer (?P<peer>\d+), tclass (?P<mine>\d+)$"),
+)
+
+
+def _identity_unflatten_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An earlier lazy stack of one dim that an ``append`` (``insert``) after an identity
+    ``unflatten`` of it (one size, the dim's own or ``-1``) grew in tclass only: tclass's
+    identity ``unflatten`` of a lazy stack is the stack itself, as ``flatten()`` of one
+    dim and ``view`` of its own batch size are in both; the peer's gives a new lazy stack
+    over the same members for a stack of one dim (and the stack itself for more dims), so
+    the append grows that one (fz31b: program 16,413,667 L8 of methods,math,shape)."""
+    line_number = _result_line(finding)
+    if finding.kind != "alias" or line_number is None:
+        return False
+    if type(peer.value).__name__ != "LazyStackedTensorDict" or len(peer.value.batch_size) != 1:
+        return False
+    later = finding.lines[line_number:]
+    cut = [i for i, line in enumerate(later) if _ONE_SIZE_UNFLATTEN.match(line)]
+    if not cut or not any(".append(" in line or ".insert(" in line for line in later[cut[0] :]):
+        return False
+    for line in finding.detail:
+        found = next((m for p in _GROWN_STACK if (m := p.match(line)) is not None), None)
+        if found is None or int(found["mine"]) <= int(found["peer"]):
+            return False
+    return True

@@ -13,7 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .allow_aliases import _grown_in_a_copy, _saved_over_a_loaded_folder
+from .allow_aliases import (
+    _grown_in_a_copy,
+    _identity_unflatten_kept,
+    _saved_over_a_loaded_folder,
+)
 from .allow_entries import (
     _batch_past_unset_field,
     _dotted_keys_loaded,
@@ -438,6 +442,7 @@ ENTRIES: list[Entry] = [
             _nested_records_kept,
             _written_node_kept,
             _number_into_keys_some_members_hold,
+            _identity_unflatten_kept,
         ),
     ),
     Entry(

@@ -828,6 +828,7 @@ DECIDED = [
     (_RECORDS4, 8, 16_311_759, "params-write-their-data"),  # memmap of locked params, then
     (_RECORDS4, 8, 16_310_652, "h5-files"),  # update of params over a file: a new group
     (_RECORDS4, 8, 16_311_647, "records-predictable"),  # from_tuple grows a copy, then a write
+    ("methods,math,shape", 8, 16_413_667, "stacking-keeps"),  # identity unflatten, append
 ]
 
 
