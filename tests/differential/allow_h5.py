@@ -745,3 +745,24 @@ def _group_without_batch_inferred(finding: Finding, facts: Facts, peer: Any, min
         if all(len(s) > len(ours) and s[len(ours)] == shapes[0][len(ours)] for s in shapes):
             return False  # not the largest they share
     return True
+
+
+# a group of ``masked_select``'s result: the peer's a view of the file's rows, tclass's a
+# TensorDict in memory (unlocked, as every copy)
+_MASKED_GROUP = re.compile(
+    r"^result(?:\['\w+'\])+(?:\.kind: peer 'PersistentTensorDictView', tclass 'TensorDict'"
+    r"|\.is_locked: peer True, tclass False)$"
+)
+
+
+def _h5_masked_select_copies(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``masked_select`` of an HDF5 file (a locked one too): tclass's result is a
+    TensorDict in memory at every level, as torch's ``masked_select`` copies; the peer's
+    copies its top level's datasets but keeps each group as a view of the file's rows at
+    the mask, locked with the file (og32b: program 17,014,983 L16 of
+    entries,index,combine)."""
+    if finding.kind != "result" or finding.step.op != "masked_select" or not facts.h5:
+        return False
+    if type(mine.value).__name__ != "TensorDict":
+        return False
+    return bool(finding.detail) and all(_MASKED_GROUP.match(line) for line in finding.detail)

@@ -87,6 +87,7 @@ from .allow_h5 import (
     _group_without_batch_inferred,
     _h5_cast_as_torch,
     _h5_keys_listed,
+    _h5_masked_select_copies,
     _h5_memmap_saved_path,
     _h5_missing_renamed,
     _h5_params_missing_entry_class,
@@ -683,6 +684,7 @@ ENTRIES: list[Entry] = [
             _ragged_batch_refused,
             _h5_cast_as_torch,
             _group_without_batch_inferred,
+            _h5_masked_select_copies,
         ),
     ),
     Entry(

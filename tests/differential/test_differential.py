@@ -829,6 +829,8 @@ DECIDED = [
     (_RECORDS4, 8, 16_310_652, "h5-files"),  # update of params over a file: a new group
     (_RECORDS4, 8, 16_311_647, "records-predictable"),  # from_tuple grows a copy, then a write
     ("methods,math,shape", 8, 16_413_667, "stacking-keeps"),  # identity unflatten, append
+    ("entries,index,combine", 16, 17_014_010, "peer-fails-inside"),  # non_tensor_items
+    ("entries,index,combine", 16, 17_014_983, "h5-files"),  # masked_select of a file: groups
 ]
 
 
