@@ -1,10 +1,11 @@
-"""The leaves of a consolidated collection over its buffer (``_views`` and the leaves kept
-by ``from_consolidated`` in tclass/_engine/_consolidate.py): each run of leaves that follow
-each other with the same dtype and trailing dims is cut from the buffer by one split, any
-other leaf is one view of it; either way each leaf is its values, row-major, at its
-offset in the buffer, and takes in-place writes (under autograd too) that reach the
-buffer. ``from_consolidated`` keeps the views as the collection's leaves when a walk of
-the tree meets them in their order, and walks the tree otherwise."""
+"""The leaves of a consolidated collection over its buffer (``leaf_views`` in
+tclass/_engine/_consolidate_views.py, the leaves kept by ``from_consolidated`` in
+_consolidate.py): each run of at least 3 leaves of one dtype and shape that follow each
+other is cut from the buffer by one split, any other leaf is one view of it; either way
+each leaf is its values, row-major, at its offset in the buffer, and takes in-place
+writes (under autograd too) that reach the buffer. ``from_consolidated`` keeps the views
+as the collection's leaves when a walk of the tree meets them in their order, and walks
+the tree otherwise."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ def _leaves() -> dict[str, torch.Tensor]:
     return {
         "a": torch.randn(4, 3, generator=generator),
         "b": torch.randn(4, 3, generator=generator),
+        "b2": torch.randn(4, 3, generator=generator),  # a, b, b2: a run
         "c": torch.randn(6, 3, generator=generator),  # same trailing dims, other rows
         "d": torch.randn(4, 2, generator=generator),
         "scalar": torch.tensor(2.5),
@@ -39,6 +41,7 @@ def _leaves() -> dict[str, torch.Tensor]:
         "odd2": torch.arange(3, 6, dtype=torch.uint8),
         "g": torch.arange(4),
         "h": torch.arange(4, 8),
+        "i": torch.arange(8, 12),  # g, h, i: a run of another dtype
         "flags": torch.tensor([True, False, True, True]),
     }
 
@@ -71,10 +74,13 @@ def test_each_leaf_is_its_values_row_major_in_the_buffer(
         if value.numel():  # (torch gives a tensor of no elements no address)
             assert start <= got.data_ptr() < end and got.data_ptr() % 16 == 0, key
     assert result.is_consolidated()
+    # (the leaves of a run are pieces of a split, no views; the others views of the buffer)
+    assert not result["b"]._is_view() and not result["h"]._is_view()
+    assert result["d"]._is_view() and result["odd2"]._is_view()
 
 
 @pytest.mark.parametrize("read", READS)
-@pytest.mark.parametrize("key", ["b", "scalar", "odd2"])
+@pytest.mark.parametrize("key", ["b", "scalar", "odd2", "h"])
 def test_an_in_place_write_reaches_the_buffer_under_autograd_too(
     read: Callable[[Path], Any], key: str, tmp_path: Path
 ) -> None:
@@ -97,7 +103,7 @@ def test_a_grad_write_into_a_leaf_of_a_run_leaves_its_neighbours_alone(tmp_path:
     result = _file(tmp_path)
     result["b"].copy_(torch.ones(4, 3, requires_grad=True))
     assert result["b"].requires_grad
-    assert not result["a"].requires_grad and not result["c"].requires_grad
+    assert not any(result[key].requires_grad for key in ("a", "b2", "c", "d"))
 
 
 def _tree() -> TensorDict:
