@@ -41,6 +41,7 @@ from .allow_extra import (
     _loss_fails_on_empty_node,
     _loss_keeps_values,
     _merge_of_lazy_fails_inside,
+    _merge_shares_no_empty_node,
     _merged_in_order_of_holders,
 )
 from .allow_features import (
@@ -215,6 +216,7 @@ from .allow_structure import (
     _moved_nodes_keep_their_lock,
     _narrowed_stack_contiguous,
     _no_members_taken,
+    _partial_key_not_defaulted,
     _records_kept,
     _regrouped_by_view,
     _stays_lazy,
@@ -420,6 +422,7 @@ ENTRIES: list[Entry] = [
             _lazy_batch_size_set,
             _stays_lazy,
             _merged_in_order_of_holders,
+            _partial_key_not_defaulted,
             _lazy_uint_refused_per_member,
             _lazy_load_reads_stacked,
             _lazy_data_ptr_per_member,
@@ -561,6 +564,7 @@ ENTRIES: list[Entry] = [
             _members_lock_as_the_stack,
             _write_into_locked_slices,
             _moved_nodes_keep_their_lock,
+            _merge_shares_no_empty_node,
         ),
     ),
     Entry(

@@ -821,6 +821,15 @@ DECIDED = [
     ("extra", 4, 16_491_030, "values-kept-shared"),  # l1_loss keeps the Python values
     ("extra", 4, 16_435_279, "peer-fails-inside"),  # l1_loss, an empty node in one operand
     ("extra", 4, 16_435_083, "records-predictable"),  # make_tensordict infers past {}
+    # fz32c: fresh windows of the extra family's mixes and L10 / L14 / L24
+    ("extra,entries", 8, 17_022_904, "values-kept-shared"),  # mse_loss, a node of values
+    ("extra,entries", 8, 17_022_490, "checked-as-torch"),  # safetensors of a named stack
+    ("extra,index", 8, 17_023_221, "lock-follows-sharing"),  # merge: the peer's empty node
+    (_METHODS, 10, 17_024_993, "peer-fails-inside"),  # auto_device_ of a stack of file views
+    (_METHODS, 14, 17_029_497, "peer-fails-inside"),  # broadcast_to, a value stack's names
+    ("features,math,index", 14, 17_032_695, "bitwise-in-place"),  # ^= of a repeated member
+    (_RECORDS4, 14, 17_031_904, "stacking-keeps"),  # get(key, default) of a partial key
+    (_FEATURES, 14, 17_030_415, "none-field-unset"),  # from_consolidated, a None field
 ]
 
 
