@@ -87,8 +87,9 @@ def _merge_level(
         ):
             entries[key] = callback(*values)
         elif _is_node(values[0]):
-            # A node only one input holds: a copy of its structure (the leaves shared),
-            # so that writes into the result do not reach the input.
+            # A node taken from one input (the only one holding a node there): a copy of
+            # its structure, the leaves shared, so that writes into the result do not
+            # reach the input.
             entries[key] = values[0].clone(recurse=False)
         else:
             entries[key] = values[0]

@@ -830,6 +830,7 @@ DECIDED = [
     ("features,math,index", 14, 17_032_695, "bitwise-in-place"),  # ^= of a repeated member
     (_RECORDS4, 14, 17_031_904, "stacking-keeps"),  # get(key, default) of a partial key
     (_FEATURES, 14, 17_030_415, "none-field-unset"),  # from_consolidated, a None field
+    (_FEATURES, 14, 17_030_985, "peer-fails-inside"),  # x[:0] = x[None]: its copy fails
 ]
 
 
