@@ -221,18 +221,33 @@ def _mapped_files_shared(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     result of an op over one whose tensors are new, in memory (``torch.broadcast_to`` of
     a memory-mapped lazy stack): not memory-mapped in tclass (by its data), so shared,
     where the peer's result keeps the flag (program 15,982,517 L12 of
-    methods,features,entries,records, fz30d)."""
+    methods,features,entries,records, fz30d). And of a lazy stack of a memory-mapped
+    collection and a copy of it: the first left in its files, the copy moved to shared
+    memory (fz32c: 17,037,977 L10 of methods,index,shape,combine)."""
     if finding.kind != "peer-raises" or finding.step.op != "share_memory_":
         return False
     if "memmap and shared memory are mutually exclusive" not in str(peer.error):
         return False
     value = mine.value
+    if _members_mapped_or_shared(value):
+        return True
     if not value.is_memmap():
         saved = any(re.search(r"\.memmap(?:_like|_)?\(", line) for line in finding.lines[:-1])
         made = [line for line in finding.lines[:-1] if line.startswith("x = ")][-1:]
         new = bool(made) and "broadcast_to(" in made[0]  # (its tensors new, in memory)
         return saved and new and bool(value.is_shared())
     return bool(value.is_locked)
+
+
+def _members_mapped_or_shared(value: Any) -> bool:
+    """A lazy stack whose members are each memory-mapped (by data) or shared, some
+    memory-mapped."""
+    members = getattr(value, "tensordicts", None)
+    if type(value).__name__ != "LazyStackedTensorDict" or not members:
+        return False
+    mapped = [bool(member.is_memmap()) for member in members]
+    shared = [bool(member.is_shared()) for member in members]
+    return any(mapped) and all(m or s for m, s in zip(mapped, shared))
 
 
 _ALIAS_UNREAD = re.compile(r"^result((?:\['\w+'\])+)(?:\[\d+\])*: peer error \('RuntimeError', ")

@@ -831,6 +831,7 @@ DECIDED = [
     (_RECORDS4, 14, 17_031_904, "stacking-keeps"),  # get(key, default) of a partial key
     (_FEATURES, 14, 17_030_415, "none-field-unset"),  # from_consolidated, a None field
     (_FEATURES, 14, 17_030_985, "peer-fails-inside"),  # x[:0] = x[None]: its copy fails
+    (_METHODS, 10, 17_037_977, "memmap-by-data"),  # share_memory_, a memmap and a copy
 ]
 
 
