@@ -43,6 +43,11 @@ _METHOD_FAILS_INSIDE = {
     # collections and asks for a dim; tclass stacks along its stack dim (fz31b: the
     # ``extra`` family, 16,491,000-16,491,399 L4)
     "dense_stack": ("If a list of tensordicts is provided, stack_dim must not be None",),
+    # non_tensor_items of a lazy stack of lazy stacks holding a string (a cat of loaded
+    # records): the peer's torch.stack of a member's value stack with the other members'
+    # strings; tclass gives the stack of the values (og32b: program 17,014,010 L16 of
+    # entries,index,combine)
+    "non_tensor_items": ("expected Tensor as element 1 in argument 0, but got str",),
 }
 
 

@@ -429,6 +429,42 @@ def _stacked_value_stacks_copied(finding: Finding, facts: Facts, peer: Any, mine
     return True
 
 
+# ``x = torch.permute(x, [1, 0])`` / ``x = x.permute(...)``: a permuted view
+_PERMUTED = re.compile(r"^x = (?:torch\.permute\(x, |x\.permute\()")
+# ``result['s'][0][1][0]: peer py ('int', 2), tclass Tensor[...]``: an element of a value
+# stack that the peer's earlier result keeps
+_ELEMENT_KEPT_BY_PEER = re.compile(
+    r"^result((?:\['\w+'\])+)(?:\[\d+\])*: peer py \(.+\), tclass .+$"
+)
+
+
+def _values_written_through_a_permute(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An earlier result whose value stack changed in tclass only after a ``permute`` of
+    it (or of a result holding its values) and an indexed write into the view (or into
+    its ``contiguous()``, which holds the same value stack in both): tclass's permuted
+    view shares its source's values, as its tensors do (README, "A view shares its
+    source's values"); the peer's permute of a stack whose members each hold one value
+    (a ``NonTensorData``) writes into members of its own, so its source keeps its values
+    while its tensors change (og32b: program 31,410,434 L8 of
+    features,index,shape,combine)."""
+    found = re.fullmatch(r"<result of line (\d+)>", finding.step.src)
+    if finding.kind != "alias" or found is None or not hasattr(mine.value, "get"):
+        return False
+    later = finding.lines[int(found[1]) - 1 :]
+    permuted = [i for i, line in enumerate(later) if _PERMUTED.match(line)]
+    if not permuted or not any(_INDEXED_WRITE.match(line) for line in later[permuted[0] + 1 :]):
+        return False
+    for line in finding.detail:
+        kept = _ELEMENT_KEPT_BY_PEER.match(line)
+        if kept is None:
+            return False
+        keys = tuple(re.findall(r"\['(\w+)'\]", kept[1]))
+        value = mine.value.get(keys[0] if len(keys) == 1 else keys, None)
+        if type(value).__name__ != "NonTensorStack":
+            return False
+    return True
+
+
 def _stacked_values_copied(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A collection stacked by ``torch.stack`` whose Python value changed later in the
     peer only: an in-place write of a value into the stack (``update_``, ``set_``,

@@ -13,7 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .allow_aliases import _grown_in_a_copy, _saved_over_a_loaded_folder
+from .allow_aliases import (
+    _grown_in_a_copy,
+    _identity_unflatten_kept,
+    _saved_over_a_loaded_folder,
+)
 from .allow_entries import (
     _batch_past_unset_field,
     _dotted_keys_loaded,
@@ -84,6 +88,7 @@ from .allow_h5 import (
     _group_without_batch_inferred,
     _h5_cast_as_torch,
     _h5_keys_listed,
+    _h5_masked_select_copies,
     _h5_memmap_saved_path,
     _h5_missing_renamed,
     _h5_params_missing_entry_class,
@@ -270,6 +275,7 @@ from .allow_writes import (
     _value_kept_over_no_write,
     _value_spans_member_nodes,
     _values_written_in_place,
+    _values_written_through_a_permute,
     _written_as_torch,
 )
 from .open_findings import OPEN
@@ -384,6 +390,7 @@ ENTRIES: list[Entry] = [
             _empty_values_cut_short,
             _saved_empty_lists_kept,
             _stacked_values_copied,
+            _values_written_through_a_permute,
             _stacked_value_stacks_copied,
             _empty_gives_new_nodes,
             _separated_from_value_node,
@@ -439,6 +446,7 @@ ENTRIES: list[Entry] = [
             _nested_records_kept,
             _written_node_kept,
             _number_into_keys_some_members_hold,
+            _identity_unflatten_kept,
         ),
     ),
     Entry(
@@ -680,6 +688,7 @@ ENTRIES: list[Entry] = [
             _ragged_batch_refused,
             _h5_cast_as_torch,
             _group_without_batch_inferred,
+            _h5_masked_select_copies,
         ),
     ),
     Entry(

@@ -821,6 +821,16 @@ DECIDED = [
     ("extra", 4, 16_491_030, "values-kept-shared"),  # l1_loss keeps the Python values
     ("extra", 4, 16_435_279, "peer-fails-inside"),  # l1_loss, an empty node in one operand
     ("extra", 4, 16_435_083, "records-predictable"),  # make_tensordict infers past {}
+    # og32b: OPEN lines decided
+    ("features,entries,math,records", 16, 16_434_045, "values-kept-shared"),  # exclude() copy
+    (_FEATURES, 8, 31_410_434, "values-kept-shared"),  # a write into a permute reaches values
+    (_FEATURES, 8, 31_410_013, "peer-fails-inside"),  # expand of a repeat_interleave over none
+    (_RECORDS4, 8, 16_311_759, "params-write-their-data"),  # memmap of locked params, then
+    (_RECORDS4, 8, 16_310_652, "h5-files"),  # update of params over a file: a new group
+    (_RECORDS4, 8, 16_311_647, "records-predictable"),  # from_tuple grows a copy, then a write
+    ("methods,math,shape", 8, 16_413_667, "stacking-keeps"),  # identity unflatten, append
+    ("entries,index,combine", 16, 17_014_010, "peer-fails-inside"),  # non_tensor_items
+    ("entries,index,combine", 16, 17_014_983, "h5-files"),  # masked_select of a file: groups
     # fz32c: fresh windows of the extra family's mixes and L10 / L14 / L24
     ("extra,entries", 8, 17_022_904, "values-kept-shared"),  # mse_loss, a node of values
     ("extra,entries", 8, 17_022_490, "checked-as-torch"),  # safetensors of a named stack
