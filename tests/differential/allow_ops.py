@@ -407,10 +407,23 @@ def _kept_in_place(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool
         return _OVERLAP in str(mine.error) and any(".expand" in line for line in finding.lines)
     if finding.kind != "result":
         return False
+    if _repeats_a_member(mine.value):  # changed once per holding, as the peer's ``+=``
+        return all(": values differ: " in line for line in finding.detail)
     return all(
         any(p.search(line) for p in _KEPT_IN_PLACE) or _nested_without_leaves(mine.value, line)
         for line in finding.detail
     )
+
+
+def _repeats_a_member(value: Any) -> bool:
+    """A lazy stack holding one member twice or more (an index that repeats it,
+    ``x[torch.tensor([-1, 0, -1])]``): in place, that member changes once per holding
+    (``^= True`` twice: back as it was), as the peer's ``+=`` changes it, where the peer's
+    ``x ^ True`` makes new members (fz32c: 17,032,695 L14 of features,math,index)."""
+    members = getattr(value, "tensordicts", None)
+    if type(value).__name__ != "LazyStackedTensorDict" or not members:
+        return False
+    return len({id(member) for member in members}) < len(members)
 
 
 # The ops whose result dtypes are torch's for each entry (README, "Math goes where the

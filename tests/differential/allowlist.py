@@ -45,6 +45,7 @@ from .allow_extra import (
     _loss_fails_on_empty_node,
     _loss_keeps_values,
     _merge_of_lazy_fails_inside,
+    _merge_shares_no_empty_node,
     _merged_in_order_of_holders,
 )
 from .allow_features import (
@@ -220,6 +221,7 @@ from .allow_structure import (
     _moved_nodes_keep_their_lock,
     _narrowed_stack_contiguous,
     _no_members_taken,
+    _partial_key_not_defaulted,
     _records_kept,
     _regrouped_by_view,
     _stays_lazy,
@@ -427,6 +429,7 @@ ENTRIES: list[Entry] = [
             _lazy_batch_size_set,
             _stays_lazy,
             _merged_in_order_of_holders,
+            _partial_key_not_defaulted,
             _lazy_uint_refused_per_member,
             _lazy_load_reads_stacked,
             _lazy_data_ptr_per_member,
@@ -569,6 +572,7 @@ ENTRIES: list[Entry] = [
             _members_lock_as_the_stack,
             _write_into_locked_slices,
             _moved_nodes_keep_their_lock,
+            _merge_shares_no_empty_node,
         ),
     ),
     Entry(

@@ -831,6 +831,17 @@ DECIDED = [
     ("methods,math,shape", 8, 16_413_667, "stacking-keeps"),  # identity unflatten, append
     ("entries,index,combine", 16, 17_014_010, "peer-fails-inside"),  # non_tensor_items
     ("entries,index,combine", 16, 17_014_983, "h5-files"),  # masked_select of a file: groups
+    # fz32c: fresh windows of the extra family's mixes and L10 / L14 / L24
+    ("extra,entries", 8, 17_022_904, "values-kept-shared"),  # mse_loss, a node of values
+    ("extra,entries", 8, 17_022_490, "checked-as-torch"),  # safetensors of a named stack
+    ("extra,index", 8, 17_023_221, "lock-follows-sharing"),  # merge: the peer's empty node
+    (_METHODS, 10, 17_024_993, "peer-fails-inside"),  # auto_device_ of a stack of file views
+    (_METHODS, 14, 17_029_497, "peer-fails-inside"),  # broadcast_to, a value stack's names
+    ("features,math,index", 14, 17_032_695, "bitwise-in-place"),  # ^= of a repeated member
+    (_RECORDS4, 14, 17_031_904, "stacking-keeps"),  # get(key, default) of a partial key
+    (_FEATURES, 14, 17_030_415, "none-field-unset"),  # from_consolidated, a None field
+    (_FEATURES, 14, 17_030_985, "peer-fails-inside"),  # x[:0] = x[None]: its copy fails
+    (_METHODS, 10, 17_037_977, "memmap-by-data"),  # share_memory_, a memmap and a copy
 ]
 
 
