@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn, SupportsIndex, TypeAlias, cast
 
@@ -567,6 +568,14 @@ def index_dims_consumed(item: object) -> int:
     if isinstance(item, torch.Tensor) and item.dtype is torch.bool:
         return item.ndim  # a 0-d bool tensor adds a dim, like a Python bool
     return 1
+
+
+def is_first_class_dim(item: object) -> bool:
+    """Whether ``item`` is a first-class dim (``functorch.dim.dims()``): as an index it
+    takes its dim out of the shape, as an int does, and binds it to the dim object. None
+    exists unless ``functorch.dim`` was imported, so it is not imported here."""
+    module = sys.modules.get("functorch.dim")
+    return module is not None and isinstance(item, module.Dim)
 
 
 def is_basic_item(item: object) -> bool:

@@ -17,6 +17,7 @@ from typing import Any, TypeAlias
 
 import torch
 
+from tclass._core._batch import is_first_class_dim
 from tclass.errors import DimNameCountError, DimNameError, DimNameTypeError
 
 __all__ = [
@@ -282,7 +283,11 @@ def indexed(names: Names, items: tuple[Any, ...]) -> Names:
     for position, item in enumerate(items):
         if item is None:
             out.append(None)
-        elif type(item) is int or (isinstance(item, torch.Tensor) and _is_scalar_int(item)):
+        elif (
+            type(item) is int
+            or (isinstance(item, torch.Tensor) and _is_scalar_int(item))
+            or is_first_class_dim(item)  # bound to the dim object: out of the batch dims
+        ):
             dim += 1
         elif type(item) is slice:
             out.append(names[dim])
@@ -339,5 +344,7 @@ def _is_scalar_int(item: torch.Tensor) -> bool:
 def _is_advanced(item: object) -> bool:
     if isinstance(item, torch.Tensor):
         return not _is_scalar_int(item)
+    if is_first_class_dim(item):
+        return False
     # a Python bool indexes as a 0-d mask (a new dim of size 1 or 0), a range as a list
     return isinstance(item, (list, tuple, range, bool)) or hasattr(item, "__array__")

@@ -92,9 +92,16 @@ def index_lazy(stack: LazyStackedTensorDict, index: Any) -> Any:
     items = _items(stack, index)
     if all(map(_batch.is_basic_item, items)):
         return _index_basic(stack, items)
+    at = _stack_item_position(stack, items)
+    if at < len(items) and _batch.is_first_class_dim(items[at]):
+        msg = (
+            "Cannot index the stack dim of a lazy stack with a first-class dim "
+            "(functorch.dim): its members are separate tensors; index "
+            "stack.contiguous() instead"
+        )
+        raise DimError(msg)
     if -1 in stack._batch_size:
         return _named(stack, items, _index_ragged(stack, items), owned=False)
-    at = _stack_item_position(stack, items)
     if at < len(items) and _batch.selects_first(items[at]):  # as torch (an int or a 0-d integer
         # tensor selects first) and the peer: the member, indexed by the rest (a lazy
         # member stays lazy)
