@@ -25,13 +25,13 @@ from tclass._core._device import DeviceLike
 from tclass._core._names import DimName
 from tclass._core._records import storage_of
 from tclass._engine._td import TensorDict
+from tclass._engine._typed_source import SourceEntries
 from tclass.errors import (
     ArgumentError,
     ArgumentValueError,
     ReservedNameError,
     UnknownFieldError,
     UnsetFieldError,
-    UnsupportedError,
 )
 
 __all__ = ["TypedTensorDict"]
@@ -159,32 +159,35 @@ class TypedTensorDict(TensorDict, metaclass=_TypedMeta):
         or replaced through either one are seen by the other (a record's storage
         included).
 
+        ``td`` may be any collection (a lazy stack, a file-backed one...): the instance
+        then reads and writes its entries through ``td`` (``inst.a = x`` sets ``td``'s
+        ``"a"``), as the peer's wrapper does; what an operation returns (``inst[0]``,
+        ``clone``, ``torch.stack``) is an in-memory instance of this class.
+
         Args:
-            td: a TensorDict (or a record, viewed through its storage).
+            td: a collection (or a record, viewed through its storage).
             check: refuse a ``td`` that lacks a required field (with False, reading
                 such a field is an ``AttributeError``).
 
         Raises:
             ArgumentError: (a ``TypeError``) ``check`` and a required field is missing.
-            UnsupportedError: ``td`` is a lazy stack or a file-backed collection (call
-                ``to_tensordict()`` first: its entries are then a copy).
         """
         storage = storage_of(td)
-        if not isinstance(storage, TensorDict):
-            msg = (
-                f"{cls.__name__}.from_tensordict() views TensorDicts only, got a "
-                f"{type(storage).__name__}; pass td.to_tensordict() (a copy)"
-            )
-            raise UnsupportedError(msg)
+        if isinstance(storage, TensorDict):
+            entries: Any = storage._tensors
+            batch_size, device = storage._batch_size, storage._device
+        else:
+            entries = SourceEntries(storage)
+            batch_size, device = storage.batch_size, storage.device
         if check:
-            missing = cls.__required_keys__.difference(storage._tensors)
+            missing = cls.__required_keys__.difference(entries)
             if missing:
                 msg = (
                     f"{cls.__name__}.from_tensordict() missing required field(s): "
                     f"{', '.join(sorted(missing))}"
                 )
                 raise ArgumentError(msg)
-        out = cls._new_unchecked(storage._tensors, storage._batch_size, storage._device)
+        out = cls._new_unchecked(entries, batch_size, device)
         out._assign_names(storage._dim_names)
         # The entries are shared: an UnbatchedTensor may be there or be set through td
         # later, so shape ops look for one (else they would index its payload).
