@@ -25,7 +25,12 @@ from tclass._core._device import DeviceLike
 from tclass._core._names import DimName
 from tclass._core._records import storage_of
 from tclass._engine._td import TensorDict
-from tclass._engine._typed_source import SourceEntries
+from tclass._engine._typed_source import (
+    WRITES_INTO_DATA,
+    SourceEntries,
+    source_of,
+    through_source,
+)
 from tclass.errors import (
     ArgumentError,
     ArgumentValueError,
@@ -146,6 +151,18 @@ class TypedTensorDict(TensorDict, metaclass=_TypedMeta):
             msg = f"{type(self).__name__!r} object has no attribute or field {name!r} "
             raise UnknownFieldError(msg + f"(fields: {fields})")
 
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """An entry (by key) as a TensorDict sets it; rows (any other index) of an
+        instance over another kind of collection are written into that collection."""
+        source = source_of(self)
+        is_key = isinstance(index, str) or (
+            isinstance(index, tuple) and all(isinstance(part, str) for part in index)
+        )
+        if source is None or is_key:
+            super().__setitem__(index, value)
+        else:
+            source[index] = value
+
     def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
         """A plain TensorDict copy (tensors cloned), as the peer gives."""
         copy = self.clone()
@@ -161,7 +178,8 @@ class TypedTensorDict(TensorDict, metaclass=_TypedMeta):
 
         ``td`` may be any collection (a lazy stack, a file-backed one...): the instance
         then reads and writes its entries through ``td`` (``inst.a = x`` sets ``td``'s
-        ``"a"``), as the peer's wrapper does; what an operation returns (``inst[0]``,
+        ``"a"``; row writes and in-place methods such as ``set_`` or ``add_`` write into
+        ``td``), as the peer's wrapper does; what an operation returns (``inst[0]``,
         ``clone``, ``torch.stack``) is an in-memory instance of this class.
 
         Args:
@@ -193,6 +211,10 @@ class TypedTensorDict(TensorDict, metaclass=_TypedMeta):
         # later, so shape ops look for one (else they would index its payload).
         out._mark_unbatched()
         return out
+
+
+for _name in WRITES_INTO_DATA:
+    setattr(TypedTensorDict, _name, through_source(_name, getattr(TensorDict, _name)))
 
 
 def _declare_fields(cls: type[TypedTensorDict]) -> None:
