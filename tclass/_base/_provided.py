@@ -160,7 +160,7 @@ class DISTRIBUTED(metaclass=Provided, layer="tclass.distributed"):
 class IO(metaclass=Provided, layer="tclass._io"):
     """Memory-mapped folders, persistent stores (HDF5, zarr), tables and MDS
     (``PersistenceOps``, ``FormatOps``, ``ConversionOps.from_schema``; ``from_any``'s
-    reader of open h5py and zarr groups)."""
+    readers of open h5py and zarr groups and of DataFrames)."""
 
     if TYPE_CHECKING:
         memmap_in_place = _api.memmap_in_place
@@ -180,6 +180,7 @@ class IO(metaclass=Provided, layer="tclass._io"):
         open_group = _open.open_group
         Reader: ClassVar[type[_tabular.Reader]]
         read_file = _tabular.read_file
+        read_frame = _tabular.read_frame
         to_frame = _tabular.to_frame
         write_table = _tabular.write_table
         to_mds = _mds.to_mds

@@ -107,8 +107,9 @@ class set_printoptions:  # noqa: N801  (the peer's name)
         PRINT_OPTIONS.update(self._previous.pop())  # every key: one atomic update
 
     def set(self) -> None:
-        """Applies the options for the rest of the program."""
-        PRINT_OPTIONS.update(self._options)
+        """Applies the options for the rest of the program (or until ``__exit__``, which
+        restores the options in force before, as the peer's)."""
+        self.__enter__()
 
     def clone(self) -> set_printoptions:
         """The same options, as a new object (for nesting one object in itself)."""

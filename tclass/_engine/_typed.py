@@ -25,13 +25,18 @@ from tclass._core._device import DeviceLike
 from tclass._core._names import DimName
 from tclass._core._records import storage_of
 from tclass._engine._td import TensorDict
+from tclass._engine._typed_source import (
+    WRITES_INTO_DATA,
+    SourceEntries,
+    source_of,
+    through_source,
+)
 from tclass.errors import (
     ArgumentError,
     ArgumentValueError,
     ReservedNameError,
     UnknownFieldError,
     UnsetFieldError,
-    UnsupportedError,
 )
 
 __all__ = ["TypedTensorDict"]
@@ -146,6 +151,18 @@ class TypedTensorDict(TensorDict, metaclass=_TypedMeta):
             msg = f"{type(self).__name__!r} object has no attribute or field {name!r} "
             raise UnknownFieldError(msg + f"(fields: {fields})")
 
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """An entry (by key) as a TensorDict sets it; rows (any other index) of an
+        instance over another kind of collection are written into that collection."""
+        source = source_of(self)
+        is_key = isinstance(index, str) or (
+            isinstance(index, tuple) and all(isinstance(part, str) for part in index)
+        )
+        if source is None or is_key:
+            super().__setitem__(index, value)
+        else:
+            source[index] = value
+
     def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
         """A plain TensorDict copy (tensors cloned), as the peer gives."""
         copy = self.clone()
@@ -159,37 +176,45 @@ class TypedTensorDict(TensorDict, metaclass=_TypedMeta):
         or replaced through either one are seen by the other (a record's storage
         included).
 
+        ``td`` may be any collection (a lazy stack, a file-backed one...): the instance
+        then reads and writes its entries through ``td`` (``inst.a = x`` sets ``td``'s
+        ``"a"``; row writes and in-place methods such as ``set_`` or ``add_`` write into
+        ``td``), as the peer's wrapper does; what an operation returns (``inst[0]``,
+        ``clone``, ``torch.stack``) is an in-memory instance of this class.
+
         Args:
-            td: a TensorDict (or a record, viewed through its storage).
+            td: a collection (or a record, viewed through its storage).
             check: refuse a ``td`` that lacks a required field (with False, reading
                 such a field is an ``AttributeError``).
 
         Raises:
             ArgumentError: (a ``TypeError``) ``check`` and a required field is missing.
-            UnsupportedError: ``td`` is a lazy stack or a file-backed collection (call
-                ``to_tensordict()`` first: its entries are then a copy).
         """
         storage = storage_of(td)
-        if not isinstance(storage, TensorDict):
-            msg = (
-                f"{cls.__name__}.from_tensordict() views TensorDicts only, got a "
-                f"{type(storage).__name__}; pass td.to_tensordict() (a copy)"
-            )
-            raise UnsupportedError(msg)
+        if isinstance(storage, TensorDict):
+            entries: Any = storage._tensors
+            batch_size, device = storage._batch_size, storage._device
+        else:
+            entries = SourceEntries(storage)
+            batch_size, device = storage.batch_size, storage.device
         if check:
-            missing = cls.__required_keys__.difference(storage._tensors)
+            missing = cls.__required_keys__.difference(entries)
             if missing:
                 msg = (
                     f"{cls.__name__}.from_tensordict() missing required field(s): "
                     f"{', '.join(sorted(missing))}"
                 )
                 raise ArgumentError(msg)
-        out = cls._new_unchecked(storage._tensors, storage._batch_size, storage._device)
+        out = cls._new_unchecked(entries, batch_size, device)
         out._assign_names(storage._dim_names)
         # The entries are shared: an UnbatchedTensor may be there or be set through td
         # later, so shape ops look for one (else they would index its payload).
         out._mark_unbatched()
         return out
+
+
+for _name in WRITES_INTO_DATA:
+    setattr(TypedTensorDict, _name, through_source(_name, getattr(TensorDict, _name)))
 
 
 def _declare_fields(cls: type[TypedTensorDict]) -> None:

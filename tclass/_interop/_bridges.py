@@ -444,7 +444,8 @@ def from_any(
     fields as a mapping) goes through :func:`from_dict`, a namedtuple
     :func:`from_namedtuple`, a tuple :func:`from_tuple`, a numpy structured array
     :func:`from_struct_array`, an open ``h5py.File``, ``h5py.Group`` or ``zarr.Group``
-    a ``PersistentTensorDict`` over it (the io layer's reader, ``IO.open_group``); a
+    a ``PersistentTensorDict`` over it (the io layer's reader, ``IO.open_group``), a
+    pandas ``DataFrame`` :func:`from_pandas` (``IO.read_frame``); a
     list of numbers becomes a tensor, another list a ``NonTensorStack`` of its items.
     Inside a mapping or tuple, dataclass instances and tuples nest the same way (a nested
     collection, the items under ``"0"``, ``"1"``...). Any other object (``None``, a
@@ -461,7 +462,9 @@ def from_any(
     }
     if isinstance(obj, (TensorCollection, torch.Tensor)):
         return obj
-    opened = IO.open_group(obj)
+    opened: TensorCollection | None = IO.open_group(obj)
+    if opened is None:
+        opened = IO.read_frame(obj, options)  # type: ignore[arg-type]
     if opened is not None:
         return opened
     if is_namedtuple(obj):

@@ -108,6 +108,15 @@ def test_set_and_decorator_and_errors(td: TensorDict) -> None:
         set_printoptions(sort_keys="size")
 
 
+def test_exit_after_set_restores_the_options_before() -> None:
+    before = tclass.get_printoptions()
+    options = set_printoptions(show_device=False)
+    options.set()
+    assert tclass.get_printoptions()["show_device"] is False
+    options.__exit__(None, None, None)  # as tensordict's: back to the options before set()
+    assert tclass.get_printoptions() == before
+
+
 @pytest.mark.peer
 def test_same_text_as_the_peer(td: TensorDict) -> None:
     tensordict = pytest.importorskip("tensordict")

@@ -124,8 +124,48 @@ def test_from_tensordict_views_the_entries() -> None:
     empty = State.from_tensordict(TensorDict(), check=False)
     with pytest.raises(AttributeError, match="declared but not set"):
         _ = empty.eta
-    with pytest.raises(NotImplementedError, match="to_tensordict"):
-        State.from_tensordict(tclass.lazy_stack([td, td]))
+
+
+def test_from_tensordict_of_a_lazy_stack_reads_and_writes_through_it() -> None:
+    parts = [TensorDict(eta=torch.zeros(3), X=torch.zeros(4)) for _ in range(5)]
+    stack = tclass.lazy_stack(parts)
+    s = State.from_tensordict(stack)
+    assert type(s) is State and s.batch_size == (5,) and s.eta.shape == (5, 3)
+    s.eta = torch.ones(5, 3)
+    assert torch.equal(parts[2]["eta"], torch.ones(3))  # written into the members
+    s.update({"X": torch.full((5, 4), 2.0)})
+    assert torch.equal(stack["X"], torch.full((5, 4), 2.0))
+    s.steps = torch.arange(5)
+    assert parts[4]["steps"] == 4
+    del s["steps"]
+    assert "steps" not in stack.keys()
+    assert type(s[0]) is State and type(s[1:3]) is State and s[1:3].batch_size == (2,)
+    assert type(s.clone()) is State and all(type(row) is State for row in s)
+    assert type(torch.stack([s, s])) is State
+    s[1] = State(eta=torch.full((3,), 5.0), X=torch.zeros(4))  # rows written into members
+    assert torch.equal(parts[1]["eta"], torch.full((3,), 5.0))
+    s.set_("eta", torch.zeros(5, 3))
+    s += 1
+    s.mul_(3)
+    s.update_({"X": torch.ones(5, 4)})
+    assert torch.equal(parts[0]["eta"], torch.full((3,), 3.0)) and parts[4]["X"].sum() == 4
+    with pytest.raises(TypeError, match=r"missing required field\(s\): X"):
+        State.from_tensordict(tclass.lazy_stack([TensorDict(eta=torch.zeros(3))] * 2))
+
+
+def test_from_tensordict_of_a_file_reads_and_writes_through_it(tmp_path: Path) -> None:
+    pytest.importorskip("h5py")
+    td = TensorDict(eta=torch.zeros(5, 3), X=torch.zeros(5, 4), batch_size=[5])
+    file = tclass.PersistentTensorDict.from_dict(td, filename=tmp_path / "f.h5")
+    s = State.from_tensordict(file)
+    assert type(s) is State and s.batch_size == (5,) and not s.is_locked
+    with pytest.warns(tclass.errors.EntryReplacedWarning):  # as a write into the file warns
+        s.eta = torch.ones(5, 3)
+    assert torch.equal(file["eta"], torch.ones(5, 3))
+    assert type(s[0]) is State and s[0].X.shape == (4,) and type(s.clone()) is State
+    s.add_(1)
+    s[0] = State(eta=torch.zeros(3), X=torch.zeros(4))
+    assert file["eta"][:, 0].tolist() == [0.0, 2.0, 2.0, 2.0, 2.0]
 
 
 def test_pickle_save_and_load(tmp_path: Path) -> None:

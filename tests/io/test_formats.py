@@ -152,6 +152,15 @@ def test_from_pandas_columns() -> None:
         TensorDict.from_pandas(pd.DataFrame({"o": [1], "o.x": [2]}), separator=".")
 
 
+def test_from_any_of_a_dataframe_reads_its_columns() -> None:
+    pd = pytest.importorskip("pandas")
+    td = TensorDict.from_any(pd.DataFrame({"a": [1, 2, 3], "b.c": [0.5, 1.5, 2.5]}))
+    assert type(td) is TensorDict and td.batch_size == (3,)
+    assert torch.equal(td["a"], torch.tensor([1, 2, 3]))
+    moved = tclass.from_any(pd.DataFrame({"a": [1.0, 2.0]}), device="cpu")
+    assert moved.device == torch.device("cpu") and moved["a"].dtype == torch.float64
+
+
 def test_to_pandas() -> None:
     pytest.importorskip("pandas")
     frame = _table().to_pandas(separator=".")

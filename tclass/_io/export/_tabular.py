@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import sys
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
@@ -213,6 +214,16 @@ def read_file(
 def from_pandas(dataframe: Any, **options: Unpack[TableOptions]) -> TensorDict:
     """``TensorDict.from_pandas``: a TensorDict with one entry per column."""
     return Reader(TensorDict, **options).from_dataframe(dataframe)  # type: ignore[no-any-return]
+
+
+def read_frame(obj: Any, options: TableOptions) -> TensorDict | None:
+    """``from_any``'s reader of a pandas DataFrame (``from_pandas`` with its options),
+    None for any other object (pandas is not imported here: a DataFrame exists only once
+    it is loaded)."""
+    pandas = sys.modules.get("pandas")
+    if pandas is None or not isinstance(obj, pandas.DataFrame):
+        return None
+    return Reader(TensorDict, **options).from_dataframe(obj)  # type: ignore[no-any-return]
 
 
 def from_csv(path: PathLike, **options: Any) -> TensorDict:
@@ -438,5 +449,6 @@ def _item(column: Iterable[Any], row: int) -> Any:
 
 IO.Reader = Reader
 IO.read_file = read_file
+IO.read_frame = read_frame
 IO.to_frame = to_frame
 IO.write_table = write_table
