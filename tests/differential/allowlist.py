@@ -40,6 +40,7 @@ from .allow_entries import (
 from .allow_extra import (
     _loss_fails_on_empty_node,
     _loss_keeps_values,
+    _merge_keeps_later_nodes,
     _merge_of_lazy_fails_inside,
     _merged_in_order_of_holders,
 )
@@ -420,6 +421,7 @@ ENTRIES: list[Entry] = [
             _lazy_batch_size_set,
             _stays_lazy,
             _merged_in_order_of_holders,
+            _merge_keeps_later_nodes,
             _lazy_uint_refused_per_member,
             _lazy_load_reads_stacked,
             _lazy_data_ptr_per_member,

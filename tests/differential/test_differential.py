@@ -821,6 +821,14 @@ DECIDED = [
     ("extra", 4, 16_491_030, "values-kept-shared"),  # l1_loss keeps the Python values
     ("extra", 4, 16_435_279, "peer-fails-inside"),  # l1_loss, an empty node in one operand
     ("extra", 4, 16_435_083, "records-predictable"),  # make_tensordict infers past {}
+    # og32a: the merge keeps its first input's kind; setdefault under a lazy stack's node
+    ("features,entries,math,records", 8, 16_301_688, "checked-as-torch"),  # setdefault
+    ("extra", 4, 16_491_036, "stacking-keeps"),  # merge: a later input's leafless record
+    ("extra", 4, 16_435_281, "stacking-keeps"),  # merge: a later input's leafless node
+    ("extra", 4, 16_435_799, "stacking-keeps"),  # merge: a later node keeps its own dims
+    ("extra", 4, 16_491_068, "stacking-keeps"),  # merge: a later value under a record
+    ("extra", 4, 16_491_010, "stacking-keeps"),  # unpad_sequence key order
+    ("extra", 4, 16_491_040, "stacking-keeps"),  # make_tensordict of a merge: its order
 ]
 
 
