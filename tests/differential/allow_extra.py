@@ -34,8 +34,9 @@ def _merged_in_order_of_holders(finding: Finding, facts: Facts, peer: Any, mine:
     tensors and nested collections of all, then the later inputs' Python values: the
     tensors keep their order in both (fz31b: the ``extra`` family, 16,491,000-16,491,399
     L4). ``unpad_sequence(pad_sequence(...))`` alike: tclass's rows keep the input's key
-    order, the peer's ``pad_sequence`` starts from ``empty(recurse=True)`` too (og32a:
-    program 16,491,010 L4); ``make_tensordict(x.to_dict())`` of a merge's result, which
+    order, the peer's ``pad_sequence`` starts from ``empty(recurse=True)`` too and sets
+    the leaves in the order of a set of their keys (og32a: programs 16,491,010 /
+    17,000,114 L4); ``make_tensordict(x.to_dict())`` of a merge's result, which
     carries its order (programs 16,491,040 / 16,491,053 L4)."""
     if finding.kind != "result" or finding.step.op not in _ORDERED_LIKE_EMPTY:
         return False
@@ -47,9 +48,12 @@ def _merged_in_order_of_holders(finding: Finding, facts: Facts, peer: Any, mine:
     lines = _key_lines(finding.detail, _ORDER, mine)
     if lines is None:
         return False
+    unordered = finding.step.op == "unpad_sequence"  # the peer's walks a set of keys
     for theirs, ours, node in lines:
         tensors = [key for key in ours if isinstance(_entry_of(node, key), torch.Tensor)]
-        if sorted(theirs) != sorted(ours) or [k for k in theirs if k in tensors] != tensors:
+        if sorted(theirs) != sorted(ours):
+            return False
+        if not unordered and [k for k in theirs if k in tensors] != tensors:
             return False
     return bool(finding.detail)
 
@@ -71,15 +75,41 @@ def _merge_of_lazy_fails_inside(finding: Finding, facts: Facts, peer: Any, mine:
     the entries of its own members ("batch dimension mismatch" of a member's entry
     against the stack's batch size), where tclass merges member by member into a lazy
     stack (the lazy stack first) or the stacked entries into a TensorDict (fz31b: the
-    ``extra`` family)."""
-    if finding.kind != "peer-raises" or finding.step.op != "merge_tensordicts":
+    ``extra`` family); where the members' entries fit the stack's batch size, it gives
+    values of one dim less instead (``_member_entries_set_whole``)."""
+    if finding.step.op != "merge_tensordicts" or mine.error is not None:
         return False
-    if mine.error is not None or type(mine.value).__name__ not in _MERGED_KINDS:
+    if type(mine.value).__name__ not in _MERGED_KINDS:
         return False
     made_lazy = ("L.lazy_stack(", "L.unpad_sequence(")  # (unpad_sequence: 16,435,153 L4)
-    return _LAZY_MERGE_REFUSED.match(str(peer.error)) is not None and (
-        any(text in " ".join(finding.lines) for text in made_lazy) or facts.kind == "lazy"
-    )
+    if not any(text in " ".join(finding.lines) for text in made_lazy) and facts.kind != "lazy":
+        return False
+    if finding.kind == "result":
+        return _member_entries_set_whole(finding, mine)
+    return finding.kind == "peer-raises" and _LAZY_MERGE_REFUSED.match(str(peer.error)) is not None
+
+
+# ``result.<members>[0][0]['d']: peer Tensor[torch.uint8, shape [2]], tclass Tensor[...]``
+_SHAPES = re.compile(
+    r"^result(?:\['[^']*'\]|\.<members>\[0\]\[\d+\])*: peer Tensor\[([\w.]+), shape "
+    r"\[([\d, ]*)\]\], tclass Tensor\[([\w.]+), shape \[([\d, ]*)\]\]$"
+)
+
+
+def _member_entries_set_whole(finding: Finding, mine: Any) -> bool:
+    """Where a member's entry of the lazy stack starts with the stack's batch size, the
+    peer's merge sets it whole as the stack's entry, which its members split: each of
+    the peer's tensors is tclass's without its first dim (og32a: program 17,000,312 L4)."""
+    if type(mine.value).__name__ != "LazyStackedTensorDict":
+        return False
+    for line in finding.detail:
+        found = _SHAPES.match(line)
+        if found is None or found[1] != found[3]:
+            return False
+        theirs, ours = ([int(n) for n in re.findall(r"\d+", side)] for side in found.group(2, 4))
+        if ours[1:] != theirs:
+            return False
+    return bool(finding.detail)
 
 
 _LOSSES = ("l1_loss", "mse_loss", "smooth_l1_loss")

@@ -223,7 +223,6 @@ from .allow_structure import (
     _written_through_expanded_view,
 )
 from .allow_values import (
-    _empty_set_under_node,
     _empty_values_cut_short,
     _empty_values_kept,
     _empty_values_rebuilt,
@@ -255,6 +254,7 @@ from .allow_writes import (
     _beyond_the_index,
     _checked_as_torch,
     _dims_in_batch,
+    _empty_set_under_node,
     _equal_value_rewritten,
     _member_rows_written_per_element,
     _metadata_rows_written,

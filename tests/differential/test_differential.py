@@ -829,6 +829,8 @@ DECIDED = [
     ("extra", 4, 16_491_068, "stacking-keeps"),  # merge: a later value under a record
     ("extra", 4, 16_491_010, "stacking-keeps"),  # unpad_sequence key order
     ("extra", 4, 16_491_040, "stacking-keeps"),  # make_tensordict of a merge: its order
+    ("extra", 4, 17_000_121, "stacking-keeps"),  # unpad_sequence: the peer's set order
+    ("extra", 4, 17_000_312, "peer-fails-inside"),  # merge of a lazy stack: members cut
 ]
 
 
