@@ -14,7 +14,7 @@ from tclass._base._tensordict_base import TensorDictBase
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _keys
 from tclass._core._batch import format_shape
-from tclass._core._records import field_names_of, is_record, storage_of
+from tclass._core._records import is_record, storage_of
 from tclass._engine._lazy._build import lazy_stack
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
@@ -46,7 +46,7 @@ def merge_tensordicts(
 
     The result has the first input's batch size, device and dim names (a merged nested
     collection its first holder's), and its kind, as the peer's: a record of the first
-    input's class where every key is a field of it (a TensorDict otherwise), a lazy stack
+    input's class where every input is one (a TensorDict otherwise), a lazy stack
     of the merged members where the first input is a lazy stack (its members merged
     with the other inputs' rows along its stack dim), a TensorDict for any other
     collection. A key held by several
@@ -99,8 +99,8 @@ def _merge_level(
             entries[key] = values[0]
         _check_fits(entries[key], path + (key,), batch)
     out: TensorCollection
-    if is_record(first) and set(entries) <= field_names_of(first):
-        out = first._new_like(entries, batch, first.device)  # a record of its class
+    if is_record(first) and all(type(source) is type(first) for source in sources):
+        out = first._new_like(entries, batch, first.device)  # fields of its own class
     else:
         out = TensorDict._new_unchecked(entries, batch, first.device)
     storage_of(out)._mark_unbatched_if_any()

@@ -105,12 +105,15 @@ class TestMerge:
         merged = merge_tensordicts(a)
         assert merged is not a and merged["x"] is a["x"]
 
-    def test_records_merge_into_a_tensordict_past_their_fields(self) -> None:
-        """A key that is no field of the first input's class: a TensorDict (the peer's
-        record refuses the key, an ``AttributeError``)."""
+    def test_records_merge_with_other_kinds_into_a_tensordict(self) -> None:
+        """An input that is no record of the first input's class: a TensorDict, whose
+        entries no class checks (the peer's record refuses a key no field names, an
+        ``AttributeError``, and takes a field's value of another type unchecked)."""
         row = Row(torch.zeros(2), torch.ones(2), batch_size=[2])
         merged = merge_tensordicts(row, TensorDict({"z": torch.ones(2)}, [2]))
         assert type(merged) is TensorDict and set(merged.keys()) == {"x", "y", "z"}
+        merged = merge_tensordicts(row.exclude("x"), TensorDict({"x": "s"}, [2]))
+        assert type(merged) is TensorDict and merged["x"] == "s"
 
     def test_records_of_one_class_merge_into_a_record(self) -> None:
         """The first input's kind, as the peer's: a record of its class where every key
