@@ -494,10 +494,17 @@ def rewrite_file(
 
 
 def map_opened_file(
-    fd: int, path: str, dtype: torch.dtype, shape: Sequence[int], mode: Mode, hint: str = ""
+    fd: int,
+    path: str,
+    dtype: torch.dtype,
+    shape: Sequence[int],
+    mode: Mode,
+    hint: str = "",
+    status: os.stat_result | None = None,
 ) -> MemoryMappedTensor:
     """A MemoryMappedTensor over the file opened as ``fd`` (checked, never modified),
-    reporting ``path`` as its file name. The caller keeps and closes ``fd``.
+    reporting ``path`` as its file name. The caller keeps and closes ``fd``; ``status``
+    is its ``fstat`` where the caller has just taken it.
 
     A file longer than ``dtype`` and ``shape`` need (older writers padded them to a page)
     is mapped over its first bytes, the rest left alone; a shorter one is an error.
@@ -505,7 +512,8 @@ def map_opened_file(
     # Inline, as this runs once per leaf of every load: the checks of check_file_size in
     # their passing case (any other case goes through fit, for its verdict and message),
     # then file_tensor's mapping.
-    status = os.fstat(fd)
+    if status is None:
+        status = os.fstat(fd)
     nbytes = math.prod(shape) * dtype.itemsize
     if status.st_size != nbytes or not stat.S_ISREG(status.st_mode) or not nbytes:
         longer = fit(fd, path, dtype, shape, hint, True)[1]
@@ -548,7 +556,7 @@ def open_mapped(path: PathLike) -> tuple[MemoryMappedTensor, int] | None:
         if not stat.S_ISREG(status.st_mode):
             os.close(fd)
             return None
-        return map_opened_file(fd, path, torch.uint8, (status.st_size,), "r"), fd
+        return map_opened_file(fd, path, torch.uint8, (status.st_size,), "r", "", status), fd
     except BaseException:
         os.close(fd)
         raise

@@ -42,7 +42,9 @@ def merge_tensordicts(
     *tensordicts: TensorCollection, callback_exist: Callbacks = None
 ) -> TensorCollection:
     """A new collection holding the keys of all ``tensordicts`` (nested ones merged
-    key by key); the inputs are not changed and the leaves are shared, not copied.
+    key by key); the inputs are not changed and the leaves are shared, not copied (a
+    nested collection only one input holds is copied without its leaves, so that writes
+    into the result do not reach it).
 
     The result has the first input's batch size, device and dim names (a merged nested
     collection its first holder's), and its kind, as the peer's: a record of the first
@@ -95,6 +97,11 @@ def _merge_level(
             and not any(isinstance(v, _NonTensorNode) for v in values)
         ):
             entries[key] = callback(*values)
+        elif _is_node(values[0]):
+            # A node taken from one input (the only one holding a node there): a copy of
+            # its structure, the leaves shared, so that writes into the result do not
+            # reach the input.
+            entries[key] = values[0].clone(recurse=False)
         else:
             entries[key] = values[0]
         _check_fits(entries[key], path + (key,), batch)

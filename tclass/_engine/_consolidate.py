@@ -37,12 +37,10 @@ from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._base.declared._packing import ConsolidateOptions
 from tclass._base.implemented._device_ops import map_tensors, share
-from tclass._core._batch import row_major_strides
 from tclass._core._device import as_device, wait_for_device_copies
 from tclass._core._dtypes import DTYPES, dtype_named
 from tclass._core._future import TensorDictFuture
 from tclass._core._memmap import maps_file, rewrite_file, tensor_bytes
-from tclass._core._memmap_files import blank
 from tclass._core._nested import fill_array
 from tclass._core._readonly import ReadOnlyTensor
 from tclass._core._records import is_record, is_record_class, storage_of
@@ -55,6 +53,7 @@ from tclass._engine._consolidate_peer import (
     peer_description,
 )
 from tclass._engine._consolidate_trailer import LENGTH, mapped_file, memory_reader, read_trailer
+from tclass._engine._consolidate_views import ALIGN, leaf_layout, leaf_views
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import PADDED, Meta, MetaData, NonTensorData
 from tclass._engine._nontensor_stack import NonTensorStack
@@ -86,8 +85,7 @@ __all__ = [
     "rebuild_from_description",
 ]
 
-_ALIGN = 16  # every leaf starts on a 16-byte boundary: any dtype's view is aligned
-_ZEROS = [bytes(n) for n in range(_ALIGN)]  # the padding after a leaf, by its length
+_ZEROS = [bytes(n) for n in range(ALIGN)]  # the padding after a leaf, by its length
 # json.dumps' separators, without its check for cycles (a fifth of its time)
 _ENCODER = json.JSONEncoder(check_circular=False)
 Rebuild = Callable[[Sequence[torch.Tensor], "Target"], Any]
@@ -199,7 +197,7 @@ def consolidate(
     leaves = flatten.leaves
     chosen = as_device(device) if device is not None else None
     target = chosen if chosen is not None else _common_device(leaves)
-    layout, end = _layout(leaves)
+    layout, end = leaf_layout(leaves)
     trailer = _trailer(description, layout)
     length = len(trailer)
     if filename is not None:  # the peer's description last, where its reader looks
@@ -339,12 +337,12 @@ def _fill_file(
     for leaf in leaves:
         data = tensor_bytes(leaf)
         pieces.append(data)
-        gap = -data.nbytes % _ALIGN
+        gap = -data.nbytes % ALIGN
         if gap:
             pieces.append(_ZEROS[gap])
     pieces.append(tail)
     buffer = rewrite_file(filename, pieces, size, staged)
-    return buffer, _views(buffer, layout)
+    return buffer, leaf_views(buffer, layout)
 
 
 def _fill(
@@ -356,7 +354,7 @@ def _fill(
 ) -> list[torch.Tensor]:
     """Copy ``leaves`` into ``buffer`` at ``layout``'s offsets, and ``tail`` (the
     description and its length) at its end; the leaves' views of the buffer."""
-    views = _views(buffer, layout)
+    views = leaf_views(buffer, layout)
     non_blocking = options.get("non_blocking", False)
     with torch.no_grad():
         _map_threads(
@@ -388,7 +386,7 @@ def pinned(node: Any, num_threads: int) -> Any:
 
 def _moved_buffer(node: Any, state: Consolidated, buffer: torch.Tensor) -> Any:
     """``node`` rebuilt over ``buffer``, a copy of its consolidated buffer."""
-    views = _views(buffer, state.layout)
+    views = leaf_views(buffer, state.layout)
     result = state.rebuild(views, Target(buffer.device, True))
     _attach(
         result,
@@ -460,9 +458,13 @@ def from_consolidated(
         (DTYPES.get(d) or dtype_named(d, where), torch.Size(s), o)
         for d, s, o in description["leaves"]
     ]
-    rebuild = rebuild_from_description(description["tree"], cls)
-    result = rebuild(_views(buffer, layout), Target(buffer.device, False))
-    return _attach(result, Consolidated(buffer, _Leaves().of(result), layout, rebuild))
+    order: list[int] = []
+    rebuild = rebuild_from_description(description["tree"], cls, order=order)
+    views = leaf_views(buffer, layout)
+    result = rebuild(views, Target(buffer.device, False))
+    # the tensors it holds: the views, when a walk meets each once and in their order
+    leaves = views if order == list(range(len(views))) else _Leaves().of(result)
+    return _attach(result, Consolidated(buffer, leaves, layout, rebuild))
 
 
 def _unpickle_buffer(buffer: torch.Tensor, storage_only: bool) -> Any:
@@ -720,27 +722,36 @@ def _stack_dims_of(tree: dict[str, Any], batch: torch.Size) -> tuple[int, ...] |
 
 
 def rebuild_from_description(
-    tree: dict[str, Any], cls: type | None, known: Mapping[str, type] | None = None
+    tree: dict[str, Any],
+    cls: type | None,
+    known: Mapping[str, type] | None = None,
+    order: list[int] | None = None,
 ) -> Rebuild:
     """The rebuild function of a tree :func:`describe` gave, read back from JSON (a
     buffer's trailer, a broadcast message, a protocol-5 pickle's header).
 
     ``known`` maps class names to the classes to rebuild them with (a pickle carries
     them); a tree may also say, as a pickle's does, which nodes were locked, the batch
-    size and dim name of a lazy stack and the class of a TensorDict subclass."""
+    size and dim name of a lazy stack and the class of a TensorDict subclass.
+
+    ``order``, if given, gets the buffer positions of the rebuilt tree's tensors in the
+    order a walk of it meets them (-1 for a tensor that is not one of the views: a
+    jagged one, one given beside the buffer)."""
     known = known or {}
     if "record" in tree:
         name = tree["record"]
         record_cls = known.get(name) or resolve_class(
             name, (cls,) if cls is not None else (), "the consolidated buffer"
         )
-        content = rebuild_from_description(tree["content"], None, known)
+        content = rebuild_from_description(tree["content"], None, known, order)
         return lambda views, target: record_cls._from_tensordict_unchecked(content(views, target))  # type: ignore[attr-defined]
+    if order is not None and ("jagged" in tree or "tensor" in tree):
+        order.append(-1)
     if "jagged" in tree:
         positions, ragged = list(tree["jagged"]), tree["ragged"]
         return lambda views, target: _jagged([views[p] for p in positions], ragged)
     if "lazy" in tree:
-        return _rebuild_lazy(tree, known)
+        return _rebuild_lazy(tree, known, order)
     if "tensor" in tree:  # a tensor given beside the buffer (a pickle's file reference)
         tensor = tree["tensor"]
         return lambda views, target: tensor
@@ -755,10 +766,14 @@ def rebuild_from_description(
         held = tuple(tree.get("held", ()))[:1] if not shaped.size else ()
         meta: Meta = PADDED if tree.get("meta") == PADDED else tree.get("meta") is True
         return lambda views, target: _values_at(shaped, target.device, dims, held, meta)
-    parts = {
-        key: (entry if isinstance(entry, int) else rebuild_from_description(entry, None, known))
-        for key, entry in tree["entries"].items()
-    }
+    parts: dict[str, int | Rebuild] = {}
+    for key, entry in tree["entries"].items():
+        if not isinstance(entry, int):
+            parts[key] = rebuild_from_description(entry, None, known, order)
+        else:
+            parts[key] = entry
+            if order is not None:
+                order.append(entry)
     keeps_device = tree["device"]
     names = tree.get("names")
     dim_names = None if names is None else tuple(names)
@@ -778,8 +793,10 @@ def rebuild_from_description(
     return rebuild_td
 
 
-def _rebuild_lazy(tree: dict[str, Any], known: Mapping[str, type]) -> Rebuild:
-    members = [rebuild_from_description(member, None, known) for member in tree["members"]]
+def _rebuild_lazy(
+    tree: dict[str, Any], known: Mapping[str, type], order: list[int] | None
+) -> Rebuild:
+    members = [rebuild_from_description(member, None, known, order) for member in tree["members"]]
     dim = tree["lazy"]
     if "batch" not in tree:  # a consolidation trailer: the batch size follows the members
         name, locked = tree.get("name"), tree.get("locked", False)
@@ -801,45 +818,6 @@ def _rebuild_lazy(tree: dict[str, Any], known: Mapping[str, type]) -> Rebuild:
 
 
 # --- the buffer ----------------------------------------------------------------------------
-
-
-def _layout(
-    leaves: Sequence[torch.Tensor],
-) -> tuple[list[tuple[torch.dtype, torch.Size, int]], int]:
-    """Each leaf's (dtype, shape, byte offset), and where the leaves end."""
-    layout = []
-    offset = 0
-    for leaf in leaves:
-        layout.append((leaf.dtype, leaf.shape, offset))
-        offset += -(-leaf.numel() * leaf.element_size() // _ALIGN) * _ALIGN
-    return layout, offset
-
-
-def _views(
-    buffer: torch.Tensor, layout: Sequence[tuple[torch.dtype, torch.Size, int]]
-) -> list[torch.Tensor]:
-    """The leaves as views of ``buffer``: one flat view of its storage per dtype, each leaf
-    an ``as_strided`` of it (half the cost of a tensor per leaf set onto the storage: it
-    counts where a consolidated batch moves to a GPU every step)."""
-    views = []
-    storage = buffer.untyped_storage()
-    base = buffer.storage_offset()
-    # per dtype: the flat view's as_strided and the dtype's size
-    flats: dict[torch.dtype, tuple[Callable[..., torch.Tensor], int]] = {}
-    strides: dict[torch.Size, tuple[int, ...]] = {}
-    for dtype, shape, offset in layout:
-        found = flats.get(dtype)
-        if found is None:
-            flat = (
-                blank(dtype) if buffer.is_cpu else torch.empty(0, dtype=dtype, device=buffer.device)
-            )
-            flat.set_(storage, 0, (storage.nbytes() // dtype.itemsize,))  # type: ignore[call-overload]
-            found = flats[dtype] = (flat.as_strided, dtype.itemsize)
-        stride = strides.get(shape)
-        if stride is None:
-            stride = strides[shape] = row_major_strides(shape)
-        views.append(found[0](shape, stride, (base + offset) // found[1]))
-    return views
 
 
 def _trailer(

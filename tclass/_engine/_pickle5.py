@@ -47,20 +47,18 @@ from tclass._core._dtypes import dtype_named
 from tclass._core._readonly import ReadOnlyTensor, read_only
 from tclass._core._records import is_record_class
 from tclass._engine._consolidate import (
-    _ALIGN,
     Consolidated,
     Description,
     Rebuild,
     Target,
     _attach,
     _Flatten,
-    _layout,
     _Leaves,
-    _views,
     consolidation_of,
     exact_json,
     rebuild_from_description,
 )
+from tclass._engine._consolidate_views import ALIGN, leaf_layout, leaf_views
 from tclass._engine._lazy._legacy import LegacyLazyView
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import MetaData, NonTensorData
@@ -136,13 +134,13 @@ def _buffer_of(
         layout = _layout_within(state.buffer, leaves)
         if layout is not None:
             return state.buffer, layout
-    layout, end = _layout(leaves)
+    layout, end = leaf_layout(leaves)
     buffer = torch.empty(end, dtype=torch.uint8)
     with torch.no_grad():
-        for view, leaf, (_, _, offset) in zip(_views(buffer, layout), leaves, layout):
+        for view, leaf, (_, _, offset) in zip(leaf_views(buffer, layout), leaves, layout):
             view.copy_(leaf)
             used = offset + leaf.numel() * leaf.element_size()
-            buffer[used : -(-used // _ALIGN) * _ALIGN].zero_()  # the padding: no stale bytes
+            buffer[used : -(-used // ALIGN) * ALIGN].zero_()  # the padding: no stale bytes
     return buffer, layout
 
 
@@ -156,7 +154,7 @@ def _layout_within(buffer: torch.Tensor, leaves: Sequence[torch.Tensor]) -> Layo
         size = leaf.numel() * leaf.element_size()
         if not leaf.is_contiguous() or offset < 0 or offset + size > end - start:
             return None
-        if offset % _ALIGN and size:
+        if offset % ALIGN and size:
             return None
         layout.append((leaf.dtype, leaf.shape, offset if size else 0))
     return layout
@@ -350,7 +348,7 @@ def _tensor_over(data: Any, size: int) -> tuple[torch.Tensor, bool]:
     with warnings.catch_warnings():  # torch warns that it has no read-only tensors
         warnings.filterwarnings("ignore", message="The given buffer is not writable")
         buffer = torch.frombuffer(view, dtype=torch.uint8)
-    if buffer.data_ptr() % _ALIGN:
+    if buffer.data_ptr() % ALIGN:
         return buffer.clone(), False
     return buffer, readonly
 
@@ -360,7 +358,7 @@ def _leaf_views(buffer: torch.Tensor, layout: Layout) -> list[torch.Tensor]:
     (as the peer's unpickled leaves are): ``torch.save`` of the collection, or of its
     leaves, refuses tensors of different dtypes that view one storage."""
     if not buffer.numel():
-        return _views(buffer, layout)
+        return leaf_views(buffer, layout)
     memory = buffer.numpy()  # the buffer's memory (it keeps the transport's alive)
     views = []
     with warnings.catch_warnings():  # torch warns that it has no read-only tensors

@@ -81,6 +81,7 @@ __all__ = [
 _NUMBERS = (bool, int, float, complex, np.ndarray, np.generic)
 _NO_DIMS = torch.Size([])
 _NOT_VALUES = (torch.Tensor, TensorCollection, Mapping, np.ndarray, tuple)
+_NOT_NESTED = (TensorCollection, Mapping, np.ndarray, tuple)  # (a list's items kept as values)
 
 
 class PyValue:
@@ -194,8 +195,11 @@ def _leaf(value: Any, where: str) -> Any:
             return stack_of_lists(value)  # the peer's from_dict stacks them list by list
         if isinstance(stored, NonTensorData):
             return PyValue(value)
-        if isinstance(stored, _NonTensorNode) and _nested_values(value):
-            try:  # lists of values: a stack dim per list, ragged ones too (the peer)
+        if isinstance(stored, _NonTensorNode) and _nested_values(value, _NOT_NESTED):
+            # lists of values (tensors too, once they are not stacked into one, as
+            # ``to_dict()`` writes a value stack holding them): a stack dim per list,
+            # ragged ones too (the peer)
+            try:
                 return stack_of_lists(value)
             except StackError:
                 pass  # items nesting to different depths (the peer raises): as set() stores
@@ -216,15 +220,16 @@ def _leaf(value: Any, where: str) -> Any:
     return PyValue(value)
 
 
-def _nested_values(value: list[Any]) -> bool:
+def _nested_values(value: list[Any], refused: tuple[type, ...] = _NOT_VALUES) -> bool:
     """Whether ``value`` holds lists, and at any depth only lists and Python values (no
-    tensor, array, tuple, mapping or collection)."""
-    return any(isinstance(item, list) for item in value) and _values_only(value)
+    item of the ``refused`` types: by default no tensor, array, tuple, mapping or
+    collection)."""
+    return any(isinstance(item, list) for item in value) and _values_only(value, refused)
 
 
-def _values_only(value: list[Any]) -> bool:
+def _values_only(value: list[Any], refused: tuple[type, ...]) -> bool:
     return all(
-        _values_only(item) if isinstance(item, list) else not isinstance(item, _NOT_VALUES)
+        _values_only(item, refused) if isinstance(item, list) else not isinstance(item, refused)
         for item in value
     )
 

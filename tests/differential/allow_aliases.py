@@ -44,24 +44,42 @@ def _grown_in_a_copy(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bo
     auto_batch_size=True)``: program 15,020,592 of methods,index,shape,combine, fz27a;
     ``from_dataclass(rec, auto_batch_size=True)``, and a node of one dim, ``(1,)``, grown:
     fz30a, programs 15,982,551 L8 of features,math,index, 15,952,859 L8 of
+    methods,features,entries,records). An entry of such a node that a later write into
+    the result replaced (``x[("2", "y")] = t``) changes with it in the peer only, the
+    node being the caller's there (og32b: program 16,311,647 L8 of
     methods,features,entries,records)."""
     line_number = _result_line(finding)
     if finding.kind != "alias" or line_number is None:
         return False
     if not any(_INFERS_BATCH.search(line) for line in finding.lines[line_number:]):
         return False
+    nodes = set()
     for line in finding.detail:
         grown = _GROWN_NODE.match(line)
         if grown is None:
             continue
+        nodes.add(grown.group(1))
         if grown.group(2) is not None:
             theirs, ours = re.findall(r"\d+", grown.group(2)), re.findall(r"\d+", grown.group(3))
             if len(theirs) <= len(ours) or theirs[: len(ours)] != ours:
                 return False
     return all(
-        _GROWN_NODE.match(line) is not None or _value_grown(line, peer.value)
+        _GROWN_NODE.match(line) is not None
+        or _value_grown(line, peer.value)
+        or _entry_of(line, nodes)
         for line in finding.detail
     )
+
+
+# an entry of a nested node: ``result['inner']['y']: peer Tensor[...], tclass Tensor[...]``
+_NODE_ENTRY = re.compile(r"^result((?:\['\w+'\])+)\['\w+'\]: peer Tensor\[.*, tclass Tensor\[")
+
+
+def _entry_of(line: str, nodes: set[str]) -> bool:
+    """Whether ``line`` is a tensor entry (its dtype or shape) of one of the ``nodes``
+    (their key paths, ``['inner']``)."""
+    found = _NODE_ENTRY.match(line)
+    return found is not None and found.group(1) in nodes
 
 
 def _value_grown(line: str, result: Any) -> bool:
@@ -102,3 +120,41 @@ def _saved_over_a_loaded_folder(finding: Finding, facts: Facts, peer: Any, mine:
     if not any((found := _SAVED_INTO.search(line)) and found[1] == mapped[1] for line in later):
         return False
     return all(": values differ: " in line for line in finding.detail)
+
+
+# ``x = torch.unflatten(x, 0, [-1])`` / ``x = x.unflatten(0, [4])``: one size for one dim
+_ONE_SIZE_UNFLATTEN = re.compile(
+    r"^x = (?:torch\.unflatten\(x, |x\.unflatten\()-?\d+, \[-?\d+\]\)$"
+)
+# a stack of one dim longer in tclass: its batch size, an entry's first dim, its members
+_GROWN_STACK = (
+    re.compile(r"^result\.batch_size: peer \((?P<peer>\d+),\), tclass \((?P<mine>\d+),\)$"),
+    re.compile(
+        r"^result\['\w+'\]: peer Tensor\[(?P<dtype>[\w.]+), shape \[(?P<peer>\d+)(?P<rest>.*)\]\], "
+        r"tclass Tensor\[(?P=dtype), shape \[(?P<mine>\d+)(?P=rest)\]\]$"
+    ),
+    re.compile(r"^result\.<members>\[0\]: length: peer (?P<peer>\d+), tclass (?P<mine>\d+)$"),
+)
+
+
+def _identity_unflatten_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An earlier lazy stack of one dim that an ``append`` (``insert``) after an identity
+    ``unflatten`` of it (one size, the dim's own or ``-1``) grew in tclass only: tclass's
+    identity ``unflatten`` of a lazy stack is the stack itself, as ``flatten()`` of one
+    dim and ``view`` of its own batch size are in both; the peer's gives a new lazy stack
+    over the same members for a stack of one dim (and the stack itself for more dims), so
+    the append grows that one (fz31b: program 16,413,667 L8 of methods,math,shape)."""
+    line_number = _result_line(finding)
+    if finding.kind != "alias" or line_number is None:
+        return False
+    if type(peer.value).__name__ != "LazyStackedTensorDict" or len(peer.value.batch_size) != 1:
+        return False
+    later = finding.lines[line_number:]
+    cut = [i for i, line in enumerate(later) if _ONE_SIZE_UNFLATTEN.match(line)]
+    if not cut or not any(".append(" in line or ".insert(" in line for line in later[cut[0] :]):
+        return False
+    for line in finding.detail:
+        found = next((m for p in _GROWN_STACK if (m := p.match(line)) is not None), None)
+        if found is None or int(found["mine"]) <= int(found["peer"]):
+            return False
+    return True

@@ -486,11 +486,13 @@ def _clone_copies_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     ``MetaData`` and does without a device), so the stack holds one value per member;
     the peer's ``clone()`` of a collection with a device shares every Python value, and
     its stack then holds the one object as one ``MetaData`` (fz28a: program 15,600,031
-    L8 of features,index,shape,combine)."""
+    L8 of features,index,shape,combine); ``exclude()`` without keys is such a copy in both
+    (of a ``memmap_like`` lazy stack whose ``MetaData`` was set on the stack, one object
+    per member: og32b, program 16,434,045 L16 of features,entries,math,records)."""
     if finding.kind != "result" or getattr(peer.value, "device", None) is None:
         return False
     program = "\n".join(finding.lines)
-    if "MetaData(" not in program or ".clone()" not in program:
+    if "MetaData(" not in program or (".clone()" not in program and ".exclude()" not in program):
         return False
     return all(_ONE_VALUE_PER_ELEMENT.match(line) for line in finding.detail)
 

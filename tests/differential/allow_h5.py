@@ -497,7 +497,8 @@ def _h5_params_read(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     ``--families entries``); its ``is_contiguous()`` is the parameters' (the peer's, the
     file's, is false: program 6,000,875 of the six families); a new tensor set through
     them is a parameter (the peer's file refuses the parameter it makes of it, "Cannot
-    set a tensor that has requires_grad=True": program 20,808 of the five families)."""
+    set a tensor that has requires_grad=True": program 20,808 of the five families; a new
+    nested one by ``update``: 16,310,652 L8 of methods,features,entries,records, og32b)."""
     if not facts.h5 or facts.derived != "params":
         return False
     wrapped = [i for i, line in enumerate(finding.lines, 1) if _WRAPS_X.search(line)]
@@ -505,7 +506,7 @@ def _h5_params_read(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
         return False
     if finding.kind == "result" and finding.step.op == "is_contiguous":
         return (peer.value, mine.value) == (False, True)
-    if finding.kind == "peer-raises" and finding.step.op in ("set", "setitem_key"):
+    if finding.kind == "peer-raises" and finding.step.op in ("set", "setitem_key", "update"):
         return "Cannot set a tensor that has requires_grad=True" in str(peer.error)
     if finding.kind == "alias":
         found = re.match(r"<result of line (\d+)>", finding.step.src)
@@ -744,3 +745,24 @@ def _group_without_batch_inferred(finding: Finding, facts: Facts, peer: Any, min
         if all(len(s) > len(ours) and s[len(ours)] == shapes[0][len(ours)] for s in shapes):
             return False  # not the largest they share
     return True
+
+
+# a group of ``masked_select``'s result: the peer's a view of the file's rows, tclass's a
+# TensorDict in memory (unlocked, as every copy)
+_MASKED_GROUP = re.compile(
+    r"^result(?:\['\w+'\])+(?:\.kind: peer 'PersistentTensorDictView', tclass 'TensorDict'"
+    r"|\.is_locked: peer True, tclass False)$"
+)
+
+
+def _h5_masked_select_copies(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``masked_select`` of an HDF5 file (a locked one too): tclass's result is a
+    TensorDict in memory at every level, as torch's ``masked_select`` copies; the peer's
+    copies its top level's datasets but keeps each group as a view of the file's rows at
+    the mask, locked with the file (og32b: program 17,014,983 L16 of
+    entries,index,combine)."""
+    if finding.kind != "result" or finding.step.op != "masked_select" or not facts.h5:
+        return False
+    if type(mine.value).__name__ != "TensorDict":
+        return False
+    return bool(finding.detail) and all(_MASKED_GROUP.match(line) for line in finding.detail)

@@ -43,6 +43,11 @@ _METHOD_FAILS_INSIDE = {
     # collections and asks for a dim; tclass stacks along its stack dim (fz31b: the
     # ``extra`` family, 16,491,000-16,491,399 L4)
     "dense_stack": ("If a list of tensordicts is provided, stack_dim must not be None",),
+    # non_tensor_items of a lazy stack of lazy stacks holding a string (a cat of loaded
+    # records): the peer's torch.stack of a member's value stack with the other members'
+    # strings; tclass gives the stack of the values (og32b: program 17,014,010 L16 of
+    # entries,index,combine)
+    "non_tensor_items": ("expected Tensor as element 1 in argument 0, but got str",),
 }
 
 
@@ -221,18 +226,33 @@ def _mapped_files_shared(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     result of an op over one whose tensors are new, in memory (``torch.broadcast_to`` of
     a memory-mapped lazy stack): not memory-mapped in tclass (by its data), so shared,
     where the peer's result keeps the flag (program 15,982,517 L12 of
-    methods,features,entries,records, fz30d)."""
+    methods,features,entries,records, fz30d). And of a lazy stack of a memory-mapped
+    collection and a copy of it: the first left in its files, the copy moved to shared
+    memory (fz32c: 17,037,977 L10 of methods,index,shape,combine)."""
     if finding.kind != "peer-raises" or finding.step.op != "share_memory_":
         return False
     if "memmap and shared memory are mutually exclusive" not in str(peer.error):
         return False
     value = mine.value
+    if _members_mapped_or_shared(value):
+        return True
     if not value.is_memmap():
         saved = any(re.search(r"\.memmap(?:_like|_)?\(", line) for line in finding.lines[:-1])
         made = [line for line in finding.lines[:-1] if line.startswith("x = ")][-1:]
         new = bool(made) and "broadcast_to(" in made[0]  # (its tensors new, in memory)
         return saved and new and bool(value.is_shared())
     return bool(value.is_locked)
+
+
+def _members_mapped_or_shared(value: Any) -> bool:
+    """A lazy stack whose members are each memory-mapped (by data) or shared, some
+    memory-mapped."""
+    members = getattr(value, "tensordicts", None)
+    if type(value).__name__ != "LazyStackedTensorDict" or not members:
+        return False
+    mapped = [bool(member.is_memmap()) for member in members]
+    shared = [bool(member.is_shared()) for member in members]
+    return any(mapped) and all(m or s for m, s in zip(mapped, shared))
 
 
 _ALIAS_UNREAD = re.compile(r"^result((?:\['\w+'\])+)(?:\[\d+\])*: peer error \('RuntimeError', ")
@@ -298,19 +318,34 @@ def _device_set_on_a_file_view(finding: Finding, facts: Facts, peer: Any, mine: 
     the method promises; the peer's sets an attribute its view's ``device`` does not read
     (it reads the file's), so its device stays ``None``, and so do its nested views'
     (fz30f: program 15,982,093 L8 of methods,features,entries,records; fz31b: a nested
-    node's line too, program 16,400,914 L16 of methods,index,shape,combine)."""
+    node's line too, program 16,400,914 L16 of methods,index,shape,combine); a lazy stack
+    of such views (an index of a lazy stack of files, then ``transpose``), its members'
+    lines too (fz32c: 17,024,993 L10 of methods,index,shape,combine)."""
     if finding.kind != "result" or finding.step.op != "auto_device_":
         return False
-    if type(peer.value).__name__ != "_SubTensorDict" or not finding.detail:
+    if not _file_views(peer.value) or not finding.detail:
         return False
     device = re.escape(f"tclass '{mine.value.device}'")
-    line = re.compile(r"result(\['[^']*'\])*\.device: peer 'None', " + device)
+    path = r"result(?:\.<members>(?:\[\d+\])+)?(\['[^']*'\])*"
+    line = re.compile(path + r"\.device: peer 'None', " + device)
     if finding.detail[0] != f"result.device: peer 'None', tclass '{mine.value.device}'":
         return False
     if not all(line.fullmatch(text) for text in finding.detail):
         return False
     leaves = mine.value.values(include_nested=True, leaves_only=True)
     return {str(leaf.device) for leaf in leaves} == {str(mine.value.device)}
+
+
+def _file_views(value: Any) -> bool:
+    """The peer's view of a file's rows (``_SubTensorDict``), or a lazy stack of them."""
+    if type(value).__name__ == "_SubTensorDict":
+        return True
+    members = getattr(value, "tensordicts", None)
+    return (
+        type(value).__name__ == "LazyStackedTensorDict"
+        and bool(members)
+        and all(_file_views(member) for member in members)
+    )
 
 
 # the peer's own state dict refused by its load: it leaves a Python-value node out of it

@@ -70,12 +70,14 @@ def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     inv20d); an ``unflatten`` of that dim into one dim (``unflatten(-1, [-1])``, the
     identity: program 10,803,424 of index,combine,shape,entries --length 6, inv20e); a
     ``rot90`` (its dims rotated as a TensorDict's in both: program 12,600,068 of the six
-    families ``--length 12``, fz23e)."""
+    families ``--length 12``, fz23e); a ``to_safetensors`` / ``from_safetensors`` round
+    trip (the peer writes such a stack's names as null: 17,022,490 L8 of extra,entries,
+    fz32c)."""
     if finding.kind != "result":
         return False
     lazy = facts.kind == "lazy" or any(_STACK_MADE.search(line) for line in finding.lines)
     ops = ("to_tensordict", "contiguous", "apply", "named_apply", "narrow", "flip", "roll")
-    ops += ("fliplr", "flipud", "rot90")
+    ops += ("fliplr", "flipud", "rot90", "safetensors")
     if finding.step.op == "getitem_key":
         if not re.search(r"\.(?:to_tensordict|contiguous)\(\)\[", finding.step.src):
             return False
@@ -197,11 +199,13 @@ def _padded_value_names_mismatch(finding: Finding, facts: Facts, peer: Any, mine
     drops the stack dim's name of the nested value stack (``[None, 'l', None]``), and its
     ``lazy_stack`` of the padded values fails on its own names ("Not all dim names
     match"), where tclass pads (its value nodes carry no names; program 12,300,550 of the
-    six families ``--length 10``, fz23b)."""
-    if finding.kind != "peer-raises" or finding.step.op != "pad_sequence":
+    six families ``--length 10``, fz23b); ``broadcast_to`` of a named collection holding
+    such a value stack (its own value stack's ``expand`` meets names that a slice dropped:
+    17,029,497 L14 of methods,index,shape,combine, fz32c)."""
+    if finding.kind != "peer-raises" or finding.step.op not in ("pad_sequence", "broadcast_to"):
         return False
-    cause = getattr(peer.error, "__cause__", None)
-    named = any(re.search(r"names|\.rename\(", line) for line in finding.lines)
+    cause = peer.error if finding.step.op == "broadcast_to" else peer.error.__cause__
+    named = any(re.search(r"names|\.rename_?\(", line) for line in finding.lines)
     return named and mine.error is None and "Not all dim names match" in str(cause)
 
 

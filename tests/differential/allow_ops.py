@@ -407,10 +407,23 @@ def _kept_in_place(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool
         return _OVERLAP in str(mine.error) and any(".expand" in line for line in finding.lines)
     if finding.kind != "result":
         return False
+    if _repeats_a_member(mine.value):  # changed once per holding, as the peer's ``+=``
+        return all(": values differ: " in line for line in finding.detail)
     return all(
         any(p.search(line) for p in _KEPT_IN_PLACE) or _nested_without_leaves(mine.value, line)
         for line in finding.detail
     )
+
+
+def _repeats_a_member(value: Any) -> bool:
+    """A lazy stack holding one member twice or more (an index that repeats it,
+    ``x[torch.tensor([-1, 0, -1])]``): in place, that member changes once per holding
+    (``^= True`` twice: back as it was), as the peer's ``+=`` changes it, where the peer's
+    ``x ^ True`` makes new members (fz32c: 17,032,695 L14 of features,math,index)."""
+    members = getattr(value, "tensordicts", None)
+    if type(value).__name__ != "LazyStackedTensorDict" or not members:
+        return False
+    return len({id(member) for member in members}) < len(members)
 
 
 # The ops whose result dtypes are torch's for each entry (README, "Math goes where the
@@ -593,7 +606,9 @@ _NODE_LEFT_AT_0 = (
     "too many indices for a tensordict with batch size torch.Size([0, ",
     # broadcast_to / expand: its members' expand of the node it left at [0] (program
     # 15,845,455 of methods,index,shape,combine --length 8: after repeat of a lazy stack
-    # of records over no elements made dense by view([0, 3]))
+    # of records over no elements made dense by view([0, 3]); repeat_interleave(2, dim=1)
+    # of a record over a lazy stack of batch [0, 1]: 31,410,013 L8 of
+    # features,index,shape,combine, og32b)
     "existing_shape = torch.Size([0])",
 )
 # a dtype cast, which leaves a value stack over no elements at [0] too (x[..., :-1] = ...
@@ -827,7 +842,7 @@ def _peer_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
             repeated = mine.error is None and 0 in getattr(mine.value, "batch_size", ())
             return any(
                 ".repeat_interleave(0," in line
-                or (repeated and ".repeat(" in line)
+                or (repeated and (".repeat(" in line or ".repeat_interleave(" in line))
                 or (mine.error is None and _CAST_OVER_NONE.match(line) is not None)
                 for line in finding.lines
             )

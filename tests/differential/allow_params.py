@@ -29,9 +29,16 @@ _PARAMS_PEER_RAISES = {
 # ``dumps``), and the ops of a step that saves it first (``x.memmap(D).make_memmap(...)``,
 # ``y.load_memmap_((x.memmap(D), D)[1])``, ``L.load_memmap(...)``, ``load_((x.save(D)``:
 # programs 15,966,400 L8, 15,982,736 / 15,953,896 L12 of methods,features,entries,records,
-# fz30d)
+# fz30d; ``x.memmap(D).make_memmap_from_tensor(...)``: 16,311,759 L8 of the same, og32b)
 _PARAMS_SAVES = ("save", "dumps")
-_PARAMS_SAVED_FIRST = ("load", "load_memmap", "load_memmap_", "load_", "make_memmap")
+_PARAMS_SAVED_FIRST = (
+    "load",
+    "load_memmap",
+    "load_memmap_",
+    "load_",
+    "make_memmap",
+    "make_memmap_from_tensor",
+)
 _SAVED_IN_STEP = re.compile(r"(?:^|\()x\.(?:memmap|save|dumps)\(")
 
 

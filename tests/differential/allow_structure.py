@@ -710,3 +710,16 @@ def _lazy_uint_refused_per_member(finding: Finding, facts: Facts, peer: Any, min
         and isinstance(mine.error, RuntimeError)
         and _UINT_UNSUPPORTED[1] in ours
     )
+
+
+def _partial_key_not_defaulted(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``lazy.get(key, default=...)`` where only some members hold ``key`` (the ``grad``
+    of a stack whose later members' tensors were not leaves): tclass names the members
+    that lack it (``MemberKeyError``), as for ``lazy[key]``; the peer returns the default
+    in place of the values the other members hold (fz32c: 17,031,904 L14 of
+    methods,features,entries,records)."""
+    if finding.kind != "tclass-raises" or finding.step.op != "get_default":
+        return False
+    if type(mine.error).__name__ != "MemberKeyError" or peer.error is not None:
+        return False
+    return "is in some members of this lazy stack" in str(mine.error)

@@ -429,6 +429,42 @@ def _stacked_value_stacks_copied(finding: Finding, facts: Facts, peer: Any, mine
     return True
 
 
+# ``x = torch.permute(x, [1, 0])`` / ``x = x.permute(...)``: a permuted view
+_PERMUTED = re.compile(r"^x = (?:torch\.permute\(x, |x\.permute\()")
+# ``result['s'][0][1][0]: peer py ('int', 2), tclass Tensor[...]``: an element of a value
+# stack that the peer's earlier result keeps
+_ELEMENT_KEPT_BY_PEER = re.compile(
+    r"^result((?:\['\w+'\])+)(?:\[\d+\])*: peer py \(.+\), tclass .+$"
+)
+
+
+def _values_written_through_a_permute(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """An earlier result whose value stack changed in tclass only after a ``permute`` of
+    it (or of a result holding its values) and an indexed write into the view (or into
+    its ``contiguous()``, which holds the same value stack in both): tclass's permuted
+    view shares its source's values, as its tensors do (README, "A view shares its
+    source's values"); the peer's permute of a stack whose members each hold one value
+    (a ``NonTensorData``) writes into members of its own, so its source keeps its values
+    while its tensors change (og32b: program 31,410,434 L8 of
+    features,index,shape,combine)."""
+    found = re.fullmatch(r"<result of line (\d+)>", finding.step.src)
+    if finding.kind != "alias" or found is None or not hasattr(mine.value, "get"):
+        return False
+    later = finding.lines[int(found[1]) - 1 :]
+    permuted = [i for i, line in enumerate(later) if _PERMUTED.match(line)]
+    if not permuted or not any(_INDEXED_WRITE.match(line) for line in later[permuted[0] + 1 :]):
+        return False
+    for line in finding.detail:
+        kept = _ELEMENT_KEPT_BY_PEER.match(line)
+        if kept is None:
+            return False
+        keys = tuple(re.findall(r"\['(\w+)'\]", kept[1]))
+        value = mine.value.get(keys[0] if len(keys) == 1 else keys, None)
+        if type(value).__name__ != "NonTensorStack":
+            return False
+    return True
+
+
 def _stacked_values_copied(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A collection stacked by ``torch.stack`` whose Python value changed later in the
     peer only: an in-place write of a value into the stack (``update_``, ``set_``,
@@ -513,19 +549,23 @@ def _setitem_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     (``BatchSizeError``, a ``RuntimeError`` as the peer's refusal of a TensorDict's) where
     the peer copies the value first and that copy of a stack of Python values without
     members fails (``IndexError: list assignment index out of range``: programs
-    15,540,922 L16 and 15,824,778 L8)."""
+    15,540,922 L16 and 15,824,778 L8); the same copy of a value that fits as torch's
+    would (``x[:0] = x[None].clone()`` over no elements: its leading dim of size 1),
+    which tclass writes (fz32c: 17,030,985 L14 of features,index,shape,combine)."""
     if finding.step.op != "setitem" or finding.kind not in ("peer-raises", "family"):
         return False
     message = str(peer.error)
     if _METADATA_REBUILT in message:  # see _metadata_dict_fails_inside
         return _metadata_dict_fails_inside(finding, mine)
+    copy_failed = (
+        isinstance(peer.error, IndexError)
+        and "list assignment index out of range" in message
+        and _raised_in(peer.error, "_lazy.py", "_clone")
+    )
     if finding.kind == "family":
-        return (
-            type(mine.error).__name__ == "BatchSizeError"
-            and isinstance(peer.error, IndexError)
-            and "list assignment index out of range" in message
-            and _raised_in(peer.error, "_lazy.py", "_clone")
-        )
+        return type(mine.error).__name__ == "BatchSizeError" and copy_failed
+    if copy_failed:  # a value that fits, as torch's (leading dims of size 1): tclass writes
+        return mine.error is None
     earlier = " ".join(finding.lines[:-1])
     if _MASK_PAST_SQUEEZED.search(message):
         return ".squeeze(" in earlier

@@ -13,7 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .allow_aliases import _grown_in_a_copy, _saved_over_a_loaded_folder
+from .allow_aliases import (
+    _grown_in_a_copy,
+    _identity_unflatten_kept,
+    _saved_over_a_loaded_folder,
+)
 from .allow_entries import (
     _batch_past_unset_field,
     _dotted_keys_loaded,
@@ -42,6 +46,7 @@ from .allow_extra import (
     _loss_keeps_values,
     _merge_keeps_later_nodes,
     _merge_of_lazy_fails_inside,
+    _merge_shares_no_empty_node,
     _merged_in_order_of_holders,
 )
 from .allow_features import (
@@ -84,6 +89,7 @@ from .allow_h5 import (
     _group_without_batch_inferred,
     _h5_cast_as_torch,
     _h5_keys_listed,
+    _h5_masked_select_copies,
     _h5_memmap_saved_path,
     _h5_missing_renamed,
     _h5_params_missing_entry_class,
@@ -216,6 +222,7 @@ from .allow_structure import (
     _moved_nodes_keep_their_lock,
     _narrowed_stack_contiguous,
     _no_members_taken,
+    _partial_key_not_defaulted,
     _records_kept,
     _regrouped_by_view,
     _stays_lazy,
@@ -269,6 +276,7 @@ from .allow_writes import (
     _value_kept_over_no_write,
     _value_spans_member_nodes,
     _values_written_in_place,
+    _values_written_through_a_permute,
     _written_as_torch,
 )
 from .open_findings import OPEN
@@ -383,6 +391,7 @@ ENTRIES: list[Entry] = [
             _empty_values_cut_short,
             _saved_empty_lists_kept,
             _stacked_values_copied,
+            _values_written_through_a_permute,
             _stacked_value_stacks_copied,
             _empty_gives_new_nodes,
             _separated_from_value_node,
@@ -422,6 +431,7 @@ ENTRIES: list[Entry] = [
             _stays_lazy,
             _merged_in_order_of_holders,
             _merge_keeps_later_nodes,
+            _partial_key_not_defaulted,
             _lazy_uint_refused_per_member,
             _lazy_load_reads_stacked,
             _lazy_data_ptr_per_member,
@@ -438,6 +448,7 @@ ENTRIES: list[Entry] = [
             _nested_records_kept,
             _written_node_kept,
             _number_into_keys_some_members_hold,
+            _identity_unflatten_kept,
         ),
     ),
     Entry(
@@ -563,6 +574,7 @@ ENTRIES: list[Entry] = [
             _members_lock_as_the_stack,
             _write_into_locked_slices,
             _moved_nodes_keep_their_lock,
+            _merge_shares_no_empty_node,
         ),
     ),
     Entry(
@@ -678,6 +690,7 @@ ENTRIES: list[Entry] = [
             _ragged_batch_refused,
             _h5_cast_as_torch,
             _group_without_batch_inferred,
+            _h5_masked_select_copies,
         ),
     ),
     Entry(

@@ -821,6 +821,27 @@ DECIDED = [
     ("extra", 4, 16_491_030, "values-kept-shared"),  # l1_loss keeps the Python values
     ("extra", 4, 16_435_279, "peer-fails-inside"),  # l1_loss, an empty node in one operand
     ("extra", 4, 16_435_083, "records-predictable"),  # make_tensordict infers past {}
+    # og32b: OPEN lines decided
+    ("features,entries,math,records", 16, 16_434_045, "values-kept-shared"),  # exclude() copy
+    (_FEATURES, 8, 31_410_434, "values-kept-shared"),  # a write into a permute reaches values
+    (_FEATURES, 8, 31_410_013, "peer-fails-inside"),  # expand of a repeat_interleave over none
+    (_RECORDS4, 8, 16_311_759, "params-write-their-data"),  # memmap of locked params, then
+    (_RECORDS4, 8, 16_310_652, "h5-files"),  # update of params over a file: a new group
+    (_RECORDS4, 8, 16_311_647, "records-predictable"),  # from_tuple grows a copy, then a write
+    ("methods,math,shape", 8, 16_413_667, "stacking-keeps"),  # identity unflatten, append
+    ("entries,index,combine", 16, 17_014_010, "peer-fails-inside"),  # non_tensor_items
+    ("entries,index,combine", 16, 17_014_983, "h5-files"),  # masked_select of a file: groups
+    # fz32c: fresh windows of the extra family's mixes and L10 / L14 / L24
+    ("extra,entries", 8, 17_022_904, "values-kept-shared"),  # mse_loss, a node of values
+    ("extra,entries", 8, 17_022_490, "checked-as-torch"),  # safetensors of a named stack
+    ("extra,index", 8, 17_023_221, "lock-follows-sharing"),  # merge: the peer's empty node
+    (_METHODS, 10, 17_024_993, "peer-fails-inside"),  # auto_device_ of a stack of file views
+    (_METHODS, 14, 17_029_497, "peer-fails-inside"),  # broadcast_to, a value stack's names
+    ("features,math,index", 14, 17_032_695, "bitwise-in-place"),  # ^= of a repeated member
+    (_RECORDS4, 14, 17_031_904, "stacking-keeps"),  # get(key, default) of a partial key
+    (_FEATURES, 14, 17_030_415, "none-field-unset"),  # from_consolidated, a None field
+    (_FEATURES, 14, 17_030_985, "peer-fails-inside"),  # x[:0] = x[None]: its copy fails
+    (_METHODS, 10, 17_037_977, "memmap-by-data"),  # share_memory_, a memmap and a copy
     # og32a: the merge keeps its first input's kind; setdefault under a lazy stack's node
     ("features,entries,math,records", 8, 16_301_688, "checked-as-torch"),  # setdefault
     ("extra", 4, 16_491_036, "stacking-keeps"),  # merge: a later input's leafless record
@@ -829,7 +850,6 @@ DECIDED = [
     ("extra", 4, 16_491_068, "stacking-keeps"),  # merge: a later value under a record
     ("extra", 4, 16_491_010, "stacking-keeps"),  # unpad_sequence key order
     ("extra", 4, 16_491_040, "stacking-keeps"),  # make_tensordict of a merge: its order
-    ("extra", 4, 17_000_121, "stacking-keeps"),  # unpad_sequence: the peer's set order
     ("extra", 4, 17_000_312, "peer-fails-inside"),  # merge of a lazy stack: members cut
 ]
 

@@ -83,6 +83,25 @@ class TestMerge:
         merge_tensordicts(a, b)
         assert set(a["n"].keys()) == {"p"} and set(b["n"].keys()) == {"q"}
 
+    def test_nested_node_of_one_input_copied(self) -> None:
+        """A nested collection only one input holds is a new node in the result (its
+        leaves shared, unlocked): a key written into it does not reach the input (the
+        result's node was the input's own, locked where it was; fz32c)."""
+        node = TensorDict({"p": torch.zeros(3), "m": TensorDict({}, [3])}, [3])
+        a = TensorDict({"n": node}, [3])
+        a.lock_()
+        merged = merge_tensordicts(a, TensorDict({"x": torch.ones(3)}, [3]))
+        assert merged["n"] is not node and merged["n", "m"] is not node["m"]
+        assert merged["n", "p"] is node["p"]
+        assert not merged.is_locked and not merged["n"].is_locked
+        assert not merged["n", "m"].is_locked
+        merged["n", "q"] = torch.ones(3)
+        merged["n", "m", "r"] = torch.ones(3)
+        assert set(node.keys(True)) == {"p", "m"} and node["m"].is_empty()
+        row = Row(torch.zeros(3), torch.ones(3), batch_size=[3])
+        kept = merge_tensordicts(TensorDict({"r": row}, [3]))["r"]
+        assert type(kept) is Row and kept is not row and kept.x is row.x
+
     def test_callback(self) -> None:
         merged = merge_tensordicts(_a(), _b(), _a(), callback_exist=lambda *values: values[-2])
         assert torch.equal(merged["x"], torch.ones(3))

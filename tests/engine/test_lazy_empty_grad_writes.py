@@ -209,3 +209,27 @@ def test_a_number_written_into_a_leaf_that_requires_grad_is_autograds_refusal(
     ) as info:
         td[::2] = 1.5
     assert not isinstance(info.value, errors.BatchSizeError)
+
+
+@pytest.mark.parametrize("made", ["unbind", "split"])
+def test_a_write_of_no_element_into_a_view_unbind_made_is_refused(made: str) -> None:
+    """Members whose tensors are views that ``unbind`` (or ``split``) made of a tensor
+    that requires grad, not a leaf (``to_lazystack`` of a flipped TensorDict whose leaf
+    requires grad): autograd refuses an in-place write into such a view, even of no
+    element, as the peer meets it; tclass refused views of leaves only and wrote nothing
+    (fz32c: program 17,030,266 L14 of features,index,shape,combine). Outside grad mode,
+    nothing is refused."""
+    for lib in (tensordict, tclass):
+        source = torch.zeros(2, 3, requires_grad=True).flip(0)
+        parts = source.unbind(0) if made == "unbind" else source.split(1, 0)
+        shape = [3] if made == "unbind" else [1, 3]
+        members = [lib.TensorDict({"c": part}, shape) for part in parts]
+        stack = lib.lazy_stack(members, 0)
+        with pytest.raises(RuntimeError) as info:
+            stack[1, 0:0] = stack[1, 0:0].apply(torch.ones_like)
+        if lib is tclass:
+            assert isinstance(info.value, errors.InPlaceWriteError)
+            assert "'c'" in str(info.value) and "unbind / split" in str(info.value)
+            assert "member [1]" in str(info.value)
+        with torch.no_grad():
+            stack[1, 0:0] = stack[1, 0:0].apply(torch.ones_like)

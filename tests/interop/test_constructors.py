@@ -456,6 +456,22 @@ def test_from_dict_lists_of_none_and_numbers_stack_per_list(values: list[Any]) -
     assert stack.tolist() == values and _no_tensors(stack.tolist())
 
 
+def test_from_dict_lists_of_values_and_tensors_stack_per_list() -> None:
+    # to_dict() of a value stack whose elements hold numbers in some rows and tensors in
+    # others (x[-2] = x[-2].to_dict() of a stack holding NonTensorData(-1)): a stack dim
+    # per list, the numbers and tensors kept as values, as the peer's from_dict (the
+    # first level was stacked into tensors, og32b); lists of tensors alone still stack.
+    row, other = [[-1], [-1]], [[torch.ones(3)], [torch.ones(3)]]
+    td = TensorDict.from_dict({"s": [row, other, row]})
+    stack = td.get("s")
+    assert isinstance(stack, NonTensorStack) and list(stack.batch_size) == [3, 2, 1]
+    out = stack.tolist()
+    assert out[0] == row and out[2] == row and isinstance(out[1][1][0], torch.Tensor)
+    assert torch.equal(out[1][0][0], torch.ones(3))
+    dense = TensorDict.from_dict({"s": other}).get("s")
+    assert isinstance(dense, torch.Tensor) and dense.shape == (2, 1, 3)
+
+
 def test_from_dict_ragged_lists_that_do_not_fit_the_batch() -> None:
     with pytest.raises(errors.BatchMismatchError, match=r"'v'.*\[2, -1\].*\[2, 1\]"):
         TensorDict.from_dict({"v": [[1, 2], [3]]}, batch_size=[2, 1])

@@ -659,8 +659,9 @@ class EntryOps(TensorCollection):
         the batch size is ``data``'s shape. The result is on ``device``, by default on
         ``data``'s device (a number or list: the CPU), as the peer; its batch dims
         (``data``'s) are unnamed, nested ones too, as the peer's, but for a lazy stack's
-        result with as many batch dims as the stack, which keeps its names (and so do its
-        nested collections' first dims), as the peer's ``apply(batch_size=)``. An
+        result with as many batch dims as the stack (a record's over one too), which keeps its
+        names (and so do its nested collections' first dims), as the peer's
+        ``apply(batch_size=)``. An
         ``UnbatchedTensor`` is kept as it is, as the peer keeps it. A tensor or a
         collection given as ``data`` is copied with torch's ``UserWarning``, as
         ``Tensor.new_tensor`` warns (and the peer, which calls it per entry)."""
@@ -703,7 +704,8 @@ class EntryOps(TensorCollection):
             )
             values[key] = tensor.requires_grad_(requires_grad) if requires_grad else tensor
         out = self._new_like(values, torch.Size(batch), target)
-        if self._is_lazy and len(batch) == self.batch_dims and self._dim_names is not None:
+        lazy = storage_of(self)._is_lazy  # (a record over a lazy stack too, as the peer's)
+        if lazy and len(batch) == self.batch_dims and self._dim_names is not None:
             # a lazy stack's names fit a batch of as many dims: kept, as the peer's (and
             # as its ``apply(batch_size=)`` keeps them), nested collections' first dims too
             out._rename_all(self._dim_names)

@@ -74,7 +74,7 @@ def refuse_grad_leaf_writes(
             if not target.requires_grad:
                 continue
             if _refuses(target):
-                raise _refused(path, target.is_leaf, (*member, *members), action=action)
+                raise _refused(path, target, (*member, *members), action=action)
 
 
 def refuse_grad_member_sets(
@@ -111,7 +111,7 @@ def refuse_grad_member_sets(
                     isinstance(source, torch.Tensor) and writes_nothing(target, source)
                 ):
                     continue
-                raise _refused(path + sub, target.is_leaf, (index, *chain), action="set_")
+                raise _refused(path + sub, target, (index, *chain), action="set_")
 
 
 def _sources(
@@ -138,13 +138,27 @@ def _itself(value: Any) -> Any:
 
 def _refuses(target: torch.Tensor) -> bool:
     """Whether autograd refuses an in-place copy into ``target`` (which requires grad):
-    a leaf, or a view of a leaf that requires grad. A view whose base does not require
-    grad is one of a leaf view given ``requires_grad_()`` (a memory-mapped tensor over
-    no elements is a view of a plain one): autograd refuses it as a view of that leaf."""
+    a leaf, a view of a leaf that requires grad, or a view that a function returning
+    several views made (``unbind``, ``split``, ``chunk``; or a view of one). A view
+    whose base does not require grad is one of a leaf view given ``requires_grad_()``
+    (a memory-mapped tensor over no elements is a view of a plain one): autograd
+    refuses it as a view of that leaf."""
     base = target._base
     if target.is_leaf or base is None:
         return target.is_leaf
-    return not base.requires_grad or base.is_leaf
+    return not base.requires_grad or base.is_leaf or _of_several_views(target)
+
+
+# autograd's record of how a view was made (private to torch: absent, no view counts)
+_CREATION_META = getattr(torch._C._autograd, "_get_creation_meta", None)
+
+
+def _of_several_views(target: torch.Tensor) -> bool:
+    """Whether ``target`` is (a view of) one of the views a function returning several
+    made (``unbind``, ``split``...), which autograd refuses to write in place."""
+    if _CREATION_META is None or not target._is_view():
+        return False  # (autograd keeps no such record for a tensor that is no view)
+    return str(_CREATION_META(target)).endswith("MULTI_OUTPUT_NODE")
 
 
 def _targets(node: Any, path: tuple[str, ...]) -> Iterator[tuple[torch.Tensor, tuple[int, ...]]]:
@@ -171,10 +185,14 @@ def _targets(node: Any, path: tuple[str, ...]) -> Iterator[tuple[torch.Tensor, t
 
 
 def _refused(
-    path: tuple[str, ...], leaf: bool, members: tuple[int, ...], action: str = "update_"
+    path: tuple[str, ...], target: torch.Tensor, members: tuple[int, ...], action: str = "update_"
 ) -> InPlaceWriteError:
+    leaf, several = target.is_leaf, _of_several_views(target)
     key = path[0] if len(path) == 1 else path
     what = "a leaf tensor" if leaf else "a view of a leaf tensor"
+    what += " that requires grad (a parameter)"
+    if not leaf and several:
+        what = "a view that unbind / split made of a tensor that requires grad"
     held = ""
     if members:
         chain = "][".join(str(index) for index in members)
@@ -184,7 +202,7 @@ def _refused(
     params = f" (as TensorDictParams.{action} does)" if action in ("update_", "set_") else ""
     msg = (
         f"Failed to update {key!r} in place ({action}): autograd refuses an in-place write "
-        f"into {what} that requires grad (a parameter){held} under grad mode{own}; write "
+        f"into {what}{held} under grad mode{own}; write "
         f"under torch.no_grad(){params}, or {instead}"
     )
     return InPlaceWriteError(msg)

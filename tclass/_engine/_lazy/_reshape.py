@@ -106,7 +106,8 @@ class LazyReshapeOps(LazyMemberEntries):
         self, dim: int, unflattened_size: Sequence[int], *, inplace: bool = False
     ) -> Self:
         """Splits batch dim ``dim`` into ``unflattened_size`` (one size may be -1); into
-        one dim of the same size, it returns the stack itself, as the peer's does. The
+        one dim of the same size, it returns the stack itself, as ``flatten()`` of one dim
+        does in both (the peer's, of a stack of one dim, is a new stack of its members). The
         members regrouped keep their own dim names and the new stack dims have none, as
         in the peer (a stack cannot rename its members, which other stacks may share)."""
         batch = self._batch_size
