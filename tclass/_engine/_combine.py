@@ -14,6 +14,9 @@ from tclass._base._tensordict_base import TensorDictBase
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _keys
 from tclass._core._batch import format_shape
+from tclass._core._records import is_record, storage_of
+from tclass._engine._lazy._build import lazy_stack
+from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
 from tclass.errors import (
@@ -37,14 +40,18 @@ Callbacks: TypeAlias = Callback | Mapping[Any, Callback] | None
 
 def merge_tensordicts(
     *tensordicts: TensorCollection, callback_exist: Callbacks = None
-) -> TensorDict:
-    """A new TensorDict holding the keys of all ``tensordicts`` (nested ones merged
+) -> TensorCollection:
+    """A new collection holding the keys of all ``tensordicts`` (nested ones merged
     key by key); the inputs are not changed and the leaves are shared, not copied (a
     nested collection only one input holds is copied without its leaves, so that writes
     into the result do not reach it).
 
     The result has the first input's batch size, device and dim names (a merged nested
-    collection its first holder's). A key held by several
+    collection its first holder's), and its kind, as the peer's: a record of the first
+    input's class where every input is one (a TensorDict otherwise), a lazy stack
+    of the merged members where the first input is a lazy stack (its members merged
+    with the other inputs' rows along its stack dim), a TensorDict for any other
+    collection. A key held by several
     inputs takes the first one's value, unless ``callback_exist`` is given and every
     input holds that tensor: then it gets ``callback_exist(*values)``, in input order
     (a mapping from nested keys to callbacks applies only to those keys; the others
@@ -64,11 +71,15 @@ def merge_tensordicts(
 
 def _merge_level(
     sources: list[TensorCollection], path: tuple[str, ...], callbacks: Callbacks, count: int
-) -> TensorDict:
-    """One level of the merge, with the batch size, device and dim names of its first
-    source; ``count``: how many inputs there are in all."""
+) -> TensorCollection:
+    """One level of the merge, with the batch size, device, dim names and kind of its
+    first source; ``count``: how many inputs there are in all."""
     first = sources[0]
     batch = first.batch_size
+    if isinstance(first, LazyStackedTensorDict) and all(
+        tuple(source.batch_size[: len(batch)]) == tuple(batch) for source in sources[1:]
+    ):
+        return _merge_members(first, sources, path, callbacks, count)
     holders: dict[str, list[Any]] = {}
     for source in sources:
         for key, value in source._items():
@@ -94,9 +105,34 @@ def _merge_level(
         else:
             entries[key] = values[0]
         _check_fits(entries[key], path + (key,), batch)
-    out = TensorDict._new_unchecked(entries, batch, first.device)
-    out._mark_unbatched_if_any()
+    out: TensorCollection
+    if is_record(first) and all(type(source) is type(first) for source in sources):
+        out = first._new_like(entries, batch, first.device)  # fields of its own class
+    else:
+        out = TensorDict._new_unchecked(entries, batch, first.device)
+    storage_of(out)._mark_unbatched_if_any()
     names = first._dim_names  # the first source's names, as its batch size
+    if names is not None:
+        out._assign_names(names)
+    return out
+
+
+def _merge_members(
+    first: LazyStackedTensorDict,
+    sources: list[TensorCollection],
+    path: tuple[str, ...],
+    callbacks: Callbacks,
+    count: int,
+) -> TensorCollection:
+    """The merge of a lazy stack first: each of its members merged with the other
+    sources' rows along its stack dim, stacked lazily along that dim again."""
+    dim = first.stack_dim
+    rows = [first.tensordicts] + [source.unbind(dim) for source in sources[1:]]
+    members: list[Any] = [
+        _merge_level(list(parts), path, callbacks, count) for parts in zip(*rows, strict=True)
+    ]
+    out: TensorCollection = lazy_stack(members, dim)
+    names = first._dim_names
     if names is not None:
         out._assign_names(names)
     return out

@@ -5,6 +5,7 @@ takes a finding and says whether the README bullet of its entry covers it."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +17,14 @@ if TYPE_CHECKING:
     from .engine import Finding
     from .world import Facts
 
-_ORDER = re.compile(r"^result((?:\['[^']*'\])*): key order: peer (\[.*\]), tclass (\[.*\])$")
+# (a lazy stack's members too: ``result.<members>[0][1]``)
+_ORDER = re.compile(
+    r"^result((?:\['[^']*'\]|\.<members>\[0\]\[\d+\])*): key order: peer (\[.*\]), "
+    r"tclass (\[.*\])$"
+)
+
+
+_ORDERED_LIKE_EMPTY = ("merge_tensordicts", "unpad_sequence", "make_tensordict")
 
 
 def _merged_in_order_of_holders(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -25,15 +33,27 @@ def _merged_in_order_of_holders(finding: Finding, facts: Facts, peer: Any, mine:
     first (its result starts as the first input's ``empty(recurse=True)``), then the
     tensors and nested collections of all, then the later inputs' Python values: the
     tensors keep their order in both (fz31b: the ``extra`` family, 16,491,000-16,491,399
-    L4)."""
-    if finding.kind != "result" or finding.step.op != "merge_tensordicts":
+    L4). ``unpad_sequence(pad_sequence(...))`` alike: tclass's rows keep the input's key
+    order, the peer's ``pad_sequence`` starts from ``empty(recurse=True)`` too and sets
+    the leaves in the order of a set of their keys (og32a: programs 16,491,010 /
+    17,000,114 L4); ``make_tensordict(x.to_dict())`` of a merge's result, which
+    carries its order (programs 16,491,040 / 16,491,053 L4)."""
+    if finding.kind != "result" or finding.step.op not in _ORDERED_LIKE_EMPTY:
         return False
-    lines = _key_lines(finding, _ORDER, mine)
+    if finding.step.op == "make_tensordict" and not (
+        "x.to_dict()" in finding.step.src
+        and any("L.merge_tensordicts(" in line for line in finding.lines[:-1])
+    ):
+        return False
+    lines = _key_lines(finding.detail, _ORDER, mine)
     if lines is None:
         return False
+    unordered = finding.step.op == "unpad_sequence"  # the peer's walks a set of keys
     for theirs, ours, node in lines:
-        tensors = [key for key in ours if isinstance(node.get(key), torch.Tensor)]
-        if sorted(theirs) != sorted(ours) or [k for k in theirs if k in tensors] != tensors:
+        tensors = [key for key in ours if isinstance(_entry_of(node, key), torch.Tensor)]
+        if sorted(theirs) != sorted(ours):
+            return False
+        if not unordered and [k for k in theirs if k in tensors] != tensors:
             return False
     return bool(finding.detail)
 
@@ -72,22 +92,54 @@ _LAZY_MERGE_REFUSED = re.compile(
 )
 
 
+# a lazy stack first: a lazy stack of the merged members; a lazy stack later: a TensorDict
+_MERGED_KINDS = ("TensorDict", "LazyStackedTensorDict")
+
+
 def _merge_of_lazy_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """``merge_tensordicts`` with a lazy stack first: the peer fails inside on the entries
-    of its own members ("batch dimension mismatch" of a member's entry against the stack's
-    batch size), where tclass merges the stacked entries into a TensorDict (fz31b: the
-    ``extra`` family)."""
-    if finding.kind != "peer-raises" or finding.step.op != "merge_tensordicts":
+    """``merge_tensordicts`` with a lazy stack holding tensors: the peer fails inside on
+    the entries of its own members ("batch dimension mismatch" of a member's entry
+    against the stack's batch size), where tclass merges member by member into a lazy
+    stack (the lazy stack first) or the stacked entries into a TensorDict (fz31b: the
+    ``extra`` family); where the members' entries fit the stack's batch size, it gives
+    values of one dim less instead (``_member_entries_set_whole``)."""
+    if finding.step.op != "merge_tensordicts" or mine.error is not None:
         return False
-    if mine.error is not None or type(mine.value).__name__ != "TensorDict":
+    if type(mine.value).__name__ not in _MERGED_KINDS:
         return False
     made_lazy = ("L.lazy_stack(", "L.unpad_sequence(")  # (unpad_sequence: 16,435,153 L4)
-    return _LAZY_MERGE_REFUSED.match(str(peer.error)) is not None and (
-        any(text in " ".join(finding.lines) for text in made_lazy) or facts.kind == "lazy"
-    )
+    if not any(text in " ".join(finding.lines) for text in made_lazy) and facts.kind != "lazy":
+        return False
+    if finding.kind == "result":
+        return _member_entries_set_whole(finding, mine)
+    return finding.kind == "peer-raises" and _LAZY_MERGE_REFUSED.match(str(peer.error)) is not None
+
+
+# ``result.<members>[0][0]['d']: peer Tensor[torch.uint8, shape [2]], tclass Tensor[...]``
+_SHAPES = re.compile(
+    r"^result(?:\['[^']*'\]|\.<members>\[0\]\[\d+\])*: peer Tensor\[([\w.]+), shape "
+    r"\[([\d, ]*)\]\], tclass Tensor\[([\w.]+), shape \[([\d, ]*)\]\]$"
+)
+
+
+def _member_entries_set_whole(finding: Finding, mine: Any) -> bool:
+    """Where a member's entry of the lazy stack starts with the stack's batch size, the
+    peer's merge sets it whole as the stack's entry, which its members split: each of
+    the peer's tensors is tclass's without its first dim (og32a: program 17,000,312 L4)."""
+    if type(mine.value).__name__ != "LazyStackedTensorDict":
+        return False
+    for line in finding.detail:
+        found = _SHAPES.match(line)
+        if found is None or found[1] != found[3]:
+            return False
+        theirs, ours = ([int(n) for n in re.findall(r"\d+", side)] for side in found.group(2, 4))
+        if ours[1:] != theirs:
+            return False
+    return bool(finding.detail)
 
 
 _LOSSES = ("l1_loss", "mse_loss", "smooth_l1_loss")
+# a keys line (of the losses, of the merge)
 _LOSS_KEYS = re.compile(r"^result((?:\['[^']*'\])*): keys: peer (\[.*\]), tclass (\[.*\])$")
 _EMPTY_NODE_MISSING = re.compile(r"""^'key "([^"]+)" not found in TensorDict with keys """)
 
@@ -99,7 +151,7 @@ def _loss_keeps_values(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     Python values only (og31g: the ``extra`` family, programs 16,491,030 / 16,491,285 L4)."""
     if finding.kind != "result" or finding.step.op not in _LOSSES:
         return False
-    lines = _key_lines(finding, _LOSS_KEYS, mine)
+    lines = _key_lines(finding.detail, _LOSS_KEYS, mine)
     if lines is None:
         return False
     for theirs, ours, node in lines:
@@ -158,21 +210,130 @@ def _empty_node_named(node: Any, key: str) -> bool:
 
 
 def _key_lines(
-    finding: Finding, pattern: re.Pattern[str], mine: Any
+    detail: list[str], pattern: re.Pattern[str], mine: Any
 ) -> list[tuple[list[str], list[str], Any]] | None:
-    """Each detail line of ``finding`` matched by ``pattern`` (a node's path, then the
-    peer's and tclass's key lists) as ``(theirs, ours, tclass's node)``; None where a line
-    does not match or cannot be read."""
+    """Each of a finding's ``detail`` lines matched by ``pattern`` (a node's path, then
+    the peer's and tclass's key lists) as ``(theirs, ours, tclass's node)``; None where a
+    line does not match or cannot be read."""
     out = []
-    for line in finding.detail:
+    for line in detail:
         found = pattern.match(line)
         if found is None:
             return None
         try:
             theirs, ours = (ast.literal_eval(side) for side in found.group(2, 3))
-            path = tuple(re.findall(r"\['([^']*)'\]", found.group(1)))
-            node = mine.value.get(path) if path else mine.value
-        except (ValueError, SyntaxError, KeyError):
+        except (ValueError, SyntaxError):
+            return None
+        node = _node_at(mine.value, found.group(1))
+        if node is None:
             return None
         out.append((theirs, ours, node))
     return out
+
+
+_STEP = re.compile(r"\['([^']*)'\]|\.<members>\[0\]\[(\d+)\]")
+
+
+def _node_at(value: Any, path: str) -> Any:
+    """The node of ``value`` at a detail line's ``path`` (``['k']`` a key,
+    ``.<members>[0][i]`` a lazy stack's member ``i``); None where it cannot be read."""
+    node = value
+    for key, member in _STEP.findall(path):
+        try:
+            node = node.tensordicts[int(member)] if member else node.get(key)
+        except (AttributeError, IndexError, KeyError, RuntimeError):
+            return None
+    return node
+
+
+# ``result['n']['m'].batch_size: peer (0, 3), tclass (0, 3, 3)`` (and ``.names``)
+_NODE_SHAPE = re.compile(r"^result((?:\['[^']*'\])+)\.(batch_size|names): peer (.*), tclass (.*)$")
+# ``result['inner']: peer py ('NoneType', None), tclass Inner(batch_size=[2], keys=[...])``,
+# ``result['label']: peer 'NoneType', tclass 'str'`` / ``peer None, tclass 'a'``
+_NODE_FOR_NONE = re.compile(
+    r"^result((?:\['[^']*'\])+): peer (?:py \('NoneType', None\)|'NoneType'|None), tclass "
+)
+
+
+def _merge_keeps_later_nodes(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``merge_tensordicts`` of a nested collection that only a later input holds: tclass
+    keeps it as that input holds it, where the peer's merge (walking the later inputs'
+    leaves into its first input's ``empty(recurse=True)``) drops one without leaves (a
+    record's field then reads ``None``; programs 16,435,281 / 16,491,036 L4) and makes one
+    with leaves anew under its parent, with the parent's batch size, dropping its own
+    extra dims (program 16,435,799 L4); and a Python value that only a later input holds
+    under a record (the first input's kind, as in both): tclass keeps it, the peer's
+    record reads ``None`` (it adds the later inputs' Python values except under a
+    record; program 16,491,068 L4; og32a, the ``extra`` family)."""
+    if finding.kind != "result" or finding.step.op != "merge_tensordicts" or mine.error:
+        return False
+    shaped: set[str] = set()
+    for line in finding.detail:
+        if (found := _NODE_SHAPE.match(line)) is not None:
+            if not _own_dims_kept(mine.value, found, peer):
+                return False
+            shaped.add(found.group(1))
+        elif (found := _NODE_FOR_NONE.match(line)) is not None:
+            ours = _node_at(mine.value, found.group(1))
+            if not _leafless(ours) and not _value_under_record(peer, found.group(1), ours):
+                return False
+        elif not _leafless_keys_kept(line, mine):
+            return False
+    return bool(finding.detail)
+
+
+def _value_under_record(peer: Any, path: str, ours: Any) -> bool:
+    """tclass's entry at ``path`` is a Python value and the peer's node holding it a
+    record."""
+    parent = _node_at(peer.value, path.rsplit("[", 1)[0])
+    if not dataclasses.is_dataclass(parent) or ours is None:
+        return False
+    return not isinstance(ours, torch.Tensor) and (
+        not is_collection(ours) or type(ours).__name__ in VALUE_KINDS
+    )
+
+
+def _own_dims_kept(value: Any, found: re.Match[str], peer: Any) -> bool:
+    """A ``batch_size`` / ``names`` line of a nested node whose batch size in tclass
+    extends the peer's, the peer's being that of the node's parent in tclass."""
+    node = _node_at(value, found.group(1))
+    parent = _node_at(value, found.group(1).rsplit("[", 1)[0])
+    if not _is_node(node) or not _is_node(parent):
+        return False
+    try:
+        theirs, ours = (ast.literal_eval(side) for side in found.group(3, 4))
+    except (ValueError, SyntaxError):
+        return False
+    if found.group(2) == "names":
+        return len(theirs) == parent.batch_dims and len(ours) == node.batch_dims
+    return tuple(theirs) == tuple(parent.batch_size) and tuple(ours) == tuple(node.batch_size)
+
+
+def _leafless_keys_kept(line: str, mine: Any) -> bool:
+    """A ``keys`` line where tclass lists the peer's keys and more, each of them a nested
+    collection without leaves."""
+    lines = _key_lines([line], _LOSS_KEYS, mine)
+    if lines is None:
+        return False
+    ((theirs, ours, node),) = lines
+    more = [key for key in ours if key not in theirs]
+    if not more or any(key not in ours for key in theirs):
+        return False
+    return all(_leafless(_entry_of(node, key)) for key in more)
+
+
+def _entry_of(node: Any, key: str) -> Any:
+    """``node``'s entry ``key``; a lazy stack's first member's where the stack has no
+    dense value for it (a ragged entry); None where it cannot be read."""
+    try:
+        return node.get(key)
+    except (RuntimeError, ValueError, KeyError):
+        members = getattr(node, "tensordicts", None)
+        return _entry_of(members[0], key) if members else None
+
+
+def _leafless(node: Any) -> bool:
+    """A nested collection holding no tensor and no Python value, at any depth."""
+    if not _is_node(node):
+        return False
+    return all(_leafless(_entry_of(node, key)) for key in list(node.keys()))

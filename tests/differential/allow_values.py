@@ -429,33 +429,6 @@ def _peer_values_past_ours(
     return peers
 
 
-_SHAPE_LINE = re.compile(r"\.(names|batch_size): peer ")
-
-
-def _empty_set_under_node(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-    """A collection without entries or a Python value set under a nested node of a lazy
-    stack (``lazy.set(("n", "k"), TensorDict({}, [2]))``, ``lazy.set(("n", "k"), "a")``):
-    its members' copies take the node's batch size in tclass, and keep the value's own
-    (shorter) one in the peer."""
-    if finding.kind != "result" or finding.step.op not in ("set", "setitem_key"):
-        return False
-    src = finding.step.src
-    if re.fullmatch(r"x\.set\(\(.*\), \"[^\"]*\"\)|x\[\(.*\)\] = \"[^\"]*\"", src):  # a value
-        return all(_VALUE_UNDER_NODE.search(line) for line in finding.detail)
-    if not re.search(r"\(\(.*\), L\.TensorDict\(\{\}, batch_size=", src) and not (
-        re.search(r"^x\[\(.*\)\] = L\.TensorDict\(\{\}, batch_size=", src)
-    ):
-        return False
-    return all(_SHAPE_LINE.search(line) for line in finding.detail)
-
-
-# A Python value under a nested node: the peer's members hold it at their own batch size
-# ([] read as the one value), tclass's at the node's (a list, of more dims).
-_VALUE_UNDER_NODE = re.compile(
-    r": peer py \('str', '[^']*'\), tclass list of \d+$|: length: peer \d+, tclass \d+$"
-)
-
-
 def _nested_names_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``squeeze``: a nested node keeps the names of the dims it keeps, where the peer
     drops them (the top node keeps them in both), and a nested Python value that all

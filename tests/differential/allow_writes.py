@@ -765,3 +765,43 @@ def _member(collection: Any, path: list[int]) -> Any:
     for i in path:
         collection = collection.tensordicts[i]
     return collection
+
+
+_SHAPE_LINE = re.compile(r"\.(names|batch_size): peer ")
+
+
+def _empty_set_under_node(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A collection without entries or a Python value set under a nested node of a lazy
+    stack (``lazy.set(("n", "k"), TensorDict({}, [2]))``, ``lazy.set(("n", "k"), "a")``,
+    ``lazy.setdefault(("n", "k"), "a")``, whose result is the new value stack): its
+    members' copies take the node's batch size in tclass, and keep the value's own
+    (shorter) one in the peer (setdefault: og32a, program 16,301,688 L8 of
+    features,entries,math,records)."""
+    if finding.kind != "result" or finding.step.op not in ("set", "setitem_key", "setdefault"):
+        return False
+    src = finding.step.src
+    if re.fullmatch(r"x\.(?:set|setdefault)\(\(.*\), \"[^\"]*\"\)|x\[\(.*\)\] = \"[^\"]*\"", src):
+        if finding.step.op == "setdefault" and not _members_short(peer.value):
+            return False
+        return all(_VALUE_UNDER_NODE.search(line) for line in finding.detail)
+    if not re.search(r"\(\(.*\), L\.TensorDict\(\{\}, batch_size=", src) and not (
+        re.search(r"^x\[\(.*\)\] = L\.TensorDict\(\{\}, batch_size=", src)
+    ):
+        return False
+    return all(_SHAPE_LINE.search(line) for line in finding.detail)
+
+
+def _members_short(value: Any) -> bool:
+    """``value`` is a stack whose members have fewer dims than its other dims (the peer's
+    value stack over member nodes whose values kept the members' batch size)."""
+    members = getattr(value, "tensordicts", None)
+    if not members or not hasattr(value, "batch_size"):
+        return False
+    return all(len(member.batch_size) < len(value.batch_size) - 1 for member in members)
+
+
+# A Python value under a nested node: the peer's members hold it at their own batch size
+# ([] read as the one value), tclass's at the node's (a list, of more dims).
+_VALUE_UNDER_NODE = re.compile(
+    r": peer py \('str', '[^']*'\), tclass list of \d+$|: length: peer \d+, tclass \d+$"
+)

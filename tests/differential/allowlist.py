@@ -44,6 +44,7 @@ from .allow_entries import (
 from .allow_extra import (
     _loss_fails_on_empty_node,
     _loss_keeps_values,
+    _merge_keeps_later_nodes,
     _merge_of_lazy_fails_inside,
     _merge_shares_no_empty_node,
     _merged_in_order_of_holders,
@@ -229,7 +230,6 @@ from .allow_structure import (
     _written_through_expanded_view,
 )
 from .allow_values import (
-    _empty_set_under_node,
     _empty_values_cut_short,
     _empty_values_kept,
     _empty_values_rebuilt,
@@ -261,6 +261,7 @@ from .allow_writes import (
     _beyond_the_index,
     _checked_as_torch,
     _dims_in_batch,
+    _empty_set_under_node,
     _equal_value_rewritten,
     _member_rows_written_per_element,
     _metadata_rows_written,
@@ -429,6 +430,7 @@ ENTRIES: list[Entry] = [
             _lazy_batch_size_set,
             _stays_lazy,
             _merged_in_order_of_holders,
+            _merge_keeps_later_nodes,
             _partial_key_not_defaulted,
             _lazy_uint_refused_per_member,
             _lazy_load_reads_stacked,

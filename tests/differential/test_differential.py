@@ -842,6 +842,15 @@ DECIDED = [
     (_FEATURES, 14, 17_030_415, "none-field-unset"),  # from_consolidated, a None field
     (_FEATURES, 14, 17_030_985, "peer-fails-inside"),  # x[:0] = x[None]: its copy fails
     (_METHODS, 10, 17_037_977, "memmap-by-data"),  # share_memory_, a memmap and a copy
+    # og32a: the merge keeps its first input's kind; setdefault under a lazy stack's node
+    ("features,entries,math,records", 8, 16_301_688, "checked-as-torch"),  # setdefault
+    ("extra", 4, 16_491_036, "stacking-keeps"),  # merge: a later input's leafless record
+    ("extra", 4, 16_435_281, "stacking-keeps"),  # merge: a later input's leafless node
+    ("extra", 4, 16_435_799, "stacking-keeps"),  # merge: a later node keeps its own dims
+    ("extra", 4, 16_491_068, "stacking-keeps"),  # merge: a later value under a record
+    ("extra", 4, 16_491_010, "stacking-keeps"),  # unpad_sequence key order
+    ("extra", 4, 16_491_040, "stacking-keeps"),  # make_tensordict of a merge: its order
+    ("extra", 4, 17_000_312, "peer-fails-inside"),  # merge of a lazy stack: members cut
 ]
 
 

@@ -32,6 +32,11 @@ class Row(TensorClass):
     y: torch.Tensor
 
 
+class Outer(TensorClass):
+    row: Row
+    label: str
+
+
 def _a() -> TensorDict:
     return TensorDict(
         {"x": torch.zeros(3), "n": {"p": torch.zeros(3)}, "s": NonTensorData("a", [3])}, [3]
@@ -119,10 +124,45 @@ class TestMerge:
         merged = merge_tensordicts(a)
         assert merged is not a and merged["x"] is a["x"]
 
-    def test_records_merge_into_a_tensordict(self) -> None:
+    def test_records_merge_with_other_kinds_into_a_tensordict(self) -> None:
+        """An input that is no record of the first input's class: a TensorDict, whose
+        entries no class checks (the peer's record refuses a key no field names, an
+        ``AttributeError``, and takes a field's value of another type unchecked)."""
         row = Row(torch.zeros(2), torch.ones(2), batch_size=[2])
         merged = merge_tensordicts(row, TensorDict({"z": torch.ones(2)}, [2]))
         assert type(merged) is TensorDict and set(merged.keys()) == {"x", "y", "z"}
+        merged = merge_tensordicts(row.exclude("x"), TensorDict({"x": "s"}, [2]))
+        assert type(merged) is TensorDict and merged["x"] == "s"
+
+    def test_records_of_one_class_merge_into_a_record(self) -> None:
+        """The first input's kind, as the peer's: a record of its class where every key
+        is a field, nested records too; leaves shared (og32a, program 16,491,036 L4)."""
+        row = Row(torch.zeros(2), torch.ones(2), batch_size=[2])
+        merged = merge_tensordicts(row.select("x"), row.exclude("x"))
+        assert type(merged) is Row and merged.x is row.x and merged.y is row.y
+        outer = Outer(row=row, label="a", batch_size=[2])
+        merged = merge_tensordicts(outer.exclude(("row", "y")), outer.exclude(("row", "x")))
+        assert type(merged) is Outer and type(merged.row) is Row and merged.label == "a"
+        assert merged.row.x is row.x and merged.row.y is row.y
+        merged = merge_tensordicts(TensorDict({"z": torch.ones(2)}, [2]), row)
+        assert type(merged) is TensorDict and merged.get("z") is not None
+
+    def test_lazy_stack_first_merges_member_by_member(self) -> None:
+        """A lazy stack first: a lazy stack along its stack dim of its members merged
+        with the other inputs' rows, the leaves shared, as the peer's (whose merge fails
+        inside where the stack holds tensors; og32a, program 16,491,009 L4)."""
+        members = [TensorDict({"a": torch.full((3,), float(i))}, [3]) for i in range(2)]
+        lazy = tclass.lazy_stack(members, 1)
+        other = TensorDict({"b": torch.arange(6.0).view(3, 2), "s": "v"}, [3, 2])
+        merged = merge_tensordicts(lazy, other)
+        assert isinstance(merged, tclass.LazyStackedTensorDict) and merged.stack_dim == 1
+        assert merged.batch_size == torch.Size([3, 2])
+        assert merged.tensordicts[1]["a"] is members[1]["a"]
+        assert torch.equal(merged["b"], other["b"]) and merged.get("s").tolist()[0] == ["v"] * 2
+        empty = tclass.lazy_stack([TensorDict({}, [3]), TensorDict({}, [3])], 1)
+        assert isinstance(merge_tensordicts(empty, empty.clone()), tclass.LazyStackedTensorDict)
+        with pytest.raises(errors.BatchMismatchError):
+            merge_tensordicts(lazy, TensorDict({"z": torch.ones(3, 4)}, [3, 4]))
 
     def test_batch_mismatch(self) -> None:
         with pytest.raises(errors.BatchMismatchError) as info:

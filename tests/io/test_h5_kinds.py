@@ -430,3 +430,30 @@ def test_a_record_with_an_int_beyond_64_bits_round_trips(tmp_path: Path) -> None
     stacked = torch.stack([rec, _BigInt(x=torch.zeros(2), i=1, batch_size=[2])])
     stacked.to_h5(tmp_path / "s.h5")
     assert _BigInt.from_h5(tmp_path / "s.h5").i == [[2**64] * 2, [1, 1]]
+
+
+def test_maybe_dense_stack_of_files_whose_nested_entries_differ_is_a_tensordict(
+    tmp_path: Path,
+) -> None:
+    """``maybe_dense_stack`` (and ``collate``) of files that agree but for a nested
+    group's shapes: a TensorDict of the files' tensors, the nested groups stacked
+    lazily, as for TensorDicts and as the peer's (it was a lazy stack of the files;
+    og32a, program 16,435,545 L4 of the extra family)."""
+    sources = [
+        TensorDict({"c": torch.zeros(1), "n": {"d": torch.zeros(3), "c": torch.zeros(2)}}),
+        TensorDict({"c": torch.ones(1), "n": {"d": torch.ones(3), "c": torch.ones(3)}}),
+    ]
+    files = [
+        PersistentTensorDict.from_dict(td, tmp_path / f"w{i}.h5") for i, td in enumerate(sources)
+    ]
+    for result in (tclass.maybe_dense_stack(files), tclass.collate(files)):
+        assert type(result) is TensorDict and result.batch_size == torch.Size([2])
+        assert torch.equal(result["c"], torch.tensor([[0.0], [1.0]]))
+        nested = result.get("n")
+        assert isinstance(nested, LazyStackedTensorDict)
+        assert [m["c"].tolist() for m in nested.tensordicts] == [[0.0, 0.0], [1.0, 1.0, 1.0]]
+        assert torch.equal(nested["d"], torch.stack([torch.zeros(3), torch.ones(3)]))
+    with pytest.raises(tclass.errors.StackError):  # a top-level tensor's shapes differ
+        tclass.stack([files[0].get("n"), files[1].get("n")])
+    for file in files:
+        file.close()

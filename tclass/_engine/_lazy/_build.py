@@ -167,13 +167,16 @@ def maybe_dense_stack(
 
 
 def _dense_above(members: list[Any], dim: int) -> Any:
-    """The peer's best-intention stack of TensorDicts that hold the same keys, tensors
-    of equal shapes and batch sizes, but nested collections that differ: a TensorDict
-    with those nested collections stacked as :func:`maybe_dense_stack` stacks them
-    (lazily where they differ); None when the members differ at this level."""
+    """The peer's best-intention stack of TensorDicts (or HDF5 files, whose tensors it
+    reads) that hold the same keys, tensors of equal shapes and batch sizes, but nested
+    collections that differ: a TensorDict with those nested collections stacked as
+    :func:`maybe_dense_stack` stacks them (lazily where they differ); None when the
+    members differ at this level."""
     first = members[0]
     keys = first._key_names()
-    if not all(type(m) is TensorDict and m.batch_size == first.batch_size for m in members):
+    if not all(
+        (type(m) is TensorDict or m._is_store) and m.batch_size == first.batch_size for m in members
+    ):
         return None
     if any(m._key_names() != keys for m in members[1:]):
         return None
