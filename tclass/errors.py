@@ -223,6 +223,14 @@ class LockedError(TclassError, RuntimeError):
     """A locked container was asked to add, replace or remove an entry."""
 
 
+def locked_prefix(kind: str) -> str:
+    """The start of a :class:`LockedError`'s message for a collection of class ``kind``:
+    the words tensordict uses for every kind (code written for it matches them), then
+    the kind when it is not a TensorDict (``Cannot modify locked TensorDict (a
+    LazyStackedTensorDict)``)."""
+    return "Cannot modify locked TensorDict" + ("" if kind == "TensorDict" else f" (a {kind})")
+
+
 # --- shapes and devices ---------------------------------------------------------------
 
 

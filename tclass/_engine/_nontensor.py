@@ -225,7 +225,8 @@ class _NonTensorNode(NodeState):
             )
         if out._locked:
             msg = (
-                "Cannot modify locked NonTensorStack: where(..., out=) writes into it; "
+                "Cannot modify locked TensorDict (a NonTensorStack): "
+                "where(..., out=) writes into it; "
                 "unlock it first"
             )
             raise LockedError(msg)

@@ -706,7 +706,8 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
         ``pad(..., inplace=True)`` does, keeping this stack's identity, as the peer."""
         if self._locked:
             msg = (
-                "Cannot modify locked NonTensorStack: cannot change its batch size; unlock it first"
+                "Cannot modify locked TensorDict (a NonTensorStack): "
+                "cannot change its batch size; unlock it first"
             )
             raise LockedError(msg)
         if not isinstance(other, NonTensorStack):
@@ -724,7 +725,10 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             StackError: (a ``ValueError``) a node of another batch size.
         """
         if self._locked:
-            msg = "Cannot modify locked NonTensorStack: cannot insert a member; unlock it first"
+            msg = (
+                "Cannot modify locked TensorDict (a NonTensorStack): "
+                "cannot insert a member; unlock it first"
+            )
             raise LockedError(msg)
         dim = self.stack_dim
         member = list(self.batch_size)

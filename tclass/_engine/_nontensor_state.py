@@ -18,7 +18,7 @@ from typing_extensions import Self
 
 from tclass._engine._nontensor_ops import NonTensorOps
 from tclass._engine._value_positions import dims_after_write
-from tclass.errors import LockedError, PickleRefusedError
+from tclass.errors import LockedError, PickleRefusedError, locked_prefix
 
 if TYPE_CHECKING:
     from tclass._core._names import Names
@@ -115,13 +115,14 @@ class NodeState(NonTensorOps):
         if link is not None and link[0]._locked:
             shape = list(link[0].batch_size)
             return LockedError(
-                f"Cannot modify locked NonTensorStack: cannot write into an element (this "
+                "Cannot modify locked TensorDict (a NonTensorStack): "
+                f"cannot write into an element (this "
                 f"{type(self).__name__} was read by index from a locked NonTensorStack of "
                 f"batch size {shape}, which the write would reach, and is locked as it); "
                 "unlock that stack first (or the collection holding it, td.unlock_()), then "
                 "read the row again"
             )
-        return LockedError(f"Cannot modify locked {type(self).__name__}: {does}; {fix}")
+        return LockedError(f"{locked_prefix(type(self).__name__)}: {does}; {fix}")
 
     def unbind(self, dim: int = 0) -> tuple[Self, ...]:
         """The slices along batch dim ``dim``: views (saved where this node is)."""
@@ -160,7 +161,8 @@ class NodeState(NonTensorOps):
             if not positions:
                 return  # a view of no element: nothing is written, as the peer's
             msg = (
-                "Cannot modify locked NonTensorStack: cannot write into an element; unlock it first"
+                "Cannot modify locked TensorDict (a NonTensorStack): "
+                "cannot write into an element; unlock it first"
             )
             raise LockedError(msg)
         values = stack._values

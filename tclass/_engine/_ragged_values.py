@@ -304,7 +304,8 @@ class RaggedNonTensorStack(NonTensorStack):
         """
         if self._locked:
             raise LockedError(
-                "Cannot modify locked NonTensorStack: cannot write into it; unlock it first"
+                "Cannot modify locked TensorDict (a NonTensorStack): "
+                "cannot write into it; unlock it first"
             )
         result, _ = self._moved(lambda stack: stack[index])
         positions = _numbers_of(result)

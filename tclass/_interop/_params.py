@@ -84,7 +84,8 @@ __all__ = ["TensorDictParams"]
 
 _NO_DEFAULT: Any = object()
 _LOCKED = (
-    "Cannot modify locked TensorDictParams: cannot change its entries; unlock it first "
+    "Cannot modify locked TensorDict (a TensorDictParams): "
+    "cannot change its entries; unlock it first "
     "(with params.unlock_(): ...), or write data in place with set_()"
 )
 

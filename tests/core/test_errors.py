@@ -450,14 +450,14 @@ API_ERRORS: list[
         lambda: tclass.NonTensorStack("x", "y").lock_().__setitem__(0, "z"),
         errors.LockedError,
         (RuntimeError,),
-        "Cannot modify locked NonTensorStack: ",
+        "Cannot modify locked TensorDict (a NonTensorStack): ",
     ),
     (
         "locked non-tensor data",
         lambda: tclass.NonTensorData("x").lock_().__setitem__((), "y"),
         errors.LockedError,
         (RuntimeError,),
-        "Cannot modify locked NonTensorData: ",
+        "Cannot modify locked TensorDict (a NonTensorData): ",
     ),
 ]
 
@@ -597,6 +597,14 @@ def _phrase_cases(lib: Any, tmp: Any) -> dict[str, tuple[Callable[[], Any], str]
         "memmap_existing": (memmap_existing, "the tensor already has a file associated"),
         "transpose": (lambda: plain().transpose(0, 5), "dim0 and dim1 must be within the range"),
         "locked": (locked_del, "Cannot modify locked TensorDict"),
+        "locked_lazy_set": (
+            lambda: lazy(2, 2).lock_().set("z", torch.zeros(2, 2)),
+            "Cannot modify locked TensorDict",
+        ),
+        "locked_lazy_del": (
+            lambda: lazy(2, 2).lock_().del_("a"),
+            "Cannot modify locked TensorDict",
+        ),
         "locked_shared_new": (locked_by("share", "b"), "Cannot modify locked TensorDict"),
         "locked_memmap_new": (locked_by("memmap", "b"), "Cannot modify locked TensorDict"),
         "locked_memmap_set": (locked_by("memmap", "a"), "Cannot modify locked TensorDict"),

@@ -139,7 +139,7 @@ def test_locked_stack_refuses_set_allows_in_place() -> None:
     members = _members()
     lazy = tclass.lazy_stack(members).lock_()
     assert lazy.is_locked and all(m.is_locked for m in members)
-    with pytest.raises(LockedError, match="locked LazyStackedTensorDict"):
+    with pytest.raises(LockedError, match="locked TensorDict \\(a LazyStackedTensorDict"):
         lazy.set("a", torch.zeros(2, 3, 4))
     with pytest.raises(LockedError):
         lazy["new"] = torch.zeros(2, 3, 4)

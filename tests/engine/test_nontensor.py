@@ -794,7 +794,7 @@ class TestWritesIntoIndexedElements:
         element = s[0]
         with pytest.raises(
             errors.LockedError,
-            match="Cannot modify locked NonTensorStack: cannot write into an element",
+            match=r"locked TensorDict \(a NonTensorStack\): cannot write into an element",
         ):
             element[True] = "x"
         assert s.tolist() == ["a", "b"]

@@ -357,7 +357,7 @@ def test_pad_in_place_keeps_a_stack_of_values_and_pads_it() -> None:
     stack = NonTensorStack("a", "b")
     assert pad(stack, [0, 1], inplace=True) is stack and stack.tolist() == ["a", "b", None]
     assert stack.batch_size == torch.Size([3])
-    with pytest.raises(errors.LockedError, match="locked NonTensorStack"):
+    with pytest.raises(errors.LockedError, match="locked TensorDict \\(a NonTensorStack"):
         pad(stack.lock_(), [0, 1], inplace=True)
 
 

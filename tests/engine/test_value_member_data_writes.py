@@ -46,7 +46,7 @@ def test_a_data_write_into_a_row_of_a_locked_stack_is_refused(how: str, tmp_path
     td = TensorDict(s=NonTensorStack(*map(NonTensorData, "abc")), batch_size=[3])
     td = td.lock_() if how == "lock_" else td.memmap_(tmp_path)
     row = td.get("s")[1]
-    with pytest.raises(RuntimeError, match="locked NonTensorStack"):
+    with pytest.raises(RuntimeError, match="locked TensorDict \\(a NonTensorStack"):
         row.data = "Q"
     assert td.get("s").tolist() == ["a", "b", "c"]
 

@@ -111,7 +111,7 @@ def test_memmap_in_place_of_a_locked_one_refuses_before_moving_anything(tmp_path
     refused first now (the peer refuses ``memmap_`` of any, a ``RuntimeError`` too)."""
     params = TensorDictParams(TensorDict(a=torch.zeros(3)))
     params.lock_()
-    with pytest.raises(LockedError, match="locked TensorDictParams"):
+    with pytest.raises(LockedError, match="locked TensorDict \\(a TensorDictParams"):
         params.memmap_(tmp_path / "saved")
     leaf = params.get("a")
     assert isinstance(leaf, torch.nn.Parameter) and leaf.requires_grad

@@ -901,7 +901,9 @@ def test_a_locked_file_takes_writes_into_existing_entries(saved: PersistentTenso
         lambda: saved.del_("reward"),
         lambda: saved[1:3].set("new", torch.ones(2)),
     ):
-        with pytest.raises(tclass.errors.LockedError, match="^Cannot modify locked Persistent"):
+        with pytest.raises(
+            tclass.errors.LockedError, match=r"^Cannot modify locked TensorDict \(a Persistent"
+        ):
             write()
     with pytest.raises(tclass.errors.InPlaceWriteError, match="'reward'.*dataset"):
         saved["reward"] = TensorDict({"q": torch.zeros(4)}, [4])

@@ -46,6 +46,7 @@ from tclass.errors import (
     NotAMappingError,
     UnravelKeyError,
     UnsupportedError,
+    locked_prefix,
 )
 
 if TYPE_CHECKING:
@@ -293,7 +294,7 @@ class TensorCollection(BatchFacts):
         when another refuses. ``paths``: the keys to remove (``None``: any entry)."""
         if self.is_locked and (paths is None or any(unravel_key(p) in self for p in paths)):
             msg = (
-                f"Cannot modify locked {type(self).__name__}: {method} cannot remove entries "
+                f"{locked_prefix(type(self).__name__)}: {method} cannot remove entries "
                 "from a locked collection; unlock it first (unlock_())"
             )
             raise LockedError(msg)

@@ -50,6 +50,7 @@ from tclass.errors import (
     DimError,
     KeyConflictError,
     LockedError,
+    locked_prefix,
 )
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ __all__ = ["EntryOps", "EntryWrites", "NewOptions", "written_paths"]
 _MISSING: Any = object()
 _NO_DEFAULT: Any = object()
 _SPLIT_LOCKED = (
-    "Cannot modify locked {0}: split_keys(inplace=True) would remove {1!r} from its "
+    "{0}: split_keys(inplace=True) would remove {1!r} from its "
     "members; unlock it first (unlock_()), or split without inplace"
 )
 # torch's own warning for ``Tensor.new_tensor(tensor)``, which the peer emits per entry.
@@ -239,7 +240,9 @@ class EntryOps(TensorCollection):
                             raise self._missing_key(key)
                         if inplace and self._is_lazy and self.is_locked:
                             # the peer's lazy stack splits its locked members in place then
-                            raise LockedError(_SPLIT_LOCKED.format(type(self).__name__, key))
+                            raise LockedError(
+                                _SPLIT_LOCKED.format(locked_prefix(type(self).__name__), key)
+                            )
                         raise self._given_twice(key)
                     if default is not _NO_DEFAULT and default is not None:
                         part.set(key, default)  # a None default skips the key, as the peer

@@ -32,6 +32,7 @@ from tclass.errors import (
     ShapeError,
     StackError,
     UpdateArgumentError,
+    locked_prefix,
 )
 
 if TYPE_CHECKING:
@@ -530,7 +531,7 @@ def _check_one_kind(op: str, paths: Sequence[Any], values: Sequence[Any]) -> Non
 
 def _locked(action: str, collection: TensorCollection) -> LockedError:
     return LockedError(
-        f"Cannot modify locked {type(collection).__name__}: cannot {action} a locked "
+        f"{locked_prefix(type(collection).__name__)}: cannot {action} a locked "
         "collection; unlock it first (unlock_())"
     )
 

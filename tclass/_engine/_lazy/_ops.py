@@ -122,7 +122,8 @@ class LazyStackOps(TensorDictBase):
             raise StackTypeError(msg)
         if self._lock_state():
             msg = (
-                "Cannot modify locked LazyStackedTensorDict: cannot insert a member; unlock "
+                "Cannot modify locked TensorDict (a LazyStackedTensorDict): "
+                "cannot insert a member; unlock "
                 "it first (lazy.unlock_())"
             )
             raise LockedError(msg)
@@ -233,7 +234,8 @@ class LazyStackOps(TensorDictBase):
             raise self._members[0]._missing_key(path[0])  # its KeyError, locked or not
         if self._lock_state():
             msg = (
-                f"Cannot modify locked LazyStackedTensorDict: cannot set {key!r} in place: it "
+                "Cannot modify locked TensorDict (a LazyStackedTensorDict): "
+                f"cannot set {key!r} in place: it "
                 f"has no entry {path[0]!r}, which would have to be added. Unlock it first "
                 "(lazy.unlock_())"
             )

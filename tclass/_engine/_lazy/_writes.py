@@ -41,7 +41,8 @@ __all__ = ["LazyWrites"]
 
 _MISSING: Any = object()
 _LOCKED_MSG = (
-    "Cannot modify locked LazyStackedTensorDict: cannot {action} a locked collection. "
+    "Cannot modify locked TensorDict (a LazyStackedTensorDict): "
+    "cannot {action} a locked collection. "
     "Unlock it first (lazy.unlock_()), or "
     "write data in place with set_() or lazy[index] = value"
 )

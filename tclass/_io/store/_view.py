@@ -608,7 +608,8 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         source = self._source
         if source.is_locked:
             raise LockedError(
-                f"Cannot modify locked PersistentTensorDict: cannot set {name!r} (through a view "
+                "Cannot modify locked TensorDict (a PersistentTensorDict): "
+                f"cannot set {name!r} (through a view "
                 "of its rows); unlock it first"
             )
         value = storage_of(value)

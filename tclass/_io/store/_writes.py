@@ -294,7 +294,8 @@ class StoreWrites(TensorDictBase):
             return self.set_(key, value)
         if self._locked:
             raise LockedError(
-                f"Cannot modify locked PersistentTensorDict: cannot set {key!r}; unlock it first"
+                "Cannot modify locked TensorDict (a PersistentTensorDict): "
+                f"cannot set {key!r}; unlock it first"
             )
         record = value if is_record(value) else None
         value = storage_of(value)
@@ -430,7 +431,8 @@ class StoreWrites(TensorDictBase):
             if part not in group:
                 if node._locked:
                     raise LockedError(
-                        f"Cannot modify locked PersistentTensorDict: cannot add {part!r}"
+                        "Cannot modify locked TensorDict (a PersistentTensorDict): "
+                        f"cannot add {part!r}"
                     )
                 child = node._child_of(part, group.create_group(part))
                 child._write_meta()
@@ -552,7 +554,8 @@ class StoreWrites(TensorDictBase):
         if self._locked and not inplace and not len(source.keys()):
             # nothing to write, but the peer refuses any update of a locked collection
             msg = (
-                "Cannot modify locked PersistentTensorDict: cannot update it; unlock it first, "
+                "Cannot modify locked TensorDict (a PersistentTensorDict): "
+                "cannot update it; unlock it first, "
                 "or write into its entries with update(..., inplace=True)"
             )
             raise LockedError(msg)
@@ -591,7 +594,8 @@ class StoreWrites(TensorDictBase):
         group = node._writable()
         if node._locked:
             raise LockedError(
-                f"Cannot modify locked PersistentTensorDict: cannot delete {path[-1]!r}"
+                "Cannot modify locked TensorDict (a PersistentTensorDict): "
+                f"cannot delete {path[-1]!r}"
             )
         if path[-1] not in group:
             raise self._missing_key(key)
@@ -890,7 +894,8 @@ class StoreWrites(TensorDictBase):
         are not the rows' batch size, a Python value (the other rows would hold none)."""
         if self._locked:
             raise LockedError(
-                f"Cannot modify locked PersistentTensorDict: cannot add {key!r} at the rows "
+                "Cannot modify locked TensorDict (a PersistentTensorDict): "
+                f"cannot add {key!r} at the rows "
                 f"{index!r}; unlock it first, or write only the keys it holds"
             )
         view = cast("PersistentTensorDict", self)._rows(index)
