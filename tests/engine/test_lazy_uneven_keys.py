@@ -88,3 +88,28 @@ def test_members_of_the_same_keys_and_other_stack_errors_are_unchanged() -> None
     assert "held by only some" not in str(caught.value)
     same = tclass.lazy_stack([tclass.TensorDict(x=torch.ones(3), batch_size=[3])] * 2, 0)
     assert same.contiguous()["x"].shape == (2, 3)
+
+
+@pytest.mark.parametrize(("case", "named", "uneven"), CASES)
+def test_densify_refuses_keys_held_by_only_some_members(
+    case: str, named: str, uneven: tuple[Any, ...]
+) -> None:
+    # The peer's densify keeps a key only member 0 holds as a nested tensor with an empty
+    # part for the others and drops the rest (a nested one, or one a later member holds).
+    stack = tclass.lazy_stack(_members(tclass, case), 0)
+    with pytest.raises(errors.HeterogeneousEntryError, match=named) as caught:
+        stack.densify()
+    assert "densify() needs the dense stack" in str(caught.value)
+    assert f"lazy.exclude({', '.join(map(repr, uneven))})" in str(caught.value)
+    kept = stack.exclude(*uneven).densify()  # the fix the message gives
+    peer = tensordict.lazy_stack(_members(tensordict, case), 0).exclude(*uneven).densify()
+    assert sorted(kept.keys(True, True), key=str) == sorted(peer.keys(True, True), key=str)
+    for key in peer.keys(True, True):
+        assert kept.get(key).tolist() == peer.get(key).tolist()
+
+
+def test_densify_of_ragged_members_with_the_same_keys_still_nests() -> None:
+    shapes = [(3, 2), (3, 4)]
+    members = [tclass.TensorDict(x=torch.ones(s), y=torch.zeros(3), batch_size=[3]) for s in shapes]
+    dense = tclass.lazy_stack(members).densify(layout=torch.jagged)
+    assert dense["x"].is_nested and dense["y"].shape == (2, 3)

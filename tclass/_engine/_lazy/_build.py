@@ -16,6 +16,7 @@ from tclass._base.declared._stack_ops import LazyStackOptions
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core import _batch
 from tclass._core._records import RecordLike, storage_of
+from tclass._engine._lazy._entries import uneven_keys
 from tclass._engine._lazy._parts import (
     check_members,
     lazily,
@@ -232,6 +233,9 @@ def densify(collection: Any, layout: torch.layout = torch.strided) -> Any:
     storage = storage_of(collection)
     values: dict[str, Value] = {}
     if isinstance(storage, LazyStackedTensorDict):
+        uneven = uneven_keys("densify()", storage.tensordicts)
+        if uneven is not None:
+            raise uneven
         d = storage.stack_dim
         for key in storage._key_names():
             parts = storage._parts(key)

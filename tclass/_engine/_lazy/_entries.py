@@ -21,7 +21,7 @@ from tclass.errors import (
 if TYPE_CHECKING:
     from tclass._engine._lazy._stack import LazyStackedTensorDict
 
-__all__ = ["StackedEntries", "lacks", "uneven_keys_error", "walk_path"]
+__all__ = ["StackedEntries", "lacks", "uneven_keys", "uneven_keys_error", "walk_path"]
 
 _MISSING: Any = object()
 
@@ -128,7 +128,15 @@ def uneven_keys_error(
     (``error``: the stack's): it names each key held by only some members and which, and
     says how to keep the shared ones (the peer's drops the others without a word). None
     when ``error`` is not about keys."""
-    if not isinstance(error, StackKeysError) or not members:
+    if not isinstance(error, StackKeysError):
+        return None
+    return uneven_keys(action, members)
+
+
+def uneven_keys(action: str, members: Sequence[Any]) -> HeterogeneousEntryError | None:
+    """The error of ``action`` on a lazy stack whose ``members`` do not all hold the same
+    keys (see ``uneven_keys_error``), or None when they do."""
+    if not members:
         return None
     held = [set(_entry_paths(member, ())) for member in dense_members(list(members))]
     shared = held[0].intersection(*held[1:])

@@ -24,6 +24,7 @@ from tclass._engine._entry_values import keys_below
 from tclass._engine._lazy._devices import LazyDevices
 from tclass._engine._lazy._entries import lacks
 from tclass._engine._lazy._parts import nested_to_update, split_operand
+from tclass._engine._td import TensorDict
 from tclass._engine._td_setitem import SetItemOps
 from tclass._engine._update_plan import SET, UPDATE, perform, plan_td_update
 from tclass.errors import (
@@ -76,9 +77,25 @@ class LazyWrites(LazyDevices):
             self._check_not_through_tensor(key)  # (as a TensorDict checks first)
             raise LockedError(_LOCKED_MSG.format(action=f"set {key!r} in"))
         parts = split_operand(value, self, key, fill=inplace and key in self)
+        if type(key) is str and not (inplace and key in self):
+            self._refuse_locked_members(key)
         for member, part in zip(self._members, parts):
             member.set(key, part, inplace=inplace)
         return self
+
+    def _refuse_locked_members(self, key: str) -> None:
+        """Raises LockedError, before any member is written, when a member locked on its
+        own (the stack itself is not) would refuse ``key`` (the peer's sets it in the
+        members before that one)."""
+        for position, member in enumerate(self._members):
+            plain = isinstance(member, (TensorDict, LazyWrites))
+            if plain and member._lock_state() and not member._can_fill(key):
+                msg = (
+                    f"Cannot modify locked TensorDict: member {position} of the lazy stack is "
+                    f"locked and takes no new value for {key!r}; no member was written. Unlock "
+                    "it first, or write in place with set_() or lazy[index] = value"
+                )
+                raise LockedError(msg)
 
     def _check_not_through_tensor(self, key: Any) -> None:
         """Raises KeyThroughTensorError if ``key`` leads through a tensor entry."""
@@ -107,6 +124,8 @@ class LazyWrites(LazyDevices):
         """
         if self._lock_state() and not self._can_fill(key):
             raise LockedError(_LOCKED_MSG.format(action=f"set {key!r} in"))
+        if type(key) is str:
+            self._refuse_locked_members(key)
         for member in self._members:
             member.set_non_tensor(key, value)
         return self
