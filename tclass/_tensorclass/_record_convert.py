@@ -6,10 +6,11 @@ which holds the storage in ``_tensordict``)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, cast
 
 import torch
 from typing_extensions import Self, Unpack
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
     from tclass._tensorclass._record import TensorClass
 
 __all__ = ["RecordConversions"]
+
+_T = TypeVar("_T")
 
 
 class RecordConversions(TensorDictBase):
@@ -344,9 +347,10 @@ class RecordConversions(TensorDictBase):
             batch = infer_batch_size(_with_array_tensors(cls, data), cap)
             data = _nested_inferred(_record_class(cls), data, batch, cap, device)
         given = data
-        if not info.has_user_init:
-            data = {**dict.fromkeys(_required_fields(cls)), **data}
-        constructor: Callable[..., Self] = cls
+        data = {**dict.fromkeys(_required_fields(cls)), **data}
+        # The generated constructor, not a class's own __init__ (whose arguments need not
+        # be the fields): the mapping holds fields, as the peer's from_dict takes them.
+        constructor: Callable[..., Self] = functools.partial(_generated_build, cls)
         options = {"batch_size": batch, "device": device, "names": names}
         # A shadow field of that name: the constructor takes the field there, and the
         # option asked for goes to the storage (as the peer's, which builds it first).
@@ -385,6 +389,14 @@ class RecordConversions(TensorDictBase):
                 spec uses.
         """
         return cast(Self, allocate(_record_class(cls), batch_size, dims, prefix, device))
+
+
+def _generated_build(cls: type[_T], *args: Any, **kwargs: Any) -> _T:
+    """An instance of ``cls`` built by its generated ``__init__`` (and so its
+    ``__post_init__``), past the class's own ``__init__`` if it defines one."""
+    record = cls.__new__(cls)
+    cls.__tclass_info__.generated_init(record, *args, **kwargs)  # type: ignore[attr-defined]
+    return record
 
 
 def _storage_options(record: RecordConversions, options: dict[str, Any]) -> None:
