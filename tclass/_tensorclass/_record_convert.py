@@ -10,7 +10,7 @@ import functools
 import inspect
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 import torch
 from typing_extensions import Self, Unpack
@@ -32,6 +32,7 @@ from tclass._io.store._persistent import PersistentTensorDict
 from tclass._io.store._view import PersistentTensorDictView
 from tclass._tensorclass._allocate import allocate
 from tclass._tensorclass._builder import record_from_entries, shares_storage, takes_as_is
+from tclass._tensorclass._generated import generated_build
 from tclass._tensorclass._json_schema import json_schema
 from tclass._tensorclass._random import TorchChooser, random_record
 from tclass.errors import NotAMappingError, UnknownFieldError
@@ -41,8 +42,6 @@ if TYPE_CHECKING:
     from tclass._tensorclass._record import TensorClass
 
 __all__ = ["RecordConversions"]
-
-_T = TypeVar("_T")
 
 
 class RecordConversions(TensorDictBase):
@@ -350,7 +349,7 @@ class RecordConversions(TensorDictBase):
         data = {**dict.fromkeys(_required_fields(cls)), **data}
         # The generated constructor, not a class's own __init__ (whose arguments need not
         # be the fields): the mapping holds fields, as the peer's from_dict takes them.
-        constructor: Callable[..., Self] = functools.partial(_generated_build, cls)
+        constructor: Callable[..., Self] = functools.partial(generated_build, cls)
         options = {"batch_size": batch, "device": device, "names": names}
         # A shadow field of that name: the constructor takes the field there, and the
         # option asked for goes to the storage (as the peer's, which builds it first).
@@ -389,14 +388,6 @@ class RecordConversions(TensorDictBase):
                 spec uses.
         """
         return cast(Self, allocate(_record_class(cls), batch_size, dims, prefix, device))
-
-
-def _generated_build(cls: type[_T], *args: Any, **kwargs: Any) -> _T:
-    """An instance of ``cls`` built by its generated ``__init__`` (and so its
-    ``__post_init__``), past the class's own ``__init__`` if it defines one."""
-    record = cls.__new__(cls)
-    cls.__tclass_info__.generated_init(record, *args, **kwargs)  # type: ignore[attr-defined]
-    return record
 
 
 def _storage_options(record: RecordConversions, options: dict[str, Any]) -> None:

@@ -288,6 +288,15 @@ class TestUserInit:
         assert calls == ["post_init"]  # the mapping holds fields, not __init__'s arguments
         assert torch.equal(rec.b, torch.zeros(2)) and rec.batch_size == torch.Size([2])
         assert Scaled.from_dict({"a": torch.ones(2)}, batch_size=[2]).b is None
+
+        @dataclasses.dataclass
+        class Plain:
+            a: torch.Tensor
+            b: torch.Tensor
+
+        calls.clear()
+        converted = Scaled.from_dataclass(Plain(torch.ones(2), torch.zeros(2)), batch_size=[2])
+        assert calls == ["post_init"] and torch.equal(converted.b, torch.zeros(2))
         assert torch.equal(Scaled(torch.ones(2), batch_size=[2]).b, torch.full((2,), 3.0))
 
     def test_user_setattr_is_kept(self) -> None:
