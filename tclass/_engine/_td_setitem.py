@@ -197,6 +197,8 @@ class SetItemOps(TensorDictBase):
                     sub = value_as_tensor(key, sub.data, None)
                 if hasattr(sub, "__array__") and not isinstance(sub, torch.Tensor):
                     sub = torch.as_tensor(sub)  # a numpy array, as set() takes one
+            if _overlaps(entry, sub):  # read before written, as a copy would be
+                sub = sub.clone()
             try:
                 entry[index] = sub
             except IndexError as error:  # out of range: the same for every entry
@@ -335,6 +337,23 @@ def _check_dtypes_at(
                     f"Cast the value (value.to({entry.dtype})) or write the entries one by one"
                 )
                 raise InPlaceWriteError(msg) from None
+
+
+def _overlaps(entry: object, sub: object) -> bool:
+    """Whether tensor ``sub`` (rows being written) shares memory with the entry it is
+    written into (``td[mask] = td[:2]``): torch refuses such a write at the entry it meets
+    it, after the entries before it were written, so the rows are copied first."""
+    if not (isinstance(entry, torch.Tensor) and isinstance(sub, torch.Tensor)):
+        return False
+    if torch.compiler.is_compiling():  # no storage to compare in a traced graph
+        return False
+    if not (sub._is_view() or entry._is_view()):  # (two tensors of their own: the usual)
+        return False
+    if entry.layout is not torch.strided or sub.layout is not torch.strided:
+        return False
+    if entry.device != sub.device or entry.device.type == "meta":
+        return False
+    return bool(entry.untyped_storage().data_ptr() == sub.untyped_storage().data_ptr())
 
 
 def is_collection(entry: object) -> bool:

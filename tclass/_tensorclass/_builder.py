@@ -396,11 +396,19 @@ def _shared(default: object) -> Callable[[], object]:
     return lambda: default
 
 
+# Standard-library modules a class statement passes through on its way to the builder
+# (`ABCMeta.__new__` runs `__init_subclass__`): a warning names the user's line, not theirs.
+_PASS_THROUGH_MODULES = frozenset({"abc", "dataclasses", "functools", "typing"})
+
+
 def _user_stacklevel() -> int:
     """The stack level of the first frame outside tclass (the class statement)."""
     frame = sys._getframe(1)
     level = 1
-    while frame is not None and frame.f_globals.get("__name__", "").startswith("tclass."):
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if not (module.startswith("tclass.") or module in _PASS_THROUGH_MODULES):
+            break
         frame = frame.f_back  # type: ignore[assignment]
         level += 1
     return level

@@ -25,6 +25,7 @@ from tclass._core._device import DeviceLike
 from tclass._interop._bridges import dataclass_as_dict
 from tclass._interop._constructors import infer_batch_size
 from tclass._tensorclass._decorator import is_tensorclass, tensorclass
+from tclass._tensorclass._generated import generated_build
 from tclass.errors import BatchSizeError, EntryTypeError, SharedDefaultWarning
 
 __all__ = ["dataclass_to_collection", "from_dataclass"]
@@ -138,7 +139,7 @@ def dataclass_to_collection(
     # cannot start with a batch size that has dims (from_dict would read it as one value).
     fields, batch = dataclass_as_dict(dataclass), as_batch_size(batch_size)
     if is_tensorclass(cls):  # the fields as arguments: __post_init__ runs, as the peer's
-        return cls(**fields, batch_size=batch, device=device)
+        return generated_build(cls, **fields, batch_size=batch, device=device)
     return cls(fields, batch_size=batch, device=device)
 
 

@@ -21,7 +21,7 @@ import functools
 import inspect
 import linecache
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 
@@ -294,6 +294,18 @@ def _bad_call(
         f"field{plural} {', '.join(map(repr, missing))}); pass None to leave a field unset"
     )
     raise ArgumentError(msg)
+
+
+_T = TypeVar("_T")
+
+
+def generated_build(cls: type[_T], *args: Any, **kwargs: Any) -> _T:
+    """An instance of ``cls`` built by its generated ``__init__`` (and so its
+    ``__post_init__``), past the class's own ``__init__`` if it defines one: for the
+    constructors whose arguments are the fields (``from_dict``, ``from_dataclass``)."""
+    record = cls.__new__(cls)
+    cls.__tclass_info__.generated_init(record, *args, **kwargs)  # type: ignore[attr-defined]
+    return record
 
 
 def user_init(init: Callable[..., None]) -> Callable[..., None]:

@@ -6,6 +6,7 @@ which holds the storage in ``_tensordict``)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -31,6 +32,7 @@ from tclass._io.store._persistent import PersistentTensorDict
 from tclass._io.store._view import PersistentTensorDictView
 from tclass._tensorclass._allocate import allocate
 from tclass._tensorclass._builder import record_from_entries, shares_storage, takes_as_is
+from tclass._tensorclass._generated import generated_build
 from tclass._tensorclass._json_schema import json_schema
 from tclass._tensorclass._random import TorchChooser, random_record
 from tclass.errors import NotAMappingError, UnknownFieldError
@@ -344,9 +346,10 @@ class RecordConversions(TensorDictBase):
             batch = infer_batch_size(_with_array_tensors(cls, data), cap)
             data = _nested_inferred(_record_class(cls), data, batch, cap, device)
         given = data
-        if not info.has_user_init:
-            data = {**dict.fromkeys(_required_fields(cls)), **data}
-        constructor: Callable[..., Self] = cls
+        data = {**dict.fromkeys(_required_fields(cls)), **data}
+        # The generated constructor, not a class's own __init__ (whose arguments need not
+        # be the fields): the mapping holds fields, as the peer's from_dict takes them.
+        constructor: Callable[..., Self] = functools.partial(generated_build, cls)
         options = {"batch_size": batch, "device": device, "names": names}
         # A shadow field of that name: the constructor takes the field there, and the
         # option asked for goes to the storage (as the peer's, which builds it first).

@@ -202,6 +202,22 @@ def test_a_write_torch_refuses_for_overlap_is_not_called_a_shape_mismatch() -> N
         td[td["done"].clone()] = torch.zeros(3)
 
 
+def test_rows_that_share_memory_with_the_destination_are_read_before_written() -> None:
+    """``td[mask] = rows`` where an entry of ``rows`` is a view of the entry it goes into
+    (``td[:2]``): torch refuses that overlap at the entry it meets it, after the entries
+    before it were written (the peer leaves them so); tclass copies such rows first, so
+    every entry is written, with the values the rows held before the write."""
+    td = TensorDict(a=torch.arange(4.0), b=torch.arange(4.0) * 10, c=torch.zeros(4), batch_size=[4])
+    rows = TensorDict(a=torch.full((2,), -1.0), b=td["b"][:2], c=torch.ones(2), batch_size=[2])
+    td[td["a"] > 1] = rows
+    assert td["a"].tolist() == [0.0, 1.0, -1.0, -1.0]
+    assert td["b"].tolist() == [0.0, 10.0, 0.0, 10.0]
+    assert td["c"].tolist() == [0.0, 0.0, 1.0, 1.0]
+    whole = TensorDict(a=torch.arange(4.0), batch_size=[4])
+    whole[torch.tensor([1, 2, 3])] = whole[:3]  # overlapping slices: shifted as a copy would be
+    assert whole["a"].tolist() == [0.0, 0.0, 1.0, 2.0]
+
+
 # A bare list index is one advanced index, as the peer reads it (`td[lst]` is
 # `td[(lst,)]`): a nested list selects rows in its own shape, never torch's deprecated
 # reading of a bare nested list as one index per dim.

@@ -18,7 +18,7 @@ import pytest
 import torch
 
 import tclass
-from tclass import TensorClass, TensorDict, errors
+from tclass import TensorClass, TensorDict, errors, tensorclass
 
 from forms import FORMS, Declare  # noqa: E402
 
@@ -294,6 +294,18 @@ class TestTensorDefaults:
 
             class Rec(TensorClass):
                 t: TensorDict = TensorDict(a=torch.zeros(1))  # noqa: RUF009
+
+    def test_the_warning_names_the_class_statement(self) -> None:
+        with pytest.warns(errors.SharedDefaultWarning) as record:
+
+            @tensorclass
+            class Decorated:
+                x: torch.Tensor = torch.zeros(2)  # noqa: RUF009
+
+            class Subclassed(TensorClass["nocast"]):
+                y: torch.Tensor = torch.zeros(2)  # noqa: RUF009
+
+        assert [w.filename for w in record] == [__file__, __file__]
 
     def test_default_factory_does_not_warn(self) -> None:
         import dataclasses

@@ -270,6 +270,35 @@ class TestUserInit:
 
         assert torch.equal(Child(torch.zeros(1)).x, torch.ones(1))
 
+    def test_from_dict_takes_fields_past_the_user_init(self) -> None:
+        calls: list[str] = []
+
+        class Scaled(TensorClass):
+            a: torch.Tensor
+            b: Optional[torch.Tensor] = None
+
+            def __post_init__(self) -> None:
+                calls.append("post_init")
+
+            def __init__(self, a: torch.Tensor, scale: float = 3.0, **kwargs: Any) -> None:
+                calls.append("init")
+                super().__init__(a=a, b=a * scale, **kwargs)
+
+        rec = Scaled.from_dict({"a": torch.ones(2), "b": torch.zeros(2)}, batch_size=[2])
+        assert calls == ["post_init"]  # the mapping holds fields, not __init__'s arguments
+        assert torch.equal(rec.b, torch.zeros(2)) and rec.batch_size == torch.Size([2])
+        assert Scaled.from_dict({"a": torch.ones(2)}, batch_size=[2]).b is None
+
+        @dataclasses.dataclass
+        class Plain:
+            a: torch.Tensor
+            b: torch.Tensor
+
+        calls.clear()
+        converted = Scaled.from_dataclass(Plain(torch.ones(2), torch.zeros(2)), batch_size=[2])
+        assert calls == ["post_init"] and torch.equal(converted.b, torch.zeros(2))
+        assert torch.equal(Scaled(torch.ones(2), batch_size=[2]).b, torch.full((2,), 3.0))
+
     def test_user_setattr_is_kept(self) -> None:
         seen: list[str] = []
 
