@@ -169,3 +169,17 @@ def test_update_at_of_a_tensordict_reaches_its_nested_lazy_stack_unread() -> Non
     td.update_at_(td[1].apply(torch.zeros_like), 1)  # its 'n': members differ in shape
     assert [float(m["d"].sum()) for m in members] == [4.0, 6.0]
     assert float(td["a"].sum()) == 4.0
+
+
+@pytest.mark.parametrize("stack_dim", [0, 1])
+def test_a_source_of_another_batch_size_names_both_batch_sizes(stack_dim: int) -> None:
+    # As for a TensorDict: the source's batch size is checked against the indexed one
+    # before any member's part is tried (the message names both; nothing is written).
+    stack = _rows(2, stack_dim)
+    before = stack.clone()
+    source = stack[:1].to_tensordict().zero_()
+    with pytest.raises(BatchSizeError, match=r"batch dimension mismatch .*\[1, 3\]|\[1, 2\]"):
+        stack[:1] = torch.cat([source, source], 0)
+    assert (stack == before).all()
+    stack[:1] = source  # the right batch size writes
+    assert (stack[:1]["d"] == 0).all() and (stack[1:]["d"] == 1).all()

@@ -32,7 +32,7 @@ from tclass._engine._lazy._ragged_split import (
     split_ragged,
 )
 from tclass._engine._part_checks import check_parts
-from tclass._engine._td_setitem import check_empty_source, check_index_fits
+from tclass._engine._td_setitem import check_empty_source, check_index_fits, source_batch_error
 from tclass._engine._tensor_write import (
     check_number_write,
     check_tensor_write,
@@ -122,6 +122,10 @@ def _checked_source(stack: LazyStackedTensorDict, index: Any, value: Any) -> Any
     entry's part (:func:`_per_entry`)."""
     if isinstance(value, TensorCollection) and value.is_empty():  # (empty nested ones)
         check_empty_source(stack, index, value)  # nothing to split: its batch size checked
+    elif isinstance(value, TensorCollection) and -1 not in stack._batch_size:
+        error = source_batch_error(stack, index, value)  # both batch sizes named, as for a
+        if error is not None:  # TensorDict, before the members' parts are tried
+            raise error
     elif isinstance(value, torch.Tensor) and value.ndim and -1 not in stack._batch_size:
         return _per_entry(stack, index, value)
     elif isinstance(value, (int, float, complex)) and not fits_every_dtype(value):
