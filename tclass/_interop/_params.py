@@ -604,13 +604,12 @@ class TensorDictParams(ParamsStorage, LockBlocks, TensorDictBase, nn.Module):  #
             self._param_td.fill_(key, value)
         return self
 
-    def _apply_in_place(
-        self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
-    ) -> Self:
-        """``apply_``: the results written into the entries, outside autograd."""
+    def _stage_in_place(
+        self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...], staged: Any
+    ) -> None:
+        """``apply_``: the results written into the entries now, outside autograd."""
         with torch.no_grad():
             self._param_td._apply_in_place(fn, others)
-        return self
 
     def apply_(self, fn: Callable[..., Any], *others: TensorCollection, **options: Any) -> Self:
         """Writes ``fn(tensor, *others)`` into the parameters' data in place, outside

@@ -139,6 +139,16 @@ class RecordStorageOps(TensorDictBase):
             self._tensordict._apply_in_place(fn, others)
         return self
 
+    def _stage_in_place(
+        self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...], staged: Any
+    ) -> None:
+        """Nested in a collection's ``apply_``: a stored or bounded record writes now
+        (its own checks); the others add their results to the outer ``staged``."""
+        if self._tensordict._is_store:
+            self._apply_in_place(fn, others)
+        elif not apply_in_place_checked(self, fn, others):
+            self._tensordict._stage_in_place(fn, others, staged)
+
     def _tensor_leaves(self) -> Iterator[torch.Tensor]:
         return self._tensordict._tensor_leaves()
 

@@ -445,25 +445,39 @@ class ApplyOps(TensorCollection):
     def _apply_in_place(
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
     ) -> Self:
+        """``apply_``'s walk, all or nothing: every result is computed and checked to
+        fit its tensor first, then all are written (a result that fits as it is goes in
+        as it is); a function that raises or a result that cannot be written leaves
+        every tensor as it was."""
+        staged = _StagedWrites()
+        self._stage_in_place(fn, others, staged)
+        staged.write()
+        return self
+
+    def _stage_in_place(
+        self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...], staged: Any
+    ) -> None:
+        """``_apply_in_place``'s first pass: the results added to ``staged``
+        (collections with their own in-place rules override it and write then)."""
         for key, value in self._items():
             paired = tuple(other._entry(key) for other in others)
             if isinstance(value, TensorCollection):
-                value._apply_in_place(fn, paired)
+                value._stage_in_place(fn, paired, staged)
                 continue
+            staged.before(value)
             result: Any = fn(value, *paired)
             if result is None or result is value:  # (the tensor itself: nothing to write)
                 continue
             if not isinstance(result, (torch.Tensor, TensorCollection)):
                 result = _python_result(key, value, result, self.batch_size)
-            try:
-                value.copy_(result)
-            except ReadOnlyError:
-                raise
-            except RuntimeError as error:
-                if _batch.writes_nothing(value, result) and not _empty_grad_view(value):
-                    continue  # no element to write (a parameter holding none, as the peer)
-                raise _write_refused(key, value, error) from None
-        return self
+            if isinstance(result, torch.Tensor) and result.shape != value.shape:
+                try:
+                    result.expand(value.shape)  # copy_ broadcasts the result, no further
+                except RuntimeError as error:
+                    if _batch.writes_nothing(value, result) and not _empty_grad_view(value):
+                        continue  # no element to write (a parameter holding none, as the peer)
+                    raise _write_refused(key, value, error) from None
+            staged.add(key, value, result)
 
     # --- copies --------------------------------------------------------------------------
 
@@ -804,6 +818,47 @@ def _broadcast(a: torch.Size, b: torch.Size) -> torch.Size:
     except RuntimeError:
         msg = f"cannot broadcast batch sizes {list(a)} and {list(b)}"
         raise BatchSizeError(msg) from None
+
+
+class _StagedWrites:
+    """The results of an ``apply_`` waiting to be written. A tensor that shares its
+    storage with one already waiting gets the waiting ones written first, so that
+    ``fn`` sees it as the peer's one-at-a-time walk does."""
+
+    __slots__ = ("pending", "storages")
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[str, torch.Tensor, Any]] = []
+        self.storages: set[int] = set()
+
+    def before(self, value: torch.Tensor) -> None:
+        if self.storages and _storage_of(value) in self.storages:
+            self.write()
+
+    def add(self, key: str, value: torch.Tensor, result: Any) -> None:
+        self.pending.append((key, value, result))
+        self.storages.add(_storage_of(value))
+
+    def write(self) -> None:
+        pending, self.pending = self.pending, []
+        self.storages.clear()
+        for key, value, result in pending:
+            try:
+                value.copy_(result)
+            except ReadOnlyError:
+                raise
+            except RuntimeError as error:
+                if _batch.writes_nothing(value, result) and not _empty_grad_view(value):
+                    continue  # no element to write (a parameter holding none, as the peer)
+                raise _write_refused(key, value, error) from None
+
+
+def _storage_of(value: torch.Tensor) -> int:
+    """Where the tensor's storage starts (0 where it has none to compare)."""
+    try:
+        return int(value.untyped_storage().data_ptr())
+    except (RuntimeError, NotImplementedError):
+        return 0
 
 
 def _write_refused(key: str, value: torch.Tensor, error: RuntimeError) -> InPlaceWriteError:

@@ -203,11 +203,10 @@ class LegacyLazyView(SourceLock, TensorDictBase):
     ) -> None:
         self._plain()._collect(into, operands, batch_dims, prefix)
 
-    def _apply_in_place(
-        self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
-    ) -> Self:
-        self._plain()._apply_in_place(fn, others)
-        return self
+    def _stage_in_place(
+        self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...], staged: Any
+    ) -> None:
+        self._plain()._stage_in_place(fn, others, staged)
 
     def set_at_(self, key: Any, value: Any, index: Any, *, non_blocking: bool = False) -> Self:
         """Writes ``value`` into the elements ``index`` (of this view) of the entry ``key``."""

@@ -477,13 +477,12 @@ class LazyStackOps(TensorDictBase):
         ]
         return self._restacked(results)
 
-    def _apply_in_place(
-        self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
-    ) -> Self:
+    def _stage_in_place(
+        self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...], staged: Any
+    ) -> None:
         cut = [self._cut(other) for other in others]
         for i, member in enumerate(self._members):
-            member._apply_in_place(fn, tuple(pieces[i] for pieces in cut))
-        return self
+            member._stage_in_place(fn, tuple(pieces[i] for pieces in cut), staged)
 
     # --- copies and fills ----------------------------------------------------------------
 

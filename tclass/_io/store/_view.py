@@ -776,6 +776,12 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
         self._staged_apply(None, fn, others)
         return self
 
+    def _stage_in_place(
+        self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...], staged: Any
+    ) -> None:
+        """Nested in a collection's ``apply_``: written now, by its own rules."""
+        self._apply_in_place(fn, others)
+
     def _staging(self) -> tuple[PersistentTensorDict, Any, torch.Size]:
         """The file, the rows and their batch size, for in-place math an array at a time."""
         return self._source, self._selection, self._batch

@@ -941,6 +941,12 @@ class StoreWrites(TensorDictBase):
         self._staged_apply(None, fn, others)
         return self
 
+    def _stage_in_place(
+        self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...], staged: Any
+    ) -> None:
+        """Nested in a collection's ``apply_``: written now, by its own rules."""
+        self._apply_in_place(fn, others)
+
     def _staging(self) -> tuple[PersistentTensorDict, Any, torch.Size]:
         """What in-place work an array at a time (``stage_in_place``) works on: this
         file, all its rows."""
