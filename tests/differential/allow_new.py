@@ -46,15 +46,25 @@ _VALUE_EMPTIED = re.compile(
 _NAMES = re.compile(r"^result\.names: peer (\[.*\]), tclass (\[.*\])$")
 
 
+def _name_lists(line: str, pattern: re.Pattern[str]) -> tuple[Any, Any] | None:
+    """The peer's and tclass's name lists of a detail ``line`` matching ``pattern``
+    (its two groups), None where it does not match or a side is not a literal."""
+    found = pattern.match(line)
+    if found is None:
+        return None
+    try:
+        theirs, kept = (ast.literal_eval(side) for side in found.group(1, 2))
+    except (ValueError, SyntaxError):
+        return None
+    return theirs, kept
+
+
 def _leading_names_kept(line: str, mine: Any) -> bool:
     """tclass's names: the peer's first ones, one per batch dim, the peer's more."""
-    found = _NAMES.match(line)
-    if found is None:
+    pair = _name_lists(line, _NAMES)
+    if pair is None:
         return False
-    try:
-        peer, kept = (ast.literal_eval(side) for side in found.group(1, 2))
-    except (ValueError, SyntaxError):
-        return False
+    peer, kept = pair
     n = getattr(mine.value, "batch_dims", None)
     if len(kept) == n and len(peer) < n:  # more dims: the new ones unnamed (program 3,227)
         return kept == [*peer, *[None] * (n - len(peer))]
@@ -75,13 +85,10 @@ def _lazy_names_reach_nested(finding: Finding, facts: Facts, peer: Any, mine: An
     if not any(top) or list(getattr(peer.value, "names", None) or []) != top:
         return False
     for line in finding.detail:
-        found = _NESTED_NAMES.match(line)
-        if found is None:
+        pair = _name_lists(line, _NESTED_NAMES)
+        if pair is None:
             return False
-        try:
-            theirs, kept = (ast.literal_eval(side) for side in found.group(1, 2))
-        except (ValueError, SyntaxError):
-            return False
+        theirs, kept = pair
         if any(theirs) or len(theirs) != len(kept) or kept[: len(top)] != top:
             return False
     return True
@@ -101,13 +108,10 @@ def _lazy_new_batch_named(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     if facts.kind != "lazy":
         return False
     for line in finding.detail:
-        found = _ANY_NAMES.match(line)
-        if found is None:
+        pair = _name_lists(line, _ANY_NAMES)
+        if pair is None:
             return False
-        try:
-            theirs, kept = (ast.literal_eval(side) for side in found.group(1, 2))
-        except (ValueError, SyntaxError):
-            return False
+        theirs, kept = pair
         if any(theirs) or len(theirs) != len(kept) or not any(kept):
             return False
         named = [i for i, name in enumerate(kept) if name is not None]

@@ -411,15 +411,24 @@ def _stacked_value_stacks_copied(finding: Finding, facts: Facts, peer: Any, mine
     peer's stacked collections, whose value stacks its dense stack holds; tclass's stack
     copies the values as it copies tensors (README, as ``_stacked_values_copied``;
     fz28d: program 15,600,178 of features,index,shape,combine ``--length 8``)."""
+    return _value_stacks_written_after(finding, mine, _DENSE_STACK, _ELEMENT_KEPT, 0)
+
+
+def _value_stacks_written_after(
+    finding: Finding, mine: Any, op: re.Pattern[str], element: re.Pattern[str], back: int
+) -> bool:
+    """An alias finding on an earlier result (its line, less ``back``, then the lines
+    after it) where a line matching ``op`` is followed by an indexed write, and where each
+    detail line matches ``element`` at a key tclass's result holds as a value stack."""
     found = re.fullmatch(r"<result of line (\d+)>", finding.step.src)
     if finding.kind != "alias" or found is None or not hasattr(mine.value, "get"):
         return False
-    later = finding.lines[int(found[1]) :]
-    stacked = [i for i, line in enumerate(later) if _DENSE_STACK.match(line)]
-    if not stacked or not any(_INDEXED_WRITE.match(line) for line in later[stacked[0] + 1 :]):
+    later = finding.lines[int(found[1]) - back :]
+    at = [i for i, line in enumerate(later) if op.match(line)]
+    if not at or not any(_INDEXED_WRITE.match(line) for line in later[at[0] + 1 :]):
         return False
     for line in finding.detail:
-        kept = _ELEMENT_KEPT.match(line)
+        kept = element.match(line)
         if kept is None:
             return False
         keys = tuple(re.findall(r"\['(\w+)'\]", kept[1]))
@@ -447,22 +456,7 @@ def _values_written_through_a_permute(finding: Finding, facts: Facts, peer: Any,
     (a ``NonTensorData``) writes into members of its own, so its source keeps its values
     while its tensors change (og32b: program 31,410,434 L8 of
     features,index,shape,combine)."""
-    found = re.fullmatch(r"<result of line (\d+)>", finding.step.src)
-    if finding.kind != "alias" or found is None or not hasattr(mine.value, "get"):
-        return False
-    later = finding.lines[int(found[1]) - 1 :]
-    permuted = [i for i, line in enumerate(later) if _PERMUTED.match(line)]
-    if not permuted or not any(_INDEXED_WRITE.match(line) for line in later[permuted[0] + 1 :]):
-        return False
-    for line in finding.detail:
-        kept = _ELEMENT_KEPT_BY_PEER.match(line)
-        if kept is None:
-            return False
-        keys = tuple(re.findall(r"\['(\w+)'\]", kept[1]))
-        value = mine.value.get(keys[0] if len(keys) == 1 else keys, None)
-        if type(value).__name__ != "NonTensorStack":
-            return False
-    return True
+    return _value_stacks_written_after(finding, mine, _PERMUTED, _ELEMENT_KEPT_BY_PEER, 1)
 
 
 def _stacked_values_copied(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
