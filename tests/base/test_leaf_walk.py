@@ -119,6 +119,9 @@ CALLS: list[tuple[str, Callable[[], Any]]] = [
     ("record with a set field", lambda: _step([2], flag=torch.ones(2)) * _step([2], flag=_TWO)),
     ("locked record", lambda: _step([4]).lock_() + 1),
     ("frozen-like: locked operand", lambda: _step([4]) + _step([4], 2).lock_()),
+    ("locked record - record", lambda: _step([4]).lock_() - _step([4], 1)),
+    ("locked record * batch tensor (unlocked)", lambda: _step([4]).lock_() * torch.arange(4.0)),
+    ("locked td + 0-d tensor", lambda: _flat_td().lock_() + torch.tensor(2.0)),
     ("record - broadcast record", lambda: _step([2, 3]) - _step([3], 1)),
     ("record - record of more dims", lambda: _step([3], 1) - _step([2, 3])),
     ("record - record of batch [1]", lambda: _step([4]) - _step([1], 1)),
@@ -161,6 +164,23 @@ def test_results_hold_torch_results_and_new_python_value_nodes() -> None:
     assert torch.allclose(out.reward, (rec.reward - rec.reward.mean(0)) / rec.reward.std(0))
     rec.env = "breakout"
     assert out.env == "pong"
+
+
+@pytest.mark.parametrize("grad_first", [True, False])
+def test_only_the_results_of_leaves_that_need_grad_need_it(
+    grad_first: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As torch's per-tensor operation: one fused kernel marks every output once one input
+    needs grad; the flat form keeps the mark on that leaf's result alone, as the walk."""
+
+    def call() -> TensorDict:
+        grad, plain = torch.ones(3, requires_grad=True), torch.arange(3.0)
+        first, second = (grad, plain) if grad_first else (plain, grad)
+        return _flat_td(a=first, b=second) * _flat_td(a=torch.ones(3), b=torch.ones(3))
+
+    mine, walked = call(), _walked(monkeypatch, call)
+    assert [mine[k].requires_grad for k in "ab"] == [grad_first, not grad_first]
+    assert [walked[k].requires_grad for k in "ab"] == [grad_first, not grad_first]
 
 
 class _Meta:

@@ -101,6 +101,8 @@ def run_flat(
         if not _mixes_grad_and_integers(leaves, args):
             raise
         return run_leafwise(None, each, leaves, args, _NO_KWARGS)
+    if not results[0].requires_grad:  # (the common case, without a call)
+        return results  # type: ignore[no-any-return]
     return cast("list[Any]", _grad_where_asked(leaves, args, results))
 
 

@@ -463,8 +463,12 @@ class LeafWalkOps(TensorCollection):
             if problem is None:
                 raise
             raise problem from error
-        unlocks = arithmetic and _unlocks(base, leaves, operands, without_tensors)
-        if lock and self._lock_state() and not unlocks:
+        # (the lock state first: an unlocked collection, the common case, asks no more)
+        if (
+            lock
+            and self._lock_state()
+            and not (arithmetic and _unlocks(base, leaves, operands, without_tensors))
+        ):
             out.lock_()
         if not drop_empty:
             return out

@@ -33,10 +33,14 @@ def _takes(other: object, operator: str) -> bool:
     """Whether an operator takes ``other``: a number, a tensor or a collection. A list or
     tuple is refused here (``OperandError``), not left to Python's ``TypeError``: the
     peer reads one as long as the leaves as one number per leaf (see refuse_operand); a
-    string too, with the same error (a ``TypeError``, as Python's)."""
+    string too, with the same error (a ``TypeError``, as Python's). A collection or a
+    tensor is asked first: an ``isinstance`` that fails against a tuple of four builtins
+    reads the operand's ``__class__`` for each, a third of a record operator's checks."""
+    if isinstance(other, (TensorCollection, _Tensor)):
+        return True
     if isinstance(other, (list, tuple, str, bytes)):  # (str has no reflected form either)
         raise refuse_operand(operator, other)
-    return isinstance(other, (TensorCollection, _Tensor)) or as_scalar(other) is not None
+    return as_scalar(other) is not None
 
 
 def _value_logic(op: Callable[[Any, Any], Any]) -> Callable[..., Any]:
