@@ -15,7 +15,8 @@ the middle half of the repeats (min..max on a shared machine is the noise's rang
 file's) settles the kernel's writeback before each sample, untimed.
 
 On glibc, the allocator is told to keep freed memory in the process (``mallopt``: no
-trimming of the heap) for all three implementations alike.
+trimming of the heap, blocks up to 32 MiB from the heap) for all three implementations
+alike.
 Otherwise a call that frees megabytes of results may hand them back to the system and
 the next call takes page faults for them, depending on the order the results happen to
 be freed in: that swings the tensor-bound rows by up to 50% from run to run.
@@ -90,8 +91,12 @@ def quiet_allocator() -> bool:
         libc = ctypes.CDLL("libc.so.6")
     except OSError:
         return False
-    m_trim_threshold = -1  # glibc's mallopt parameter
-    return bool(libc.mallopt(m_trim_threshold, 1 << 30))
+    m_trim_threshold, m_mmap_threshold = -1, -3  # glibc's mallopt parameters
+    # Setting the trim threshold also freezes the mmap threshold where it stands, which
+    # depends on whether the process has freed a large block yet (importing the peer
+    # does): fixed here, at glibc's largest (32 MiB on 64-bit), so every run maps alike.
+    kept = libc.mallopt(m_trim_threshold, 1 << 30)
+    return bool(kept and libc.mallopt(m_mmap_threshold, 32 << 20))
 
 
 def time_case(
