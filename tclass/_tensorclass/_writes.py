@@ -246,10 +246,12 @@ def stored_value(record: Any, key: Any, value: Any, index: Any = ...) -> Any:
         return value  # a number in tensor form; autocast converts it
     td = record._tensordict
     entry = td.get(key, None) if td._is_lazy else td._entries().get(key)
-    if not isinstance(entry, _NonTensorNode):
-        return value  # a tensor (a number in tensor form) or unset: the tensor rules
+    if entry is not None and not isinstance(entry, _NonTensorNode):
+        return value  # a tensor (a number in tensor form): the tensor rules
     shape = td.batch_size if index is ... else indexed_shape(td.batch_size, index)
     stored = rule.store(value, shape, td.device)
+    if entry is None:  # unset: the field's Python value, as a record's row writes it
+        return stored
     if td._is_lazy or isinstance(entry, NonTensorStack):  # values held per element
         return per_element_list(stored, shape, td.device)
     return stored
