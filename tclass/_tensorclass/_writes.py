@@ -195,15 +195,21 @@ def check_written_types(record: Any, value: Any) -> None:
 
 
 def _written_items(record: Any, value: Any) -> Iterable[tuple[Any, Any]]:
-    """The (key, value) pairs a row write of ``value`` gives ``record``'s fields (none
-    for a record of its class, checked when built, or a number; a lazy stack's keys
-    alone, with None: its members may differ, and their values are checked as written)."""
+    """The (key, value) pairs a row write of ``value`` gives ``record``'s fields (for a
+    record of its class, checked when built, its bounded Python values alone: a record
+    derived without the checks may hold any, as its tensors, which the row check reads;
+    none for a number; a lazy stack's keys alone, with None: its members may differ, and
+    their values are checked as written)."""
     if isinstance(value, TensorCollection) and type(value) is not type(record):
         if storage_of(value)._is_lazy:
             return ((key, None) for key in value._key_names())
         return value._entries().items()
     if isinstance(value, Mapping):
         return value.items()
+    if type(value) is type(record) and record.__tclass_info__.bounds_values:
+        entries = storage_of(value)._entries() if not storage_of(value)._is_lazy else {}
+        rules = record.__tclass_info__.rules
+        return [(k, v) for k, v in entries.items() if k in rules and rules[k].values is not None]
     return ()
 
 
