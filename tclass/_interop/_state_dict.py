@@ -515,6 +515,12 @@ class _MetaValue:
         self.data = data
 
 
+def _signed_zeros_differ(held: object, given: object) -> bool:
+    """Whether ``held`` and ``given`` are floats equal but for the sign of a zero (``0.0``
+    and ``-0.0``: equal, yet what is loaded must be what was saved, as the peer sets it)."""
+    return type(held) is float and type(given) is float and str(held) != str(given)
+
+
 def _set_value(collection: TensorCollection, path: Path, value: Any, strict: bool) -> None:
     """Sets a Python value (skipped when the destination already holds an equal one)."""
     parent = collection.get(path[:-1], None) if len(path) > 1 else collection
@@ -537,7 +543,7 @@ def _set_value(collection: TensorCollection, path: Path, value: Any, strict: boo
     if value is None and current is None and _is_field(parent, path[-1]):  # unset in both:
         return  # nothing to write (a locked or memmapped record keeps it so)
     if isinstance(current, NonTensorData) and not isinstance(value, _NonTensorNode):
-        if same_value(current.data, value):
+        if same_value(current.data, value) and not _signed_zeros_differ(current.data, value):
             return
     if isinstance(current, NonTensorStack) and isinstance(value, NonTensorStack):
         if current.batch_size == value.batch_size and same_value(current.tolist(), value.tolist()):

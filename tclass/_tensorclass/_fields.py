@@ -431,8 +431,8 @@ class FieldRule:
             return False
 
     def _cast_one(self, value: Any) -> Any:
-        if value is None and self.optional:
-            return None  # not set (a value None when saved, loaded as a node of None)
+        if value is None:  # not set (a value None when saved, loaded as a node of None;
+            return None  # an element of a list: not set there, as a field given None)
         try:
             return self.cast(value)  # type: ignore[misc]
         except (TypeError, ValueError, RuntimeError) as error:

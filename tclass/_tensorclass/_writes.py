@@ -195,15 +195,21 @@ def check_written_types(record: Any, value: Any) -> None:
 
 
 def _written_items(record: Any, value: Any) -> Iterable[tuple[Any, Any]]:
-    """The (key, value) pairs a row write of ``value`` gives ``record``'s fields (none
-    for a record of its class, checked when built, or a number; a lazy stack's keys
-    alone, with None: its members may differ, and their values are checked as written)."""
+    """The (key, value) pairs a row write of ``value`` gives ``record``'s fields (for a
+    record of its class, checked when built, its bounded Python values alone: a record
+    derived without the checks may hold any, as its tensors, which the row check reads;
+    none for a number; a lazy stack's keys alone, with None: its members may differ, and
+    their values are checked as written)."""
     if isinstance(value, TensorCollection) and type(value) is not type(record):
         if storage_of(value)._is_lazy:
             return ((key, None) for key in value._key_names())
         return value._entries().items()
     if isinstance(value, Mapping):
         return value.items()
+    if type(value) is type(record) and record.__tclass_info__.bounds_values:
+        entries = storage_of(value)._entries() if not storage_of(value)._is_lazy else {}
+        rules = record.__tclass_info__.rules
+        return [(k, v) for k, v in entries.items() if k in rules and rules[k].values is not None]
     return ()
 
 
@@ -246,10 +252,12 @@ def stored_value(record: Any, key: Any, value: Any, index: Any = ...) -> Any:
         return value  # a number in tensor form; autocast converts it
     td = record._tensordict
     entry = td.get(key, None) if td._is_lazy else td._entries().get(key)
-    if not isinstance(entry, _NonTensorNode):
-        return value  # a tensor (a number in tensor form) or unset: the tensor rules
+    if entry is not None and not isinstance(entry, _NonTensorNode):
+        return value  # a tensor (a number in tensor form): the tensor rules
     shape = td.batch_size if index is ... else indexed_shape(td.batch_size, index)
     stored = rule.store(value, shape, td.device)
+    if entry is None:  # unset: the field's Python value, as a record's row writes it
+        return stored
     if td._is_lazy or isinstance(entry, NonTensorStack):  # values held per element
         return per_element_list(stored, shape, td.device)
     return stored
