@@ -9,6 +9,7 @@ new entry) the engine hands to this object before changing memory.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import torch
@@ -16,6 +17,7 @@ import torch
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode
+from tclass._engine._nontensor_stack import NonTensorStack
 
 if TYPE_CHECKING:
     from tclass._engine._td import TensorDict
@@ -61,8 +63,12 @@ class SavedAt(Protocol):
 def blank_like(sub: Any, batch: torch.Size, dims: int, device: torch.device | None) -> Value:
     """A stand-in for an entry shaped like ``sub`` whose first ``dims`` dims become
     ``batch``: zero tensors as stride-0 views (no memory), the written Python value in
-    every element (as the peer fills a new key's other rows), collections of the same
-    kind. What a folder (and memory) allocates for a new entry."""
+    every element (as the peer fills a new key's other rows; None where values differ
+    per element, a value stack), collections of the same kind. What a folder (and
+    memory) allocates for a new entry."""
+    if isinstance(sub, NonTensorStack):  # values per element: the other rows hold None
+        shape = batch + sub.batch_size[dims:]
+        return NonTensorStack._make([None] * math.prod(shape), shape, device)
     if isinstance(sub, _NonTensorNode):
         flat = sub._flat()
         return NonTensorData._make(flat[0] if flat else None, batch, device)

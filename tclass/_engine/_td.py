@@ -783,7 +783,7 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
         if self._saved_at is not None:  # allocated whole in the folder, then written into
             blank = blank_like(sub, self._batch_size, indexed_dims, self._device)
             return self._store_entry(key, blank, blank=True)
-        if isinstance(sub, _NonTensorNode):  # the written value everywhere, as the peer
+        if isinstance(sub, _NonTensorNode):  # the written value everywhere (None: per element)
             entry: Value = blank_like(sub, self._batch_size, indexed_dims, self._device)
         elif isinstance(sub, TensorCollection):
             size = self._batch_size + sub.batch_size[indexed_dims:]

@@ -487,7 +487,8 @@ def _td(value: Any, batch: tuple[int, ...] = (2, 3)) -> TensorDict:
 
 class TestInTensorDict:
     def test_a_new_key_written_by_index_holds_the_value_everywhere(self) -> None:
-        # As the peer: the other rows get the written value (tensors get zeros).
+        # As the peer: the other rows get the written value (tensors get zeros), or None
+        # where the values written differ per element (a value stack).
         data = TensorDict({}, [1, 10])
         data[0, 0] = TensorDict({"a": 0, "b": "a string!"}, [])
         assert data.get("b").tolist() == [["a string!"] * 10] and data["a"].sum() == 0
@@ -495,7 +496,7 @@ class TestInTensorDict:
         assert data.get("b").tolist() == [["a string!", "another string!"] + ["a string!"] * 8]
         fresh = TensorDict({}, [4])
         fresh[1:3] = TensorDict({"b": NonTensorStack("x", "y")}, [2])
-        assert fresh.get("b").tolist() == ["x", "x", "y", "x"]
+        assert fresh.get("b").tolist() == [None, "x", "y", None]
 
     @pytest.mark.parametrize("make", ["new_empty", "new_zeros", "new_ones"])
     def test_new_filled_of_python_values(self, make: str) -> None:

@@ -293,3 +293,39 @@ def test_a_value_written_over_itself_as_the_peer(name: str) -> None:
         peer = pytest.importorskip("tensordict")
         expected = type(_written_back(peer, WRITTEN_BACK[name]()).get("b")).__name__
     assert type(_written_back(tclass, WRITTEN_BACK[name]()).get("b")).__name__ == expected
+
+
+@pytest.mark.parametrize("saved", [False, True])
+def test_a_new_value_stack_written_at_rows_leaves_none_in_the_others(
+    saved: bool, tmp_path: Any
+) -> None:
+    # values that differ per element are not repeated into rows nobody wrote (as
+    # tensordict: None there); one value for all elements fills every row
+    td = TensorDict(a=torch.zeros(3), batch_size=[3])
+    if saved:
+        td = td.memmap_(tmp_path).unlock_()
+    td[0:2] = TensorDict(a=torch.ones(2), s=tclass.NonTensorStack("p", "q"), batch_size=[2])
+    assert td.get("s").tolist() == ["p", "q", None]
+    if saved:
+        assert TensorDict.load_memmap(tmp_path).get("s").tolist() == ["p", "q", None]
+    td[0:2] = TensorDict(
+        a=torch.ones(2), one=tclass.NonTensorData("v", batch_size=[2]), batch_size=[2]
+    )
+    assert td.get("one").tolist() == ["v", "v", "v"]
+
+
+def test_a_new_value_stack_written_at_a_column_leaves_none_in_the_other_elements() -> None:
+    td = TensorDict(a=torch.zeros(3, 2), batch_size=[3, 2])
+    td[0:2, 0] = TensorDict(a=torch.ones(2), s=tclass.NonTensorStack("p", "p"), batch_size=[2])
+    assert td.get("s").tolist() == [["p", None], ["p", None], [None, None]]
+
+
+def test_a_record_field_set_at_rows_first_holds_none_in_the_others() -> None:
+    @tclass.tensorclass
+    class Rec:
+        x: torch.Tensor
+        n: int | None = None
+
+    rec = Rec(x=torch.zeros(3), batch_size=[3])
+    rec[0:2] = Rec(x=torch.ones(2), n=[1, 2], batch_size=[2])
+    assert list(rec.n) == [1, 2, None]
