@@ -853,6 +853,7 @@ DECIDED = [
     ("extra", 4, 17_000_312, "peer-fails-inside"),  # merge of a lazy stack: members cut
     # og33a: OPEN lines decided
     (_METHODS, 8, 17_002_598, "index-beyond-batch"),  # copy_at_(fast=False) at I[None, ...]
+    (_METHODS, 8, 17_002_919, "h5-files"),  # entry_class of a group through a file's view
 ]
 
 
