@@ -854,6 +854,7 @@ DECIDED = [
     # og33a: OPEN lines decided
     (_METHODS, 8, 17_002_598, "index-beyond-batch"),  # copy_at_(fast=False) at I[None, ...]
     (_METHODS, 8, 17_002_919, "h5-files"),  # entry_class of a group through a file's view
+    (_METHODS, 8, 17_002_297, "peer-fails-inside"),  # struct array: rows of None as 'None'
 ]
 
 
