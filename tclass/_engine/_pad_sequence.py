@@ -32,7 +32,7 @@ from tclass._core._records import RecordLike, is_record, is_record_class, storag
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._build import lazy_stack
 from tclass._engine._lazy._stack import LazyStackedTensorDict
-from tclass._engine._nontensor import MetaData, NonTensorData, _NonTensorNode, same_value
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
 from tclass._engine._nontensor_stack import NonTensorStack, join_non_tensor
 from tclass._engine._ops import join_unbatched
 from tclass._engine._pad import _pad_node
@@ -192,7 +192,8 @@ def pad_sequence(
 
     Python values: padding a batch dim, a value shared and equal across members stays one
     shared value; otherwise each member's values go at its valid positions, ``None`` in
-    the padding. Padding a feature dim, they are stacked as :func:`tclass.stack` does.
+    the padding. Padding a feature dim, or where no member is shorter than the longest,
+    they are stacked as :func:`tclass.stack` does.
 
     Raises:
         StackError: if ``seq`` is empty or the members differ in keys, devices,
@@ -681,11 +682,9 @@ def _pad_nodes(
     shape = list(first.batch_size)
     shape[pad_dim] = max(lengths)
     shape.insert(0, len(parts))
-    if type(first) is MetaData and all(
-        part.batch_size[pad_dim] == shape[pad_dim + 1] for part in parts
-    ):
+    if all(part.batch_size[pad_dim] == shape[pad_dim + 1] for part in parts):
         # No member is padded: stacked as stack stacks them (one MetaData if they hold one
-        # object), as the peer's lazy stack of the members
+        # object; a value over no elements kept), as the peer's lazy stack of the members
         return join_non_tensor(parts, "stack", 0, path)
     device = first.device
     if OPTIONS.capture_non_tensor_stack and all(

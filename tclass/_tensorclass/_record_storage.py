@@ -152,6 +152,9 @@ class RecordStorageOps(TensorDictBase):
     def _tensor_leaves(self) -> Iterator[torch.Tensor]:
         return self._tensordict._tensor_leaves()
 
+    def _check_grad_dtypes(self, prefix: tuple[str, ...]) -> None:
+        self._tensordict._check_grad_dtypes(prefix)  # (a lazy stack's: member by member)
+
     def _detach_held_views(self) -> None:
         self._tensordict._detach_held_views()
 

@@ -9,7 +9,7 @@ import re
 import traceback
 from typing import TYPE_CHECKING, Any
 
-from .compare import read_both
+from .compare import FILE_VIEWS, read_both
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -766,3 +766,14 @@ def _h5_masked_select_copies(finding: Finding, facts: Facts, peer: Any, mine: An
     if type(mine.value).__name__ != "TensorDict":
         return False
     return bool(finding.detail) and all(_MASKED_GROUP.match(line) for line in finding.detail)
+
+
+def _h5_view_class_named(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``entry_class(key)`` of a group read through a view of a file's rows (``x[[0]]`` of
+    a ``to_h5`` result): a view of the group's rows in both, named
+    ``PersistentTensorDictView`` in tclass and ``_SubTensorDict`` (private) in the peer,
+    as the kinds compare (``compare.FILE_VIEWS``; og33a: program 17,002,919 L8 of
+    methods,index,shape,combine)."""
+    if finding.kind != "result" or finding.step.op != "entry_class":
+        return False
+    return peer.value in FILE_VIEWS and mine.value == FILE_VIEWS[peer.value]

@@ -116,7 +116,9 @@ _STRUCT_FIELD_READ = re.compile(
     r"|peer value \(\('seq', 'iter', .*, tclass values \(\('seq', 'list', "
     r"|peer 'iter', tclass 'list'$"
     r"|peer error \('TypeError', .*\), tclass py \("  # (iter of a 0-d array: fz28b)
-    r"|peer Tensor\[torch\.float64, shape \[[\d, ]*\b0\b[\d, ]*\]\], tclass nontensor \()"
+    r"|peer Tensor\[torch\.float64, shape \[[\d, ]*\b0\b[\d, ]*\]\], tclass nontensor \("
+    r"|peer 'str_', tclass '\w+'$"  # (an element of a column of rows of values: og33a)
+    r"|peer np\.str_\('(?P<written>[^']*)'\), tclass '?(?P=written)'?$)"
 )
 
 
@@ -135,7 +137,9 @@ def _struct_array_values_read_back(finding: Finding, facts: Facts, peer: Any, mi
     dict reads back as the dict (15,971,880 L12 of methods,features,entries,records);
     beside a nested record's field set to ``None`` through ``update``, which tclass
     does not set (the entry ``none-field-unset``: the peer's ``'None'`` column,
-    15,951,283 L12; fz30e)."""
+    15,951,283 L12; fz30e); a column of rows of values (a cat's stack of ``None``), whose
+    elements the peer reads as its strings (17,002,297 L8 of methods,index,shape,combine,
+    og33a)."""
     if finding.kind != "result" or finding.step.op != "from_struct_array":
         return False
     return all(

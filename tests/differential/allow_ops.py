@@ -483,7 +483,9 @@ def _written_back(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
 _MAPPED_HERE = re.compile(r": peer Tensor(\[[^\]]*\]\]), tclass MemoryMappedTensor\1$")
 _MAPPED_THERE = re.compile(r": peer MemoryMappedTensor(\[[^\]]*\]\]), tclass Tensor\1$")
 _ENTRY_WRITES = ("set", "set_", "setitem_key", "setattr", "update", "update_")
-_AT_NONE = re.compile(r", I\[None\]\)$")  # ``update_at_(v, I[None])``
+_AT_NONE = re.compile(
+    r", I\[None\]\)$|, I\[None(, \.\.\.)?\], fast=False\)$"
+)  # update_at_ / copy_at_
 
 
 def _new_entries_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -556,10 +558,13 @@ def _memory_mapped_as_indexed(finding: Finding, facts: Facts, peer: Any, mine: A
     compare equal). A write at an index with ``None`` into a collection without batch
     dims or into a lazy stack: written in place, the leaves kept, where the peer swaps in
     plain tensors for them (views, or copies in a lazy stack's members); ``update_at_(v,
-    I[None])`` too (program 10,980,271 of index ``--length 8``, fz20c)."""
-    if finding.kind == "result" and finding.step.op == "update_at_":
+    I[None])`` too (program 10,980,271 of index ``--length 8``, fz20c), and ``copy_at_(v,
+    I[None, ...], fast=False)``, the peer's ``update_at_``, whose swapped leaves the file
+    no longer sees (17,002,598 L8 of methods,index,shape,combine, og33a)."""
+    if finding.kind == "result" and finding.step.op in ("update_at_", "copy_at_"):
         at_none = _AT_NONE.search(finding.step.src) is not None
-        return at_none and all(_MAPPED_HERE.search(line) for line in finding.detail)
+        no_dims = finding.step.op == "update_at_" or not getattr(mine.value, "batch_size", 1)
+        return at_none and no_dims and all(_MAPPED_HERE.search(line) for line in finding.detail)
     if finding.kind != "result" or finding.step.op not in ("getitem", "get_at", "setitem"):
         return False
     if finding.step.op == "setitem":

@@ -99,6 +99,7 @@ from .allow_h5 import (
     _h5_result_kept,
     _h5_rows_not_moved,
     _h5_value_not_dropped,
+    _h5_view_class_named,
     _ragged_batch_refused,
     _stack_read_per_element,
     _store_writes_grad_data,
@@ -691,6 +692,7 @@ ENTRIES: list[Entry] = [
             _h5_cast_as_torch,
             _group_without_batch_inferred,
             _h5_masked_select_copies,
+            _h5_view_class_named,
         ),
     ),
     Entry(

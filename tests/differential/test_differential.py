@@ -851,6 +851,10 @@ DECIDED = [
     ("extra", 4, 16_491_010, "stacking-keeps"),  # unpad_sequence key order
     ("extra", 4, 16_491_040, "stacking-keeps"),  # make_tensordict of a merge: its order
     ("extra", 4, 17_000_312, "peer-fails-inside"),  # merge of a lazy stack: members cut
+    # og33a: OPEN lines decided
+    (_METHODS, 8, 17_002_598, "index-beyond-batch"),  # copy_at_(fast=False) at I[None, ...]
+    (_METHODS, 8, 17_002_919, "h5-files"),  # entry_class of a group through a file's view
+    (_METHODS, 8, 17_002_297, "peer-fails-inside"),  # struct array: rows of None as 'None'
 ]
 
 

@@ -128,6 +128,30 @@ def test_no_member_of_a_stack_of_ragged_lazy_stacks_is_dense_above_the_ragged_en
     assert type(out) is tclass.LazyStackedTensorDict and out.batch_size == (2, 0, 4)
 
 
+@pytest.mark.parametrize("lib_name", ["tclass", "tensordict"])
+def test_no_element_of_one_member_of_a_lazy_stack_keeps_a_nested_entry_lazy(
+    lib_name: str,
+) -> None:
+    """``view[0:1, :0, 0]`` of a view of a lazy stack whose members' nested entry differs
+    in shape: a TensorDict whose nested entry stays a lazy stack, of the one member the
+    index keeps, as it is where it keeps two (or elements), as in the peer (program
+    17,003,898 L8 of features,index,shape,combine)."""
+    lib = pytest.importorskip(lib_name)
+
+    def member(n: int) -> object:
+        nested = lib.TensorDict({"a": torch.zeros(1), "b": torch.zeros(1, n)}, [1])
+        return lib.TensorDict({"m": nested, "a": torch.zeros(())}, [])
+
+    view = lib.lazy_stack([member(3), member(1)]).view(2, 1, 1)
+    for rows, widths in ((slice(0, 1), [3]), (slice(1, 2), [1]), (slice(None), [3, 1])):
+        out = view[rows, :0, 0]
+        assert type(out) is lib.TensorDict and out.batch_size == (len(widths), 0)
+        nested = out.get("m")
+        assert type(nested) is lib.LazyStackedTensorDict and nested.stack_dim == 0
+        assert [m["b"].shape for m in nested.tensordicts] == [(0, 1, w) for w in widths]
+    assert type(view[0:1, 0:1, 0].get("m")) is lib.LazyStackedTensorDict
+
+
 def test_update_replaces_a_ragged_entry_with_a_collection() -> None:
     """``update`` of a lazy stack replaces a tensor entry whose members differ in shape
     with the collection given for it: the tensors are not stacked first."""

@@ -859,3 +859,26 @@ def test_is_contiguous_of_a_record_over_a_lazy_stack_is_false_as_the_peers() -> 
         answers.append((Piece(x=torch.zeros(2, 3).t(), batch_size=[3]).is_contiguous(),))
     assert answers[0] == answers[2] == (False, True)
     assert answers[1] == answers[3] == (False,)
+
+
+def test_grads_of_a_record_over_a_lazy_stack_of_uneven_members() -> None:
+    """requires_grad_ and grad of a record over a lazy stack whose members' tensors differ
+    in shape work member by member (no stacked value is read), as the peer's; the dtype
+    check still refuses an integer tensor in any member."""
+
+    class Piece(TensorClass):
+        x: torch.Tensor
+
+    first = Piece(x=torch.ones(2, 3), batch_size=[2])
+    lazy = tclass.lazy_stack([first, Piece(x=torch.ones(1, 3), batch_size=[1])])
+    assert lazy.requires_grad_() is lazy
+    assert lazy.requires_grad and lazy.grad is None  # (no gradient yet)
+    for member in lazy._tensordict.tensordicts:
+        (member.get("x") * 2).sum().backward()
+    grads = lazy.grad._tensordict.get("x", as_list=True)
+    assert [g.tolist() for g in grads] == [[[2.0] * 3] * 2, [[2.0] * 3]]
+    second = Piece(x=torch.ones(1, 3, dtype=torch.int64), batch_size=[1])
+    ints = tclass.lazy_stack([first.detach(), second])
+    with pytest.raises(errors.GradError, match="only floating-point"):
+        ints.requires_grad_()
+    assert not any(m.get("x").requires_grad for m in ints._tensordict.tensordicts)

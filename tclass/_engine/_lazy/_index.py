@@ -304,9 +304,11 @@ def empty_selection(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any
     """What an index selecting no element gives: an empty dense collection shaped by
     member 0 (there is no member left to keep lazily, and readers still find the keys
     and feature shapes; along a ragged dim, member 0's size, as the peer's). Where member 0
-    is a lazy stack whose members differ in shape (which its ``expand`` keeps lazy), the
-    empty pieces are stacked as ``maybe_dense_stack`` stacks them (a TensorDict holding
-    lazy stacks where only nested entries differ, as the peer's: a copy of no element).
+    is a lazy stack whose members differ in shape (which its ``expand`` keeps lazy), its
+    expansion is stacked as ``maybe_dense_stack`` stacks it before it is indexed (a
+    TensorDict holding lazy stacks where only nested entries differ, as the peer's
+    ``expand``), so a nested entry its members hold in different shapes stays a lazy
+    stack however few of them the index keeps; pieces still lazy are stacked so too.
     It shares no element, so it is not locked (as the peer's), whatever member 0's lock."""
     d = stack._stack_dim
     picked = _stack_item(stack, items)  # an int there picks the member that shapes it
@@ -317,13 +319,20 @@ def empty_selection(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> Any
     names = stack._dim_names
     if names is not None:  # the stack dim's name too (a new view: its own names)
         template._rename_all(names)
-    out = template[items]
-    if out._is_lazy and not is_record(out):
-        names = out._dim_names
-        out = ENGINE.maybe_dense_stack(out._members, out._stack_dim)
-        if names is not None and out._dim_names != names:
-            out._rename_all(names)
+    out = _dense_where_it_lines_up(_dense_where_it_lines_up(template)[items])
     return out.unlock_() if out.is_locked else out
+
+
+def _dense_where_it_lines_up(collection: Any) -> Any:
+    """A lazy stack (not a record's) stacked as ``maybe_dense_stack`` stacks its members,
+    its dim names kept; any other collection itself."""
+    if not collection._is_lazy or is_record(collection):
+        return collection
+    names = collection._dim_names
+    out = ENGINE.maybe_dense_stack(collection._members, collection._stack_dim)
+    if names is not None and out._dim_names != names:
+        out._rename_all(names)
+    return out
 
 
 def stack_item_is_tensor(stack: LazyStackedTensorDict, items: tuple[Any, ...]) -> bool:
