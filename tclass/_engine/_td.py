@@ -455,8 +455,9 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
             raise LockedError(LOCKED_MSG.format(action="change the shape or the key layout of"))
         if self._saved_at is not None:
             msg = (
-                "an in-place shape change of a TensorDict saved in a folder would leave the "
-                "folder behind; use the out-of-place form (inplace=False) and save it again"
+                "an in-place change of the shape or the key layout of a TensorDict saved in a "
+                "folder would leave the folder behind; use the out-of-place form "
+                "(inplace=False) and save it again"
             )
             raise UnsupportedError(msg)
         tensors = self._tensors

@@ -324,14 +324,21 @@ def _rebuilt(
 
 
 def _unmapped(collection: TensorCollection, mapped: int, batch: torch.Size) -> None:
-    """Gives a nested collection without batched entries (an empty one: vmap had no
-    tensor to map in it) its parent's ``batch`` in place of the ``mapped`` leading dims
-    it still has, and so for its own nested ones, as vmap's other entries lost a dim."""
+    """Gives a nested collection without batched entries (an empty one, or one of Python
+    values: vmap had no tensor to map in it) its parent's ``batch`` in place of the
+    ``mapped`` leading dims it still has, and so for its own nested ones and its Python
+    values, innermost first, as vmap's other entries lost a dim."""
+    storage = storage_of(collection)
+    if isinstance(storage, TensorDict):
+        for key, value in list(storage._items()):
+            if isinstance(value, _NonTensorNode):
+                if len(value.batch_size) >= mapped:
+                    size = torch.Size((*batch, *value.batch_size[mapped:]))
+                    storage._store_entry(key, _static_node(value, size))
+            elif isinstance(value, TensorCollection):
+                _unmapped(value, mapped, batch)
     if len(collection.batch_size) >= mapped:
         collection.batch_size = torch.Size((*batch, *collection.batch_size[mapped:]))  # type: ignore[misc]
-    for value in collection.values():  # Python values took the batch size with it
-        if isinstance(value, TensorCollection) and not isinstance(value, _NonTensorNode):
-            _unmapped(value, mapped, batch)
 
 
 def _check_mapped(entries: dict[str, Value], context: Context) -> bool:

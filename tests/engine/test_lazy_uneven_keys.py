@@ -94,8 +94,9 @@ def test_members_of_the_same_keys_and_other_stack_errors_are_unchanged() -> None
 def test_densify_refuses_keys_held_by_only_some_members(
     case: str, named: str, uneven: tuple[Any, ...]
 ) -> None:
-    # The peer's densify keeps a key only member 0 holds as a nested tensor with an empty
-    # part for the others and drops the rest (a nested one, or one a later member holds).
+    # These keys have no dims past the batch: the peer's densify gives the members that
+    # lack one an empty part that breaks the batch size (tests/engine/test_lazy_densify_fill.py
+    # has the keys that an empty part fills).
     stack = tclass.lazy_stack(_members(tclass, case), 0)
     with pytest.raises(errors.HeterogeneousEntryError, match=named) as caught:
         stack.densify()

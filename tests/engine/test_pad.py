@@ -1179,3 +1179,15 @@ def test_pad_sequence_keeps_one_metadata_when_no_member_is_padded() -> None:
     padded = pad_sequence([td, td[:1]])
     assert type(padded.get("md")) is NonTensorStack
     assert padded.get("md").tolist() == [[[1, 2], [1, 2]], [[1, 2], None]]
+
+
+def test_pad_keeps_an_unbatched_tensors_data_under_the_new_batch_size() -> None:
+    # The peer's pad keeps the very object, whose batch_size still reads the old one.
+    shared = tclass.UnbatchedTensor(torch.randn(7, 11))
+    td = TensorDict({"a": torch.randn(4, 3, 5), "u": shared}, [4, 3])
+    out = pad(td, [0, 1, 0, 2])
+    assert out.batch_size == (5, 5)
+    kept = out.get("u")
+    assert type(kept) is tclass.UnbatchedTensor and kept.shape == (7, 11)
+    assert kept.data_ptr() == shared.data_ptr() and kept.batch_size == (5, 5)
+    assert td.get("u").batch_size == (4, 3)  # the entry of td is left as it was

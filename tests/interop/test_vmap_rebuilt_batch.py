@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tclass import TensorDict, tensorclass
+from tclass import NonTensorData, TensorDict, tensorclass
 from tclass.errors import DimError
 
 
@@ -172,3 +172,29 @@ def test_in_dims_past_the_batch_dims_maps_that_dim_of_every_tensor() -> None:
         torch.vmap(lambda t: t["a"].sum(), in_dims=-1)(
             TensorDict(a=torch.randn(4, 5), batch_size=[4])
         )
+
+
+def test_a_nested_collection_of_python_values_loses_the_mapped_dim_inside() -> None:
+    # A nested collection holding only Python values (and an empty one below it) had no
+    # tensor for vmap to map: it takes the mapped dim off, values included (was a batch
+    # dimension mismatch on the way in), and gets it back on the way out.
+    td = TensorDict(
+        a=torch.randn(4, 3),
+        data={"s": NonTensorData("x"), "deep": {"t": NonTensorData("y"), "e": {}}},
+        batch_size=[4, 3],
+    )
+    seen: list[tuple[int, ...]] = []
+
+    def body(t: TensorDict) -> TensorDict:
+        for key in ("data", ("data", "s"), ("data", "deep"), ("data", "deep", "e")):
+            seen.append(tuple(t.get(key).batch_size))
+        assert t["data", "s"] == "x" and t["data", "deep", "t"] == "y"
+        return t
+
+    out = torch.vmap(body)(td)
+    assert seen == [(3,)] * 4
+    assert out.get(("data", "s")).batch_size == (4, 3) and out["data", "deep", "t"] == "y"
+    assert td.get(("data", "s")).batch_size == (4, 3)  # the input's node is left as it was
+    seen.clear()
+    assert torch.vmap(body, (1,))(td).batch_size == (3, 4)
+    assert seen == [(4,)] * 4

@@ -233,13 +233,20 @@ def densify(collection: Any, layout: torch.layout = torch.strided) -> Any:
     storage = storage_of(collection)
     values: dict[str, Value] = {}
     if isinstance(storage, LazyStackedTensorDict):
-        uneven = uneven_keys("densify()", storage.tensordicts)
+        members = storage.tensordicts
+        uneven = uneven_keys(
+            "densify()", members, lambda path: _empty_part(members, path) is not None
+        )
         if uneven is not None:
             raise uneven
         d = storage.stack_dim
-        for key in storage._key_names():
-            parts = storage._parts(key)
+        for key in _held_keys(members):
+            held = [member._entry(key) if member._has_entry(key) else None for member in members]
+            parts = [part for part in held if part is not None]
             if isinstance(parts[0], torch.Tensor):
+                if len(parts) < len(held):
+                    empty = _empty_part(members, (key,))
+                    parts = [empty if part is None else part for part in held]
                 values[key] = _dense_parts(parts, d, layout, key)
             else:
                 values[key] = densify(stack_entries(parts, d, (key,)), layout)
@@ -255,6 +262,45 @@ def densify(collection: Any, layout: torch.layout = torch.strided) -> Any:
             return collection
     out = collection._new_like(values, collection.batch_size, collection.device)
     return collection._named_like_self(out)
+
+
+def _held_keys(members: Sequence[Any]) -> list[str]:
+    """The keys any of ``members`` holds, in the order they first appear."""
+    keys: dict[str, None] = {}
+    for member in members:
+        keys.update(dict.fromkeys(member._key_names()))
+    return list(keys)
+
+
+def _empty_part(members: Sequence[Any], path: tuple[str, ...]) -> torch.Tensor | None:
+    """What ``densify()`` gives the members that lack the entry at ``path`` (whose
+    parent they all hold), as the peer's: an empty tensor of the holders' dtype with
+    their batch dims and no rows (0 in the first dim past them; 0 in the last where
+    the holders' later dims differ). None where the holders' entries are not all
+    tensors with dims past their batch size (an empty part would break the batch)."""
+    found: list[tuple[torch.Tensor, int]] = []
+    for member in members:
+        node = member
+        for key in path[:-1]:
+            if not node._has_entry(key):
+                return None
+            node = node._entry(key)
+            if not isinstance(node, TensorCollection) or node._is_leaf_node:
+                return None
+        if not node._has_entry(path[-1]):
+            continue
+        entry = node._entry(path[-1])
+        rows = len(node.batch_size)
+        if not isinstance(entry, torch.Tensor) or entry.is_nested or entry.dim() <= rows:
+            return None
+        found.append((entry, rows))
+    if not found:
+        return None
+    first, rows = found[0]
+    shape = first.shape
+    if all(entry.shape[rows + 1 :] == shape[rows + 1 :] for entry, _ in found):
+        return first.new_zeros((*shape[:rows], 0, *shape[rows + 1 :]))
+    return first.new_zeros((*shape[:-1], 0))
 
 
 def _dense_parts(parts: list[Any], dim: int, layout: torch.layout, key: str) -> torch.Tensor:

@@ -133,14 +133,22 @@ def uneven_keys_error(
     return uneven_keys(action, members)
 
 
-def uneven_keys(action: str, members: Sequence[Any]) -> HeterogeneousEntryError | None:
+def uneven_keys(
+    action: str,
+    members: Sequence[Any],
+    filled: Callable[[tuple[str, ...]], bool] | None = None,
+) -> HeterogeneousEntryError | None:
     """The error of ``action`` on a lazy stack whose ``members`` do not all hold the same
-    keys (see ``uneven_keys_error``), or None when they do."""
+    keys (see ``uneven_keys_error``), or None when they do. ``filled(path)``: whether
+    ``action`` gives the members lacking the entry at ``path`` a part of their own
+    (``densify()``'s empty ones), so that path needs no error."""
     if not members:
         return None
     held = [set(_entry_paths(member, ())) for member in dense_members(list(members))]
     shared = held[0].intersection(*held[1:])
     uneven = sorted(held[0].union(*held[1:]) - shared)
+    if filled is not None:
+        uneven = [path for path in uneven if not filled(path)]
     if not uneven:
         return None
     names = [path[0] if len(path) == 1 else path for path in uneven]
@@ -150,11 +158,17 @@ def uneven_keys(action: str, members: Sequence[Any]) -> HeterogeneousEntryError 
     )
     more = f" and {len(uneven) - 8} more" if len(uneven) > 8 else ""
     args = ", ".join(repr(name) for name in names)
+    why = (
+        "so the dense stack would have no value for them in the others. They are not "
+        f"dropped silently (the peer's {action} drops them)"
+        if filled is None
+        else "and no empty part can stand for them in the others (an entry with no dims "
+        "past its batch size, or a nested collection)"
+    )
     msg = (
         f"Failed to stack tensors within a tensordict: {action} needs the dense stack of "
         f"this lazy stack, but some keys are held by only some of its members ({listed}"
-        f"{more}), so the dense stack would have no value for them in the others. They are "
-        f"not dropped silently (the peer's {action} drops them): keep the shared keys with "
+        f"{more}), {why}: keep the shared keys with "
         f"lazy.exclude({args}) or lazy.select(*lazy.keys(True, True)) first, or work on the "
         "members (lazy.tensordicts)"
     )
