@@ -773,6 +773,35 @@ def test_loaded_leaves_stay_on_their_files_when_shared(
     assert on_disk.tolist() == [0.0, 7.0, 0.0, 0.0]
 
 
+def _open_descriptors() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs Linux's /proc")
+@pytest.mark.parametrize("mode", [None, "r", "r+"])
+def test_a_load_holds_no_descriptor_open_while_its_leaves_live(
+    tmp_path: Path, mode: str | None
+) -> None:
+    """Each leaf is opened, checked and mapped, and its descriptors closed before the load
+    returns: the mappings alone keep the files. (torch's mapping of a descriptor,
+    ``UntypedStorage._new_shared_fd_cpu``, and Python's ``mmap.mmap`` before 3.13 each hold
+    a duplicate of it as long as the map lives, one per leaf: a folder of more leaves
+    than the descriptor limit would not load; why loads map through torch by path.)"""
+    leaves = {f"x{i}": torch.full((4,), float(i)) for i in range(40)}
+    TensorDict(leaves, [4]).memmap(tmp_path / "td")
+    TensorDict.load_memmap(tmp_path / "td")  # a first load: whatever it caches, cached
+    before = _open_descriptors()
+    loaded = TensorDict.load_memmap(tmp_path / "td", mode=mode)
+    view = loaded["x39"][1:]
+    assert _open_descriptors() == before
+    assert all(loaded[key].storage_offset() == 0 for key in leaves)
+    loaded["x1"][0] += 1  # shared or copy-on-write, the map works with its descriptor closed
+    assert loaded["x1"].tolist() == [2.0, 1.0, 1.0, 1.0] and view.tolist() == [39.0] * 3
+    del loaded
+    assert view.sum().item() == 117.0  # a view keeps its mapping after the rest is gone
+    assert _open_descriptors() == before
+
+
 def test_share_memory_of_a_saved_collection_keeps_its_files(tmp_path: Path) -> None:
     """``td.memmap(folder).share_memory_()``: the files are already shared between
     processes, so the collection comes back itself, memory-mapped, writing its files
