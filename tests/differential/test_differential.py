@@ -145,6 +145,7 @@ _FEATURES = "features,index,shape,combine"
 _METHODS = "methods,index,shape,combine"
 _RECORDS4 = "methods,features,entries,records"
 _ALL = "index,entries,shape,combine,math,records,methods,features"  # the runner's default
+_ALL9 = "methods,features,entries,records,index,shape,combine,math,extra"
 DECIDED = [
     ("shape,combine", 4, 4_625, "stacking-keeps"),  # unflatten: a value list one level deeper
     ("shape,combine", 4, 7_753, "stacking-keeps"),  # torch.stack of lazy stacks of lazy stacks
@@ -851,6 +852,17 @@ DECIDED = [
     ("extra", 4, 16_491_010, "stacking-keeps"),  # unpad_sequence key order
     ("extra", 4, 16_491_040, "stacking-keeps"),  # make_tensordict of a merge: its order
     ("extra", 4, 17_000_312, "peer-fails-inside"),  # merge of a lazy stack: members cut
+    # fz33b: fresh windows 17,050,000-17,067,999
+    ("extra,math", 8, 17_064_359, "peer-fails-inside"),  # merge of a ragged lazy stack
+    ("extra,index", 8, 17_063_672, "peer-fails-inside"),  # merge: a lazy stack along dim 1
+    (_ALL9, 10, 17_066_906, "checked-as-torch"),  # gather of flatten().unflatten(): names
+    (_FEATURES, 12, 17_051_604, "values-kept-shared"),  # stack with an apply of values only
+    ("extra,entries", 8, 17_062_027, "stacking-keeps"),  # merge order and an empty node's lock
+    ("extra,entries", 8, 17_062_061, "stacking-keeps"),  # from_dict of a merge: its order
+    ("extra,records", 8, 17_061_572, "stacking-keeps"),  # state_dict of a merge: its order
+    ("extra", 6, 17_060_561, "stacking-keeps"),  # from_arrow(to_arrow()) of a merge: its order
+    (_FEATURES, 20, 17_056_770, "memmap-by-data"),  # from_consolidated: a list MetaData
+    ("extra,features", 8, 17_065_914, "none-field-unset"),  # arrow: the peer's null column
 ]
 
 
