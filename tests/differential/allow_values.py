@@ -466,7 +466,9 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     the peer's ``lazy_stack`` of a record whose value node kept a dim the peer's
     ``squeeze()`` took off the record (its node has more dims than its collection), or
     its ``expand`` (``expand_as``, ``broadcast_to``, then ``maybe_dense_stack``: left43)
-    or ``flatten`` (program 17,618 of shape, split19) or ``torch.stack`` (program 19,582);
+    or ``flatten`` (program 17,618 of shape, split19) or ``torch.stack`` (program 19,582;
+    of its ``unbind(0)``, after a ``permute``: 17,051,932 L12 of features,index,shape,
+    combine, fz33b);
     or written at an index over itself (``td[i] = td[i].to_dict()``), where the peer makes
     it a value stack. The same value in every slot; over no elements, none in the peer's
     (``_squeezed_over_none``), and a node the peer's ``squeeze()`` left past its
@@ -476,7 +478,8 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     ops = ("squeeze", "setitem", *_DEEPER)
     if finding.kind != "result" or finding.step.op not in ops:
         return False
-    if finding.step.op == "stack" and not any(".squeeze()" in line for line in finding.lines):
+    stacked = finding.step.op in ("stack", "unbind_stack")  # (its unbind: 17,051,932, fz33b)
+    if stacked and not any(".squeeze()" in line for line in finding.lines):
         return False  # (torch.stack of a squeezed record: program 19,582 of shape,combine,math)
     for line in finding.detail:
         if _STACK_FOR_VALUE.match(line) and finding.step.op in _VALUE_LINE_OPS:
@@ -557,6 +560,7 @@ _DEEPER = (
     "broadcast_to",
     "maybe_dense_stack",
     "flatten",
+    "unbind_stack",
 )
 _VALUE_LISTED = re.compile(r"^result((?:\['\w+'\])+)(\[\d+\])*: peer list of \d+, tclass ")
 _STACK_FOR_VALUE = re.compile(r"^result(\['\w+'\])+: peer values \(.*, tclass value \(")

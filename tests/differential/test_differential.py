@@ -863,6 +863,7 @@ DECIDED = [
     ("extra", 6, 17_060_561, "stacking-keeps"),  # from_arrow(to_arrow()) of a merge: its order
     (_FEATURES, 20, 17_056_770, "memmap-by-data"),  # from_consolidated: a list MetaData
     ("extra,features", 8, 17_065_914, "none-field-unset"),  # arrow: the peer's null column
+    (_FEATURES, 12, 17_051_932, "checked-as-torch"),  # torch.stack(unbind) of a squeezed record
 ]
 
 
