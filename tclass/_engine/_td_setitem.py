@@ -356,7 +356,7 @@ def _overlaps(entry: object, sub: object) -> bool:
     return bool(entry.untyped_storage().data_ptr() == sub.untyped_storage().data_ptr())
 
 
-def _reads_its_target(entry: _Tensor, index: Any, sub: _Tensor) -> bool:
+def _reads_its_target(entry: Any, index: Any, sub: _Tensor) -> bool:
     """Whether ``sub`` is the very selection it is written into (``td[...] = td[...]``):
     torch's copy of a tensor into its own memory writes nothing, where a copy of it into
     an entry whose elements share memory (an ``expand``) is refused."""
