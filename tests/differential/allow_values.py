@@ -815,11 +815,15 @@ def _stacked_past_apply_drop(finding: Finding, facts: Facts, peer: Any, mine: An
     TensorDict's keeps it in both: program 10,808,016 of index,combine,shape,entries
     --length 4, inv20e). And ``LazyStackedTensorDict(x, x.clone(), x.apply(fn))``: the
     peer's stack lists the keys its members share, not the dropped one, and reads None
-    for it in a member (program 12,810,485 of index,shape,combine --length 12, fz23g)."""
+    for it in a member (program 12,810,485 of index,shape,combine --length 12, fz23g).
+    ``collate`` and ``dense_stack_tds`` of such operands alike (17,071,064 / 17,063,798
+    L8 of extra,index, fz33b)."""
     if finding.kind != "result" or finding.step.op not in (
         "maybe_dense_stack",
         "apply",
         "lazy_stack",
+        "collate",
+        "dense_stack",
     ):
         return False
     if ".apply(" not in finding.step.src or not hasattr(mine.value, "batch_size"):

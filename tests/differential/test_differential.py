@@ -864,6 +864,8 @@ DECIDED = [
     (_FEATURES, 20, 17_056_770, "memmap-by-data"),  # from_consolidated: a list MetaData
     ("extra,features", 8, 17_065_914, "none-field-unset"),  # arrow: the peer's null column
     (_FEATURES, 12, 17_051_932, "checked-as-torch"),  # torch.stack(unbind) of a squeezed record
+    ("extra,index", 8, 17_071_064, "peer-fails-inside"),  # collate with an apply over none
+    ("extra,index", 8, 17_063_798, "peer-fails-inside"),  # dense_stack_tds: the same
 ]
 
 
