@@ -866,6 +866,9 @@ DECIDED = [
     (_FEATURES, 12, 17_051_932, "checked-as-torch"),  # torch.stack(unbind) of a squeezed record
     ("extra,index", 8, 17_071_064, "peer-fails-inside"),  # collate with an apply over none
     ("extra,index", 8, 17_063_798, "peer-fails-inside"),  # dense_stack_tds: the same
+    (_ALL9, 10, 17_072_026, "math-beyond-the-peer"),  # smooth_l1_loss sum of values per element
+    (_ALL9, 10, 17_072_842, "peer-fails-inside"),  # merge of a record over a lazy stack
+    (_ALL9, 10, 17_072_672, "stacking-keeps"),  # merge of lazy stacks: a later empty node kept
 ]
 
 
