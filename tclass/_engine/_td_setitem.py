@@ -15,7 +15,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._entry_ops import EntryWrites
 from tclass._core import _batch, _keys
 from tclass._core._unbatched import UnbatchedTensor
-from tclass._engine._entry_values import raise_write_error, value_as_tensor
+from tclass._engine._entry_values import raise_write_error, same_memory, value_as_tensor
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
 from tclass._engine._nontensor_writes import fills_leading
 from tclass._engine._scope import write_unbatched
@@ -197,8 +197,8 @@ class SetItemOps(TensorDictBase):
                     sub = value_as_tensor(key, sub.data, None)
                 if hasattr(sub, "__array__") and not isinstance(sub, torch.Tensor):
                     sub = torch.as_tensor(sub)  # a numpy array, as set() takes one
-            if _overlaps(entry, sub):  # read before written, as a copy would be
-                sub = sub.clone()
+            if _overlaps(entry, sub) and not _reads_its_target(entry, index, sub):
+                sub = sub.clone()  # read before written, as a copy would be
             try:
                 entry[index] = sub
             except IndexError as error:  # out of range: the same for every entry
@@ -354,6 +354,16 @@ def _overlaps(entry: object, sub: object) -> bool:
     if entry.device != sub.device or entry.device.type == "meta":
         return False
     return bool(entry.untyped_storage().data_ptr() == sub.untyped_storage().data_ptr())
+
+
+def _reads_its_target(entry: Any, index: Any, sub: _Tensor) -> bool:
+    """Whether ``sub`` is the very selection it is written into (``td[...] = td[...]``):
+    torch's copy of a tensor into its own memory writes nothing, where a copy of it into
+    an entry whose elements share memory (an ``expand``) is refused."""
+    try:
+        return same_memory(entry[index], sub)
+    except (IndexError, RuntimeError, TypeError, ValueError):
+        return False
 
 
 def is_collection(entry: object) -> bool:

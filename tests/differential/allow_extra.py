@@ -24,7 +24,14 @@ _ORDER = re.compile(
 )
 
 
-_ORDERED_LIKE_EMPTY = ("merge_tensordicts", "unpad_sequence", "make_tensordict")
+_ORDERED_LIKE_EMPTY = ("merge_tensordicts", "unpad_sequence")
+# steps whose result lists the keys in their input's order, and the text of that input
+_ORDER_CARRIED = {
+    "make_tensordict": "x.to_dict()",
+    "from_dict": "x.to_dict()",
+    "arrow": "L.to_arrow(x)",
+    "state_dict": "x.state_dict()",
+}
 
 
 def _merged_in_order_of_holders(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -37,20 +44,39 @@ def _merged_in_order_of_holders(finding: Finding, facts: Facts, peer: Any, mine:
     order, the peer's ``pad_sequence`` starts from ``empty(recurse=True)`` too and sets
     the leaves in the order of a set of their keys (og32a: programs 16,491,010 /
     17,000,114 L4); ``make_tensordict(x.to_dict())`` of a merge's result, which
-    carries its order (programs 16,491,040 / 16,491,053 L4)."""
-    if finding.kind != "result" or finding.step.op not in _ORDERED_LIKE_EMPTY:
+    carries its order (programs 16,491,040 / 16,491,053 L4), and ``TensorDict.from_dict(
+    x.to_dict())``, ``from_arrow(to_arrow(x))`` and ``state_dict()`` alike (17,062,061 L8
+    of extra,entries; 17,060,561 L6 of extra; 17,061,572 L8 of extra,records; fz33b). A
+    merge whose first
+    input holds a locked empty node shows that node's lock too (``_merge_shares_no_empty_node``:
+    17,062,027 L8 of extra,entries, fz33b)."""
+    carried = _ORDER_CARRIED.get(finding.step.op)
+    if finding.kind != "result" or (carried is None and finding.step.op not in _ORDERED_LIKE_EMPTY):
         return False
-    if finding.step.op == "make_tensordict" and not (
-        "x.to_dict()" in finding.step.src
+    if carried is not None and not (
+        carried in finding.step.src
         and any("L.merge_tensordicts(" in line for line in finding.lines[:-1])
     ):
         return False
+    locked = [line for line in finding.detail if _MERGED_NODE_LOCKED.match(line)]
+    if locked:
+        shared = dataclasses.replace(finding, detail=locked)
+        if finding.step.op != "merge_tensordicts" or not _merge_shares_no_empty_node(
+            shared, facts, peer, mine
+        ):
+            return False
+        finding = dataclasses.replace(
+            finding, detail=[x for x in finding.detail if x not in locked]
+        )
     lines = _key_lines(finding.detail, _ORDER, mine)
     if lines is None:
         return False
     unordered = finding.step.op == "unpad_sequence"  # the peer's walks a set of keys
     for theirs, ours, node in lines:
         tensors = [key for key in ours if isinstance(_entry_of(node, key), torch.Tensor)]
+        if finding.step.op == "state_dict":  # dotted keys: the order of the top level's
+            tensors = [key for key in ours if "." not in key]
+            theirs, ours = (list(dict.fromkeys(k.split(".")[0] for k in s)) for s in (theirs, ours))
         if sorted(theirs) != sorted(ours):
             return False
         if not unordered and [k for k in theirs if k in tensors] != tensors:
@@ -87,7 +113,7 @@ def _merge_shares_no_empty_node(finding: Finding, facts: Facts, peer: Any, mine:
 # the peer's merge of a lazy stack sets its members' entries into the stack it made with
 # ``empty(recurse=True)``, which refuses them
 _LAZY_MERGE_REFUSED = re.compile(
-    r"^batch dimension mismatch, got self\.batch_size=torch\.Size\(\[[\d, ]*\]\) and "
+    r"^batch dimension mismatch, got self\.batch_size=torch\.Size\(\[[-\d, ]*\]\) and "
     r"value\.shape=torch\.Size\(\[[\d, ]*\]\) for key "
 )
 
@@ -101,11 +127,14 @@ def _merge_of_lazy_fails_inside(finding: Finding, facts: Facts, peer: Any, mine:
     the entries of its own members ("batch dimension mismatch" of a member's entry
     against the stack's batch size), where tclass merges member by member into a lazy
     stack (the lazy stack first) or the stacked entries into a TensorDict (fz31b: the
-    ``extra`` family); where the members' entries fit the stack's batch size, it gives
-    values of one dim less instead (``_member_entries_set_whole``)."""
+    ``extra`` family; a ragged stack's batch size, -1 at its ragged dim, after
+    ``unpad_sequence``: 17,064,359 L8 of extra,math, fz33b); where the members' entries
+    fit the stack's batch size, it gives values of one dim less instead
+    (``_member_entries_set_whole``)."""
     if finding.step.op != "merge_tensordicts" or mine.error is not None:
         return False
-    if type(mine.value).__name__ not in _MERGED_KINDS:
+    data = getattr(mine.value, "_tensordict", mine.value)  # (a record's: 17,072,842, fz33b)
+    if type(data).__name__ not in _MERGED_KINDS:
         return False
     made_lazy = ("L.lazy_stack(", "L.unpad_sequence(")  # (unpad_sequence: 16,435,153 L4)
     if not any(text in " ".join(finding.lines) for text in made_lazy) and facts.kind != "lazy":
@@ -128,12 +157,13 @@ def _member_entries_set_whole(finding: Finding, mine: Any) -> bool:
     the peer's tensors is tclass's without its first dim (og32a: program 17,000,312 L4)."""
     if type(mine.value).__name__ != "LazyStackedTensorDict":
         return False
+    dim = mine.value.stack_dim  # (a stack along dim 1: 17,063,672 L8 of extra,index, fz33b)
     for line in finding.detail:
         found = _SHAPES.match(line)
         if found is None or found[1] != found[3]:
             return False
         theirs, ours = ([int(n) for n in re.findall(r"\d+", side)] for side in found.group(2, 4))
-        if ours[1:] != theirs:
+        if ours[:dim] + ours[dim + 1 :] != theirs:
             return False
     return bool(finding.detail)
 
@@ -141,6 +171,10 @@ def _member_entries_set_whole(finding: Finding, mine: Any) -> bool:
 _LOSSES = ("l1_loss", "mse_loss", "smooth_l1_loss")
 # a keys line (of the losses, of the merge)
 _LOSS_KEYS = re.compile(r"^result((?:\['[^']*'\])*): keys: peer (\[.*\]), tclass (\[.*\])$")
+# and of a lazy stack's members (a merge of lazy stacks: 17,072,672 L10 of all families, fz33b)
+_NODE_KEYS = re.compile(
+    r"^result((?:\['[^']*'\]|\.<members>\[0\]\[\d+\])*): keys: peer (\[.*\]), tclass (\[.*\])$"
+)
 _EMPTY_NODE_MISSING = re.compile(r"""^'key "([^"]+)" not found in TensorDict with keys """)
 
 
@@ -312,7 +346,7 @@ def _own_dims_kept(value: Any, found: re.Match[str], peer: Any) -> bool:
 def _leafless_keys_kept(line: str, mine: Any) -> bool:
     """A ``keys`` line where tclass lists the peer's keys and more, each of them a nested
     collection without leaves."""
-    lines = _key_lines([line], _LOSS_KEYS, mine)
+    lines = _key_lines([line], _NODE_KEYS, mine)
     if lines is None:
         return False
     ((theirs, ours, node),) = lines

@@ -213,7 +213,25 @@ def _consolidated_values_kept(finding: Finding, facts: Facts, peer: Any, mine: A
         return False  # (the order alone: ``_consolidated_key_order``)
     if all(_META_KEPT.match(line) or _meta_over_stack(line, peer, mine) for line in rest):
         return True
+    if _list_meta_over_stack(rest, peer, mine):
+        return True
     return _empty_values_rebuilt(dataclasses.replace(finding, detail=rest), facts, peer, mine)
+
+
+_LENGTH_UNDER = re.compile(r"^(result(?:\['[^']*'\])+)\[\d+\]: length: peer \d+, tclass \d+$")
+
+
+def _list_meta_over_stack(lines: list[str], peer: Any, mine: Any) -> bool:
+    """A lazy stack's ``MetaData`` of a list (``MetaData([1, 2], batch_size=[1])``): the
+    peer's file gives a value stack of that list per element, each the list, compared
+    with tclass's list item by item (a length line under the key; fz33b: 17,056,770 L20
+    of features,index,shape,combine)."""
+    kept = {line.split(":")[0] for line in lines if _meta_over_stack(line, peer, mine, True)}
+    for line in lines:
+        under = _LENGTH_UNDER.match(line)
+        if not (_META_KEPT.match(line) or line.split(":")[0] in kept or under and under[1] in kept):
+            return False
+    return bool(kept)
 
 
 _META_READ = re.compile(r"^result((?:\['[^']*'\])+): peer ")

@@ -72,7 +72,8 @@ def _stack_dim_name_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     ``rot90`` (its dims rotated as a TensorDict's in both: program 12,600,068 of the six
     families ``--length 12``, fz23e); a ``to_safetensors`` / ``from_safetensors`` round
     trip (the peer writes such a stack's names as null: 17,022,490 L8 of extra,entries,
-    fz32c)."""
+    fz32c); a ``gather`` of a stack of stacks made by ``flatten().unflatten(0, [1, 3])``
+    (17,066,906 L10 of all families, fz33b)."""
     if finding.kind != "result":
         return False
     lazy = facts.kind == "lazy" or any(_STACK_MADE.search(line) for line in finding.lines)
@@ -103,10 +104,13 @@ _IDENTITY_UNFLATTEN = re.compile(r"\.unflatten\(-?\d+, \[-?\d+\]\)$")
 
 
 def _reshaped_after_stack(lines: list[str]) -> int:
-    """How many ``reshape`` steps follow the program's first lazy stack (each can stack
-    the members of a lazy stack of members without batch dims once more)."""
+    """How many ``reshape`` / ``unflatten`` steps follow the program's first lazy stack
+    (each can stack the members of a lazy stack of members without batch dims once more:
+    ``flatten().unflatten(0, [1, 3])`` of a lazy stack of one member of batch size [3] is
+    a lazy stack of a lazy stack in the peer, fz33b)."""
     made = [i for i, line in enumerate(lines) if _LAZY_MADE.search(line)]
-    return sum(".reshape(" in line for line in lines[made[0] + 1 :]) if made else 0
+    later = lines[made[0] + 1 :] if made else []
+    return sum(".reshape(" in line or ".unflatten(" in line for line in later)
 
 
 def _stack_names(line: str, stacks: int, kept: bool = False) -> bool:

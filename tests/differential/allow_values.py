@@ -292,11 +292,11 @@ def _keys_mismatch_over_no_elements(finding: Finding, peer: Any, mine: Any) -> b
     peer's message shows a batch size with a 0)."""
     message = str(peer.error)
     if _STACKED_NONE.search(message) and ".apply(" in finding.step.src:  # every key dropped:
-        # its apply gave None, which its stack takes for a tensor (program 10,950,397)
+        # its apply gave None, which its stack takes for a tensor (program 10,950,397; a
+        # node holding only such values: 17,051,604 L12 of features,index,shape,combine)
         keys = set(getattr(mine.value, "keys", lambda: ())())
-        return (
-            finding.kind == "peer-raises" and bool(keys) and keys <= _empty_value_keys(mine.value)
-        )
+        dropped = _empty_value_keys(mine.value) | _emptied_nodes(mine.value)
+        return finding.kind == "peer-raises" and bool(keys) and keys <= dropped
     if "sets of keys in the tensordicts to stack are exclusive" in message:  # names none
         return finding.kind == "peer-raises" and bool(_empty_value_keys(mine.value))
     joined = _CAT_MISMATCH.search(message)  # its cat's, naming both sides' keys
@@ -466,7 +466,9 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     the peer's ``lazy_stack`` of a record whose value node kept a dim the peer's
     ``squeeze()`` took off the record (its node has more dims than its collection), or
     its ``expand`` (``expand_as``, ``broadcast_to``, then ``maybe_dense_stack``: left43)
-    or ``flatten`` (program 17,618 of shape, split19) or ``torch.stack`` (program 19,582);
+    or ``flatten`` (program 17,618 of shape, split19) or ``torch.stack`` (program 19,582;
+    of its ``unbind(0)``, after a ``permute``: 17,051,932 L12 of features,index,shape,
+    combine, fz33b);
     or written at an index over itself (``td[i] = td[i].to_dict()``), where the peer makes
     it a value stack. The same value in every slot; over no elements, none in the peer's
     (``_squeezed_over_none``), and a node the peer's ``squeeze()`` left past its
@@ -476,7 +478,8 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     ops = ("squeeze", "setitem", *_DEEPER)
     if finding.kind != "result" or finding.step.op not in ops:
         return False
-    if finding.step.op == "stack" and not any(".squeeze()" in line for line in finding.lines):
+    stacked = finding.step.op in ("stack", "unbind_stack")  # (its unbind: 17,051,932, fz33b)
+    if stacked and not any(".squeeze()" in line for line in finding.lines):
         return False  # (torch.stack of a squeezed record: program 19,582 of shape,combine,math)
     for line in finding.detail:
         if _STACK_FOR_VALUE.match(line) and finding.step.op in _VALUE_LINE_OPS:
@@ -557,6 +560,7 @@ _DEEPER = (
     "broadcast_to",
     "maybe_dense_stack",
     "flatten",
+    "unbind_stack",
 )
 _VALUE_LISTED = re.compile(r"^result((?:\['\w+'\])+)(\[\d+\])*: peer list of \d+, tclass ")
 _STACK_FOR_VALUE = re.compile(r"^result(\['\w+'\])+: peer values \(.*, tclass value \(")
@@ -811,11 +815,15 @@ def _stacked_past_apply_drop(finding: Finding, facts: Facts, peer: Any, mine: An
     TensorDict's keeps it in both: program 10,808,016 of index,combine,shape,entries
     --length 4, inv20e). And ``LazyStackedTensorDict(x, x.clone(), x.apply(fn))``: the
     peer's stack lists the keys its members share, not the dropped one, and reads None
-    for it in a member (program 12,810,485 of index,shape,combine --length 12, fz23g)."""
+    for it in a member (program 12,810,485 of index,shape,combine --length 12, fz23g).
+    ``collate`` and ``dense_stack_tds`` of such operands alike (17,071,064 / 17,063,798
+    L8 of extra,index, fz33b)."""
     if finding.kind != "result" or finding.step.op not in (
         "maybe_dense_stack",
         "apply",
         "lazy_stack",
+        "collate",
+        "dense_stack",
     ):
         return False
     if ".apply(" not in finding.step.src or not hasattr(mine.value, "batch_size"):

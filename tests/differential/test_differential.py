@@ -145,6 +145,7 @@ _FEATURES = "features,index,shape,combine"
 _METHODS = "methods,index,shape,combine"
 _RECORDS4 = "methods,features,entries,records"
 _ALL = "index,entries,shape,combine,math,records,methods,features"  # the runner's default
+_ALL9 = "methods,features,entries,records,index,shape,combine,math,extra"
 DECIDED = [
     ("shape,combine", 4, 4_625, "stacking-keeps"),  # unflatten: a value list one level deeper
     ("shape,combine", 4, 7_753, "stacking-keeps"),  # torch.stack of lazy stacks of lazy stacks
@@ -855,6 +856,23 @@ DECIDED = [
     (_METHODS, 8, 17_002_598, "index-beyond-batch"),  # copy_at_(fast=False) at I[None, ...]
     (_METHODS, 8, 17_002_919, "h5-files"),  # entry_class of a group through a file's view
     (_METHODS, 8, 17_002_297, "peer-fails-inside"),  # struct array: rows of None as 'None'
+    # fz33b: fresh windows 17,050,000-17,067,999
+    ("extra,math", 8, 17_064_359, "peer-fails-inside"),  # merge of a ragged lazy stack
+    ("extra,index", 8, 17_063_672, "peer-fails-inside"),  # merge: a lazy stack along dim 1
+    (_ALL9, 10, 17_066_906, "checked-as-torch"),  # gather of flatten().unflatten(): names
+    (_FEATURES, 12, 17_051_604, "values-kept-shared"),  # stack with an apply of values only
+    ("extra,entries", 8, 17_062_027, "stacking-keeps"),  # merge order and an empty node's lock
+    ("extra,entries", 8, 17_062_061, "stacking-keeps"),  # from_dict of a merge: its order
+    ("extra,records", 8, 17_061_572, "stacking-keeps"),  # state_dict of a merge: its order
+    ("extra", 6, 17_060_561, "stacking-keeps"),  # from_arrow(to_arrow()) of a merge: its order
+    (_FEATURES, 20, 17_056_770, "memmap-by-data"),  # from_consolidated: a list MetaData
+    ("extra,features", 8, 17_065_914, "none-field-unset"),  # arrow: the peer's null column
+    (_FEATURES, 12, 17_051_932, "checked-as-torch"),  # torch.stack(unbind) of a squeezed record
+    ("extra,index", 8, 17_071_064, "peer-fails-inside"),  # collate with an apply over none
+    ("extra,index", 8, 17_063_798, "peer-fails-inside"),  # dense_stack_tds: the same
+    (_ALL9, 10, 17_072_026, "math-beyond-the-peer"),  # smooth_l1_loss sum of values per element
+    (_ALL9, 10, 17_072_842, "peer-fails-inside"),  # merge of a record over a lazy stack
+    (_ALL9, 10, 17_072_672, "stacking-keeps"),  # merge of lazy stacks: a later empty node kept
 ]
 
 

@@ -218,6 +218,22 @@ def test_rows_that_share_memory_with_the_destination_are_read_before_written() -
     assert whole["a"].tolist() == [0.0, 0.0, 1.0, 2.0]
 
 
+def test_an_expanded_entry_takes_its_own_selection_back() -> None:
+    """``td[index] = td[index]`` (or its ``to_dict()``) of an expanded collection: each
+    entry is the very memory it goes into, which torch's copy leaves as it is (the peer
+    writes it so), where a copy of it, taken as for overlapping rows, is refused by torch
+    (its elements share memory); a different row there is still refused, as by torch."""
+    td = TensorDict({"a": torch.arange(3.0)[:, None], "n": {"w": torch.ones(3, 1)}}, [3, 1])
+    td = td.expand(2, 3, 4).permute(1, 0, 2)
+    td[...] = td[...].to_dict()
+    td[...] = td[...]
+    td[0] = td[0]
+    td[:, 0] = td[:, 0].to_dict()
+    assert td["a"][:, 0, 0].tolist() == [0.0, 1.0, 2.0] and bool((td["n", "w"] == 1).all())
+    with pytest.raises(tclass.errors.InPlaceWriteError, match="single memory location"):
+        td[0] = td[1]
+
+
 # A bare list index is one advanced index, as the peer reads it (`td[lst]` is
 # `td[(lst,)]`): a nested list selects rows in its own shape, never torch's deprecated
 # reading of a bare nested list as one index per dim.
