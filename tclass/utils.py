@@ -6,10 +6,12 @@ predicates for ``cast_filter``, print options, the switches, ``assert_close``,
 
 import importlib
 import json
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any, TypeAlias
 
 import torch
+from torch.torch_version import TorchVersion
 
 from tclass._base.implemented._casts import is_bool as is_bool
 from tclass._base.implemented._casts import is_floating as is_floating
@@ -46,7 +48,7 @@ from tclass._interop._parse import parse_tensor_dict_string as parse_tensor_dict
 from tclass._io._api import TensorDictFuture as TensorDictFuture
 from tclass._io.memmap._tree import print_directory_tree as print_directory_tree
 from tclass._tensorclass import is_tensorclass as is_tensorclass
-from tclass.errors import ArgumentValueError
+from tclass.errors import ArgumentValueError, MissingDependencyError
 
 DeviceType: TypeAlias = torch.device | str | int
 """A device as the peer's annotations write it (``"cuda:0"``, ``0``, a ``torch.device``)."""
@@ -98,6 +100,70 @@ def _json_dumps(data: Any, **kwargs: Any) -> str | bytes:
     return json.dumps(data, **kwargs)
 
 
+# The implementation chosen for each function name (module and qualified name) by
+# ``implement_for``: the last one whose version range holds the installed version.
+_IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {}
+
+
+class _ImplementFor:
+    """``implement_for(module, from_version=None, to_version=None, class_method=False)``:
+    a decorator that keeps a function only where the installed version of ``module`` (a
+    name, or a function returning the module) is in ``[from_version, to_version)``
+    (``None``: open); several definitions of one name each give their range, and the name
+    is bound to the last one that fits, wherever it is defined. Where none fits (or the
+    module is missing), calling it raises ``MissingDependencyError`` (a
+    ``ModuleNotFoundError``). ``class_method=True`` makes it a classmethod;
+    ``compilable`` is accepted and changes nothing (the version is read when the
+    function is defined)."""
+
+    def __init__(
+        self,
+        module_name: str | Callable[[], Any],
+        from_version: str | None = None,
+        to_version: str | None = None,
+        *,
+        class_method: bool = False,
+        compilable: bool = False,
+    ) -> None:
+        self.module_name = module_name
+        self.from_version, self.to_version = from_version, to_version
+        self.class_method = class_method
+
+    def __call__(self, fn: Callable[..., Any]) -> Any:
+        name = f"{fn.__module__}.{fn.__qualname__}"
+        if self._fits():
+            _IMPLEMENTATIONS[name] = fn
+        chosen = _IMPLEMENTATIONS.get(name) or _no_implementation(name)
+        return classmethod(chosen) if self.class_method else chosen
+
+    def _fits(self) -> bool:
+        """Whether the installed version of the module is in the range."""
+        try:
+            module = (
+                importlib.import_module(self.module_name)
+                if isinstance(self.module_name, str)
+                else self.module_name()
+            )
+        except ImportError:
+            return False
+        version = getattr(module, "__version__", None)
+        if not isinstance(version, str):
+            return False
+        installed = TorchVersion(version)
+        low, high = self.from_version, self.to_version
+        return (low is None or installed >= low) and (high is None or installed < high)
+
+
+def _no_implementation(name: str) -> Callable[..., Any]:
+    """A function that says no version of ``name`` fits what is installed."""
+
+    def missing(*args: Any, **kwargs: Any) -> Any:
+        msg = f"implement_for: no implementation of {name!r} fits the installed version"
+        raise MissingDependencyError(msg)
+
+    return missing
+
+
 _DEPRECATED_JSON = {
     "set_json_backend": _set_json_backend,
     "get_json_backend": _get_json_backend,
@@ -110,7 +176,8 @@ def __getattr__(name: str) -> Any:
     ``from tclass.utils import convert_ellipsis_to_idx``), not on every call:
     ``convert_ellipsis_to_idx``, the dtype tables ``NUMPY_TO_TORCH_DTYPE_DICT`` and
     ``TORCH_TO_NUMPY_DTYPE_DICT`` (a new dict at each look-up), and the JSON backend
-    switch ``set_json_backend`` / ``get_json_backend`` / ``json_dumps``."""
+    switch ``set_json_backend`` / ``get_json_backend`` / ``json_dumps``, and the version
+    switch ``implement_for``."""
     if name == "convert_ellipsis_to_idx":
         _deprecated("tclass.utils.convert_ellipsis_to_idx", "Index the collection instead.")
         return _convert_ellipsis_to_idx
@@ -120,6 +187,9 @@ def __getattr__(name: str) -> Any:
     if name == "TORCH_TO_NUMPY_DTYPE_DICT":
         _deprecated(f"tclass.utils.{name}", "Use tensor.numpy().dtype instead.")
         return {dtype: _numpy_dtype(dtype) for dtype in _SHARED_DTYPES}
+    if name == "implement_for":
+        _deprecated("tclass.utils.implement_for", "Use pyvers.implement_for instead.")
+        return _ImplementFor
     if name in _DEPRECATED_JSON:
         _deprecated(f"tclass.utils.{name}", "Use json (or orjson) directly.")
         return _DEPRECATED_JSON[name]

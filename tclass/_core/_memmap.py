@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, SupportsIndex
 import numpy as np
 import torch
 import torch.multiprocessing
+from torch._C._functorch import get_unwrapped, is_functorch_wrapped_tensor
 from typing_extensions import Buffer, Self
 
 from tclass._core import _memmap_files as _files
@@ -79,6 +80,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MemoryMappedTensor",
     "check_file_size",
+    "functorch_base",
     "in_memory_map",
     "maps_file",
     "map_opened_file",
@@ -379,6 +381,7 @@ def in_memory_map(tensor: torch.Tensor) -> bool:
     ``is_shared()`` do not change with a view of the same data."""
     if isinstance(tensor, MemoryMappedTensor):
         return True
+    tensor = functorch_base(tensor)
     if tensor.layout is torch.jagged:  # a saved one: its values view the file
         jagged: Any = tensor  # torch's NestedTensor subclass: values()
         return in_memory_map(jagged.values())
@@ -388,6 +391,15 @@ def in_memory_map(tensor: torch.Tensor) -> bool:
     return (
         storage.filename is not None or storage in _ANONYMOUS_MAPS or storage in _files.PRIVATE_MAPS
     )
+
+
+def functorch_base(tensor: torch.Tensor) -> torch.Tensor:
+    """The tensor whose data ``tensor`` reads: itself, or, for a tensor that a function
+    transform wrapped (``torch.vmap``'s batched tensors, ``torch.func.grad``'s), the
+    tensor under every wrapper (a wrapper has no storage to ask)."""
+    while is_functorch_wrapped_tensor(tensor):
+        tensor = get_unwrapped(tensor)
+    return tensor
 
 
 def maps_file(tensor: torch.Tensor) -> bool:

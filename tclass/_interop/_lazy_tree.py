@@ -144,11 +144,18 @@ def _flatten_members(stack: LazyStackedTensorDict) -> tuple[list[Any], Any]:
 
 
 def _mapped_inputs(children: list[Any], context: _Inputs) -> Any:
-    """The stack vmap's function sees (see the module docstring)."""
+    """The stack vmap's function sees (see the module docstring), locked if the stack
+    is, as a TensorDict mapped by vmap stays locked (the peer's too)."""
     stack = context.stack
     token, *members = children
     if maybe_get_level(token) == -1:
         return stack  # not mapped (in_dims None)
+    seen = _lanes_seen(stack, token, members)
+    return seen.lock_() if stack.is_locked else seen
+
+
+def _lanes_seen(stack: LazyStackedTensorDict, token: torch.Tensor, members: list[Any]) -> Any:
+    """The mapped stack vmap's function sees, before its lock."""
     mapped, level = maybe_get_bdim(token), maybe_get_level(token)
     d = stack.stack_dim
     if mapped != d:

@@ -9,6 +9,9 @@ turns each output into its result with ``torch._functorch.vmap._maybe_remove_bat
 which is wrapped here for ``UnbatchedTensor`` outputs that vmap did not batch at that
 level (any other output goes to torch's function unchanged).
 
+A one-entry tuple of ``out_dims`` given for one collection returned alone is read as its
+entry, as torch reads it for one tensor (``_unwrap_batched`` wrapped).
+
 vmap's steps that rebuild collections, its batched inputs (``_create_batched_inputs``)
 and its outputs (``_unwrap_batched``), are noted too (by ``_flat_vmap``, which calls
 them: the peer replaces both with its own when imported, not it), the step under way
@@ -30,6 +33,7 @@ import torch._functorch.vmap as _vmap
 from torch._C._functorch import maybe_get_level
 from torch.utils._pytree import _broadcast_to_and_flatten
 
+from tclass._base.implemented._collection import TensorCollection
 from tclass._core._tracing import tracing
 from tclass._core._unbatched import UnbatchedTensor
 
@@ -40,6 +44,8 @@ _torch_flat_vmap = _vmap._flat_vmap
 # The function that processes vmap's inputs, wrapped: torch's, or what replaced it (the
 # peer's, imported after tclass: noted again at the next vmap, see _keep_noting).
 _PROCESS = [_vmap._process_batched_inputs]
+# The same for the function that rebuilds vmap's outputs.
+_UNWRAP = [_vmap._unwrap_batched]
 
 
 class VmapStep(NamedTuple):
@@ -84,7 +90,7 @@ def _flat_vmap(
     def noted(*inputs: Any, **options: Any) -> Any:
         del _STEPS[depth:]  # its inputs are built: none noted while ``func`` runs
         outputs = func(*inputs, **options)
-        _STEPS.append(VmapStep(False, out_dims, batch_size))
+        _STEPS.append(VmapStep(False, _one_out_dim(outputs, out_dims), batch_size))
         return outputs
 
     given = _GIVEN[0][1] if _GIVEN and _GIVEN[0][0] is args_spec else None
@@ -102,11 +108,33 @@ def _flat_vmap(
 
 
 def _keep_noting() -> None:
-    """Wraps the function that processes vmap's inputs again if another replaced it."""
+    """Wraps the functions that process vmap's inputs and rebuild its outputs again if
+    another replaced them."""
     current = _vmap._process_batched_inputs
     if current is not _process_batched_inputs:
         _PROCESS[0] = current
         _vmap._process_batched_inputs = _process_batched_inputs
+    rebuild = _vmap._unwrap_batched
+    if rebuild is not _unwrap_batched:
+        _UNWRAP[0] = rebuild
+        _vmap._unwrap_batched = _unwrap_batched
+
+
+def _one_out_dim(outputs: Any, out_dims: Any) -> Any:
+    """vmap's ``out_dims`` for ``outputs``: a one-entry tuple given for one collection
+    returned alone is its entry, as torch reads it for one tensor (the peer too)."""
+    if isinstance(outputs, TensorCollection) and isinstance(out_dims, tuple):
+        if len(out_dims) == 1:
+            return out_dims[0]
+    return out_dims
+
+
+def _unwrap_batched(
+    batched_outputs: Any, out_dims: Any, vmap_level: int, batch_size: int, func: Any
+) -> Any:
+    # torch's own (or what replaced it), given the out_dims of one collection returned alone
+    dims = _one_out_dim(batched_outputs, out_dims)
+    return _UNWRAP[0](batched_outputs, dims, vmap_level, batch_size, func)
 
 
 def _process_batched_inputs(in_dims: Any, args: tuple[Any, ...], func: Any) -> Any:

@@ -157,6 +157,42 @@ def test_utils_json_backend_switch_is_the_peers_deprecated_helper() -> None:
     assert "set_json_backend" not in utils.__all__
 
 
+def test_utils_implement_for_keeps_the_definition_whose_version_range_fits() -> None:
+    """The peer's deprecated version switch: each definition of a name gives a version
+    range of a module; the name is bound to the one that fits what is installed, whatever
+    the order, and to an error when none fits or the module is missing."""
+    from tclass import utils
+
+    with pytest.warns(DeprecationWarning, match="implement_for"):
+        implement_for = utils.implement_for
+    assert "implement_for" not in utils.__all__
+
+    class Versions:
+        @implement_for("torch", "2.3")
+        def which(self) -> str:
+            return "2.3 and later"
+
+        @implement_for("torch", None, "2.3")  # defined after, does not fit: the first stays
+        def which(self) -> str:  # noqa: F811
+            return "before 2.3"
+
+        @implement_for(lambda: torch, "1.0", class_method=True)
+        def of(cls) -> type:
+            return cls
+
+    assert Versions().which() == "2.3 and later" and Versions.of() is Versions
+
+    @implement_for("torch", None, "1.0")
+    def old() -> None: ...
+
+    @implement_for("no_such_module_anywhere", "1.0")
+    def missing() -> None: ...
+
+    for fn in (old, missing):
+        with pytest.raises(ModuleNotFoundError, match="no implementation of .* fits"):
+            fn()
+
+
 @pytest.mark.parametrize("name", FUNCTIONAL)
 def test_functional_has_the_peers_functions(name: str) -> None:
     from tclass import functional

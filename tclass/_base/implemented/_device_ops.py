@@ -14,7 +14,7 @@ from typing_extensions import Self
 from tclass._base._provided import ENGINE
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._device import ToOptions, parse_to_args
-from tclass._core._memmap import in_memory_map
+from tclass._core._memmap import functorch_base, in_memory_map
 from tclass._core._records import is_record, storage_of
 
 __all__ = ["DeviceOps", "map_tensors", "share"]
@@ -201,6 +201,7 @@ def _leaves(node: Any) -> Iterator[torch.Tensor]:
 def _in_shared_memory(leaf: torch.Tensor) -> bool:
     """Whether ``leaf`` is in shared memory, not memory-mapped (a file, or the anonymous
     map ``memmap_()`` gives without a folder, as in the peer)."""
+    leaf = functorch_base(leaf)
     return bool(_shared(leaf)) and not in_memory_map(leaf)
 
 
