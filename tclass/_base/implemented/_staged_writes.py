@@ -18,7 +18,7 @@ import torch
 from tclass._core import _batch
 from tclass.errors import InPlaceWriteError, ReadOnlyError
 
-__all__ = ["StagedWrites", "empty_grad_view", "write_refused"]
+__all__ = ["StagedWrites", "empty_grad_view", "shares_memory", "write_refused"]
 
 _Tensor = torch.Tensor
 
@@ -94,6 +94,21 @@ def empty_grad_view(value: _Tensor) -> bool:
     refuses an in-place write into it even of no element, as the peer's
     ``apply(inplace=True)`` does, where a parameter without elements lets one pass."""
     return value.numel() == 0 and value.requires_grad and value._is_view()
+
+
+def shares_memory(target: object, value: object) -> bool:
+    """Whether tensor ``value`` shares memory with the tensor ``target`` it is written
+    into or read beside (``td.set_at_("x", td["x"][:3], slice(1, 4))``, a mask that is
+    one of the collection's own tensors): it is then read before anything is written."""
+    if not (isinstance(target, _Tensor) and isinstance(value, _Tensor)):
+        return False
+    if target.layout is not torch.strided or value.layout is not torch.strided:
+        return False
+    if target.device != value.device or target.device.type == "meta":
+        return False
+    if torch.compiler.is_compiling():  # no storage to compare in a traced graph
+        return False
+    return bool(target.untyped_storage().data_ptr() == value.untyped_storage().data_ptr())
 
 
 def _storage_of(value: _Tensor) -> int:
