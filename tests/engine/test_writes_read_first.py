@@ -8,17 +8,21 @@ order (as the peer's). A tensor value over an entry's own memory (``td[1:4] =
 td["x"][:3]``, ``set_at_``) is read before written, as rows of a collection already
 were: torch's "refer to a single memory location" refusal used to come after the
 entries before it were written (``set_at_``'s named a shape mismatch). The results
-equal the same write with the index and value copied first, on plain tensors.
+equal the same write with the index and value copied first, on plain tensors. A number or
+tensor written into every entry is checked by the records among them (nested too)
+before any entry is written: one refusing it left the entries before it written.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any
 
 import pytest
 import torch
 
-from tclass import TensorDict, tensorclass
+import tclass
+from tclass import Spec, TensorDict, errors, tensorclass
 
 
 @tensorclass
@@ -97,3 +101,24 @@ def test_a_value_that_does_not_fit_is_still_refused() -> None:
     with pytest.raises(RuntimeError, match="shape"):
         td.set_at_("x", x[0:2], slice(1, 4))
     assert x.tolist() == list(range(6))
+
+
+@tensorclass
+class _NonNegative:
+    p: Annotated[torch.Tensor, Spec("", torch.float32, ge=0)]
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_number_a_record_refuses_leaves_the_entries_before_it(
+    tmp_path: Path, nested: bool
+) -> None:
+    record = _NonNegative(p=torch.zeros(3), batch_size=[3])
+    held: Any = TensorDict(r=record, batch_size=[3]) if nested else record
+    saved = TensorDict(a=torch.zeros(3), batch_size=[3]).memmap_(tmp_path / "m")
+    lazy = tclass.lazy_stack([TensorDict(a=torch.zeros(()), batch_size=[]) for _ in range(3)])
+    td = TensorDict(x=torch.zeros(3), m=saved, lazy=lazy, rec=held, batch_size=[3])
+    with pytest.raises(errors.FieldSpecError, match="Nothing was written"):
+        td[0:2] = -1.0
+    assert not td["x"].any() and not saved["a"].any() and not lazy["a"].any()
+    td[0:2] = 2.0
+    assert td["x"].tolist() == [2.0, 2.0, 0.0] and record.p.tolist() == [2.0, 2.0, 0.0]
