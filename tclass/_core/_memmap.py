@@ -80,6 +80,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MemoryMappedTensor",
     "check_file_size",
+    "first_class_data",
     "functorch_base",
     "in_memory_map",
     "maps_file",
@@ -371,7 +372,21 @@ class MemoryMappedTensor(MemmapConstructors):
         return (_rebuild_from_file, self._file_reference())
 
 
-def in_memory_map(tensor: torch.Tensor) -> bool:
+def first_class_data(value: object) -> torch.Tensor | None:
+    """The tensor a first-class dim tensor (``functorch.dim``: ``td[i]["a"]`` for
+    ``i = dims()``) reads, its dims back in place (a view of the same memory); None for
+    anything else. A collection indexed with first-class dims holds those, which are not
+    ``torch.Tensor`` instances."""
+    if isinstance(value, torch.Tensor):
+        return None
+    dims, order = getattr(value, "dims", None), getattr(value, "order", None)
+    if type(dims) is not tuple or not callable(order):
+        return None
+    data = order(*dims)
+    return data if isinstance(data, torch.Tensor) else None
+
+
+def in_memory_map(tensor: object) -> bool:
     """Whether ``tensor``'s data lives in a memory-mapped file: a ``MemoryMappedTensor``,
     or a view of one that torch's own ops returned as a plain tensor (``td.view(-1)``,
     ``td.unsqueeze(0)``, ``td.permute(...)``, ``td.detach()`` of a memory-mapped
@@ -381,6 +396,9 @@ def in_memory_map(tensor: torch.Tensor) -> bool:
     ``is_shared()`` do not change with a view of the same data."""
     if isinstance(tensor, MemoryMappedTensor):
         return True
+    if not isinstance(tensor, torch.Tensor):  # a first-class dim tensor: what it reads
+        data = first_class_data(tensor)
+        return data is not None and in_memory_map(data)
     tensor = functorch_base(tensor)
     if tensor.layout is torch.jagged:  # a saved one: its values view the file
         jagged: Any = tensor  # torch's NestedTensor subclass: values()

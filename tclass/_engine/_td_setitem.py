@@ -13,7 +13,9 @@ import torch
 from tclass._base._tensordict_base import TensorDictBase, Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._entry_ops import EntryWrites
+from tclass._base.implemented._staged_writes import shares_memory
 from tclass._core import _batch, _keys
+from tclass._core._records import is_record
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import raise_write_error, same_memory, value_as_tensor
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
@@ -103,6 +105,8 @@ class SetItemOps(TensorDictBase):
             index = _batch.normalize_index(index if kind is tuple else (index,), self.batch_dims)
             if len(index) == 1 and kind is not list:  # a list stays `(list,)`, as `_index`
                 index = index[0]
+        if _shares_leaf_memory(self, index):  # `td[td["done"]] = 0`: the rows it selects now
+            index = _read_index(index)
         if isinstance(value, TensorCollection):
             entries = value._entries()
             # Nothing to write (no entries, or only empty nested collections), but torch's
@@ -245,6 +249,9 @@ class SetItemOps(TensorDictBase):
             check_kernels_at(value, index, direct_leaf_dtypes(self, (), stack=False))
         if advanced and (not isinstance(value, _Tensor) or not value.ndim):
             _check_rows_in_range(self._batch_size, index)
+        if isinstance(value, _Tensor) and any(_overlaps(e, value) for e in self._tensors.values()):
+            value = value.clone()  # read before written, as rows of a collection are
+        _check_records_at(self, index, value)
         written = False
         for key, entry in self._tensors.items():
             if isinstance(entry, _NonTensorNode) or (unbatched and entry.__class__ is _Unbatched):
@@ -337,6 +344,45 @@ def _check_dtypes_at(
                     f"Cast the value (value.to({entry.dtype})) or write the entries one by one"
                 )
                 raise InPlaceWriteError(msg) from None
+
+
+def _check_records_at(td: Any, index: Any, value: Any) -> None:
+    """``td[index] = value`` (a tensor or number into every entry): the records among
+    ``td``'s nested collections (at any depth below TensorDicts) check it before any
+    entry is written, so that one refusing it leaves the entries before it unwritten."""
+    for entry in td._entries().values():
+        if not isinstance(entry, TensorCollection) or isinstance(entry, _NonTensorNode):
+            continue
+        if is_record(entry):
+            entry._check_row_write(index, value)
+        elif not entry._is_lazy and not entry._is_store:
+            _check_records_at(entry, index, value)
+
+
+def _shares_leaf_memory(td: Any, index: Any) -> bool:
+    """Whether a tensor of ``index`` (a mask or positions) shares memory with one of
+    ``td``'s tensors (``td[td["done"]] = 0``), which the write would change before the
+    entries after it are written: they would get other rows than the ones selected."""
+    if isinstance(index, _Tensor):
+        indices: Any = (index,)
+    elif type(index) is tuple:
+        indices = [part for part in index if isinstance(part, _Tensor)]
+    else:
+        return False
+    if not indices:
+        return False
+    for part in indices:
+        for leaf in td._tensor_leaves():  # (a mask is a bool tensor, positions integers)
+            if leaf.dtype == part.dtype and shares_memory(leaf, part):
+                return True
+    return False
+
+
+def _read_index(index: Any) -> Any:
+    """``index`` with its tensors copied (see :func:`_shares_leaf_memory`)."""
+    if isinstance(index, _Tensor):
+        return index.clone()
+    return tuple(part.clone() if isinstance(part, _Tensor) else part for part in index)
 
 
 def _overlaps(entry: object, sub: object) -> bool:

@@ -607,9 +607,8 @@ class TensorDictParams(ParamsStorage, LockBlocks, TensorDictBase, nn.Module):  #
     def _stage_in_place(
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...], staged: Any
     ) -> None:
-        """``apply_``: the results written into the entries now, outside autograd."""
-        with torch.no_grad():
-            self._param_td._apply_in_place(fn, others)
+        """``apply_``: the results staged, and written with the others', outside autograd."""
+        staged.stage_without_grad(lambda inner: self._param_td._stage_in_place(fn, others, inner))
 
     def apply_(self, fn: Callable[..., Any], *others: TensorCollection, **options: Any) -> Self:
         """Writes ``fn(tensor, *others)`` into the parameters' data in place, outside

@@ -15,6 +15,7 @@ from typing_extensions import Unpack
 from tclass._base._provided import IO
 from tclass._base._tensordict_base import TensorDictBase
 from tclass._base.declared._persistence import LoadOptions, SaveOptions
+from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._device_ops import map_tensors
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._future import TensorDictFuture
@@ -368,7 +369,7 @@ class _MemmapLeaves(NodeVisitor[tuple[int, bool]]):
     def visit_tensordict(self, td: TensorDict) -> tuple[int, bool]:
         count, mapped = 0, True
         for _, value in td._items():
-            if isinstance(value, torch.Tensor):
+            if not isinstance(value, TensorCollection):  # a tensor (or a first-class dim one)
                 count, mapped = count + 1, mapped and in_memory_map(value)
             else:
                 n, m = self.visit(value)

@@ -21,11 +21,13 @@ the fact with ``type(record).from_tensordict(record.to_tensordict())``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import torch
 
 from tclass._base.implemented._leaf_walk import Gather
+from tclass._base.implemented._staged_writes import StagedWrites
 from tclass._core._keys import key_path
 from tclass._core._record_spec import RecordSpecs, value_problem
 from tclass._core._records import is_record
@@ -82,11 +84,18 @@ class _Staged:
         return None
 
 
-def apply_in_place_checked(record: Any, fn: Callable[..., Any], others: tuple[Any, ...]) -> bool:
+def apply_in_place_checked(
+    record: Any,
+    fn: Callable[..., Any],
+    others: tuple[Any, ...],
+    staged: StagedWrites | None = None,
+) -> bool:
     """``record.apply_(fn, *others)`` with the results for its bounded fields (its
-    nested records' too) computed first, from copies, and checked; then those written
-    and the other tensors ``fn`` changes. False, having done nothing, when the record
-    holds no bounded tensor (the storage's walk does it all).
+    nested records' too) computed first, from copies, and checked; then the results
+    for the other tensors ``fn`` changes computed, and all written once all are (by
+    ``staged``, the writes of an ``apply_`` of a collection holding the record, when
+    given). False, having done nothing, when the record holds no bounded tensor (the
+    storage's walk does it all).
 
     Raises:
         FieldSpecError: a result that breaks a constraint; nothing was written.
@@ -110,10 +119,22 @@ def apply_in_place_checked(record: Any, fn: Callable[..., Any], others: tuple[An
         listed = "; ".join(problem.message for problem in problems)
         message = f"{type(record).__name__}.apply_(...): {listed}. Nothing was written"
         raise FieldSpecError(message, problems)
-    for value, result, _ in first.pending:
-        value.copy_(result)
-    storage._apply_in_place(_Staged(fn, guarded, False), others)
+    writes = StagedWrites() if staged is None else staged
+    try:
+        writes.defer(partial(_write_checked, first.pending))
+        storage._stage_in_place(_Staged(fn, guarded, False), others, writes)
+        if staged is None:
+            writes.write()
+    finally:
+        if staged is None:
+            writes.close()
     return True
+
+
+def _write_checked(pending: list[tuple[_Tensor, _Tensor, Any]]) -> None:
+    """The checked results of a record's bounded fields, into their tensors."""
+    for value, result, _ in pending:
+        value.copy_(result)
 
 
 def check_fill(record: Any, key: Any, value: Any) -> None:

@@ -573,6 +573,9 @@ class TensorClass(
         self._tensordict.update_at_(source, idx, clone, keys_to_update=keys_to_update)
         return self
 
+    def _check_row_write(self, index: Any, value: Any) -> None:
+        check_row_write(self, index, value)
+
     def _check_in_place(self, values: Mapping[str, Any], index: Any, op: str) -> None:
         check_written_types(self, values)
         if index is ...:

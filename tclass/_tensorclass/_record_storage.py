@@ -142,11 +142,12 @@ class RecordStorageOps(TensorDictBase):
     def _stage_in_place(
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...], staged: Any
     ) -> None:
-        """Nested in a collection's ``apply_``: a stored or bounded record writes now
-        (its own checks); the others add their results to the outer ``staged``."""
-        if self._tensordict._is_store:
-            self._apply_in_place(fn, others)
-        elif not apply_in_place_checked(self, fn, others):
+        """Nested in a collection's ``apply_``: every record adds its results to the
+        outer ``staged`` (a stored or bounded one once its own checks pass)."""
+        if self._tensordict._is_store:  # checked against the class, written with the rest
+            storage: Any = self._tensordict
+            storage._staged_apply(type(self), fn, others, staged)
+        elif not apply_in_place_checked(self, fn, others, staged):
             self._tensordict._stage_in_place(fn, others, staged)
 
     def _tensor_leaves(self) -> Iterator[torch.Tensor]:

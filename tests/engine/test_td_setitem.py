@@ -186,16 +186,18 @@ def test_an_index_is_checked_where_nothing_is_written(index: Any, entries: dict[
     assert td.batch_size == (1, 3, 3)
 
 
-def test_a_write_torch_refuses_for_overlap_is_not_called_a_shape_mismatch() -> None:
-    """``td[td["done"]] = rows`` whose rows share memory with the mask: torch refuses the
-    overlap (a RuntimeError, as the peer raises); the error says so, not that shapes differ."""
+def test_rows_over_the_own_mask_are_read_first_and_a_mismatch_is_named() -> None:
+    """``td[td["done"]] = rows`` whose rows share memory with the mask: the mask and the
+    rows are read before anything is written (the peer raises torch's overlap error),
+    so every entry gets the rows the mask selected at the call; a real shape mismatch is
+    still called one."""
     td = TensorDict(
         {"r": torch.arange(5.0), "done": torch.tensor([0, 0, 1, 0, 1], dtype=torch.bool)}, [5]
     )
     rows = TensorDict({"r": torch.zeros(2), "done": td["done"][:2]}, [2])
-    with pytest.raises(tclass.errors.InPlaceWriteError, match="single memory location") as info:
-        td[td["done"]] = rows
-    assert isinstance(info.value, RuntimeError) and "mismatch" not in str(info.value)
+    td[td["done"]] = rows
+    assert td["r"].tolist() == [0.0, 1.0, 0.0, 3.0, 0.0] and not td["done"].any()
+    td["done"] = torch.tensor([0, 0, 1, 0, 1], dtype=torch.bool)
     with pytest.raises(BatchSizeError, match="mismatch"):
         td[td["done"].clone()] = TensorDict({"r": torch.zeros(3)}, [3])  # a real mismatch
     with pytest.raises(BatchSizeError, match=r"shape mismatch: .* shape \[3\] .* 'r'"):

@@ -22,6 +22,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._grad_writes import writes_as_set_
 from tclass._base.implemented._leaf_kernels import mismatched_operands
 from tclass._base.implemented._leaf_rules import unnamed
+from tclass._base.implemented._staged_writes import StagedWrites, empty_grad_view, write_refused
 from tclass._core import _batch, _names
 from tclass._core._jagged import leaf_shape
 from tclass._core._names import DimName, Names
@@ -33,7 +34,6 @@ from tclass.errors import (
     IgnoredKeywordWarning,
     InPlaceWriteError,
     KeyNotFoundError,
-    ReadOnlyError,
 )
 
 if TYPE_CHECKING:
@@ -51,13 +51,6 @@ PairFn = Callable[[_Tensor, _Tensor], _Tensor | None]
 AnyFn = Callable[..., _Tensor | TensorCollection | None]
 _O = TypeVar("_O", bound=Mapping[str, Any])
 _C = TypeVar("_C", bound=TensorCollection)
-
-
-def _empty_grad_view(value: _Tensor) -> bool:
-    """A view with no element of a leaf that requires grad (``params[3:-1]``): torch
-    refuses an in-place write into it even of no element, as the peer's
-    ``apply(inplace=True)`` does, where a parameter without elements lets one pass."""
-    return value.numel() == 0 and value.requires_grad and value._is_view()
 
 
 def _refuse_grad_leaf_fill(key: Any, target: Any) -> None:
@@ -449,16 +442,23 @@ class ApplyOps(TensorCollection):
         fit its tensor first, then all are written (a result that fits as it is goes in
         as it is); a function that raises or a result that cannot be written leaves
         every tensor as it was."""
-        staged = _StagedWrites()
-        self._stage_in_place(fn, others, staged)
-        staged.write()
+        staged = StagedWrites()
+        try:
+            self._stage_in_place(fn, others, staged)
+            staged.write()
+        finally:
+            staged.close()
         return self
 
     def _stage_in_place(
-        self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...], staged: Any
+        self,
+        fn: Callable[..., torch.Tensor | None],
+        others: tuple[Any, ...],
+        staged: StagedWrites,
     ) -> None:
         """``_apply_in_place``'s first pass: the results added to ``staged``
-        (collections with their own in-place rules override it and write then)."""
+        (collections with their own in-place rules override it, and add a deferred
+        write of the results they staged by those rules)."""
         for key, value in self._items():
             paired = tuple(other._entry(key) for other in others)
             if isinstance(value, TensorCollection):
@@ -474,9 +474,9 @@ class ApplyOps(TensorCollection):
                 try:
                     result.expand(value.shape)  # copy_ broadcasts the result, no further
                 except RuntimeError as error:
-                    if _batch.writes_nothing(value, result) and not _empty_grad_view(value):
+                    if _batch.writes_nothing(value, result) and not empty_grad_view(value):
                         continue  # no element to write (a parameter holding none, as the peer)
-                    raise _write_refused(key, value, error) from None
+                    raise write_refused(key, value, error) from None
             staged.add(key, value, result)
 
     # --- copies --------------------------------------------------------------------------
@@ -818,66 +818,6 @@ def _broadcast(a: torch.Size, b: torch.Size) -> torch.Size:
     except RuntimeError:
         msg = f"cannot broadcast batch sizes {list(a)} and {list(b)}"
         raise BatchSizeError(msg) from None
-
-
-class _StagedWrites:
-    """The results of an ``apply_`` waiting to be written. A tensor that shares its
-    storage with one already waiting gets the waiting ones written first, so that
-    ``fn`` sees it as the peer's one-at-a-time walk does."""
-
-    __slots__ = ("pending", "storages")
-
-    def __init__(self) -> None:
-        self.pending: list[tuple[str, torch.Tensor, Any]] = []
-        self.storages: set[int] = set()
-
-    def before(self, value: torch.Tensor) -> None:
-        if self.storages and _storage_of(value) in self.storages:
-            self.write()
-
-    def add(self, key: str, value: torch.Tensor, result: Any) -> None:
-        self.pending.append((key, value, result))
-        self.storages.add(_storage_of(value))
-
-    def write(self) -> None:
-        pending, self.pending = self.pending, []
-        self.storages.clear()
-        for key, value, result in pending:
-            try:
-                value.copy_(result)
-            except ReadOnlyError:
-                raise
-            except RuntimeError as error:
-                if _batch.writes_nothing(value, result) and not _empty_grad_view(value):
-                    continue  # no element to write (a parameter holding none, as the peer)
-                raise _write_refused(key, value, error) from None
-
-
-def _storage_of(value: torch.Tensor) -> int:
-    """Where the tensor's storage starts (0 where it has none to compare)."""
-    try:
-        return int(value.untyped_storage().data_ptr())
-    except (RuntimeError, NotImplementedError):
-        return 0
-
-
-def _write_refused(key: str, value: torch.Tensor, error: RuntimeError) -> InPlaceWriteError:
-    """Why ``apply(inplace=True)`` could not write its result into the tensor at ``key``."""
-    if value.requires_grad and torch.is_grad_enabled():
-        msg = (
-            f"Failed to update {key!r} in place (apply(inplace=True)): autograd refuses an "
-            "in-place write into a tensor that requires grad (a parameter, or a view of one) "
-            "while it records; run it under torch.no_grad(), use apply_() on a "
-            "TensorDictParams (which writes its parameters' data), or use inplace=False"
-        )
-    else:
-        msg = (
-            f"Failed to update {key!r} in place (apply(inplace=True)): cannot write the "
-            f"result into it (shape {list(value.shape)}, "
-            f"{'expanded' if 0 in value.stride() else 'strided'}): {error}. Clone the "
-            "collection first (td.clone()) or use inplace=False"
-        )
-    return InPlaceWriteError(msg)
 
 
 def _named_from_nested(source: _C, out: dict[str, Any], batch_size: torch.Size) -> _C:

@@ -333,6 +333,11 @@ class TensorCollection(BatchFacts):
         collection's entries at ``index`` (``...``: whole), by the method ``op`` of a
         collection holding it; only records have checks (their fields' specs)."""
 
+    def _check_row_write(self, index: Any, value: Any) -> None:
+        """Checks ``self[index] = value`` (a tensor or a number written into every
+        entry) before a collection holding this one writes any entry; only records have
+        checks (their fields' specs)."""
+
     def _check_update(
         self,
         source: Any,

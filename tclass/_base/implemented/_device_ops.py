@@ -14,7 +14,7 @@ from typing_extensions import Self
 from tclass._base._provided import ENGINE
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._device import ToOptions, parse_to_args
-from tclass._core._memmap import functorch_base, in_memory_map
+from tclass._core._memmap import first_class_data, functorch_base, in_memory_map
 from tclass._core._records import is_record, storage_of
 
 __all__ = ["DeviceOps", "map_tensors", "share"]
@@ -191,7 +191,8 @@ def _leaves(node: Any) -> Iterator[torch.Tensor]:
         return
     for value in node._entries().values():
         if not isinstance(value, TensorCollection):
-            yield value
+            data = first_class_data(value)  # (a first-class dim tensor: what it reads)
+            yield value if data is None else data
         elif not value._is_leaf_node:
             yield from _leaves(value)
         elif not value._is_value_node:

@@ -38,6 +38,7 @@ from tclass._base.implemented._entry_walk import (
     written_paths,
 )
 from tclass._base.implemented._grad_writes import refuse_grad_leaf_writes
+from tclass._base.implemented._staged_writes import shares_memory
 from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._linked_list import holds_none, link_nested, unlinked
@@ -335,7 +336,12 @@ class EntryOps(TensorCollection):
                 f"set_at_({key!r}, value, {index!r})", key, target, error
             ) from None
         except RuntimeError as error:  # torch's words, with the key and shapes
-            raise _batch.entry_write_error(key, value, index, target, error) from error
+            if not shares_memory(target, value):
+                raise _batch.entry_write_error(key, value, index, target, error) from error
+            try:  # torch refused a value over the entry's own memory: read it first
+                target[index] = value.clone()
+            except RuntimeError as again:
+                raise _batch.entry_write_error(key, value, index, target, again) from again
         return self
 
     def update_(

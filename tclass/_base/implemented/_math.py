@@ -26,6 +26,7 @@ from typing_extensions import Self
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._entry_walk import _value_paths
 from tclass._base.implemented._leaf_walk import without_empty, writing_out_of
+from tclass._base.implemented._staged_writes import shares_memory
 from tclass._base.implemented._unary_math import UnaryMathOps
 from tclass._core._dispatch import implements
 from tclass._core._records import storage_of
@@ -384,7 +385,13 @@ class MathOps(UnaryMathOps):
         )
 
     def masked_fill_(self, mask: TensorCollection | torch.Tensor, value: float | bool) -> Self:
-        """In-place :meth:`masked_fill`."""
+        """In-place :meth:`masked_fill`. A mask that is one of the collection's own
+        tensors (``td.masked_fill_(td["done"], 0)``) is read before any is filled, so
+        every entry is filled where it was true at the call."""
+        if isinstance(mask, _Tensor) and any(
+            shares_memory(leaf, mask) for leaf in self._tensor_leaves()
+        ):
+            mask = mask.clone()
         return self._pointwise_(
             None, _Tensor.masked_fill_, (mask, value), alignment="mask", operation="masked_fill_"
         )

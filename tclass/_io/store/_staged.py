@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from tclass._base.implemented._collection import TensorCollection
+from tclass._base.implemented._staged_writes import StagedWrites
 from tclass._core._records import storage_of
 from tclass._engine._td import TensorDict
 from tclass._io._schema import check_written_values
@@ -62,13 +63,15 @@ def stage_in_place(
     operands: Sequence[Any],
     record: type | None = None,
     what: str | None = None,
+    outer: StagedWrites | None = None,
 ) -> None:
     """Does ``work`` on each tensor array of ``root`` (its rows ``selection``: ``...``
     for all of them; ``batch`` their batch size), an array at a time, with ``operands``
     (collections cut to the array's key; other values as they are); checks each result
     against the record holding it (``record``: the class of a record over ``root``,
     whose operation ``what`` opens the message of a refusal); writes the results once
-    all are staged.
+    all are staged (``outer``, the staged writes of an ``apply_`` of a collection
+    holding ``root``: once the outer walk writes its own).
 
     Raises:
         ReadOnlyFileError: the file was opened read-only (for a record, once its
@@ -83,6 +86,7 @@ def stage_in_place(
     size = sum(_nbytes(leaf.node) for leaf in leaves)
     staged = _Staged(root._live().file.filename, spill=size > _BUDGET)
     refused: list[FieldSpecError] = []
+    deferred = False
     try:
         for leaf in leaves:
             holder = leaf.chain[-1]
@@ -108,9 +112,14 @@ def stage_in_place(
         if refused:
             raise _every_refusal(refused, what)
         root._writable()
-        staged.write()
+        if outer is not None:
+            outer.defer(staged.write, staged.close)
+            deferred = True
+        else:
+            staged.write()
     finally:
-        staged.close()
+        if not deferred:
+            staged.close()
 
 
 def applied(fn: Callable[..., torch.Tensor | None]) -> Work:

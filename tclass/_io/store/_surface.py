@@ -20,6 +20,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._leaf_walk import Gather
 from tclass._base.implemented._lock_blocks import LockBlocks
 from tclass._base.implemented._shape_ops import ShapeOps
+from tclass._base.implemented._staged_writes import StagedWrites
 from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._names import DimName, Names
@@ -451,11 +452,16 @@ class RowsInMemory(ShapeOps):
         return True
 
     def _staged_apply(
-        self, record: type | None, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...]
+        self,
+        record: type | None,
+        fn: Callable[..., torch.Tensor | None],
+        others: tuple[Any, ...],
+        outer: StagedWrites | None = None,
     ) -> None:
-        """``apply_`` an array at a time, as :meth:`_staged_math`."""
+        """``apply_`` an array at a time, as :meth:`_staged_math` (``outer``: the staged
+        writes of an ``apply_`` of a collection holding this one, which write these)."""
         what = None if record is None else f"{record.__name__}.apply_(...)"
-        stage_in_place(*self._staging(), applied(fn), others, record, what)
+        stage_in_place(*self._staging(), applied(fn), others, record, what, outer)
 
     def tensor_split(
         self, indices_or_sections: int | Sequence[int] | torch.Tensor, dim: int = 0

@@ -779,8 +779,9 @@ class PersistentTensorDictView(SourceLock, RowsInMemory, TensorDictBase):
     def _stage_in_place(
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...], staged: Any
     ) -> None:
-        """Nested in a collection's ``apply_``: written now, by its own rules."""
-        self._apply_in_place(fn, others)
+        """Nested in a collection's ``apply_``: staged by its own rules, written with
+        the outer walk's results."""
+        self._staged_apply(None, fn, others, staged)
 
     def _staging(self) -> tuple[PersistentTensorDict, Any, torch.Size]:
         """The file, the rows and their batch size, for in-place math an array at a time."""

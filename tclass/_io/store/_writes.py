@@ -70,6 +70,7 @@ from tclass.errors import (
 )
 
 if TYPE_CHECKING:
+    from tclass._base.implemented._staged_writes import StagedWrites
     from tclass._io.store._persistent import PersistentTensorDict
 
 __all__ = ["StoreWrites", "refuse_ragged_batch"]
@@ -243,6 +244,7 @@ class StoreWrites(TensorDictBase):
             record: type | None,
             fn: Callable[..., torch.Tensor | None],
             others: tuple[Any, ...],
+            outer: StagedWrites | None = None,
         ) -> None: ...
     else:
         __slots__ = ()
@@ -944,8 +946,9 @@ class StoreWrites(TensorDictBase):
     def _stage_in_place(
         self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...], staged: Any
     ) -> None:
-        """Nested in a collection's ``apply_``: written now, by its own rules."""
-        self._apply_in_place(fn, others)
+        """Nested in a collection's ``apply_``: staged by its own rules, written with
+        the outer walk's results."""
+        self._staged_apply(None, fn, others, staged)
 
     def _staging(self) -> tuple[PersistentTensorDict, Any, torch.Size]:
         """What in-place work an array at a time (``stage_in_place``) works on: this

@@ -1,0 +1,138 @@
+"""The results of an ``apply_`` waiting to be written (all or nothing).
+
+``apply_`` computes every result first and writes them once the last is computed, so a
+function that raises, or a result that cannot be written, leaves every tensor as it
+was. Nodes with their own in-place rules (an HDF5 file or zarr store, the parameters of
+a ``TensorDictParams``, a record whose fields bound their values) stage their results
+by those rules and hand the outer walk a deferred write (:meth:`StagedWrites.defer`),
+run with the others: nothing of theirs is written before every sibling has its result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from tclass._core import _batch
+from tclass.errors import InPlaceWriteError, ReadOnlyError
+
+__all__ = ["StagedWrites", "empty_grad_view", "shares_memory", "write_refused"]
+
+_Tensor = torch.Tensor
+
+
+class StagedWrites:
+    """The results waiting to be written. A tensor that shares its storage with one
+    already waiting gets the waiting ones written first, so that ``fn`` sees it as the
+    peer's one-at-a-time walk does."""
+
+    __slots__ = ("closers", "pending", "storages")
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[str, _Tensor, Any] | Callable[[], object]] = []
+        self.storages: set[int] = set()
+        self.closers: list[Callable[[], object]] = []
+
+    def before(self, value: _Tensor) -> None:
+        if self.storages and _storage_of(value) in self.storages:
+            self.write()
+
+    def add(self, key: str, value: _Tensor, result: Any) -> None:
+        self.pending.append((key, value, result))
+        self.storages.add(_storage_of(value))
+
+    def defer(self, write: Callable[[], object], close: Callable[[], object] | None = None) -> None:
+        """``write`` run in turn with the results added (a nested node's staged results,
+        checked by its own rules); ``close`` run once the walk is over, written or not
+        (a scratch folder removed)."""
+        self.pending.append(write)
+        if close is not None:
+            self.closers.append(close)
+
+    def stage_without_grad(self, stage: Callable[[StagedWrites], object]) -> None:
+        """``stage`` (a nested node's walk, given a ``StagedWrites`` of its own) run
+        outside autograd, its results deferred here and written outside autograd too
+        (the parameters of a ``TensorDictParams``: their data)."""
+        inner = StagedWrites()
+        with torch.no_grad():
+            stage(inner)
+        self.defer(inner.write_without_grad, inner.close)
+
+    def write_without_grad(self) -> None:
+        with torch.no_grad():
+            self.write()
+
+    def write(self) -> None:
+        pending, self.pending = self.pending, []
+        self.storages.clear()
+        for item in pending:
+            if callable(item):
+                item()
+                continue
+            key, value, result = item
+            try:
+                value.copy_(result)
+            except ReadOnlyError:
+                raise
+            except RuntimeError as error:
+                if _batch.writes_nothing(value, result) and not empty_grad_view(value):
+                    continue  # no element to write (a parameter holding none, as the peer)
+                raise write_refused(key, value, error) from None
+
+    def close(self) -> None:
+        """Drops what is left unwritten and runs the deferred writes' ``close``."""
+        self.pending.clear()
+        closers, self.closers = self.closers, []
+        for close in closers:
+            close()
+
+
+def empty_grad_view(value: _Tensor) -> bool:
+    """A view with no element of a leaf that requires grad (``params[3:-1]``): torch
+    refuses an in-place write into it even of no element, as the peer's
+    ``apply(inplace=True)`` does, where a parameter without elements lets one pass."""
+    return value.numel() == 0 and value.requires_grad and value._is_view()
+
+
+def shares_memory(target: object, value: object) -> bool:
+    """Whether tensor ``value`` shares memory with the tensor ``target`` it is written
+    into or read beside (``td.set_at_("x", td["x"][:3], slice(1, 4))``, a mask that is
+    one of the collection's own tensors): it is then read before anything is written."""
+    if not (isinstance(target, _Tensor) and isinstance(value, _Tensor)):
+        return False
+    if target.layout is not torch.strided or value.layout is not torch.strided:
+        return False
+    if target.device != value.device or target.device.type == "meta":
+        return False
+    if torch.compiler.is_compiling():  # no storage to compare in a traced graph
+        return False
+    return bool(target.untyped_storage().data_ptr() == value.untyped_storage().data_ptr())
+
+
+def _storage_of(value: _Tensor) -> int:
+    """Where the tensor's storage starts (0 where it has none to compare)."""
+    try:
+        return int(value.untyped_storage().data_ptr())
+    except (RuntimeError, NotImplementedError):
+        return 0
+
+
+def write_refused(key: str, value: _Tensor, error: RuntimeError) -> InPlaceWriteError:
+    """Why ``apply(inplace=True)`` could not write its result into the tensor at ``key``."""
+    if value.requires_grad and torch.is_grad_enabled():
+        msg = (
+            f"Failed to update {key!r} in place (apply(inplace=True)): autograd refuses an "
+            "in-place write into a tensor that requires grad (a parameter, or a view of one) "
+            "while it records; run it under torch.no_grad(), use apply_() on a "
+            "TensorDictParams (which writes its parameters' data), or use inplace=False"
+        )
+    else:
+        msg = (
+            f"Failed to update {key!r} in place (apply(inplace=True)): cannot write the "
+            f"result into it (shape {list(value.shape)}, "
+            f"{'expanded' if 0 in value.stride() else 'strided'}): {error}. Clone the "
+            "collection first (td.clone()) or use inplace=False"
+        )
+    return InPlaceWriteError(msg)
