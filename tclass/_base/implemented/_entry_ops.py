@@ -303,11 +303,10 @@ class EntryOps(TensorCollection):
         Raises:
             KeyNotFoundError: if there is no entry ``key``.
         """
-        if type(key) is not str:
-            owner, name = cast(Any, self)._holder_of(key)  # (a mixin of KeyOps)
-            if owner is not self:  # written by what holds it (a record checks its fields)
-                owner.set_at_(name, value, index, non_blocking=non_blocking)
-                return self
+        owner, name = cast(Any, self)._holder_of(key)  # (a mixin of KeyOps)
+        if owner is not self:  # written by what holds it (a record checks its fields)
+            owner.set_at_(name, value, index, non_blocking=non_blocking)
+            return self
         target = self.get(key, _MISSING)
         if target is _MISSING or target is None:
             raise self._missing_key(key)
