@@ -667,13 +667,13 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
             InPlaceWriteError: (a ``RuntimeError``) if torch refuses the copy otherwise
                 (autograd, for a tensor that requires grad).
         """
-        if type(key) is not str:
-            if self._lacks_parent(_keys.key_path(key)):
+        if type(key) is not str or self._tensors.__class__ is not dict:  # (else: its own)
+            if type(key) is not str and self._lacks_parent(_keys.key_path(key)):
                 return self.set(key, value)
             owner, name = self._holder_of(key)
-            if owner is not self:  # written by what holds it: a record checks its fields,
-                owner.set_(name, value, non_blocking=non_blocking)  # a lazy stack its members
-                return self
+            if owner is not self:  # written by what holds it: a record checks its fields, a
+                owner.set_(name, value, non_blocking=non_blocking)  # lazy stack its members,
+                return self  # a view over another collection (TypedTensorDict) that one
             key = name
         target = self._get_nested(key) if type(key) is not str else self._entry(key)
         if isinstance(target, _NonTensorNode):  # a Python value: replaced, as in the peer

@@ -14,23 +14,20 @@ from __future__ import annotations
 
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, get_origin
 
 import torch
 import typing_extensions
 
+from tclass._base.implemented._key_ops import KeyOps
+from tclass._base.implemented._leaf_walk import Gather
 from tclass._core._class_options import OPTIONS
 from tclass._core._device import DeviceLike
 from tclass._core._names import DimName
 from tclass._core._records import storage_of
 from tclass._engine._td import TensorDict
-from tclass._engine._typed_source import (
-    WRITES_INTO_DATA,
-    SourceEntries,
-    source_of,
-    through_source,
-)
+from tclass._engine._typed_source import SourceEntries, source_of
 from tclass.errors import (
     ArgumentError,
     ArgumentValueError,
@@ -163,6 +160,52 @@ class TypedTensorDict(TensorDict, metaclass=_TypedMeta):
         else:
             source[index] = value
 
+    # --- in-place writes: an instance over another kind of collection writes into it -------
+    # The in-place methods (``add_``, ``+=``, ``copy_``, ``set_``, ``apply_``...) reach the
+    # tensors they write into through the accessors below, which an instance whose
+    # entries are read through a source (a lazy stack's stacked tensors, a file's rows:
+    # copies) answers with that source's own: its members' tensors, its rows read and
+    # written back, the collection holding a key by its own rules.
+
+    def _collect(
+        self, into: Gather, operands: tuple[Any, ...], batch_dims: int, prefix: tuple[str, ...]
+    ) -> None:
+        """An in-place write's walk gathers the source's tensors (see ``Gather``)."""
+        source = source_of(self) if into.in_place else None
+        if source is None:
+            super()._collect(into, operands, batch_dims, prefix)
+        else:
+            source._collect(into, operands, batch_dims, prefix)
+
+    def _gather_tree(self, into: Gather, other: Any) -> bool:
+        """The fast walk of an in-place write is the source's (see :meth:`_collect`)."""
+        source = source_of(self) if into.in_place else None
+        if source is None:
+            return super()._gather_tree(into, other)
+        return source._gather_tree(into, other)
+
+    def _stage_in_place(
+        self, fn: Callable[..., torch.Tensor | None], others: tuple[Any, ...], staged: Any
+    ) -> None:
+        """``apply_``'s walk: the source's, by its rules."""
+        source = source_of(self)
+        if source is None:
+            super()._stage_in_place(fn, others, staged)
+        else:
+            source._stage_in_place(fn, others, staged)
+
+    def _tensor_leaves(self) -> Iterator[torch.Tensor]:
+        """The source's tensors, unstacked (``requires_grad_``, ``detach_`` and
+        ``share_memory_`` reach them)."""
+        source = source_of(self)
+        return super()._tensor_leaves() if source is None else source._tensor_leaves()
+
+    def _holder(self, path: tuple[str, ...]) -> KeyOps | None:
+        """The collection holding the entry ``path`` (which writes it by its own rules:
+        ``set_``, ``set_at_``, ``fill_``, ``update_``...): the source's."""
+        source = source_of(self)
+        return super()._holder(path) if source is None else source._holder(path)
+
     def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
         """A plain TensorDict copy (tensors cloned), as the peer gives."""
         copy = self.clone()
@@ -211,10 +254,6 @@ class TypedTensorDict(TensorDict, metaclass=_TypedMeta):
         # later, so shape ops look for one (else they would index its payload).
         out._mark_unbatched()
         return out
-
-
-for _name in WRITES_INTO_DATA:
-    setattr(TypedTensorDict, _name, through_source(_name, getattr(TensorDict, _name)))
 
 
 def _declare_fields(cls: type[TypedTensorDict]) -> None:

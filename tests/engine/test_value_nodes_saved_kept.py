@@ -303,14 +303,16 @@ def test_a_saved_record_s_reshapes_keep_its_python_value_fields_saved(
 
 def test_a_lazy_stack_s_python_values_read_whole_are_a_new_stack(tmp_path: Path) -> None:
     # each member's node is saved and locked (as the peer's); get(key) stacks their values
-    # into a new node, as torch.stack copies them (a write into it reaches no member):
-    # neither saved nor locked, where the peer's is a lazy stack of the members themselves
+    # into a new node, as torch.stack copies them (a write into it would reach no member):
+    # not saved, and locked as the members' are (a write refused rather than lost), where
+    # the peer's is a lazy stack of the members themselves
     members = [TensorDict(s=NonTensorData(c, batch_size=[2]), batch_size=[2]) for c in "xy"]
     saved = LazyStackedTensorDict(*members).memmap(tmp_path / "lazy")
     assert saved[0].get("s").is_memmap() and saved[0].get("s").is_locked
     whole = saved.get("s")
-    assert not whole.is_memmap() and not whole.is_locked
-    whole[0] = "q"
+    assert not whole.is_memmap() and whole.is_locked
+    with pytest.raises(LockedError):
+        whole[0] = "q"
     assert saved[0].get("s").data == "x"
 
 

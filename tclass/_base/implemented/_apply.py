@@ -577,11 +577,10 @@ class ApplyOps(TensorCollection):
 
     def fill_(self, key: Any, value: float | bool | torch.Tensor) -> Self:
         """Fills the entry ``key`` (a tensor, or every tensor of a nested collection)."""
-        if type(key) is not str:
-            owner, name = cast(Any, self)._holder_of(key)  # (a mixin of KeyOps)
-            if owner is not self:  # filled by what holds it (a record checks its fields)
-                owner.fill_(name, value)
-                return self
+        owner, name = cast(Any, self)._holder_of(key)  # (a mixin of KeyOps)
+        if owner is not self:  # filled by what holds it (a record checks its fields)
+            owner.fill_(name, value)
+            return self
         target = self.get(key, _MISSING)
         if target is _MISSING:
             raise self._missing_key(key)

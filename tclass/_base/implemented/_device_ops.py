@@ -5,7 +5,6 @@ device predicates and stream records. (Consolidation into one buffer is declared
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -14,7 +13,7 @@ from typing_extensions import Self
 from tclass._base._provided import ENGINE
 from tclass._base.implemented._collection import TensorCollection
 from tclass._core._device import ToOptions, parse_to_args
-from tclass._core._memmap import first_class_data, functorch_base, in_memory_map
+from tclass._core._memmap import functorch_base, in_memory_map
 from tclass._core._records import is_record, storage_of
 
 __all__ = ["DeviceOps", "map_tensors", "share"]
@@ -113,7 +112,7 @@ class DeviceOps(TensorCollection):
         across processes through its own IPC), so that other processes see writes. As in
         the peer, a memory-mapped file is not shared memory: ``is_memmap()`` tells those.
         A ``meta`` tensor holds no data to share: it is not asked."""
-        leaves = [leaf for leaf in _leaves(self) if not leaf.is_meta]
+        leaves = [leaf for leaf in self._tensor_leaves() if not leaf.is_meta]
         if not leaves:  # nothing to ask: whether share_memory_() made it (a view of) shared
             return self._shared_without_tensors()
         return all(_in_shared_memory(leaf) or leaf.is_cuda for leaf in leaves)
@@ -144,7 +143,7 @@ class DeviceOps(TensorCollection):
         each other's writes). Returns ``self``, locked: replacing an entry would not be
         shared. Tensors on another device stay where they are, as in the peer (an
         accelerator's are shared through its own IPC; a ``meta`` tensor holds no data)."""
-        for leaf in _leaves(self):
+        for leaf in self._tensor_leaves():
             if leaf.device.type == "cpu" and not _shared(leaf):
                 _share(leaf)
         self._mark_shared()
@@ -179,24 +178,6 @@ def map_tensors(node: Any, fn: Any, device: torch.device | None = None) -> Any:
     if device is None:
         return node._map_values(each, node.batch_size)
     return node._map_values(each, node.batch_size, device)
-
-
-def _leaves(node: Any) -> Iterator[torch.Tensor]:
-    """The stored tensors: a lazy stack's are its members' (a stacked read is a copy,
-    and ragged members have none)."""
-    node = storage_of(node)
-    if node._is_lazy:
-        for member in node.tensordicts:
-            yield from _leaves(member)
-        return
-    for value in node._entries().values():
-        if not isinstance(value, TensorCollection):
-            data = first_class_data(value)  # (a first-class dim tensor: what it reads)
-            yield value if data is None else data
-        elif not value._is_leaf_node:
-            yield from _leaves(value)
-        elif not value._is_value_node:
-            yield value._read()
 
 
 def _in_shared_memory(leaf: torch.Tensor) -> bool:

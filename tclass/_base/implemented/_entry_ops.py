@@ -42,6 +42,7 @@ from tclass._base.implemented._staged_writes import shares_memory
 from tclass._core import _batch, _keys, _names
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._linked_list import holds_none, link_nested, unlinked
+from tclass._core._memmap import first_class_data
 from tclass._core._names import DimName
 from tclass._core._records import is_record, storage_of
 from tclass._core._unbatched import UnbatchedTensor
@@ -304,11 +305,10 @@ class EntryOps(TensorCollection):
         Raises:
             KeyNotFoundError: if there is no entry ``key``.
         """
-        if type(key) is not str:
-            owner, name = cast(Any, self)._holder_of(key)  # (a mixin of KeyOps)
-            if owner is not self:  # written by what holds it (a record checks its fields)
-                owner.set_at_(name, value, index, non_blocking=non_blocking)
-                return self
+        owner, name = cast(Any, self)._holder_of(key)  # (a mixin of KeyOps)
+        if owner is not self:  # written by what holds it (a record checks its fields)
+            owner.set_at_(name, value, index, non_blocking=non_blocking)
+            return self
         target = self.get(key, _MISSING)
         if target is _MISSING or target is None:
             raise self._missing_key(key)
@@ -489,12 +489,18 @@ class EntryOps(TensorCollection):
         return total
 
     def _tensor_leaves(self) -> Iterator[torch.Tensor]:
-        """Every tensor held, without stacking (a lazy stack yields its members')."""
-        for _, value in self._items():
+        """Every tensor held, without stacking (a lazy stack yields its members'; a
+        first-class dim tensor, what it reads)."""
+        items = cast("Iterator[tuple[str, object]]", self._items())  # (first-class: neither)
+        for _, value in items:
             if isinstance(value, torch.Tensor):
                 yield value
             elif isinstance(value, TensorCollection):
                 yield from value._tensor_leaves()
+            else:
+                data = first_class_data(value)
+                if data is not None:
+                    yield data
 
     @property
     def depth(self) -> int:

@@ -171,6 +171,13 @@ class Gather:
         self.subset = subset
         self.extra = extra
 
+    @property
+    def in_place(self) -> bool:
+        """Whether this is an in-place write's walk: the tensors gathered are the ones
+        written into (a view reading its entries through another collection gathers
+        that one's, see ``TypedTensorDict.from_tensordict``)."""
+        return self.written_back is not None
+
 
 def as_scalar(value: object) -> int | float | bool | complex | None:
     """``value`` as a Python number if it is a number (numpy scalars included), else None."""
@@ -648,7 +655,10 @@ class LeafWalkOps(TensorCollection):
             )
             return OperandError(msg)
         walked = tuple(op for op in operands if isinstance(op, (TensorCollection, _Tensor)))
-        into = Gather(len(walked), alignment, paths=True, subset=subset, extra=True)
+        # (the in-place walk again, recording keys: the same tensors in the same order)
+        into = Gather(
+            len(walked), alignment, paths=True, subset=subset, extra=True, write_back=True
+        )
         self._collect(into, walked, len(self.batch_size), ())
         path = cast("list[tuple[str, ...]]", into.paths)[refusal.position]
         key = path[0] if len(path) == 1 else path

@@ -322,6 +322,8 @@ class LazyStackedTensorDict(LazyLocking, LazyWrites, Generic[M]):
         lazy = storage_of(value)  # a record's lazy stack of records too
         if self._stack_dim_name is not None and isinstance(lazy, LazyStackedTensorDict):
             lazy._stack_dim_name = self._stack_dim_name
+        elif isinstance(value, _NonTensorNode) and all(part.is_locked for part in parts):
+            value.lock_()  # the values of locked members: locked, as a nested lazy stack
         return value
 
     def _parts(self, key: str) -> list[Any]:
