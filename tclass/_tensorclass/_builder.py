@@ -277,8 +277,9 @@ def build_class(cls: type[TensorClass], base: type, **given: Any) -> None:
     type.__setattr__(cls, "__expected_keys__", frozenset(info.field_names))
     for field in fields:
         _attach_property(cls, info, field.name)  # resolves the rules if it can, here
-    if _settled(info):  # what a row write checks, now rather than at the first write
-        info._row_check = build_row_check(info)
+    if _settled(info):  # what a row write checks (and reads), now rather than at the
+        info._row_check = build_row_check(info)  # first write, which may be in a trace
+        info._bounds_values = info.bounds_values
     own = set(cls.__dict__.get("__annotations__", {}))
     # A class whose rules are known now gets its own storage step (_init_body.py); one
     # that defines __setattr__ has each field set through it (the peer's dataclass).
