@@ -757,6 +757,8 @@ DECIDED = [
     ("methods,index,shape,combine", 12, 16_123_011, "none-field-unset"),
     # fz30j: from_csv(x.to_csv()) without batch dims: the peer's frame reads a list as rows
     ("methods,features,entries,records", 8, 16_059_236, "peer-fails-inside"),
+    # og33k: to_pandas without batch dims: the peer's frame reads a dict value as rows
+    ("features,entries,math,records", 6, 33_750_029, "peer-fails-inside"),
     # fz30j: from_zarr of a stack of one list value: tclass reads it per element
     ("methods,features,entries,records", 12, 16_101_945, "h5-files"),
     # fz30j: load_memmap_ of a lazy stack of lazy stacks holding a list value
