@@ -161,6 +161,24 @@ def _dict_read_as_rows(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     return False
 
 
+def _consolidation_kept_by_equal_values(
+    finding: Finding, facts: Facts, peer: Any, mine: Any
+) -> bool:
+    """``is_consolidated()`` after ``x = x.load_state_dict(...)`` of a consolidated
+    collection holding Python values: the peer's load sets each value again (a new
+    node, the same value) and so drops its consolidation, its tensors still the
+    buffer's views; tclass's skips a value equal to the one held, and stays
+    consolidated (a value that differs ends it: og33k, program 17,075,828 L12 of
+    methods,features,entries,records)."""
+    if finding.kind != "result" or finding.step.op != "is_consolidated":
+        return False
+    if finding.detail != ["result: peer False, tclass True"]:
+        return False
+    loads = [i for i, line in enumerate(finding.lines) if "x = x.load_state_dict(" in line]
+    made = [i for i, line in enumerate(finding.lines) if "x = x.consolidate(" in line]
+    return bool(loads and made) and made[-1] < loads[-1]
+
+
 def _feature_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """The peer raised one of ``_FEATURE_FAILS_INSIDE``'s errors for its op, where
     tclass answered (fz27e: programs 15,600,xxx-15,630,xxx of

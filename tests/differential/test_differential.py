@@ -759,6 +759,10 @@ DECIDED = [
     ("methods,features,entries,records", 8, 16_059_236, "peer-fails-inside"),
     # og33k: to_pandas without batch dims: the peer's frame reads a dict value as rows
     ("features,entries,math,records", 6, 33_750_029, "peer-fails-inside"),
+    # og33k: load_state_dict of equal Python values keeps tclass's consolidation
+    ("methods,features,entries,records", 12, 17_075_828, "memmap-by-data"),
+    # og33k: from_struct_array of a value stack of strings: the peer's one np.str_ array
+    ("methods,features,entries,records", 12, 17_075_743, "peer-fails-inside"),
     # fz30j: from_zarr of a stack of one list value: tclass reads it per element
     ("methods,features,entries,records", 12, 16_101_945, "h5-files"),
     # fz30j: load_memmap_ of a lazy stack of lazy stacks holding a list value
