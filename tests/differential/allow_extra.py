@@ -289,6 +289,35 @@ _NODE_FOR_NONE = re.compile(
 )
 
 
+_ATTRS_MERGED = re.compile(
+    r"^result(?:\['\w+'\])+(?:\.kind: peer 'TensorDict', tclass 'TensorAttrs'"
+    r"|\['tgt_\w+'\]: peer nontensor \(\('value', \('py', (?P<v>.*)\), \[\]\), "
+    r"\('py', (?P=v)\)\), tclass py \((?P=v)\)"
+    r"|\['tgt_shape'\]: peer nontensor \(\('value', \('size', (?P<s>\[[\d, ]*\])\), \[\]\), "
+    r"\('size', (?P=s)\)\), tclass size \((?P=s),\)"
+    r"|\['tgt_shape'\]: peer tuple of (?P<n>\d+), tclass size \(\[(?P<d>[\d, ]*)\],\))$"
+)
+
+
+def _merge_keeps_attrs(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``merge_tensordicts`` of ``attrs()`` results (after a loss of them, their batch
+    size ``[]``): tclass keeps each node a ``TensorAttrs`` holding its shape as a
+    ``torch.Size``, where the peer's merge rebuilds some as TensorDicts of
+    ``NonTensorData`` (the same values) and gives others' shapes as tuples (fz33b:
+    program 17,065,358 L8 of extra,features; og33k)."""
+    if finding.kind != "result" or finding.step.op != "merge_tensordicts":
+        return False
+    if ".attrs()" not in "\n".join(finding.lines) or not finding.detail:
+        return False
+    for line in finding.detail:
+        found = _ATTRS_MERGED.match(line)
+        if found is None:
+            return False
+        if found["n"] is not None and int(found["n"]) != len(found["d"].split(",")):
+            return False
+    return True
+
+
 def _merge_keeps_later_nodes(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``merge_tensordicts`` of a nested collection that only a later input holds: tclass
     keeps it as that input holds it, where the peer's merge (walking the later inputs'

@@ -44,6 +44,7 @@ from .allow_entries import (
 from .allow_extra import (
     _loss_fails_on_empty_node,
     _loss_keeps_values,
+    _merge_keeps_attrs,
     _merge_keeps_later_nodes,
     _merge_of_lazy_fails_inside,
     _merge_shares_no_empty_node,
@@ -435,6 +436,7 @@ ENTRIES: list[Entry] = [
             _stays_lazy,
             _merged_in_order_of_holders,
             _merge_keeps_later_nodes,
+            _merge_keeps_attrs,
             _partial_key_not_defaulted,
             _lazy_uint_refused_per_member,
             _lazy_load_reads_stacked,
