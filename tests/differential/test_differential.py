@@ -765,6 +765,8 @@ DECIDED = [
     ("methods,features,entries,records", 12, 17_075_743, "peer-fails-inside"),
     # og33k: merge_tensordicts of attrs() results: tclass keeps TensorAttrs and a Size
     ("extra,features", 8, 17_065_358, "stacking-keeps"),
+    # og33k: create_nested over an existing group of a lazy stack of HDF5 files
+    ("methods,index,shape,combine", 12, 17_073_843, "h5-files"),
     # fz30j: from_zarr of a stack of one list value: tclass reads it per element
     ("methods,features,entries,records", 12, 16_101_945, "h5-files"),
     # fz30j: load_memmap_ of a lazy stack of lazy stacks holding a list value
