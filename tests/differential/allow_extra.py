@@ -146,23 +146,24 @@ def _merge_of_lazy_fails_inside(finding: Finding, facts: Facts, peer: Any, mine:
 
 # ``result.<members>[0][0]['d']: peer Tensor[torch.uint8, shape [2]], tclass Tensor[...]``
 _SHAPES = re.compile(
-    r"^result(?:\['[^']*'\]|\.<members>\[0\]\[\d+\])*: peer Tensor\[([\w.]+), shape "
-    r"\[([\d, ]*)\]\], tclass Tensor\[([\w.]+), shape \[([\d, ]*)\]\]$"
+    r"^result(?:\['[^']*'\]|\.<members>\[0\]\[\d+\])*: peer (?P<k>(?:MemoryMapped)?)Tensor"
+    r"\[([\w.]+), shape \[([\d, ]*)\]\], tclass (?P=k)Tensor\[([\w.]+), shape \[([\d, ]*)\]\]$"
 )
 
 
 def _member_entries_set_whole(finding: Finding, mine: Any) -> bool:
     """Where a member's entry of the lazy stack starts with the stack's batch size, the
     peer's merge sets it whole as the stack's entry, which its members split: each of
-    the peer's tensors is tclass's without its first dim (og32a: program 17,000,312 L4)."""
+    the peer's tensors is tclass's without its first dim (og32a: program 17,000,312 L4;
+    a memory-mapped lazy stack's, og33k: 17,122,088 L8 of extra,features)."""
     if type(mine.value).__name__ != "LazyStackedTensorDict":
         return False
     dim = mine.value.stack_dim  # (a stack along dim 1: 17,063,672 L8 of extra,index, fz33b)
     for line in finding.detail:
         found = _SHAPES.match(line)
-        if found is None or found[1] != found[3]:
+        if found is None or found[2] != found[4]:
             return False
-        theirs, ours = ([int(n) for n in re.findall(r"\d+", side)] for side in found.group(2, 4))
+        theirs, ours = ([int(n) for n in re.findall(r"\d+", side)] for side in found.group(3, 5))
         if ours[:dim] + ours[dim + 1 :] != theirs:
             return False
     return bool(finding.detail)
