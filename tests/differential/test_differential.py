@@ -771,6 +771,7 @@ DECIDED = [
     ("features,index,shape,combine", 12, 17_070_894, "lock-follows-sharing"),
     # og33k: merge_tensordicts of a memory-mapped lazy stack: the peer's entries set whole
     ("extra,features", 8, 17_122_088, "peer-fails-inside"),
+    ("extra,features", 8, 17_122_564, "peer-fails-inside"),  # of from_modules' lazy stack
     # fz30j: from_zarr of a stack of one list value: tclass reads it per element
     ("methods,features,entries,records", 12, 16_101_945, "h5-files"),
     # fz30j: load_memmap_ of a lazy stack of lazy stacks holding a list value
