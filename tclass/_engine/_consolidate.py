@@ -114,6 +114,9 @@ class Consolidated:
     # consolidate() locked the node, which the user had not: no pickle keeps that lock
     # (as the peer's, which keeps the user's)
     own_lock: bool = False
+    # its Python-value nodes and the values they held: one replaced or rewritten (a
+    # load_state_dict of another value) ends the consolidation as a replaced leaf does
+    values: list[tuple[Any, Any]] | None = None
 
     def __getitem__(self, key: str) -> torch.Tensor:
         """``state["storage"]``: the buffer, under the name the peer's consolidation
@@ -126,8 +129,15 @@ class Consolidated:
     def is_current(self, node: Any) -> bool:
         """Whether ``node``'s leaves are still the views of the buffer."""
         mine = self.leaves
-        current = _Leaves().of(node)
-        return len(current) == len(mine) and all(a is b for a, b in zip(current, mine))
+        walker = _Leaves()
+        current = walker.of(node)
+        if len(current) != len(mine) or any(a is not b for a, b in zip(current, mine)):
+            return False
+        kept = self.values
+        return kept is None or (
+            len(kept) == len(walker.values)
+            and all(a is b and x is y for (a, x), (b, y) in zip(kept, walker.values))
+        )
 
     def moved(self, node: Any, device: torch.device | None, non_blocking: bool) -> Any:
         """``node`` on ``device`` as one copy of the buffer (locked if ``node`` is), if its
@@ -216,7 +226,9 @@ def consolidate(
     result = rebuild(views, Target(target, filename is not None))  # a file's nodes: on cpu
     # the lock is consolidate()'s own unless the user had locked ``node`` (then it travels)
     own_lock = not storage_of(node).is_locked  # (a record's field may hide is_locked)
-    state = Consolidated(buffer, _Leaves().of(result), layout, rebuild, standalone, own_lock)
+    walker = _Leaves()
+    leaves = walker.of(result)
+    state = Consolidated(buffer, leaves, layout, rebuild, standalone, own_lock, walker.values)
     _attach(result, state)
     storage_of(result).lock_()  # (a record's field may hide lock_: shadow=True)
     if options.get("inplace"):
@@ -871,12 +883,20 @@ def _common_device(leaves: Sequence[torch.Tensor]) -> torch.device:
 
 
 class _Leaves(NodeVisitor[None]):
-    """The tensors of a tree in the order :class:`_Flatten` collects them."""
+    """The tensors of a tree in the order :class:`_Flatten` collects them (and, in
+    ``values``, its Python-value nodes with the values they hold)."""
 
     def of(self, node: Any) -> list[torch.Tensor]:
         self.leaves: list[torch.Tensor] = []
+        self.values: list[tuple[Any, Any]] = []
         self.visit(node)
         return self.leaves
+
+    def visit_value(self, node: NonTensorData) -> None:
+        self.values.append((node, node.data))
+
+    def visit_values(self, node: NonTensorStack) -> None:
+        self.values.append((node, None))
 
     def visit_lazy(self, stack: LazyStackedTensorDict) -> None:
         for member in stack.tensordicts:

@@ -420,6 +420,15 @@ def test_numpy_and_as_tensor() -> None:
     assert converted.is_locked and torch.equal(converted["a"], td["a"])
 
 
+def test_as_tensor_keeps_its_own_names_not_the_nested_ones() -> None:
+    inner = TensorDict(a=torch.zeros(3), batch_size=[3], names=["i"])
+    td = TensorDict.from_tuple((inner, torch.zeros(3)), auto_batch_size=True)  # unnamed
+    assert td.names == [None] and td.apply(lambda t: t).names == ["i"]  # as the peer's
+    out = td.as_tensor()
+    assert out.names == [None] and out["0"].names == ["i"]
+    assert TensorDict(b=torch.zeros(3), batch_size=[3], names=["k"]).as_tensor().names == ["k"]
+
+
 def test_from_dict_instance_keeps_the_nested_classes() -> None:
     template = TensorDict(p=Pair(x=torch.ones(2), y=torch.ones(2), batch_size=[2]), batch_size=[2])
     out = template.from_dict_instance(

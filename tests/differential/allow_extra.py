@@ -136,7 +136,8 @@ def _merge_of_lazy_fails_inside(finding: Finding, facts: Facts, peer: Any, mine:
     data = getattr(mine.value, "_tensordict", mine.value)  # (a record's: 17,072,842, fz33b)
     if type(data).__name__ not in _MERGED_KINDS:
         return False
-    made_lazy = ("L.lazy_stack(", "L.unpad_sequence(")  # (unpad_sequence: 16,435,153 L4)
+    # (unpad_sequence: 16,435,153 L4; from_modules(..., lazy_stack=True): 17,122,564 L8)
+    made_lazy = ("L.lazy_stack(", "L.unpad_sequence(", "lazy_stack=True)")
     if not any(text in " ".join(finding.lines) for text in made_lazy) and facts.kind != "lazy":
         return False
     if finding.kind == "result":
@@ -146,23 +147,24 @@ def _merge_of_lazy_fails_inside(finding: Finding, facts: Facts, peer: Any, mine:
 
 # ``result.<members>[0][0]['d']: peer Tensor[torch.uint8, shape [2]], tclass Tensor[...]``
 _SHAPES = re.compile(
-    r"^result(?:\['[^']*'\]|\.<members>\[0\]\[\d+\])*: peer Tensor\[([\w.]+), shape "
-    r"\[([\d, ]*)\]\], tclass Tensor\[([\w.]+), shape \[([\d, ]*)\]\]$"
+    r"^result(?:\['[^']*'\]|\.<members>\[0\]\[\d+\])*: peer (?P<k>(?:MemoryMapped)?)Tensor"
+    r"\[([\w.]+), shape \[([\d, ]*)\]\], tclass (?P=k)Tensor\[([\w.]+), shape \[([\d, ]*)\]\]$"
 )
 
 
 def _member_entries_set_whole(finding: Finding, mine: Any) -> bool:
     """Where a member's entry of the lazy stack starts with the stack's batch size, the
     peer's merge sets it whole as the stack's entry, which its members split: each of
-    the peer's tensors is tclass's without its first dim (og32a: program 17,000,312 L4)."""
+    the peer's tensors is tclass's without its first dim (og32a: program 17,000,312 L4;
+    a memory-mapped lazy stack's, og33k: 17,122,088 L8 of extra,features)."""
     if type(mine.value).__name__ != "LazyStackedTensorDict":
         return False
     dim = mine.value.stack_dim  # (a stack along dim 1: 17,063,672 L8 of extra,index, fz33b)
     for line in finding.detail:
         found = _SHAPES.match(line)
-        if found is None or found[1] != found[3]:
+        if found is None or found[2] != found[4]:
             return False
-        theirs, ours = ([int(n) for n in re.findall(r"\d+", side)] for side in found.group(2, 4))
+        theirs, ours = ([int(n) for n in re.findall(r"\d+", side)] for side in found.group(3, 5))
         if ours[:dim] + ours[dim + 1 :] != theirs:
             return False
     return bool(finding.detail)
@@ -287,6 +289,35 @@ _NODE_SHAPE = re.compile(r"^result((?:\['[^']*'\])+)\.(batch_size|names): peer (
 _NODE_FOR_NONE = re.compile(
     r"^result((?:\['[^']*'\])+): peer (?:py \('NoneType', None\)|'NoneType'|None), tclass "
 )
+
+
+_ATTRS_MERGED = re.compile(
+    r"^result(?:\['\w+'\])+(?:\.kind: peer 'TensorDict', tclass 'TensorAttrs'"
+    r"|\['tgt_\w+'\]: peer nontensor \(\('value', \('py', (?P<v>.*)\), \[\]\), "
+    r"\('py', (?P=v)\)\), tclass py \((?P=v)\)"
+    r"|\['tgt_shape'\]: peer nontensor \(\('value', \('size', (?P<s>\[[\d, ]*\])\), \[\]\), "
+    r"\('size', (?P=s)\)\), tclass size \((?P=s),\)"
+    r"|\['tgt_shape'\]: peer tuple of (?P<n>\d+), tclass size \(\[(?P<d>[\d, ]*)\],\))$"
+)
+
+
+def _merge_keeps_attrs(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``merge_tensordicts`` of ``attrs()`` results (after a loss of them, their batch
+    size ``[]``): tclass keeps each node a ``TensorAttrs`` holding its shape as a
+    ``torch.Size``, where the peer's merge rebuilds some as TensorDicts of
+    ``NonTensorData`` (the same values) and gives others' shapes as tuples (fz33b:
+    program 17,065,358 L8 of extra,features; og33k)."""
+    if finding.kind != "result" or finding.step.op != "merge_tensordicts":
+        return False
+    if ".attrs()" not in "\n".join(finding.lines) or not finding.detail:
+        return False
+    for line in finding.detail:
+        found = _ATTRS_MERGED.match(line)
+        if found is None:
+            return False
+        if found["n"] is not None and int(found["n"]) != len(found["d"].split(",")):
+            return False
+    return True
 
 
 def _merge_keeps_later_nodes(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

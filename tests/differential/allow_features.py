@@ -133,6 +133,52 @@ def _list_read_as_rows(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
     return True
 
 
+_DICT_ROWS = re.compile(r"^result\['(\w+)'\]: keys: peer \[(.*)\], tclass \[0\]$")
+
+
+def _dict_read_as_rows(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``x.to_pandas().to_dict()`` of a collection without batch dims holding a dict value
+    (``MetaData({'k': 1})``): the peer's frame of scalars reads the dict as a column
+    indexed by its keys (its values as cells, the other entries repeated on each key);
+    tclass's one row holds the dict as one cell, as for a list value (hn33g: program
+    33,750,029 L6 of features,entries,math,records)."""
+    if finding.kind != "result" or finding.step.op != "to_pandas" or not finding.detail:
+        return False
+    if not (isinstance(mine.value, dict) and isinstance(peer.value, dict)):
+        return False
+    index = None
+    for line in finding.detail:
+        found = _DICT_ROWS.match(line)
+        if found is None or list(mine.value.get(found[1], {})) != [0]:
+            return False
+        index = found[2] if index is None else index
+        if found[2] != index:
+            return False
+    for key, column in mine.value.items():  # the dict cell whose keys are the peer's rows
+        cell = column.get(0) if isinstance(column, dict) else None
+        if isinstance(cell, dict) and index == ", ".join(repr(k) for k in cell):
+            return list(cell) == list(peer.value.get(key, ()))
+    return False
+
+
+def _consolidation_kept_by_equal_values(
+    finding: Finding, facts: Facts, peer: Any, mine: Any
+) -> bool:
+    """``is_consolidated()`` after ``x = x.load_state_dict(...)`` of a consolidated
+    collection holding Python values: the peer's load sets each value again (a new
+    node, the same value) and so drops its consolidation, its tensors still the
+    buffer's views; tclass's skips a value equal to the one held, and stays
+    consolidated (a value that differs ends it: og33k, program 17,075,828 L12 of
+    methods,features,entries,records)."""
+    if finding.kind != "result" or finding.step.op != "is_consolidated":
+        return False
+    if finding.detail != ["result: peer False, tclass True"]:
+        return False
+    loads = [i for i, line in enumerate(finding.lines) if "x = x.load_state_dict(" in line]
+    made = [i for i, line in enumerate(finding.lines) if "x = x.consolidate(" in line]
+    return bool(loads and made) and made[-1] < loads[-1]
+
+
 def _feature_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """The peer raised one of ``_FEATURE_FAILS_INSIDE``'s errors for its op, where
     tclass answered (fz27e: programs 15,600,xxx-15,630,xxx of

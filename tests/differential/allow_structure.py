@@ -69,6 +69,25 @@ _NESTED_LAZY = re.compile(
 _COPIES_SHARED_FLAG = re.compile(r"\b(flip|fliplr|flipud|roll|tile|rot90)\(")
 
 
+_MEMMAPPED = re.compile(r"^x = x\.memmap\(")
+_STACK_COPIED = re.compile(r"^x = x\.(broadcast_to|expand)\(")
+
+
+def _index_of_a_stack_copy(finding: Finding, mine: Any) -> bool:
+    """An index of a memory-mapped lazy stack's ``broadcast_to`` (or ``expand``): a
+    TensorDict copied into memory in tclass, locked as its source, whose index is then
+    unlocked (not memory-mapped: ``memmap-by-data``), where the peer's copy keeps its
+    memory-mapped flag and its index stays locked (fz33b: program 17,070,894 L12 of
+    features,index,shape,combine; og33k)."""
+    if finding.detail != ["result.is_locked: peer True, tclass False"]:
+        return False
+    saved = [n for n, line in enumerate(finding.lines) if _MEMMAPPED.match(line)]
+    if not saved or "lazy_stack(" not in finding.lines[0]:
+        return False
+    copied = [n for n, line in enumerate(finding.lines) if _STACK_COPIED.match(line)]
+    return bool(copied) and copied[-1] > saved[0] and not mine.value.is_memmap()
+
+
 def _lock_follows_sharing(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A shape op's result (or what it holds) locked in one library only, in a program
     that saved or locked a collection: tclass locks views of a locked source (and
@@ -85,7 +104,7 @@ def _lock_follows_sharing(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     if finding.kind == "result" and finding.step.op == "getitem":
         shares = [n for n, line in enumerate(finding.lines) if line.endswith(".share_memory_()")]
         if not shares:
-            return False
+            return _index_of_a_stack_copy(finding, mine)
         if all(line.endswith(".is_locked: peer False, tclass True") for line in finding.detail):
             return True
         # a copy made after it (flip, roll...), in memory not shared: the peer's flag goes

@@ -757,6 +757,21 @@ DECIDED = [
     ("methods,index,shape,combine", 12, 16_123_011, "none-field-unset"),
     # fz30j: from_csv(x.to_csv()) without batch dims: the peer's frame reads a list as rows
     ("methods,features,entries,records", 8, 16_059_236, "peer-fails-inside"),
+    # og33k: to_pandas without batch dims: the peer's frame reads a dict value as rows
+    ("features,entries,math,records", 6, 33_750_029, "peer-fails-inside"),
+    # og33k: load_state_dict of equal Python values keeps tclass's consolidation
+    ("methods,features,entries,records", 12, 17_075_828, "memmap-by-data"),
+    # og33k: from_struct_array of a value stack of strings: the peer's one np.str_ array
+    ("methods,features,entries,records", 12, 17_075_743, "peer-fails-inside"),
+    # og33k: merge_tensordicts of attrs() results: tclass keeps TensorAttrs and a Size
+    ("extra,features", 8, 17_065_358, "stacking-keeps"),
+    # og33k: create_nested over an existing group of a lazy stack of HDF5 files
+    ("methods,index,shape,combine", 12, 17_073_843, "h5-files"),
+    # og33k: index of broadcast_to of a memory-mapped lazy stack: tclass's copy in memory
+    ("features,index,shape,combine", 12, 17_070_894, "lock-follows-sharing"),
+    # og33k: merge_tensordicts of a memory-mapped lazy stack: the peer's entries set whole
+    ("extra,features", 8, 17_122_088, "peer-fails-inside"),
+    ("extra,features", 8, 17_122_564, "peer-fails-inside"),  # of from_modules' lazy stack
     # fz30j: from_zarr of a stack of one list value: tclass reads it per element
     ("methods,features,entries,records", 12, 16_101_945, "h5-files"),
     # fz30j: load_memmap_ of a lazy stack of lazy stacks holding a list value

@@ -105,3 +105,27 @@ def test_a_value_holding_itself_pickles_whole() -> None:
     pair = back["pair"]
     assert pair == [[2], [2]] and pair[0] is pair[1]
     assert back["x"].tolist() == [0.0, 1.0, 2.0]
+
+
+def _consolidated_with_a_value() -> tuple[TensorDict, dict[str, Any]]:
+    td = TensorDict({"m": {"d": torch.ones(1)}, "a": torch.ones(1)}, batch_size=[1])
+    td.set_non_tensor(("m", "s"), "old")
+    source = td.clone()
+    source.set_non_tensor(("m", "s"), "new")
+    return td.consolidate(metadata=True), source.state_dict()
+
+
+def test_a_python_value_a_state_dict_rewrites_ends_the_consolidation() -> None:
+    td, state = _consolidated_with_a_value()
+    out = td.load_state_dict(state)
+    assert out.get_non_tensor(("m", "s")) == "new" and not out.is_consolidated()
+    # its pickle and its move hold the new value, not the one the buffer describes
+    assert pickle.loads(pickle.dumps(out)).get_non_tensor(("m", "s")) == "new"
+    assert out.to("cpu", non_blocking=True).get_non_tensor(("m", "s")) == "new"
+
+
+def test_a_state_dict_of_equal_python_values_keeps_the_consolidation() -> None:
+    td, _ = _consolidated_with_a_value()
+    out = td.load_state_dict(td.clone().apply(torch.zeros_like).state_dict())
+    assert out.is_consolidated() and out.get_non_tensor(("m", "s")) == "old"
+    assert torch.equal(pickle.loads(pickle.dumps(out))["a"], torch.zeros(1))

@@ -554,8 +554,11 @@ class ApplyOps(TensorCollection):
     def as_tensor(self) -> Self:
         """A collection whose leaves are converted with their own ``as_tensor()`` where
         they have one (no torch tensor does: the result holds the same tensors); the
-        lock carries over."""
-        return self.apply(_leaf_as_tensor, propagate_lock=True)
+        lock and this collection's names carry over (none taken from nested ones)."""
+        out = self.apply(_leaf_as_tensor, propagate_lock=True)
+        if out._dim_names != self._dim_names:  # apply took them from a nested result
+            out._assign_names(self._dim_names)
+        return out
 
     def to_tensordict(self, *, retain_none: bool | None = None) -> TensorDict:
         """A TensorDict copy (tensors cloned), its nested collections TensorDicts too,
