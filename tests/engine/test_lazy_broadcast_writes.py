@@ -73,3 +73,19 @@ def test_a_value_that_does_not_broadcast_writes_nothing() -> None:
     ragged.update_({"c": torch.tensor([[1.0, 2.0]])})  # (a feature row, into every row)
     assert (first["c"] == torch.tensor([1.0, 2.0])).all()
     assert (second["c"] == torch.tensor([1.0, 2.0])).all()
+
+
+@pytest.mark.parametrize("ragged", [False, True])
+def test_copy__of_a_smaller_collection_broadcasts_each_tensor(ragged: bool) -> None:
+    """``lazy.copy_(TensorDict(c=torch.tensor(1.)))`` was refused ("does not broadcast"):
+    the source was expanded to the stack's batch size first, where a TensorDict (and
+    the peer) broadcasts each tensor into its entry."""
+    sizes = (2, 3) if ragged else (3, 3)
+    members = [TensorDict(c=torch.zeros(2, n), x=torch.zeros(2), batch_size=[2]) for n in sizes]
+    stack = tclass.lazy_stack(members)
+    stack.copy_(TensorDict(c=torch.tensor(1.0), x=torch.ones(1), batch_size=[]))
+    for member in members:
+        assert (member["c"] == 1).all() and (member["x"] == 1).all()
+    with pytest.raises(BatchSizeError):
+        stack.copy_(TensorDict(c=torch.ones(4), batch_size=[]))
+    assert all((member["c"] == 1).all() for member in members)

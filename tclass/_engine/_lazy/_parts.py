@@ -488,6 +488,8 @@ def _broadcast_parts(value: torch.Tensor, stack: Any, key: object) -> list[torch
 def _not_broadcast(key: object, value: torch.Tensor, shape: torch.Size) -> BatchSizeError:
     """The error of an in-place write of ``value`` that does not broadcast into the
     lazy stack's entry ``key`` (of ``shape``, -1 where the members differ)."""
+    if type(key) is tuple and len(key) == 1:  # a top-level key reached by a walk: 'a'
+        key = key[0]
     return BatchSizeError(
         f"cannot write a tensor of shape {list(value.shape)} in place into {key!r} of the lazy "
         f"stack (shape {list(shape)}): it neither starts with the batch size nor "
