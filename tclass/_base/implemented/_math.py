@@ -409,6 +409,10 @@ class MathOps(UnaryMathOps):
                 return self.copy_(src, non_blocking)
         if not isinstance(src, TensorCollection):
             src = self._new_like({}, self.batch_size, self.device).update(src)
+        if self._is_lazy and src.batch_size != self.batch_size:
+            # each tensor broadcast into its entry as torch (and a TensorDict) would,
+            # member by member, not the source expanded to the stack's batch size first
+            return self.update_(src, non_blocking=non_blocking)
         values = dict(_value_paths(src))
         for path in values:  # checked before any write, as the tensors' keys are
             if path not in self:

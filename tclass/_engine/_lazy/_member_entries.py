@@ -24,6 +24,7 @@ from tclass._engine._lazy._index_writes import (
 from tclass._engine._lazy._ops import LazyStackOps
 from tclass._engine._lazy._parts import (
     remove_dim,
+    split_operand,
     stack_entries,
 )
 from tclass._engine._part_checks import grouped_parts
@@ -176,7 +177,22 @@ class LazyMemberEntries(LazyStackOps):
     def _check_writes_at(self, writes: Sequence[tuple[tuple[str, ...], Any, Any]]) -> None:
         """``update_at_``'s (and ``update_``'s) writes, each index's parts checked on
         every member before any is written, where the peer writes the entries before
-        the one refused."""
+        the one refused. A tensor written whole that does not start with the batch size
+        (it broadcasts into the entry) is checked by each member with its own part."""
+        n = len(self._batch_size)
+        whole = [
+            (path, value)
+            for path, value, index in writes
+            if index is Ellipsis
+            and isinstance(value, torch.Tensor)
+            and value.shape[:n] != self._batch_size
+            and not value.is_nested
+        ]
+        for path, value in whole:
+            parts = split_operand(value, self, path, fill=True)
+            for member, part in zip(self._members, parts, strict=True):
+                member._check_writes_at([(path, part, ...)])
+        writes = [w for w in writes if not any(w[0] is p and w[1] is v for p, v in whole)]
         for index, part in grouped_parts(writes):
             if -1 not in self._batch_size:  # (a ragged stack's members: each write's own)
                 write_lazy(cast(Any, self), index, part, check_only=True)

@@ -40,6 +40,7 @@ from tclass.errors import (
     ShapeError,
     StackError,
     StackTypeError,
+    TclassError,
 )
 
 __all__ = [
@@ -441,11 +442,70 @@ def split_operand(value: Any, stack: Any, key: object, *, fill: bool = False) ->
         return nested_parts(value, count, dim, key)
     if isinstance(value, torch.Tensor):
         if value.shape[:ndim] != batch:
+            if fill:  # an in-place write broadcasts, as into a TensorDict's entry
+                return _broadcast_parts(value, stack, key)
             raise BatchMismatchError(key, value.shape, batch)
         return list(value.unbind(dim))
     if isinstance(value, Mapping):
         return list(TensorDict(value, batch_size=batch).unbind(dim))
     return [value] * count
+
+
+def _broadcast_parts(value: torch.Tensor, stack: Any, key: object) -> list[torch.Tensor]:
+    """One part per member of a tensor that does not start with the batch size, written
+    in place into the entry ``key``: lined up with the entry's last dims as torch
+    broadcasts it, a value without the stack dim is every member's part, one of size 1
+    there too, and one with a part per member there is cut along it. Each member
+    broadcasts its part into its own entry (or refuses it).
+
+    Raises:
+        BatchMismatchError: if ``key`` is no tensor entry (a missing key included).
+        BatchSizeError: if ``value`` does not broadcast to the entry (more dims, a size
+            at the stack dim that is neither 1 nor the number of members, or a part that
+            does not broadcast to its member's entry), before any member is written.
+    """
+    count = len(stack._members)
+    shape = _entry_shape(stack, key)
+    if shape is None:  # (a missing key or a collection: the members' own checks)
+        raise BatchMismatchError(key, value.shape, stack._batch_size)
+    axis = value.ndim - (len(shape) - stack._stack_dim)
+    if value.ndim > len(shape) or (axis >= 0 and value.shape[axis] not in (1, count)):
+        raise _not_broadcast(key, value, shape)
+    if axis < 0:
+        parts = [value] * count
+    elif value.shape[axis] == 1:
+        parts = [value.select(axis, 0)] * count
+    else:
+        parts = list(value.unbind(axis))
+    for member, part in zip(stack._members, parts):  # each checked before any write
+        own = _entry_shape(member, key)
+        pairs = zip(reversed(part.shape), reversed(own or ()))
+        if not all(size == 1 or wanted in (-1, size) for size, wanted in pairs):
+            raise _not_broadcast(key, value, shape)
+    return parts
+
+
+def _not_broadcast(key: object, value: torch.Tensor, shape: torch.Size) -> BatchSizeError:
+    """The error of an in-place write of ``value`` that does not broadcast into the
+    lazy stack's entry ``key`` (of ``shape``, -1 where the members differ)."""
+    if type(key) is tuple and len(key) == 1:  # a top-level key reached by a walk: 'a'
+        key = key[0]
+    return BatchSizeError(
+        f"cannot write a tensor of shape {list(value.shape)} in place into {key!r} of the lazy "
+        f"stack (shape {list(shape)}): it neither starts with the batch size nor "
+        "broadcasts to the entry (to each member's part); nothing was written"
+    )
+
+
+def _entry_shape(stack: Any, key: object) -> torch.Size | None:
+    """The shape of the stacked tensor entry ``key`` of ``stack``, -1 where its
+    members differ (read without stacking), or None when it is no tensor."""
+    try:
+        if not issubclass(stack.entry_class(key), torch.Tensor):
+            return None
+        return torch.Size(stack.get_item_shape(key))
+    except TclassError:
+        return None
 
 
 def nested_parts(value: torch.Tensor, count: int, dim: int, key: object) -> list[torch.Tensor]:
