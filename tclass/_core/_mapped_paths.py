@@ -29,7 +29,6 @@ class MappedFiles:
     at the first tensor that maps any file."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = os.fspath(path)
         self.target = os.stat(path)
         self._starts: list[int] | None = None
         self._spans: list[tuple[int, int, str]] = []
@@ -46,19 +45,6 @@ class MappedFiles:
             return os.path.samestat(os.stat(path), self.target)
         except OSError:  # removed since (a file replaced over it): not the target
             return False
-
-    def file_inside(self, tensor: torch.Tensor) -> str | None:
-        """The file inside the folder ``path`` (at any depth) that ``tensor``'s storage
-        maps; None where it maps none there."""
-        if tensor.device.type != "cpu" or tensor.layout is not torch.strided:
-            return None
-        if not maps_file(tensor):
-            return None
-        path = self._path_of(tensor)
-        if path is None or not os.path.exists(path):  # (a replaced file: "... (deleted)")
-            return None
-        folder = os.path.realpath(self.path)
-        return path if os.path.realpath(path).startswith(folder + os.sep) else None
 
     def _path_of(self, tensor: torch.Tensor) -> str | None:
         if self._starts is None:

@@ -398,6 +398,16 @@ def test_memmap_like_into_a_saved_folder_gives_zeros(tmp_path: Path) -> None:
     assert TensorDict.load_memmap(tmp_path / "buf")["x"].tolist() == [0.0, 0.0, 0.0]
 
 
+def test_memmap_like_into_the_folder_a_collection_maps_keeps_its_data(tmp_path: Path) -> None:
+    # as into any saved folder (not refused: the peer runs it): a new zero-filled tree,
+    # while the collection loaded from there keeps its data, to be saved again
+    loaded = TensorDict({"b": torch.tensor([3.5])}, [1]).memmap(tmp_path / "o")
+    like = loaded.memmap_like(tmp_path / "o", existsok=True)
+    assert like["b"].tolist() == [0.0] and loaded["b"].tolist() == [3.5]
+    like.copy_(loaded)
+    assert TensorDict.load_memmap(tmp_path / "o")["b"].tolist() == [3.5]
+
+
 def test_saved_path_of_memmapped_collections_in_no_folder(tmp_path: Path) -> None:
     # As the peer: None when memory-mapped in no folder, an error when not memory-mapped.
     assert TensorDict({"a": torch.ones(3)}, [3]).memmap().saved_path is None

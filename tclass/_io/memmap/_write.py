@@ -41,7 +41,6 @@ from typing import Any, NoReturn
 
 import torch
 
-from tclass._core._mapped_paths import MappedFiles
 from tclass._core._memmap import MemoryMappedTensor, save_new_file, without_grad
 from tclass._io.memmap._format import META, SCHEMA, TEMP_PREFIX
 from tclass._io.memmap._plan import Leaf, plan_tree
@@ -87,8 +86,6 @@ def save_tree(
     )
     if old_tree and not existsok:
         _refuse_existing(root, plan.leaves)
-    if old_tree and like:
-        _refuse_zeroing_mapped(root, plan.leaves)
     with StagedTree(root, old_tree, durable) as staging:
         for rel in plan.dirs[1:]:
             os.mkdir(os.path.join(staging, rel))
@@ -273,23 +270,6 @@ def _refuse_existing(root: str, leaves: Sequence[Leaf]) -> None:
         path = os.path.join(root, leaf.path)
         if not leaf.reuse and os.path.exists(path):
             msg = f"{path!r} already exists; pass existsok=True to replace it"
-            raise FileConflictError(msg)
-
-
-def _refuse_zeroing_mapped(root: str, leaves: Sequence[Leaf]) -> None:
-    """``memmap_like(prefix)`` of a collection whose tensors map files of ``prefix`` (it
-    was loaded from there, or a view of it was): the new zero-filled tree would replace
-    the files that hold its data, which would then live only in this process."""
-    mapped = MappedFiles(root)
-    for leaf in leaves:
-        inside = mapped.file_inside(leaf.tensor)
-        if inside is not None:
-            msg = (
-                f"memmap_like({root!r}): the tensor for {leaf.path!r} maps {inside!r}, a "
-                "file of that folder (the collection was loaded from it); its zero-filled "
-                "files would replace the data it maps. Pass another prefix, or zero this "
-                "collection in place (zero_())"
-            )
             raise FileConflictError(msg)
 
 
