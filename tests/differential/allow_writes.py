@@ -799,3 +799,26 @@ def _members_short(value: Any) -> bool:
 _VALUE_UNDER_NODE = re.compile(
     r": peer py \('str', '[^']*'\), tclass list of \d+$|: length: peer \d+, tclass \d+$"
 )
+
+
+# What the peer 0.15 says writing a Python value of a shared collection (``share_memory_``)
+# back in place: its refusal over no elements, its multiprocessing value over elements
+_SHARED_VALUE_REFUSED = (
+    "update a leaf in-place with a shared tensordict",
+    "'Synchronized' object cannot be interpreted as an integer",
+)
+
+
+def _shared_value_written_at(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``x.update_at_(x[idx].apply(torch.zeros_like), I[idx])`` of a collection given
+    ``share_memory_()`` that holds a Python value: the value written is the one it holds
+    (``apply`` keeps Python values), which the peer's shared value refuses, or fails on
+    inside over elements (its ``Synchronized`` number); tclass writes it (og33j: program
+    17,101,482 of methods,index,shape,combine L8)."""
+    if finding.kind != "peer-raises" or finding.step.op != "update_at_" or mine.error is not None:
+        return False
+    if not finding.lines[-1].strip().startswith("x = x.update_at_(x["):
+        return False
+    if not any(line.strip() == "x = x.share_memory_()" for line in finding.lines[:-1]):
+        return False
+    return any(text in str(peer.error) for text in _SHARED_VALUE_REFUSED)
