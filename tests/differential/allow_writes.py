@@ -55,8 +55,17 @@ def _number_written_around_values(finding: Finding, facts: Facts, peer: Any, min
         or _ATTRS_SIZE_KEPT.match(line)
         or _MEMMAP_KEPT.search(line)
         or _tensor_kept_in_values(line, mine.value)
+        or _MEMBER_VALUE_LENGTH.match(line)
         for line in finding.detail
     )
+
+
+# A lazy stack's member's Python value (a list) that the peer's number replaced, one
+# item where tclass keeps the list (og33j: program 17,101,901 of
+# methods,index,shape,combine L8, a cat of a lazy stack of a TensorDictParams)
+_MEMBER_VALUE_LENGTH = re.compile(
+    r"^result\.<members>(?:\[\d+\])+\['\w+'\](?:\[\d+\])*: length: peer \d+, tclass \d+$"
+)
 
 
 # result['s'][0][1][0]: peer Tensor[...], tclass Tensor[...]: a tensor held in a value

@@ -48,6 +48,7 @@ from .allow_extra import (
     _merge_of_lazy_fails_inside,
     _merge_shares_no_empty_node,
     _merged_in_order_of_holders,
+    _tensor_list_stacked,
 )
 from .allow_features import (
     _attrs_of_a_record,
@@ -658,7 +659,7 @@ ENTRIES: list[Entry] = [
         # requires grad (`requires_grad_()`) writes their data outside autograd", fz29g)
         "state-dict-as-nn-module",
         "and with `strict=False` skips keys only one side has, as `nn.Module`",
-        _any_of(_state_dict_keys_skipped, _grad_leaves_loaded),
+        _any_of(_state_dict_keys_skipped, _grad_leaves_loaded, _tensor_list_stacked),
     ),
     Entry(
         "record-fields-are-declared",

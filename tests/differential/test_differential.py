@@ -877,6 +877,8 @@ DECIDED = [
     (_METHODS, 8, 17_101_482, "peer-fails-inside"),  # update_at_ of a shared Python value
     ("extra,features", 8, 17_065_628, "math-beyond-the-peer"),  # x * 2: grads of other leaves
     (_FEATURES, 8, 17_100_599, "annotation-casts"),  # from_dataclass: a list MetaData kept
+    (_METHODS, 8, 17_101_901, "values-kept-shared"),  # x[mask] = 1.5 around a member's list
+    ("extra,index", 8, 17_063_957, "state-dict-as-nn-module"),  # make_tensordict: tensors
 ]
 
 
