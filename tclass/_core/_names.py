@@ -114,6 +114,11 @@ def _normal(names: Sequence[DimName]) -> Names:
     return None if all(name is None for name in names) else tuple(names)
 
 
+def collapsed(names: Names) -> Names:
+    """``None`` for names that name no dim (all ``None``): the one spelling of unnamed."""
+    return None if names is None else _normal(names)
+
+
 # --- refining and renaming -------------------------------------------------------------
 
 

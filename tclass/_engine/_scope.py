@@ -105,7 +105,8 @@ class ScopedOps:
     def names(self, value: Sequence[DimName] | None) -> None:
         names = _names.as_names(value, len(self._batch_size))
         self._check_nested_names(names)
-        self._rename_all(names)
+        # (unnamed: only these dims, nested collections keep the names of their own dims)
+        self._rename_all((None,) * len(self._batch_size) if names is None else names)
 
     @property
     def _dim_names(self) -> Names:
@@ -139,8 +140,9 @@ class ScopedOps:
             self._mark_unbatched()
 
     def _rename_all(self, names: Names) -> None:
-        """Names this level's dims ``names`` and the first dims of nested collections."""
-        self._assign_names(names)
+        """Names this level's dims ``names`` and the first dims of nested collections
+        (``None``: every dim unnamed, nested collections' own dims too)."""
+        self._assign_names(_names.collapsed(names))
         nb = len(self._batch_size)
         for value in self._tensors.values():
             if isinstance(value, TensorDictBase) and not value._is_leaf_node:

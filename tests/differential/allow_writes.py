@@ -55,8 +55,17 @@ def _number_written_around_values(finding: Finding, facts: Facts, peer: Any, min
         or _ATTRS_SIZE_KEPT.match(line)
         or _MEMMAP_KEPT.search(line)
         or _tensor_kept_in_values(line, mine.value)
+        or _MEMBER_VALUE_LENGTH.match(line)
         for line in finding.detail
     )
+
+
+# A lazy stack's member's Python value (a list) that the peer's number replaced, one
+# item where tclass keeps the list (og33j: program 17,101,901 of
+# methods,index,shape,combine L8, a cat of a lazy stack of a TensorDictParams)
+_MEMBER_VALUE_LENGTH = re.compile(
+    r"^result\.<members>(?:\[\d+\])+\['\w+'\](?:\[\d+\])*: length: peer \d+, tclass \d+$"
+)
 
 
 # result['s'][0][1][0]: peer Tensor[...], tclass Tensor[...]: a tensor held in a value
@@ -799,3 +808,26 @@ def _members_short(value: Any) -> bool:
 _VALUE_UNDER_NODE = re.compile(
     r": peer py \('str', '[^']*'\), tclass list of \d+$|: length: peer \d+, tclass \d+$"
 )
+
+
+# What the peer 0.15 says writing a Python value of a shared collection (``share_memory_``)
+# back in place: its refusal over no elements, its multiprocessing value over elements
+_SHARED_VALUE_REFUSED = (
+    "update a leaf in-place with a shared tensordict",
+    "'Synchronized' object cannot be interpreted as an integer",
+)
+
+
+def _shared_value_written_at(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``x.update_at_(x[idx].apply(torch.zeros_like), I[idx])`` of a collection given
+    ``share_memory_()`` that holds a Python value: the value written is the one it holds
+    (``apply`` keeps Python values), which the peer's shared value refuses, or fails on
+    inside over elements (its ``Synchronized`` number); tclass writes it (og33j: program
+    17,101,482 of methods,index,shape,combine L8)."""
+    if finding.kind != "peer-raises" or finding.step.op != "update_at_" or mine.error is not None:
+        return False
+    if not finding.lines[-1].strip().startswith("x = x.update_at_(x["):
+        return False
+    if not any(line.strip() == "x = x.share_memory_()" for line in finding.lines[:-1]):
+        return False
+    return any(text in str(peer.error) for text in _SHARED_VALUE_REFUSED)

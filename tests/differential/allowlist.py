@@ -49,6 +49,7 @@ from .allow_extra import (
     _merge_of_lazy_fails_inside,
     _merge_shares_no_empty_node,
     _merged_in_order_of_holders,
+    _tensor_list_stacked,
 )
 from .allow_features import (
     _attrs_of_a_record,
@@ -61,6 +62,7 @@ from .allow_features import (
     _dict_cast_by_the_constructor,
     _dict_read_as_rows,
     _feature_fails_inside,
+    _grad_spread_by_foreach,
     _joined_into_the_record,
     _list_read_as_rows,
     _list_read_into_str_field,
@@ -81,6 +83,7 @@ from .allow_fields import (
     _none_field_null_in_arrow,
     _none_field_set_read,
     _none_field_set_then_listed,
+    _none_field_shape_asked,
     _none_field_unset,
     _not_json_refused,
     _record_written_at_none,
@@ -275,6 +278,7 @@ from .allow_writes import (
     _reshaped_past_a_ragged_dim,
     _row_dict_of_one_list,
     _setitem_fails_inside,
+    _shared_value_written_at,
     _stacked_value_stacks_copied,
     _stacked_values_copied,
     _too_many_indices,
@@ -463,6 +467,7 @@ ENTRIES: list[Entry] = [
         _any_of(
             _peer_fails_inside,
             _setitem_fails_inside,
+            _shared_value_written_at,
             _stacked_past_apply_drop,
             _mixed_field_refused,
             _separated_once,
@@ -644,6 +649,7 @@ ENTRIES: list[Entry] = [
             _none_field_not_written,
             _none_field_set_read,
             _none_field_set_then_listed,
+            _none_field_shape_asked,
             _none_field_kept_by_apply,
             _none_field_null_in_arrow,
             _batch_past_unset_field,
@@ -659,7 +665,7 @@ ENTRIES: list[Entry] = [
         # requires grad (`requires_grad_()`) writes their data outside autograd", fz29g)
         "state-dict-as-nn-module",
         "and with `strict=False` skips keys only one side has, as `nn.Module`",
-        _any_of(_state_dict_keys_skipped, _grad_leaves_loaded),
+        _any_of(_state_dict_keys_skipped, _grad_leaves_loaded, _tensor_list_stacked),
     ),
     Entry(
         "record-fields-are-declared",
@@ -722,6 +728,7 @@ ENTRIES: list[Entry] = [
             _intersection_without_tensors,
             _torch_dtypes,
             _softmax_on_ragged,
+            _grad_spread_by_foreach,
         ),
     ),
 ]

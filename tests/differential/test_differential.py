@@ -888,6 +888,12 @@ DECIDED = [
     (_ALL9, 10, 17_072_026, "math-beyond-the-peer"),  # smooth_l1_loss sum of values per element
     (_ALL9, 10, 17_072_842, "peer-fails-inside"),  # merge of a record over a lazy stack
     (_ALL9, 10, 17_072_672, "stacking-keeps"),  # merge of lazy stacks: a later empty node kept
+    (_RECORDS4, 8, 17_103_003, "none-field-unset"),  # get_item_shape of a None field
+    (_METHODS, 8, 17_101_482, "peer-fails-inside"),  # update_at_ of a shared Python value
+    ("extra,features", 8, 17_065_628, "math-beyond-the-peer"),  # x * 2: grads of other leaves
+    (_FEATURES, 8, 17_100_599, "annotation-casts"),  # from_dataclass: a list MetaData kept
+    (_METHODS, 8, 17_101_901, "values-kept-shared"),  # x[mask] = 1.5 around a member's list
+    ("extra,index", 8, 17_063_957, "state-dict-as-nn-module"),  # make_tensordict: tensors
 ]
 
 

@@ -70,3 +70,26 @@ def test_a_record_grown_names_its_nested_collection_so_too() -> None:
     rec.batch_size = [2, 3, 4]
     assert rec.names == ["x", None, None]
     assert rec.inner.names == ["x", None, None]
+
+
+@pytest.mark.parametrize("cleared", [None, [None]])
+def test_unnaming_the_parent_keeps_the_nested_dims_own_names(
+    cleared: list[str | None] | None,
+) -> None:
+    """``td.names = None`` unnames the parent's dims only: a nested collection keeps the
+    names of its own further dims, as the peer's (before, they were all cleared)."""
+    td = TensorDict({"n": _nested(["x", "y", "z"])}, [2], names=["x"])
+    td.names = cleared
+    assert td.names == [None]
+    assert td["n"].names == [None, "y", "z"]
+
+
+def test_naming_a_batch_of_no_dims_leaves_the_nested_names() -> None:
+    """``names = []`` of a collection with no batch dims (``TensorDict.from_tuple``'s
+    result) touches no nested name (og33j, program 17,103,953 of the fuzzer)."""
+    td = TensorDict({"n": _nested(["x", "y", "z"])}, [])
+    td.names = []
+    assert td.names == []
+    assert td["n"].names == ["x", "y", "z"]
+    td["n"].names = None
+    assert td["n"].names == [None, None, None]
