@@ -686,8 +686,20 @@ class LazyStackOps(TensorDictBase):
             raise HeterogeneousEntryError(msg)
         outs = dense._reduced(along)
         if along.lazy and along.scan:  # the batch is unchanged: each leaf gets its slice,
-            # in a tree shaped as this one (nested lazy stacks stay lazy), as the peer's
-            outs = tuple(self._pointwise(None, _slice_of, (out,), lock=False) for out in outs)
+            # in a tree shaped as this one (nested lazy stacks stay lazy), as the peer's;
+            # the slices are indexed (one view each, which may be written in place as the
+            # peer's per-member results may; `unbind`'s pieces refuse it once they need grad)
+            d, rows = self._stack_dim, range(len(self._members))
+            at = [(slice(None),) * d + (i,) for i in rows]
+            outs = tuple(
+                self._pointwise(
+                    None,
+                    _slice_of,
+                    (self._from_members([out[i] for i in at], d, self._batch_size),),
+                    lock=False,
+                )
+                for out in outs
+            )
         return cast("tuple[Self, ...]", outs)
 
     def _joined(self) -> Any:
