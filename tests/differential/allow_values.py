@@ -1,6 +1,6 @@
 """The rules of the deliberate differences (``allowlist.ENTRIES``), third part (split
 from ``allow_structure``): Python values over no elements or ragged, read whole or per
-element, memory maps and state dicts (the shared helpers are in ``allow_ops``)."""
+element, memory maps and state dicts (the shared helpers are in ``allow_common``)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from .allow_structure import (
     _VALUE_ONE_DEEPER,
     _as_deep_as_its_node,
 )
-from .compare import flat_values
+from .compare import flat_values, key_path
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -210,7 +210,7 @@ def _empty_values_rebuilt(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     results = mine.value if isinstance(mine.value, (tuple, list)) else [mine.value]
     kept = set().union(*(_empty_value_keys(result) for result in results))
     for line in finding.detail:
-        keys = re.findall(r"\['(\w+)'\]", line.split(": ")[0])
+        keys = key_path(line)
         if not keys or keys[-1] not in kept or not any(p.search(line) for p in _REBUILT_LINES):
             return False
     return True
@@ -512,7 +512,7 @@ def _node_left_past_its_parent(line: str, peer: Any, mine: Any) -> bool:
     found = _NODE_SIZE_LINE.match(line)
     if found is None or int(found.group(2)) <= int(found.group(3)):
         return False
-    keys = tuple(re.findall(r"\['(\w+)'\]", found.group(1)))
+    keys = key_path(found.group(1))
     try:
         sizes = []
         for side in (peer.value, mine.value):
@@ -536,7 +536,7 @@ def _squeezed_over_none(path: str, peer: Any, mine: Any, storage: bool = False) 
     ``x.expand([1, 2]).squeeze()`` of a batch ``[2]`` holding a ``[2, 0]`` node; 22,692
     of shape ``--length 8``: ``flatten(1)`` after ``repeat_interleave(0)``); ``storage``:
     a record's nodes read from its storage (its ``get`` reads the values)."""
-    keys = tuple(re.findall(r"\['(\w+)'\]", path))
+    keys = key_path(path)
     sides = [side.value for side in (peer, mine)]
     if storage:
         sides = [getattr(side, "_tensordict", side) for side in sides]
@@ -571,7 +571,7 @@ def _read_value(collection: Any, path: str) -> Any:
     a string or a list."""
     value = collection
     try:
-        for key in re.findall(r"\['(\w+)'\]", path):
+        for key in key_path(path):
             value = getattr(value, key) if hasattr(value, key) else value[key]
     except Exception:  # a read that fails is no shared value
         return None
@@ -613,7 +613,7 @@ def _shared_value_read(line: str, peer: Any, mine: Any) -> bool:
     if found is None:
         return False
     try:
-        path = tuple(re.findall(r"\['(\w+)'\]", found.group(1)))
+        path = key_path(found.group(1))
         theirs, ours = (side.value[path] for side in (peer, mine))
     except Exception:  # a read that fails is no shared value
         return False
@@ -709,7 +709,7 @@ def _ragged_values_unread(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     for line in finding.detail:
         found = _RAGGED_UNREAD.match(line)
         if found is not None:
-            node = mine.value.get(tuple(re.findall(r"'(\w+)'", found.group(1))), None)
+            node = mine.value.get(key_path(found.group(1)), None)
             if type(node).__name__ != "NonTensorStack" or -1 not in node.batch_size:
                 return False
         elif _MEMBER_RAGGED.match(line) is None:
@@ -840,7 +840,7 @@ def _stacked_past_apply_drop(finding: Finding, facts: Facts, peer: Any, mine: An
             elif not _STACKED_LAZY_BY_APPLY.match(line):
                 return False
             continue
-        path = tuple(re.findall(r"\['(\w+)'\]", line.split(":")[0]))
+        path = key_path(line)
         if not _fewer_in_order(keys[0], keys[1]):
             return False
         for extra in set(keys[1]) - set(keys[0]):
@@ -872,7 +872,7 @@ def _first_row_none_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         if not _fewer_in_order(theirs, ours):
             return False
         node = mine.value
-        for key in re.findall(r"\['([^']*)'\]", line.split(": ")[0]):
+        for key in key_path(line):
             node = node.get(key) if isinstance(node, dict) else None
         if not isinstance(node, dict):
             return False
@@ -963,7 +963,7 @@ def _refreshed_at_its_node(line: str, peer: Any, mine: Any) -> bool:
     """A refreshed Python value (one, not a stack) of the same data whose batch size is
     its node's in tclass and that plus more dims in the peer."""
     found = _VALUE_SIZE_LINE.match(line)
-    key = () if found is None else tuple(re.findall(r"\['([^']*)'\]", found.group(1)))
+    key = () if found is None else key_path(found.group(1))
     try:
         theirs, ours = peer.value.get(key), mine.value.get(key)
         node = mine.value.get(key[:-1]) if len(key) > 1 else mine.value
