@@ -19,7 +19,7 @@ from .allow_saved import (
     _fewer_in_order,
     _keys_of,
 )
-from .compare import flat_values, key_path
+from .compare import flat_values, key_path, list_dims
 from .libs import TCLASS
 
 if TYPE_CHECKING:
@@ -646,7 +646,10 @@ def _value_more_unit_dims(line: str, peer: Any, mine: Any) -> bool:
     if both is None:
         return False
     theirs, ours = both
-    return _depth(theirs) > _depth(ours) and flat_values(theirs) == flat_values(ours) != []
+    return (
+        len(list_dims(theirs)) > len(list_dims(ours))
+        and flat_values(theirs) == flat_values(ours) != []
+    )
 
 
 def _field_values(pattern: str, line: str, peer: Any, mine: Any) -> tuple[Any, Any] | None:
@@ -660,10 +663,6 @@ def _field_values(pattern: str, line: str, peer: Any, mine: Any) -> tuple[Any, A
         return peer.value.get(found.group(1)), mine.value.get(found.group(1))
     except (KeyError, AttributeError, RuntimeError):
         return None
-
-
-def _depth(value: Any) -> int:
-    return 1 + _depth(value[0]) if isinstance(value, list) and value else 0
 
 
 def _source_shaped(line: str, nb: int) -> bool:

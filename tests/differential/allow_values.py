@@ -29,7 +29,7 @@ from .allow_structure import (
     _VALUE_ONE_DEEPER,
     _as_deep_as_its_node,
 )
-from .compare import flat_values, key_path
+from .compare import flat_values, key_path, list_dims
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -388,15 +388,6 @@ def _value_at(result: Any, key: str) -> Any:
     return getattr(result, key, None)
 
 
-def _value_dims(value: Any) -> list[int]:
-    """The dims of a stack of Python values: its nested lists' lengths, outermost first."""
-    dims: list[int] = []
-    while isinstance(value, list) and value:
-        dims.append(len(value))
-        value = value[0]
-    return dims
-
-
 def _values_squeezed_as_the_batch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``squeeze()`` of a collection with per-element Python values: the values keep the
     result's batch dims, where the peer's value stack keeps a squeezed dim of size 1 (a
@@ -408,7 +399,7 @@ def _values_squeezed_as_the_batch(finding: Finding, facts: Facts, peer: Any, min
         return False
     peers = _peer_values_past_ours(finding, peer, mine, _VALUE_ONE_LISTED)
     return peers is not None and all(
-        _value_dims(theirs) != list(peer.value.batch_size) for theirs in peers
+        list_dims(theirs) != list(peer.value.batch_size) for theirs in peers
     )
 
 
@@ -423,7 +414,7 @@ def _peer_values_past_ours(
         if found is None:
             return None
         key = found.group(1)
-        if _value_dims(_value_at(mine.value, key)) != list(mine.value.batch_size):
+        if list_dims(_value_at(mine.value, key)) != list(mine.value.batch_size):
             return None
         peers.append(_value_at(peer.value, key))
     return peers
@@ -492,7 +483,7 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         if finding.step.op in _OVER_NONE_OPS and _squeezed_over_none(found.group(1), peer, mine):
             continue
         theirs, ours = (_read_value(side.value, found.group(1)) for side in (peer, mine))
-        if finding.step.op in _DEEPER and _depth(theirs) <= len(peer.value.batch_size):
+        if finding.step.op in _DEEPER and len(list_dims(theirs)) <= len(peer.value.batch_size):
             return False
         values = flat_values(theirs) + flat_values(ours)
         if not values or any(value != values[0] for value in values):
@@ -576,10 +567,6 @@ def _read_value(collection: Any, path: str) -> Any:
     except Exception:  # a read that fails is no shared value
         return None
     return value if isinstance(value, (str, list)) else None
-
-
-def _depth(value: Any) -> int:
-    return 1 + _depth(value[0]) if isinstance(value, list) and value else 0
 
 
 def _longer_value_node(line: str) -> bool:
@@ -952,7 +939,7 @@ def _refreshed_values_as_loaded(finding: Finding, facts: Facts, peer: Any, mine:
         return False
     peers = _peer_values_past_ours(finding, peer, mine, _VALUE_PER_ELEMENT)
     return peers is not None and all(
-        len(_value_dims(theirs)) > len(peer.value.batch_size) for theirs in peers
+        len(list_dims(theirs)) > len(peer.value.batch_size) for theirs in peers
     )
 
 

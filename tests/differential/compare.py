@@ -98,6 +98,16 @@ def entry_at(top: Any, path: Iterable[str]) -> Any:
     return node
 
 
+def list_dims(value: Any) -> list[int]:
+    """The dims of a nested list: the length of each level, outermost first (read down
+    the first items; none for anything but a list with items)."""
+    dims: list[int] = []
+    while isinstance(value, list) and value:
+        dims.append(len(value))
+        value = value[0]
+    return dims
+
+
 def read_both(path: str, peer: Any, mine: Any) -> tuple[Any, Any] | None:
     """The entries at the keys ``['a']['b']...`` of ``path`` (a finding line's head) in
     the peer's and tclass's results of a step, in that order; None where either lacks it."""
