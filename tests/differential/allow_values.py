@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -39,6 +39,16 @@ if TYPE_CHECKING:
 _EMPTY_LIST = re.compile(r"\]: length: peer 0, tclass [1-9]\d*$")
 
 
+def _entries_read(source: Any) -> Iterator[tuple[str, Any]]:
+    """``source``'s keys with the entries read at them, an entry whose read raises left
+    out (it holds nothing these rules look for: a ragged lazy stack's entry, a tensor)."""
+    for key in getattr(source, "keys", list)():
+        try:
+            yield key, source.get(key)
+        except Exception:  # noqa: BLE001  (see above)
+            continue
+
+
 def _holds_value_stack(value: Any, picks: Callable[[Any], bool], depth: int = 0) -> bool:
     """Whether ``value`` (a collection, or a tuple of them) holds a NonTensorStack whose
     batch size ``picks`` accepts."""
@@ -51,14 +61,7 @@ def _holds_value_stack(value: Any, picks: Callable[[Any], bool], depth: int = 0)
     if not hasattr(value, "batch_size") or not hasattr(value, "keys"):
         return False
     source = getattr(value, "_tensordict", value)  # a record's entries
-    for key in source.keys():
-        try:
-            child = source.get(key)
-        except Exception:  # noqa: BLE001  (a read that raises holds nothing here)
-            continue
-        if _holds_value_stack(child, picks, depth + 1):
-            return True
-    return False
+    return any(_holds_value_stack(child, picks, depth + 1) for _, child in _entries_read(source))
 
 
 def _holds_empty_values(value: Any) -> bool:
@@ -100,11 +103,7 @@ def _empty_value_keys(value: Any, depth: int = 0) -> set[str]:
         return set()
     found: set[str] = set()
     for source in [getattr(value, "_tensordict", value), *getattr(value, "tensordicts", ())]:
-        for key in source.keys():
-            try:
-                child = source.get(key)
-            except Exception:  # noqa: BLE001  (a read that raises holds nothing here)
-                continue
+        for key, child in _entries_read(source):
             if type(child).__name__ == "NonTensorStack" and child.batch_size.numel() == 0:
                 found.add(key)
             else:
@@ -117,13 +116,8 @@ def _emptied_nodes(value: Any) -> set[str]:
     over no elements (at any depth): the peer's ``apply`` drops those values, then the
     node they leave empty, so its ``cat`` with that result misses the node's key (program
     10,904,302 of index,combine --length 6, inv21d)."""
-    source = getattr(value, "_tensordict", value)
     found: set[str] = set()
-    for key in getattr(source, "keys", list)():
-        try:
-            child = source.get(key)
-        except Exception:  # noqa: BLE001  (a ragged lazy stack's entry: holds a tensor)
-            continue
+    for key, child in _entries_read(getattr(value, "_tensordict", value)):
         if hasattr(child, "keys") and type(child).__name__ != "NonTensorStack":
             keys = set(child.keys())
             if keys and keys <= _empty_value_keys(child) | _emptied_nodes(child):
