@@ -829,6 +829,17 @@ def _rebuild_values(
 allow_unpickling(NonTensorData, MetaData, _rebuild_value, _rebuild_values)
 
 
+def check_stack_batch_size(batch_size: BatchSizeLike, shape: torch.Size) -> None:
+    """Refuses the ``batch_size`` given to ``NonTensorStack(...)`` (dense or ragged) where it
+    is not the batch size of the stacked values (``shape``)."""
+    if batch_size is not None and as_batch_size(batch_size) != shape:
+        msg = (
+            f"NonTensorStack: batch_size={list(as_batch_size(batch_size))} but the "
+            f"stacked values have batch size {_batch.format_shape(shape)}"
+        )
+        raise BatchSizeError(msg)
+
+
 def is_non_tensor(value: object) -> bool:
     """Whether ``value`` is a ``NonTensorData`` or ``NonTensorStack`` node."""
     return isinstance(value, _NonTensorNode)

@@ -26,7 +26,7 @@ from tclass._base._tensordict_base import Value
 from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._reshape_ops import Span
 from tclass._core import _batch
-from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
+from tclass._core._batch import BatchSizeLike, format_shape
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._linked_list import linked_values
 from tclass._core._method_names import name_methods_after
@@ -49,6 +49,7 @@ from tclass._engine._nontensor import (
     NonTensorData,
     _NonTensorNode,
     _rebuild_values,
+    check_stack_batch_size,
 )
 from tclass._engine._nontensor_writes import fills_leading
 from tclass._engine._stack_dims import cat_dims, dims_of, one_held, stack_repr, stacked_dims
@@ -73,7 +74,6 @@ from tclass._engine._value_positions import (
 )
 from tclass.errors import (
     BatchMismatchError,
-    BatchSizeError,
     DimError,
     LockedError,
     ReductionError,
@@ -186,12 +186,7 @@ class NonTensorStack(_NonTensorNode, Generic[_V]):
             device = nodes[0].device
         self._device = as_device(device)
         self._locked = False
-        if batch_size is not None and as_batch_size(batch_size) != self._shape:
-            msg = (
-                f"NonTensorStack: batch_size={list(as_batch_size(batch_size))} but the "
-                f"stacked values have batch size {list(self._shape)}"
-            )
-            raise BatchSizeError(msg)
+        check_stack_batch_size(batch_size, self._shape)
 
     @classmethod
     def _make(

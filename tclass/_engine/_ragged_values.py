@@ -23,17 +23,16 @@ from typing_extensions import Self
 
 from tclass._base._provided import ENGINE
 from tclass._base._tensordict_base import Value
-from tclass._core._batch import BatchSizeLike, as_batch_size, format_shape
+from tclass._core._batch import BatchSizeLike, format_shape
 from tclass._core._device import DeviceLike, as_device
 from tclass._core._linked_list import link_nested
 from tclass._core._safe_globals import allow_unpickling
-from tclass._engine._nontensor import NonTensorData, _NonTensorNode
+from tclass._engine._nontensor import NonTensorData, _NonTensorNode, check_stack_batch_size
 from tclass._engine._nontensor_stack import NonTensorStack, join_non_tensor
 from tclass._engine._stack_dims import stack_repr
 from tclass._engine._td import TensorDict
 from tclass._engine._value_positions import same_value
 from tclass.errors import (
-    BatchSizeError,
     HeterogeneousEntryError,
     LockedError,
     PickleRefusedError,
@@ -77,12 +76,7 @@ class RaggedNonTensorStack(NonTensorStack):
         common = built._device
         self._device = as_device(device) if device is not None else common
         self._locked = False
-        if batch_size is not None and as_batch_size(batch_size) != self._shape:
-            msg = (
-                f"NonTensorStack: batch_size={list(as_batch_size(batch_size))} but the "
-                f"stacked values have batch size {format_shape(self._shape)}"
-            )
-            raise BatchSizeError(msg)
+        check_stack_batch_size(batch_size, self._shape)
 
     @classmethod
     def _of(

@@ -391,15 +391,11 @@ def _overlaps(entry: object, sub: object) -> bool:
     it, after the entries before it were written, so the rows are copied first."""
     if not (isinstance(entry, torch.Tensor) and isinstance(sub, torch.Tensor)):
         return False
-    if torch.compiler.is_compiling():  # no storage to compare in a traced graph
+    if torch.compiler.is_compiling():  # (before ``_is_view``, a graph break when traced)
         return False
     if not (sub._is_view() or entry._is_view()):  # (two tensors of their own: the usual)
         return False
-    if entry.layout is not torch.strided or sub.layout is not torch.strided:
-        return False
-    if entry.device != sub.device or entry.device.type == "meta":
-        return False
-    return bool(entry.untyped_storage().data_ptr() == sub.untyped_storage().data_ptr())
+    return shares_memory(entry, sub)
 
 
 def _reads_its_target(entry: Any, index: Any, sub: _Tensor) -> bool:

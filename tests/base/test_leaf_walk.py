@@ -22,7 +22,7 @@ import torch
 import tclass
 from tclass import TensorClass, TensorDict, errors
 
-from strategies import equal, leaf_items  # noqa: E402
+from strategies import assert_same_tree  # noqa: E402
 
 
 class _Step(TensorClass):
@@ -86,14 +86,8 @@ def _walked(monkeypatch: pytest.MonkeyPatch, call: Callable[[], Any]) -> Any:
 
 
 def _assert_alike(mine: Any, walked: Any) -> None:
-    assert type(mine) is type(walked)
-    assert mine.batch_size == walked.batch_size and mine.device == walked.device
-    assert mine.names == walked.names and mine.is_locked == walked.is_locked
-    assert list(mine.keys(True)) == list(walked.keys(True))
+    assert_same_tree(mine, walked)
     assert mine.to_dict(retain_none=True).keys() == walked.to_dict(retain_none=True).keys()
-    mine_leaves, walked_leaves = leaf_items(mine), leaf_items(walked)
-    assert [k for k, _ in mine_leaves] == [k for k, _ in walked_leaves]
-    assert all(equal(a, b) for (_, a), (_, b) in zip(mine_leaves, walked_leaves))
     for key in mine.keys():
         if not isinstance(mine.get(key), (torch.Tensor, tclass.TensorDictBase)):
             assert mine.get(key) == walked.get(key), key

@@ -19,7 +19,8 @@ program is source, a discrepancy is reported as a script that reproduces it.
 - ``allowlist.py``: the deliberate differences, each citing the README bullet it comes from
   (their rules in the ``allow_*.py`` beside it: ``allow_ops.py``, ``allow_fields.py``,
   ``allow_structure.py``, ``allow_values.py``, ``allow_names.py``, ``allow_records.py``,
-  ``allow_h5.py``, ``allow_saved.py`` and others).
+  ``allow_h5.py``, ``allow_saved.py`` and others; what they share in ``allow_common.py``,
+  and a detail line's key path is ``compare.key_path``).
 - ``engine.py``: runs a program in both libraries and reports the first discrepancy.
 - ``run.py``: the standalone runner (``python -m tests.differential.run --examples 20000``).
 - ``test_differential.py``: the short pytest run (hypothesis, marker ``peer``).

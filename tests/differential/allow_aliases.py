@@ -8,17 +8,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from .compare import VALUE_KINDS
+from .allow_common import _result_line
+from .compare import VALUE_KINDS, key_path
 
 if TYPE_CHECKING:
     from .engine import Finding
     from .world import Facts
-
-
-def _result_line(finding: Finding) -> int | None:
-    """The number of the line whose result an alias finding is about (1 for the first)."""
-    found = re.fullmatch(r"<result of line (\d+)>", finding.step.src)
-    return int(found.group(1)) if found else None
 
 
 # a nested collection's batch size (or names) in an earlier result, longer in the peer's
@@ -88,7 +83,7 @@ def _value_grown(line: str, result: Any) -> bool:
     found = _GROWN_VALUE.match(line)
     if found is None or int(found[2]) <= int(found[3]):
         return False
-    keys = tuple(re.findall(r"\['(\w+)'\]", found[1]))
+    keys = key_path(found[1])
     try:
         node = result.get(keys[0] if len(keys) == 1 else keys)
     except (KeyError, AttributeError, RuntimeError):

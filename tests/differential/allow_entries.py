@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch.utils._pytree import tree_leaves
 
+from .allow_common import _later_lines
 from .allow_features import size_as_tuple
 from .allow_fields import _nested_none_kept
 from .allow_structure import _fields_line
-from .compare import is_collection
+from .compare import entry_at, is_collection, key_path
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -55,10 +56,6 @@ def _keys_of(line: str) -> tuple[str, list[Any], list[Any]] | None:
         return found.group(1), ast.literal_eval(found.group(2)), ast.literal_eval(found.group(3))
     except (ValueError, SyntaxError):
         return None
-
-
-def _path_of(line: str) -> tuple[str, ...]:
-    return tuple(re.findall(r"\['([^']*)'\]", line.split(": ")[0]))
 
 
 # a lazy stack member's entry (of a part of ``split_keys``): the file's tensor in tclass,
@@ -112,7 +109,7 @@ def _separated_once(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     for line in finding.detail:
         if _MEMBER_MAPPED.search(line):
             continue  # (beside keys lines too: ol31a, program 16,101,206 L12 of the records)
-        path, listed = _path_of(line), _keys_of(line)
+        path, listed = key_path(line), _keys_of(line)
         if listed is not None and path not in later:
             _, theirs, ours = listed
             if _later_set_none(path, theirs, ours, peer.value, about_later):
@@ -141,9 +138,7 @@ def _later_set_none(
     gone = [key for key in theirs if key not in ours]
     if not gone or len(ours) + len(gone) != len(theirs):
         return False
-    node = result  # the peer's None: a NonTensorData (of the batch size) holding it
-    for key in path:
-        node = node.get(key, None) if hasattr(node, "get") else None
+    node = entry_at(result, path)  # the peer's None: a NonTensorData (of the batch size)
     return hasattr(node, "get") and all(
         isinstance(key, str)
         and about_later(path + (key,))
@@ -242,12 +237,6 @@ _FIELD_DROPPED = re.compile(
 _RECORDS = ("Rec", "Inner", "Auto", "NoCast", "TOnly", "Frozen")
 
 
-def _after_result(finding: Finding) -> list[str]:
-    """The lines after the one whose result an alias finding is about."""
-    found = re.match(r"<result of line (\d+)>", finding.step.src)
-    return finding.lines[int(found.group(1)) :] if found else []
-
-
 def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """After ``separates`` (``filter_empty=True``, the default), or in its result: tclass
     keeps the nested collections the removal did not empty (one empty before the call)
@@ -275,7 +264,7 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
             return True
         return "filter_empty=False" not in finding.step.src and "locked" in str(peer.error)
     if finding.kind == "alias":
-        earlier = _after_result(finding)
+        earlier = _later_lines(finding)
     elif finding.kind == "result":
         earlier = finding.lines[:-1] if finding.step.op != "separates" else finding.lines
     else:
@@ -310,8 +299,7 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
             node = node[int(indices[1])] if len(indices) == 2 else None  # (unbind's)
         elif indices:
             node = None
-        for key in _path_of(line):
-            node = node.get(key, None) if hasattr(node, "get") else None
+        node = entry_at(node, key_path(line))
         if _FIELD_DROPPED.match(line) and type(node).__name__ in _RECORDS:
             if not node.is_empty():
                 return False
@@ -390,14 +378,14 @@ def _separated_from_value_node(finding: Finding, facts: Facts, peer: Any, mine: 
     collection: program 15,963,434 L12 of features,entries,math,records, fz30a)."""
     if finding.kind == "result" and finding.step.op == "separates":
         if all(
-            _NODE_LOCKED.match(line) and _holds_no_tensor(peer.value, _path_of(line))
+            _NODE_LOCKED.match(line) and _holds_no_tensor(peer.value, key_path(line))
             for line in finding.detail
         ):
             return True
         keys = _separated_keys(finding.step.src) or []
         return all(_reordered_in_value_node(line, keys, peer.value) for line in finding.detail)
     if finding.kind == "alias":
-        earlier = _after_result(finding)
+        earlier = _later_lines(finding)
     elif finding.kind == "result":  # a later op's result (unlock_: program 401,365)
         earlier = finding.lines[:-1]
     else:
@@ -415,7 +403,7 @@ def _separated_from_value_node(finding: Finding, facts: Facts, peer: Any, mine: 
         # (``result[1][0]``: an element of a sequence, read above; program 17,255)
         if listed is None or not re.fullmatch(r"result(\[\d+\])*(\['[^']*'\])*", listed[0]):
             return False
-        path, theirs, ours = _path_of(line), listed[1], listed[2]
+        path, theirs, ours = key_path(line), listed[1], listed[2]
         extra = [key for key in theirs if key not in ours]
         if not extra or len(ours) + len(extra) != len(theirs):
             return False
@@ -458,7 +446,7 @@ def _reordered_in_value_node(line: str, separated: list[tuple[str, ...]], result
     found = _ORDER_LINE.match(line)
     if found is None:
         return False
-    path = _path_of(found.group(1))
+    path = key_path(found.group(1))
     theirs, ours = ast.literal_eval(found.group(2)), ast.literal_eval(found.group(3))
     inside = any(len(key) == len(path) + 1 and key[:-1] == path for key in separated)
     return (
@@ -585,9 +573,7 @@ def _nested_lists_stacked_whole(finding: Finding, facts: Facts, peer: Any, mine:
         found = _LIST_OF_STACKS.match(line)
         if found is None:
             return False
-        entry = peer.value
-        for key in re.findall(r"\['(\w+)'\]", found.group(1)):
-            entry = entry.get(key) if hasattr(entry, "get") else None
+        entry = entry_at(peer.value, key_path(found.group(1)))
         if not isinstance(entry, list) or not _stacks_in_lists(entry):
             return False
     return True
@@ -632,7 +618,7 @@ def _read_in_members(members: str, keys: str, peer: Any, mine: Any) -> tuple[Any
     try:
         for number in re.findall(r"\[0\]\[(\d+)\]", members):
             both = [value.tensordicts[int(number)] for value in both]
-        key = tuple(re.findall(r"\['([^']*)'\]", keys))
+        key = key_path(keys)
         return both[0].get(key), both[1].get(key)
     except (KeyError, AttributeError, IndexError):
         return None
@@ -812,7 +798,7 @@ def _h5_separated_removed(finding: Finding, facts: Facts, peer: Any, mine: Any) 
         keys, dims = _keys_of(line), _RESULT_DIMS.match(line)
         # (``result[1][i]``: the i-th dict of ``tolist()``, left43)
         if keys is not None and re.fullmatch(r"result(\[1\]\[\d+\])?(\['[^']*'\])*", keys[0]):
-            path, theirs, ours = _path_of(line), keys[1], keys[2]
+            path, theirs, ours = key_path(line), keys[1], keys[2]
             gone = [key for key in theirs if key not in ours]
             if not gone or len(ours) + len(gone) != len(theirs):
                 return False
@@ -920,7 +906,7 @@ def _peer_keeps_emptied(result: Any, line: str) -> bool:
     if not extra or len(ours) + len(extra) != len(theirs):
         return False
     node = result
-    for key in _path_of(line):
+    for key in key_path(line):
         node = node.get(key, None) if is_collection(node) else None
     if not is_collection(node):
         return False
@@ -967,7 +953,7 @@ def _missing_separated_spans_its_node(finding: Finding, facts: Facts, peer: Any,
         found = _MISSING_AS_NONE.match(line)
         if found is None:
             return False
-        path = tuple(re.findall(r"'(\w+)'", found[1]))
+        path = key_path(found[1])
         if path not in keys:
             return False
         value = mine.value.get(path, None) if is_collection(mine.value) else None

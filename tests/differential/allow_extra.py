@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from .compare import VALUE_KINDS, is_collection
+from .compare import VALUE_KINDS, is_collection, key_path
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -102,7 +102,7 @@ def _merge_shares_no_empty_node(finding: Finding, facts: Facts, peer: Any, mine:
         if found is None:
             return False
         try:
-            node = mine.value.get(tuple(re.findall(r"\['([^']*)'\]", found.group(1))))
+            node = mine.value.get(key_path(found.group(1)))
         except KeyError:
             return False
         if not _is_node(node) or not node.is_empty():
@@ -423,7 +423,7 @@ def _tensor_list_stacked(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         found = _TENSORS_STACKED.match(line)
         if found is None:
             return False
-        path = tuple(re.findall(r"\['(\w+)'\]", found[1]))
+        path = key_path(found[1])
         try:
             theirs, ours = peer.value.get(path).tolist(), mine.value.get(path)
             stacked = torch.stack(theirs)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from .allow_values import _empty_values_rebuilt
-from .compare import flat_values, read_both
+from .compare import flat_values, key_path, read_both
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -570,7 +570,7 @@ _ONE_VALUE_OF_LIST = re.compile(
 )  # (a shape's tuple: its items and length against the list's)
 
 
-def _field_value(node: Any, keys: list[str]) -> Any:
+def _field_value(node: Any, keys: tuple[str, ...]) -> Any:
     """The value under ``keys``: a record's field as its attribute reads it, a
     TensorDict's entry as ``get`` reads it (a TensorDict of records, fz30f)."""
     for key in keys:
@@ -605,7 +605,7 @@ def _record_values_kept_per_element(finding: Finding, facts: Facts, peer: Any, m
         found = _ONE_VALUE_OF_LIST.match(line)
         if found is None:
             return False
-        keys = re.findall(r"\['([^']*)'\]", found.group(1))
+        keys = key_path(found.group(1))
         node = _field_value(mine.value, keys)
         if isinstance(node, list) and node and isinstance(node[0], list):
             node = node[0]  # (the peer's ``.data`` of a stack of stacks: its first row's)

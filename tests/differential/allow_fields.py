@@ -19,7 +19,7 @@ from .allow_saved import (
     _fewer_in_order,
     _keys_of,
 )
-from .compare import flat_values
+from .compare import flat_values, key_path, list_dims
 from .libs import TCLASS
 
 if TYPE_CHECKING:
@@ -192,7 +192,7 @@ def _none_values_more(line: str, keys: tuple[list[Any], list[Any]], peer: Any) -
     theirs, ours = keys
     if not set(ours) < set(theirs):
         return False
-    path = tuple(re.findall(r"\['([^']*)'\]", line.split(": ")[0]))
+    path = key_path(line)
     try:
         node = peer.value.get(path) if path else peer.value
         more = [node.get(key) for key in theirs if key not in ours]
@@ -292,7 +292,7 @@ def _nested_none_kept(finding: Finding, line: str, result: Any) -> bool:
     part = re.match(r"\[1\]\[(\d+)\]", found.group(1))  # a part of a tuple result
     if part is not None:
         node = node[int(part.group(1))] if isinstance(node, tuple) else None
-    for key in re.findall(r"'(\w+)'", found.group(1)):
+    for key in key_path(found.group(1)):
         node = node.get(key) if node is not None else None
     return node is not None and _none_leaves(node.to_dict())
 
@@ -646,7 +646,10 @@ def _value_more_unit_dims(line: str, peer: Any, mine: Any) -> bool:
     if both is None:
         return False
     theirs, ours = both
-    return _depth(theirs) > _depth(ours) and flat_values(theirs) == flat_values(ours) != []
+    return (
+        len(list_dims(theirs)) > len(list_dims(ours))
+        and flat_values(theirs) == flat_values(ours) != []
+    )
 
 
 def _field_values(pattern: str, line: str, peer: Any, mine: Any) -> tuple[Any, Any] | None:
@@ -660,10 +663,6 @@ def _field_values(pattern: str, line: str, peer: Any, mine: Any) -> tuple[Any, A
         return peer.value.get(found.group(1)), mine.value.get(found.group(1))
     except (KeyError, AttributeError, RuntimeError):
         return None
-
-
-def _depth(value: Any) -> int:
-    return 1 + _depth(value[0]) if isinstance(value, list) and value else 0
 
 
 def _source_shaped(line: str, nb: int) -> bool:
@@ -784,7 +783,7 @@ def _shape_field_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
         found = _SHAPE_AS_ENTRIES.match(line)
         if found is None:
             return False
-        path = re.findall(r"\['([^']*)'\]", found[1])
+        path = key_path(found[1])
         record = mine.value.get(tuple(path[:-1])) if len(path) > 1 else mine.value
         if path[-1] not in getattr(record, "__dataclass_fields__", {}):
             return False  # (a record's field, not a TensorDict's entry)

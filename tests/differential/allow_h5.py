@@ -9,7 +9,8 @@ import re
 import traceback
 from typing import TYPE_CHECKING, Any
 
-from .compare import FILE_VIEWS, read_both
+from .allow_common import _result_line
+from .compare import FILE_VIEWS, entry_at, key_path, read_both
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -218,7 +219,7 @@ def _values_unread(line: str, peer: Any, mine: Any) -> bool:
     found = _STACK_UNREAD.match(line)
     if found is None:
         return False
-    key = tuple(re.findall(r"\['(\w+)'\]", found[1]))
+    key = key_path(found[1])
     try:
         peer.value.get(key).tolist()
     except RuntimeError as error:
@@ -531,8 +532,7 @@ def _h5_params_read(finding: Finding, facts: Facts, peer: Any, mine: Any) -> boo
     if finding.kind == "peer-raises" and finding.step.op in ("set", "setitem_key", "update"):
         return "Cannot set a tensor that has requires_grad=True" in str(peer.error)
     if finding.kind == "alias":
-        found = re.match(r"<result of line (\d+)>", finding.step.src)
-        return found is not None
+        return _result_line(finding) is not None
     if finding.kind == "result" and finding.step.op == "getitem":  # params[...]: itself
         return all(_PARAMS_FILE_VIEW.search(line) for line in finding.detail)
     written = finding.step.op.endswith("_") or finding.step.op == "load_state_dict"
@@ -752,9 +752,7 @@ def _group_without_batch_inferred(finding: Finding, facts: Facts, peer: Any, min
         theirs, ours = (
             [int(s) for s in side.split(",") if s.strip()] for side in found.group(2, 3)
         )
-        node = mine.value
-        for key in re.findall(r"\['([^']*)'\]", found.group(1)):
-            node = node.get(key, None) if hasattr(node, "get") else None
+        node = entry_at(mine.value, key_path(found.group(1)))
         if node is None or not hasattr(node, "keys") or ours[: len(theirs)] != theirs:
             return False
         shapes = [list(node.get(k).shape) for k in node.keys(True, True)]

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from .allow_common import _later_lines
 from .allow_fields import _none_field_unset
-from .allow_ops import _later_lines
 from .allow_values import _first_row_none
+from .compare import entry_at, key_path
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -155,9 +156,7 @@ def _string_field_read(line: str, peer: Any) -> bool:
     found = _STRUCT_FIELD_READ.match(line)
     if found is None:
         return False
-    node = peer.value
-    for key in re.findall(r"\['([\w.]+)'\]", found.group(1)):  # ('n.zz': from_pandas)
-        node = node.get(key, None) if hasattr(node, "get") else None
+    node = entry_at(peer.value, key_path(found.group(1)))  # ('n.zz': from_pandas)
     if isinstance(node, torch.Tensor):  # (an empty stack's column: numpy makes it float64)
         return node.dtype is torch.float64 and node.numel() == 0
     data = node if isinstance(node, np.ndarray) else getattr(node, "data", None)
@@ -187,7 +186,7 @@ def _struct_array_list_read_back(finding: Finding, facts: Facts, peer: Any, mine
             if _string_field_read(line, peer):
                 continue
             return False
-        keys = tuple(re.findall(r"\['(\w+)'\]", found.group(1)))
+        keys = key_path(found.group(1))
         try:
             theirs, ours = peer.value.get(keys), mine.value.get(keys)
         except Exception:  # noqa: BLE001 (a read that fails is no value read back)
@@ -276,7 +275,7 @@ def _devices_set_through_a_view(finding: Finding, facts: Facts, peer: Any, mine:
         found = _ALIAS_UNREAD.match(line)
         if found is None:
             return False
-        keys = tuple(re.findall(r"\['(\w+)'\]", found.group(1)))
+        keys = key_path(found.group(1))
         try:
             node = peer.value.get(keys)
             node.tolist() if hasattr(node, "tolist") else None
@@ -308,7 +307,7 @@ def _cast_keeps_devices(finding: Finding, facts: Facts, peer: Any, mine: Any) ->
         found = _NESTED_DEVICE_DROPPED.match(line)
         if found is None:
             return False
-        node = mine.value.get(tuple(re.findall(r"\['([^']*)'\]", found[1])))
+        node = mine.value.get(key_path(found[1]))
         leaves = node.values(include_nested=True, leaves_only=True)
         devices = {str(leaf.device) for leaf in leaves if isinstance(leaf, torch.Tensor)}
         if devices - {found[2]}:
@@ -412,7 +411,7 @@ def _lazy_operand_not_cast_first(finding: Finding, facts: Facts, peer: Any, mine
         found = _NARROW_VALUES.match(line)
         if found is None:
             return False
-        keys = tuple(re.findall(r"\['(\w+)'\]", found.group(1)))
+        keys = key_path(found.group(1))
         try:
             leaf = mine.value.get(keys)
         except Exception:  # noqa: BLE001  (a read that fails is no such leaf)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from .compare import key_path
+
 if TYPE_CHECKING:
     from .engine import Finding
     from .world import Facts
@@ -276,7 +278,7 @@ def _empty_nested_resized(finding: Finding, facts: Facts, peer: Any, mine: Any) 
         if found is None:
             return False
         node = mine.value
-        for key in re.findall(r"\['([^']*)'\]", found.group(1)):
+        for key in key_path(found.group(1)):
             node = node.get(key)
         peer_size, mine_size = _sizes(found.group(2)), _sizes(found.group(3))
         if list(node.keys(True, True)) or peer_size[: len(new)] == new:

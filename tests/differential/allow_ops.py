@@ -8,11 +8,11 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import torch
 
+from .allow_common import Covers, _later_lines, _result_line
 from .allow_ragged import (
     _RAGGED_KEPT,
     _about_values,
@@ -21,37 +21,11 @@ from .allow_ragged import (
     _rebuilt_with_more_dims,
     _viewed_with_extra_dims,
 )
-from .compare import is_collection
+from .compare import is_collection, key_path
 
 if TYPE_CHECKING:
     from .engine import Finding
     from .world import Facts
-
-
-def _tagged(tag: str, *kinds: str) -> Callable[[Finding, Facts, Any, Any], bool]:
-    def covers(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-        return tag in finding.step.tags and finding.kind in kinds
-
-    return covers
-
-
-def _raised_by(name: str) -> Callable[[Finding, Facts, Any, Any], bool]:
-    def covers(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-        return finding.kind in ("tclass-raises", "family") and type(mine.error).__name__ == name
-
-    return covers
-
-
-Covers = Callable[["Finding", "Facts", Any, Any], bool]
-
-
-def _any_of(*covers: Covers) -> Covers:
-    """One entry's rule made of several (one README bullet, several ops)."""
-
-    def covered(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
-        return any(rule(finding, facts, peer, mine) for rule in covers)
-
-    return covered
 
 
 # What the peer says when it has no such operator, keyword or method at all.
@@ -203,7 +177,7 @@ def _intersection_without_tensors(finding: Finding, facts: Facts, peer: Any, min
             return False
         theirs, ours = (set(re.findall(r"'(\w+)'", side)) for side in found.group(2, 3))
         node = peer.value
-        for key in re.findall(r"\['(\w+)'\]", found.group(1)):
+        for key in key_path(found.group(1)):
             node = node.get(key)
         if not ours < theirs or any(list(node.get(k).keys(True, True)) for k in theirs - ours):
             return False
@@ -320,15 +294,7 @@ def _changed_in_place_later(finding: Finding, facts: Facts, peer: Any, mine: Any
     tensors) in place, where the peer rebinds ``x`` to a new collection."""
     if finding.kind != "alias":
         return False
-    found = re.match(r"<result of line (\d+)>", finding.step.src)
-    later = finding.lines[int(found.group(1)) :] if found else []
-    return any(_BITWISE_IN_PLACE.match(line) for line in later)
-
-
-def _later_lines(finding: Finding) -> list[str]:
-    """The lines after the one whose result an alias finding is about."""
-    found = re.match(r"<result of line (\d+)>", finding.step.src)
-    return finding.lines[int(found.group(1)) :] if found else []
+    return any(_BITWISE_IN_PLACE.match(line) for line in _later_lines(finding))
 
 
 def _names_read_live(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
@@ -365,8 +331,8 @@ def _empty_gives_new_nodes(finding: Finding, facts: Facts, peer: Any, mine: Any)
         return True  # (a lazy stack's members too: program 1,105,079)
     # the result of ``separates``, which the peer builds on ``empty(recurse=True)``: a
     # nested node holding only Python values shared with the source (program 1,004,589)
-    found = re.match(r"<result of line (\d+)>", finding.step.src)
-    source = finding.lines[int(found.group(1)) - 1] if found else ""
+    line = _result_line(finding)
+    source = finding.lines[line - 1] if line is not None else ""
     return re.match(r"^x\.separates\(", source) is not None
 
 
@@ -514,11 +480,11 @@ def _new_entries_saved(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
         return False
     if finding.step.op in _ENTRY_WRITES + ("rename_key_", "setdefault"):
         return True
-    keys = [re.findall(r"\['([^']*)'\]", line.split(": ")[0])[-1:] for line in finding.detail]
+    keys = [key_path(line)[-1:] for line in finding.detail]
     loaded = facts.memmap or any(re.search(r"load_memmap\(|\.load\(", s) for s in finding.lines)
     if finding.step.op in ("stack_tensors", "cat_tensors"):
         out = _OUT_KEY.search(finding.step.src)
-        return loaded and out is not None and all(key == [out.group(1)] for key in keys)
+        return loaded and out is not None and all(key == (out.group(1),) for key in keys)
     written = [s for s in finding.lines[:-1] if _NEW_ENTRY_WRITE.match(s)]
     return loaded and all(
         key and any(f"'{key[0]}'" in s or f'"{key[0]}"' in s for s in written) for key in keys
@@ -738,7 +704,7 @@ def _nested_without_leaves(value: Any, line: str) -> bool:
     found = _NONE_NESTED.match(line)
     if found is None:
         return False
-    node = value.get(tuple(re.findall(r"'([^']*)'", found.group(1))))
+    node = value.get(key_path(found.group(1)))
     keys = getattr(node, "keys", None)
     return keys is not None and not list(keys(True, True))
 
@@ -756,7 +722,7 @@ def _read_fails_inside(value: Any, line: str) -> bool:
     try:  # an item of a tuple, or a lazy stack's member
         for item, member in re.findall(r"\[1\]\[(\d+)\]|\.<members>\[0\]\[(\d+)\]", found.group(1)):
             value = value[int(item)] if item else value.tensordicts[int(member)]
-        value.get(tuple(re.findall(r"'([^']*)'", found.group(2))))
+        value.get(key_path(found.group(2)))
     except Exception as error:  # noqa: BLE001  (the peer's error is the point)
         return any(text in str(error) for text in _PEER_INTERNAL)
     return False

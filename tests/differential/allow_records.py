@@ -9,8 +9,10 @@ import ast
 import re
 from typing import TYPE_CHECKING, Any
 
+from .allow_common import _later_lines, _result_line
 from .allow_fields import _NONE_AS_LIST
 from .allow_structure import _RECORD_KIND_LINES, _fields_line
+from .compare import entry_at, key_path
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -197,7 +199,7 @@ def _inferred_past_empty_dicts(finding: Finding, facts: Facts, peer: Any, mine: 
         # a nested dict whose first entry is an empty dict: the peer's node (and those
         # below) stops at [], tclass's infers past it (ol31a: program 16,112,117 L8 of
         # features,entries,math,records)
-        node = _node_at(mine.value, re.findall(r"\['(\w+)'\]", first.group(1)))
+        node = _node_at(mine.value, key_path(first.group(1)))
         inferred = node is not None and _holds_empty(node)
         return inferred and all(_INFERRED_PAST_EMPTY.match(line) for line in finding.detail)
     if "batch_dims=0" in finding.step.src:  # the peer's 0 is None: an empty one kept
@@ -217,11 +219,9 @@ def _inferred_past_empty_dicts(finding: Finding, facts: Facts, peer: Any, mine: 
 _NESTED_INFERRED = re.compile(r"^result((?:\['\w+'\])+)\.batch_size: peer \(\), tclass \(\d")
 
 
-def _node_at(top: Any, path: list[str]) -> Any:
+def _node_at(top: Any, path: tuple[str, ...]) -> Any:
     """The nested collection of ``top`` at ``path``, or ``None``."""
-    node = top
-    for key in path:
-        node = node.get(key, None) if hasattr(node, "get") else None
+    node = entry_at(top, path)
     return node if hasattr(node, "keys") else None
 
 
@@ -237,9 +237,7 @@ def _emptied_to_no_dims(line: str, mine: Any) -> bool:
     found = _NO_DIMS_LEFT.match(line)
     if found is None:
         return False
-    node = mine
-    for key in re.findall(r"\['(\w+)'\]", found.group(1)):
-        node = node.get(key, None) if hasattr(node, "get") else None
+    node = entry_at(mine, key_path(found.group(1)))
     return hasattr(node, "is_empty") and node.is_empty()
 
 
@@ -249,7 +247,7 @@ def _empty_took_parents(line: str, mine: Any, theirs_top: Any = None) -> bool:
     not start with its parent's (``[3, 1]`` under ``[3, 2]``: programs 38,101 and
     51,885 of the five families, inv18a)."""
     found = _SIZE_OR_NAMES.match(line)
-    path = re.findall(r"\['(\w+)'\]", line.split(": ")[0])
+    path = key_path(line)
     if found is None or not path:
         return False
     node, parent = mine, mine
@@ -270,27 +268,23 @@ def _empty_took_parents(line: str, mine: Any, theirs_top: Any = None) -> bool:
     return len(theirs) > len(ours) and theirs[: len(ours)] == ours
 
 
-def _stopped_short(top: Any, mine: Any, path: list[str]) -> bool:
+def _stopped_short(top: Any, mine: Any, path: tuple[str, ...]) -> bool:
     """Whether the peer's parent of the node at ``path`` has fewer batch dims than
     tclass's, which start with them: the peer stopped at the empty node, which then fits
     it (``[3, 1]`` under ``[3]``), tclass inferred past it (``[3, 2]``, the node too:
     program 10,541,280 of ``--families entries``, fz20a)."""
-    theirs, ours = top, mine
-    for key in path[:-1]:
-        theirs = theirs.get(key, None) if hasattr(theirs, "get") else None
-        ours = ours.get(key, None) if hasattr(ours, "get") else None
+    theirs, ours = entry_at(top, path[:-1]), entry_at(mine, path[:-1])
     if not hasattr(theirs, "batch_size") or not hasattr(ours, "batch_size"):
         return False
     short, long = tuple(theirs.batch_size), tuple(ours.batch_size)
     return len(short) < len(long) and long[: len(short)] == short
 
 
-def _starts_with_parents(top: Any, path: list[str]) -> bool:
+def _starts_with_parents(top: Any, path: tuple[str, ...]) -> bool:
     """Whether the batch size of the node at ``path`` of ``top`` starts with its parent's
     (True where the path does not lead to collections)."""
-    parent, node = top, top
-    for key in path:
-        parent, node = node, node.get(key, None) if hasattr(node, "get") else None
+    parent = entry_at(top, path[:-1])
+    node = entry_at(parent, path[-1:])
     if not hasattr(node, "batch_size") or not hasattr(parent, "batch_size"):
         return True
     return tuple(node.batch_size[: len(parent.batch_size)]) == tuple(parent.batch_size)
@@ -459,7 +453,7 @@ def _keyless_mixed(line: str, result: Any, error: BaseException | None) -> bool:
         return False
     if error is None:
         try:
-            for key in re.findall(r"\['([^']*)'\]", found.group(1)):
+            for key in key_path(found.group(1)):
                 result = result[key]
         except Exception as refused:  # noqa: BLE001 (its class is what is checked)
             error = refused
@@ -563,10 +557,10 @@ def _refiled(finding: Finding) -> bool:
     line before ``x`` changed: tclass's is a new collection over the file, the peer's
     the source itself (it writes nothing), so writes into one reach the other in the peer
     only (program 4,801,557 of ``--families records``, fz40c)."""
-    found = re.fullmatch(r"<result of line (\d+)>", finding.step.src)
-    if found is None or ".consolidate(" not in finding.lines[int(found[1]) - 1]:
+    at = _result_line(finding)
+    if at is None or ".consolidate(" not in finding.lines[at - 1]:
         return False
-    for line in finding.lines[int(found[1]) :]:
+    for line in finding.lines[at:]:
         if re.match(r"x = x\.consolidate\(filename=", line):
             return True
         if line.startswith("x = "):
@@ -871,10 +865,9 @@ def _nested_record_written_in_place(finding: Finding, facts: Facts, peer: Any, m
     the earlier result sees the write; the peer's record replaces its nested record's
     tensors (new storage), so only its own fields' write reaches the earlier result
     (program 19,717 of ``--families entries,index``, left46a)."""
-    found = re.fullmatch(r"<result of line (\d+)>", finding.step.src)
-    if finding.kind != "alias" or found is None:
+    if finding.kind != "alias":
         return False
-    later = finding.lines[int(found[1]) :]
+    later = _later_lines(finding)  # (none for another finding)
     if not any(re.match(r"x = x\.apply\(lambda v: v\[", line) for line in later):
         return False
     if not any(re.match(r"x = x\.copy_at_\(", line) for line in later):

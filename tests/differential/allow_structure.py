@@ -1,7 +1,8 @@
 """The rules of the deliberate differences (``allowlist.ENTRIES``), second part: lazy
 stacks and their members, locks, dims (their names in ``allow_names``) and records (the
-shared helpers are in ``allow_ops``; writes and indices in ``allow_writes``; Python values
-over no elements or ragged, memory maps and state dicts in ``allow_values``)."""
+shared helpers are in ``allow_common`` and ``allow_ops``; writes and indices in
+``allow_writes``; Python values over no elements or ragged, memory maps and state dicts in
+``allow_values``)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from .allow_ops import (
 from .allow_saved import (
     _LOCK_LINE,
 )
+from .compare import entry_at, key_path
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -454,10 +456,8 @@ def _value_dim_kept(line: str) -> bool:
 def _as_deep_as_its_node(line: str, dims: int, mine: Any) -> bool:
     """Whether the value of ``result['n']['d'][1]: length: ...`` sits in a nested node
     whose batch size has ``dims`` dims in tclass."""
-    keys = re.findall(r"\['(\w+)'\]", line.split(": ")[0])
-    node = mine
-    for key in keys[:-1]:
-        node = node.get(key, None) if hasattr(node, "get") else None
+    keys = key_path(line)
+    node = entry_at(mine, keys[:-1])
     size = getattr(node, "batch_size", None)
     return len(keys) > 1 and size is not None and len(size) == dims
 

@@ -1,12 +1,12 @@
 """The rules of the deliberate differences (``allowlist.ENTRIES``), third part (split
 from ``allow_structure``): Python values over no elements or ragged, read whole or per
-element, memory maps and state dicts (the shared helpers are in ``allow_ops``)."""
+element, memory maps and state dicts (the shared helpers are in ``allow_common``)."""
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -29,7 +29,7 @@ from .allow_structure import (
     _VALUE_ONE_DEEPER,
     _as_deep_as_its_node,
 )
-from .compare import flat_values
+from .compare import flat_values, key_path, list_dims
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -37,6 +37,16 @@ if TYPE_CHECKING:
 
 
 _EMPTY_LIST = re.compile(r"\]: length: peer 0, tclass [1-9]\d*$")
+
+
+def _entries_read(source: Any) -> Iterator[tuple[str, Any]]:
+    """``source``'s keys with the entries read at them, an entry whose read raises left
+    out (it holds nothing these rules look for: a ragged lazy stack's entry, a tensor)."""
+    for key in getattr(source, "keys", list)():
+        try:
+            yield key, source.get(key)
+        except Exception:  # noqa: BLE001  (see above)
+            continue
 
 
 def _holds_value_stack(value: Any, picks: Callable[[Any], bool], depth: int = 0) -> bool:
@@ -51,14 +61,7 @@ def _holds_value_stack(value: Any, picks: Callable[[Any], bool], depth: int = 0)
     if not hasattr(value, "batch_size") or not hasattr(value, "keys"):
         return False
     source = getattr(value, "_tensordict", value)  # a record's entries
-    for key in source.keys():
-        try:
-            child = source.get(key)
-        except Exception:  # noqa: BLE001  (a read that raises holds nothing here)
-            continue
-        if _holds_value_stack(child, picks, depth + 1):
-            return True
-    return False
+    return any(_holds_value_stack(child, picks, depth + 1) for _, child in _entries_read(source))
 
 
 def _holds_empty_values(value: Any) -> bool:
@@ -100,11 +103,7 @@ def _empty_value_keys(value: Any, depth: int = 0) -> set[str]:
         return set()
     found: set[str] = set()
     for source in [getattr(value, "_tensordict", value), *getattr(value, "tensordicts", ())]:
-        for key in source.keys():
-            try:
-                child = source.get(key)
-            except Exception:  # noqa: BLE001  (a read that raises holds nothing here)
-                continue
+        for key, child in _entries_read(source):
             if type(child).__name__ == "NonTensorStack" and child.batch_size.numel() == 0:
                 found.add(key)
             else:
@@ -117,13 +116,8 @@ def _emptied_nodes(value: Any) -> set[str]:
     over no elements (at any depth): the peer's ``apply`` drops those values, then the
     node they leave empty, so its ``cat`` with that result misses the node's key (program
     10,904,302 of index,combine --length 6, inv21d)."""
-    source = getattr(value, "_tensordict", value)
     found: set[str] = set()
-    for key in getattr(source, "keys", list)():
-        try:
-            child = source.get(key)
-        except Exception:  # noqa: BLE001  (a ragged lazy stack's entry: holds a tensor)
-            continue
+    for key, child in _entries_read(getattr(value, "_tensordict", value)):
         if hasattr(child, "keys") and type(child).__name__ != "NonTensorStack":
             keys = set(child.keys())
             if keys and keys <= _empty_value_keys(child) | _emptied_nodes(child):
@@ -210,7 +204,7 @@ def _empty_values_rebuilt(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     results = mine.value if isinstance(mine.value, (tuple, list)) else [mine.value]
     kept = set().union(*(_empty_value_keys(result) for result in results))
     for line in finding.detail:
-        keys = re.findall(r"\['(\w+)'\]", line.split(": ")[0])
+        keys = key_path(line)
         if not keys or keys[-1] not in kept or not any(p.search(line) for p in _REBUILT_LINES):
             return False
     return True
@@ -388,15 +382,6 @@ def _value_at(result: Any, key: str) -> Any:
     return getattr(result, key, None)
 
 
-def _value_dims(value: Any) -> list[int]:
-    """The dims of a stack of Python values: its nested lists' lengths, outermost first."""
-    dims: list[int] = []
-    while isinstance(value, list) and value:
-        dims.append(len(value))
-        value = value[0]
-    return dims
-
-
 def _values_squeezed_as_the_batch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``squeeze()`` of a collection with per-element Python values: the values keep the
     result's batch dims, where the peer's value stack keeps a squeezed dim of size 1 (a
@@ -408,7 +393,7 @@ def _values_squeezed_as_the_batch(finding: Finding, facts: Facts, peer: Any, min
         return False
     peers = _peer_values_past_ours(finding, peer, mine, _VALUE_ONE_LISTED)
     return peers is not None and all(
-        _value_dims(theirs) != list(peer.value.batch_size) for theirs in peers
+        list_dims(theirs) != list(peer.value.batch_size) for theirs in peers
     )
 
 
@@ -423,7 +408,7 @@ def _peer_values_past_ours(
         if found is None:
             return None
         key = found.group(1)
-        if _value_dims(_value_at(mine.value, key)) != list(mine.value.batch_size):
+        if list_dims(_value_at(mine.value, key)) != list(mine.value.batch_size):
             return None
         peers.append(_value_at(peer.value, key))
     return peers
@@ -492,7 +477,7 @@ def _shared_value_as_one(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         if finding.step.op in _OVER_NONE_OPS and _squeezed_over_none(found.group(1), peer, mine):
             continue
         theirs, ours = (_read_value(side.value, found.group(1)) for side in (peer, mine))
-        if finding.step.op in _DEEPER and _depth(theirs) <= len(peer.value.batch_size):
+        if finding.step.op in _DEEPER and len(list_dims(theirs)) <= len(peer.value.batch_size):
             return False
         values = flat_values(theirs) + flat_values(ours)
         if not values or any(value != values[0] for value in values):
@@ -512,7 +497,7 @@ def _node_left_past_its_parent(line: str, peer: Any, mine: Any) -> bool:
     found = _NODE_SIZE_LINE.match(line)
     if found is None or int(found.group(2)) <= int(found.group(3)):
         return False
-    keys = tuple(re.findall(r"\['(\w+)'\]", found.group(1)))
+    keys = key_path(found.group(1))
     try:
         sizes = []
         for side in (peer.value, mine.value):
@@ -536,7 +521,7 @@ def _squeezed_over_none(path: str, peer: Any, mine: Any, storage: bool = False) 
     ``x.expand([1, 2]).squeeze()`` of a batch ``[2]`` holding a ``[2, 0]`` node; 22,692
     of shape ``--length 8``: ``flatten(1)`` after ``repeat_interleave(0)``); ``storage``:
     a record's nodes read from its storage (its ``get`` reads the values)."""
-    keys = tuple(re.findall(r"\['(\w+)'\]", path))
+    keys = key_path(path)
     sides = [side.value for side in (peer, mine)]
     if storage:
         sides = [getattr(side, "_tensordict", side) for side in sides]
@@ -571,15 +556,11 @@ def _read_value(collection: Any, path: str) -> Any:
     a string or a list."""
     value = collection
     try:
-        for key in re.findall(r"\['(\w+)'\]", path):
+        for key in key_path(path):
             value = getattr(value, key) if hasattr(value, key) else value[key]
     except Exception:  # a read that fails is no shared value
         return None
     return value if isinstance(value, (str, list)) else None
-
-
-def _depth(value: Any) -> int:
-    return 1 + _depth(value[0]) if isinstance(value, list) and value else 0
 
 
 def _longer_value_node(line: str) -> bool:
@@ -613,7 +594,7 @@ def _shared_value_read(line: str, peer: Any, mine: Any) -> bool:
     if found is None:
         return False
     try:
-        path = tuple(re.findall(r"\['(\w+)'\]", found.group(1)))
+        path = key_path(found.group(1))
         theirs, ours = (side.value[path] for side in (peer, mine))
     except Exception:  # a read that fails is no shared value
         return False
@@ -709,7 +690,7 @@ def _ragged_values_unread(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     for line in finding.detail:
         found = _RAGGED_UNREAD.match(line)
         if found is not None:
-            node = mine.value.get(tuple(re.findall(r"'(\w+)'", found.group(1))), None)
+            node = mine.value.get(key_path(found.group(1)), None)
             if type(node).__name__ != "NonTensorStack" or -1 not in node.batch_size:
                 return False
         elif _MEMBER_RAGGED.match(line) is None:
@@ -840,7 +821,7 @@ def _stacked_past_apply_drop(finding: Finding, facts: Facts, peer: Any, mine: An
             elif not _STACKED_LAZY_BY_APPLY.match(line):
                 return False
             continue
-        path = tuple(re.findall(r"\['(\w+)'\]", line.split(":")[0]))
+        path = key_path(line)
         if not _fewer_in_order(keys[0], keys[1]):
             return False
         for extra in set(keys[1]) - set(keys[0]):
@@ -872,7 +853,7 @@ def _first_row_none_kept(finding: Finding, facts: Facts, peer: Any, mine: Any) -
         if not _fewer_in_order(theirs, ours):
             return False
         node = mine.value
-        for key in re.findall(r"\['([^']*)'\]", line.split(": ")[0]):
+        for key in key_path(line):
             node = node.get(key) if isinstance(node, dict) else None
         if not isinstance(node, dict):
             return False
@@ -952,7 +933,7 @@ def _refreshed_values_as_loaded(finding: Finding, facts: Facts, peer: Any, mine:
         return False
     peers = _peer_values_past_ours(finding, peer, mine, _VALUE_PER_ELEMENT)
     return peers is not None and all(
-        len(_value_dims(theirs)) > len(peer.value.batch_size) for theirs in peers
+        len(list_dims(theirs)) > len(peer.value.batch_size) for theirs in peers
     )
 
 
@@ -963,7 +944,7 @@ def _refreshed_at_its_node(line: str, peer: Any, mine: Any) -> bool:
     """A refreshed Python value (one, not a stack) of the same data whose batch size is
     its node's in tclass and that plus more dims in the peer."""
     found = _VALUE_SIZE_LINE.match(line)
-    key = () if found is None else tuple(re.findall(r"\['([^']*)'\]", found.group(1)))
+    key = () if found is None else key_path(found.group(1))
     try:
         theirs, ours = peer.value.get(key), mine.value.get(key)
         node = mine.value.get(key[:-1]) if len(key) > 1 else mine.value

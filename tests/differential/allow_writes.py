@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from .allow_common import _later_lines, _result_line
 from .allow_ragged import (
     _about_values,
 )
-from .compare import flat_values
+from .compare import flat_values, key_path
 
 if TYPE_CHECKING:
     from .engine import Finding
@@ -168,7 +169,7 @@ def _member_rows_written_per_element(finding: Finding, facts: Facts, peer: Any, 
         try:
             for index in re.findall(r"\[0\]\[(\d+)\]", found.group(1)):
                 node = node.tensordicts[int(index)]
-            keys = tuple(re.findall(r"\['(\w+)'\]", found.group(2)))
+            keys = key_path(found.group(2))
             values = node.get(keys if len(keys) > 1 else keys[0]).tolist()
             expected = ast.literal_eval(found.group(3))
         except Exception:  # noqa: BLE001 (a read that fails is no value written)
@@ -429,10 +430,10 @@ def _value_stacks_written_after(
     """An alias finding on an earlier result (its line, less ``back``, then the lines
     after it) where a line matching ``op`` is followed by an indexed write, and where each
     detail line matches ``element`` at a key tclass's result holds as a value stack."""
-    found = re.fullmatch(r"<result of line (\d+)>", finding.step.src)
-    if finding.kind != "alias" or found is None or not hasattr(mine.value, "get"):
+    at = _result_line(finding)
+    if finding.kind != "alias" or at is None or not hasattr(mine.value, "get"):
         return False
-    later = finding.lines[int(found[1]) - back :]
+    later = finding.lines[at - back :]
     at = [i for i, line in enumerate(later) if op.match(line)]
     if not at or not any(_INDEXED_WRITE.match(line) for line in later[at[0] + 1 :]):
         return False
@@ -440,7 +441,7 @@ def _value_stacks_written_after(
         kept = element.match(line)
         if kept is None:
             return False
-        keys = tuple(re.findall(r"\['(\w+)'\]", kept[1]))
+        keys = key_path(kept[1])
         value = mine.value.get(keys[0] if len(keys) == 1 else keys, None)
         if type(value).__name__ != "NonTensorStack":
             return False
@@ -476,10 +477,9 @@ def _stacked_values_copied(finding: Finding, facts: Facts, peer: Any, mine: Any)
     leaves alone in both); tclass's stack copies both (program 1,900,664 of ``--families
     records``, inv20a); ``maybe_dense_stack`` of members of one shape too (program
     12,100,807 of the six families ``--length 8``, fz22h)."""
-    found = re.fullmatch(r"<result of line (\d+)>", finding.step.src)
-    if finding.kind != "alias" or found is None or not hasattr(mine.value, "get"):
+    if finding.kind != "alias" or not hasattr(mine.value, "get"):
         return False
-    later = finding.lines[int(found[1]) :]
+    later = _later_lines(finding)  # (none for another finding)
     stacked = [i for i, line in enumerate(later) if _DENSE_STACK.match(line)]
     if not stacked or not any(_VALUE_WRITTEN.search(line) for line in later[stacked[0] + 1 :]):
         return False
@@ -487,7 +487,7 @@ def _stacked_values_copied(finding: Finding, facts: Facts, peer: Any, mine: Any)
         differs = _KEY_DIFFERS.match(line)
         if differs is None or "Tensor[" in line or ": values differ: " in line:
             return False
-        keys = tuple(re.findall(r"\['(\w+)'\]", differs[1]))
+        keys = key_path(differs[1])
         value = mine.value.get(keys[0] if len(keys) == 1 else keys, None)
         if value is None or isinstance(value, torch.Tensor) or hasattr(value, "keys"):
             return False
@@ -522,7 +522,7 @@ def _equal_value_rewritten(finding: Finding, facts: Facts, peer: Any, mine: Any)
         found = _EQUAL_KEPT.match(line)
         if found is None:
             return False
-        keys = tuple(re.findall(r"\['(\w+)'\]", found[1]))
+        keys = key_path(found[1])
         stack = mine.value.get(keys[0] if len(keys) == 1 else keys, None)
         if stack is None or not hasattr(stack, "tolist"):
             return False
@@ -658,7 +658,7 @@ def _number_into_keys_some_members_hold(
     shared = {(k,) if type(k) is str else tuple(k) for k in stack.keys(True, True)}
     for line in finding.detail:
         found = _MEMBER_LEAF.match(line)
-        if found is None or tuple(re.findall(r"'(\w+)'", found.group(1))) in shared:
+        if found is None or key_path(found.group(1)) in shared:
             return False
     return True
 
@@ -682,7 +682,7 @@ def _metadata_rows_written(finding: Finding, facts: Facts, peer: Any, mine: Any)
         found = _DETAIL_KEYS.match(line)
         if found is None:
             return False
-        keys = tuple(re.findall(r"\['(\w+)'\]", found[1]))
+        keys = key_path(found[1])
         key = keys[0] if len(keys) == 1 else keys
         try:
             theirs, ours = peer.value.get(key), mine.value.get(key)
@@ -747,7 +747,7 @@ def _value_kept_over_no_write(finding: Finding, facts: Facts, peer: Any, mine: A
         found = _OVER_NONE_LINE.match(line)
         if found is None:
             return False
-        keys = tuple(re.findall(r"\['(\w+)'\]", found.group(2)))
+        keys = key_path(found.group(2))
         members = [int(i) for i in re.findall(r"\[0\]\[(\d+)\]", found.group(1))]
         try:
             theirs, ours = (_member(side.value, members).get(keys) for side in (peer, mine))

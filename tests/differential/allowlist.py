@@ -18,6 +18,7 @@ from .allow_aliases import (
     _identity_unflatten_kept,
     _saved_over_a_loaded_folder,
 )
+from .allow_common import _any_of, _raised_by, _tagged
 from .allow_entries import (
     _batch_past_unset_field,
     _dotted_keys_loaded,
@@ -148,7 +149,6 @@ from .allow_ops import (
     _MAPPED_THERE,
     _REDUCTIONS,
     _VALUES_DROPPED,
-    _any_of,
     _beyond_the_peer,
     _broadcast_as_torch,
     _changed_in_place_later,
@@ -161,10 +161,8 @@ from .allow_ops import (
     _nested_batch_dims_kept,
     _new_entries_saved,
     _peer_fails_inside,
-    _raised_by,
     _reflected_on_ragged,
     _saved_later,
-    _tagged,
     _tensor_on_ragged,
     _tensor_spread_on_ragged,
     _through_a_value,

@@ -77,10 +77,41 @@ def flat_values(value: Any) -> list[Any]:
     return [value]
 
 
+# a key step of a detail line's head: ``['a']`` (repr of a string key)
+_KEY_STEP = re.compile(r"\['([^']*)'\]")
+
+
+def key_path(line: str) -> tuple[str, ...]:
+    """The key path of a detail line: the keys of the ``['a']`` steps of its head (the text
+    before its first ``": "``), in order, other steps (``[0]``, ``.<members>``) left out:
+    ``result['n'].<members>[0][1]['a']: ...`` gives ``('n', 'a')``. A head alone (a regex
+    group of one) reads the same."""
+    return tuple(_KEY_STEP.findall(line.split(": ")[0]))
+
+
+def entry_at(top: Any, path: Iterable[str]) -> Any:
+    """The entry of ``top`` at ``path``, key by key; None past a missing key or a step
+    that is no collection (no ``get``)."""
+    node = top
+    for key in path:
+        node = node.get(key, None) if hasattr(node, "get") else None
+    return node
+
+
+def list_dims(value: Any) -> list[int]:
+    """The dims of a nested list: the length of each level, outermost first (read down
+    the first items; none for anything but a list with items)."""
+    dims: list[int] = []
+    while isinstance(value, list) and value:
+        dims.append(len(value))
+        value = value[0]
+    return dims
+
+
 def read_both(path: str, peer: Any, mine: Any) -> tuple[Any, Any] | None:
     """The entries at the keys ``['a']['b']...`` of ``path`` (a finding line's head) in
     the peer's and tclass's results of a step, in that order; None where either lacks it."""
-    key = tuple(re.findall(r"\['([^']*)'\]", path))
+    key = key_path(path)
     try:
         return peer.value.get(key), mine.value.get(key)
     except (KeyError, AttributeError):

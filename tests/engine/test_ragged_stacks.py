@@ -777,3 +777,14 @@ def test_pad_sequence_of_ragged_python_values_stacks_them() -> None:
     one = tclass.pad_sequence([ragged], pad_dim=1)
     assert one.batch_size == torch.Size([1, 2, 2, -1])
     assert one.get("s").tolist() == [[[["x y", "x y"], ["x y"]], [["x y", "x y"], ["x y"]]]]
+
+
+def test_a_value_stack_refuses_a_batch_size_other_than_its_values() -> None:
+    """``NonTensorStack(..., batch_size=)`` takes the batch size its values stack to, and
+    refuses another (a ``BatchSizeError``, a ``ValueError``) naming both, dense or ragged."""
+    assert tclass.NonTensorStack("a", "b", batch_size=[2]).batch_size == torch.Size([2])
+    with pytest.raises(errors.BatchSizeError, match=r"batch_size=\[5\] .* batch size \[2\]$"):
+        tclass.NonTensorStack("a", "b", batch_size=[5])
+    ragged = (tclass.NonTensorStack("a", "b"), tclass.NonTensorStack("c", "d", "e"))
+    with pytest.raises(ValueError, match=r"batch_size=\[2, 3\] .* batch size \[2, -1\]$"):
+        tclass.NonTensorStack(*ragged, batch_size=[2, 3])

@@ -18,7 +18,7 @@ import torch
 import tclass
 from tclass import TensorClass, TensorDict, errors
 
-from strategies import equal, leaf_items  # noqa: E402
+from strategies import assert_same_tree  # noqa: E402
 
 
 class _Pair(TensorClass):
@@ -52,18 +52,12 @@ def _off(monkeypatch: pytest.MonkeyPatch, call: Callable[[], Any]) -> Any:
 
 
 def _assert_alike(mine: Any, walked: Any) -> None:
-    assert type(mine) is type(walked)
-    assert mine.batch_size == walked.batch_size and mine.device == walked.device
-    assert mine.names == walked.names and mine.is_locked == walked.is_locked
-    assert list(mine.keys(True)) == list(walked.keys(True))
+    assert_same_tree(mine, walked)
     for key in mine.keys(True):
         a, b = mine.get(key), walked.get(key)
         assert type(a) is type(b), key
         if isinstance(a, TensorDict):
             assert a.batch_size == b.batch_size and a.is_locked == b.is_locked, key
-    mine_leaves, walked_leaves = leaf_items(mine), leaf_items(walked)
-    assert [k for k, _ in mine_leaves] == [k for k, _ in walked_leaves]
-    assert all(equal(a, b) for (_, a), (_, b) in zip(mine_leaves, walked_leaves))
     if "s" in walked.keys():
         assert mine["s"] == walked["s"] and mine.get("s") is not walked.get("s")
 

@@ -22,6 +22,7 @@ __all__ = [
     "DTYPES",
     "SETTINGS",
     "assert_leafwise",
+    "assert_same_tree",
     "basic_indices",
     "batch_shapes",
     "bad_dims",
@@ -227,6 +228,18 @@ def lazy_members(
         members.append(TensorDict(leaves, size))
     dim = draw(st.integers(0, len(size)))
     return members, dim
+
+
+def assert_same_tree(mine: Any, other: Any) -> None:
+    """``mine`` and ``other`` alike: the same class, batch size, device, names and lock,
+    the same keys at every depth in the same order, equal tensors (by :func:`equal`)."""
+    assert type(mine) is type(other)
+    assert mine.batch_size == other.batch_size and mine.device == other.device
+    assert mine.names == other.names and mine.is_locked == other.is_locked
+    assert list(mine.keys(True)) == list(other.keys(True))
+    mine_leaves, other_leaves = leaf_items(mine), leaf_items(other)
+    assert [k for k, _ in mine_leaves] == [k for k, _ in other_leaves]
+    assert all(equal(a, b) for (_, a), (_, b) in zip(mine_leaves, other_leaves))
 
 
 def assert_leafwise(
