@@ -437,3 +437,57 @@ def test_refusal_messages_name_the_operation_as_called() -> None:
         td.add_(0.5)
     assert torch.equal(td["a"], torch.ones(3)) and not td["b"].any()
     assert torch.equal(floats["a"], torch.ones(3))
+
+
+def test_numbers_alone_a_pass_remembered_per_kind_of_tensor_and_number() -> None:
+    """With numbers alone, a pass is remembered for the tensors' kinds (class, dtype,
+    ``requires_grad``) and the numbers' classes: a number of another class, or a tensor
+    of another kind, is checked again."""
+    td = TensorDict({"a": torch.ones(3), "n": {"i": torch.ones(3, dtype=torch.int64)}}, [3])
+    assert td.mul_(2) is td and td.mul_(2) is td  # remembered, then passed again
+    _refused_unchanged(lambda: td.mul_(2.0), td, r"\('n', 'i'\)")  # a float into int64
+    td["n", "i"] = torch.ones(3, dtype=torch.bool)
+    _refused_unchanged(lambda: td.mul_(2), td, r"\('n', 'i'\)")
+    assert torch.equal(td["a"], torch.full((3,), 4.0))
+
+
+def test_numbers_alone_a_leaf_requiring_grad_after_a_non_leaf_passed() -> None:
+    """Tensors requiring grad while autograd records: nothing is remembered (being a
+    leaf is read from each tensor), so a leaf of the same kind is refused."""
+    weight = torch.ones(3, 5, requires_grad=True)
+    td = _tree()
+    td["n", "last"] = weight * 1
+    assert td.mul_(2.0) is td and td.mul_(2.0) is td
+    td["n", "last"] = weight
+    _refused_unchanged(lambda: td.mul_(2.0), td, r"\('n', 'last'\).*requires grad")
+
+
+@pytest.mark.parametrize(
+    "operand",
+    [
+        lambda: TensorDict(
+            {"a": torch.ones(1, 4), "n": {"x": torch.ones(1, 2), "last": torch.ones(1, 5)}}, [1]
+        ),  # noqa: E501
+        lambda: tclass.LazyStackedTensorDict.maybe_dense_stack(
+            [_tree()[0], _tree()[1], _tree()[2]]
+        ),  # noqa: E501
+        lambda: torch.ones(3),
+    ],
+    ids=["broadcast", "lazy-stack", "tensor"],
+)
+def test_a_tree_with_an_operand_its_walk_leaves_to_the_general_path(
+    operand: Callable[[], Any],
+) -> None:
+    """The tree's own path takes numbers and a tree of its class over its batch size;
+    other operands go the general way, with the same results as leaf by leaf."""
+    td, other = _tree(), operand()
+    expected = [leaf.lerp(piece, 0.25) for leaf, piece in zip(_snapshot(td), _pieces(td, other))]
+    assert td.lerp_(other, 0.25) is td
+    assert all(map(equal, _snapshot(td), expected))
+
+
+def _pieces(td: TensorDict, other: Any) -> list[torch.Tensor]:
+    if isinstance(other, torch.Tensor):
+        return [other.reshape(3, *[1] * (leaf.dim() - 1)) for _, leaf in leaf_items(td)]
+    dense = other.to_tensordict() if hasattr(other, "to_tensordict") else other
+    return [dense.get(key).expand_as(leaf) for key, leaf in leaf_items(td)]

@@ -47,7 +47,8 @@ access paid twice. Where the number then goes to the kernel as a 0-d tensor
 for both (``number_kinds``), not in three passes; and not at all where the tensors are
 all of the one kind of the last such tensors read for as many (:func:`remembered_kinds`:
 a guard that leaves the sizes and strides free, and reads from each tensor about what
-the three reads would).
+the three reads would). A verdict on those kinds and numbers that passed is remembered
+too (:func:`_kinds_refusal`), so that a repeated call looks up one key, not one per dtype.
 """
 
 from __future__ import annotations
@@ -76,6 +77,8 @@ _LISTED: Any = object()  # in a key: an operand with one piece per tensor
 # grows only with new kinds of calls), and whether torch's guard behaves as they need.
 _PASSED: dict[tuple[Any, ...], Any] = {}
 _MOST_PASSED = 1024
+# The same for calls with numbers alone: (operation, kinds of tensors, numbers...) that passed.
+_KINDS_PASSED: set[tuple[Any, ...]] = set()
 _GUARDS_WORK: bool | None = None
 _FLOAT_LIMITS: tuple[float, ...] = ()  # the largest value of each floating dtype (lazily)
 # _plain_key of each finite float met (equal floats, 0.0 and -0.0 too, share one key)
@@ -138,9 +141,44 @@ def first_refusal(
         guard = _PASSED.get(key)
         if guard is not None and guard.check(*leaves, *_pieces(args)):
             return None  # the metadata of tensors passed before: passed again
+    elif kinds is not None:
+        return _kinds_refusal(foreach, each, leaves, args, shared, kwargs, dtypes, kinds)
     refusal = _checked(foreach, each, leaves, args, shared, kwargs, dtypes, kinds)
     if refusal is None and key is not None:
         _remember(key, leaves, args)
+    return refusal
+
+
+def _kinds_refusal(
+    foreach: Callable[..., Any] | None,
+    each: Callable[..., Any],
+    leaves: list[torch.Tensor],
+    args: Sequence[Any],
+    shared: Sequence[torch.dtype | None],
+    kwargs: Mapping[str, Any],
+    dtypes: bool,
+    kinds: frozenset[tuple[Any, ...]],
+) -> Refusal | None:
+    """:func:`first_refusal` with numbers alone, the tensors' ``kinds`` read: the verdict
+    then depends on those kinds, the numbers (as ``_passed_key`` keys them) and the grad
+    mode alone, so a pass is remembered for them (not where a tensor requires grad while
+    autograd records: being a leaf decides there, read from each tensor)."""
+    grad = torch.is_grad_enabled()
+    key = None
+    if (_GUARDS_WORK is True or _check_guards()) and list not in map(type, args):
+        try:  # (_check_guards first: it gives _plain_key the floats' limits)
+            named = tuple([(k, _plain_key(v)) for k, v in kwargs.items()]) if kwargs else ()
+            numbers = tuple(map(_plain_key, args))
+            key = (foreach, each, dtypes, grad, kinds, numbers, named, tuple(shared))
+        except TypeError:  # not a plain number: checked afresh each time
+            key = None
+        if key is not None and key in _KINDS_PASSED:
+            return None
+    refusal = _checked(foreach, each, leaves, args, shared, kwargs, dtypes, kinds)
+    if refusal is None and key is not None and not (grad and any(k[2] for k in kinds)):
+        if len(_KINDS_PASSED) >= _MOST_PASSED:
+            _KINDS_PASSED.clear()
+        _KINDS_PASSED.add(key)
     return refusal
 
 
@@ -200,13 +238,17 @@ def _passed_key(
         return None
     if torch._C._len_torch_dispatch_stack():  # a mode (fake tensors...) decides for itself
         return None
+    numbers: list[Any] = []  # (loops, and no comprehension's frame without keywords)
     try:
-        numbers = tuple([_LISTED if type(arg) is list else _plain_key(arg) for arg in args])
-        named = tuple([(name, _plain_key(value)) for name, value in kwargs.items()])
+        for arg in args:
+            numbers.append(_LISTED if type(arg) is list else _plain_key(arg))
+        named = (
+            tuple([(name, _plain_key(value)) for name, value in kwargs.items()]) if kwargs else ()
+        )
     except TypeError:  # not a plain number: checked afresh each time
         return None
     grad = torch.is_grad_enabled()
-    return (foreach, each, dtypes, grad, count, numbers, named, tuple(shared))
+    return (foreach, each, dtypes, grad, count, tuple(numbers), named, tuple(shared))
 
 
 def _plain_key(value: Any) -> Any:
@@ -229,7 +271,10 @@ def _plain_key(value: Any) -> Any:
 def _pieces(args: Sequence[Any]) -> list[torch.Tensor]:
     """The operands' pieces (those of the list operands), in order: the one list operand
     itself where there is one (``lerp_(other, weight)``: no copy of its pieces)."""
-    lists = [arg for arg in args if type(arg) is list]
+    lists = []
+    for arg in args:
+        if type(arg) is list:
+            lists.append(arg)
     if len(lists) == 1:
         return lists[0]
     return [piece for arg in lists for piece in arg]

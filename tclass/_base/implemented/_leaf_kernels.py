@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 import torch
 from torch._C import _are_functorch_transforms_active as _transforms_active
 
-from tclass._base.implemented._scalar_operand import tensor_operand
+from tclass._base.implemented._scalar_operand import ROUTED, tensor_operand
 from tclass._core._batch import format_shape
 from tclass._core._record_spec import value_problem
 from tclass._core._spec import TensorSpec
@@ -52,7 +52,11 @@ def run_leafwise(
     if foreach is not None and not _transforms_active():
         try:
             if leaves[0].is_cpu and not kwargs:  # one call: torch loops over the tensors
-                routed = tensor_operand(foreach, leaves, operands, kwargs, kinds)
+                routed = (
+                    tensor_operand(foreach, leaves, operands, kwargs, kinds)
+                    if foreach in ROUTED
+                    else None
+                )
                 results = foreach(leaves, *(routed or operands))
             elif leaves[0].is_cpu:
                 results = foreach(leaves, *operands, **kwargs)

@@ -41,7 +41,10 @@ from tclass._base.implemented._leaf_kernels import (
     run_leafwise,
 )
 from tclass._base.implemented._operand_checks import (
+    broadcast_batch,
+    check_mask,
     check_same_keys,
+    grown_in_place,
     mismatched_entry,
     refuse_operand,
 )
@@ -51,7 +54,6 @@ from tclass._core._records import is_record
 from tclass._core._spec import TensorSpec
 from tclass._core._tracing import tracing
 from tclass.errors import (
-    BatchSizeError,
     InPlaceKernelError,
     InPlaceWriteError,
     OperandError,
@@ -66,7 +68,6 @@ __all__ = [
     "LeafWalkOps",
     "Resize",
     "as_scalar",
-    "broadcast_batch",
     "FlatSplit",
     "check_same_keys",
     "flat_split",
@@ -219,27 +220,6 @@ def _mask_past_leaf(mask: torch.Tensor, leaf: torch.Tensor, path: tuple[str, ...
         "(the batch dims first); give a mask with at most as many dims as every entry"
     )
     return ShapeError(msg)
-
-
-def broadcast_batch(batch_size: torch.Size, shape: Sequence[int], what: str) -> torch.Size:
-    """The batch size after broadcasting with ``shape`` (torch's rules: shapes lined up on
-    their last dims, sizes equal or 1), or an error naming both."""
-    if not shape or shape == batch_size:  # a scalar-shaped operand, or the same batch
-        return batch_size
-    ndim = max(len(batch_size), len(shape))
-    a = (1,) * (ndim - len(batch_size)) + tuple(batch_size)
-    b = (1,) * (ndim - len(shape)) + tuple(shape)
-    out = []
-    for x, y in zip(a, b):
-        if x != y and x != 1 and y != 1:
-            msg = (
-                f"cannot broadcast the batch size {format_shape(batch_size)} with {what} "
-                f"{format_shape(shape)}: a tensor operand lines up with the last batch dims (as "
-                "torch broadcasts) and a collection's batch size must broadcast with this one"
-            )
-            raise BatchSizeError(msg)
-        out.append(y if x == 1 else x)
-    return torch.Size(out)
 
 
 class LeafWalkOps(TensorCollection):
@@ -579,12 +559,15 @@ class LeafWalkOps(TensorCollection):
         a 0-d tensor as torch's ``t.clamp_(torch.tensor(-300))`` does (the clamps), where
         the others read it as a tensor with dims does (see :func:`as_over_dims`).
         """
+        if alignment == "batch" and check == "all" and not (subset or writes or on_data):
+            if not promote_0d and self._tree_in_place(foreach, each, operands, kwargs, operation):
+                return self
         own = self.batch_size
         batch = _operands_batch(own, operands, alignment)
         if batch != own and check != "none" and not _is_compiling() and self._walk_leaves():
             # (before the walk, which cuts the operands to the batch: compiling, traced)
             name = _out_of(operation or getattr(each, "__name__", "in-place operation"))
-            raise _grown_in_place(name, own, batch)
+            raise grown_in_place(name, own, batch)
         gather, args, _ = self._gathered(
             operands,
             alignment,
@@ -623,6 +606,51 @@ class LeafWalkOps(TensorCollection):
         for write in gather.written_back or ():  # nested nodes over a file: their results
             write()
         return self
+
+    def _tree_in_place(
+        self,
+        foreach: Callable[..., Any] | None,
+        each: Callable[..., Any],
+        operands: tuple[Any, ...],
+        kwargs: dict[str, Any] | None,
+        operation: str,
+    ) -> bool:
+        """:meth:`_pointwise_`'s common case in fewer steps: a tree its class gathers in one
+        pass (:meth:`_gather_tree`), with numbers (``int``, ``float``) and at most one
+        collection of its class over the same batch size (``lerp_``, the soft update). The
+        same walk, check and kernels, without the general path's sorting of the operands
+        (on large trees each step is paid with cold caches). False, with nothing written,
+        where the general path is needed; raises what it would."""
+        if _is_compiling() or type(self)._gather_tree is _NO_TREE_WALK:
+            return False
+        position = -1  # the collection operand's
+        for i, operand in enumerate(operands):
+            kind = operand.__class__
+            if kind is float or kind is int:
+                continue
+            if position >= 0 or kind is not self.__class__:
+                return False
+            position = i
+        other = None if position < 0 else operands[position]
+        if other is not None and other.batch_size != self.batch_size:
+            return False  # (a broadcast: the general path's to refuse or allow)
+        gather = Gather(int(position >= 0), extra=True, guard=True, write_back=True)
+        if not self._gather_tree(gather, other) or not gather.leaves:
+            return False
+        if gather.guards or gather.written_back:  # (a record's bounded fields, a file's rows)
+            return False
+        leaves, args, kwargs = gather.leaves, list(operands), kwargs or _NO_KWARGS
+        if other is not None:
+            args[position] = gather.operands[0]
+        kinds = number_kinds(foreach, leaves, args, kwargs)
+        refusal = first_refusal(
+            foreach, each, leaves, args, [None] * len(args), kwargs, kinds=kinds
+        )
+        if refusal is not None:
+            name = _out_of(operation or getattr(each, "__name__", "in-place operation"))
+            raise self._refused(refusal, leaves, operands, "batch", False, name)
+        run_leafwise(foreach, each, leaves, args, kwargs, kinds)
+        return True
 
     def _operation_text(self, operation: str) -> str:
         """An in-place operation as the caller spelled it: ``Frame.add_(...)``,
@@ -704,7 +732,7 @@ class LeafWalkOps(TensorCollection):
                     what = "a tensor of shape" if isinstance(operand, _Tensor) else "a batch size"
                     batch = broadcast_batch(batch, operand.shape, what)
                 elif alignment == "mask" and isinstance(operand, _Tensor) and not operand.is_nested:
-                    _check_mask(operation, operand.shape, own)
+                    check_mask(operation, operand.shape, own)
                 walked.append(operand)
             elif operand is not None and as_scalar(operand) is None:
                 name = _out_of(operation or getattr(each, "__name__", "this operation"))
@@ -738,6 +766,9 @@ class LeafWalkOps(TensorCollection):
         return gather, args, batch
 
 
+_NO_TREE_WALK = LeafWalkOps._gather_tree  # (a class without a walk of its own)
+
+
 def _operands_batch(
     batch: torch.Size, operands: tuple[Any, ...], alignment: Alignment
 ) -> torch.Size:
@@ -750,20 +781,6 @@ def _operands_batch(
             what = "a tensor of shape" if isinstance(operand, _Tensor) else "a batch size"
             batch = broadcast_batch(batch, operand.shape, what)
     return batch
-
-
-def _check_mask(operation: str, shape: torch.Size, batch: torch.Size) -> None:
-    """A mask (``where``, ``masked_fill``) covers the leading batch dims: each of its
-    dims must be the batch's or 1."""
-    for i, (size, own) in enumerate(zip(shape, batch)):
-        if size not in (1, own):
-            msg = (
-                f"{operation}: the mask (or tensor operand) of shape {format_shape(shape)} does "
-                f"not fit the batch size {format_shape(batch)} (dim {i} is {size}, not {own}); "
-                "a mask covers "
-                "the leading batch dims: give it the batch's sizes (or 1) there"
-            )
-            raise ShapeError(msg)
 
 
 def _sub_operand(operand: Any, entries: Any, key: str, prefix: tuple[str, ...], value: Any) -> Any:
@@ -782,16 +799,6 @@ def _shared_dtype(operand: Any, alignment: Alignment) -> torch.dtype | None:
     if isinstance(operand, _Tensor) and alignment == "batch":
         return operand.dtype
     return None
-
-
-def _grown_in_place(name: str, own: torch.Size, batch: torch.Size) -> InPlaceWriteError:
-    msg = (
-        f"{name}: the operands broadcast the batch size {format_shape(own)} to "
-        f"{format_shape(batch)}, and an in-place operation keeps the shapes of the tensors "
-        "it writes into; nothing was changed. Give operands that broadcast into the batch "
-        "size, or use the out-of-place form"
-    )
-    return InPlaceWriteError(msg)
 
 
 def _placed(operands: tuple[Any, ...], walked: tuple[Any, ...]) -> list[Any]:

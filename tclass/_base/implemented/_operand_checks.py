@@ -4,16 +4,31 @@ walks (the same keys, nested alike) and of operands no operation takes: their er
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
 
 from tclass._base.implemented._collection import TensorCollection
+from tclass._core._batch import format_shape
 from tclass._core._records import is_record
-from tclass.errors import KeyNotFoundError, OperandError
+from tclass.errors import (
+    BatchSizeError,
+    InPlaceWriteError,
+    KeyNotFoundError,
+    OperandError,
+    ShapeError,
+)
 
-__all__ = ["check_same_keys", "holds_nothing", "mismatched_entry", "refuse_operand"]
+__all__ = [
+    "broadcast_batch",
+    "check_mask",
+    "check_same_keys",
+    "grown_in_place",
+    "holds_nothing",
+    "mismatched_entry",
+    "refuse_operand",
+]
 
 _Tensor = torch.Tensor
 
@@ -126,3 +141,49 @@ def refuse_operand(operation: str, operand: object) -> OperandError:
         "a tensor (over the batch dims) or a collection with the same keys"
     )
     return OperandError(msg)
+
+
+def broadcast_batch(batch_size: torch.Size, shape: Sequence[int], what: str) -> torch.Size:
+    """The batch size after broadcasting with ``shape`` (torch's rules: shapes lined up on
+    their last dims, sizes equal or 1), or an error naming both."""
+    if not shape or shape == batch_size:  # a scalar-shaped operand, or the same batch
+        return batch_size
+    ndim = max(len(batch_size), len(shape))
+    a = (1,) * (ndim - len(batch_size)) + tuple(batch_size)
+    b = (1,) * (ndim - len(shape)) + tuple(shape)
+    out = []
+    for x, y in zip(a, b):
+        if x != y and x != 1 and y != 1:
+            msg = (
+                f"cannot broadcast the batch size {format_shape(batch_size)} with {what} "
+                f"{format_shape(shape)}: a tensor operand lines up with the last batch dims (as "
+                "torch broadcasts) and a collection's batch size must broadcast with this one"
+            )
+            raise BatchSizeError(msg)
+        out.append(y if x == 1 else x)
+    return torch.Size(out)
+
+
+def check_mask(operation: str, shape: torch.Size, batch: torch.Size) -> None:
+    """A mask (``where``, ``masked_fill``) covers the leading batch dims: each of its
+    dims must be the batch's or 1."""
+    for i, (size, own) in enumerate(zip(shape, batch)):
+        if size not in (1, own):
+            msg = (
+                f"{operation}: the mask (or tensor operand) of shape {format_shape(shape)} does "
+                f"not fit the batch size {format_shape(batch)} (dim {i} is {size}, not {own}); "
+                "a mask covers "
+                "the leading batch dims: give it the batch's sizes (or 1) there"
+            )
+            raise ShapeError(msg)
+
+
+def grown_in_place(name: str, own: torch.Size, batch: torch.Size) -> InPlaceWriteError:
+    """The error of in-place math whose operands would grow the batch size."""
+    msg = (
+        f"{name}: the operands broadcast the batch size {format_shape(own)} to "
+        f"{format_shape(batch)}, and an in-place operation keeps the shapes of the tensors "
+        "it writes into; nothing was changed. Give operands that broadcast into the batch "
+        "size, or use the out-of-place form"
+    )
+    return InPlaceWriteError(msg)

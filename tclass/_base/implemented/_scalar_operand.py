@@ -39,9 +39,9 @@ from torch._C import _are_functorch_transforms_active as _transforms_active
 
 from tclass._base.implemented._inplace import remembered_kinds
 
-__all__ = ["number_kinds", "tensor_operand"]
+__all__ = ["ROUTED", "number_kinds", "tensor_operand"]
 
-_ROUTED = frozenset(
+ROUTED = frozenset(  # the kernels a number goes to as 0-d tensors
     {
         torch._foreach_add,
         torch._foreach_add_,
@@ -83,7 +83,7 @@ def number_kinds(
     tensors' metadata is read in one pass, not in three; where the last tensors of
     one kind read for as many tensors pass a guard of theirs, not read at all
     (``_inplace.remembered_kinds``)."""
-    if foreach not in _ROUTED or kwargs or len(operands) != 1 or not leaves:
+    if foreach not in ROUTED or kwargs or len(operands) != 1 or not leaves:
         return None
     number = operands[0]
     kind = number.__class__
