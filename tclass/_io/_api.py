@@ -32,7 +32,7 @@ from tclass._io._schema import check_loaded_values
 from tclass._io.memmap._archive import save_archive, wants_archive
 from tclass._io.memmap._format import TENSORCLASS_DIR
 from tclass._io.memmap._read import load_tree
-from tclass._io.memmap._saved_folder import linker
+from tclass._io.memmap._saved_folder import linker, unlinked
 from tclass._io.memmap._staging import stage_copy
 from tclass._io.memmap._subpath import descend, subpath_parts
 from tclass._io.memmap._values import pickle_policy
@@ -486,7 +486,8 @@ def _load(
     if target is not None and target.type == "cuda" and not non_blocking and not staged:
         torch.cuda.synchronize(target)
     if is_record(loaded):  # data that comes in: the class's __post_init__ runs, as the peer's
-        loaded._incoming()
+        with unlinked(loaded):  # (what it sets stays in memory: a load changes no file)
+            loaded._incoming()
     return loaded
 
 

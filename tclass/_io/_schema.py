@@ -169,11 +169,14 @@ def record_schema(record: Any, *, document_file: str | None = None) -> dict[str,
     else:
         out["json_schema"] = cast(Any, cls).__tclass_info__.json_schema
     storage = record._tensordict
-    if isinstance(storage, TensorDict):
-        entries = storage._entries()
-        for f in fields:  # an op's result in a value field (a str field made a bool tensor)
+    # A tensor in a value field (an op's result: a str field made a bool tensor; an array
+    # given to a list field), in the record or in a member of its lazy stack: the load
+    # takes it back.
+    for part in dense_parts(storage):
+        entries = part._entries()
+        for f in fields:
             if f.kind == "value" and isinstance(entries.get(f.name), torch.Tensor):
-                out["fields"][f.name]["held"] = "tensor"  # what the load takes back
+                out["fields"][f.name]["held"] = "tensor"
     if specs is not None and isinstance(storage, TensorDict):
         observed = {
             key: (None, tuple(value.shape))
@@ -661,6 +664,14 @@ class SchemaCheck:
     strict: bool = True
     widen: bool = False
     differences: list[SchemaDifference] = field(default_factory=list)
+    # The marker of a record's lazy stack (which holds its schema), by the path of each
+    # member folder: members record none of their own.
+    stack_markers: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def marker(self, folder: str, own: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The marker that holds the schema of the record fields in ``folder``: its own
+        (``own``), or that of the lazy stack it is a member of."""
+        return own if "schema" in own else self.stack_markers.get(folder, own)
 
     def compare(self, saved: SavedFields) -> LoadPlan:
         """The plan for the record fields in ``folder`` (a ``_tensordict/`` or a member

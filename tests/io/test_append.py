@@ -592,3 +592,27 @@ def test_an_append_keeps_the_saved_dim_names(tmp_path: Path) -> None:
     assert saved.names == ["time"]
     again = Named.load_memmap(tmp_path / "r")
     assert again.batch_size == torch.Size([6]) and again.names == ["time"]
+
+
+@tensorclass(autocast=True)
+class _Counted:
+    x: torch.Tensor
+    n: int
+
+
+def test_a_loaded_lazy_stack_says_it_cannot_grow(tmp_path: Path) -> None:
+    """``append_memmap_`` of a lazy stack loaded from its folder names the lazy stack (not
+    a folder it is not linked to) and what grows instead; the folder is left as it was."""
+    member = _Counted(x=torch.zeros(2), n=torch.tensor(1), batch_size=[2])
+    tclass.lazy_stack([member, member.clone()]).memmap(tmp_path / "s")
+    before = sorted(p.read_bytes() for p in (tmp_path / "s").rglob("*") if p.is_file())
+    loaded = _Counted.load_memmap(tmp_path / "s")
+    with pytest.raises(tclass.errors.AppendTargetError, match="lazy stack, which cannot grow"):
+        loaded.append_memmap_(torch.stack([member, member]))
+    with pytest.raises(AttributeError, match="torch.stack"):  # as the peer's (no method)
+        tclass.load_memmap(tmp_path / "s").append_memmap_(torch.stack([member, member]))
+    assert sorted(p.read_bytes() for p in (tmp_path / "s").rglob("*") if p.is_file()) == before
+    dense = torch.stack([member, member.clone()])  # the dense stack grows
+    dense.memmap(tmp_path / "d")
+    grown = _Counted.load_memmap(tmp_path / "d").append_memmap_(torch.stack([member, member]))
+    assert grown.batch_size == (4, 2) and grown[3].n == 1

@@ -3,14 +3,15 @@
 For each option of ``path_records.OPTIONS`` (declared with ``@tensorclass`` and as a
 ``TensorClass`` subclass) and each path of ``PATHS`` (constructor, ``from_tensordict``,
 ``from_dict``, h5, memmap, ``.tdz`` archive, dense and lazy stacks indexed back (also once
-saved and loaded), indexing, slicing (also then saved), ``append_memmap_``, ``torch.save`` /
-``torch.load(weights_only=True)``, ``consolidate()``, ``to("cpu")``, ``clone``, ``copy.copy``,
-``copy.deepcopy``, pickling), the record that comes back is of the declared class,
-with the same field values and Python types, nested records of their declared classes, the
-same batch size and device, and frozen records stay frozen (``KNOWN_GAPS``: where tclass
-does not yet). ``test_same_as_the_peer`` runs each path on the peer's records and checks the
-same (``PEER_GAPS``: where the peer does not round-trip). What comes back still casts
-(autocast), keeps numbers (nocast) or refuses assignment (frozen): ``test_options_hold...``.
+saved and loaded; a dense one written to h5 too), indexing, slicing (also then saved),
+``append_memmap_``, ``torch.save`` / ``torch.load(weights_only=True)``, ``consolidate()``,
+``to("cpu")``, ``clone``, ``copy.copy``, ``copy.deepcopy``, pickling), the record that
+comes back is of the declared class, with the same field values and Python types, nested
+records of their declared classes, the same batch size and device, and frozen records
+stay frozen (``KNOWN_GAPS``: where tclass does not yet). ``test_same_as_the_peer`` runs
+each path on the peer's records and checks the same (``PEER_GAPS``: where the peer does
+not round-trip). What comes back still casts (autocast), keeps numbers (nocast) or
+refuses assignment (frozen): ``test_options_hold...``.
 """
 
 from __future__ import annotations
@@ -154,6 +155,23 @@ def _stacked(stack: str, saved: bool = False) -> Path_:
     return path
 
 
+def _stacked_h5(stack: str) -> Path_:
+    """A dense or lazy stack of two records written to an HDF5 file and read back, its
+    member 1 (a row of the file: read with no device, as ``_h5``; its Python values one
+    per member, as in memory: tests/io/test_store_value_stack_dims.py)."""
+
+    def path(kinds: Classes, option: str, tmp: Path) -> tuple[Any, dict[str, Any]]:
+        pytest.importorskip("h5py")
+        stack_fn = torch.stack if stack == "torch" else kinds.lib.lazy_stack
+        stacked = stack_fn([_built(kinds, option), _built(kinds, option, shift=1)])
+        stacked.to_h5(tmp / "st.h5")
+        read = kinds.rec.from_h5(tmp / "st.h5")
+        assert type(read) is kinds.rec and read.batch_size == (2, 2)
+        return read[1], _as_values({**given(option, kinds, shift=1), "device": None})
+
+    return path
+
+
 def _indexed(index: Any) -> Path_:
     def path(kinds: Classes, option: str, tmp: Path) -> tuple[Any, dict[str, Any]]:
         return _built(kinds, option)[index], given(option, kinds, index=index)
@@ -204,6 +222,7 @@ PATHS: dict[str, Path_] = {
     "lazy_stack": _stacked("lazy"),
     "stack_memmap": _stacked("torch", saved=True),
     "lazy_stack_memmap": _stacked("lazy", saved=True),
+    "stack_h5": _stacked_h5("torch"),
     "index": _indexed(0),
     "slice": _indexed(slice(1, None)),
     "append_memmap_": _append,
@@ -264,7 +283,7 @@ def _peer_gaps() -> dict[tuple[str, str], str]:
             "TensorDict (and gives batch size [] unless asked to infer it)"
         )
         if option == "tensor_only":
-            gaps[option, "h5"] = (
+            gaps[option, "h5"] = gaps[option, "stack_h5"] = (
                 "the peer reads a nested record over a file as a PersistentTensorDict"
             )
             continue
@@ -278,6 +297,7 @@ def _peer_gaps() -> dict[tuple[str, str], str]:
             else "the peer cannot write a list of values of mixed types to h5"
         )
         gaps[option, "stack_memmap"] = _STACK_DIMS_LOST
+        gaps[option, "stack_h5"] = gaps[option, "h5"]
         if option != "autocast":
             for path in ("index", "slice", "slice_memmap"):
                 gaps[option, path] = (

@@ -113,6 +113,13 @@ def append_in_place(
     grown files); ``allow_pickle`` None: as ``node`` was saved or loaded."""
     storage = storage_of(node)
     saved_at = storage._saved if isinstance(storage, TensorDict) else None
+    if isinstance(storage, LazyStackedTensorDict):
+        msg = (
+            f"this {type(node).__name__} is a lazy stack, which cannot grow: append_memmap_ "
+            "adds rows to a dense collection's folder; save a dense one (torch.stack(...) "
+            "of the members, or .contiguous() of the stack) to grow it"
+        )
+        raise AppendTargetError(msg)
     if saved_at is None:
         msg = (
             f"this {type(node).__name__} is not linked to a folder it may write: it was not "

@@ -437,7 +437,11 @@ def _first_plan(
     if (
         cls is not None
         and check is not None
-        and not check.finds_clean(SavedFields(cls, folder.path, fields, marker, values, len(batch)))
+        and not check.finds_clean(
+            SavedFields(
+                cls, folder.path, fields, check.marker(folder.path, marker), values, len(batch)
+            )
+        )
     ):
         return None
     return NodePlan(batch, named, listed, tuple(leaves))
@@ -487,7 +491,7 @@ def _checked_td(
     if record_cls is not None and check is not None:
         found = len(check.differences)
         fields = {key: entry for _, key, entry in listed}
-        marker = saved_marker(meta, where)
+        marker = check.marker(folder.path, saved_marker(meta, where))
         saved = SavedFields(record_cls, folder.path, fields, marker, values, len(batch))
         plan = check.compare(saved)
         skipped = plan.skipped
@@ -756,7 +760,11 @@ def _load_lazy(
     stack_dim = meta.get("stack_dim")
     if type(stack_dim) is not int:
         raise MetadataError(f"{where!r}: stack_dim must be an int, got {stack_dim!r:.80}")
-    count = _member_count(folder, saved_marker(meta, where).get("members"), where)
+    marker = saved_marker(meta, where)
+    count = _member_count(folder, marker.get("members"), where)
+    if record_cls is not None and options.schema is not None and "schema" in marker:
+        for index in range(count):  # each member holds fields the stack's schema describes
+            options.schema.stack_markers[folder.child_path(str(index))] = marker
     observer = options.observer
     if observer is not None:
         observer.stack(stack_dim, count)

@@ -66,7 +66,7 @@ from tclass.errors import (
     UnsupportedError,
 )
 
-__all__ = ["SavedFolder", "linker", "relink"]
+__all__ = ["SavedFolder", "linker", "relink", "unlinked"]
 
 _VALUE_FILES = (*PICKLE_FILES, "json_types.json")
 _MISSING: Any = object()
@@ -100,6 +100,31 @@ def relink(new: Any, old: Any, legacy: frozenset[str] = frozenset()) -> None:
             previous = old._entries().get(key)
             if value is not previous and isinstance(value, TensorCollection):
                 relink(value, previous)
+
+
+@contextlib.contextmanager
+def unlinked(collection: Any) -> Iterator[None]:
+    """Within it, the nodes of ``collection`` (a loaded record: its storage, nested
+    collections, lazy-stack members) write nothing to their folders: what a class's
+    ``__post_init__`` sets on a record being loaded stays in memory, as a load never
+    changes files. The links are back afterwards."""
+    links: list[tuple[TensorDict, Any]] = []
+    pending = [storage_of(collection)]
+    while pending:
+        node = storage_of(pending.pop())
+        if isinstance(node, LazyStackedTensorDict):
+            pending += node.tensordicts
+        elif isinstance(node, TensorDict):
+            if node._saved is not None:
+                links.append((node, node._saved))
+            pending += [v for v in node._entries().values() if isinstance(v, TensorCollection)]
+    for node, _ in links:
+        node._attach_folder(None)
+    try:
+        yield
+    finally:
+        for node, saved in links:
+            node._attach_folder(saved)
 
 
 class SavedFolder:

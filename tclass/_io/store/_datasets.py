@@ -20,7 +20,7 @@ from tclass._engine._nontensor_stack import NonTensorStack
 from tclass._engine._tensor_write import fits_every_dtype, number_refused
 from tclass._io.memmap._format import MAX_JSON_DEPTH
 from tclass._io.memmap._meta_file import fits_int64, is_sizes, json_depth_over
-from tclass._io.store._protocol import STACK_MARK, StoreArray, Values
+from tclass._io.store._protocol import STACK_DIMS_MARK, STACK_MARK, StoreArray, Values
 from tclass.errors import (
     FileConflictError,
     GradError,
@@ -236,12 +236,18 @@ def as_values(node: NonTensorData | NonTensorStack) -> Values:
     if isinstance(node, NonTensorData):
         return Values(node.data, None, [node.data])
     array = node._as_array()
-    return Values(array.tolist(), list(array.shape), list(array.reshape(-1)))
+    nesting = node._nesting()  # a dense stack of records: one value per member
+    dims = None if nesting is None else list(nesting)
+    return Values(array.tolist(), list(array.shape), list(array.reshape(-1)), dims)
 
 
-def values_node(value: Any, shape: list[int], device: torch.device, where: str) -> _NonTensorNode:
+def values_node(
+    value: Any, shape: list[int], device: torch.device, where: str, stack_dims: Any = None
+) -> _NonTensorNode:
     """Per-element values: ``value`` nested ``len(shape)`` lists deep, each element a
-    value of its own (a list too, for a list field: it is not unpacked further)."""
+    value of its own (a list too, for a list field: it is not unpacked further);
+    ``stack_dims``: the raw mark of the dense stack they were written from, if any."""
+    nesting = _stack_dims(stack_dims, len(shape), where)
     items = [value]
     for size in shape:
         if not all(isinstance(row, list) and len(row) == size for row in items):
@@ -251,7 +257,28 @@ def values_node(value: Any, shape: list[int], device: torch.device, where: str) 
     flat = np.empty(len(items), dtype=object)
     for position, item in enumerate(items):
         flat[position] = item
-    return NonTensorStack._from_array(flat.reshape(shape), device)
+    return NonTensorStack._from_array(flat.reshape(shape), device, nesting)
+
+
+def _stack_dims(raw: Any, dims: int, where: str) -> tuple[int, ...] | None:
+    """The stack dims a ``_tclass_stack_dims`` mark records (None without one).
+
+    Raises:
+        MetadataError: they are not distinct batch dims of the values.
+    """
+    if raw is None:
+        return None
+    if (
+        type(raw) is not list
+        or not all(type(d) is int and 0 <= d < dims for d in raw)
+        or len(set(raw)) != len(raw)
+    ):
+        msg = (
+            f"{where}: its {STACK_DIMS_MARK} attribute must list distinct dims below {dims} "
+            f"(the values' dims), got {raw!r:.80}; the file is damaged or crafted"
+        )
+        raise MetadataError(msg)
+    return tuple(raw)
 
 
 def fill(node: StoreArray, dtype: torch.dtype, value: float | bool) -> None:

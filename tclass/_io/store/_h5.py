@@ -35,6 +35,7 @@ from tclass._io.store._datasets import (
     torch_dtype_of,
 )
 from tclass._io.store._protocol import (
+    STACK_DIMS_MARK,
     STACK_MARK,
     Access,
     ArrayBase,
@@ -276,6 +277,8 @@ class H5Group(GroupBase[H5File]):
             dataset.attrs[_JSON_MARK] = True
         if shape is not None:
             dataset.attrs[STACK_MARK] = shape
+        if values.stack_dims is not None:
+            dataset.attrs[STACK_DIMS_MARK] = values.stack_dims
 
     def delete(self, key: str) -> None:
         del self._group[key]

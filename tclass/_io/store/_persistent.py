@@ -637,7 +637,7 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
         value = node.values(where)
         stack = node.stack_shape(where)
         if stack is not None:
-            return values_node(value, stack, device, where)
+            return values_node(value, stack, device, where, node.stack_dims())
         rows = self._batch_size
         shape = node.shape or ()
         if self._as_stack and rows and tuple(shape[: len(rows)]) == tuple(rows):

@@ -26,6 +26,7 @@ import torch
 from typing_extensions import Self, TypeIs
 
 __all__ = [
+    "STACK_DIMS_MARK",
     "STACK_MARK",
     "Access",
     "ArrayBase",
@@ -40,6 +41,9 @@ __all__ = [
 ]
 
 STACK_MARK = "__tensordict_stack__"  # the peer's, in both formats: the shape of per-row values
+# tclass's, beside it: the batch dims a dense stack of records stacked its members' values
+# along (the dims left each hold one value per member), so rows read one value each again.
+STACK_DIMS_MARK = "_tclass_stack_dims"
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,7 @@ class Values:
     value: Any
     shape: list[int] | None
     items: list[Any]
+    stack_dims: list[int] | None = None  # per-row values of a dense stack: its stack dims
 
 
 class StoreFile(Protocol):
@@ -151,6 +156,9 @@ class StoreArray(Protocol):
         Raises:
             MetadataError: a mark that contradicts the data.
         """
+
+    def stack_dims(self) -> Any:
+        """The raw ``_tclass_stack_dims`` mark of per-row values (None when absent)."""
 
     def check(self, where: str) -> None:
         """Refuses, while opening, an array that cannot be read safely: a shape torch
@@ -258,6 +266,10 @@ class ArrayBase(Generic[FileT]):
 
     def write(self, selection: Any, data: np.ndarray[Any, Any]) -> None:
         self._node[selection] = data
+
+    def stack_dims(self) -> Any:
+        raw = self._node.attrs.get(STACK_DIMS_MARK)
+        return np.asarray(raw).tolist() if isinstance(raw, np.ndarray) else raw
 
 
 class GroupBase(Generic[FileT]):

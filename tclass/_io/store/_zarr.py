@@ -49,6 +49,7 @@ from tclass._io.store._datasets import (
     torch_dtype_of,
 )
 from tclass._io.store._protocol import (
+    STACK_DIMS_MARK,
     STACK_MARK,
     Access,
     ArrayBase,
@@ -316,6 +317,8 @@ class ZarrGroup(GroupBase[ZarrFile]):
     def create_values(self, key: str, values: Values, allow_pickle: bool, where: str) -> None:
         """The peer's layout (see the module docstring)."""
         marks: dict[str, Any] = {} if values.shape is None else {STACK_MARK: values.shape}
+        if values.stack_dims is not None:
+            marks[STACK_DIMS_MARK] = values.stack_dims
         if values.shape is not None and values.items and all(type(i) is str for i in values.items):
             data = np.array(values.items, dtype=np.dtypes.StringDType()).reshape(values.shape)
             self._array(key, data, {}, attributes=marks)
