@@ -183,6 +183,7 @@ from .allow_ragged import (
     _pad_dim_ragged_refused,
     _padded_slots_per_element,
     _padded_values,
+    _ragged_values_not_listed,
 )
 from .allow_records import (
     _consolidated_keeps_devices,
@@ -278,6 +279,7 @@ from .allow_writes import (
     _reshaped_past_a_ragged_dim,
     _row_dict_of_one_list,
     _setitem_fails_inside,
+    _shared_list_written_empty,
     _shared_value_written_at,
     _stacked_value_stacks_copied,
     _stacked_values_copied,
@@ -378,6 +380,7 @@ ENTRIES: list[Entry] = [
             _ragged_values_unread,
             _ragged_split_by_member,
             _pad_dim_ragged_refused,
+            _ragged_values_not_listed,
         ),
     ),
     Entry(
@@ -422,6 +425,7 @@ ENTRIES: list[Entry] = [
             _member_rows_written_per_element,
             _row_dict_of_one_list,
             _shared_str_kept,
+            _shared_list_written_empty,
             _value_stack_reshaped_in_place,
             _attrs_values_kept,
             _clone_copies_values,
