@@ -910,6 +910,9 @@ DECIDED = [
     ("extra,entries", 10, 17_142_525, "stacking-keeps"),  # to_dict of a merge: its order
     ("extra,features", 10, 17_145_353, "stacking-keeps"),  # to_tensordict of a merge
     ("extra,entries", 10, 17_142_364, "stacking-keeps"),  # keys() of a merge: its order
+    (_RECORDS4, 16, 17_151_991, "none-field-unset"),  # entry_class of a None nested field
+    (_RECORDS4, 16, 17_151_454, "records-predictable"),  # values() of Rec(**d): field order
+    ("extra,entries", 10, 17_155_308, "stacking-keeps"),  # from_any of a merge: its order
 ]
 
 
