@@ -698,7 +698,7 @@ def _store(
         others = td._entries() if isinstance(td, TensorDict) else {}
         specs.check_assign(others, name, stored, len(td.batch_size))
     if isinstance(stored, TensorCollection) and not stored._is_leaf_node:
-        names = td._dim_names if isinstance(td, TensorDict) else None
+        names = td._dim_names  # (a lazy stack's too: its members get their parts named)
         if names is not None and any(n is not None for n in names):
             stored = named_to_fit(stored, names, name)  # the record's dim names, as a set()
     if stored is not None:

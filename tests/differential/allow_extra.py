@@ -31,6 +31,11 @@ _ORDER_CARRIED = {
     "from_dict": "x.to_dict()",
     "arrow": "L.to_arrow(x)",
     "state_dict": "x.state_dict()",
+    # (a merge of records: 17,141,859 L10 of extra,records, 17,145,353 L10 of
+    # extra,features, fz34b)
+    "to_dict": "x.to_dict()",
+    "from_any": "x.to_dict()",  # (17,155,308 L10 of extra,entries, fz34b)
+    "set_grad": "x.to_tensordict()",
 }
 
 
@@ -50,6 +55,8 @@ def _merged_in_order_of_holders(finding: Finding, facts: Facts, peer: Any, mine:
     merge whose first
     input holds a locked empty node shows that node's lock too (``_merge_shares_no_empty_node``:
     17,062,027 L8 of extra,entries, fz33b)."""
+    if finding.kind == "result" and finding.step.op == "keys":
+        return _keys_listed_in_merge_order(finding, peer, mine)
     carried = _ORDER_CARRIED.get(finding.step.op)
     if finding.kind != "result" or (carried is None and finding.step.op not in _ORDERED_LIKE_EMPTY):
         return False
@@ -84,6 +91,19 @@ def _merged_in_order_of_holders(finding: Finding, facts: Facts, peer: Any, mine:
     return bool(finding.detail)
 
 
+def _keys_listed_in_merge_order(finding: Finding, peer: Any, mine: Any) -> bool:
+    """``list(x.keys(...))`` of a merge's result: the same keys in the merge's order
+    (17,142,364 L10 of extra,entries, fz34b)."""
+    if not any("L.merge_tensordicts(" in line for line in finding.lines[:-1]):
+        return False
+    theirs, ours = peer.value, mine.value
+    if not isinstance(theirs, list) or not isinstance(ours, list) or theirs == ours:
+        return False
+    same = sorted(map(repr, theirs)) == sorted(map(repr, ours))
+    return same and all(_KEY_AT.match(line) for line in finding.detail)
+
+
+_KEY_AT = re.compile(r"^result\[\d+\](?:\[\d+\])?: ")
 _MERGED_NODE_LOCKED = re.compile(r"^result((?:\['[^']*'\])+)\.is_locked: peer True, tclass False$")
 
 
@@ -137,7 +157,8 @@ def _merge_of_lazy_fails_inside(finding: Finding, facts: Facts, peer: Any, mine:
     if type(data).__name__ not in _MERGED_KINDS:
         return False
     # (unpad_sequence: 16,435,153 L4; from_modules(..., lazy_stack=True): 17,122,564 L8)
-    made_lazy = ("L.lazy_stack(", "L.unpad_sequence(", "lazy_stack=True)")
+    # (to_lazystack: 17,146,940 L10 of extra,shape, fz34b)
+    made_lazy = ("L.lazy_stack(", "L.unpad_sequence(", "lazy_stack=True)", ".to_lazystack(")
     if not any(text in " ".join(finding.lines) for text in made_lazy) and facts.kind != "lazy":
         return False
     if finding.kind == "result":
@@ -160,14 +181,26 @@ def _member_entries_set_whole(finding: Finding, mine: Any) -> bool:
     if type(mine.value).__name__ != "LazyStackedTensorDict":
         return False
     dim = mine.value.stack_dim  # (a stack along dim 1: 17,063,672 L8 of extra,index, fz33b)
+    cut: list[list[int]] = []  # each member's tensor without the stack's first dim
     for line in finding.detail:
+        if _RAGGED_WHOLE.match(line):  # members' tensors of different shapes (below)
+            continue
         found = _SHAPES.match(line)
         if found is None or found[2] != found[4]:
             return False
         theirs, ours = ([int(n) for n in re.findall(r"\d+", side)] for side in found.group(3, 5))
-        if ours[:dim] + ours[dim + 1 :] != theirs:
+        cut.append(ours[:dim] + ours[dim + 1 :])
+        # (members of different shapes: the peer gives each the first one's part,
+        # 17,144,478 L10 of extra,math, fz34b)
+        if theirs not in (cut[-1], cut[0]):
             return False
-    return bool(finding.detail)
+    return bool(cut)
+
+
+# the entry read whole from tclass's lazy stack whose members' tensors differ in shape
+_RAGGED_WHOLE = re.compile(
+    r"^result\['[^']*'\]: peer Tensor\[[^\]]*\]\], tclass error \('ValueError'"
+)
 
 
 _LOSSES = ("l1_loss", "mse_loss", "smooth_l1_loss")

@@ -61,6 +61,9 @@ _POW_LENGTHS = "Tensor list must have same number of elements as scalar list"
 _VALUE_WITH_TENSOR = re.compile(
     r"'Tensor' object has no attribute '(batch_dims|_tensordict)'"
     r"|'dict' object has no attribute 'batch_size'"  # (a value with a collection: fz30g)
+    # (a value with the collection holding it: 17,135,624 L25 of methods,index,shape,
+    # combine, fz34b)
+    r"|^[\"']?tensordict \d+ has keys \[[^\]]*\] but tensordict \d+ has keys "
 )
 
 

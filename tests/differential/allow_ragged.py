@@ -203,3 +203,22 @@ def _about_values(line: str) -> bool:
     if " list of " in line or "peer values (" in line:
         return True
     return re.search(r"\[\d+\]: peer (None|'NoneType'), tclass ", line) is not None
+
+
+def _ragged_values_not_listed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A Python value of a lazy stack whose ragged dim comes before its stack dim, read
+    whole as nested lists (``lazy.set_non_tensor("c", "").get_non_tensor("c")`` of
+    ``[-1, 5]``): tclass's ragged ``NonTensorStack`` has no nested lists in that order (a
+    ``HeterogeneousEntryError``), where the peer reads empty lists, the values lost
+    (program 17,130,320 L16 of methods,index,shape,combine, fz34b)."""
+    if finding.kind != "tclass-raises" or peer.error is not None:
+        return False
+    error = mine.error
+    if type(error).__name__ != "HeterogeneousEntryError":
+        return False
+    return "there are no nested lists in that order" in str(error) and _lists_only(peer.value)
+
+
+def _lists_only(value: Any) -> bool:
+    """Whether ``value`` is a list holding nothing but lists of the same (no element)."""
+    return isinstance(value, list) and all(_lists_only(item) for item in value)

@@ -180,7 +180,9 @@ def _inferred_past_empty_dicts(finding: Finding, facts: Facts, peer: Any, mine: 
     holding an empty one: the batch size inferred from the rest (``batch_dims=n``: ``n``
     dims), where the peer's gives ``[]`` (an empty one first: the key order decides), and
     its nested collections and values with it; or, for ``auto_batch_size_``, the empty
-    one's own batch size (fewer dims: standard window programs of ``--seed 0`` after left37)."""
+    one's own batch size (fewer dims: standard window programs of ``--seed 0`` after left37);
+    ``from_list(rows, auto_batch_size=True)`` of rows holding an empty dict first: the
+    peer's batch size is the list's one dim (``_LISTED_PAST_EMPTY``)."""
     if finding.kind != "result" or finding.step.op not in (
         "from_dict",
         "from_any",
@@ -188,10 +190,15 @@ def _inferred_past_empty_dicts(finding: Finding, facts: Facts, peer: Any, mine: 
         "from_dict_instance",  # (fz28b: an empty nested dict first, its node's [] too)
         "auto_batch_size_",
         "make_tensordict",  # (og31g: make_tensordict(d, auto_batch_size=True), extra L4)
+        "from_list",  # (fz34b: rows whose first entry is an empty dict)
     ):
         return False
     if not _holds_empty(mine.value):
         return False
+    if finding.step.op == "from_list":
+        return "auto_batch_size=True" in finding.step.src and all(
+            _LISTED_PAST_EMPTY.match(line) for line in finding.detail
+        )
     if finding.detail[0].startswith("result.batch_size: peer (), tclass ("):
         return all(_INFERRED_PAST_EMPTY.match(line) for line in finding.detail)
     first = _NESTED_INFERRED.match(finding.detail[0])
@@ -214,6 +221,15 @@ def _inferred_past_empty_dicts(finding: Finding, facts: Facts, peer: Any, mine: 
         _longer_past_empty(line) or _empty_took_parents(line, mine.value, peer.value)
         for line in finding.detail
     )
+
+
+# ``from_list(rows, auto_batch_size=True)``: the peer's rows stop at ``[]`` (an empty dict
+# first in each), so its batch size is the list's one dim; tclass's infers past it (more
+# dims after the list's, program 17,130,067 L16 of methods,index,shape,combine, fz34b)
+_LISTED_PAST_EMPTY = re.compile(
+    r"^result(\['\w+'\])*\.(batch_size: peer \((\d+),\), tclass \(\3, \d"
+    r"|names: peer \[None\], tclass \[None, None)"
+)
 
 
 _NESTED_INFERRED = re.compile(r"^result((?:\['\w+'\])+)\.batch_size: peer \(\), tclass \(\d")

@@ -57,8 +57,30 @@ def _number_written_around_values(finding: Finding, facts: Facts, peer: Any, min
         or _MEMMAP_KEPT.search(line)
         or _tensor_kept_in_values(line, mine.value)
         or _MEMBER_VALUE_LENGTH.match(line)
+        or _ARRAY_VALUE_ROW.match(line)
+        or _value_length_kept(line, mine.value)
         for line in finding.detail
     )
+
+
+# a Python value that is a numpy array (``from_pandas``): the peer's row the number
+# replaced, a list of the array and a tensor, where tclass keeps the array (an 'iter';
+# program 17,138,479 L25 of features,math,index, fz34b)
+_ARRAY_VALUE_ROW = re.compile(
+    r"^result(?:\['\w+'\])+(?:\[\d+\])*: peer ('list'|iter of \d+), tclass ('iter'|py \()"
+)
+# a list value's length where the peer's number went into it (17,135,002 L25, fz34b)
+_VALUE_LENGTH = re.compile(r"^result((?:\['\w+'\])+)(?:\[\d+\])+: length: peer \d+, tclass \d+$")
+
+
+def _value_length_kept(line: str, mine: Any) -> bool:
+    """A length line under a key whose tclass value is a node of Python values."""
+    found = _VALUE_LENGTH.match(line)
+    if found is None or not hasattr(mine, "get"):
+        return False
+    keys = tuple(re.findall(r"'(\w+)'", found.group(1)))
+    node = mine.get(keys, None)
+    return type(node).__name__ in ("NonTensorData", "NonTensorStack")
 
 
 # A lazy stack's member's Python value (a list) that the peer's number replaced, one
@@ -831,3 +853,20 @@ def _shared_value_written_at(finding: Finding, facts: Facts, peer: Any, mine: An
     if not any(line.strip() == "x = x.share_memory_()" for line in finding.lines[:-1]):
         return False
     return any(text in str(peer.error) for text in _SHARED_VALUE_REFUSED)
+
+
+_EMPTIED_ROW = re.compile(r"^result(?:\['\w+'\])+(?:\[\d+\])+: length: peer 0, tclass \d+$")
+
+
+def _shared_list_written_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """A write at an index of a collection after ``share_memory_()`` whose list values the
+    peer made ``multiprocessing`` ``ListProxy`` objects: the rows written back read as
+    empty lists in the peer (the lists lost), where tclass's lists stay lists
+    (``_shared_str_kept``; program 17,135,174 L25 of methods,index,shape,combine, fz34b)."""
+    if finding.kind != "result" or finding.step.op != "setitem":
+        return False
+    if not any("share_memory_()" in line for line in finding.lines[:-1]):
+        return False
+    return all(
+        _EMPTIED_ROW.match(line) and _value_length_kept(line, mine.value) for line in finding.detail
+    )

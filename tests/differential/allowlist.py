@@ -78,6 +78,7 @@ from .allow_fields import (
     _cast_to_the_field,
     _dict_kept_in_value_field,
     _empty_record_kept_in_math,
+    _none_field_class_asked,
     _none_field_kept_by_apply,
     _none_field_listed,
     _none_field_not_written,
@@ -181,6 +182,7 @@ from .allow_ragged import (
     _pad_dim_ragged_refused,
     _padded_slots_per_element,
     _padded_values,
+    _ragged_values_not_listed,
 )
 from .allow_records import (
     _consolidated_keeps_devices,
@@ -276,6 +278,7 @@ from .allow_writes import (
     _reshaped_past_a_ragged_dim,
     _row_dict_of_one_list,
     _setitem_fails_inside,
+    _shared_list_written_empty,
     _shared_value_written_at,
     _stacked_value_stacks_copied,
     _stacked_values_copied,
@@ -376,6 +379,7 @@ ENTRIES: list[Entry] = [
             _ragged_values_unread,
             _ragged_split_by_member,
             _pad_dim_ragged_refused,
+            _ragged_values_not_listed,
         ),
     ),
     Entry(
@@ -420,6 +424,7 @@ ENTRIES: list[Entry] = [
             _member_rows_written_per_element,
             _row_dict_of_one_list,
             _shared_str_kept,
+            _shared_list_written_empty,
             _value_stack_reshaped_in_place,
             _attrs_values_kept,
             _clone_copies_values,
@@ -648,6 +653,7 @@ ENTRIES: list[Entry] = [
             _none_field_set_read,
             _none_field_set_then_listed,
             _none_field_shape_asked,
+            _none_field_class_asked,
             _none_field_kept_by_apply,
             _none_field_null_in_arrow,
             _batch_past_unset_field,

@@ -175,6 +175,8 @@ def snapshot(value: Any, depth: int = 0) -> Snap:
     """``value`` in library-neutral form (see the module docstring)."""
     if depth > 12:
         return ("deep",)
+    if isinstance(value, torch.Tensor) and value.is_nested:
+        return _nested(value)
     if isinstance(value, torch.Tensor):
         return ("tensor", type(value).__name__, str(value.dtype), tuple(value.shape), _copy(value))
     if is_collection(value):
@@ -192,6 +194,20 @@ def snapshot(value: Any, depth: int = 0) -> Snap:
     if isinstance(value, (Iterator, Iterable)) and not isinstance(value, type):
         return ("seq", "iter", [snapshot(v, depth + 1) for v in value])
     return ("other", type(value).__name__)
+
+
+def _nested(value: torch.Tensor) -> Snap:
+    """A nested (jagged) tensor: its ragged dims as ``"j"`` (torch names them by a
+    counter of the process, ``j1`` in one library and ``j2`` in the other), its parts'
+    shapes after them and their values joined (17,146,056 L10 of extra,shape, fz34b)."""
+    try:
+        parts = [part.detach().clone().as_subclass(torch.Tensor) for part in value.unbind()]
+    except Exception:  # one that cannot be taken apart is compared as it is
+        return ("tensor", type(value).__name__, str(value.dtype), tuple(value.shape), value)
+    shape = tuple(size if type(size) is int else "j" for size in value.shape)
+    shape += tuple(tuple(part.shape) for part in parts)
+    joined = torch.cat([part.flatten() for part in parts]) if parts else torch.zeros(0)
+    return ("tensor", type(value).__name__, str(value.dtype), shape, joined)
 
 
 def _seq_type(value: Any) -> str:

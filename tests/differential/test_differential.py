@@ -12,11 +12,13 @@ import pathlib
 import re
 
 import pytest
+import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from . import allowlist
 from .chooser import DataChooser, RandomChooser
+from .compare import differences, snapshot
 from .engine import Finding, Program, Stats, Step, run_program
 from .libs import Lib, libraries
 from .ops import DEFAULT_FAMILIES, generators, world_of
@@ -894,6 +896,23 @@ DECIDED = [
     (_FEATURES, 8, 17_100_599, "annotation-casts"),  # from_dataclass: a list MetaData kept
     (_METHODS, 8, 17_101_901, "values-kept-shared"),  # x[mask] = 1.5 around a member's list
     ("extra,index", 8, 17_063_957, "state-dict-as-nn-module"),  # make_tensordict: tensors
+    # fz34b: fresh windows 17,130,000-17,179,999
+    (_METHODS, 16, 17_130_067, "records-predictable"),  # from_list past an empty dict
+    (_METHODS, 16, 17_130_320, "ragged-dim-unsupported"),  # get_non_tensor, ragged first
+    (_METHODS, 25, 17_135_624, "peer-fails-inside"),  # cat_tensors of a value and its node
+    (_METHODS, 25, 17_135_174, "values-kept-shared"),  # share_memory_'s lists written back
+    (_METHODS, 25, 17_135_002, "values-kept-shared"),  # x[...] = 0 around a list value
+    ("features,math,index", 25, 17_138_479, "values-kept-shared"),  # x[1] = 1, array value
+    (_RECORDS4, 25, 17_137_590, "stacking-keeps"),  # named_apply(batch_size=): lazy kept
+    ("extra,math", 10, 17_144_478, "peer-fails-inside"),  # merge: members of two shapes
+    ("extra,shape", 10, 17_146_940, "peer-fails-inside"),  # merge of a to_lazystack result
+    ("extra,records", 10, 17_141_859, "stacking-keeps"),  # to_dict of a merge: its order
+    ("extra,entries", 10, 17_142_525, "stacking-keeps"),  # to_dict of a merge: its order
+    ("extra,features", 10, 17_145_353, "stacking-keeps"),  # to_tensordict of a merge
+    ("extra,entries", 10, 17_142_364, "stacking-keeps"),  # keys() of a merge: its order
+    (_RECORDS4, 16, 17_151_991, "none-field-unset"),  # entry_class of a None nested field
+    (_RECORDS4, 16, 17_151_454, "records-predictable"),  # values() of Rec(**d): field order
+    ("extra,entries", 10, 17_155_308, "stacking-keeps"),  # from_any of a merge: its order
 ]
 
 
@@ -931,3 +950,16 @@ def test_reshape_of_a_lazy_stack_keeping_nested_dims_is_allowed(
     assert "result['n'].batch_size: peer (1, 1, 1, 1, 1), tclass (1, 1, 1, 1, 1, 1, 1)" in (
         finding.detail
     )
+
+
+def test_nested_tensors_compare_by_their_parts() -> None:
+    """Torch numbers a jagged tensor's ragged dim per process (``j1``, ``j2``): the
+    snapshot compares the parts' shapes and values instead (fz34b)."""
+    made = [
+        torch.nested.nested_tensor([torch.zeros(2), torch.ones(3)], layout=torch.jagged)
+        for _ in range(2)
+    ]
+    assert made[0].shape != made[1].shape  # j1 and j2
+    assert list(differences(snapshot(made[0]), snapshot(made[1]))) == []
+    swapped = torch.nested.nested_tensor([torch.ones(3), torch.zeros(2)], layout=torch.jagged)
+    assert list(differences(snapshot(made[0]), snapshot(swapped)))

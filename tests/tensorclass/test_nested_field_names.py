@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tclass import TensorClass, TensorDict, errors
+from tclass import TensorClass, TensorDict, errors, lazy_stack
 
 
 class Inner(TensorClass):
@@ -43,3 +43,30 @@ def test_other_names_for_a_shared_dim_are_refused() -> None:
     rec = _outer()
     with pytest.raises(errors.DimNameError, match="inner"):
         rec.inner = Inner(y=torch.zeros(2), batch_size=[2], names=["k"])
+
+
+@pytest.mark.parametrize("write", ["attribute", "set", "update"])
+def test_a_record_over_a_named_lazy_stack_names_a_new_nested_field(write: str) -> None:
+    """The field unset in every member, written whole: each member's part takes the
+    stack's names (was unnamed; the peer and a lazy stack of TensorDicts name it)."""
+    stack = lazy_stack([_outer(), _outer()], 1)
+    stack.names = ["i", "s"]
+    given = Inner(y=torch.ones(2, 2, 3), batch_size=[2, 2, 3])
+    if write == "attribute":
+        stack.inner = given
+    elif write == "set":
+        stack.set("inner", given)
+    else:
+        stack.update({"inner": given.to_tensordict()})
+    assert stack.inner.names == ["i", "s", None]
+    assert [member.inner.names for member in stack.unbind(1)] == [["i", None], ["i", None]]
+    assert given.names == [None, None, None]
+
+
+def test_a_lazy_stack_field_named_otherwise_is_refused() -> None:
+    stack = lazy_stack([_outer(), _outer()], 1)
+    stack.names = ["i", "s"]
+    given = Inner(y=torch.ones(2, 2), batch_size=[2, 2], names=["k", None])
+    with pytest.raises(errors.DimNameError):
+        stack.inner = given
+    assert stack.inner is None
