@@ -78,8 +78,7 @@ def _value_length_kept(line: str, mine: Any) -> bool:
     found = _VALUE_LENGTH.match(line)
     if found is None or not hasattr(mine, "get"):
         return False
-    keys = tuple(re.findall(r"'(\w+)'", found.group(1)))
-    node = mine.get(keys, None)
+    node = mine.get(key_path(line), None)
     return type(node).__name__ in ("NonTensorData", "NonTensorStack")
 
 
