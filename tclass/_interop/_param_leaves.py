@@ -97,6 +97,32 @@ def convert_tensors(value: Any, convert: Callable[[torch.Tensor], torch.Tensor])
     return value
 
 
+def set_field(
+    record: Any,
+    td: TensorDict,
+    key: Any,
+    value: Any,
+    inplace: bool,
+    convert: Callable[[torch.Tensor], torch.Tensor],
+) -> None:
+    """Sets ``key`` in ``td``, the storage of a params of the record class ``record``
+    (``None`` for a TensorDict), its tensors converted by ``convert``. A field of the
+    record is set as the record's own ``set`` sets it: cast by its annotation (an
+    ``autocast`` class's ``"3"`` into an ``int`` field is ``3``, as the peer's params of
+    a record casts it), a tensor the cast makes converted too. A nested key, and a field
+    of a frozen class (whose record over ``td`` would lock it), are set in ``td`` as
+    they are."""
+    value = convert_tensors(value, convert)
+    name = key if type(key) is str else key[0] if type(key) is tuple and len(key) == 1 else None
+    if record is None or name is None or record.__tclass_info__.options["frozen"]:
+        td.set(key, value, inplace=inplace)
+        return
+    record._from_tensordict_unchecked(td).set(name, value, inplace=inplace)
+    written = td._entries().get(name)
+    if isinstance(written, torch.Tensor) and written is not value:
+        td._put(name, convert(written))
+
+
 def _check_dense(stack: Any) -> None:
     """A lazy stack held in a TensorDictParams: each entry must stack (its parameters are
     listed, saved and loaded by its stacked keys), as the peer's ``set`` checks."""

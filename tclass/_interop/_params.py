@@ -67,6 +67,7 @@ from tclass._interop._param_leaves import (
     map_leaves,
     read_held,
     same_layout,
+    set_field,
     tensor_leaves,
 )
 from tclass._interop._params_storage import ParamsStorage
@@ -412,7 +413,7 @@ class TensorDictParams(ParamsStorage, LockBlocks, TensorDictBase, nn.Module):  #
         self._check_field(key)
         td = self._writable(key)
         with td.unlock_():
-            td.set(key, convert_tensors(value, self._convert), inplace=inplace)
+            set_field(self._record, td, key, value, inplace, self._convert)
         return self
 
     def _check_field(self, key: Any) -> None:
