@@ -124,10 +124,10 @@ def set_field(
 
 
 def _check_dense(stack: Any) -> None:
-    """A lazy stack held in a TensorDictParams: each entry must stack (its parameters are
-    listed, saved and loaded by its stacked keys), as the peer's ``set`` checks."""
+    """A lazy stack held in a TensorDictParams: each entry must stack (its members'
+    parameters are saved and read by its stacked keys), as the peer's ``set`` checks."""
     try:
-        for _ in tensor_leaves(stack):
+        for _ in tensor_leaves(stack, members=False):
             pass
     except HeterogeneousEntryError as error:
         msg = (
@@ -138,11 +138,12 @@ def _check_dense(stack: Any) -> None:
 
 
 def tensor_leaves(
-    td: TensorCollection, prefix: str = "", members: bool = False
+    td: TensorCollection, prefix: str = "", members: bool = True
 ) -> Iterator[tuple[str, TensorCollection, str, Value]]:
-    """(dotted name, parent collection, key, leaf) for every tensor leaf, depth first;
-    ``members=True``: a lazy stack's are its members' own (``"l.0.c"``), not the
-    stacked copies its keys read."""
+    """(dotted name, parent collection, key, leaf) for every tensor leaf, depth first.
+    A lazy stack's are its members' own (``"l.0.c"``): the parameters and buffers the
+    module lists, saves and loads, which an optimizer trains (``members=False``: the
+    stacked copies its keys read, which are no leaves to train nor to load into)."""
     if members and isinstance(storage_of(td), LazyStackedTensorDict):  # a record's too
         for index, member in enumerate(storage_of(td).tensordicts):
             yield from tensor_leaves(member, f"{prefix}{index}.", members)
@@ -158,10 +159,7 @@ def adopt_saved(td: TensorDict, saved: Any, adopt: Callable[[Any, Any], None]) -
     """``adopt(td, saved)`` gives ``td`` (a TensorDictParams') the saved leaves; then the
     same parameter and buffer objects hold their data (``memmap_``), a lazy stack's
     members' too."""
-    before = [
-        (parent, key, cast(torch.Tensor, leaf))
-        for _, parent, key, leaf in tensor_leaves(td, members=True)
-    ]
+    before = [(parent, key, cast(torch.Tensor, leaf)) for _, parent, key, leaf in tensor_leaves(td)]
     adopt(td, saved)
     with td.unlock_(), torch.no_grad():
         for parent, key, leaf in before:
