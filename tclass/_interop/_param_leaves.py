@@ -17,7 +17,7 @@ from tclass._core._records import is_record, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
-from tclass.errors import HeterogeneousEntryError, KeyNotFoundError
+from tclass.errors import HeterogeneousEntryError, KeyNotFoundError, UnknownFieldError
 
 __all__ = [
     "ModuleLeaves",
@@ -25,6 +25,7 @@ __all__ = [
     "adopt_saved",
     "as_buffer",
     "as_param",
+    "check_field",
     "convert_tensors",
     "flat_items",
     "forget_folders",
@@ -33,6 +34,7 @@ __all__ = [
     "map_leaves",
     "read_held",
     "same_layout",
+    "set_field",
     "tensor_leaves",
 ]
 
@@ -97,6 +99,23 @@ def convert_tensors(value: Any, convert: Callable[[torch.Tensor], torch.Tensor])
     return value
 
 
+def check_field(record: Any, key: Any) -> None:
+    """Refuses a top-level key that is not a field of ``record``, the record class a
+    params wraps (``None``: a params of a TensorDict, which takes any key)."""
+    if record is None:
+        return
+    top = key[0] if isinstance(key, tuple) and key else key
+    fields = record.__tclass_info__.field_names  # (records are duck-typed here)
+    if isinstance(top, str) and top not in fields:
+        name = record.__name__
+        msg = (
+            f"TensorDictParams of a {name}: {top!r} is not a field of {name} (fields: "
+            f"{', '.join(fields)}); declare it in {name}, or wrap a TensorDict "
+            "(record.to_tensordict()) to hold other entries"
+        )
+        raise UnknownFieldError(msg)
+
+
 def set_field(
     record: Any,
     td: TensorDict,
@@ -107,11 +126,11 @@ def set_field(
 ) -> None:
     """Sets ``key`` in ``td``, the storage of a params of the record class ``record``
     (``None`` for a TensorDict), its tensors converted by ``convert``. A field of the
-    record is set as the record's own ``set`` sets it: cast by its annotation (an
-    ``autocast`` class's ``"3"`` into an ``int`` field is ``3``, as the peer's params of
-    a record casts it), a tensor the cast makes converted too. A nested key, and a field
-    of a frozen class (whose record over ``td`` would lock it), are set in ``td`` as
-    they are."""
+    record is set as the record's own ``set`` sets it (the peer's params of a record sets
+    through the record it holds): cast by its annotation (an ``autocast`` class's ``"3"``
+    into an ``int`` field is ``3``) and checked against its constraints, a tensor the
+    cast makes of a value (a list) converted too. A nested key, and a field of a frozen
+    class (whose record over ``td`` would lock it), are set in ``td`` as they are."""
     value = convert_tensors(value, convert)
     name = key if type(key) is str else key[0] if type(key) is tuple and len(key) == 1 else None
     if record is None or name is None or record.__tclass_info__.options["frozen"]:

@@ -1,6 +1,7 @@
 """``set`` on the parameters of a record (``TensorDictParams(Rec(...))``) casts the value
 by the field's annotation, as the record's own ``set`` does and as the peer's params of
-a record (which sets through the record it holds) does.
+a record (which sets through the record it holds) does (its ``update`` and ``set_``
+store values as given, as the peer's: README, "Schemas").
 
 Before (hn34d), the value went into the wrapped TensorDict as it was: an ``autocast``
 class's ``"3"`` set into an ``int`` field read back as the string ``"3"`` (the peer's
