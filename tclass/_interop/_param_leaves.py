@@ -375,17 +375,25 @@ def flat_items(state: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str
 def map_leaves(
     td: TensorDict, fn: Callable[[torch.Tensor], torch.Tensor], new_nodes: bool = False
 ) -> TensorDict:
-    """``td`` with ``fn`` of each tensor; ``new_nodes``: its Python-value nodes new ones
-    over the same values (a clone shares no node, nor the lock of its source's tree)."""
+    """``td`` with ``fn`` of each tensor, a lazy stack's members' and a record's fields'
+    included (new lazy stacks and records over them: a clone shares none of their
+    tensors); ``new_nodes``: its Python-value nodes new ones over the same values (a
+    clone shares no node, nor the lock of its source's tree)."""
 
-    def one(value: Value) -> Value:
+    def one(value: Any) -> Any:
         if isinstance(value, torch.Tensor):
             return fn(value)
-        if isinstance(value, TensorDict):
-            return map_leaves(value, fn, new_nodes)
-        if new_nodes and isinstance(value, _NonTensorNode):
+        storage = storage_of(value)
+        if isinstance(storage, LazyStackedTensorDict):
+            members = [one(member) for member in storage.tensordicts]
+            mapped: Any = storage._restacked(members, None, storage.batch_size)
+        elif isinstance(storage, TensorDict):
+            mapped = map_leaves(storage, fn, new_nodes)
+        elif new_nodes and isinstance(value, _NonTensorNode):
             return value.clone(recurse=False)
-        return value
+        else:
+            return value
+        return mapped if storage is value else type(value)._from_tensordict_unchecked(mapped)
 
     return td._map_values(one, td.batch_size)
 
@@ -397,13 +405,25 @@ def kinds_like(
     kind (``slots``: a plain tensor in a parameter's slot gives a parameter, a parameter
     in a buffer's slot a buffer, as ``nn.Module`` lists them)."""
 
-    def one(key: str, value: Value) -> Value:
-        before = original._entry(key)
-        if isinstance(value, torch.Tensor) and isinstance(before, torch.Tensor):
-            return leaf_like(value, before, slots.is_param(prefix + key, before))
-        if isinstance(value, TensorDict) and isinstance(before, TensorDict):
-            return kinds_like(value, before, slots, f"{prefix}{key}.")
-        return value
-
-    entries = {key: one(key, value) for key, value in moved._items()}
+    entries = {
+        key: _kind_like(value, original._entry(key), slots, prefix + key)
+        for key, value in moved._items()
+    }
     return moved._new_like(entries, moved.batch_size, moved.device)  # (names kept)
+
+
+def _kind_like(value: Any, before: Any, slots: SlotKinds, name: str) -> Any:
+    """``value`` (``before`` after ``to()``) with its leaves of their slots' kinds, a lazy
+    stack's members' and a record's fields' included (``name``: its dotted name)."""
+    if isinstance(value, torch.Tensor) and isinstance(before, torch.Tensor):
+        return leaf_like(value, before, slots.is_param(name, before))
+    storage, held = storage_of(value), storage_of(before)
+    if isinstance(storage, LazyStackedTensorDict) and isinstance(held, LazyStackedTensorDict):
+        pairs = enumerate(zip(storage.tensordicts, held.tensordicts))
+        members = [_kind_like(member, old, slots, f"{name}.{i}") for i, (member, old) in pairs]
+        mapped: Any = storage._restacked(members, None, storage.batch_size)
+    elif isinstance(storage, TensorDict) and isinstance(held, TensorDict):
+        mapped = kinds_like(storage, held, slots, name + ".")
+    else:
+        return value
+    return mapped if storage is value else type(value)._from_tensordict_unchecked(mapped)

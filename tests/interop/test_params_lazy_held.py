@@ -237,3 +237,30 @@ def test_load_state_dict_and_module_to_reach_a_held_lazy_stack_s_members() -> No
         assert type(member["w"]) is nn.Parameter and member["w"].dtype == torch.float64
     with pytest.raises(RuntimeError, match="Missing key"):
         holder.load_state_dict({"p.v": torch.ones(2), "p.l.w": torch.ones(2, 3)})
+
+
+@pytest.mark.parametrize("held", ["lazy stack", "record"])
+def test_clone_and_to_of_params_holding_a_lazy_stack_or_a_record(held: str) -> None:
+    # clone() shared the held lazy stack's members and the record's tensors with the
+    # original (a write into the copy, a target network's soft update, changed the
+    # source; the peer's clone copies them), and to(dtype) gave them as plain tensors,
+    # no longer parameters (hn34d)
+    def leaves(p: TensorDictParams) -> list[torch.Tensor]:
+        return [p["h"].c] if held == "record" else [m["c"] for m in p["h"].tensordicts]
+
+    value: object = _Rec(c=torch.ones(3), batch_size=[])
+    if held == "lazy stack":
+        value = lazy_stack([TensorDict(c=torch.ones(3)), TensorDict(c=torch.zeros(3))])
+    params = TensorDictParams(TensorDict(h=value, w=torch.ones(2)))
+    names = [name for name, _ in params.named_parameters()]
+    copy = params.clone()
+    assert type(copy["h"]) is type(params["h"])
+    assert [name for name, _ in copy.named_parameters()] == names
+    for new, old in zip(leaves(copy), leaves(params)):
+        assert type(new) is nn.Parameter and new is not old
+        with torch.no_grad():
+            new.add_(5.0)
+        assert not torch.equal(new, old)
+    moved = params.to(torch.float64)
+    assert [name for name, _ in moved.named_parameters()] == names
+    assert all(type(leaf) is nn.Parameter and leaf.dtype == torch.float64 for leaf in leaves(moved))
