@@ -17,7 +17,7 @@ from tclass._core._records import is_record, storage_of
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import _NonTensorNode
 from tclass._engine._td import TensorDict
-from tclass.errors import HeterogeneousEntryError, KeyNotFoundError
+from tclass.errors import HeterogeneousEntryError, KeyNotFoundError, UnknownFieldError
 
 __all__ = [
     "ModuleLeaves",
@@ -25,6 +25,7 @@ __all__ = [
     "adopt_saved",
     "as_buffer",
     "as_param",
+    "check_field",
     "convert_tensors",
     "flat_items",
     "forget_folders",
@@ -33,6 +34,7 @@ __all__ = [
     "map_leaves",
     "read_held",
     "same_layout",
+    "set_field",
     "tensor_leaves",
 ]
 
@@ -97,11 +99,54 @@ def convert_tensors(value: Any, convert: Callable[[torch.Tensor], torch.Tensor])
     return value
 
 
+def check_field(record: Any, key: Any) -> None:
+    """Refuses a top-level key that is not a field of ``record``, the record class a
+    params wraps (``None``: a params of a TensorDict, which takes any key)."""
+    if record is None:
+        return
+    top = key[0] if isinstance(key, tuple) and key else key
+    fields = record.__tclass_info__.field_names  # (records are duck-typed here)
+    if isinstance(top, str) and top not in fields:
+        name = record.__name__
+        msg = (
+            f"TensorDictParams of a {name}: {top!r} is not a field of {name} (fields: "
+            f"{', '.join(fields)}); declare it in {name}, or wrap a TensorDict "
+            "(record.to_tensordict()) to hold other entries"
+        )
+        raise UnknownFieldError(msg)
+
+
+def set_field(
+    record: Any,
+    td: TensorDict,
+    key: Any,
+    value: Any,
+    inplace: bool,
+    convert: Callable[[torch.Tensor], torch.Tensor],
+) -> None:
+    """Sets ``key`` in ``td``, the storage of a params of the record class ``record``
+    (``None`` for a TensorDict), its tensors converted by ``convert``. A field of the
+    record is set as the record's own ``set`` sets it (the peer's params of a record sets
+    through the record it holds): cast by its annotation (an ``autocast`` class's ``"3"``
+    into an ``int`` field is ``3``) and checked against its constraints, a tensor the
+    cast makes of a value (a list) converted too. A nested key, and a field of a frozen
+    class (whose record over ``td`` would lock it), are set in ``td`` as they are."""
+    value = convert_tensors(value, convert)
+    name = key if type(key) is str else key[0] if type(key) is tuple and len(key) == 1 else None
+    if record is None or name is None or record.__tclass_info__.options["frozen"]:
+        td.set(key, value, inplace=inplace)
+        return
+    record._from_tensordict_unchecked(td).set(name, value, inplace=inplace)
+    written = td._entries().get(name)
+    if isinstance(written, torch.Tensor) and written is not value:
+        td._put(name, convert(written))
+
+
 def _check_dense(stack: Any) -> None:
-    """A lazy stack held in a TensorDictParams: each entry must stack (its parameters are
-    listed, saved and loaded by its stacked keys), as the peer's ``set`` checks."""
+    """A lazy stack held in a TensorDictParams: each entry must stack (its members'
+    parameters are saved and read by its stacked keys), as the peer's ``set`` checks."""
     try:
-        for _ in tensor_leaves(stack):
+        for _ in tensor_leaves(stack, members=False):
             pass
     except HeterogeneousEntryError as error:
         msg = (
@@ -112,11 +157,12 @@ def _check_dense(stack: Any) -> None:
 
 
 def tensor_leaves(
-    td: TensorCollection, prefix: str = "", members: bool = False
+    td: TensorCollection, prefix: str = "", members: bool = True
 ) -> Iterator[tuple[str, TensorCollection, str, Value]]:
-    """(dotted name, parent collection, key, leaf) for every tensor leaf, depth first;
-    ``members=True``: a lazy stack's are its members' own (``"l.0.c"``), not the
-    stacked copies its keys read."""
+    """(dotted name, parent collection, key, leaf) for every tensor leaf, depth first.
+    A lazy stack's are its members' own (``"l.0.c"``): the parameters and buffers the
+    module lists, saves and loads, which an optimizer trains (``members=False``: the
+    stacked copies its keys read, which are no leaves to train nor to load into)."""
     if members and isinstance(storage_of(td), LazyStackedTensorDict):  # a record's too
         for index, member in enumerate(storage_of(td).tensordicts):
             yield from tensor_leaves(member, f"{prefix}{index}.", members)
@@ -132,10 +178,7 @@ def adopt_saved(td: TensorDict, saved: Any, adopt: Callable[[Any, Any], None]) -
     """``adopt(td, saved)`` gives ``td`` (a TensorDictParams') the saved leaves; then the
     same parameter and buffer objects hold their data (``memmap_``), a lazy stack's
     members' too."""
-    before = [
-        (parent, key, cast(torch.Tensor, leaf))
-        for _, parent, key, leaf in tensor_leaves(td, members=True)
-    ]
+    before = [(parent, key, cast(torch.Tensor, leaf)) for _, parent, key, leaf in tensor_leaves(td)]
     adopt(td, saved)
     with td.unlock_(), torch.no_grad():
         for parent, key, leaf in before:
@@ -332,17 +375,25 @@ def flat_items(state: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str
 def map_leaves(
     td: TensorDict, fn: Callable[[torch.Tensor], torch.Tensor], new_nodes: bool = False
 ) -> TensorDict:
-    """``td`` with ``fn`` of each tensor; ``new_nodes``: its Python-value nodes new ones
-    over the same values (a clone shares no node, nor the lock of its source's tree)."""
+    """``td`` with ``fn`` of each tensor, a lazy stack's members' and a record's fields'
+    included (new lazy stacks and records over them: a clone shares none of their
+    tensors); ``new_nodes``: its Python-value nodes new ones over the same values (a
+    clone shares no node, nor the lock of its source's tree)."""
 
-    def one(value: Value) -> Value:
+    def one(value: Any) -> Any:
         if isinstance(value, torch.Tensor):
             return fn(value)
-        if isinstance(value, TensorDict):
-            return map_leaves(value, fn, new_nodes)
-        if new_nodes and isinstance(value, _NonTensorNode):
+        storage = storage_of(value)
+        if isinstance(storage, LazyStackedTensorDict):
+            members = [one(member) for member in storage.tensordicts]
+            mapped: Any = storage._restacked(members, None, storage.batch_size)
+        elif isinstance(storage, TensorDict):
+            mapped = map_leaves(storage, fn, new_nodes)
+        elif new_nodes and isinstance(value, _NonTensorNode):
             return value.clone(recurse=False)
-        return value
+        else:
+            return value
+        return mapped if storage is value else type(value)._from_tensordict_unchecked(mapped)
 
     return td._map_values(one, td.batch_size)
 
@@ -354,13 +405,25 @@ def kinds_like(
     kind (``slots``: a plain tensor in a parameter's slot gives a parameter, a parameter
     in a buffer's slot a buffer, as ``nn.Module`` lists them)."""
 
-    def one(key: str, value: Value) -> Value:
-        before = original._entry(key)
-        if isinstance(value, torch.Tensor) and isinstance(before, torch.Tensor):
-            return leaf_like(value, before, slots.is_param(prefix + key, before))
-        if isinstance(value, TensorDict) and isinstance(before, TensorDict):
-            return kinds_like(value, before, slots, f"{prefix}{key}.")
-        return value
-
-    entries = {key: one(key, value) for key, value in moved._items()}
+    entries = {
+        key: _kind_like(value, original._entry(key), slots, prefix + key)
+        for key, value in moved._items()
+    }
     return moved._new_like(entries, moved.batch_size, moved.device)  # (names kept)
+
+
+def _kind_like(value: Any, before: Any, slots: SlotKinds, name: str) -> Any:
+    """``value`` (``before`` after ``to()``) with its leaves of their slots' kinds, a lazy
+    stack's members' and a record's fields' included (``name``: its dotted name)."""
+    if isinstance(value, torch.Tensor) and isinstance(before, torch.Tensor):
+        return leaf_like(value, before, slots.is_param(name, before))
+    storage, held = storage_of(value), storage_of(before)
+    if isinstance(storage, LazyStackedTensorDict) and isinstance(held, LazyStackedTensorDict):
+        pairs = enumerate(zip(storage.tensordicts, held.tensordicts))
+        members = [_kind_like(member, old, slots, f"{name}.{i}") for i, (member, old) in pairs]
+        mapped: Any = storage._restacked(members, None, storage.batch_size)
+    elif isinstance(storage, TensorDict) and isinstance(held, TensorDict):
+        mapped = kinds_like(storage, held, slots, name + ".")
+    else:
+        return value
+    return mapped if storage is value else type(value)._from_tensordict_unchecked(mapped)

@@ -60,6 +60,7 @@ from tclass._interop._param_leaves import (
     adopt_saved,
     as_buffer,
     as_param,
+    check_field,
     convert_tensors,
     flat_items,
     forget_folders,
@@ -67,6 +68,7 @@ from tclass._interop._param_leaves import (
     map_leaves,
     read_held,
     same_layout,
+    set_field,
     tensor_leaves,
 )
 from tclass._interop._params_storage import ParamsStorage
@@ -76,7 +78,6 @@ from tclass.errors import (
     LockedError,
     NotAMappingError,
     TclassError,
-    UnknownFieldError,
     UnsupportedError,
 )
 
@@ -403,32 +404,18 @@ class TensorDictParams(ParamsStorage, LockBlocks, TensorDictBase, nn.Module):  #
     def set(
         self, key: Any, value: Any, inplace: bool = False, *, non_blocking: bool = False
     ) -> Self:
-        """Stores ``value`` (its tensors converted to parameters or buffers).
+        """Stores ``value`` (its tensors converted to parameters or buffers; a field of the
+        record wrapped cast as the record's ``set`` casts it).
 
         Raises:
             UnknownFieldError: (an ``AttributeError``, as the peer's) a key that is not a
                 field of the record wrapped (the record's own ``set`` refuses it).
         """
-        self._check_field(key)
+        check_field(self._record, key)
         td = self._writable(key)
         with td.unlock_():
-            td.set(key, convert_tensors(value, self._convert), inplace=inplace)
+            set_field(self._record, td, key, value, inplace, self._convert)
         return self
-
-    def _check_field(self, key: Any) -> None:
-        """Refuses a top-level key that is not a field of the record wrapped."""
-        if self._record is None:
-            return
-        top = key[0] if isinstance(key, tuple) and key else key
-        fields = self._record.__tclass_info__.field_names  # (records are duck-typed here)
-        if isinstance(top, str) and top not in fields:
-            name = self._record.__name__
-            msg = (
-                f"TensorDictParams of a {name}: {top!r} is not a field of {name} (fields: "
-                f"{', '.join(fields)}); declare it in {name}, or wrap a TensorDict "
-                "(record.to_tensordict()) to hold other entries"
-            )
-            raise UnknownFieldError(msg)
 
     def __setitem__(self, index: Any, value: Any) -> None:
         """``params["key"] = v`` sets an entry (converted); any other index writes rows
@@ -887,9 +874,7 @@ class TensorDictParams(ParamsStorage, LockBlocks, TensorDictBase, nn.Module):  #
         )
 
     def _save_to_state_dict(self, destination: Any, prefix: str, keep_vars: bool) -> None:
-        for name, _, _, leaf in tensor_leaves(
-            self._param_td
-        ):  # parameters and buffers, in key order
+        for name, _, _, leaf in tensor_leaves(self._param_td):  # (parameters and buffers)
             destination[prefix + name] = leaf if keep_vars else leaf.detach()
 
     def _load_from_state_dict(

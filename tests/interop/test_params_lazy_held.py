@@ -188,3 +188,79 @@ def test_params_of_a_record_over_a_lazy_stack_is_refused_as_the_stack(tmp_path: 
     stack = lazy_stack(_records_over_files(tmp_path))
     with pytest.raises(NotImplementedError, match=r"cannot wrap a lazy stack \(a _Rec over a"):
         TensorDictParams(stack)
+
+
+def _held_stack() -> TensorDictParams:
+    stack = lazy_stack([TensorDict(w=torch.ones(3)), TensorDict(w=torch.zeros(3))])
+    return TensorDictParams(TensorDict(l=stack, v=torch.ones(2)))
+
+
+class _Holder(nn.Module):
+    def __init__(self, params: TensorDictParams) -> None:
+        super().__init__()
+        self.p = params
+
+
+def test_the_module_lists_a_held_lazy_stack_s_members() -> None:
+    # the module's tables listed the stacked copy "l.w" (a new tensor at each read) as a
+    # buffer: an optimizer missed the members, load_state_dict wrote into the copy and
+    # lost the values while reporting every key matched, and module.to() replaced the
+    # members' parameters by plain tensors (hn34d)
+    params = _held_stack()
+    members = [member["w"] for member in params["l"].tensordicts]
+    assert dict(params.named_parameters()) == {
+        "l.0.w": members[0],
+        "l.1.w": members[1],
+        "v": params["v"],
+    }
+    assert list(params.named_buffers()) == []
+    assert list(_Holder(params).state_dict()) == ["p.l.0.w", "p.l.1.w", "p.v"]
+    loss = (params["l", "w"] * 2).sum()
+    loss.backward()
+    torch.optim.SGD(params.parameters(), lr=1.0).step()
+    assert torch.equal(members[0], torch.full((3,), -1.0)) and torch.equal(
+        members[1], torch.full((3,), -2.0)
+    )
+
+
+def test_load_state_dict_and_module_to_reach_a_held_lazy_stack_s_members() -> None:
+    source, params = _held_stack(), _held_stack()
+    with torch.no_grad():
+        source.apply_(lambda leaf: leaf.data.add_(5.0))
+    holder = _Holder(params)
+    assert not holder.load_state_dict(_Holder(source).state_dict()).missing_keys
+    members = params["l"].tensordicts
+    assert torch.equal(members[0]["w"], torch.full((3,), 6.0))
+    assert torch.equal(members[1]["w"], torch.full((3,), 5.0))
+    holder.to(torch.float64)
+    for member in params["l"].tensordicts:
+        assert type(member["w"]) is nn.Parameter and member["w"].dtype == torch.float64
+    with pytest.raises(RuntimeError, match="Missing key"):
+        holder.load_state_dict({"p.v": torch.ones(2), "p.l.w": torch.ones(2, 3)})
+
+
+@pytest.mark.parametrize("held", ["lazy stack", "record"])
+def test_clone_and_to_of_params_holding_a_lazy_stack_or_a_record(held: str) -> None:
+    # clone() shared the held lazy stack's members and the record's tensors with the
+    # original (a write into the copy, a target network's soft update, changed the
+    # source; the peer's clone copies them), and to(dtype) gave them as plain tensors,
+    # no longer parameters (hn34d)
+    def leaves(p: TensorDictParams) -> list[torch.Tensor]:
+        return [p["h"].c] if held == "record" else [m["c"] for m in p["h"].tensordicts]
+
+    value: object = _Rec(c=torch.ones(3), batch_size=[])
+    if held == "lazy stack":
+        value = lazy_stack([TensorDict(c=torch.ones(3)), TensorDict(c=torch.zeros(3))])
+    params = TensorDictParams(TensorDict(h=value, w=torch.ones(2)))
+    names = [name for name, _ in params.named_parameters()]
+    copy = params.clone()
+    assert type(copy["h"]) is type(params["h"])
+    assert [name for name, _ in copy.named_parameters()] == names
+    for new, old in zip(leaves(copy), leaves(params)):
+        assert type(new) is nn.Parameter and new is not old
+        with torch.no_grad():
+            new.add_(5.0)
+        assert not torch.equal(new, old)
+    moved = params.to(torch.float64)
+    assert [name for name, _ in moved.named_parameters()] == names
+    assert all(type(leaf) is nn.Parameter and leaf.dtype == torch.float64 for leaf in leaves(moved))

@@ -324,6 +324,17 @@ def test_tensors_of_the_fields_and_tensordictparams_are_not_checked() -> None:
         Bounded.from_tensordict(record.to_tensordict())  # the check the README points to
 
 
+def test_set_of_a_field_through_tensordictparams_is_checked() -> None:
+    # set goes through the record (as the peer's params of a record sets through it):
+    # cast and checked, as the record's own set
+    params = tclass.TensorDictParams(rec())
+    with pytest.raises(FieldSpecError, match="le=1"):
+        params.set("p", bad_p())
+    assert (params["p"] == 0.5).all()
+    params.set("p", torch.full((4, 3), 0.25))
+    assert isinstance(params["p"], torch.nn.Parameter) and (params["p"] == 0.25).all()
+
+
 # --- frozen -----------------------------------------------------------------------------
 
 
