@@ -15,7 +15,6 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._entry_ops import EntryWrites
 from tclass._base.implemented._staged_writes import shares_memory
 from tclass._core import _batch, _keys
-from tclass._core._records import is_record
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import raise_write_error, same_memory, value_as_tensor
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
@@ -42,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SetItemOps",
     "check_empty_source",
+    "check_records_at",
     "direct_leaf_dtypes",
     "is_collection",
     "leading_ones_dropped",
@@ -251,7 +251,7 @@ class SetItemOps(TensorDictBase):
             _check_rows_in_range(self._batch_size, index)
         if isinstance(value, _Tensor) and any(_overlaps(e, value) for e in self._tensors.values()):
             value = value.clone()  # read before written, as rows of a collection are
-        _check_records_at(self, index, value)
+        check_records_at(self, index, value)
         written = False
         for key, entry in self._tensors.items():
             if isinstance(entry, _NonTensorNode) or (unbatched and entry.__class__ is _Unbatched):
@@ -346,17 +346,14 @@ def _check_dtypes_at(
                 raise InPlaceWriteError(msg) from None
 
 
-def _check_records_at(td: Any, index: Any, value: Any) -> None:
+def check_records_at(td: Any, index: Any, value: Any) -> None:
     """``td[index] = value`` (a tensor or number into every entry): the records among
-    ``td``'s nested collections (at any depth below TensorDicts) check it before any
-    entry is written, so that one refusing it leaves the entries before it unwritten."""
+    ``td``'s nested collections (at any depth: below TensorDicts, lazy stacks and files,
+    which each check their own, ``_check_row_write``) check it before any entry is
+    written, so that one refusing it leaves the entries before it unwritten."""
     for entry in td._entries().values():
-        if not isinstance(entry, TensorCollection) or isinstance(entry, _NonTensorNode):
-            continue
-        if is_record(entry):
+        if isinstance(entry, TensorCollection) and not isinstance(entry, _NonTensorNode):
             entry._check_row_write(index, value)
-        elif not entry._is_lazy and not entry._is_store:
-            _check_records_at(entry, index, value)
 
 
 def _shares_leaf_memory(td: Any, index: Any) -> bool:

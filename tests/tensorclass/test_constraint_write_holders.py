@@ -1,0 +1,163 @@
+"""Constrained records on the write paths that reached them another way: ``copy_at_``
+(each entry was written before the next was checked), a TensorDict holding an HDF5
+file or a lazy stack that holds a record (``td[i] = number`` wrote the TensorDict's own
+entries before the record below refused it), ``multiple_of`` meeting an infinity (a bare
+``ValueError`` from ``math.fmod``), and writes under ``torch.vmap`` (the check read a
+batched tensor's values, which vmap refuses, so every write failed, valid ones too)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import annotated_types as at
+import pytest
+import torch
+
+import tclass
+from tclass import PersistentTensorDict, Spec, TensorClass, TensorDict, errors
+
+FieldSpecError = errors.FieldSpecError
+Tensor = torch.Tensor
+
+
+class Bounded(TensorClass):
+    a: Annotated[Tensor, Spec("", torch.float32)]
+    p: Annotated[Tensor, Spec("k", torch.float32, ge=0, le=1)]
+
+
+class Unit(TensorClass):
+    p: Annotated[Tensor, Spec("", torch.float32, ge=0, le=1)]
+
+
+def rec(n: int = 4) -> Bounded:
+    return Bounded(a=torch.zeros(n), p=torch.full((n, 3), 0.5), batch_size=[n])
+
+
+def forced(n: int = 4) -> Bounded:
+    """A record holding values its class refuses (built past the checks), ``a`` valid."""
+    record = Bounded(a=torch.ones(n), p=torch.full((n, 3), 0.5), batch_size=[n])
+    record._tensordict._tensors["p"] = torch.full((n, 3), 2.0)
+    return record
+
+
+# --- copy_at_ -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("index", [slice(0, 2), 0, torch.tensor([3, 1])])
+def test_copy_at_checks_every_entry_before_writing(index: Any) -> None:
+    record = rec()
+    source = forced(4)[index]
+    with pytest.raises(FieldSpecError, match=r"Bounded.copy_at_\(.*Bounded.p.*le=1"):
+        record.copy_at_(source, index)
+    assert (record.a == 0).all() and (record.p == 0.5).all()  # ``a`` not written either
+    held = TensorDict({"rec": record, "x": torch.zeros(4)}, [4])
+    with pytest.raises(FieldSpecError, match="le=1"):
+        held.copy_at_(TensorDict({"x": torch.ones(4), "rec": forced()}, [4])[index], index)
+    assert (held["x"] == 0).all() and (record.a == 0).all() and (record.p == 0.5).all()
+
+
+def test_copy_at_writes_values_that_fit() -> None:
+    record = rec()
+    fits = Bounded(a=torch.ones(2), p=torch.full((2, 3), 0.25), batch_size=[2])
+    record.copy_at_(fits, slice(1, 3))
+    assert record.a.tolist() == [0, 1, 1, 0] and (record.p[1:3] == 0.25).all()
+
+
+# --- multiple_of and infinities ---------------------------------------------------------
+
+
+class Stepped(TensorClass):
+    m: Annotated[Tensor, Spec("", torch.float32, multiple_of=0.5)]
+    step: Annotated[float, at.MultipleOf(0.25)] = 0.0
+
+
+def test_an_infinity_breaks_multiple_of_as_a_field_spec_error() -> None:
+    record = Stepped(m=torch.zeros(3), batch_size=[3])
+    with pytest.raises(FieldSpecError, match=r"would hold inf .* multiple_of=0.5"):
+        record.pow_(-1)  # 0 ** -1: the element-wise pass names the value (was fmod's error)
+    assert (record.m == 0).all()
+    with pytest.raises(FieldSpecError, match="multiple_of=0.25"):
+        Stepped(m=torch.zeros(3), step=float("inf"), batch_size=[3])
+    with pytest.raises(FieldSpecError, match="multiple_of=0.25"):
+        record.step = float("-inf")
+    assert record.step == 0.0
+
+
+# --- a TensorDict holding a file or a lazy stack that holds a record --------------------
+
+
+def _file_held(tmp_path: Path) -> tuple[TensorDict, PersistentTensorDict]:
+    inner = TensorDict({"rec": Unit(p=torch.full((4,), 0.5), batch_size=[4]), "y": torch.zeros(4)})
+    inner.batch_size = torch.Size([4])
+    ptd = PersistentTensorDict.from_dict(inner, filename=str(tmp_path / "f.h5"))
+    return TensorDict({"a": torch.zeros(4), "ptd": ptd, "z": torch.zeros(4)}, [4]), ptd
+
+
+ROWS: dict[str, Any] = {
+    "td[0] = number": (0, 7),
+    "td[:2] = number": (slice(0, 2), 7),
+    "td[0] = TensorDict": (0, TensorDict({"a": 1.0, "ptd": {"rec": {"p": 3.0}}, "z": 1.0})),
+    "td[0] = dict": (0, {"a": 1.0, "ptd": {"rec": {"p": 3.0}, "y": 1.0}, "z": 1.0}),
+}
+
+
+@pytest.mark.parametrize("write", list(ROWS))
+def test_rows_into_a_tensordict_holding_a_file_are_checked_first(
+    write: str, tmp_path: Path
+) -> None:
+    td, ptd = _file_held(tmp_path)
+    index, value = ROWS[write]
+    with pytest.raises(FieldSpecError, match=r"Unit.p holds .*le=1"):
+        td[index] = value
+    assert (td["a"] == 0).all() and (td["z"] == 0).all()  # before the file: not written
+    assert (ptd["y"] == 0).all() and (ptd["rec"].p == 0.5).all()
+    td[0] = 0.25  # values that fit: every entry written, the file's too
+    td[1:3] = TensorDict({"a": 1.0, "ptd": {"rec": {"p": 0.75}, "y": 2.0}, "z": 1.0})
+    assert td["a"].tolist() == [0.25, 1, 1, 0] and ptd["y"].tolist() == [0.25, 2, 2, 0]
+    assert ptd["rec"].p.tolist() == [0.25, 0.75, 0.75, 0.5]
+
+
+@pytest.mark.parametrize("write", list(ROWS))
+def test_rows_into_a_tensordict_holding_a_lazy_stack_are_checked_first(write: str) -> None:
+    members = [
+        TensorDict({"rec": Unit(p=torch.full((4,), 0.5), batch_size=[4]), "y": torch.zeros(4)})
+        for _ in range(2)
+    ]
+    for member in members:
+        member.batch_size = torch.Size([4])
+    lazy = tclass.lazy_stack(members, 1)  # [4, 2]: rows 0 and 1 reach both members
+    td = TensorDict({"a": torch.zeros(4, 2), "ptd": lazy, "z": torch.zeros(4, 2)}, [4, 2])
+    index, value = ROWS[write]
+    with pytest.raises(FieldSpecError, match=r"Unit.p: the value written holds .*le=1"):
+        td[index] = value
+    assert (td["a"] == 0).all() and (td["z"] == 0).all()
+    assert (lazy.get("y") == 0).all() and (lazy.get("rec").p == 0.5).all()
+    td[0] = 0.25
+    td[:, 1] = {"a": 1.0, "ptd": {"rec": {"p": 1.0}}}
+    assert td["a"][:2].tolist() == [[0.25, 1], [0, 1]]
+    assert lazy.get("rec").p[:2].tolist() == [[0.25, 1], [0.5, 1]]
+
+
+# --- torch.vmap -------------------------------------------------------------------------
+
+
+def test_writes_under_vmap_are_checked_on_every_batch_element() -> None:
+    def fresh() -> Unit:
+        return Unit(p=torch.full((4,), 0.25), batch_size=[4])
+
+    record = fresh()
+    torch.vmap(lambda r: r.add_(0.25))(record)  # as the peer: written through
+    assert (record.p == 0.5).all()
+    record = fresh()
+    torch.vmap(lambda r: r.set_("p", r.p * 2))(record)
+    assert (record.p == 0.5).all()
+    record = fresh()
+    with pytest.raises(FieldSpecError, match=r"Unit.mul_\(.*would hold 2.0.*le=1"):
+        torch.vmap(lambda r: r.mul_(8))(record)
+    assert (record.p == 0.25).all()
+    built = torch.vmap(lambda t: Unit(p=t * 2, batch_size=[]).p)(torch.full((4,), 0.25))
+    assert (built == 0.5).all()
+    values = torch.tensor([0.5, 0.5, 3.0])  # one batch element breaks the bound
+    with pytest.raises(FieldSpecError, match=r"Unit.p holds 3.0 at index \(2,\)"):
+        torch.vmap(lambda t: Unit(p=t, batch_size=[]).p)(values)
