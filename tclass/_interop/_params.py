@@ -83,6 +83,7 @@ from tclass.errors import (
 __all__ = ["TensorDictParams"]
 
 _NO_DEFAULT: Any = object()
+_PYTHON_VALUES = (str, int, float, bool, bytes, type(None))  # set through a record's class
 _LOCKED = (
     "Cannot modify locked TensorDict (a TensorDictParams): "
     "cannot change its entries; unlock it first "
@@ -412,7 +413,12 @@ class TensorDictParams(ParamsStorage, LockBlocks, TensorDictBase, nn.Module):  #
         self._check_field(key)
         td = self._writable(key)
         with td.unlock_():
-            td.set(key, convert_tensors(value, self._convert), inplace=inplace)
+            if self._record is not None and type(value) in _PYTHON_VALUES:
+                # the record's rules, as the peer's (which sets it through the record):
+                # autocast, the field's type and its constraints
+                self._as_record(td).set(key, value, inplace=inplace)
+            else:
+                td.set(key, convert_tensors(value, self._convert), inplace=inplace)
         return self
 
     def _check_field(self, key: Any) -> None:

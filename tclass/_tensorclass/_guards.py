@@ -107,6 +107,10 @@ def apply_in_place_checked(
     if not into.guards:
         return False
     guarded = {id(into.leaves[g[0]]): g for g in into.guards}
+    bounded = [into.leaves[g[0]] for g in into.guards]
+    # a result waiting for memory a bounded field shares: written before the field is
+    # read, as the peer's walk reads it (so not undone if the field's result is refused)
+    flushed = staged is not None and any([staged.before(leaf) for leaf in bounded])
     first = _Staged(fn, guarded, True)
     storage = record._tensordict
     storage._apply_in_place(first, others)
@@ -117,11 +121,16 @@ def apply_in_place_checked(
             problems.append(value_problem(f"{where}:", field, spec, found, "the result would hold"))
     if problems:
         listed = "; ".join(problem.message for problem in problems)
-        message = f"{type(record).__name__}.apply_(...): {listed}. Nothing was written"
+        message = f"{type(record).__name__}.apply_(...): {listed}. " + (
+            "Nothing of it was written (the results before it that share its memory were, "
+            "as the walk reads them after they are written)"
+            if flushed
+            else "Nothing was written"
+        )
         raise FieldSpecError(message, problems)
     writes = StagedWrites() if staged is None else staged
     try:
-        writes.defer(partial(_write_checked, first.pending))
+        writes.defer(partial(_write_checked, first.pending), shares=bounded)
         storage._stage_in_place(_Staged(fn, guarded, False), others, writes)
         if staged is None:
             writes.write()

@@ -161,3 +161,27 @@ def test_writes_under_vmap_are_checked_on_every_batch_element() -> None:
     values = torch.tensor([0.5, 0.5, 3.0])  # one batch element breaks the bound
     with pytest.raises(FieldSpecError, match=r"Unit.p holds 3.0 at index \(2,\)"):
         torch.vmap(lambda t: Unit(p=t, batch_size=[]).p)(values)
+
+
+# --- apply_ over memory a bounded field shares ------------------------------------------
+
+
+class Wide(TensorClass):
+    p: Annotated[Tensor, Spec("", torch.float32, ge=0, le=100)]
+
+
+@pytest.mark.parametrize("first", ["entry", "record"])
+def test_apply_reads_a_shared_bounded_field_after_the_earlier_write(first: str) -> None:
+    # As the peer's one-at-a-time walk (and an unbounded field here): the entry met
+    # second reads what the first wrote (1 + 1 + 1), where the bounded field's staged
+    # result was computed from the memory as it was before (2).
+    base = torch.ones(4)
+    record = Wide(p=base, batch_size=[4])
+    entries = {"a": base[:], "rec": record} if first == "entry" else {"rec": record, "a": base[:]}
+    TensorDict(entries, [4]).apply_(lambda x: x + 1)
+    assert base.tolist() == [3, 3, 3, 3]
+    base = torch.full((4,), 0.25)
+    held = TensorDict({"a": base[:], "rec": Unit(p=base, batch_size=[4])}, [4])
+    with pytest.raises(FieldSpecError, match="le=1.*the results before it .* were"):
+        held.apply_(lambda x: x * 3)  # 0.75, then 2.25 read from it: refused
+    assert base.tolist() == [0.75] * 4  # (the entry before it was written, as it was read)

@@ -10,7 +10,7 @@ run with the others: nothing of theirs is written before every sibling has its r
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import torch
@@ -35,19 +35,30 @@ class StagedWrites:
         self.storages: set[int] = set()
         self.closers: list[Callable[[], object]] = []
 
-    def before(self, value: _Tensor) -> None:
+    def before(self, value: _Tensor) -> bool:
+        """Writes the waiting results first when ``value`` shares memory with one (then
+        True), so that ``value`` is read as the peer's one-at-a-time walk reads it."""
         if self.storages and _storage_of(value) in self.storages:
             self.write()
+            return True
+        return False
 
     def add(self, key: str, value: _Tensor, result: Any) -> None:
         self.pending.append((key, value, result))
         self.storages.add(_storage_of(value))
 
-    def defer(self, write: Callable[[], object], close: Callable[[], object] | None = None) -> None:
+    def defer(
+        self,
+        write: Callable[[], object],
+        close: Callable[[], object] | None = None,
+        shares: Iterable[_Tensor] = (),
+    ) -> None:
         """``write`` run in turn with the results added (a nested node's staged results,
         checked by its own rules); ``close`` run once the walk is over, written or not
-        (a scratch folder removed)."""
+        (a scratch folder removed); ``shares``: the tensors ``write`` writes into, so
+        that a tensor sharing memory with one gets it written first (see :meth:`before`)."""
         self.pending.append(write)
+        self.storages.update(map(_storage_of, shares))
         if close is not None:
             self.closers.append(close)
 
