@@ -185,3 +185,33 @@ def test_apply_reads_a_shared_bounded_field_after_the_earlier_write(first: str) 
     with pytest.raises(FieldSpecError, match="le=1.*the results before it .* were"):
         held.apply_(lambda x: x * 3)  # 0.75, then 2.25 read from it: refused
     assert base.tolist() == [0.75] * 4  # (the entry before it was written, as it was read)
+
+
+class Shifted(TensorClass):
+    obs: Annotated[Tensor, Spec("", torch.float32, ge=0, le=1000)]
+    nxt: Annotated[Tensor, Spec("", torch.float32, ge=0, le=1000)]
+
+
+def _shifted() -> tuple[Shifted, Tensor]:
+    buffer = torch.arange(6.0)  # obs and next obs: two views of one buffer
+    return Shifted(obs=buffer[:-1], nxt=buffer[1:], batch_size=[5]), buffer
+
+
+@pytest.mark.parametrize(
+    ("op", "expected"),
+    [
+        (lambda s: s.mul_(2), [0, 4, 8, 12, 16, 10]),  # (the peer's values)
+        (lambda s: s.apply_(lambda x: x * 2 + 1), [1, 7, 11, 15, 19, 11]),
+    ],
+)
+def test_bounded_fields_over_one_buffer_are_written_in_turn(op: Any, expected: list[int]) -> None:
+    # Each field's result computed from the buffer as the field before it left it, as
+    # the peer's one-at-a-time writes (and unbounded fields): was each from a copy
+    # taken before either was written ([0, 2, 4, 6, 8, 10] for mul_).
+    record, buffer = _shifted()
+    op(record)
+    assert buffer.tolist() == expected
+    record, buffer = _shifted()
+    with pytest.raises(FieldSpecError, match=r"Shifted.nxt: the result would hold 1993.0"):
+        record.add_(996)  # 1 + 996 is fine for obs; nxt then reads 997: refused
+    assert buffer.tolist() == [0, 1, 2, 3, 4, 5]

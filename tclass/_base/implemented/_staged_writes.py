@@ -18,7 +18,7 @@ import torch
 from tclass._core import _batch
 from tclass.errors import InPlaceWriteError, ReadOnlyError
 
-__all__ = ["StagedWrites", "empty_grad_view", "shares_memory", "write_refused"]
+__all__ = ["Shadows", "StagedWrites", "empty_grad_view", "shares_memory", "write_refused"]
 
 _Tensor = torch.Tensor
 
@@ -98,6 +98,58 @@ class StagedWrites:
         closers, self.closers = self.closers, []
         for close in closers:
             close()
+
+
+class Shadows:
+    """Stand-ins for memory that several bounded tensors share (two fields over one
+    buffer), for results computed before any is written: each result lands in a copy
+    of that memory, so that the next tensor over it is read as the peer's one-at-a-time
+    walk reads it, after the earlier writes. Tensors sharing no memory are read as they
+    are (a copy is made only for a second tensor over the same memory)."""
+
+    __slots__ = ("copies", "seen")
+
+    def __init__(self) -> None:
+        self.seen: dict[int, list[tuple[_Tensor, _Tensor]]] = {}
+        self.copies: dict[int, _Tensor] = {}
+
+    def read(self, value: _Tensor) -> _Tensor:
+        """``value``'s elements as the results recorded so far left them: a view of the
+        copy of its memory, or ``value`` itself."""
+        key = _storage_of(value)
+        earlier = self.seen.get(key)
+        if not key or not earlier:
+            return value
+        whole = self.copies.get(key)
+        if whole is None:
+            if any(tensor.dtype != value.dtype for tensor, _ in earlier):
+                return value  # (one memory read as two dtypes: as before, each on its own)
+            whole = self.copies[key] = _whole_copy(value)
+            for tensor, result in earlier:
+                _over(whole, tensor).copy_(result)
+        return _over(whole, value)
+
+    def wrote(self, value: _Tensor, result: _Tensor) -> None:
+        """Records ``result`` as what ``value`` will hold."""
+        key = _storage_of(value)
+        whole = self.copies.get(key)
+        if whole is not None and whole.dtype == value.dtype:
+            _over(whole, value).copy_(result)
+        elif key:
+            self.seen.setdefault(key, []).append((value, result))
+
+
+def _whole_copy(value: _Tensor) -> _Tensor:
+    """A copy of all of ``value``'s memory, as a flat tensor of its dtype."""
+    storage = value.untyped_storage()
+    flat = torch.empty(0, dtype=value.dtype, device=value.device)
+    flat.set_(storage, 0, (storage.nbytes() // value.element_size(),), (1,))
+    return flat.clone()
+
+
+def _over(whole: _Tensor, value: _Tensor) -> _Tensor:
+    """The elements of ``whole`` (a copy of ``value``'s memory) that ``value`` views."""
+    return whole.as_strided(value.size(), value.stride(), value.storage_offset())
 
 
 def empty_grad_view(value: _Tensor) -> bool:
