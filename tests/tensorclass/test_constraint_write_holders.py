@@ -2,8 +2,11 @@
 (each entry was written before the next was checked), a TensorDict holding an HDF5
 file or a lazy stack that holds a record (``td[i] = number`` wrote the TensorDict's own
 entries before the record below refused it), ``multiple_of`` meeting an infinity (a bare
-``ValueError`` from ``math.fmod``), and writes under ``torch.vmap`` (the check read a
-batched tensor's values, which vmap refuses, so every write failed, valid ones too)."""
+``ValueError`` from ``math.fmod``), writes under ``torch.vmap`` (the check read a
+batched tensor's values, which vmap refuses, so every write failed, valid ones too), and
+bounded fields sharing memory with each other or another entry (each result computed
+from the memory as it was before any write, where the peer's walk reads the earlier
+writes)."""
 
 from __future__ import annotations
 
@@ -55,6 +58,21 @@ def test_copy_at_checks_every_entry_before_writing(index: Any) -> None:
     with pytest.raises(FieldSpecError, match="le=1"):
         held.copy_at_(TensorDict({"x": torch.ones(4), "rec": forced()}, [4])[index], index)
     assert (held["x"] == 0).all() and (record.a == 0).all() and (record.p == 0.5).all()
+
+
+@pytest.mark.parametrize("kind", ["lazy stack", "HDF5 file", "folder"])
+def test_copy_at_into_a_record_over_storage_checks_first(kind: str, tmp_path: Path) -> None:
+    if kind == "lazy stack":
+        record = tclass.lazy_stack([rec(2), rec(2)])
+    elif kind == "HDF5 file":
+        pytest.importorskip("h5py")
+        rec().to_h5(str(tmp_path / "r.h5"))
+        record = Bounded.from_h5(str(tmp_path / "r.h5"), mode="r+")
+    else:
+        record = rec().memmap(tmp_path / "m")
+    with pytest.raises(FieldSpecError, match="Bounded.p.*le=1"):
+        record.copy_at_(forced(2), slice(0, 2))
+    assert (record.a == 0).all() and (record.p == 0.5).all()
 
 
 def test_copy_at_writes_values_that_fit() -> None:
