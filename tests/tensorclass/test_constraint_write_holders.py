@@ -233,3 +233,11 @@ def test_bounded_fields_over_one_buffer_are_written_in_turn(op: Any, expected: l
     with pytest.raises(FieldSpecError, match=r"Shifted.nxt: the result would hold 1993.0"):
         record.add_(996)  # 1 + 996 is fine for obs; nxt then reads 997: refused
     assert buffer.tolist() == [0, 1, 2, 3, 4, 5]
+
+
+def test_two_bounded_fields_under_vmap_are_written() -> None:
+    # (their memory cannot be compared under vmap: each computed from its own copy)
+    record = Shifted(obs=torch.ones(5), nxt=torch.ones(5), batch_size=[5])
+    torch.vmap(lambda r: r.add_(1))(record)
+    torch.vmap(lambda r: r.apply_(lambda x: x + 1))(record)
+    assert record.obs.tolist() == record.nxt.tolist() == [3.0] * 5

@@ -15,7 +15,7 @@ import torch
 from torch._C import _are_functorch_transforms_active as _transforms_active
 
 from tclass._base.implemented._scalar_operand import tensor_operand
-from tclass._base.implemented._staged_writes import Shadows
+from tclass._base.implemented._staged_writes import Shadows, any_shared
 from tclass._core._batch import format_shape
 from tclass._core._record_spec import value_problem
 from tclass._core._spec import TensorSpec
@@ -251,7 +251,7 @@ def run_guarded(
             results.append(torch.empty_like(leaf).copy_(piece))  # as the leaf's dtype holds it
         else:
             results.append(leaf.clone())
-    if not writes and _share_memory([leaves[p] for p in positions]):
+    if not writes and len(positions) > 1 and any_shared([leaves[p] for p in positions]):
         _run_in_turn(each, [leaves[p] for p in positions], positions, results, args, kwargs)
     elif not writes:
         picked = [[arg[i] for i in positions] if type(arg) is list else arg for arg in args]
@@ -275,14 +275,6 @@ def run_guarded(
     if rest:
         others = [[arg[i] for i in rest] if type(arg) is list else arg for arg in args]
         run_leafwise(foreach, each, [leaves[i] for i in rest], others, kwargs)
-
-
-def _share_memory(tensors: list[torch.Tensor]) -> bool:
-    """Whether two of ``tensors`` share memory (two bounded fields over one buffer)."""
-    if len(tensors) < 2:
-        return False
-    found = [t.untyped_storage().data_ptr() for t in tensors if t.layout is torch.strided]
-    return len(set(found)) < len(found)
 
 
 def _run_in_turn(

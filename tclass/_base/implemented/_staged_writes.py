@@ -18,7 +18,14 @@ import torch
 from tclass._core import _batch
 from tclass.errors import InPlaceWriteError, ReadOnlyError
 
-__all__ = ["Shadows", "StagedWrites", "empty_grad_view", "shares_memory", "write_refused"]
+__all__ = [
+    "Shadows",
+    "StagedWrites",
+    "any_shared",
+    "empty_grad_view",
+    "shares_memory",
+    "write_refused",
+]
 
 _Tensor = torch.Tensor
 
@@ -172,6 +179,13 @@ def shares_memory(target: object, value: object) -> bool:
     if torch.compiler.is_compiling():  # no storage to compare in a traced graph
         return False
     return bool(target.untyped_storage().data_ptr() == value.untyped_storage().data_ptr())
+
+
+def any_shared(tensors: list[_Tensor]) -> bool:
+    """Whether two of ``tensors`` share memory (two bounded fields over one buffer); a
+    tensor without storage to compare (under ``torch.vmap``, on ``meta``) shares none."""
+    found = [key for key in map(_storage_of, tensors) if key]
+    return len(set(found)) < len(found)
 
 
 def _storage_of(value: _Tensor) -> int:
