@@ -15,6 +15,7 @@ from tclass._base.implemented._collection import TensorCollection
 from tclass._base.implemented._entry_ops import EntryWrites
 from tclass._base.implemented._staged_writes import shares_memory
 from tclass._core import _batch, _keys
+from tclass._core._records import is_record
 from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._entry_values import raise_write_error, same_memory, value_as_tensor
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
@@ -352,8 +353,12 @@ def check_records_at(td: Any, index: Any, value: Any) -> None:
     which each check their own, ``_check_row_write``) check it before any entry is
     written, so that one refusing it leaves the entries before it unwritten."""
     for entry in td._entries().values():
-        if isinstance(entry, TensorCollection) and not isinstance(entry, _NonTensorNode):
+        if not isinstance(entry, TensorCollection) or isinstance(entry, _NonTensorNode):
+            continue
+        if is_record(entry) or entry._is_lazy or entry._is_store:
             entry._check_row_write(index, value)
+        else:  # a TensorDict (or the TensorDict a TensorDictParams wraps): its entries
+            check_records_at(entry, index, value)
 
 
 def _shares_leaf_memory(td: Any, index: Any) -> bool:
