@@ -35,17 +35,21 @@ class StagedWrites:
     already waiting gets the waiting ones written first, so that ``fn`` sees it as the
     peer's one-at-a-time walk does."""
 
-    __slots__ = ("closers", "pending", "storages")
+    __slots__ = ("closers", "deferred", "pending", "storages")
 
     def __init__(self) -> None:
         self.pending: list[tuple[str, _Tensor, Any] | Callable[[], object]] = []
         self.storages: set[int] = set()
+        self.deferred: set[int] = set()  # (ids of the tensors the deferred writes write)
         self.closers: list[Callable[[], object]] = []
 
     def before(self, value: _Tensor) -> bool:
         """Writes the waiting results first when ``value`` shares memory with one (then
-        True), so that ``value`` is read as the peer's one-at-a-time walk reads it."""
+        True), so that ``value`` is read as the peer's one-at-a-time walk reads it (a
+        tensor a deferred write writes is passed: its result is waiting already)."""
         if self.storages and _storage_of(value) in self.storages:
+            if id(value) in self.deferred:
+                return False
             self.write()
             return True
         return False
@@ -65,7 +69,9 @@ class StagedWrites:
         (a scratch folder removed); ``shares``: the tensors ``write`` writes into, so
         that a tensor sharing memory with one gets it written first (see :meth:`before`)."""
         self.pending.append(write)
-        self.storages.update(map(_storage_of, shares))
+        for tensor in shares:
+            self.storages.add(_storage_of(tensor))
+            self.deferred.add(id(tensor))
         if close is not None:
             self.closers.append(close)
 
@@ -85,6 +91,7 @@ class StagedWrites:
     def write(self) -> None:
         pending, self.pending = self.pending, []
         self.storages.clear()
+        self.deferred.clear()
         for item in pending:
             if callable(item):
                 item()
