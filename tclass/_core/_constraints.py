@@ -42,6 +42,8 @@ from torch._subclasses.fake_tensor import FakeTensor
 from tclass.errors import SpecSyntaxError
 
 _Tensor = torch.Tensor
+_is_batched = torch._C._functorch.is_batchedtensor
+_unwrapped = torch._C._functorch.get_unwrapped
 
 __all__ = ["BOUNDS", "Constraints", "ValueConstraints", "Violation", "constraints_from"]
 
@@ -214,7 +216,9 @@ class Constraints:
                 return f"{key}={bound!r}"
         if self.isin is not None and not any(value == item for item in self.isin):
             return f"isin={self.isin!r}"
-        if self.multiple_of is not None and math.fmod(value, self.multiple_of) != 0:
+        if self.multiple_of is not None and (
+            not math.isfinite(value) or math.fmod(value, self.multiple_of) != 0
+        ):  # (an infinity is no multiple, as torch.remainder's NaN says; fmod raises)
             return f"multiple_of={self.multiple_of!r}"
         return None
 
@@ -236,6 +240,8 @@ class Constraints:
         t = tensor
         if t.__class__ is not _Tensor and isinstance(t, FakeTensor):
             return None
+        while _is_batched(t):  # under torch.vmap: every batch element's values, read
+            t = _unwrapped(t)  # from the tensor vmap maps over (a batched one has none)
         if t.is_meta or not t.numel():
             return None
         if t.is_complex():

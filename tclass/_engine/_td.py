@@ -59,7 +59,7 @@ from tclass._engine._scope import Scope, ScopedOps, named_to_fit
 from tclass._engine._td_device import DeviceOps
 from tclass._engine._td_index import IndexingOps
 from tclass._engine._td_remove import LOCKED_MSG, RemovalOps
-from tclass._engine._td_setitem import SetItemOps
+from tclass._engine._td_setitem import SetItemOps, check_records_at
 from tclass._engine._td_walk import TreeWalkOps
 from tclass._engine._update_plan import perform, plan_rows, plan_update, update_entries
 from tclass.errors import (
@@ -773,6 +773,21 @@ class TensorDict(ScopedOps, IndexingOps, SetItemOps, RemovalOps, TreeWalkOps, De
                 perform(plan_rows(self, index, pairs, []), False, False, None)
                 return
         self._write_entries_at(index, pairs)
+
+    def _check_row_write(self, index: Any, value: Any) -> None:
+        """Checks ``self[index] = value`` for the collection holding this one (a
+        TensorDict it is an entry of, a lazy stack it is a member of), writing nothing:
+        the records it holds, at any depth, check their rows; a dict's or a collection's
+        parts are tried against the entries too (see :func:`check_entries`)."""
+        if isinstance(value, TensorCollection):
+            self._check_parts_at(index, value)
+            plan_rows(self, index, list(value._entries().items()), [])
+        elif isinstance(value, Mapping):
+            pairs = self._dict_entries_at(index, value)
+            self._check_parts_at(index, dict(pairs))
+            plan_rows(self, index, pairs, [])
+        else:
+            check_records_at(self, index, value)
 
     def _preallocate(self, key: str, index: Any, sub: Any) -> Value:
         """A zero-filled entry for ``key`` whose indexed part will receive ``sub``."""

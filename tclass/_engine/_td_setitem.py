@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SetItemOps",
     "check_empty_source",
+    "check_records_at",
     "direct_leaf_dtypes",
     "is_collection",
     "leading_ones_dropped",
@@ -251,7 +252,7 @@ class SetItemOps(TensorDictBase):
             _check_rows_in_range(self._batch_size, index)
         if isinstance(value, _Tensor) and any(_overlaps(e, value) for e in self._tensors.values()):
             value = value.clone()  # read before written, as rows of a collection are
-        _check_records_at(self, index, value)
+        check_records_at(self, index, value)
         written = False
         for key, entry in self._tensors.items():
             if isinstance(entry, _NonTensorNode) or (unbatched and entry.__class__ is _Unbatched):
@@ -346,17 +347,18 @@ def _check_dtypes_at(
                 raise InPlaceWriteError(msg) from None
 
 
-def _check_records_at(td: Any, index: Any, value: Any) -> None:
+def check_records_at(td: Any, index: Any, value: Any) -> None:
     """``td[index] = value`` (a tensor or number into every entry): the records among
-    ``td``'s nested collections (at any depth below TensorDicts) check it before any
-    entry is written, so that one refusing it leaves the entries before it unwritten."""
+    ``td``'s nested collections (at any depth: below TensorDicts, lazy stacks and files,
+    which each check their own, ``_check_row_write``) check it before any entry is
+    written, so that one refusing it leaves the entries before it unwritten."""
     for entry in td._entries().values():
         if not isinstance(entry, TensorCollection) or isinstance(entry, _NonTensorNode):
             continue
-        if is_record(entry):
+        if is_record(entry) or entry._is_lazy or entry._is_store:
             entry._check_row_write(index, value)
-        elif not entry._is_lazy and not entry._is_store:
-            _check_records_at(entry, index, value)
+        else:  # a TensorDict (or the TensorDict a TensorDictParams wraps): its entries
+            check_records_at(entry, index, value)
 
 
 def _shares_leaf_memory(td: Any, index: Any) -> bool:

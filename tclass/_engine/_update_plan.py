@@ -238,6 +238,8 @@ def plan_rows(td: SetItemOps, index: Any, pairs: Any, plan: list[_Write]) -> lis
         if is_record(target):
             items = value._items() if isinstance(value, TensorCollection) else value.items()
             target._check_in_place(dict(items), index, "[]")
+        elif isinstance(target, TensorCollection) and (target._is_lazy or target._is_store):
+            target._check_row_write(index, value)  # the records it holds check their rows
         own.append((key, value))
     if own:
         plan.append((td, index, own, _ROWS))

@@ -27,7 +27,7 @@ from typing import Any
 import torch
 
 from tclass._base.implemented._leaf_walk import Gather
-from tclass._base.implemented._staged_writes import StagedWrites
+from tclass._base.implemented._staged_writes import Shadows, StagedWrites
 from tclass._core._keys import key_path
 from tclass._core._record_spec import RecordSpecs, value_problem
 from tclass._core._records import is_record
@@ -62,11 +62,12 @@ class _Staged:
     """``apply_``'s function in one of the two passes of a checked ``apply_`` (nested
     records see it and do not check again: the outer pass covers them)."""
 
-    __slots__ = ("fn", "first", "guarded", "pending")
+    __slots__ = ("fn", "first", "guarded", "pending", "shadows")
 
     def __init__(self, fn: Callable[..., Any], guarded: dict[int, Any], first: bool) -> None:
         self.fn, self.guarded, self.first = fn, guarded, first
         self.pending: list[tuple[_Tensor, _Tensor, Any]] = []
+        self.shadows = Shadows()  # (two bounded fields over one memory: read in turn)
 
     def __call__(self, value: _Tensor, *paired: Any) -> _Tensor | None:
         guard = self.guarded.get(id(value))
@@ -74,13 +75,14 @@ class _Staged:
             return None if guard is not None else self.fn(value, *paired)
         if guard is None:
             return None  # the second pass writes it
-        copy = value.clone()
+        copy = self.shadows.read(value).clone()
         result = self.fn(copy, *paired)
         if result is None:
             result = copy  # fn wrote into what it was given
         elif result.dtype != value.dtype or result.shape != value.shape:
             result = torch.empty_like(value).copy_(result)  # as the tensor would hold it
         self.pending.append((value, result, guard))
+        self.shadows.wrote(value, result)
         return None
 
 
@@ -107,6 +109,10 @@ def apply_in_place_checked(
     if not into.guards:
         return False
     guarded = {id(into.leaves[g[0]]): g for g in into.guards}
+    bounded = [into.leaves[g[0]] for g in into.guards]
+    # a result waiting for memory a bounded field shares: written before the field is
+    # read, as the peer's walk reads it (so not undone if the field's result is refused)
+    flushed = staged is not None and any(staged.before(leaf) for leaf in bounded)
     first = _Staged(fn, guarded, True)
     storage = record._tensordict
     storage._apply_in_place(first, others)
@@ -117,11 +123,16 @@ def apply_in_place_checked(
             problems.append(value_problem(f"{where}:", field, spec, found, "the result would hold"))
     if problems:
         listed = "; ".join(problem.message for problem in problems)
-        message = f"{type(record).__name__}.apply_(...): {listed}. Nothing was written"
+        message = f"{type(record).__name__}.apply_(...): {listed}. " + (
+            "Nothing of it was written (the results before it that share its memory were, "
+            "as the walk reads them after they are written)"
+            if flushed
+            else "Nothing was written"
+        )
         raise FieldSpecError(message, problems)
     writes = StagedWrites() if staged is None else staged
     try:
-        writes.defer(partial(_write_checked, first.pending))
+        writes.defer(partial(_write_checked, first.pending), shares=bounded)
         storage._stage_in_place(_Staged(fn, guarded, False), others, writes)
         if staged is None:
             writes.write()

@@ -510,6 +510,11 @@ class KeyOps(TensorCollection):
         # not a leaf's feature dims, as the peer spells it out
         if tensors:  # (nothing to write: the index is not read, as the peer's)
             idx = convert_ellipsis_to_idx(idx, self.batch_size)
+            # every write checked before the first is made, as update_at_'s: a record's
+            # constraints refused at its second entry leave the first as it was too
+            checks = cast(Any, self)  # (EntryOps, mixed in beside this class)
+            checks._check_nested_writes(tensors, idx, "copy_at_")
+            checks._check_writes_at([(path, tensor, idx) for path, tensor in tensors])
         for path, tensor in tensors:
             self.set_at_(path, tensor, idx, non_blocking=non_blocking)
         return self

@@ -15,6 +15,7 @@ import torch
 from torch._C import _are_functorch_transforms_active as _transforms_active
 
 from tclass._base.implemented._scalar_operand import ROUTED, tensor_operand
+from tclass._base.implemented._staged_writes import Shadows, any_shared
 from tclass._core._batch import format_shape
 from tclass._core._record_spec import value_problem
 from tclass._core._spec import TensorSpec
@@ -254,7 +255,9 @@ def run_guarded(
             results.append(torch.empty_like(leaf).copy_(piece))  # as the leaf's dtype holds it
         else:
             results.append(leaf.clone())
-    if not writes:
+    if not writes and len(positions) > 1 and any_shared([leaves[p] for p in positions]):
+        _run_in_turn(each, [leaves[p] for p in positions], positions, results, args, kwargs)
+    elif not writes:
         picked = [[arg[i] for i in positions] if type(arg) is list else arg for arg in args]
         run_leafwise(foreach, each, results, picked, kwargs)
     problems = []
@@ -276,3 +279,24 @@ def run_guarded(
     if rest:
         others = [[arg[i] for i in rest] if type(arg) is list else arg for arg in args]
         run_leafwise(foreach, each, [leaves[i] for i in rest], others, kwargs)
+
+
+def _run_in_turn(
+    each: Callable[..., Any],
+    leaves: list[torch.Tensor],
+    positions: list[int],
+    results: list[torch.Tensor],
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+) -> None:
+    """:func:`run_guarded`'s results for bounded leaves that share memory: each computed
+    in turn from that memory as the results before it leave it (:class:`Shadows`), as
+    the peer's one-at-a-time writes read it, where copies taken at once would each miss
+    the others' writes."""
+    shadows = Shadows()
+    for k, (leaf, position) in enumerate(zip(leaves, positions, strict=True)):
+        result = shadows.read(leaf).clone()
+        picked = [[arg[position]] if type(arg) is list else arg for arg in args]
+        run_leafwise(None, each, [result], picked, kwargs)
+        results[k] = result
+        shadows.wrote(leaf, result)

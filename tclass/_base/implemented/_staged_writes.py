@@ -10,7 +10,7 @@ run with the others: nothing of theirs is written before every sibling has its r
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import torch
@@ -18,7 +18,14 @@ import torch
 from tclass._core import _batch
 from tclass.errors import InPlaceWriteError, ReadOnlyError
 
-__all__ = ["StagedWrites", "empty_grad_view", "shares_memory", "write_refused"]
+__all__ = [
+    "Shadows",
+    "StagedWrites",
+    "any_shared",
+    "empty_grad_view",
+    "shares_memory",
+    "write_refused",
+]
 
 _Tensor = torch.Tensor
 
@@ -28,26 +35,43 @@ class StagedWrites:
     already waiting gets the waiting ones written first, so that ``fn`` sees it as the
     peer's one-at-a-time walk does."""
 
-    __slots__ = ("closers", "pending", "storages")
+    __slots__ = ("closers", "deferred", "pending", "storages")
 
     def __init__(self) -> None:
         self.pending: list[tuple[str, _Tensor, Any] | Callable[[], object]] = []
         self.storages: set[int] = set()
+        self.deferred: set[int] = set()  # (ids of the tensors the deferred writes write)
         self.closers: list[Callable[[], object]] = []
 
-    def before(self, value: _Tensor) -> None:
+    def before(self, value: _Tensor) -> bool:
+        """Writes the waiting results first when ``value`` shares memory with one (then
+        True), so that ``value`` is read as the peer's one-at-a-time walk reads it (a
+        tensor a deferred write writes is passed: its result is waiting already)."""
         if self.storages and _storage_of(value) in self.storages:
+            if id(value) in self.deferred:
+                return False
             self.write()
+            return True
+        return False
 
     def add(self, key: str, value: _Tensor, result: Any) -> None:
         self.pending.append((key, value, result))
         self.storages.add(_storage_of(value))
 
-    def defer(self, write: Callable[[], object], close: Callable[[], object] | None = None) -> None:
+    def defer(
+        self,
+        write: Callable[[], object],
+        close: Callable[[], object] | None = None,
+        shares: Iterable[_Tensor] = (),
+    ) -> None:
         """``write`` run in turn with the results added (a nested node's staged results,
         checked by its own rules); ``close`` run once the walk is over, written or not
-        (a scratch folder removed)."""
+        (a scratch folder removed); ``shares``: the tensors ``write`` writes into, so
+        that a tensor sharing memory with one gets it written first (see :meth:`before`)."""
         self.pending.append(write)
+        for tensor in shares:
+            self.storages.add(_storage_of(tensor))
+            self.deferred.add(id(tensor))
         if close is not None:
             self.closers.append(close)
 
@@ -67,6 +91,7 @@ class StagedWrites:
     def write(self) -> None:
         pending, self.pending = self.pending, []
         self.storages.clear()
+        self.deferred.clear()
         for item in pending:
             if callable(item):
                 item()
@@ -89,6 +114,58 @@ class StagedWrites:
             close()
 
 
+class Shadows:
+    """Stand-ins for memory that several bounded tensors share (two fields over one
+    buffer), for results computed before any is written: each result lands in a copy
+    of that memory, so that the next tensor over it is read as the peer's one-at-a-time
+    walk reads it, after the earlier writes. Tensors sharing no memory are read as they
+    are (a copy is made only for a second tensor over the same memory)."""
+
+    __slots__ = ("copies", "seen")
+
+    def __init__(self) -> None:
+        self.seen: dict[int, list[tuple[_Tensor, _Tensor]]] = {}
+        self.copies: dict[int, _Tensor] = {}
+
+    def read(self, value: _Tensor) -> _Tensor:
+        """``value``'s elements as the results recorded so far left them: a view of the
+        copy of its memory, or ``value`` itself."""
+        key = _storage_of(value)
+        earlier = self.seen.get(key)
+        if not key or not earlier:
+            return value
+        whole = self.copies.get(key)
+        if whole is None:
+            if any(tensor.dtype != value.dtype for tensor, _ in earlier):
+                return value  # (one memory read as two dtypes: as before, each on its own)
+            whole = self.copies[key] = _whole_copy(value)
+            for tensor, result in earlier:
+                _over(whole, tensor).copy_(result)
+        return _over(whole, value)
+
+    def wrote(self, value: _Tensor, result: _Tensor) -> None:
+        """Records ``result`` as what ``value`` will hold."""
+        key = _storage_of(value)
+        whole = self.copies.get(key)
+        if whole is not None and whole.dtype == value.dtype:
+            _over(whole, value).copy_(result)
+        elif key:
+            self.seen.setdefault(key, []).append((value, result))
+
+
+def _whole_copy(value: _Tensor) -> _Tensor:
+    """A copy of all of ``value``'s memory, as a flat tensor of its dtype."""
+    storage = value.untyped_storage()
+    flat = torch.empty(0, dtype=value.dtype, device=value.device)
+    flat.set_(storage, 0, (storage.nbytes() // value.element_size(),), (1,))
+    return flat.clone()
+
+
+def _over(whole: _Tensor, value: _Tensor) -> _Tensor:
+    """The elements of ``whole`` (a copy of ``value``'s memory) that ``value`` views."""
+    return whole.as_strided(value.size(), value.stride(), value.storage_offset())
+
+
 def empty_grad_view(value: _Tensor) -> bool:
     """A view with no element of a leaf that requires grad (``params[3:-1]``): torch
     refuses an in-place write into it even of no element, as the peer's
@@ -109,6 +186,13 @@ def shares_memory(target: object, value: object) -> bool:
     if torch.compiler.is_compiling():  # no storage to compare in a traced graph
         return False
     return bool(target.untyped_storage().data_ptr() == value.untyped_storage().data_ptr())
+
+
+def any_shared(tensors: list[_Tensor]) -> bool:
+    """Whether two of ``tensors`` share memory (two bounded fields over one buffer); a
+    tensor without storage to compare (under ``torch.vmap``, on ``meta``) shares none."""
+    found = [key for key in map(_storage_of, tensors) if key]
+    return len(set(found)) < len(found)
 
 
 def _storage_of(value: _Tensor) -> int:

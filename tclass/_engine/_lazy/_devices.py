@@ -152,7 +152,8 @@ class LazyDevices(LazyReshapeOps):
     def names(self, value: Sequence[DimName] | None) -> None:
         names = _names.as_names(value, len(self._batch_size))
         self._check_nested_names(names)
-        self._rename_all(names)
+        # (unnamed: only these dims, nested collections keep the names of their own dims)
+        self._rename_all((None,) * len(self._batch_size) if names is None else names)
 
     @property
     def _dim_names(self) -> Names:
@@ -167,7 +168,10 @@ class LazyDevices(LazyReshapeOps):
 
     def _rename_all(self, names: Names) -> None:
         self._assign_names(names)
-        member_names = None if names is None else _names.removed(names, (self._stack_dim,))
+        member_names = None  # (None: every name, the nested collections' too)
+        if names is not None:  # (all unnamed: the members' dims, not their nodes' own)
+            unnamed = (None,) * (len(names) - 1)
+            member_names = _names.removed(names, (self._stack_dim,)) or unnamed
         for member in self._members:
             member._rename_all(member_names)
 

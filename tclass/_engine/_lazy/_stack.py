@@ -60,7 +60,7 @@ from tclass._engine._lazy._entries import (
     walk_path,
 )
 from tclass._engine._lazy._index import as_records, empty_selection, index_lazy
-from tclass._engine._lazy._index_writes import write_lazy
+from tclass._engine._lazy._index_writes import member_writes, write_lazy
 from tclass._engine._lazy._locking import LazyLocking
 from tclass._engine._lazy._parts import (
     check_declared,
@@ -675,6 +675,15 @@ class LazyStackedTensorDict(LazyLocking, LazyWrites, Generic[M]):
             return
         write_lazy(self, index, value)
 
+    def _check_row_write(self, index: Any, value: Any) -> None:
+        """Checks ``self[index] = value`` for the collection holding this stack, writing
+        nothing: each member its part, as the write splits it (the records among the
+        members, and those they hold, check their rows)."""
+        if all(_flat_td(member) for member in self._members):
+            return  # (the usual: no record below, no split to work out)
+        for _, member, where, part in member_writes(self, index, value):
+            member._check_row_write(where, part)
+
     def _can_fill(self, key: object) -> bool:
         """Whether a locked stack may still take ``key``: every member is a TensorDict
         (or stack of them) saved in a folder that lacks it (see ``TensorDict._can_fill``)."""
@@ -829,3 +838,13 @@ MutableMapping.register(LazyStackedTensorDict)
 ENGINE.LazyStackedTensorDict = LazyStackedTensorDict
 
 inline_inherited(LazyStackedTensorDict)  # for torch.compile's guards: see _base/_inline.py
+
+
+def _flat_td(member: Any) -> bool:
+    """Whether ``member`` is a TensorDict without nested collections (no record below)."""
+    if type(member) is not TensorDict:
+        return False
+    for entry in member._entries().values():
+        if isinstance(entry, TensorCollection) and not isinstance(entry, _NonTensorNode):
+            return False
+    return True

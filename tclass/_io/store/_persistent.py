@@ -473,7 +473,8 @@ class PersistentTensorDict(StoreSurface, StoreWrites, RowsInMemory, TensorDictBa
             # it shares
             if self._locked:
                 child._lock_as_child_of(self)
-            child._names = self._names_for(len(child._batch_size))
+            child._names = saved_names(child)  # (its own dims' names, when recorded)
+            child._names = self._names_for(child)
             self._nested[key] = child
         return child
 

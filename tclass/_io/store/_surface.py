@@ -117,15 +117,16 @@ class StoreSurface(LockBlocks):
             if id(node) not in seen:
                 seen.add(id(node))
                 node._names = given
-                stack += [(c, node._names_for(c.batch_dims)) for c in node._nested.values()]
+                stack += [(c, node._names_for(c)) for c in node._nested.values()]
 
-    def _names_for(self, ndim: int) -> Names:
-        """The names of a group's ``ndim`` dims: this collection's, then unnamed."""
-        names = self._names
-        if names is None:
-            return None
-        shared = names[:ndim]
-        return shared + (None,) * (ndim - len(shared))
+    def _names_for(self, group: StoreSurface) -> Names:
+        """The names of ``group``'s dims: this collection's for the dims they share (none
+        named: unnamed), then the group's own, as a TensorDict's nested nodes keep them."""
+        ndim = len(group._batch_size)
+        shared = self._names or (None,) * len(self._batch_size)
+        names = (shared + (group._names or ())[len(shared) :])[:ndim]
+        names += (None,) * (ndim - len(names))
+        return names if any(name is not None for name in names) else None
 
     # --- devices -------------------------------------------------------------------------
 

@@ -455,19 +455,28 @@ class StoreWrites(TensorDictBase):
         if isinstance(index, str) or (isinstance(index, tuple) and _keys.is_key_tuple(index)):
             self._put(index, value, self._locked)
             return
-        refuse_unstorable(
-            value, self._where(), self._label
-        )  # checked before any dataset is written
-        if isinstance(value, TensorCollection):
-            source = storage_of(value)  # (one without entries: the message says so)
-            error = source_batch_error(self, index, source, empty=not list(source.keys()))
-            if error is not None:
-                raise error
-            value = leading_ones_dropped(self, index, value)
-        else:
-            value = self._checked_rows(self, index, value)
+        value = self._rows_value(index, value)
         self._check_into_records((), value)
         self._write_rows(index, value)
+
+    def _check_row_write(self, index: Any, value: Any) -> None:
+        """Checks ``self[index] = value`` for the collection holding this file (a
+        TensorDict it is an entry of), writing nothing: as the write checks it."""
+        value = self._rows_value(index, value)
+        self._check_into_records((), value)
+        self._plan_rows(index, value, True, [])
+
+    def _rows_value(self, index: Any, value: Any) -> Any:
+        """``value`` of ``self[index] = value``, checked against the batch size and the
+        arrays (see :meth:`_checked_rows`); returns the value to write."""
+        refuse_unstorable(value, self._where(), self._label)  # before any dataset is written
+        if not isinstance(value, TensorCollection):
+            return self._checked_rows(self, index, value)
+        source = storage_of(value)  # (one without entries: the message says so)
+        error = source_batch_error(self, index, source, empty=not list(source.keys()))
+        if error is not None:
+            raise error
+        return leading_ones_dropped(self, index, value)
 
     def _checked_rows(self, target: TensorDictBase, index: Any, value: Any) -> Any:
         """``target[index] = value`` (``target``: this file or a view of its rows) for a
