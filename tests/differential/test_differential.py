@@ -894,6 +894,8 @@ DECIDED = [
     (_FEATURES, 8, 17_100_599, "annotation-casts"),  # from_dataclass: a list MetaData kept
     (_METHODS, 8, 17_101_901, "values-kept-shared"),  # x[mask] = 1.5 around a member's list
     ("extra,index", 8, 17_063_957, "state-dict-as-nn-module"),  # make_tensordict: tensors
+    (_METHODS, 3, 17_200_854, "stacking-keeps"),  # rename_ after an identity unflatten
+    (_RECORDS4, 6, 17_213_473, "peer-fails-inside"),  # view(dtype): the peer's clone strides
 ]
 
 
