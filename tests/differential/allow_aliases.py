@@ -117,10 +117,13 @@ def _saved_over_a_loaded_folder(finding: Finding, facts: Facts, peer: Any, mine:
     return all(": values differ: " in line for line in finding.detail)
 
 
-# ``x = torch.unflatten(x, 0, [-1])`` / ``x = x.unflatten(0, [4])``: one size for one dim
+# ``x = torch.unflatten(x, 0, [-1])`` / ``x = x.unflatten(0, [4])`` (after a ``flatten()``
+# of one dim, the stack itself in both): one size for one dim
 _ONE_SIZE_UNFLATTEN = re.compile(
-    r"^x = (?:torch\.unflatten\(x, |x\.unflatten\()-?\d+, \[-?\d+\]\)$"
+    r"^x = (?:torch\.unflatten\(x, |x(?:\.flatten\(\))?\.unflatten\()-?\d+, \[-?\d+\]\)$"
 )
+# names given in tclass only: the stack's or a nested collection's first dim
+_RENAMED = re.compile(r"^result(?:\['\w+'\])*\.names: peer \[None(?:, None)*\], tclass \['\w+'")
 # a stack of one dim longer in tclass: its batch size, an entry's first dim, its members
 _GROWN_STACK = (
     re.compile(r"^result\.batch_size: peer \((?P<peer>\d+),\), tclass \((?P<mine>\d+),\)$"),
@@ -138,7 +141,9 @@ def _identity_unflatten_kept(finding: Finding, facts: Facts, peer: Any, mine: An
     identity ``unflatten`` of a lazy stack is the stack itself, as ``flatten()`` of one
     dim and ``view`` of its own batch size are in both; the peer's gives a new lazy stack
     over the same members for a stack of one dim (and the stack itself for more dims), so
-    the append grows that one (fz31b: program 16,413,667 L8 of methods,math,shape)."""
+    the append grows that one (fz31b: program 16,413,667 L8 of methods,math,shape); or a
+    ``rename_`` of it names the earlier stack (and its nested stacks' stack dim) in tclass
+    only (fz34i: program 17,200,854 L3 of methods,index,shape,combine)."""
     line_number = _result_line(finding)
     if finding.kind != "alias" or line_number is None:
         return False
@@ -146,6 +151,8 @@ def _identity_unflatten_kept(finding: Finding, facts: Facts, peer: Any, mine: An
         return False
     later = finding.lines[line_number:]
     cut = [i for i, line in enumerate(later) if _ONE_SIZE_UNFLATTEN.match(line)]
+    if cut and any(".rename_(" in line for line in later[cut[0] :]):
+        return all(_RENAMED.match(line) for line in finding.detail)
     if not cut or not any(".append(" in line or ".insert(" in line for line in later[cut[0] :]):
         return False
     for line in finding.detail:

@@ -102,8 +102,11 @@ def _strided_over_no_elements(finding: Finding, mine: Any) -> bool:
     elements and a last stride other than 1 (an index ``x[1::3]`` over no elements): the
     peer's ``masked_fill`` keeps those strides (a ``clone``), so torch refuses its
     ``view(dtype)``; tclass's gives contiguous tensors, as ``torch.masked_fill`` does, and
-    views them (program 16,000,617 L8 of features,index,shape,combine, fz30a)."""
-    if not any(".masked_fill(" in line for line in finding.lines[:-1]):
+    views them (program 16,000,617 L8 of features,index,shape,combine, fz30a); or after
+    ``clone()`` of a loaded folder over no elements, which the peer gives strides such as
+    ``(0, 1, 0)`` and tclass contiguous ones (program 17,213,473 L6 of
+    methods,features,entries,records, fz34i)."""
+    if not any(".masked_fill(" in line or ".clone()" in line for line in finding.lines[:-1]):
         return False
     value = mine.value
     if mine.error is not None or not hasattr(value, "keys"):

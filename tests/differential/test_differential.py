@@ -913,6 +913,8 @@ DECIDED = [
     (_RECORDS4, 16, 17_151_991, "none-field-unset"),  # entry_class of a None nested field
     (_RECORDS4, 16, 17_151_454, "records-predictable"),  # values() of Rec(**d): field order
     ("extra,entries", 10, 17_155_308, "stacking-keeps"),  # from_any of a merge: its order
+    (_METHODS, 3, 17_200_854, "stacking-keeps"),  # rename_ after an identity unflatten
+    (_RECORDS4, 6, 17_213_473, "peer-fails-inside"),  # view(dtype): the peer's clone strides
 ]
 
 

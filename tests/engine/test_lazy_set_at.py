@@ -136,6 +136,10 @@ _NO_ELEMENT = [
     (0, (_NONE,), False),
     (1, (slice(None), _NONE), False),
     (0, (slice(0, 0),), False),
+    # a tensor on the stack dim and one on a member dim are one index: no pair selected,
+    # no member written (program 17,206,514 L3 of features,math,index, fz34i)
+    (0, (torch.tensor([True, False]), _NONE), False),
+    (1, (_NONE, torch.tensor([False, True])), False),
 ]
 
 
@@ -297,3 +301,21 @@ def test_an_ellipsis_reaching_the_features_of_a_ragged_stack_says_how_to_write()
     for member in lazy.tensordicts:  # what the message says works
         member.set_at_("a", torch.tensor(5.0), (..., 0))
     assert [m["a"][:, 0].tolist() for m in lazy.tensordicts] == [[5.0, 5.0], [5.0, 5.0, 5.0]]
+
+
+@pytest.mark.parametrize("lib_name", ["tclass", "tensordict"])
+def test_an_empty_tensor_on_nested_stack_dims_writes_nothing(lib_name: str) -> None:
+    # a stack (dim 1) of lazy stacks (dim 0): x[[], 0] picks no member of each nested
+    # stack, so nothing is written and a uint32 entry (no index_put kernel) or another
+    # dtype is taken, as the peer's nested setitem (program 17,211,348 L6 of
+    # methods,index,shape,combine, fz34i); tclass refused with InPlaceKernelError
+    lib = pytest.importorskip(lib_name)
+    inner = [lib.TensorDict(a=torch.arange(3).to(torch.uint32), batch_size=[3])] * 2
+    nested = lib.lazy_stack([lib.lazy_stack([m.clone() for m in inner], 0)] * 2, 1)
+    before = nested.get("a").clone()
+    nested[[], 0] = nested[[], 0].clone().zero_()
+    nested[torch.tensor([], dtype=torch.long), 1, ...] = 0
+    assert torch.equal(nested.get("a"), before)
+    dense = nested.to_tensordict()
+    with pytest.raises(NotImplementedError, match="index_put"):  # a TensorDict: torch's
+        dense[torch.tensor([0]), 0] = 0

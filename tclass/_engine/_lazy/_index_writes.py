@@ -290,9 +290,28 @@ def _check_no_element_write(
     if isinstance(value, TensorDictBase):
         _check_no_element_shapes(stack, numbers, value, index)
     refuse_grad_members(stack, numbers, value, items)
-    if not reaches or not numbers:
-        return
-    member = stack._members[0]
+    if reaches and numbers:
+        _check_no_element_dtypes(stack, numbers, items, value, index)
+
+
+def _check_no_element_dtypes(
+    stack: LazyStackedTensorDict, numbers: list[int], items: tuple[Any, ...], value: Any, index: Any
+) -> None:
+    """The dtype checks of :func:`_check_no_element_write`, for the members ``numbers``
+    that a tensor item on their dims reaches: a member that is itself a lazy stack takes
+    the rest of the index (an empty tensor on its own stack dim picks none of its
+    members, which then write nothing: ``x[[], 2] = v`` of a stack of lazy stacks along
+    dim 0, as the peer's nested setitem)."""
+    member = stack._members[numbers[0]]
+    inner = _member_items(stack, items)
+    if inner is not None and isinstance(member, LazyStackOps):
+        nested = cast("LazyStackedTensorDict", member)
+        member_items = _members_backwards(nested, inner)
+        picked, reaches = _no_element_picks(nested, member_items)
+        if picked is not None:  # (a gather over its stack dim: checked whole, below)
+            if picked and reaches:
+                _check_no_element_dtypes(nested, picked, member_items, value, index)
+            return
     if isinstance(value, (int, float, complex)):  # torch's kernel for a number, as below
         for key, entry in member.items(True, True):
             if isinstance(entry, torch.Tensor) and not indexes_every_way(entry.dtype):
@@ -331,8 +350,11 @@ def _no_element_picks(
 ) -> tuple[list[int] | None, bool]:
     """The members an index that selects no element still writes into, as the peer
     splits it (None for a tensor over the stack dim and others, which it does not
-    split), and whether a tensor item falls on the members' own dims."""
-    d, consumed, picked, reaches = stack._stack_dim, 0, _ALL, False
+    split), and whether a tensor item falls on the members' own dims. A tensor on the
+    stack dim beside one on the members' dims is one index with it (torch broadcasts
+    them together: ``[mask, []]`` selects no pair), split as a gather: None too."""
+    d, consumed, reaches = stack._stack_dim, 0, False
+    picked: Any = _ALL
     for item in items:
         dims = 0 if item is None else _batch.index_dims_consumed(item)
         if consumed == d and dims == 1:
@@ -342,6 +364,8 @@ def _no_element_picks(
         elif isinstance(item, torch.Tensor):
             reaches = True
         consumed += dims
+    if reaches and isinstance(picked, torch.Tensor):
+        return None, reaches
     return (_members_picked(stack, picked) if stack._members else []), reaches
 
 
