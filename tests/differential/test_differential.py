@@ -896,6 +896,8 @@ DECIDED = [
     ("extra,index", 8, 17_063_957, "state-dict-as-nn-module"),  # make_tensordict: tensors
     ("extra", 4, 17_000_114, "stacking-keeps"),  # unpad_sequence: key order (rows as given)
     ("extra,index", 8, 17_063_232, "stacking-keeps"),  # unpad_sequence: unnamed rows
+    (_METHODS, 6, 33_338_862, "h5-files"),  # from_tuple of a file's empty group
+    (_METHODS, 20, 17_055_200, "stacking-keeps"),  # reshape into dims of size 1: names
 ]
 
 
