@@ -898,6 +898,7 @@ DECIDED = [
     ("extra,index", 8, 17_063_232, "stacking-keeps"),  # unpad_sequence: unnamed rows
     (_METHODS, 6, 33_338_862, "h5-files"),  # from_tuple of a file's empty group
     (_METHODS, 20, 17_055_200, "stacking-keeps"),  # reshape into dims of size 1: names
+    ("extra,index", 8, 17_114_086, "peer-fails-inside"),  # assert_close: names of its apply
 ]
 
 
