@@ -894,7 +894,6 @@ DECIDED = [
     (_FEATURES, 8, 17_100_599, "annotation-casts"),  # from_dataclass: a list MetaData kept
     (_METHODS, 8, 17_101_901, "values-kept-shared"),  # x[mask] = 1.5 around a member's list
     ("extra,index", 8, 17_063_957, "state-dict-as-nn-module"),  # make_tensordict: tensors
-    ("extra", 4, 17_000_114, "stacking-keeps"),  # unpad_sequence: key order (rows as given)
     ("extra,index", 8, 17_063_232, "stacking-keeps"),  # unpad_sequence: unnamed rows
     (_METHODS, 6, 33_338_862, "h5-files"),  # from_tuple of a file's empty group
     (_METHODS, 20, 17_055_200, "stacking-keeps"),  # reshape into dims of size 1: names
