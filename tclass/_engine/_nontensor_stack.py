@@ -940,6 +940,7 @@ def _join_values(parts: Sequence[Any], op: str, dim: int, path: tuple[str, ...])
     # to the batch size
     shapes = [part.batch_size for part in parts]
     ragged = any(size == -1 for shape in shapes for size in shape)
+    ragged = ragged or any(type(p) is ENGINE.RaggedNonTensorStack for p in parts)  # (kept)
     if ragged or (op == "stack" and any(shape != shapes[0] for shape in shapes[1:])):
         return ENGINE.join_ragged(parts, op, dim, path)  # as the peer's lazy stack: ragged
     device = parts[0].device

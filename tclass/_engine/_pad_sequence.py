@@ -20,7 +20,6 @@ from collections.abc import Mapping, Sequence
 from operator import attrgetter, itemgetter
 from typing import Any, Literal, NoReturn, TypeAlias, TypeVar, overload
 
-import numpy as np
 import torch
 from torch.nn.utils.rnn import pad_sequence as _torch_pad_sequence
 
@@ -33,12 +32,11 @@ from tclass._core._unbatched import UnbatchedTensor
 from tclass._engine._lazy._build import lazy_stack
 from tclass._engine._lazy._stack import LazyStackedTensorDict
 from tclass._engine._nontensor import NonTensorData, _NonTensorNode, same_value
-from tclass._engine._nontensor_stack import NonTensorStack, join_non_tensor
+from tclass._engine._nontensor_stack import join_non_tensor
 from tclass._engine._ops import join_unbatched
 from tclass._engine._pad import _pad_node
 from tclass._engine._ragged_values import RaggedNonTensorStack
 from tclass._engine._td import TensorDict
-from tclass._engine._value_positions import StackDims, shifted_in
 from tclass.errors import (
     ArgumentValueError,
     DimError,
@@ -191,9 +189,12 @@ def pad_sequence(
         padding_side: ``"right"`` puts the padding after the data, ``"left"`` before.
 
     Python values: padding a batch dim, a value shared and equal across members stays one
-    shared value; otherwise each member's values go at its valid positions, ``None`` in
-    the padding. Padding a feature dim, or where no member is shorter than the longest,
-    they are stacked as :func:`tclass.stack` does.
+    shared value (``set_capture_non_tensor_stack(True)``); otherwise each member's values
+    are padded on their own (``None`` in the new slots) and kept as one member of the
+    result's value stack, as the peer's lazy stack of them: ``padded[i]`` reads member
+    ``i``'s values as given (one value for a member not padded). Padding a feature dim,
+    or where no member is shorter than the longest, they are stacked as
+    :func:`tclass.stack` does.
 
     Raises:
         StackError: if ``seq`` is empty or the members differ in keys, devices,
@@ -693,66 +694,23 @@ def _pad_nodes(
     ):
         # Captured: one value shared by every member describes the padded elements too.
         return NonTensorData._make(first.data, torch.Size(shape), device)
-    if any(isinstance(part, RaggedNonTensorStack) for part in parts):
-        return _stack_ragged_values(parts, shape[pad_dim + 1], plan.side == "left", pad_dim)
-    return _scatter_values(parts, shape, plan.side == "left", pad_dim, path)
+    return _padded_members(parts, shape[pad_dim + 1], plan.side == "left", pad_dim)
 
 
-def _stack_ragged_values(parts: list[Any], length: int, left: bool, pad_dim: int) -> _NonTensorNode:
-    """Ragged values (a dim of ``-1``: no array holds them) padded as ``pad`` pads them,
-    each member to ``length`` along ``pad_dim``, then stacked as ``stack`` stacks them
-    (a lazy stack, as the peer's)."""
+def _padded_members(parts: list[Any], length: int, left: bool, pad_dim: int) -> _NonTensorNode:
+    """Each member's values padded as ``pad`` pads them, to ``length`` along ``pad_dim``
+    (``None`` in the new slots), kept as the members of one value stack along dim 0, as
+    the peer's lazy stack of them: each reads back as it was padded (a member that is not
+    padded as it was given)."""
     padded = []
     for part in parts:
         short = length - part.batch_size[pad_dim]
         pairs = ((0, 0),) * pad_dim + ((short, 0) if left else (0, short),)
         padded.append(_pad_node(part, pairs) if short else part)
-    return join_non_tensor(padded, "stack", 0, ())
-
-
-def _scatter_values(
-    parts: list[Any], shape: list[int], left: bool, pad_dim: int, path: tuple[str, ...]
-) -> NonTensorStack:
-    """Each member's values at its valid positions of a None-filled array."""
-    out = np.empty(tuple(shape), dtype=object)
-    total = shape[pad_dim + 1]
-    lead: tuple[slice, ...] = (slice(None),) * pad_dim
-    for position, part in enumerate(parts):
-        values = part._as_array()
-        count = values.shape[pad_dim]
-        span = slice(total - count, total) if left else slice(0, count)
-        try:
-            out[(position,) + lead + (span,)] = values
-        except ValueError:
-            msg = (
-                f"pad_sequence: the Python values under {_name(path)} have batch size "
-                f"{format_shape(values.shape)} in member {position}, which does not fit "
-                f"{format_shape(shape[1:])}"
-            )
-            raise StackError(msg) from None
-    device = parts[0].device
-    if any(part.device != device for part in parts):
+    device = padded[0].device
+    if any(part.device != device for part in padded):
         device = None
-    return NonTensorStack._from_array(out, device, _scattered_stack_dims(parts, total, pad_dim))
-
-
-def _scattered_stack_dims(parts: list[Any], length: int, pad_dim: int) -> StackDims:
-    """The stack dims of ``pad_sequence``'s values: each member's as ``pad`` nests them
-    (a member shorter than ``length`` padded along ``pad_dim``), then stacked along dim 0.
-    Members nested differently (padded beside unpadded ones, in the peer a lazy stack of
-    both) give every dim any of them has, so that each element of a member reads as in
-    the most nested one."""
-    found: list[tuple[int, ...]] = []
-    for part in parts:
-        own = () if isinstance(part, NonTensorData) else part._stack_dims
-        if own is None:
-            return None
-        if part.batch_size[pad_dim] < length:
-            own = tuple(range(pad_dim + 1)) + tuple(d for d in own if d > pad_dim)
-        found.append(own)
-    dims = max(found, key=len)
-    dims += tuple(sorted({d for own in found for d in own} - set(dims)))
-    return shifted_in(dims, 0)
+    return RaggedNonTensorStack._of(padded, 0, device)
 
 
 # --- unpad_sequence ---------------------------------------------------------------------

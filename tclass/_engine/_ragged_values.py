@@ -5,7 +5,10 @@ lazy stack).
 They come from stacking Python-value nodes of different batch sizes
 (``torch.stack``, ``lazy_stack``, ``NonTensorStack(a, b)``), from reading an entry of
 Python values out of a ragged lazy stack (``lazy["s"]``, ``densify()``), and from
-loading a saved one. The members are kept as they are
+loading a saved one. ``pad_sequence`` keeps its padded members so too, all of one batch
+size (no ``-1``), as the peer's lazy stack of them: such a stack also has an array of its
+values (``_as_array``: comparisons, saving, reductions work on it) and stacks or
+concatenates as a ragged one does, keeping its members. The members are kept as they are
 (``stack[i]`` *is* member ``i`` along dim 0, so writes into it reach the stack); other
 indexing and shape ops are worked out on a lazy stack of element numbers shaped like
 this stack, so they do exactly what a lazy stack of those shapes does (and refuse what
@@ -18,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import torch
 from typing_extensions import Self
 
@@ -31,7 +35,7 @@ from tclass._engine._nontensor import NonTensorData, _NonTensorNode, check_stack
 from tclass._engine._nontensor_stack import NonTensorStack, join_non_tensor
 from tclass._engine._stack_dims import stack_repr
 from tclass._engine._td import TensorDict
-from tclass._engine._value_positions import same_value
+from tclass._engine._value_positions import StackDims, same_value, shifted_in
 from tclass.errors import (
     HeterogeneousEntryError,
     LockedError,
@@ -44,6 +48,7 @@ __all__ = ["RaggedNonTensorStack", "join_ragged", "ragged_from_lists", "stack_of
 
 _new_instance = object.__new__
 _KEY = "position"  # the entry of the element-number collections
+_BASIC_ITEMS = (int, slice, type(None), type(...))
 
 
 class RaggedNonTensorStack(NonTensorStack):
@@ -146,6 +151,8 @@ class RaggedNonTensorStack(NonTensorStack):
         return values
 
     def _flat_as(self, shape: torch.Size) -> list[Any]:
+        if -1 not in self._shape:  # members of one batch size: an array holds them
+            return self._dense()._flat_as(shape)
         msg = (
             f"a NonTensorStack of ragged batch size {format_shape(self._shape)} has no "
             f"element-wise form of batch size {format_shape(shape)} (comparisons and where "
@@ -154,12 +161,20 @@ class RaggedNonTensorStack(NonTensorStack):
         raise HeterogeneousEntryError(msg)
 
     def _as_array(self) -> Any:
+        if -1 not in self._shape:
+            parts = [member._as_array() for member in self._members]
+            return np.stack(parts, axis=self.stack_dim)
         msg = (
             f"a NonTensorStack of ragged batch size {format_shape(self._shape)} has no array "
             "shaped like its batch (a table, a state dict or a store needs one); save it "
             "with memmap, or convert its members (stack.tensordicts)"
         )
         raise HeterogeneousEntryError(msg)
+
+    def _dense(self) -> NonTensorStack:
+        """The values of a stack whose members share one batch size, as one stack (each
+        element read as its own value where the members are nested differently)."""
+        return NonTensorStack._from_array(self._as_array(), self._device, self._nesting())
 
     def _one_value(self) -> bool:
         values = self._flat()
@@ -174,7 +189,16 @@ class RaggedNonTensorStack(NonTensorStack):
         return self._of(members, self.stack_dim, self._device if device is ... else device)  # type: ignore[return-value]
 
     def _copy_on(self, device: torch.device | None) -> NonTensorStack:
-        return self._with_members(lambda m: m._copy_on(device), device)  # type: ignore[attr-defined]
+        return self._with_members(lambda m: _member_on(m, device), device)
+
+    def _nesting(self) -> StackDims:
+        """The stack dim, then the members' own stack dims where they share them; None
+        where they are nested differently (each element then reads as its own value)."""
+        if -1 in self._shape:
+            return self._stack_dims
+        found = {m._nesting() if isinstance(m, NonTensorStack) else () for m in self._members}
+        inner = found.pop() if len(found) == 1 else None
+        return None if inner is None else shifted_in(inner, self.stack_dim)
 
     def clone(self, recurse: bool = True) -> Self:
         return self._with_members(lambda m: m.clone(recurse))
@@ -186,7 +210,7 @@ class RaggedNonTensorStack(NonTensorStack):
         self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
     ) -> Self:
         if batch_size != self._shape:
-            self._refuse("this reduction")
+            return self._dense_or_refused("this reduction")._map_values(fn, batch_size, device)  # type: ignore[return-value]
         return self._with_members(lambda m: m._map_values(fn, m.batch_size, device), device)
 
     def _with_each_value(self, fn: Callable[[Any], Any]) -> Self:
@@ -199,16 +223,23 @@ class RaggedNonTensorStack(NonTensorStack):
         self, values: dict[str, Value], batch_size: torch.Size, device: torch.device | None
     ) -> Self:
         if batch_size != self._shape:
-            self._refuse("this operation")
+            return self._dense_or_refused("this operation")._new_like(values, batch_size, device)  # type: ignore[return-value]
         return self._with_members(lambda m: m, device)
 
     def _rebatched(self, batch_size: torch.Size) -> Self:
         if batch_size != self._shape:
-            self._refuse("this reduction")
+            return self._dense_or_refused("this reduction")._rebatched(batch_size)  # type: ignore[return-value]
         return self.clone(recurse=False)
 
     def _applies_at(self, batch_size: torch.Size) -> bool:
         return batch_size == self._shape
+
+    def _dense_or_refused(self, action: str) -> NonTensorStack:
+        """:meth:`_dense` for an operation that changes the batch size, which a ragged
+        stack refuses."""
+        if -1 in self._shape:
+            self._refuse(action)
+        return self._dense()
 
     def _refuse(self, action: str) -> None:
         msg = (
@@ -254,9 +285,7 @@ class RaggedNonTensorStack(NonTensorStack):
             raise HeterogeneousEntryError(msg) from None
 
     def _built(self, result: Any, numbers: Any) -> Any:
-        members = self._members
-        kept = {id(part): member for part, member in zip(numbers.tensordicts, members)}
-        return _from_numbers(result, self._flat(), kept, self._device)
+        return _from_numbers(result, self._flat(), _kept_parts(numbers, self), self._device)
 
     def _map_batch(
         self, fn: Callable[[Value], Value], batch_size: torch.Size, device: Any = ...
@@ -276,8 +305,35 @@ class RaggedNonTensorStack(NonTensorStack):
     def __getitem__(self, index: Any) -> Any:
         if type(index) is str:
             raise self._missing_key(index)
+        member = self._member_at(index)
+        if member is not None:
+            return member
         result, numbers = self._moved(lambda stack: stack[index])
         return self._built(result, numbers)
+
+    def _member_at(self, index: Any) -> Any:
+        """``stack[..., i, ...]`` with ints or slices before the stack dim, an int or a
+        slice ``i`` at it and basic items after it, as the peer's lazy stack indexes:
+        member ``i``'s own index by the other items (it reads as its own nesting says),
+        or a stack of those of the members ``i`` slices; None for any other index."""
+        items = index if type(index) is tuple else (index,)
+        d = self.stack_dim
+        if len(items) <= d or any(type(item) not in (int, slice) for item in items[:d]):
+            return None
+        at, rest = items[d], items[:d] + items[d + 1 :]
+        if any(type(item) not in _BASIC_ITEMS for item in rest):
+            return None
+        if type(at) is slice:
+            members = self._members[at]
+            if not members:
+                return None
+            picked = [member[rest] if rest else member for member in members]
+            ints = sum(type(item) is int for item in items[:d])
+            return self._of(picked, d - ints, self._device)
+        if type(at) is not int or not -len(self._members) <= at < len(self._members):
+            return None  # (the error of the general path)
+        member = self._members[at]
+        return member[rest] if rest else member
 
     def squeeze(self, dim: int | None = None) -> Self:
         return super(NonTensorStack, self).squeeze(dim)
@@ -346,9 +402,24 @@ class RaggedNonTensorStack(NonTensorStack):
         copied[index] = value
         return copied
 
-    def _become(self, other: Self) -> None:
-        msg = "a ragged NonTensorStack cannot be padded or reshaped in place; pad its members"
-        raise HeterogeneousEntryError(msg)
+    def _become(self, other: Any) -> None:
+        """Takes the members of ``other``, a stack of members of its own (an in-place
+        operation of the collection holding this stack keeps its identity, as a
+        NonTensorStack's); another stack cannot be taken in place."""
+        if not isinstance(other, RaggedNonTensorStack):
+            msg = (
+                "a NonTensorStack of kept members cannot be padded or reshaped in place; "
+                "pad its members"
+            )
+            raise HeterogeneousEntryError(msg)
+        if self._locked:
+            msg = (
+                "Cannot modify locked TensorDict (a NonTensorStack): "
+                "cannot change its members; unlock it first"
+            )
+            raise LockedError(msg)
+        self._members, self._shape = list(other._members), other._shape
+        self._stack_dims, self._device = other._stack_dims, other._device
 
     def insert(self, index: int, tensordict: Any) -> None:
         """Inserts a member before position ``index`` along the stack dim: a node with as
@@ -387,6 +458,14 @@ class RaggedNonTensorStack(NonTensorStack):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild_ragged, (list(self._members), self.stack_dim, self._device))
+
+
+def _member_on(member: _NonTensorNode, device: torch.device | None) -> _NonTensorNode:
+    """A copy of ``member`` on ``device``, nested as it is."""
+    if isinstance(member, NonTensorStack):
+        return member._copy_on(device)
+    assert isinstance(member, NonTensorData)  # (a MetaData kept as one)
+    return type(member)._make(member.data, member.batch_size, device)
 
 
 def _stacked_size(sizes: list[torch.Size], dim: int) -> torch.Size:
@@ -501,6 +580,18 @@ def _numbers_of(result: Any) -> list[int]:
             numbers.extend(_numbers_of(member))
         return numbers
     return result.get(_KEY).reshape(-1).tolist()  # type: ignore[no-any-return]
+
+
+def _kept_parts(numbers: Any, stack: RaggedNonTensorStack) -> dict[int, _NonTensorNode]:
+    """``{id(numbers of a member): member}`` for every member of ``stack`` and of the
+    stacks of kept members among them, at any depth (what ``_from_numbers`` gives back
+    as they are)."""
+    kept: dict[int, _NonTensorNode] = {}
+    for part, member in zip(numbers.tensordicts, stack._members):
+        kept[id(part)] = member
+        if isinstance(member, RaggedNonTensorStack):
+            kept.update(_kept_parts(part, member))
+    return kept
 
 
 def _from_numbers(

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from .allow_names import _pad_sequence_unnamed
 from .compare import VALUE_KINDS, is_collection, key_path
 
 if TYPE_CHECKING:
@@ -54,7 +55,9 @@ def _merged_in_order_of_holders(finding: Finding, facts: Facts, peer: Any, mine:
     of extra,entries; 17,060,561 L6 of extra; 17,061,572 L8 of extra,records; fz33b). A
     merge whose first
     input holds a locked empty node shows that node's lock too (``_merge_shares_no_empty_node``:
-    17,062,027 L8 of extra,entries, fz33b)."""
+    17,062,027 L8 of extra,entries, fz33b). Unpadded rows show the unnamed dims of
+    ``pad_sequence``'s result too (``_pad_sequence_unnamed``: 17,181,644 L8 of
+    extra,index, og34a)."""
     if finding.kind == "result" and finding.step.op == "keys":
         return _keys_listed_in_merge_order(finding, peer, mine)
     carried = _ORDER_CARRIED.get(finding.step.op)
@@ -65,6 +68,11 @@ def _merged_in_order_of_holders(finding: Finding, facts: Facts, peer: Any, mine:
         and any("L.merge_tensordicts(" in line for line in finding.lines[:-1])
     ):
         return False
+    named = [line for line in finding.detail if ".names: peer [" in line]
+    if named and finding.step.op == "unpad_sequence":  # the rows of an unnamed pad too
+        if not _pad_sequence_unnamed(dataclasses.replace(finding, detail=named), facts, peer, mine):
+            return False
+        finding = dataclasses.replace(finding, detail=[x for x in finding.detail if x not in named])
     locked = [line for line in finding.detail if _MERGED_NODE_LOCKED.match(line)]
     if locked:
         shared = dataclasses.replace(finding, detail=locked)

@@ -797,3 +797,35 @@ def _h5_view_class_named(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     if finding.kind != "result" or finding.step.op != "entry_class":
         return False
     return peer.value in FILE_VIEWS and mine.value == FILE_VIEWS[peer.value]
+
+
+def _h5_empty_group_auto_batched(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
+    """``TensorDict.from_tuple(tuple(f.values()), auto_batch_size=True)`` of an HDF5 file
+    holding a group without entries beside tensors: tclass's group takes the batch size
+    its parent's auto batch size gives, as the peer's of the same collection in memory
+    (or of ``f.to_tensordict()``), where the peer's keeps the group's batch size as the
+    file reads it, which does not begin with its parent's new one (a collection no
+    constructor builds; program 33,338,862 L6 of methods,index,shape,combine, og34a)."""
+    if not facts.h5 or finding.kind != "result" or finding.step.op != "from_tuple":
+        return False
+    if "auto_batch_size=True" not in finding.step.src or mine.error is not None:
+        return False
+    for line in finding.detail:
+        found = _GROUP_SHAPE.match(line)
+        if found is None:
+            return False
+        keys = tuple(re.findall(r"\['([^']*)'\]", found.group(1)))
+        try:
+            ours, ours_parent = mine.value.get(keys), mine.value.get(keys[:-1])
+            theirs, theirs_parent = peer.value.get(keys), peer.value.get(keys[:-1])
+        except Exception:  # (a path that is not a nested collection in both)
+            return False
+        if list(ours.keys()) or list(theirs.keys()) or ours.batch_size != ours_parent.batch_size:
+            return False
+        parent = theirs_parent.batch_size
+        if theirs.batch_size[: len(parent)] == parent:
+            return False  # the peer's group fits its parent: no accident to keep
+    return True
+
+
+_GROUP_SHAPE = re.compile(r"^result((?:\['[^']*'\])+)\.(?:batch_size|names): peer .*, tclass .*$")

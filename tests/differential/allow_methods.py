@@ -79,6 +79,17 @@ def _method_fails_inside(finding: Finding, facts: Facts, peer: Any, mine: Any) -
     methods,features,entries,records)."""
     if finding.kind == "family" and finding.step.op == "pow":
         return _POW_LENGTHS in str(peer.error) and type(mine.error).__name__ == ("KeyNotFoundError")
+    if finding.kind == "family" and finding.step.op == "assert_close":
+        # its apply(torch.zeros_like) of the second operand fails on its own lazy stack's
+        # names (members named differently after x[1, -1] = x[1, -1].to_dict() of a named
+        # dense stack); tclass's names stay one per dim and it compares (og34a: program
+        # 17,114,086 L8 of extra,index)
+        named = any("names=[" in line or ".refine_names(" in line for line in finding.lines)
+        return (
+            named
+            and "Not all dim names match" in str(peer.error)
+            and type(mine.error).__name__ == "NotCloseError"
+        )
     if finding.kind == "family" and finding.step.op in ("cat_tensors", "stack_tensors"):
         # a Python value joined with a tensor: tclass's StackError names both keys (fz29a:
         # program 15,954,320 L12 of methods,features,entries,records)

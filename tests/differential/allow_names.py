@@ -192,11 +192,20 @@ def _broadcast_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> 
 
 def _pad_sequence_unnamed(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """``pad_sequence``'s result has unnamed dims, where the peer keeps the members' names
-    at a level that holds a Python value."""
-    if finding.kind != "result" or finding.step.op != "pad_sequence":
+    at a level that holds a Python value; and so have the members ``unpad_sequence``
+    gives back from it (the rows of that unnamed result: program 17,063,232 L8 of
+    extra,index, og34a)."""
+    if finding.kind != "result" or finding.step.op not in ("pad_sequence", "unpad_sequence"):
         return False
-    parsed = [_names_of(line) for line in finding.detail]
+    if finding.step.op == "unpad_sequence" and "pad_sequence(" not in finding.lines[-1].replace(
+        "unpad_sequence(", ""
+    ):
+        return False
+    parsed = [_names_of(_MEMBERS.sub("", line)) for line in finding.detail]
     return all(p is not None and set(p[2]) == {"None"} for p in parsed)
+
+
+_MEMBERS = re.compile(r"\.<members>(\[\d+\])+")  # a lazy stack's member (unpad's rows)
 
 
 def _padded_value_names_mismatch(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:

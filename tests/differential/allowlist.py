@@ -97,6 +97,7 @@ from .allow_h5 import (
     _empty_stack_not_written,
     _group_without_batch_inferred,
     _h5_cast_as_torch,
+    _h5_empty_group_auto_batched,
     _h5_keys_listed,
     _h5_masked_select_copies,
     _h5_memmap_saved_path,
@@ -711,6 +712,7 @@ ENTRIES: list[Entry] = [
             _group_without_batch_inferred,
             _h5_masked_select_copies,
             _h5_view_class_named,
+            _h5_empty_group_auto_batched,
         ),
     ),
     Entry(

@@ -915,6 +915,10 @@ DECIDED = [
     ("extra,entries", 10, 17_155_308, "stacking-keeps"),  # from_any of a merge: its order
     (_METHODS, 3, 17_200_854, "stacking-keeps"),  # rename_ after an identity unflatten
     (_RECORDS4, 6, 17_213_473, "peer-fails-inside"),  # view(dtype): the peer's clone strides
+    ("extra,index", 8, 17_063_232, "stacking-keeps"),  # unpad_sequence: unnamed rows
+    (_METHODS, 6, 33_338_862, "h5-files"),  # from_tuple of a file's empty group
+    (_METHODS, 20, 17_055_200, "stacking-keeps"),  # reshape into dims of size 1: names
+    ("extra,index", 8, 17_114_086, "peer-fails-inside"),  # assert_close: names of its apply
 ]
 
 

@@ -208,3 +208,39 @@ def test_view_merging_dims_of_a_named_lazy_stack_is_unnamed(
     assert all(m.names == [None] * len(member) for m in members)
     split = stack.view(*stack.batch_size, 1)  # a dim split: the names kept
     assert split.names == ["j"] + [None] * (len(member) + 1)
+
+
+def _ragged(*extra: int) -> LazyStackedTensorDict:
+    """A lazy stack of batch size ``[4, -1, 2, *extra]`` (members of lengths 1..4)."""
+    members = [
+        TensorDict({"a": torch.full((n, 2, *extra), float(n))}, [n, 2, *extra])
+        for n in (1, 2, 3, 4)
+    ]
+    return tclass.lazy_stack(members, 0)
+
+
+@pytest.mark.parametrize("extra", [(), (0,)])
+def test_unflatten_and_flatten_of_regular_dims_of_a_ragged_lazy_stack_regroup_it(
+    extra: tuple[int, ...],
+) -> None:
+    """Splitting or merging regular dims of a ragged lazy stack regroups its members, as the
+    peer's does (tclass raised: a ``HeterogeneousEntryError`` with elements, a
+    ``ShapeError`` over none, where it reshaped a dense copy: program 17,112,506 L8 of
+    features,index,shape,combine)."""
+    x = _ragged(*extra)
+    split = x.unflatten(0, [2, 2])
+    assert split.batch_size == (2, 2, -1, 2, *extra)
+    assert [m.batch_size for m in split.tensordicts] == [(2, -1, 2, *extra)] * 2
+    assert split[1, 0]["a"].shape == (3, 2, *extra)
+    alone = x.unflatten(0, [4, 1])
+    assert alone.batch_size == (4, 1, -1, 2, *extra) and alone.tensordicts[0] is x
+    after = x.unflatten(2, [2, 1])
+    assert after.batch_size == (4, -1, 2, 1, *extra)
+    # (over no elements, the stack alone along the new dim, as the peer's)
+    parts = [(4, -1, 1)] * 2 if not extra else [(4, -1, 2, 0)]
+    assert [m.batch_size for m in after.tensordicts] == parts
+    back = split.flatten(0, 1)
+    assert back.batch_size == x.batch_size
+    assert [m["a"].shape[0] for m in back.tensordicts] == [1, 2, 3, 4]
+    with pytest.raises(tclass.errors.HeterogeneousEntryError):
+        x.unflatten(1, [1, -1])  # the ragged dim has no one size to split

@@ -116,17 +116,24 @@ class LazyReshapeOps(LazyMemberEntries):
         if len(sizes) == 1 and sizes[0] in (-1, batch[at]) and batch[at] != -1:
             return self
         check_regular(self, (at,), "unflatten")  # a ragged dim has no one size to split
-        if inplace or -1 in batch:
+        if inplace:
             return super().unflatten(dim, unflattened_size, inplace=inplace)
         part = _batch.view_shape(sizes, torch.Size([batch[at]]), "unflatten")
+        # (a regular dim of a ragged stack too: its members regrouped, as the peer's)
         regrouped = self._regroup(batch[:at] + part + batch[at + 1 :], asked=(at, len(part)))
         if regrouped is None:
             return super().unflatten(dim, unflattened_size)
+        if -1 in batch:  # (a ragged batch is no shape to reshape to)
+            return self._carry(regrouped, None, inverse=lambda r: r.flatten(at, at + len(part) - 1))
         return self._carry(regrouped, None, inverse=lambda r: r.reshape(batch))
 
     def _reshaped(self, new: torch.Size, *, always: bool = False, span: Span | None = None) -> Self:
         # ``always`` is for dense leaves; a lazy stack regroups its members.
         if -1 in self._batch_size:  # ragged: only the flat stack of every element exists
+            if span is not None and span[2] and -1 not in self._batch_size[span[0] : span[1] + 1]:
+                regrouped = self._regroup(new)  # regular dims merged: as the peer's, regrouped
+                if regrouped is not None:
+                    return regrouped
             if 0 in self._batch_size:
                 return self._no_elements(new)
             if len(new) != 1:
