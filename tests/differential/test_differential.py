@@ -915,6 +915,11 @@ DECIDED = [
     ("extra,entries", 10, 17_155_308, "stacking-keeps"),  # from_any of a merge: its order
     (_METHODS, 3, 17_200_854, "stacking-keeps"),  # rename_ after an identity unflatten
     (_RECORDS4, 6, 17_213_473, "peer-fails-inside"),  # view(dtype): the peer's clone strides
+    ("records", 4, 17_220_437, "none-field-unset"),  # TOnly.from_tensordict: y None
+    ("records", 4, 17_220_673, "none-field-unset"),  # the same, lazy_stack: list of None
+    ("records", 4, 17_220_710, "none-field-unset"),  # the same, saved: keys of to_tensordict
+    (_RECORDS4, 6, 17_232_793, "none-field-unset"),  # sorted_keys after retain_none=True
+    (_RECORDS4, 6, 17_232_313, "apply-keeps-fitting-values"),  # a stack of values only
 ]
 
 
