@@ -920,6 +920,7 @@ DECIDED = [
     ("records", 4, 17_220_710, "none-field-unset"),  # the same, saved: keys of to_tensordict
     (_RECORDS4, 6, 17_232_793, "none-field-unset"),  # sorted_keys after retain_none=True
     (_RECORDS4, 6, 17_232_313, "apply-keeps-fitting-values"),  # a stack of values only
+    ("records", 4, 17_260_431, "none-field-unset"),  # the same, select of the None field
 ]
 
 
