@@ -103,3 +103,34 @@ def test_copy_between_lazy_stacks_of_members_of_different_shapes(tmp_path: Path)
             [2.0, 2.0, 2.0],
         ]
         assert [target[0]["n", "s"], target[1]["n", "s"]] == ["x", "y"]
+
+
+@tensorclass
+class _Ragged:
+    x: torch.Tensor
+    y: torch.Tensor
+    info: str = "x"
+
+
+def _ragged_record(value: float) -> _Ragged:
+    members = [
+        _Ragged(
+            x=torch.full((2,), value),
+            y=torch.full((2, width), value),
+            info=f"s{width}",
+            batch_size=[2],
+        )
+        for width in (3, 2)
+    ]
+    return tclass.lazy_stack(members, 1)
+
+
+def test_copy_into_a_record_over_a_lazy_stack_of_ragged_members() -> None:
+    # the source's Python values are found member by member: its ragged entry 'y' (no
+    # dense value) is not read, so copy_ writes each member as the peer's does
+    dest = _ragged_record(0.0)
+    out = dest.copy_(_ragged_record(5.0))
+    assert out is dest
+    assert dest.x.tolist() == [[5.0, 5.0], [5.0, 5.0]]
+    assert [m.y.tolist() for m in dest.unbind(1)] == [[[5.0] * 3] * 2, [[5.0] * 2] * 2]
+    assert dest.info == [["s3", "s2"], ["s3", "s2"]]

@@ -152,6 +152,16 @@ _NONE_POPPED = re.compile(
 )
 
 
+# ``Cls.from_tensordict(TensorDict({..., 'f': None}))``: the peer's TensorDict stores a
+# ``None`` value entry, which its record keeps (even a ``tensor_only`` class's field reads
+# it back as a value over the batch, where its constructor given ``f=None`` reads ``None``)
+_NONE_GIVEN_IN_TD = re.compile(r"\.from_tensordict\(L\.TensorDict\(\{.*'\w+': None[,}]")
+_NONE_READ_IN_WORLD = re.compile(
+    r"^result\['\w+'\]: peer value \(\('py', 'NoneType', None\), \[[\d, ]*\]\), "
+    r"tclass py \('NoneType', None\)$"
+)
+
+
 def _none_field_unset(finding: Finding, facts: Facts, peer: Any, mine: Any) -> bool:
     """A nested record's field set to ``None`` through ``update`` (``rec.update(rec.
     to_dict())`` where ``rec.inner.z`` is ``None``): not set in tclass, as at the top
@@ -162,16 +172,28 @@ def _none_field_unset(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
     gives ``None`` there, where the peer's compares its ``None`` values: a bool tensor
     (program 13,600,047 of the six families --length 12, fz24c); so through
     ``Rec.from_tensordict(x.to_tensordict(retain_none=True))`` (15,890,402 L16, fz28f),
-    and ``from_consolidated`` of the file of such a record (:func:`_none_values_more`)."""
+    and ``from_consolidated`` of the file of such a record (:func:`_none_values_more`). So
+    too a record built by ``Cls.from_tensordict(TensorDict({..., "f": None}))``: its field
+    ``f`` reads ``None`` in tclass as from ``Cls(f=None)`` in both, where the peer's reads
+    its ``None`` value over the batch (a ``tensor_only`` class's too), lists it in its keys
+    after ``save`` / ``load``, and stacks it as a list (og34k: programs 17,220,437,
+    17,220,673, 17,220,710 L4 of records)."""
     if finding.kind != "result" or not any(
-        ".update(" in line or ".from_dict(" in line or "retain_none=True)" in line
+        ".update(" in line
+        or ".from_dict(" in line
+        or "retain_none=True)" in line
+        or _NONE_GIVEN_IN_TD.search(line)
         for line in finding.lines
     ):
         return False
+    if finding.step.src == "x.sorted_keys":
+        return _none_keys_listed(finding, peer.value, mine.value)
     for line in finding.detail:
         if _NONE_AS_LIST.match(line):
             continue
         if finding.step.op == "pop" and _NONE_POPPED.match(line):
+            continue
+        if finding.step.op == "world" and _NONE_READ_IN_WORLD.match(line):
             continue
         if finding.step.op in ("==", "!=") and _NONE_COMPARED.match(line):
             continue
@@ -183,6 +205,24 @@ def _none_field_unset(finding: Finding, facts: Facts, peer: Any, mine: Any) -> b
         if not _fewer_in_order(keys[1], keys[0]):
             return False
     return True
+
+
+def _none_keys_listed(finding: Finding, theirs: Any, ours: Any) -> bool:
+    """``x.sorted_keys`` of such a record: the peer's listing holds the keys of its
+    ``None`` value entries too, each a field the program set ``None`` (og34k: program
+    17,232,793 L6 of methods,features,entries,records)."""
+    if not all(re.match(r"^result(\[1\])?: length: ", line) for line in finding.detail):
+        return False
+    if not isinstance(theirs, list) or not isinstance(ours, list):
+        return False
+    if not _fewer_in_order(ours, theirs):
+        return False
+    program = "\n".join(finding.lines[:-1])
+    return all(
+        isinstance(key, str) and re.search(rf"\b{key}=None|'{key}': None", program)
+        for key in theirs
+        if key not in ours
+    )
 
 
 def _none_values_more(line: str, keys: tuple[list[Any], list[Any]], peer: Any) -> bool:
@@ -469,7 +509,11 @@ def _unset_field_named(finding: Finding, error: Any) -> bool:
     ``Rec.from_tensordict(x.to_tensordict(retain_none=True))``: not set in tclass (a
     ``KeyNotFoundError``, as of an unset field), where the peer's record holds a ``None``
     value and separates it (fz30g: program 15,963,362 L12 of features,entries,math,records)."""
-    if type(error).__name__ != "KeyNotFoundError" or finding.step.op != "separates":
+    if type(error).__name__ != "KeyNotFoundError":
+        return False
+    if finding.step.op == "select":
+        return _none_entry_selected(finding, str(error))
+    if finding.step.op != "separates":
         return False
     found = _UNSET_FIELD.match(str(error))
     if found is None or found[1] in re.findall(r"'(\w+)'", str(error).split(" with keys ")[1]):
@@ -477,6 +521,21 @@ def _unset_field_named(finding: Finding, error: Any) -> bool:
     built = any("retain_none=True)" in line for line in finding.lines[:-1])
     declared = {field.name for field in dataclasses.fields(TCLASS.classes()[found[2]])}
     return built and found[1] in declared
+
+
+def _none_entry_selected(finding: Finding, message: str) -> bool:
+    """``select(f)`` of a record built by ``Cls.from_tensordict(TensorDict({..., "f":
+    None}))``: ``f`` is not set in tclass (a ``KeyNotFoundError``, as of an unset field),
+    where the peer's record holds its ``None`` value (og34k: program 17,260,431 L4 of
+    records, memory-mapped first: the message names the record's TensorDict)."""
+    found = re.match(r"^key '(\w+)' was not found in \w+ with keys \[", message)
+    if found is None or finding.step.src.strip() != f"x.select('{found[1]}')":
+        return False
+    first = finding.lines[0].strip()
+    return (
+        re.match(r"x = (Rec|Inner|Auto|NoCast|TOnly|Frozen)\.from_tensordict\(", first) is not None
+        and f"'{found[1]}': None" in first
+    )
 
 
 def _unset_by_set_non_tensor(finding: Finding, error: Any) -> bool:
@@ -505,6 +564,12 @@ def _none_items_only(theirs: list[Any], ours: list[Any]) -> bool:
 
 _NONE_FOR_EMPTY = re.compile(
     r"^result: peer TensorDict\(batch_size=\[[\d, ]*\], keys=\[[^\]]*\]\), "
+    r"tclass py \('NoneType', None\)$"
+)
+
+# the peer's record with its values dropped, each field ``None``
+_EMPTY_RECORD_FOR_NONE = re.compile(
+    r"^result: peer (Rec|Inner)\(batch_size=\[[\d, ]*\], keys=\[[^\]]*\]\), "
     r"tclass py \('NoneType', None\)$"
 )
 
@@ -540,6 +605,8 @@ def _values_through_apply(finding: Finding, facts: Facts, peer: Any, mine: Any) 
             continue
         if _NONE_FOR_EMPTY.match(line):
             continue
+        if _EMPTY_RECORD_FOR_NONE.match(line) and _none_leaves(peer.value.to_dict()):
+            continue  # a lazy stack of records holding values only (og34k: 17,232,313 L6)
         field = _FIELD_DROPPED.match(line)  # a record's field: the peer reads it None
         if field is not None and _holds_value(mine.value, field.group(1)):
             continue

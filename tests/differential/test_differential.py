@@ -919,6 +919,12 @@ DECIDED = [
     (_METHODS, 6, 33_338_862, "h5-files"),  # from_tuple of a file's empty group
     (_METHODS, 20, 17_055_200, "stacking-keeps"),  # reshape into dims of size 1: names
     ("extra,index", 8, 17_114_086, "peer-fails-inside"),  # assert_close: names of its apply
+    ("records", 4, 17_220_437, "none-field-unset"),  # TOnly.from_tensordict: y None
+    ("records", 4, 17_220_673, "none-field-unset"),  # the same, lazy_stack: list of None
+    ("records", 4, 17_220_710, "none-field-unset"),  # the same, saved: keys of to_tensordict
+    (_RECORDS4, 6, 17_232_793, "none-field-unset"),  # sorted_keys after retain_none=True
+    (_RECORDS4, 6, 17_232_313, "apply-keeps-fitting-values"),  # a stack of values only
+    ("records", 4, 17_260_431, "none-field-unset"),  # the same, select of the None field
 ]
 
 

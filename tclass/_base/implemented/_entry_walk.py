@@ -87,10 +87,12 @@ def _value_paths(
 ) -> Iterator[tuple[tuple[str, ...], Any]]:
     """The (full key, node) of each Python-value node, nested ones included; a level that
     holds only tensors is passed over at once (``copy_`` asks on every call); a lazy
-    stack's leaves are not read (its members' may differ in shape)."""
+    stack's leaves are not read (its members' may differ in shape), nor those of a record
+    over a lazy stack."""
     children: Iterable[tuple[str, Any]]
-    if collection._is_lazy:
-        children = ((key, collection._child(key)) for key in collection._key_names())
+    store = storage_of(collection)
+    if store._is_lazy:
+        children = ((key, store._child(key)) for key in store._key_names())
     else:
         entries = collection._entries()
         if _only_tensors(map(type, entries.values())):
