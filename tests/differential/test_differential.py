@@ -639,6 +639,8 @@ DECIDED = [
     # t != masked_select(lazy stack): the peer's nested lazy stack gets the whole tensor
     ("methods,index,shape,combine", 6, 17_230_493, "values-kept-shared"),
     ("features,math,index", 6, 17_231_571, "peer-fails-inside"),
+    # og34l: list(x.items(True)) of a merge's result: the merge's key order
+    ("extra,entries", 10, 17_270_599, "stacking-keeps"),
     # fz30f: split_keys of a nested key, then its parent, beside an attrs() shape
     ("features,entries,math,records", 8, 16_010_219, "peer-fails-inside"),
     # fz30f: auto_device_() of an HDF5 file's view; to(dtype) keeps nested devices
