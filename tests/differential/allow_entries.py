@@ -287,18 +287,21 @@ def _separates_kept_empty(finding: Finding, facts: Facts, peer: Any, mine: Any) 
         ) or _values_kept_empty(finding.step.src, theirs, ours)
     for line in finding.detail:
         node = mine.value
+        lead = re.match(r"^result((?:\[\d+\])*)", line)
+        indices = re.findall(r"\[(\d+)\]", lead.group(1) if lead else "")
+        while isinstance(node, (tuple, list)) and indices[:1] == ["1"] and len(indices) > 1:
+            node = node[int(indices[1])]  # (a sequence's snap: unbind's; group_by's
+            indices = indices[2:]  # groups, a tuple in a tuple: og34l, 17,155,798)
+        if indices:
+            node = None
+        elif lead is not None:
+            line = "result" + line[lead.end() :]  # (the element's own lines)
         member = re.match(r"^result\.<members>\[0\]\[(\d+)\]", line)
         while member is not None and type(node).__name__ == "LazyStackedTensorDict":
             node = node.tensordicts[int(member.group(1))]  # a member of the result (left43)
             line = "result" + line[member.end() :]  # (of a member lazy stack too: fz24a)
             member = re.match(r"^result\.<members>\[0\]\[(\d+)\]", line)
         listed = _keys_of(line)
-        lead = re.match(r"^result((?:\[\d+\])*)", line)
-        indices = re.findall(r"\[(\d+)\]", lead.group(1) if lead else "")
-        if isinstance(node, (tuple, list)) and indices[:1] == ["1"]:  # (a sequence's snap)
-            node = node[int(indices[1])] if len(indices) == 2 else None  # (unbind's)
-        elif indices:
-            node = None
         node = entry_at(node, key_path(line))
         if _FIELD_DROPPED.match(line) and type(node).__name__ in _RECORDS:
             if not node.is_empty():

@@ -748,10 +748,18 @@ def _namedtuple_in_field_order(finding: Finding, facts: Facts, peer: Any, mine: 
     made: tclass's namedtuple lists the fields in their declared order (README: "A record
     lists its fields ... in their declared order"), the peer's plain tuple in its
     record's keys' order, the replaced field first; the items are the same (fz30f:
-    program 16,014,304 L8 of features,entries,math,records)."""
+    program 16,014,304 L8 of features,entries,math,records). A record that
+    ``merge_tensordicts`` made alike: tclass's keeps the order its inputs hold the keys
+    in, the peer's lists the Python values and nested records first (the merge's
+    decided order, ``_merged_in_order_of_holders``; og34l: program 17,155,262 L10 of
+    extra,entries)."""
     if finding.kind != "result" or finding.step.op != "to_namedtuple" or not finding.detail:
         return False
-    if not any(_REPLACED_RECORD.search(line) for line in finding.lines[:-1]):
+    made = (
+        _REPLACED_RECORD.search(line) or "L.merge_tensordicts(" in line
+        for line in finding.lines[:-1]
+    )
+    if not any(made):
         return False
     if not _TUPLE_OF_RECORD.match(finding.detail[0]):
         return False

@@ -163,7 +163,49 @@ def _struct_array_values_read_back(finding: Finding, facts: Facts, peer: Any, mi
     return all(
         _string_field_read(line, peer)
         or _none_field_unset(dataclasses.replace(finding, detail=[line]), facts, peer, mine)
+        or _batch_from_size_column(line, finding, peer)
         for line in finding.detail
+    )
+
+
+# a node of ``from_struct_array(x.to_struct_array(), auto_batch_size=True)`` of ``attrs()``
+# whose batch the peer reads as ``[1]``, or a Python value's batch within it
+_SIZE_COLUMN_BATCH = re.compile(
+    r"^result((?:\['[\w.]+'\])*)(?:\.batch_size: peer \(1,\), tclass \(\)"
+    r"|\.names: peer \[None\], tclass \[\]"
+    r"|\['tgt_(?:device|dtype)'\]\[1\]: length: peer 1, tclass 0"
+    r"|\['tgt_shape'\]: peer Tensor\[torch\.int64, shape \[1\]\], "
+    r"tclass nontensor \(\('value', \('size', \[(?P<size>\d+)\]\), .*)$"
+)
+
+
+def _batch_from_size_column(line: str, finding: Finding, peer: Any) -> bool:
+    """One line of :func:`_struct_array_values_read_back` of ``attrs()`` nodes: the peer's
+    ``to_struct_array`` writes a ``torch.Size`` of one dim as an int array of shape
+    ``(1,)``, so its ``auto_batch_size`` reads every node holding only such shapes with
+    batch size ``[1]`` (its device and dtype strings then fail to read, ``TypeError``,
+    and its Size reads back as that int tensor), where tclass's object column reads the
+    Size back and the node keeps batch ``[]``
+    (og34l: 17,137,593 L25 of methods,features,entries,records)."""
+    found = _SIZE_COLUMN_BATCH.match(line)
+    if found is None or not any(".attrs()" in step for step in finding.lines[:-1]):
+        return False
+    node = entry_at(peer.value, key_path(found.group(1)))
+    if not hasattr(node, "keys") or tuple(getattr(node, "batch_size", ())) != (1,):
+        return False
+    shapes = [
+        node.get(key)
+        for key in node.keys(True, True)
+        if (key[-1] if isinstance(key, tuple) else key) == "tgt_shape"
+    ]
+    if found.group("size") is not None:  # the Size itself, its one number kept
+        shapes = [node.get("tgt_shape", None)]
+        if not isinstance(shapes[0], torch.Tensor) or shapes[0].tolist() != [
+            int(found.group("size"))
+        ]:
+            return False
+    return bool(shapes) and all(
+        isinstance(shape, torch.Tensor) and shape.shape == (1,) for shape in shapes
     )
 
 

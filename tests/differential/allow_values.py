@@ -168,6 +168,13 @@ _RESTACKED = frozenset({"maybe_dense_stack", "stack", "lazy_stack"})
 _OPERANDS_KEPT = re.compile(r"^result\.<members>: peer \d+ \(\[\('collection', .*, tclass \d+ \(")
 
 
+# such a value read as nested empty lists, after ``pad`` (17,230,493 L6, og34l)
+_PADDED_EMPTY_READ = re.compile(
+    r": peer value \(\('py', .*\), tclass values \(\('seq', 'list', "
+    r"\[(?:\('seq', 'list', \[|\]\)|, )*\]\), \[[\d, ]*\]\)$"
+)
+
+
 # The lines of a Python value over no elements that the peer rebuilt from the members of
 # its stack, which it has none of: a node shorter than the batch or a list of another
 # length, an empty lazy stack without keys in its place, a read that fails ("items cannot
@@ -195,17 +202,23 @@ def _empty_values_rebuilt(finding: Finding, facts: Facts, peer: Any, mine: Any) 
     ``type``, ``repeat_interleave(0)``, a stack with an ``apply`` result...), as a tensor
     with no elements is, where the peer rebuilds them from their stack's members, which
     it has none of: its node loses the dims after the one of size 0, or becomes an empty
-    lazy stack without keys, or (after its ``apply``) is gone. Every line is about a key
-    that holds such values in tclass's result."""
+    lazy stack without keys, or (after its ``apply``) is gone; or, of a row of ``pad``'s
+    result, the peer keeps the one value its stack was built from where tclass reads nested
+    empty lists (og34l). Every line is about a key that holds such values in tclass's
+    result."""
     if finding.kind != "result":
         return False
     if finding.step.op == "getitem" and _flattened_member_read(finding, peer, mine):
         return True
     results = mine.value if isinstance(mine.value, (tuple, list)) else [mine.value]
     kept = set().union(*(_empty_value_keys(result) for result in results))
+    padded = any("L.pad(" in line for line in finding.lines[:-1])
     for line in finding.detail:
         keys = key_path(line)
-        if not keys or keys[-1] not in kept or not any(p.search(line) for p in _REBUILT_LINES):
+        if not keys or keys[-1] not in kept:
+            return False
+        rebuilt = any(p.search(line) for p in _REBUILT_LINES)
+        if not rebuilt and not (padded and _PADDED_EMPTY_READ.search(line)):
             return False
     return True
 

@@ -219,6 +219,7 @@ from .allow_saved import (
     _memmap_by_data,
 )
 from .allow_structure import (
+    _compared_through_lazy_node,
     _contains_as_dense,
     _copy_unlocked,
     _flattened_without_dims,
@@ -471,6 +472,7 @@ ENTRIES: list[Entry] = [
         _any_of(
             _peer_fails_inside,
             _setitem_fails_inside,
+            _compared_through_lazy_node,
             _shared_value_written_at,
             _stacked_past_apply_drop,
             _mixed_field_refused,

@@ -627,6 +627,20 @@ DECIDED = [
     ("features,entries,math,records", 12, 15_951_119, "records-predictable"),  # a value stack
     # fz30f: to_namedtuple after dataclasses.replace: the declared field order
     ("features,entries,math,records", 8, 16_014_304, "records-predictable"),
+    # og34l: to_namedtuple of a merge's record: the merge's key order, the peer's plain tuple
+    ("extra,entries", 10, 17_155_262, "records-predictable"),
+    # og34l: group_by of a lazy stack after separates: the peer drops an empty node it
+    # did not empty; set_non_tensor of a from_modules params' cpu() copy (the peer's inner
+    # TensorDict stays locked); from_struct_array of attrs(): a Size read as batch [1]
+    ("extra,entries", 10, 17_155_798, "peer-fails-inside"),
+    ("features,entries,math,records", 16, 17_154_742, "peer-fails-inside"),
+    ("methods,features,entries,records", 25, 17_137_593, "peer-fails-inside"),
+    # og34l: a padded row of a string over no elements (nested empty lists in tclass);
+    # t != masked_select(lazy stack): the peer's nested lazy stack gets the whole tensor
+    ("methods,index,shape,combine", 6, 17_230_493, "values-kept-shared"),
+    ("features,math,index", 6, 17_231_571, "peer-fails-inside"),
+    # og34l: list(x.items(True)) of a merge's result: the merge's key order
+    ("extra,entries", 10, 17_270_599, "stacking-keeps"),
     # fz30f: split_keys of a nested key, then its parent, beside an attrs() shape
     ("features,entries,math,records", 8, 16_010_219, "peer-fails-inside"),
     # fz30f: auto_device_() of an HDF5 file's view; to(dtype) keeps nested devices
